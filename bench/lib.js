@@ -1,0 +1,83 @@
+// Bench helpers: start the built service on a fresh embedded database, drive it with autocannon.
+'use strict';
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const autocannon = require('autocannon');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node dist/src/main.js` with its own data directory; returns { baseUrl, stop }. */
+async function startService(env = {}) {
+  const main = path.join(__dirname, '..', 'dist', 'src', 'main.js');
+  if (!fs.existsSync(main)) throw new Error('build first: npm run build');
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const started = Date.now();
+  for (;;) {
+    try {
+      const r = await fetch(`${baseUrl}/api/health`);
+      if (r.ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (child.exitCode !== null) throw new Error('service exited during start-up');
+    if (Date.now() - started > 60000) throw new Error('service did not become healthy');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    baseUrl,
+    startupMs: Date.now() - started,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function api(baseUrl, method, p, body, headers = {}) {
+  const res = await fetch(baseUrl + p, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** Runs autocannon and returns a one-line summary { name, reqPerSec, p50, p99, errors, non2xx }. */
+function load(name, opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: 10, duration: Number(process.env.BENCH_SECONDS ?? 5), ...opts }, (err, r) => {
+      if (err) return reject(err);
+      resolve({
+        name,
+        reqPerSec: Math.round(r.requests.average),
+        p50Ms: r.latency.p50,
+        p99Ms: r.latency.p99,
+        errors: r.errors,
+        non2xx: r.non2xx,
+      });
+    });
+  });
+}
+
+module.exports = { startService, api, load };

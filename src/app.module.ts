@@ -1,0 +1,55 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { LoggerModule } from 'nestjs-pino';
+import { DataSource } from 'typeorm';
+import { ActivityCoreModule } from './common/activity/activity-core.module';
+import { ActivityInterceptor } from './common/activity/activity.interceptor';
+import { AuthGuard } from './common/auth/auth.guard';
+import { AuthModule } from './common/auth/auth.module';
+import { HttpExceptionFilter } from './common/errors/http-exception.filter';
+import { EventsModule } from './common/events/work-cancellation';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { loggerOptions } from './logger';
+import { ActivityModule } from './modules/activity/activity.module';
+import { AuthorizationModule } from './modules/authorization/authorization.module';
+import { BudgetsModule } from './modules/budgets/budgets.module';
+import { CompaniesModule } from './modules/companies/companies.module';
+import { StorageModule } from './modules/storage/storage.module';
+import { SystemModule } from './modules/system/system.module';
+
+/** Domain modules, one per area of the spec. */
+const DOMAIN_MODULES = [
+  SystemModule,
+  AuthorizationModule,
+  CompaniesModule,
+  ActivityModule,
+  StorageModule,
+  BudgetsModule,
+];
+
+@Module({})
+export class AppModule {
+  static register(config: AppConfig, dataSource: DataSource, options: { scheduler: boolean }): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        LoggerModule.forRoot(loggerOptions(config)),
+        ConfigModule.forConfig(config),
+        DatabaseModule.forDataSource(dataSource),
+        ...(options.scheduler ? [ScheduleModule.forRoot()] : []),
+        AuthModule,
+        ActivityCoreModule,
+        EventsModule,
+        ...DOMAIN_MODULES,
+      ],
+      providers: [
+        { provide: APP_GUARD, useExisting: AuthGuard },
+        { provide: APP_INTERCEPTOR, useExisting: ActivityInterceptor },
+        { provide: APP_FILTER, useClass: HttpExceptionFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import type { Actor, AgentActor, BoardActor } from './actor';
+
+/**
+ * Turns a bearer token (or, for sessions, a cookie) into an actor. Returns null when the
+ * credential is not of its kind; throws 401 when it is of its kind but invalid.
+ */
+export interface CredentialResolver {
+  readonly name: string;
+  resolve(token: string | undefined, req: Request): Promise<Actor | null>;
+}
+
+/** Answers whether a heartbeat run is live (queued or running) and belongs to the agent. */
+export interface RunVerifier {
+  isLiveRun(runId: string, agentId: string): Promise<boolean>;
+}
+
+/** Decides whether a board user may reach a company (active membership, instance admin). */
+export interface CompanyMembershipChecker {
+  canAccessCompany(actor: BoardActor, companyId: string): Promise<boolean>;
+  /** ids of the companies a board user can access; undefined = all */
+  accessibleCompanyIds(actor: BoardActor): Promise<string[] | undefined>;
+}
+
+/**
+ * The seams between the foundation's guard and the domains that own credentials:
+ * agents register API keys, heartbeat registers run tokens and live runs, access registers
+ * sessions, board tokens and memberships.
+ */
+@Injectable()
+export class AuthRegistry {
+  readonly resolvers: CredentialResolver[] = [];
+  runVerifier?: RunVerifier;
+  membershipChecker?: CompanyMembershipChecker;
+
+  addResolver(resolver: CredentialResolver): void {
+    if (!this.resolvers.some((r) => r.name === resolver.name)) this.resolvers.push(resolver);
+  }
+
+  async isLiveRun(actor: AgentActor, runId: string): Promise<boolean> {
+    if (!this.runVerifier) return false;
+    return this.runVerifier.isLiveRun(runId, actor.agentId);
+  }
+}

@@ -1,0 +1,94 @@
+import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AppConfig } from '../../config/app-config';
+import { DomainError, forbidden, unauthorized } from '../errors/domain-error';
+import { isUuid } from '../http/uuid';
+import { Actor, LOCAL_BOARD_USER_ID, RequestWithActor, RUN_ID_HEADER } from './actor';
+import { AuthRegistry } from './auth-registry';
+import { AUTHORIZE_KEY, AuthorizeOptions, PUBLIC_KEY } from './authorize.decorator';
+import { CompanyAccessService } from './company-access.service';
+
+/**
+ * Deny by default: a route runs only if it declares its callers with @Authorize or is @Public.
+ * Order: credentials (401), caller kind (403), run binding, then company access for routes with
+ * a :companyId parameter (404 unknown company, 403 another company).
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  private readonly logger = new Logger('AuthGuard');
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly config: AppConfig,
+    private readonly registry: AuthRegistry,
+    private readonly companies: CompanyAccessService,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    const req = ctx.switchToHttp().getRequest<RequestWithActor>();
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) {
+      req.actor = await this.resolveActor(req).catch(() => undefined);
+      return true;
+    }
+    const rule = this.reflector.getAllAndOverride<AuthorizeOptions>(AUTHORIZE_KEY, targets);
+    if (!rule) {
+      this.logger.error(`route ${req.method} ${req.route?.path} declares no callers; refused`);
+      throw forbidden('This route declares no callers');
+    }
+    const actor = await this.resolveActor(req);
+    if (!actor) throw unauthorized();
+    req.actor = actor;
+    if (!rule.callers.includes(actor.kind)) {
+      throw forbidden(actor.kind === 'agent' ? 'Board access required' : 'Agent authentication required', {
+        reason: 'deny_unsupported_action',
+      });
+    }
+    if (actor.kind === 'agent') await this.bindRun(req, actor);
+    if (rule.runBound && (actor.kind !== 'agent' || !actor.runId)) {
+      throw forbidden('This route requires an agent credential backed by a live heartbeat run', { code: 'run_required' });
+    }
+    const companyId = req.params?.companyId as string | undefined;
+    if (companyId !== undefined) await this.companies.assertCompanyAccess(actor, companyId);
+    return true;
+  }
+
+  private async resolveActor(req: RequestWithActor): Promise<Actor | undefined> {
+    const header = req.headers.authorization;
+    let token: string | undefined;
+    if (header !== undefined) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!m) throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
+      token = m[1];
+    }
+    for (const resolver of this.registry.resolvers) {
+      const actor = await resolver.resolve(token, req);
+      if (actor) return actor;
+    }
+    if (token) throw unauthorized('Invalid or revoked credentials');
+    if (this.config.deploymentMode === 'local_trusted') {
+      return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
+    }
+    return undefined;
+  }
+
+  /**
+   * X-Service-Run-Id: with a run token it must equal the token's run (422 otherwise); with an API key
+   * it must name a live run of that agent (422 otherwise). A verified header makes the call run-bound.
+   */
+  private async bindRun(req: RequestWithActor, actor: Extract<Actor, { kind: 'agent' }>): Promise<void> {
+    const raw = req.headers[RUN_ID_HEADER];
+    const header = Array.isArray(raw) ? raw[0] : raw;
+    if (header === undefined || header === '') return;
+    if (actor.source === 'run_token') {
+      if (header !== actor.runId) {
+        throw new DomainError(422, 'run_id_mismatch', 'X-Service-Run-Id does not match the run of the run token');
+      }
+      return;
+    }
+    if (!isUuid(header) || !(await this.registry.isLiveRun(actor, header))) {
+      throw new DomainError(422, 'run_not_live', 'X-Service-Run-Id does not name a live run of this agent');
+    }
+    actor.runId = header;
+  }
+}

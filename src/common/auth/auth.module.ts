@@ -1,0 +1,21 @@
+import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { AgentKeyResolver } from './agent-key.resolver';
+import { AuthRegistry } from './auth-registry';
+import { AuthGuard } from './auth.guard';
+import { CompanyAccessService } from './company-access.service';
+
+@Global()
+@Module({
+  providers: [AuthRegistry, AuthGuard, CompanyAccessService, AgentKeyResolver],
+  exports: [AuthRegistry, AuthGuard, CompanyAccessService],
+})
+export class AuthModule implements OnModuleInit {
+  constructor(
+    private readonly registry: AuthRegistry,
+    private readonly agentKeys: AgentKeyResolver,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.addResolver(this.agentKeys);
+  }
+}

@@ -1,0 +1,29 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtension, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { CallerKind } from './actor';
+
+export interface AuthorizeOptions {
+  callers: CallerKind[];
+  /** only an agent caller backed by a live, verified heartbeat run */
+  runBound?: boolean;
+}
+
+export const AUTHORIZE_KEY = 'service:authorize';
+export const PUBLIC_KEY = 'service:public';
+
+/** Declares who may call a route. The global guard refuses routes without a declaration. */
+export function Authorize(options: AuthorizeOptions) {
+  const who = options.callers.join(', ') + (options.runBound ? ' (run-bound)' : '');
+  return applyDecorators(
+    SetMetadata(AUTHORIZE_KEY, options),
+    ApiBearerAuth(),
+    ApiExtension('x-callers', { callers: options.callers, runBound: !!options.runBound }),
+    ApiUnauthorizedResponse({ description: 'No valid credentials' }),
+    ApiForbiddenResponse({ description: `Caller is not allowed (callers: ${who}) or has no access to the company` }),
+  );
+}
+
+/** A route anyone may call without credentials. */
+export function Public() {
+  return applyDecorators(SetMetadata(PUBLIC_KEY, true), ApiExtension('x-callers', { public: true }));
+}

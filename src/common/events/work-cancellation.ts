@@ -1,0 +1,32 @@
+import { Global, Injectable, Module } from '@nestjs/common';
+
+export interface CancellationScope {
+  companyId: string;
+  /** only these agents; omit for the whole company */
+  agentIds?: string[];
+  projectId?: string;
+}
+
+export type CancellationListener = (scope: CancellationScope, reason: string) => Promise<void>;
+
+/**
+ * When a scope stops (agent paused or terminated, company archived, budget hard stop) its queued
+ * wakeups and in-flight runs must stop too. Called inside the stopping transaction; listeners
+ * (the heartbeat engine) cancel rows there and kill processes after commit.
+ */
+@Injectable()
+export class WorkCancellation {
+  private readonly listeners: CancellationListener[] = [];
+
+  register(listener: CancellationListener): void {
+    this.listeners.push(listener);
+  }
+
+  async cancel(scope: CancellationScope, reason: string): Promise<void> {
+    for (const l of this.listeners) await l(scope, reason);
+  }
+}
+
+@Global()
+@Module({ providers: [WorkCancellation], exports: [WorkCancellation] })
+export class EventsModule {}

@@ -1,0 +1,152 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export type DeploymentMode = 'local_trusted' | 'authenticated';
+
+/** Typed, validated configuration of one service instance. Built once at boot from the environment. */
+export class AppConfig {
+  port!: number;
+  host!: string;
+  databaseUrl?: string;
+  dataDir!: string;
+  deploymentMode!: DeploymentMode;
+  publicUrl!: string;
+  enableCompanyDeletion!: boolean;
+  allowedAttachmentTypes!: string[];
+  maxUploadBytes!: number;
+  jwtSecret!: Uint8Array;
+  secretsMasterKey!: Buffer;
+  secretsMasterKeyFingerprint!: string;
+  defaultSecretProvider?: string;
+  logLevel!: string;
+  /** Instance label used as actor id when the system acts. */
+  instanceId!: string;
+}
+
+export class ConfigError extends Error {}
+
+export const DEFAULT_ALLOWED_ATTACHMENT_TYPES = [
+  'image/*',
+  'application/pdf',
+  'text/plain',
+  'text/markdown',
+  'application/json',
+  'text/csv',
+  'text/html',
+  'application/zip',
+  'video/mp4',
+  'video/webm',
+  'video/quicktime',
+];
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function parseBool(name: string, raw: string | undefined, def: boolean): boolean {
+  if (raw === undefined || raw === '') return def;
+  const v = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be a boolean (true/false), got "${raw}"`);
+}
+
+function parseInteger(name: string, raw: string | undefined, def: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/**
+ * Reads a key from the environment, from a file named by `<NAME>_FILE`, or from a file in the data
+ * directory that is generated (mode 0600) on first start.
+ */
+function loadKey(env: NodeJS.ProcessEnv, name: string, dataDir: string, fileName: string, persist: boolean): Buffer {
+  const inline = env[name];
+  if (inline) return decodeKey(name, inline);
+  const fileVar = env[`${name}_FILE`];
+  if (fileVar) {
+    if (!fs.existsSync(fileVar)) throw new ConfigError(`${name}_FILE points to a missing file: ${fileVar}`);
+    return decodeKey(`${name}_FILE`, fs.readFileSync(fileVar, 'utf8').trim());
+  }
+  const keyPath = path.join(dataDir, 'keys', fileName);
+  if (fs.existsSync(keyPath)) return decodeKey(keyPath, fs.readFileSync(keyPath, 'utf8').trim());
+  const key = randomBytes(32);
+  if (persist) {
+    fs.mkdirSync(path.dirname(keyPath), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(keyPath, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  return key;
+}
+
+function decodeKey(source: string, raw: string): Buffer {
+  const v = raw.trim();
+  let buf: Buffer;
+  if (/^[0-9a-fA-F]{64}$/.test(v)) buf = Buffer.from(v, 'hex');
+  else buf = Buffer.from(v, 'base64');
+  if (buf.length !== 32) throw new ConfigError(`${source} must be 32 bytes, as 64 hex characters or base64`);
+  return buf;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const c = new AppConfig();
+  c.port = parseInteger('PORT', env.PORT, 3100, 0, 65535);
+  c.host = (env.HOST ?? '127.0.0.1').trim() || '127.0.0.1';
+  c.databaseUrl = env.DATABASE_URL?.trim() || undefined;
+  if (c.databaseUrl && !/^postgres(ql)?:\/\//.test(c.databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  c.dataDir = path.resolve(env.SERVICE_DATA_DIR?.trim() || path.join(os.homedir(), '.service'));
+  const mode = (env.SERVICE_DEPLOYMENT_MODE ?? 'local_trusted').trim();
+  if (mode !== 'local_trusted' && mode !== 'authenticated') {
+    throw new ConfigError(`SERVICE_DEPLOYMENT_MODE must be local_trusted or authenticated, got "${mode}"`);
+  }
+  c.deploymentMode = mode;
+  if (mode === 'local_trusted' && !isLoopbackHost(c.host)) {
+    throw new ConfigError(`local_trusted mode binds to loopback only; HOST=${c.host} is not a loopback address (use SERVICE_DEPLOYMENT_MODE=authenticated)`);
+  }
+  const publicUrl = env.SERVICE_PUBLIC_URL?.trim();
+  if (publicUrl) {
+    try {
+      const u = new URL(publicUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw new ConfigError(`SERVICE_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
+    }
+    c.publicUrl = publicUrl.replace(/\/$/, '');
+  } else {
+    const h = c.host.includes(':') && !c.host.startsWith('[') ? `[${c.host}]` : c.host;
+    c.publicUrl = `http://${h}:${c.port}`;
+  }
+  c.enableCompanyDeletion = parseBool('SERVICE_ENABLE_COMPANY_DELETION', env.SERVICE_ENABLE_COMPANY_DELETION, false);
+  const types = env.SERVICE_ALLOWED_ATTACHMENT_TYPES?.trim();
+  if (types) {
+    const list = types.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+    for (const t of list) {
+      if (!/^([a-z0-9!#$&^_.+-]+|\*)\/([a-z0-9!#$&^_.+-]+|\*)$/.test(t)) {
+        throw new ConfigError(`SERVICE_ALLOWED_ATTACHMENT_TYPES has an invalid MIME type or pattern: "${t}"`);
+      }
+    }
+    c.allowedAttachmentTypes = list;
+  } else {
+    c.allowedAttachmentTypes = DEFAULT_ALLOWED_ATTACHMENT_TYPES;
+  }
+  c.maxUploadBytes = parseInteger('SERVICE_MAX_UPLOAD_BYTES', env.SERVICE_MAX_UPLOAD_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024);
+  c.logLevel = (env.LOG_LEVEL ?? 'info').trim();
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(c.logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  const persistKeys = env.SERVICE_EPHEMERAL_KEYS !== 'true';
+  c.jwtSecret = new Uint8Array(loadKey(env, 'SERVICE_JWT_SECRET', c.dataDir, 'jwt-secret', persistKeys));
+  c.secretsMasterKey = loadKey(env, 'SERVICE_SECRETS_MASTER_KEY', c.dataDir, 'secrets-master-key', persistKeys);
+  c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);
+  c.defaultSecretProvider = env.SERVICE_SECRETS_DEFAULT_PROVIDER?.trim() || undefined;
+  c.instanceId = env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}`;
+  return c;
+}

@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import { Db } from '../../database/db.service';
+import { ActivityQueryDto, ActivityResponseDto, CreateActivityDto } from './dto/activity.dto';
+import { ActivityEntity } from './activity.entity';
+
+export function toActivityResponse(a: ActivityEntity): ActivityResponseDto {
+  return {
+    id: a.id,
+    companyId: a.companyId,
+    actorType: a.actorType,
+    actorId: a.actorId,
+    action: a.action,
+    entityType: a.entityType,
+    entityId: a.entityId,
+    agentId: a.agentId,
+    runId: a.runId,
+    details: a.details,
+    createdAt: new Date(a.createdAt).toISOString(),
+  };
+}
+
+@Injectable()
+export class ActivityService {
+  constructor(
+    private readonly db: Db,
+    private readonly recorder: ActivityRecorder,
+  ) {}
+
+  /** Newest first, exact-match filters, no pagination (spec). */
+  async listForCompany(companyId: string, q: ActivityQueryDto): Promise<ActivityResponseDto[]> {
+    const where = ['a.company_id = $1'];
+    const params: unknown[] = [companyId];
+    const add = (col: string, v: string | undefined) => {
+      if (v === undefined) return;
+      params.push(v);
+      where.push(`a.${col}::text = $${params.length}`);
+    };
+    add('agent_id', q.agentId);
+    add('entity_type', q.entityType);
+    add('entity_id', q.entityId);
+    const rows = await this.db.query<Record<string, unknown>>(
+      `SELECT a.* FROM activity_log a
+        WHERE ${where.join(' AND ')}
+        ORDER BY a.created_at DESC, a.id DESC`,
+      params,
+    );
+    return rows.map((r) => toActivityResponse(this.fromRow(r)));
+  }
+
+  async listForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityResponseDto[]> {
+    const rows = await this.db.repo(ActivityEntity).find({
+      where: { companyId, entityType, entityId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+    return rows.map(toActivityResponse);
+  }
+
+  async create(companyId: string, dto: CreateActivityDto): Promise<ActivityResponseDto> {
+    const row = await this.recorder.record({
+      companyId,
+      actorType: dto.actorType ?? 'system',
+      actorId: dto.actorId,
+      action: dto.action,
+      entityType: dto.entityType,
+      entityId: dto.entityId,
+      agentId: dto.agentId ?? null,
+      runId: null,
+      details: dto.details ?? null,
+    });
+    return toActivityResponse(row);
+  }
+
+  private fromRow(r: Record<string, unknown>): ActivityEntity {
+    return {
+      id: r.id,
+      companyId: r.company_id,
+      actorType: r.actor_type,
+      actorId: r.actor_id,
+      action: r.action,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      agentId: r.agent_id,
+      runId: r.run_id,
+      details: r.details,
+      createdAt: r.created_at,
+    } as ActivityEntity;
+  }
+}

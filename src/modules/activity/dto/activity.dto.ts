@@ -1,0 +1,35 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
+
+export class ActivityQueryDto {
+  @IsOptional() @IsString() @MaxLength(200) agentId?: string;
+  @IsOptional() @IsString() @MaxLength(200) entityType?: string;
+  @IsOptional() @IsString() @MaxLength(200) entityId?: string;
+}
+
+export class CreateActivityDto {
+  /** default `system` */
+  @IsOptional() @IsIn(['agent', 'user', 'system']) actorType?: 'agent' | 'user' | 'system';
+  @IsString() @IsNotEmpty() @MaxLength(200) actorId: string;
+  @IsString() @IsNotEmpty() @MaxLength(200) action: string;
+  @IsString() @IsNotEmpty() @MaxLength(200) entityType: string;
+  @IsString() @IsNotEmpty() @MaxLength(200) entityId: string;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() agentId?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: Object, description: 'sanitised: secret values and tokens are redacted' })
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsObject() details?: Record<string, unknown> | null;
+}
+
+export class ActivityResponseDto {
+  id: string;
+  companyId: string;
+  @ApiProperty({ enum: ['agent', 'user', 'system'] }) actorType: string;
+  actorId: string;
+  action: string;
+  entityType: string;
+  entityId: string;
+  @ApiProperty({ nullable: true, type: String }) agentId: string | null;
+  @ApiProperty({ nullable: true, type: String }) runId: string | null;
+  @ApiProperty({ nullable: true, type: Object }) details: Record<string, unknown> | null;
+  createdAt: string;
+}

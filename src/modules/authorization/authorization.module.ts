@@ -1,0 +1,6 @@
+import { Global, Module } from '@nestjs/common';
+import { AuthorizationService } from './authorization.service';
+
+@Global()
+@Module({ providers: [AuthorizationService], exports: [AuthorizationService] })
+export class AuthorizationModule {}

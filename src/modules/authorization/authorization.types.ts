@@ -1,0 +1,52 @@
+import type { Actor } from '../../common/auth/actor';
+
+/** What an actor wants to do; each maps to permission keys and scope rules in the decision. */
+export type AuthzAction =
+  | 'agent.create' // hire or create agents (agents:create)
+  | 'agent.config.read' // read another agent's configuration
+  | 'agent.config.update' // mutate or probe configuration, lifecycle, keys
+  | 'issue.assign' // set assigneeAgentId / assigneeUserId (tasks:assign, tasks:assign_scope)
+  | 'issue.checkout.manage' // force-release another agent's checkout (tasks:manage_active_checkouts)
+  | 'environments.manage'
+  | 'users.invite'
+  | 'users.manage_permissions'
+  | 'joins.approve'
+  | 'secrets.read';
+
+export const DECISION_REASONS = [
+  'allow_local_board',
+  'allow_instance_admin',
+  'allow_explicit_grant',
+  'allow_legacy_agent_creator',
+  'allow_self',
+  'allow_company_agent',
+  'allow_simple_company_member',
+  'allow_manager_chain',
+  'deny_unauthenticated',
+  'deny_company_boundary',
+  'deny_missing_membership',
+  'deny_missing_grant',
+  'deny_policy_restricted',
+  'deny_scope',
+  'deny_unsupported_action',
+] as const;
+
+export type DecisionReason = (typeof DECISION_REASONS)[number];
+
+export interface AuthzRequest {
+  actor: Actor | undefined;
+  action: AuthzAction;
+  companyId: string;
+  /** the agent acted on, or the agent an issue is being assigned to */
+  targetAgentId?: string | null;
+  /** the user an issue is being assigned to */
+  targetUserId?: string | null;
+  projectId?: string | null;
+  /** the issue whose assignment changes (its policy and current assignee matter) */
+  issue?: { id: string; assigneeAgentId: string | null; projectId?: string | null; executionPolicy?: unknown } | null;
+}
+
+export interface AuthzDecision {
+  allowed: boolean;
+  reason: DecisionReason;
+}

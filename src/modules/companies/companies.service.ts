@@ -1,0 +1,254 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
+import { badRequest, DomainError, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
+import { WorkCancellation } from '../../common/events/work-cancellation';
+import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
+import { sanitizeSvg } from '../../common/http/svg-sanitizer';
+import { isUuid } from '../../common/http/uuid';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { BudgetSyncService } from '../budgets/budget-sync.service';
+import { AssetEntity } from '../storage/asset.entity';
+import { AssetsService } from '../storage/assets.service';
+import { StorageService } from '../storage/storage.service';
+import { CompanyEntity } from './company.entity';
+import {
+  AssetResponseDto, BrandingDto, CompanyResponseDto, CompanyStatsDto, CreateCompanyDto, UpdateCompanyDto,
+} from './dto/company.dto';
+
+const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml'];
+const BRANDING_FIELDS = ['name', 'description', 'brandColor', 'logoAssetId'] as const;
+
+export function toCompanyResponse(c: CompanyEntity): CompanyResponseDto {
+  return {
+    id: c.id,
+    name: c.name,
+    description: c.description,
+    status: c.status,
+    pauseReason: c.pauseReason,
+    issuePrefix: c.issuePrefix,
+    issueCounter: c.issueCounter,
+    budgetMonthlyCents: c.budgetMonthlyCents,
+    spentMonthlyCents: c.spentMonthlyCents,
+    requireBoardApprovalForNewAgents: c.requireBoardApprovalForNewAgents,
+    brandColor: c.brandColor,
+    logoAssetId: c.logoAssetId,
+    logoUrl: c.logoAssetId ? `/api/assets/${c.logoAssetId}/content` : null,
+    createdAt: c.createdAt.toISOString(),
+    updatedAt: c.updatedAt.toISOString(),
+  };
+}
+
+export function toAssetResponse(a: AssetEntity): AssetResponseDto {
+  return {
+    assetId: a.id,
+    companyId: a.companyId,
+    contentType: a.contentType,
+    byteSize: a.byteSize,
+    sha256: a.sha256,
+    originalFilename: a.originalFilename,
+    contentPath: `/api/assets/${a.id}/content`,
+    createdAt: a.createdAt.toISOString(),
+  };
+}
+
+/** Issue prefix base: the first three letters of the name, upper-cased (`CO` when it has none). */
+export function prefixBase(name: string): string {
+  const letters = name.normalize('NFKD').replace(/[^A-Za-z]/g, '').toUpperCase();
+  return letters.slice(0, 3) || 'CO';
+}
+
+@Injectable()
+export class CompaniesService {
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly access: CompanyAccessService,
+    private readonly budgets: BudgetSyncService,
+    private readonly assets: AssetsService,
+    private readonly storage: StorageService,
+    private readonly cancellation: WorkCancellation,
+  ) {}
+
+  private get repo() {
+    return this.db.repo(CompanyEntity);
+  }
+
+  async list(actor: Actor, includeArchived: boolean): Promise<CompanyResponseDto[]> {
+    const ids = await this.access.accessibleCompanyIds(actor);
+    const qb = this.repo.createQueryBuilder('c').orderBy('c.created_at', 'ASC');
+    if (!includeArchived) qb.andWhere(`c.status <> 'archived'`);
+    if (ids) qb.andWhere('c.id = ANY(:ids)', { ids });
+    return (await qb.getMany()).map(toCompanyResponse);
+  }
+
+  /** Agent (non-terminated) and issue counts per accessible company, keyed by company id. */
+  async stats(actor: Actor): Promise<Record<string, CompanyStatsDto>> {
+    const ids = await this.access.accessibleCompanyIds(actor);
+    const rows = await this.db.query<{ id: string; agent_count: number; issue_count: number }>(
+      `SELECT c.id,
+              (SELECT count(*)::int FROM agents a WHERE a.company_id = c.id AND a.status <> 'terminated') AS agent_count,
+              ${this.issueCountSql()} AS issue_count
+         FROM companies c
+        WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))`,
+      [ids ?? null],
+    );
+    return Object.fromEntries(rows.map((r) => [r.id, { agentCount: r.agent_count, issueCount: r.issue_count }]));
+  }
+
+  /** Issues arrive with the issues module, which counts them here. */
+  private issueCountSql(): string {
+    return `0`;
+  }
+
+  async getEntity(companyId: string): Promise<CompanyEntity> {
+    const c = isUuid(companyId) ? await this.repo.findOne({ where: { id: companyId } }) : null;
+    if (!c) throw notFound('Company');
+    return c;
+  }
+
+  async get(companyId: string): Promise<CompanyResponseDto> {
+    return toCompanyResponse(await this.getEntity(companyId));
+  }
+
+  async create(dto: CreateCompanyDto): Promise<CompanyResponseDto> {
+    const id = await this.insertWithUniquePrefix(dto);
+    const budget = dto.budgetMonthlyCents ?? 0;
+    if (budget > 0) await this.budgets.syncMonthlyPolicy(id, 'company', id, budget);
+    return this.get(id);
+  }
+
+  /** Tries the base prefix, then BASE2, BASE3, …; the unique index decides under concurrency. */
+  private async insertWithUniquePrefix(dto: CreateCompanyDto): Promise<string> {
+    const base = prefixBase(dto.name);
+    const taken = new Set(
+      (await this.db.query<{ issue_prefix: string }>(`SELECT issue_prefix FROM companies WHERE issue_prefix ~ $1`, [`^${base}[0-9]*$`])).map(
+        (r) => r.issue_prefix,
+      ),
+    );
+    for (let n = 1; n < 10_000; n++) {
+      const candidate = n === 1 ? base : `${base}${n}`;
+      if (taken.has(candidate)) continue;
+      const rows = await this.db.query<{ id: string }>(
+        `INSERT INTO companies (name, description, issue_prefix, budget_monthly_cents, require_board_approval_for_new_agents, brand_color)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (issue_prefix) DO NOTHING RETURNING id`,
+        [dto.name.trim(), dto.description ?? null, candidate, dto.budgetMonthlyCents ?? 0, dto.requireBoardApprovalForNewAgents ?? false, dto.brandColor ?? null],
+      );
+      if (rows.length) return rows[0].id;
+    }
+    throw badRequest('Could not generate a unique issue prefix');
+  }
+
+  /** Board: any field. The company's CEO agent: branding fields only. */
+  async update(actor: Actor, companyId: string, dto: UpdateCompanyDto): Promise<CompanyResponseDto> {
+    const company = await this.lockCompany(companyId);
+    if (actor.kind === 'agent') {
+      const extra = Object.keys(dto).filter((k) => !(BRANDING_FIELDS as readonly string[]).includes(k));
+      if (extra.length) throw forbidden(`Agents may only change branding fields; not ${extra.join(', ')}`);
+      await this.assertCeoAgent(actor, companyId);
+    }
+    await this.applyBranding(company, dto);
+    if (dto.requireBoardApprovalForNewAgents !== undefined) company.requireBoardApprovalForNewAgents = dto.requireBoardApprovalForNewAgents;
+    if (dto.budgetMonthlyCents !== undefined && dto.budgetMonthlyCents !== company.budgetMonthlyCents) {
+      company.budgetMonthlyCents = dto.budgetMonthlyCents;
+      await this.budgets.syncMonthlyPolicy(company.id, 'company', company.id, dto.budgetMonthlyCents);
+    }
+    if (dto.status !== undefined && dto.status !== company.status) {
+      if (dto.status === 'archived') return this.archive(companyId);
+      company.status = dto.status;
+      company.pauseReason = dto.status === 'paused' ? 'manual' : null;
+    }
+    await this.repo.save(company);
+    return this.get(companyId);
+  }
+
+  async updateBranding(actor: Actor, companyId: string, dto: BrandingDto): Promise<CompanyResponseDto> {
+    const company = await this.lockCompany(companyId);
+    if (actor.kind === 'agent') await this.assertCeoAgent(actor, companyId);
+    await this.applyBranding(company, dto);
+    await this.repo.save(company);
+    return this.get(companyId);
+  }
+
+  /** Replacing or clearing the logo removes the previous asset record (and its bytes after commit). */
+  private async applyBranding(company: CompanyEntity, dto: BrandingDto): Promise<void> {
+    if (dto.name !== undefined) company.name = dto.name.trim();
+    if (dto.description !== undefined) company.description = dto.description;
+    if (dto.brandColor !== undefined) company.brandColor = dto.brandColor ? dto.brandColor.toLowerCase() : null;
+    if (dto.logoAssetId !== undefined && dto.logoAssetId !== company.logoAssetId) {
+      if (dto.logoAssetId !== null) {
+        const asset = await this.assets.findInCompany(company.id, dto.logoAssetId);
+        if (!asset) throw unprocessable('logoAssetId must reference an asset of this company', 'invalid_logo_asset', { field: 'logoAssetId' });
+      }
+      const previous = company.logoAssetId ? await this.assets.findInCompany(company.id, company.logoAssetId) : null;
+      company.logoAssetId = dto.logoAssetId;
+      await this.repo.save(company);
+      if (previous) await this.assets.remove(previous);
+    }
+  }
+
+  private async assertCeoAgent(actor: Actor, companyId: string): Promise<void> {
+    if (actor.kind !== 'agent') return;
+    const rows = await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND company_id = $2 AND role = 'ceo' AND status <> 'terminated'`, [
+      actor.agentId,
+      companyId,
+    ]);
+    if (!rows.length) throw forbidden('Only the board or the company CEO agent may change branding');
+  }
+
+  async uploadLogo(actor: Actor, companyId: string, file: UploadedFile): Promise<AssetResponseDto> {
+    await this.getEntity(companyId);
+    const contentType = (file.mimetype || '').split(';')[0].trim().toLowerCase();
+    if (!contentTypeAllowed(contentType, LOGO_TYPES)) {
+      throw new DomainError(415, 'unsupported_media_type', `Logo must be one of ${LOGO_TYPES.join(', ')}`);
+    }
+    let data = file.buffer;
+    if (contentType === 'image/svg+xml') {
+      const clean = sanitizeSvg(data.toString('utf8'));
+      if (!clean) throw unprocessable('The SVG is empty or unsafe', 'unsafe_svg', { field: 'file' });
+      data = Buffer.from(clean, 'utf8');
+    }
+    const asset = await this.assets.create({ companyId, kind: 'logo', contentType, data, originalFilename: file.originalname, actor });
+    return toAssetResponse(asset);
+  }
+
+  /** Status `archived` (left out of default listings); active agents are paused with reason `company_archived`. */
+  async archive(companyId: string): Promise<CompanyResponseDto> {
+    const company = await this.lockCompany(companyId);
+    if (company.status !== 'archived') {
+      company.status = 'archived';
+      company.pauseReason = null;
+      await this.repo.save(company);
+      await this.db.query(
+        `UPDATE agents SET status = 'paused', pause_reason = 'company_archived', updated_at = now()
+          WHERE company_id = $1 AND status IN ('active', 'idle', 'running', 'error')`,
+        [companyId],
+      );
+      await this.cancellation.cancel({ companyId }, 'company_archived');
+    }
+    return this.get(companyId);
+  }
+
+  /** Hard delete with everything the company owns; only when SERVICE_ENABLE_COMPANY_DELETION is on. */
+  async remove(companyId: string): Promise<CompanyResponseDto> {
+    if (!this.config.enableCompanyDeletion) {
+      throw new DomainError(403, 'company_deletion_disabled', 'Company deletion is disabled on this instance (set SERVICE_ENABLE_COMPANY_DELETION=true)');
+    }
+    const company = await this.lockCompany(companyId);
+    const before = toCompanyResponse(company);
+    await this.cancellation.cancel({ companyId }, 'company_deleted');
+    await this.repo.delete({ id: companyId });
+    this.db.afterCommit(() => this.storage.removeCompany(companyId));
+    return before;
+  }
+
+  private async lockCompany(companyId: string): Promise<CompanyEntity> {
+    const c = isUuid(companyId)
+      ? await this.repo.createQueryBuilder('c').setLock('pessimistic_write').where('c.id = :id', { id: companyId }).getOne()
+      : null;
+    if (!c) throw notFound('Company');
+    return c;
+  }
+}

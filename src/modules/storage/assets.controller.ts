@@ -1,0 +1,30 @@
+import { Controller, Get, Param, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { AssetsService } from './assets.service';
+
+@ApiTags('assets')
+@Controller('assets')
+export class AssetsController {
+  constructor(private readonly assets: AssetsService) {}
+
+  /** The bytes of a company asset (e.g. a logo). SVGs are served with a sandboxing CSP. */
+  @Get(':assetId/content')
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'asset bytes' })
+  async content(@CurrentActor() actor: Actor, @Param('assetId') assetId: string, @Res() res: Response): Promise<void> {
+    const asset = await this.assets.getForActor(actor, assetId);
+    res.setHeader('Content-Type', asset.contentType);
+    res.setHeader('Content-Length', String(asset.byteSize));
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'private, max-age=300');
+    if (asset.contentType === 'image/svg+xml') {
+      res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    }
+    this.assets.read(asset).on('error', () => res.destroy()).pipe(res);
+  }
+}

@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
+import { notFound } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { Db } from '../../database/db.service';
+import { AssetEntity } from './asset.entity';
+import { StorageService } from './storage.service';
+
+export interface NewAsset {
+  companyId: string;
+  kind: string;
+  contentType: string;
+  data: Buffer;
+  originalFilename?: string | null;
+  actor?: Actor;
+}
+
+@Injectable()
+export class AssetsService {
+  constructor(
+    private readonly db: Db,
+    private readonly storage: StorageService,
+    private readonly access: CompanyAccessService,
+  ) {}
+
+  async create(input: NewAsset): Promise<AssetEntity> {
+    const repo = this.db.repo(AssetEntity);
+    const id = (await this.db.query<{ id: string }>('SELECT gen_random_uuid() AS id'))[0].id;
+    const key = this.storage.keyFor(input.companyId, 'assets', id);
+    const stored = await this.storage.put(key, input.data);
+    // if the transaction rolls back, the file is orphaned but unreachable; remove it then
+    const asset = repo.create({
+      id,
+      companyId: input.companyId,
+      kind: input.kind,
+      contentType: input.contentType,
+      byteSize: stored.size,
+      sha256: stored.sha256,
+      storageKey: key,
+      originalFilename: input.originalFilename ?? null,
+      createdByUserId: input.actor?.kind === 'board' ? input.actor.userId : null,
+      createdByAgentId: input.actor?.kind === 'agent' ? input.actor.agentId : null,
+    });
+    return repo.save(asset);
+  }
+
+  async findInCompany(companyId: string, assetId: string): Promise<AssetEntity | null> {
+    if (!isUuid(assetId)) return null;
+    return this.db.repo(AssetEntity).findOne({ where: { id: assetId, companyId } });
+  }
+
+  /** Loads an asset and checks the caller's access to its company. */
+  async getForActor(actor: Actor, assetId: string): Promise<AssetEntity> {
+    const asset = isUuid(assetId) ? await this.db.repo(AssetEntity).findOne({ where: { id: assetId } }) : null;
+    if (!asset) throw notFound('Asset');
+    await this.access.assertAccessToKnownCompany(actor, asset.companyId);
+    return asset;
+  }
+
+  /** Deletes the record now and the bytes once the transaction commits. */
+  async remove(asset: AssetEntity): Promise<void> {
+    await this.db.repo(AssetEntity).delete({ id: asset.id, companyId: asset.companyId });
+    this.db.afterCommit(() => this.storage.remove(asset.storageKey));
+  }
+
+  read(asset: AssetEntity) {
+    return this.storage.read(asset.storageKey);
+  }
+}

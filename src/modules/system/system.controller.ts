@@ -1,0 +1,86 @@
+import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
+import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize, Public } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { VERSION } from '../../version';
+
+class HealthDto {
+  @ApiProperty({ enum: ['ok', 'degraded'] }) status: string;
+  version: string;
+  @ApiProperty({ enum: ['local_trusted', 'authenticated'] }) deploymentMode: string;
+  database: { reachable: boolean; latencyMs?: number };
+  time: string;
+}
+
+class IdentityDto {
+  @ApiProperty({ enum: ['board', 'agent'] }) persona: string;
+  @ApiProperty({ nullable: true, type: Object }) user: { id: string; isInstanceAdmin: boolean } | null;
+  @ApiProperty({ nullable: true, type: Object }) agent: { id: string; companyId: string } | null;
+  @ApiProperty({ enum: ['instance', 'company'] }) scope: string;
+  @ApiProperty({ nullable: true, type: String }) companyId: string | null;
+  @ApiProperty({ enum: ['local_implicit', 'session', 'board_token', 'api_key', 'run_token'] }) credential: string;
+  @ApiProperty({ nullable: true, type: String }) runId: string | null;
+  deploymentMode: string;
+}
+
+@ApiTags('system')
+@Controller()
+export class SystemController {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly db: Db,
+  ) {}
+
+  /** Reachability: status, version, deployment mode, database reachability (503 when the database is down). */
+  @Get('health')
+  @Public()
+  async health(@Res({ passthrough: true }) res: Response): Promise<HealthDto> {
+    const started = Date.now();
+    let reachable = true;
+    try {
+      await this.db.dataSource.query('SELECT 1');
+    } catch {
+      reachable = false;
+    }
+    if (!reachable) res.status(HttpStatus.SERVICE_UNAVAILABLE);
+    return {
+      status: reachable ? 'ok' : 'degraded',
+      version: VERSION,
+      deploymentMode: this.config.deploymentMode,
+      database: { reachable, ...(reachable ? { latencyMs: Date.now() - started } : {}) },
+      time: new Date().toISOString(),
+    };
+  }
+
+  /** Who the credential is: persona, user or agent, scope. */
+  @Get('cli-auth/me')
+  @Authorize({ callers: ['board', 'agent'] })
+  me(@CurrentActor() actor: Actor): IdentityDto {
+    if (actor.kind === 'agent') {
+      return {
+        persona: 'agent',
+        user: null,
+        agent: { id: actor.agentId, companyId: actor.companyId },
+        scope: 'company',
+        companyId: actor.companyId,
+        credential: actor.source,
+        runId: actor.runId ?? null,
+        deploymentMode: this.config.deploymentMode,
+      };
+    }
+    return {
+      persona: 'board',
+      user: { id: actor.userId, isInstanceAdmin: actor.isInstanceAdmin },
+      agent: null,
+      scope: 'instance',
+      companyId: null,
+      credential: actor.source,
+      runId: null,
+      deploymentMode: this.config.deploymentMode,
+    };
+  }
+}

@@ -1,0 +1,46 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions, runMigrations } from '../../src/database/data-source';
+import { EmbeddedPostgres } from '../../src/database/embedded-postgres';
+
+export const TEMPLATE_DB = 'svc_test_template';
+
+/**
+ * One Postgres for the whole run (embedded, or DATABASE_URL's server), one migrated template
+ * database; every test file clones it (CREATE DATABASE … TEMPLATE), so files run in parallel.
+ */
+export default async function globalSetup(): Promise<void> {
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
+    const pg = new EmbeddedPostgres({ dataDir: path.join(dir, 'db') });
+    await pg.start();
+    (globalThis as { __EMBEDDED_PG__?: EmbeddedPostgres; __PG_DIR__?: string }).__EMBEDDED_PG__ = pg;
+    (globalThis as { __PG_DIR__?: string }).__PG_DIR__ = dir;
+    adminUrl = pg.url;
+  }
+  const templateUrl = withDatabase(adminUrl, TEMPLATE_DB);
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${TEMPLATE_DB}`);
+  } finally {
+    await admin.end();
+  }
+  const ds = new DataSource(dataSourceOptions(templateUrl, 2));
+  await ds.initialize();
+  await runMigrations(ds);
+  await ds.destroy();
+  process.env.TEST_PG_ADMIN_URL = adminUrl;
+  process.env.TEST_PG_TEMPLATE = TEMPLATE_DB;
+}
+
+export function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}

@@ -1,0 +1,8 @@
+import * as fs from 'node:fs';
+import type { EmbeddedPostgres } from '../../src/database/embedded-postgres';
+
+export default async function globalTeardown(): Promise<void> {
+  const g = globalThis as { __EMBEDDED_PG__?: EmbeddedPostgres; __PG_DIR__?: string };
+  await g.__EMBEDDED_PG__?.stop();
+  if (g.__PG_DIR__) fs.rmSync(g.__PG_DIR__, { recursive: true, force: true });
+}
