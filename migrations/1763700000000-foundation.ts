@@ -208,10 +208,66 @@ export class Foundation1763700000000 implements MigrationInterface {
         position integer NOT NULL DEFAULT 0,
         PRIMARY KEY (project_id, goal_id)
       )`);
+
+    // the heartbeat engine's durable queue and runs; the guard reads run liveness from here
+    await q.query(`
+      CREATE TABLE agent_wakeup_requests (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        company_id uuid NOT NULL REFERENCES companies(id) ON DELETE CASCADE,
+        agent_id uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+        source text NOT NULL CHECK (source IN ('timer','assignment','on_demand','automation')),
+        trigger_detail text CHECK (trigger_detail IN ('manual','ping','callback','system')),
+        reason text,
+        payload jsonb NOT NULL DEFAULT '{}',
+        issue_id uuid,
+        idempotency_key text,
+        force_fresh_session boolean NOT NULL DEFAULT false,
+        status text NOT NULL DEFAULT 'queued'
+          CHECK (status IN ('queued','claimed','coalesced','deferred','skipped','cancelled','completed')),
+        skip_reason text,
+        run_id uuid,
+        requested_by_actor_type text,
+        requested_by_actor_id text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await q.query(`CREATE INDEX wakeups_queued_idx ON agent_wakeup_requests (created_at) WHERE status = 'queued'`);
+    await q.query(`CREATE INDEX wakeups_agent_idx ON agent_wakeup_requests (agent_id, created_at DESC)`);
+    await q.query(`CREATE INDEX wakeups_idempotency_idx ON agent_wakeup_requests (agent_id, idempotency_key, created_at DESC) WHERE idempotency_key IS NOT NULL`);
+    await q.query(`
+      CREATE TABLE heartbeat_runs (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        company_id uuid NOT NULL REFERENCES companies(id) ON DELETE CASCADE,
+        agent_id uuid NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+        wakeup_request_id uuid REFERENCES agent_wakeup_requests(id) ON DELETE SET NULL,
+        status text NOT NULL DEFAULT 'queued'
+          CHECK (status IN ('queued','running','succeeded','failed','cancelled','timed_out')),
+        invocation_source text NOT NULL,
+        trigger_detail text,
+        adapter_type text NOT NULL,
+        issue_id uuid,
+        context_snapshot jsonb NOT NULL DEFAULT '{}',
+        started_at timestamptz,
+        finished_at timestamptz,
+        exit_code integer,
+        error_code text,
+        error text,
+        usage_json jsonb,
+        result_json jsonb,
+        log_path text,
+        log_bytes bigint NOT NULL DEFAULT 0,
+        claimed_by text,
+        lease_expires_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await q.query(`CREATE INDEX heartbeat_runs_live_idx ON heartbeat_runs (agent_id, status) WHERE status IN ('queued','running')`);
+    await q.query(`CREATE INDEX heartbeat_runs_company_idx ON heartbeat_runs (company_id, created_at DESC)`);
+    await q.query(`CREATE INDEX heartbeat_runs_issue_idx ON heartbeat_runs (issue_id, created_at DESC) WHERE issue_id IS NOT NULL`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP TABLE IF EXISTS project_goals, projects, goals, principal_permission_grants, company_memberships,
+    await q.query(`DROP TABLE IF EXISTS heartbeat_runs, agent_wakeup_requests, project_goals, projects, goals, principal_permission_grants, company_memberships,
       budget_policies, agent_api_keys, agents, activity_log, assets, companies CASCADE`);
     await q.query(`DROP FUNCTION IF EXISTS activity_log_immutable()`);
   }

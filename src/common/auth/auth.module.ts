@@ -3,19 +3,22 @@ import { AgentKeyResolver } from './agent-key.resolver';
 import { AuthRegistry } from './auth-registry';
 import { AuthGuard } from './auth.guard';
 import { CompanyAccessService } from './company-access.service';
+import { DbRunVerifier } from './run-verifier';
 
 @Global()
 @Module({
-  providers: [AuthRegistry, AuthGuard, CompanyAccessService, AgentKeyResolver],
+  providers: [AuthRegistry, AuthGuard, CompanyAccessService, AgentKeyResolver, DbRunVerifier],
   exports: [AuthRegistry, AuthGuard, CompanyAccessService],
 })
 export class AuthModule implements OnModuleInit {
   constructor(
     private readonly registry: AuthRegistry,
     private readonly agentKeys: AgentKeyResolver,
+    private readonly runs: DbRunVerifier,
   ) {}
 
   onModuleInit(): void {
     this.registry.addResolver(this.agentKeys);
+    this.registry.runVerifier ??= this.runs;
   }
 }
