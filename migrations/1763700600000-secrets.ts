@@ -1,5 +1,13 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** Rows of `table` are written once: the database refuses UPDATE (deletes still cascade). */
+async function refuseUpdates(q: QueryRunner, table: string, message: string): Promise<void> {
+  await q.query(`
+    CREATE FUNCTION ${table}_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION '${message}'; END $$`);
+  await q.query(`CREATE TRIGGER ${table}_no_update BEFORE UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION ${table}_immutable()`);
+}
+
 /** Secrets: company secrets, their immutable encrypted versions, and the security audit trail of value reads. */
 export class Secrets1763700600000 implements MigrationInterface {
   name = 'Secrets1763700600000';
@@ -41,10 +49,7 @@ export class Secrets1763700600000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE UNIQUE INDEX company_secret_versions_key ON company_secret_versions (secret_id, version)`);
-    await q.query(`
-      CREATE FUNCTION company_secret_versions_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'secret versions are immutable'; END $$`);
-    await q.query(`CREATE TRIGGER company_secret_versions_no_update BEFORE UPDATE ON company_secret_versions FOR EACH ROW EXECUTE FUNCTION company_secret_versions_immutable()`);
+    await refuseUpdates(q, 'company_secret_versions', 'secret versions are immutable');
 
     // security audit trail: outlives the secret (no foreign key to it), append-only
     await q.query(`
@@ -65,10 +70,7 @@ export class Secrets1763700600000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX secret_access_events_company_idx ON secret_access_events (company_id, created_at DESC)`);
     await q.query(`CREATE INDEX secret_access_events_secret_idx ON secret_access_events (secret_id, created_at DESC)`);
-    await q.query(`
-      CREATE FUNCTION secret_access_events_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RAISE EXCEPTION 'secret_access_events is append-only'; END $$`);
-    await q.query(`CREATE TRIGGER secret_access_events_no_update BEFORE UPDATE ON secret_access_events FOR EACH ROW EXECUTE FUNCTION secret_access_events_immutable()`);
+    await refuseUpdates(q, 'secret_access_events', 'secret_access_events is append-only');
   }
 
   async down(q: QueryRunner): Promise<void> {
