@@ -19,6 +19,7 @@ import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { StorageModule } from './modules/storage/storage.module';
+import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
 
 /** Domain modules, one per area of the spec. */
@@ -30,6 +31,7 @@ const DOMAIN_MODULES = [
   StorageModule,
   BudgetsModule,
   HeartbeatModule,
+  SecretsModule,
 ];
 
 @Module({})

@@ -20,6 +20,8 @@ export class AppConfig {
   secretsMasterKey!: Buffer;
   secretsMasterKeyFingerprint!: string;
   defaultSecretProvider?: string;
+  /** reject inline values for sensitive-looking env keys (SERVICE_SECRETS_STRICT; default on in authenticated mode) */
+  secretsStrictMode!: boolean;
   logLevel!: string;
   /** Instance label used as actor id when the system acts. */
   instanceId!: string;
@@ -147,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.secretsMasterKey = loadKey(env, 'SERVICE_SECRETS_MASTER_KEY', c.dataDir, 'secrets-master-key', persistKeys);
   c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);
   c.defaultSecretProvider = env.SERVICE_SECRETS_DEFAULT_PROVIDER?.trim() || undefined;
+  c.secretsStrictMode = parseBool('SERVICE_SECRETS_STRICT', env.SERVICE_SECRETS_STRICT, mode === 'authenticated');
   c.instanceId = env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}`;
   return c;
 }

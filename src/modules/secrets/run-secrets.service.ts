@@ -1,0 +1,116 @@
+import { Injectable } from '@nestjs/common';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import type { AgentActor } from '../../common/auth/actor';
+import { DomainError, forbidden } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
+import { AuthorizationService } from '../authorization/authorization.service';
+import { GrantedSecretDto, GrantedSecretListDto, SecretValueDto } from './dto/secret.dto';
+import { SecretAccessEventEntity } from './secret-access-event.entity';
+import { ResolvedBinding, SecretBindingsService } from './secret-bindings.service';
+
+interface RunRow {
+  status: string;
+  invocation_source: string;
+  context_snapshot: Record<string, unknown> | null;
+}
+
+interface AgentRow {
+  role: string;
+  metadata: Record<string, unknown> | null;
+}
+
+/** A run whose context marks it as a skill test never reads secrets. */
+export function isSkillTestRun(run: RunRow): boolean {
+  const c = run.context_snapshot ?? {};
+  return run.invocation_source === 'skill_test' || c.skillTest === true || c.runKind === 'skill_test' || c.purpose === 'skill_test';
+}
+
+/** Low-trust review agents (metadata `trustLevel: "low"` or `reviewOnly: true`, or role `reviewer`) never read secrets. */
+export function isLowTrustAgent(agent: AgentRow): boolean {
+  const m = agent.metadata ?? {};
+  return m.trustLevel === 'low' || m.reviewOnly === true || agent.role === 'reviewer';
+}
+
+/** The run-bound routes: what a live run may see of its agent's bindings, and the audited value read. */
+@Injectable()
+export class RunSecretsService {
+  constructor(
+    private readonly db: Db,
+    private readonly bindings: SecretBindingsService,
+    private readonly authz: AuthorizationService,
+    private readonly activity: ActivityRecorder,
+  ) {}
+
+  async listGranted(actor: AgentActor): Promise<GrantedSecretListDto> {
+    const granted = await this.grantedBindings(actor);
+    return { secrets: granted.filter((b) => b.secret).map(toGrantedEntry) };
+  }
+
+  /**
+   * `secrets:read`: the run is live and not a skill test, the agent is not low-trust, the decision
+   * service allows the read, and the alias is bound to this agent with delivery api or both (403
+   * otherwise). Each success goes to the security audit table and the activity log, never the value.
+   */
+  async readValue(actor: AgentActor, key: string, requestId?: string): Promise<SecretValueDto> {
+    const granted = await this.grantedBindings(actor);
+    const binding = granted.find((b) => b.key === key);
+    if (!binding || binding.delivery === 'env') {
+      throw forbidden(`Secret alias "${key}" is not granted to this run`, { code: 'secret_alias_not_granted', key });
+    }
+    const r = await this.bindings.resolveBinding(actor.companyId, binding);
+    await this.db.repo(SecretAccessEventEntity).insert({
+      companyId: actor.companyId,
+      secretId: r.secret.id,
+      secretName: r.secret.name,
+      bindingKey: key,
+      version: r.version,
+      action: 'value_read',
+      agentId: actor.agentId,
+      runId: actor.runId ?? null,
+      credentialSource: actor.source,
+      credentialId: actor.keyId ?? null,
+      requestId: requestId ?? null,
+    });
+    await this.activity.record({
+      companyId: actor.companyId,
+      action: 'secret.value_read',
+      entityType: 'secret',
+      entityId: r.secret.id,
+      actor,
+      details: { key, secretName: r.secret.name, version: r.version, delivery: binding.delivery },
+    });
+    return { key, value: r.value, version: r.version };
+  }
+
+  /** Every gate of `secrets:read` except the alias, then the bindings of the run (project + agent). */
+  private async grantedBindings(actor: AgentActor): Promise<ResolvedBinding[]> {
+    const [run] = await this.db.query<RunRow>(
+      `SELECT status, invocation_source, context_snapshot FROM heartbeat_runs WHERE id = $1 AND agent_id = $2 AND company_id = $3`,
+      [actor.runId, actor.agentId, actor.companyId],
+    );
+    if (!run || !['queued', 'running'].includes(run.status)) {
+      throw new DomainError(403, 'run_not_live', 'Secrets are only readable from a live heartbeat run of this agent');
+    }
+    if (isSkillTestRun(run)) throw forbidden('Skill-test runs cannot read secrets', { code: 'skill_test_run_denied' });
+    const [agent] = await this.db.query<AgentRow>('SELECT role, metadata FROM agents WHERE id = $1', [actor.agentId]);
+    if (!agent || isLowTrustAgent(agent)) throw forbidden('Low-trust review agents cannot read secrets', { code: 'low_trust_agent_denied' });
+    await this.authz.assert({ actor, action: 'secrets.read', companyId: actor.companyId, targetAgentId: actor.agentId });
+    const projectId = run.context_snapshot?.projectId;
+    const { bindings } = await this.bindings.bindingsFor(actor.companyId, actor.agentId, typeof projectId === 'string' ? projectId : null);
+    return bindings;
+  }
+}
+
+function toGrantedEntry(b: ResolvedBinding): GrantedSecretDto {
+  const s = b.secret!;
+  return {
+    key: b.key,
+    name: s.name,
+    description: s.description,
+    delivery: b.delivery,
+    projectionClass: b.projectionClass,
+    latestVersion: s.latestVersion,
+    versionSelector: b.versionSelector,
+    resolvedVersion: b.versionSelector === 'latest' ? s.latestVersion : b.versionSelector,
+  };
+}

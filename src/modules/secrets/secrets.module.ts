@@ -1,0 +1,16 @@
+import { Global, Module } from '@nestjs/common';
+import { AgentSecretsController } from './agent-secrets.controller';
+import { RunSecretsService } from './run-secrets.service';
+import { SecretBindingsService } from './secret-bindings.service';
+import { SecretProviders } from './secret-providers';
+import { SecretsController } from './secrets.controller';
+import { SecretsService } from './secrets.service';
+
+/** Global so agents, projects and the heartbeat engine can validate and resolve bindings. */
+@Global()
+@Module({
+  controllers: [SecretsController, AgentSecretsController],
+  providers: [SecretProviders, SecretsService, SecretBindingsService, RunSecretsService],
+  exports: [SecretsService, SecretBindingsService],
+})
+export class SecretsModule {}
