@@ -17,7 +17,10 @@ import { ActivityModule } from './modules/activity/activity.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
+import { GoalsModule } from './modules/goals/goals.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { PreferencesModule } from './modules/preferences/preferences.module';
+import { ProjectsModule } from './modules/projects/projects.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SystemModule } from './modules/system/system.module';
 
@@ -30,6 +33,9 @@ const DOMAIN_MODULES = [
   StorageModule,
   BudgetsModule,
   HeartbeatModule,
+  GoalsModule,
+  ProjectsModule,
+  PreferencesModule,
 ];
 
 @Module({})
