@@ -4,6 +4,10 @@ import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/a
 import { bearer, uniq } from './factories';
 import type { TestApp } from './test-app';
 
+/** A record as the API returns it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type ApiRecord = { id: string; [field: string]: any };
+
 export interface DirectAgent {
   id: string;
   token: string;
@@ -28,19 +32,19 @@ export async function insertAgentWithKey(t: TestApp, companyId: string, extra: {
   return { id: agent.id, token, auth: bearer(token) };
 }
 
-export async function createGoal(t: TestApp, companyId: string, body: Record<string, unknown> = {}): Promise<Record<string, any>> {
+export async function createGoal(t: TestApp, companyId: string, body: Record<string, unknown> = {}): Promise<ApiRecord> {
   const res = await t.http.post(`/api/companies/${companyId}/goals`).send({ title: uniq('Goal'), ...body });
   if (res.status !== 201) throw new Error(`createGoal: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
-export async function createProject(t: TestApp, companyId: string, body: Record<string, unknown> = {}): Promise<Record<string, any>> {
+export async function createProject(t: TestApp, companyId: string, body: Record<string, unknown> = {}): Promise<ApiRecord> {
   const res = await t.http.post(`/api/companies/${companyId}/projects`).send({ name: uniq('Proj'), ...body });
   if (res.status !== 201) throw new Error(`createProject: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
-export async function createWorkspace(t: TestApp, projectId: string, body: Record<string, unknown> = {}): Promise<Record<string, any>> {
+export async function createWorkspace(t: TestApp, projectId: string, body: Record<string, unknown> = {}): Promise<ApiRecord> {
   const res = await t.http.post(`/api/projects/${projectId}/workspaces`).send({ cwd: `/tmp/${randomUUID()}`, ...body });
   if (res.status !== 201) throw new Error(`createWorkspace: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
