@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createCompany } from '../support/factories';
-import { activityOf, createGoal, createProject, insertAgentWithKey } from '../support/projects';
+import { activityOf, describeWithoutCredentials, createGoal, createProject, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('goals', () => {
@@ -147,17 +147,9 @@ describe('goals', () => {
     });
   });
 
-  describe('authenticated mode', () => {
-    let auth: TestApp;
-    beforeAll(async () => {
-      auth = await createTestApp({ env: { SERVICE_DEPLOYMENT_MODE: 'authenticated' } });
-    });
-    afterAll(() => auth.close());
-
-    it('rejects calls without credentials with 401', async () => {
-      await auth.http.get(`/api/companies/${randomUUID()}/goals`).expect(401);
-      await auth.http.get(`/api/goals/${randomUUID()}`).expect(401);
-      await auth.http.post(`/api/companies/${randomUUID()}/goals`).send({ title: 'x' }).expect(401);
-    });
-  });
+  describeWithoutCredentials([
+    ['get', `/api/companies/${randomUUID()}/goals`],
+    ['get', `/api/goals/${randomUUID()}`],
+    ['post', `/api/companies/${randomUUID()}/goals`, { title: 'x' }],
+  ]);
 });

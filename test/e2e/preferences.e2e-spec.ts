@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createCompany } from '../support/factories';
-import { activityOf, createProject, insertAgentWithKey } from '../support/projects';
+import { activityOf, describeWithoutCredentials, createProject, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('preferences', () => {
@@ -208,17 +208,9 @@ describe('preferences', () => {
     });
   });
 
-  describe('authenticated mode', () => {
-    let auth: TestApp;
-    beforeAll(async () => {
-      auth = await createTestApp({ env: { SERVICE_DEPLOYMENT_MODE: 'authenticated' } });
-    });
-    afterAll(() => auth.close());
-
-    it('rejects calls without credentials with 401', async () => {
-      await auth.http.get('/api/sidebar-preferences/me').expect(401);
-      await auth.http.get(`/api/companies/${randomUUID()}/resource-memberships/me`).expect(401);
-      await auth.http.post(`/api/companies/${randomUUID()}/inbox-dismissals`).send({ itemKey: 'run:1' }).expect(401);
-    });
-  });
+  describeWithoutCredentials([
+    ['get', '/api/sidebar-preferences/me'],
+    ['get', `/api/companies/${randomUUID()}/resource-memberships/me`],
+    ['post', `/api/companies/${randomUUID()}/inbox-dismissals`, { itemKey: 'run:1' }],
+  ]);
 });

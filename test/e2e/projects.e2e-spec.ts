@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createCompany } from '../support/factories';
-import { activityOf, createGoal, createProject, insertAgentWithKey } from '../support/projects';
+import { activityOf, describeWithoutCredentials, createGoal, createProject, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('projects', () => {
@@ -208,16 +208,8 @@ describe('projects', () => {
     });
   });
 
-  describe('authenticated mode', () => {
-    let auth: TestApp;
-    beforeAll(async () => {
-      auth = await createTestApp({ env: { SERVICE_DEPLOYMENT_MODE: 'authenticated' } });
-    });
-    afterAll(() => auth.close());
-
-    it('rejects calls without credentials with 401', async () => {
-      await auth.http.get(`/api/projects/${randomUUID()}`).expect(401);
-      await auth.http.post(`/api/companies/${randomUUID()}/projects`).send({ name: 'x' }).expect(401);
-    });
-  });
+  describeWithoutCredentials([
+    ['get', `/api/projects/${randomUUID()}`],
+    ['post', `/api/companies/${randomUUID()}/projects`, { name: 'x' }],
+  ]);
 });

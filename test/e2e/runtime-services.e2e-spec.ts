@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
-import { activityOf, createProject, createWorkspace, freePort, insertAgentWithKey, isAlive } from '../support/projects';
+import { activityOf, describeWithoutCredentials, createProject, createWorkspace, freePort, insertAgentWithKey, isAlive } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const SERVER = `require('http').createServer((q, s) => s.end('hello ' + process.env.GREETING + ' from ' + process.cwd())).listen(Number(process.env.PORT), '127.0.0.1')`;
@@ -175,4 +176,6 @@ describe('workspace runtime services', () => {
       }
     });
   });
+
+  describeWithoutCredentials([['post', `/api/projects/${randomUUID()}/workspaces/${randomUUID()}/runtime-services/start`]]);
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createCompany } from '../support/factories';
-import { activityOf, createProject, createWorkspace, insertAgentWithKey } from '../support/projects';
+import { activityOf, describeWithoutCredentials, createProject, createWorkspace, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('project workspaces', () => {
@@ -161,4 +161,11 @@ describe('project workspaces', () => {
       expect((await activityOf(t, c.id, 'project_workspace.deleted')).length).toBe(3);
     });
   });
+
+  describeWithoutCredentials([
+    ['get', `/api/projects/${randomUUID()}/workspaces`],
+    ['post', `/api/projects/${randomUUID()}/workspaces`, { cwd: '/x' }],
+    ['patch', `/api/projects/${randomUUID()}/workspaces/${randomUUID()}`, { name: 'x' }],
+    ['delete', `/api/projects/${randomUUID()}/workspaces/${randomUUID()}`],
+  ]);
 });

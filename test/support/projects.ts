@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as net from 'node:net';
 import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/auth/tokens';
 import { bearer, uniq } from './factories';
-import type { TestApp } from './test-app';
+import { createTestApp, TestApp } from './test-app';
 
 /** A record as the API returns it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -75,4 +75,19 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A describe block proving that, on an authenticated instance, each request without credentials is 401. */
+export function describeWithoutCredentials(requests: Array<['get' | 'post' | 'put' | 'patch' | 'delete', string, object?]>): void {
+  describe('authenticated mode', () => {
+    let auth: TestApp;
+    beforeAll(async () => {
+      auth = await createTestApp({ env: { SERVICE_DEPLOYMENT_MODE: 'authenticated' } });
+    });
+    afterAll(() => auth.close());
+
+    it('rejects calls without credentials with 401', async () => {
+      for (const [method, path, body] of requests) await auth.http[method](path).send(body).expect(401);
+    });
+  });
 }

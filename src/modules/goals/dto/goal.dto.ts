@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
 import { GOAL_LEVELS, GOAL_STATUSES, GoalLevel, GoalStatus } from '../goal.entity';
 
@@ -21,19 +21,8 @@ export class CreateGoalDto {
   @IsOptional() @IsBoolean() isCompanyDefault?: boolean;
 }
 
-export class UpdateGoalDto {
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(20_000) description?: string | null;
-  @ApiPropertyOptional({ enum: GOAL_LEVELS })
-  @IsOptional() @IsIn(GOAL_LEVELS) level?: GoalLevel;
-  @ApiPropertyOptional({ enum: GOAL_STATUSES })
-  @IsOptional() @IsIn(GOAL_STATUSES) status?: GoalStatus;
-  @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() parentId?: string | null;
-  @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() ownerAgentId?: string | null;
-  @IsOptional() @IsBoolean() isCompanyDefault?: boolean;
-}
+/** Partial goal fields: omitted ones stay unchanged. */
+export class UpdateGoalDto extends PartialType(CreateGoalDto) {}
 
 export class GoalResponseDto {
   id: string;
