@@ -34,6 +34,13 @@ describe('projects', () => {
       expect((await createProject(t, other.id, { name: 'API' })).urlKey).toBe('api');
     });
 
+    it('gives concurrent creates of one name distinct shortnames', async () => {
+      const c = await createCompany(t);
+      const results = await Promise.all(Array.from({ length: 5 }, () => t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Same' })));
+      expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+      expect(results.map((r) => r.body.urlKey).sort()).toEqual(['same', 'same-2', 'same-3', 'same-4', 'same-5']);
+    });
+
     it('links goalIds in order with goalId equal to the first; legacy goalId alone links that goal', async () => {
       const c = await createCompany(t);
       const [g1, g2] = [await createGoal(t, c.id), await createGoal(t, c.id)];
@@ -185,6 +192,13 @@ describe('projects', () => {
       expect((await t.http.patch(`/api/projects/${p.id}`).send({ name: 'Beta!' }).expect(200)).body.urlKey).toBe('beta');
       expect((await t.http.patch(`/api/projects/${p.id}`).send({ name: 'Gamma' }).expect(200)).body.urlKey).toBe('gamma');
       await t.http.get(`/api/projects/gamma?companyId=${c.id}`).expect(200);
+    });
+
+    it('lets only one of two concurrent renames onto one shortname win', async () => {
+      const c = await createCompany(t);
+      const [a, b] = [await createProject(t, c.id), await createProject(t, c.id)];
+      const results = await Promise.all([a, b].map((p) => t.http.patch(`/api/projects/${p.id}`).send({ name: 'Winner' })));
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     });
 
     it('accepts the shortname as the path id', async () => {
