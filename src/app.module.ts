@@ -17,7 +17,10 @@ import { ActivityModule } from './modules/activity/activity.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
+import { GoalsModule } from './modules/goals/goals.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { PreferencesModule } from './modules/preferences/preferences.module';
+import { ProjectsModule } from './modules/projects/projects.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
@@ -32,6 +35,9 @@ const DOMAIN_MODULES = [
   BudgetsModule,
   HeartbeatModule,
   SecretsModule,
+  GoalsModule,
+  ProjectsModule,
+  PreferencesModule,
 ];
 
 @Module({})

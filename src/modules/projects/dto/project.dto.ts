@@ -1,0 +1,93 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize, IsArray, IsIn, IsISO8601, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateIf,
+} from 'class-validator';
+import { PROJECT_STATUSES, ProjectStatus } from '../project.entity';
+import { CreateWorkspaceDto, WorkspaceResponseDto } from './workspace.dto';
+
+const nullable = () => ValidateIf((_: unknown, v: unknown) => v !== null);
+
+class ProjectFieldsDto {
+  @ApiPropertyOptional({ nullable: true, type: String })
+  @IsOptional() @nullable() @IsString() @MaxLength(20_000) description?: string | null;
+  @ApiPropertyOptional({ enum: PROJECT_STATUSES })
+  @IsOptional() @IsIn(PROJECT_STATUSES) status?: ProjectStatus;
+  /** preferred: linked goals in order (goals of the company) */
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID(undefined, { each: true }) goalIds?: string[];
+  /** legacy: a single goal; ignored when goalIds is given */
+  @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
+  @IsOptional() @nullable() @IsUUID() goalId?: string | null;
+  @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
+  @IsOptional() @nullable() @IsUUID() leadAgentId?: string | null;
+  /** `YYYY-MM-DD` */
+  @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-31' })
+  @IsOptional() @nullable() @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'targetDate must be YYYY-MM-DD' }) @IsISO8601({ strict: true }) targetDate?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, example: '#1f6feb' })
+  @IsOptional() @nullable() @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'color must be a hex color #rrggbb' }) color?: string | null;
+  /** env var name -> inline string or `{ type: "secret_ref", secretId, version? }` */
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional() @IsObject() env?: Record<string, unknown>;
+  @ApiPropertyOptional({ nullable: true, type: 'object', additionalProperties: true })
+  @IsOptional() @nullable() @IsObject() executionWorkspacePolicy?: Record<string, unknown> | null;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
+  @IsOptional() @nullable() @IsISO8601() archivedAt?: string | null;
+}
+
+export class UpdateProjectDto extends ProjectFieldsDto {
+  /** renaming changes the urlKey; a collision with another project's shortname is 409 */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+}
+
+export class CreateProjectDto extends ProjectFieldsDto {
+  /** normalised to the company-unique urlKey (a taken key gets a numeric suffix) */
+  @IsString() @IsNotEmpty() @MaxLength(200) name: string;
+  /** seeds the first (primary) workspace; an invalid payload fails the whole creation with 422 */
+  @ApiPropertyOptional({ type: CreateWorkspaceDto })
+  @IsOptional() @IsObject() workspace?: Record<string, unknown>;
+}
+
+export class GetProjectQueryDto {
+  /** the company a shortname is looked up in */
+  @IsOptional() @IsUUID() companyId?: string;
+}
+
+export class ProjectGoalSummaryDto {
+  id: string;
+  title: string;
+  level: string;
+  status: string;
+}
+
+export class CodebaseDto {
+  @ApiProperty({ nullable: true, type: String }) repoUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) repoRef: string | null;
+  @ApiProperty({ nullable: true, type: String }) cwd: string | null;
+}
+
+export class ProjectResponseDto {
+  id: string;
+  companyId: string;
+  name: string;
+  /** company-unique shortname */
+  urlKey: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty({ enum: PROJECT_STATUSES }) status: string;
+  @ApiProperty({ nullable: true, type: String, description: 'legacy: the first linked goal' }) goalId: string | null;
+  goalIds: string[];
+  goals: ProjectGoalSummaryDto[];
+  @ApiProperty({ nullable: true, type: String }) leadAgentId: string | null;
+  @ApiProperty({ nullable: true, type: String }) targetDate: string | null;
+  @ApiProperty({ nullable: true, type: String }) color: string | null;
+  env: Record<string, unknown>;
+  @ApiProperty({ nullable: true, type: 'object', additionalProperties: true }) executionWorkspacePolicy: Record<string, unknown> | null;
+  @ApiProperty({ nullable: true, type: String }) archivedAt: string | null;
+  /** set when a budget hard stop paused the project */
+  @ApiProperty({ nullable: true, type: String }) pausedAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) pauseReason: string | null;
+  /** derived from the primary workspace; null without one */
+  @ApiProperty({ nullable: true, type: CodebaseDto }) codebase: CodebaseDto | null;
+  workspaces: WorkspaceResponseDto[];
+  @ApiProperty({ nullable: true, type: WorkspaceResponseDto }) primaryWorkspace: WorkspaceResponseDto | null;
+  createdAt: string;
+  updatedAt: string;
+}

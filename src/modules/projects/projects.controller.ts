@@ -1,0 +1,53 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { LogActivity } from '../../common/activity/log-activity.decorator';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { CreateProjectDto, GetProjectQueryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
+import { ProjectsService } from './projects.service';
+
+@ApiTags('projects')
+@Controller()
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  /** All projects of the company with goals and workspaces. */
+  @Get('companies/:companyId/projects')
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@Param('companyId') companyId: string): Promise<ProjectResponseDto[]> {
+    return this.projects.list(companyId);
+  }
+
+  /** Status defaults to `backlog`, colour to the palette; `workspace` seeds the first workspace (invalid: 422, nothing created). */
+  @Post('companies/:companyId/projects')
+  @HttpCode(201)
+  @Authorize({ callers: ['board', 'agent'] })
+  @LogActivity('project.created', { entityType: 'project' })
+  create(@Param('companyId') companyId: string, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
+    return this.projects.create(companyId, dto);
+  }
+
+  /** By UUID or shortname (`?companyId=` narrows a shortname to one company); an ambiguous shortname is 409. */
+  @Get('projects/:projectId')
+  @Authorize({ callers: ['board', 'agent'] })
+  get(@CurrentActor() actor: Actor, @Param('projectId') projectId: string, @Query() q: GetProjectQueryDto): Promise<ProjectResponseDto> {
+    return this.projects.get(actor, projectId, q.companyId);
+  }
+
+  /** Partial update; `goalIds` preferred over the legacy `goalId`; a rename onto another project's shortname is 409. */
+  @Patch('projects/:projectId')
+  @Authorize({ callers: ['board', 'agent'] })
+  @LogActivity('project.updated', { entityType: 'project' })
+  update(@CurrentActor() actor: Actor, @Param('projectId') projectId: string, @Body() dto: UpdateProjectDto): Promise<ProjectResponseDto> {
+    return this.projects.update(actor, projectId, dto);
+  }
+
+  /** Returns the deleted row; its workspaces (and their runtime services) go with it. */
+  @Delete('projects/:projectId')
+  @Authorize({ callers: ['board', 'agent'] })
+  @LogActivity('project.deleted', { entityType: 'project', details: (c) => ({ name: c.result.name, urlKey: c.result.urlKey }) })
+  remove(@CurrentActor() actor: Actor, @Param('projectId') projectId: string): Promise<ProjectResponseDto> {
+    return this.projects.remove(actor, projectId);
+  }
+}

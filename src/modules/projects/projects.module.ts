@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { ProjectsController } from './projects.controller';
+import { ProjectsService } from './projects.service';
+import { RuntimeServicesService } from './runtime-services.service';
+import { RuntimeSupervisor } from './runtime-supervisor.service';
+import { WorkspacesController } from './workspaces.controller';
+import { WorkspacesService } from './workspaces.service';
+
+@Module({
+  controllers: [ProjectsController, WorkspacesController],
+  providers: [ProjectsService, WorkspacesService, RuntimeSupervisor, RuntimeServicesService],
+  exports: [ProjectsService, WorkspacesService],
+})
+export class ProjectsModule {}

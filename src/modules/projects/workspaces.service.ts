@@ -1,0 +1,173 @@
+import { Injectable } from '@nestjs/common';
+import { notFound, unprocessable } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { Db } from '../../database/db.service';
+import { CreateWorkspaceDto, UpdateWorkspaceDto, WorkspaceResponseDto } from './dto/workspace.dto';
+import { ProjectWorkspaceEntity, RuntimeConfig } from './project-workspace.entity';
+import { RuntimeSupervisor } from './runtime-supervisor.service';
+import { assertWorkspaceRules, defaultSourceType, defaultWorkspaceName } from './workspace-rules';
+
+export function toWorkspaceResponse(w: ProjectWorkspaceEntity): WorkspaceResponseDto {
+  const running = w.runtimePid !== null;
+  return {
+    id: w.id,
+    companyId: w.companyId,
+    projectId: w.projectId,
+    name: w.name,
+    sourceType: w.sourceType,
+    cwd: w.cwd,
+    repoUrl: w.repoUrl,
+    repoRef: w.repoRef,
+    defaultRef: w.defaultRef,
+    visibility: w.visibility,
+    setupCommand: w.setupCommand,
+    cleanupCommand: w.cleanupCommand,
+    remoteProvider: w.remoteProvider,
+    remoteWorkspaceRef: w.remoteWorkspaceRef,
+    sharedWorkspaceKey: w.sharedWorkspaceKey,
+    metadata: w.metadata,
+    runtimeConfig: w.runtimeConfig,
+    isPrimary: w.isPrimary,
+    desiredState: w.desiredState,
+    runtimeService: {
+      status: running ? 'running' : w.desiredState === 'running' && w.runtimeExitedAt ? 'exited' : 'stopped',
+      pid: w.runtimePid,
+      ownerInstanceId: w.runtimeOwnerId,
+      startedAt: running && w.runtimeStartedAt ? w.runtimeStartedAt.toISOString() : null,
+      exitCode: w.runtimeExitCode,
+      exitedAt: w.runtimeExitedAt ? w.runtimeExitedAt.toISOString() : null,
+    },
+    createdAt: w.createdAt.toISOString(),
+    updatedAt: w.updatedAt.toISOString(),
+  };
+}
+
+/** The project a workspace change runs under, locked by the caller (primacy moves serialise on it). */
+export interface LockedProject {
+  id: string;
+  companyId: string;
+}
+
+const SIMPLE_FIELDS = [
+  'name', 'sourceType', 'cwd', 'repoUrl', 'repoRef', 'defaultRef', 'visibility', 'setupCommand', 'cleanupCommand',
+  'remoteProvider', 'remoteWorkspaceRef', 'sharedWorkspaceKey', 'metadata',
+] as const;
+
+/**
+ * Workspace rules: at least one of cwd or repoUrl (remote_managed: remoteWorkspaceRef or repoUrl),
+ * the first workspace is primary, `isPrimary: true` moves primacy, deleting the primary promotes
+ * the oldest remaining one. Callers hold the project row lock; the partial unique index
+ * `project_workspaces_one_primary` guarantees a single primary.
+ */
+@Injectable()
+export class WorkspacesService {
+  constructor(
+    private readonly db: Db,
+    private readonly supervisor: RuntimeSupervisor,
+  ) {}
+
+  private get repo() {
+    return this.db.repo(ProjectWorkspaceEntity);
+  }
+
+  async listEntities(projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
+    if (!projectIds.length) return [];
+    return this.repo
+      .createQueryBuilder('w')
+      .where('w.project_id = ANY(:projectIds)', { projectIds })
+      .orderBy('w.created_at', 'ASC')
+      .addOrderBy('w.id', 'ASC')
+      .getMany();
+  }
+
+  async list(projectId: string): Promise<WorkspaceResponseDto[]> {
+    return (await this.listEntities([projectId])).map(toWorkspaceResponse);
+  }
+
+  async getEntity(projectId: string, workspaceId: string, lock = false): Promise<ProjectWorkspaceEntity> {
+    if (!isUuid(workspaceId)) throw notFound('Workspace');
+    const qb = this.repo.createQueryBuilder('w').where('w.id = :workspaceId AND w.project_id = :projectId', { workspaceId, projectId });
+    if (lock) qb.setLock('pessimistic_write');
+    const w = await qb.getOne();
+    if (!w) throw notFound('Workspace');
+    return w;
+  }
+
+  async create(project: LockedProject, dto: CreateWorkspaceDto): Promise<WorkspaceResponseDto> {
+    const w = this.repo.create({
+      companyId: project.companyId,
+      projectId: project.id,
+      metadata: {},
+      runtimeConfig: null,
+      desiredState: 'stopped',
+      cwd: null, repoUrl: null, repoRef: null, defaultRef: null, visibility: null, setupCommand: null, cleanupCommand: null,
+      remoteProvider: null, remoteWorkspaceRef: null, sharedWorkspaceKey: null,
+    });
+    this.apply(w, dto);
+    w.sourceType = dto.sourceType ?? defaultSourceType(w.cwd, w.repoUrl);
+    w.name = dto.name?.trim() || defaultWorkspaceName(w.cwd, w.repoUrl, w.remoteWorkspaceRef);
+    assertWorkspaceRules(w);
+    const [{ count }] = await this.db.query<{ count: number }>(`SELECT count(*)::int AS count FROM project_workspaces WHERE project_id = $1`, [project.id]);
+    w.isPrimary = count === 0 || dto.isPrimary === true;
+    if (w.isPrimary) await this.clearPrimary(project.id);
+    const saved = await this.repo.save(w);
+    return toWorkspaceResponse(await this.repo.findOneByOrFail({ id: saved.id }));
+  }
+
+  async update(project: LockedProject, workspaceId: string, dto: UpdateWorkspaceDto): Promise<WorkspaceResponseDto> {
+    const w = await this.getEntity(project.id, workspaceId, true);
+    this.apply(w, dto);
+    assertWorkspaceRules(w);
+    if (dto.isPrimary === true && !w.isPrimary) {
+      await this.clearPrimary(project.id);
+      w.isPrimary = true;
+    } else if (dto.isPrimary === false && w.isPrimary) {
+      // primacy can only move: the oldest other workspace takes it
+      const next = await this.oldestOther(project.id, w.id);
+      if (!next) throw unprocessable('The only workspace of a project stays primary', 'primary_required', { field: 'isPrimary' });
+      w.isPrimary = false;
+      await this.repo.save(w);
+      await this.repo.update({ id: next }, { isPrimary: true });
+    }
+    await this.repo.save(w);
+    return toWorkspaceResponse(await this.repo.findOneByOrFail({ id: w.id }));
+  }
+
+  /** Returns the deleted row; a deleted primary hands primacy to the oldest remaining workspace; its runtime process is stopped. */
+  async remove(project: LockedProject, workspaceId: string): Promise<WorkspaceResponseDto> {
+    const w = await this.getEntity(project.id, workspaceId, true);
+    const before = toWorkspaceResponse(w);
+    await this.repo.delete({ id: w.id });
+    if (w.isPrimary) {
+      const next = await this.oldestOther(project.id, w.id);
+      if (next) await this.repo.update({ id: next }, { isPrimary: true });
+    }
+    this.stopAfterCommit([w.id]);
+    return before;
+  }
+
+  /** Runtime processes of removed workspaces stop once the removal is committed. */
+  stopAfterCommit(workspaceIds: string[]): void {
+    for (const id of workspaceIds) this.db.afterCommit(() => this.supervisor.stop(id));
+  }
+
+  private apply(w: ProjectWorkspaceEntity, dto: UpdateWorkspaceDto): void {
+    for (const key of SIMPLE_FIELDS) {
+      const value = dto[key];
+      if (value !== undefined) (w as unknown as Record<string, unknown>)[key] = typeof value === 'string' && key === 'name' ? value.trim() : value;
+    }
+    if (dto.runtimeConfig !== undefined) w.runtimeConfig = dto.runtimeConfig ? ({ ...dto.runtimeConfig } as RuntimeConfig) : null;
+  }
+
+  private async clearPrimary(projectId: string): Promise<void> {
+    await this.db.query(`UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE project_id = $1 AND is_primary`, [projectId]);
+  }
+
+  private async oldestOther(projectId: string, workspaceId: string): Promise<string | undefined> {
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT id FROM project_workspaces WHERE project_id = $1 AND id <> $2 ORDER BY created_at, id LIMIT 1`,
+      [projectId, workspaceId],
+    );
+    return rows[0]?.id;
+  }
+}
