@@ -6,6 +6,7 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { assertAgentOfCompany, assertGoalsOfCompany } from '../goals/company-references';
 import { CreateProjectDto, ProjectGoalSummaryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
+import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { assertProjectEnv } from './project-env';
 import { ProjectEntity } from './project.entity';
 import { ProjectWorkspaceEntity } from './project-workspace.entity';
@@ -26,7 +27,13 @@ export class ProjectsService {
     private readonly db: Db,
     private readonly access: CompanyAccessService,
     private readonly workspaces: WorkspacesService,
+    private readonly secretBindings: SecretBindingsService,
   ) {}
+
+  /** Shape check, then secret references resolved against the company and normalised before storage. */
+  private async normalizeEnv(companyId: string, env: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.secretBindings.validateEnvBindings(companyId, assertProjectEnv(env), { field: 'env' });
+  }
 
   private get repo() {
     return this.db.repo(ProjectEntity);
@@ -85,6 +92,7 @@ export class ProjectsService {
     const goalIds = await this.requestedGoals(companyId, dto);
     if (dto.leadAgentId) await assertAgentOfCompany(this.db, companyId, dto.leadAgentId, 'leadAgentId');
     const color = dto.color ?? (await this.paletteColor(companyId));
+    const env = await this.normalizeEnv(companyId, dto.env ?? {});
     const base = toUrlKey(dto.name);
     let id: string | undefined;
     for (let n = 1; !id && n <= MAX_SUFFIX; n++) {
@@ -95,7 +103,7 @@ export class ProjectsService {
          ON CONFLICT (company_id, url_key) DO NOTHING RETURNING id`,
         [
           companyId, dto.name.trim(), urlKey, dto.description ?? null, dto.status ?? 'backlog', dto.leadAgentId ?? null, dto.targetDate ?? null,
-          color.toLowerCase(), JSON.stringify(assertProjectEnv(dto.env ?? {})), dto.executionWorkspacePolicy ? JSON.stringify(dto.executionWorkspacePolicy) : null,
+          color.toLowerCase(), JSON.stringify(env), dto.executionWorkspacePolicy ? JSON.stringify(dto.executionWorkspacePolicy) : null,
           dto.archivedAt ?? null,
         ],
       );
@@ -126,7 +134,7 @@ export class ProjectsService {
     if (dto.status !== undefined) project.status = dto.status;
     if (dto.targetDate !== undefined) project.targetDate = dto.targetDate;
     if (dto.color !== undefined) project.color = dto.color ? dto.color.toLowerCase() : (await this.paletteColor(project.companyId));
-    if (dto.env !== undefined) project.env = assertProjectEnv(dto.env);
+    if (dto.env !== undefined) project.env = await this.normalizeEnv(project.companyId, dto.env);
     if (dto.executionWorkspacePolicy !== undefined) project.executionWorkspacePolicy = dto.executionWorkspacePolicy;
     if (dto.archivedAt !== undefined) project.archivedAt = dto.archivedAt === null ? null : new Date(dto.archivedAt);
     const goalIds = await this.requestedGoals(project.companyId, dto);
