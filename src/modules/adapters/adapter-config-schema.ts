@@ -1,0 +1,136 @@
+import { isUuid } from '../../common/http/uuid';
+
+/**
+ * A small JSON-schema subset describing an adapter's configuration: enough to validate and
+ * normalise `adapterConfig` on create/patch and to serve the settings form later
+ * (GET /api/adapters/:type/config-schema). Unknown keys are kept: adapters evolve faster
+ * than the service and the built-in agents and skills features store their own keys there.
+ */
+export type ConfigFieldSchema =
+  | { type: 'string'; description?: string; minLength?: number; enum?: string[]; format?: 'url' | 'uri-or-ws' }
+  | { type: 'integer'; description?: string; minimum?: number; maximum?: number }
+  | { type: 'number'; description?: string; minimum?: number }
+  | { type: 'boolean'; description?: string }
+  | { type: 'string-array'; description?: string }
+  | { type: 'string-map'; description?: string }
+  | { type: 'object'; description?: string }
+  | { type: 'env'; description?: string };
+
+export interface AdapterConfigSchema {
+  type: 'object';
+  required?: string[];
+  properties: Record<string, ConfigFieldSchema>;
+}
+
+/** A config value the schema refuses; `field` is the dotted path inside the request body. */
+export class ConfigFieldError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface SecretRef {
+  type: 'secret_ref';
+  secretId: string;
+  version: 'latest' | number;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `env` values: inline strings or `{ type: "secret_ref", secretId, version? }` (omitted version = latest). */
+export function normalizeEnv(value: unknown, path: string): Record<string, string | SecretRef> {
+  if (!isPlainObject(value)) throw new ConfigFieldError(path, `${path} must be an object of environment variables`);
+  const out: Record<string, string | SecretRef> = {};
+  for (const [name, v] of Object.entries(value)) {
+    const at = `${path}.${name}`;
+    if (!ENV_NAME.test(name)) throw new ConfigFieldError(at, `${at}: invalid environment variable name`);
+    if (typeof v === 'string') {
+      out[name] = v;
+      continue;
+    }
+    if (!isPlainObject(v) || v.type !== 'secret_ref') {
+      throw new ConfigFieldError(at, `${at} must be a string or { type: "secret_ref", secretId, version }`);
+    }
+    if (!isUuid(v.secretId)) throw new ConfigFieldError(`${at}.secretId`, `${at}.secretId must be a secret id (UUID)`);
+    const version = v.version ?? 'latest';
+    if (version !== 'latest' && !(Number.isInteger(version) && (version as number) >= 1)) {
+      throw new ConfigFieldError(`${at}.version`, `${at}.version must be "latest" or a positive integer`);
+    }
+    const extra = Object.keys(v).filter((k) => !['type', 'secretId', 'version'].includes(k));
+    if (extra.length) throw new ConfigFieldError(`${at}.${extra[0]}`, `${at}: unexpected key ${extra[0]}`);
+    out[name] = { type: 'secret_ref', secretId: v.secretId, version: version as SecretRef['version'] };
+  }
+  return out;
+}
+
+/** Every secret reference of a config's `env` (for the same-company check of the secrets feature). */
+export function secretRefsOf(config: Record<string, unknown>): SecretRef[] {
+  const env = config.env;
+  if (!isPlainObject(env)) return [];
+  return Object.values(env).filter((v): v is SecretRef => isPlainObject(v) && v.type === 'secret_ref') as SecretRef[];
+}
+
+function checkField(value: unknown, schema: ConfigFieldSchema, path: string): unknown {
+  switch (schema.type) {
+    case 'string': {
+      if (typeof value !== 'string') throw new ConfigFieldError(path, `${path} must be a string`);
+      if (schema.minLength && value.trim().length < schema.minLength) throw new ConfigFieldError(path, `${path} must not be empty`);
+      if (schema.enum && !schema.enum.includes(value)) throw new ConfigFieldError(path, `${path} must be one of ${schema.enum.join(', ')}`);
+      if (schema.format) {
+        const protocols = schema.format === 'url' ? ['http:', 'https:'] : ['http:', 'https:', 'ws:', 'wss:'];
+        let ok = false;
+        try {
+          ok = protocols.includes(new URL(value).protocol);
+        } catch {
+          ok = false;
+        }
+        if (!ok) throw new ConfigFieldError(path, `${path} must be an ${protocols.map((p) => p.replace(':', '')).join('/')} URL`);
+      }
+      return value;
+    }
+    case 'integer':
+      if (!Number.isInteger(value)) throw new ConfigFieldError(path, `${path} must be an integer`);
+      if (schema.minimum !== undefined && (value as number) < schema.minimum) throw new ConfigFieldError(path, `${path} must be >= ${schema.minimum}`);
+      if (schema.maximum !== undefined && (value as number) > schema.maximum) throw new ConfigFieldError(path, `${path} must be <= ${schema.maximum}`);
+      return value;
+    case 'number':
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigFieldError(path, `${path} must be a number`);
+      if (schema.minimum !== undefined && value < schema.minimum) throw new ConfigFieldError(path, `${path} must be >= ${schema.minimum}`);
+      return value;
+    case 'boolean':
+      if (typeof value !== 'boolean') throw new ConfigFieldError(path, `${path} must be a boolean`);
+      return value;
+    case 'string-array':
+      if (!Array.isArray(value) || !value.every((x) => typeof x === 'string')) throw new ConfigFieldError(path, `${path} must be an array of strings`);
+      return value;
+    case 'string-map':
+      if (!isPlainObject(value) || !Object.values(value).every((x) => typeof x === 'string')) {
+        throw new ConfigFieldError(path, `${path} must be an object of strings`);
+      }
+      return value;
+    case 'object':
+      if (!isPlainObject(value)) throw new ConfigFieldError(path, `${path} must be an object`);
+      return value;
+    case 'env':
+      return normalizeEnv(value, path);
+  }
+}
+
+/** Validates known keys (nulls are dropped), keeps unknown ones, checks required keys. */
+export function validateAgainstSchema(config: unknown, schema: AdapterConfigSchema, path = 'adapterConfig'): Record<string, unknown> {
+  if (!isPlainObject(config)) throw new ConfigFieldError(path, `${path} must be an object`);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config)) {
+    const field = schema.properties[key];
+    if (value === null && field) continue;
+    out[key] = field ? checkField(value, field, `${path}.${key}`) : value;
+  }
+  for (const key of schema.required ?? []) {
+    if (out[key] === undefined) throw new ConfigFieldError(`${path}.${key}`, `${path}.${key} is required for this adapter type`);
+  }
+  return out;
+}
