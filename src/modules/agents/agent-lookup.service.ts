@@ -18,10 +18,14 @@ export class AgentLookup {
     return this.db.repo(AgentEntity);
   }
 
-  /** By UUID (any status), then company access: 404 unknown, 403 another company. */
+  /**
+   * By UUID (any status), then company access: 404 unknown, 403 another company. `lock` takes
+   * FOR NO KEY UPDATE: it serialises changes of the row without blocking foreign-key checks of
+   * rows that reference it (subordinates' reportsTo, keys, runs).
+   */
   async byId(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
     const qb = this.repo.createQueryBuilder('a').where('a.id = :id', { id: agentId });
-    if (lock) qb.setLock('pessimistic_write');
+    if (lock) qb.setLock('for_no_key_update');
     const agent = isUuid(agentId) ? await qb.getOne() : null;
     if (!agent) throw notFound('Agent');
     await this.access.assertAccessToKnownCompany(actor, agent.companyId);
