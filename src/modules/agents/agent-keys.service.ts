@@ -4,6 +4,7 @@ import { conflict, notFound } from '../../common/errors/domain-error';
 import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../common/auth/tokens';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
+import { ApprovalsService } from '../approvals/approvals.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { AgentApiKeyEntity } from './agent-api-key.entity';
 import { AgentLookup } from './agent-lookup.service';
@@ -18,6 +19,7 @@ export class AgentKeysService {
     private readonly db: Db,
     private readonly lookup: AgentLookup,
     private readonly authz: AuthorizationService,
+    private readonly approvals: ApprovalsService,
   ) {}
 
   private get repo() {
@@ -42,6 +44,7 @@ export class AgentKeysService {
     if (agent.status === 'pending_approval' || agent.status === 'terminated') {
       throw conflict(`API keys cannot be created for a ${agent.status} agent`, 'invalid_agent_status', { status: agent.status });
     }
+    if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
     const token = generateToken('ak');
     const key = await this.repo.save(
       this.repo.create({ companyId: agent.companyId, agentId: agent.id, name: name.trim(), tokenHash: sha256Hex(token), tokenPrefix: tokenDisplayPrefix(token), revokedAt: null, lastUsedAt: null }),

@@ -44,6 +44,8 @@ export class AgentLifecycleService {
   async resume(actor: Actor, agentId: string): Promise<AgentResponseDto> {
     const agent = await this.loadForLifecycle(actor, agentId);
     if (NOT_RESUMABLE.includes(agent.status)) throw conflict(`A ${agent.status} agent cannot be resumed`, 'invalid_agent_status', { status: agent.status });
+    // a hire paused while waiting for approval must not slip past the board
+    if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
     await this.setStatus(agent, 'idle', null);
     return this.reload(agent);
   }
@@ -92,6 +94,7 @@ export class AgentLifecycleService {
       throw conflict('A pending_approval agent leaves that state only through its approval', 'invalid_agent_status', { status: agent.status });
     }
     if (target === 'pending_approval') throw conflict('An agent cannot be moved back to pending_approval', 'invalid_agent_status');
+    if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
     await this.setStatus(agent, target, null);
   }
 

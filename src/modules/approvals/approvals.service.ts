@@ -38,7 +38,7 @@ export interface HireApprovalInput {
 
 /**
  * Board approvals. A hire approval moves its pending agent out of pending_approval:
- * approve -> idle, reject -> terminated (keys revoked, work cancelled).
+ * approve -> idle (a paused hire stays paused), reject -> terminated (keys revoked, work cancelled).
  */
 @Injectable()
 export class ApprovalsService {
@@ -70,6 +70,12 @@ export class ApprovalsService {
         decidedAt: null,
       }),
     );
+  }
+
+  /** An agent hired under approval stays unusable (no resume, no keys) until the board decides. */
+  async hasPendingHire(agentId: string): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM approvals WHERE agent_id = $1 AND type = 'hire_agent' AND status = 'pending'`, [agentId]);
+    return rows.length > 0;
   }
 
   /** Pending approvals of a deleted agent can no longer be decided. */
@@ -108,7 +114,7 @@ export class ApprovalsService {
     if (approval.agentId) {
       const rows = await this.db.query(
         `UPDATE agents SET status = 'terminated', terminated_at = now(), updated_at = now()
-          WHERE id = $1 AND company_id = $2 AND status = 'pending_approval' RETURNING id`,
+          WHERE id = $1 AND company_id = $2 AND status <> 'terminated' RETURNING id`,
         [approval.agentId, approval.companyId],
       );
       if (rows.length) {
