@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AdapterRegistry } from '../../src/modules/adapters/adapter-registry.service';
+import { AgentConfigService } from '../../src/modules/agents/agent-config.service';
+import { DomainError } from '../../src/common/errors/domain-error';
 import { agentBody, createAgent, createAgentKey, createAgentWithKey, createRestrictedAgentWithKey } from '../support/agents';
 import { bearer, createCompany, uniq } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -83,7 +85,7 @@ describe('agents', () => {
       [{ adapterType: 'process', adapterConfig: { command: 'x', args: 'a b' } }, 'adapterConfig.args'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: 1.5 } }, 'adapterConfig.timeoutSec'],
       [{ adapterType: 'http', adapterConfig: { url: 'ftp://x' } }, 'adapterConfig.url'],
-      [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: 1 } } }, 'adapterConfig.env.A'],
+      [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: [1] } } }, 'adapterConfig.env.A'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: 'nope' } } } }, 'adapterConfig.env.A.secretId'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: randomUUID(), version: 0 } } } }, 'adapterConfig.env.A.version'],
       [{ runtimeConfig: { heartbeat: { intervalSec: 'soon' } } }, 'runtimeConfig.heartbeat.intervalSec'],
@@ -106,6 +108,39 @@ describe('agents', () => {
         command: 'x',
         env: { PLAIN: 'v', REF: { type: 'secret_ref', secretId, version: 'latest' }, PINNED: { type: 'secret_ref', secretId, version: 3 } },
       });
+    });
+
+    it('keeps delivery and projectionClass of a secret reference and checks their shape', async () => {
+      const co = await createCompany(t);
+      const secretId = randomUUID();
+      const ref = { type: 'secret_ref', secretId, version: 2, delivery: 'api', projectionClass: 'token' };
+      const a = await createAgent(t, co.id, { adapterConfig: { command: 'x', env: { TOKEN: ref, N: 3 } } });
+      expect((a.adapterConfig as { env: unknown }).env).toEqual({ TOKEN: ref, N: 3 });
+      const bad = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterConfig: { command: 'x', env: { T: { ...ref, delivery: 'mail' } } } })).expect(422);
+      expect(bad.body.field).toBe('adapterConfig.env.T.delivery');
+    });
+
+    it('hands env to the secrets seam on create and PATCH (same-company check)', async () => {
+      const co = await createCompany(t);
+      const known = randomUUID();
+      const cfg = t.app.get(AgentConfigService);
+      cfg.envValidator = {
+        async validateEnv(_companyId, env, field) {
+          for (const [name, v] of Object.entries(env as Record<string, { secretId?: string }>)) {
+            if (typeof v === 'object' && v.secretId !== known) throw new DomainError(422, 'invalid_secret_reference', 'unknown secret', { field: `${field}.${name}.secretId` });
+          }
+          return env as Record<string, unknown>;
+        },
+      };
+      try {
+        const body = (secretId: string) => agentBody({ adapterConfig: { command: 'x', env: { K: { type: 'secret_ref', secretId } } } });
+        const res = await t.http.post(`/api/companies/${co.id}/agents`).send(body(randomUUID())).expect(422);
+        expect(res.body).toMatchObject({ code: 'invalid_secret_reference', field: 'adapterConfig.env.K.secretId' });
+        const ok = await t.http.post(`/api/companies/${co.id}/agents`).send(body(known)).expect(201);
+        await t.http.patch(`/api/agents/${ok.body.id}`).send({ adapterConfig: { env: { K: { type: 'secret_ref', secretId: randomUUID() } } } }).expect(422);
+      } finally {
+        cfg.envValidator = undefined;
+      }
     });
 
     it('fills create-time adapter defaults: a local runtime model and a gateway device key', async () => {

@@ -36,19 +36,27 @@ export interface SecretRef {
   type: 'secret_ref';
   secretId: string;
   version: 'latest' | number;
+  /** how the secret reaches the run (secrets feature): env, api or both */
+  delivery?: 'env' | 'api' | 'both';
+  projectionClass?: string;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const REF_KEYS = ['type', 'secretId', 'version', 'delivery', 'projectionClass'];
 
-/** `env` values: inline strings or `{ type: "secret_ref", secretId, version? }` (omitted version = latest). */
-export function normalizeEnv(value: unknown, path: string): Record<string, string | SecretRef> {
+/**
+ * `env` values: inline values (string, number, boolean, null) or secret references
+ * `{ type: "secret_ref", secretId, version?, delivery?, projectionClass? }` (omitted version = latest).
+ * Shape only: whether the secret exists in the company is the secrets feature's check.
+ */
+export function normalizeEnv(value: unknown, path: string): Record<string, unknown> {
   if (!isPlainObject(value)) throw new ConfigFieldError(path, `${path} must be an object of environment variables`);
-  const out: Record<string, string | SecretRef> = {};
+  const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(value)) {
     const at = `${path}.${name}`;
     if (!ENV_NAME.test(name)) throw new ConfigFieldError(at, `${at}: invalid environment variable name`);
-    if (typeof v === 'string') {
+    if (v === null || ['string', 'number', 'boolean'].includes(typeof v)) {
       out[name] = v;
       continue;
     }
@@ -60,18 +68,26 @@ export function normalizeEnv(value: unknown, path: string): Record<string, strin
     if (version !== 'latest' && !(Number.isInteger(version) && (version as number) >= 1)) {
       throw new ConfigFieldError(`${at}.version`, `${at}.version must be "latest" or a positive integer`);
     }
-    const extra = Object.keys(v).filter((k) => !['type', 'secretId', 'version'].includes(k));
-    if (extra.length) throw new ConfigFieldError(`${at}.${extra[0]}`, `${at}: unexpected key ${extra[0]}`);
-    out[name] = { type: 'secret_ref', secretId: v.secretId, version: version as SecretRef['version'] };
+    if (v.delivery !== undefined && !['env', 'api', 'both'].includes(v.delivery as string)) {
+      throw new ConfigFieldError(`${at}.delivery`, `${at}.delivery must be env, api or both`);
+    }
+    if (v.projectionClass !== undefined && typeof v.projectionClass !== 'string') {
+      throw new ConfigFieldError(`${at}.projectionClass`, `${at}.projectionClass must be a string`);
+    }
+    const extra = Object.keys(v).find((k) => !REF_KEYS.includes(k));
+    if (extra) throw new ConfigFieldError(`${at}.${extra}`, `${at}: unexpected key ${extra}`);
+    out[name] = { ...v, version };
   }
   return out;
 }
 
-/** Every secret reference of a config's `env` (for the same-company check of the secrets feature). */
-export function secretRefsOf(config: Record<string, unknown>): SecretRef[] {
+/** Every secret reference of a config's `env`, with the variable name it is bound to. */
+export function secretRefsOf(config: Record<string, unknown>): Array<SecretRef & { name: string }> {
   const env = config.env;
   if (!isPlainObject(env)) return [];
-  return Object.values(env).filter((v): v is SecretRef => isPlainObject(v) && v.type === 'secret_ref') as SecretRef[];
+  return Object.entries(env)
+    .filter(([, v]) => isPlainObject(v) && v.type === 'secret_ref')
+    .map(([name, v]) => ({ ...(v as unknown as SecretRef), name }));
 }
 
 function checkField(value: unknown, schema: ConfigFieldSchema, path: string): unknown {

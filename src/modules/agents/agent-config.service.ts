@@ -1,23 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../database/db.service';
-import { ConfigFieldError, SecretRef, secretRefsOf } from '../adapters/adapter-config-schema';
+import { ConfigFieldError } from '../adapters/adapter-config-schema';
 import { AdapterRegistry } from '../adapters/adapter-registry.service';
 import { ancestorsOf } from '../authorization/org-chart';
 import { invalidField } from './agent-fields';
 
 /**
- * Seam for the secrets feature: checks that every secret reference of an agent's config names
- * a secret of the same company (throw a 4xx naming `field`). Until secrets exist only the
- * shape of references is validated.
+ * Seam for the secrets feature: validates the env map of an agent's config against the company's
+ * secrets (every secret_ref names a secret of the same company, the version exists) and returns
+ * it normalised; throws a 4xx naming the field (e.g. `adapterConfig.env.API_TOKEN.secretId`).
+ * Wire it once secrets exist, e.g. `agentConfig.envValidator = { validateEnv: (c, env, field) =>
+ * bindings.validateEnvBindings(c, env, { field }) }`. Until then only the shape is validated.
  */
-export interface SecretRefValidator {
-  assertSameCompany(companyId: string, refs: Array<SecretRef & { field: string }>): Promise<void>;
+export interface EnvBindingValidator {
+  validateEnv(companyId: string, env: unknown, field: string): Promise<Record<string, unknown>>;
 }
 
 /** Adapter type and configuration validation, and the reportsTo rules, for create and PATCH. */
 @Injectable()
 export class AgentConfigService {
-  secretRefValidator?: SecretRefValidator;
+  envValidator?: EnvBindingValidator;
 
   constructor(
     private readonly db: Db,
@@ -34,14 +36,14 @@ export class AgentConfigService {
   async forCreate(companyId: string, type: string, config: Record<string, unknown>): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
     const out = this.mapErrors(() => this.adapters.prepareForCreate(type, config));
-    await this.checkSecretRefs(companyId, out);
+    await this.validateEnvBindings(companyId, out);
     return out;
   }
 
   async forUpdate(companyId: string, type: string, config: Record<string, unknown>): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
     const out = this.mapErrors(() => this.adapters.validateConfig(type, config));
-    await this.checkSecretRefs(companyId, out);
+    await this.validateEnvBindings(companyId, out);
     return out;
   }
 
@@ -54,14 +56,9 @@ export class AgentConfigService {
     }
   }
 
-  private async checkSecretRefs(companyId: string, config: Record<string, unknown>): Promise<void> {
-    if (!this.secretRefValidator) return;
-    const env = (config.env ?? {}) as Record<string, unknown>;
-    const refs = secretRefsOf(config).map((ref) => ({
-      ...ref,
-      field: `adapterConfig.env.${Object.keys(env).find((k) => env[k] === ref) ?? ''}`,
-    }));
-    if (refs.length) await this.secretRefValidator.assertSameCompany(companyId, refs);
+  private async validateEnvBindings(companyId: string, config: Record<string, unknown>): Promise<void> {
+    if (!this.envValidator || config.env === undefined) return;
+    config.env = await this.envValidator.validateEnv(companyId, config.env, 'adapterConfig.env');
   }
 
   /**
