@@ -352,6 +352,8 @@ describe('agents', () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
       await t.http.get(`/api/agents/${randomUUID()}`).expect(404);
+      await t.http.get(`/api/agents/${a.id}`).query({ companyId: randomUUID() }).expect(404);
+      await t.http.get(`/api/agents/${a.id}`).query({ companyId: co.id }).expect(200);
       const other = await createCompany(t);
       const { token } = await createAgentWithKey(t, other.id);
       await t.http.get(`/api/agents/${a.id}`).set(bearer(token)).expect(403);

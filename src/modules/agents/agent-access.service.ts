@@ -6,7 +6,6 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { isCompanyWide } from '../authorization/grant-scope';
 import { invalidField } from './agent-fields';
 import { AgentLookup } from './agent-lookup.service';
-import { toAgentResponse } from './agent-view';
 import { AgentEntity } from './agent.entity';
 import { AgentAccessDto, AgentResponseDto, GrantDto, MembershipDto, UpdateAgentPermissionsDto } from './dto/agent.dto';
 
@@ -59,7 +58,7 @@ export class AgentAccessService {
     if (dto.canAssignTasks !== undefined) {
       await this.setCanAssignTasks(agent, dto.canAssignTasks, actor.kind === 'agent' ? `agent:${actor.agentId}` : `user:${actor.userId}`);
     }
-    return toAgentResponse(await this.lookup.repo.findOneByOrFail({ id: agent.id }));
+    return this.lookup.view(actor, agent);
   }
 
   async describe(agent: AgentEntity): Promise<AgentAccessDto> {

@@ -7,7 +7,6 @@ import { ApprovalsService } from '../approvals/approvals.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { AgentLookup } from './agent-lookup.service';
-import { toAgentResponse } from './agent-view';
 import { AgentEntity, AgentStatus } from './agent.entity';
 import { AgentResponseDto } from './dto/agent.dto';
 
@@ -31,14 +30,15 @@ export class AgentLifecycleService {
     return agent;
   }
 
-  private async reload(agent: AgentEntity): Promise<AgentResponseDto> {
-    return toAgentResponse(await this.lookup.repo.findOneByOrFail({ id: agent.id }));
-  }
 
   async pause(actor: Actor, agentId: string): Promise<AgentResponseDto> {
+    return this.moveTo(actor, agentId, 'paused');
+  }
+
+  private async moveTo(actor: Actor, agentId: string, target: AgentStatus): Promise<AgentResponseDto> {
     const agent = await this.loadForLifecycle(actor, agentId);
-    await this.applyStatus(agent, 'paused');
-    return this.reload(agent);
+    await this.applyStatus(agent, target);
+    return this.lookup.view(actor, agent);
   }
 
   async resume(actor: Actor, agentId: string): Promise<AgentResponseDto> {
@@ -47,19 +47,17 @@ export class AgentLifecycleService {
     // a hire paused while waiting for approval must not slip past the board
     if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
     await this.setStatus(agent, 'idle', null);
-    return this.reload(agent);
+    return this.lookup.view(actor, agent);
   }
 
   async terminate(actor: Actor, agentId: string): Promise<AgentResponseDto> {
-    const agent = await this.loadForLifecycle(actor, agentId);
-    await this.applyStatus(agent, 'terminated');
-    return this.reload(agent);
+    return this.moveTo(actor, agentId, 'terminated');
   }
 
   /** Hard delete: runs, wakeups and keys go with the row (foreign keys cascade); queued work is cancelled first. */
   async remove(actor: Actor, agentId: string): Promise<AgentResponseDto> {
     const agent = await this.loadForLifecycle(actor, agentId);
-    const before = toAgentResponse(agent);
+    const before = await this.lookup.view(actor, agent, true);
     await this.cancellation.cancel({ companyId: agent.companyId, agentIds: [agent.id] }, 'agent_deleted');
     await this.approvals.cancelForAgent(agent.companyId, agent.id);
     await this.db.query(`DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [agent.companyId, agent.id]);
@@ -72,7 +70,7 @@ export class AgentLifecycleService {
     const agent = await this.loadForLifecycle(actor, agentId);
     await this.db.query(`UPDATE agents SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [agent.id, budgetMonthlyCents]);
     await this.budgets.syncMonthlyPolicy(agent.companyId, 'agent', agent.id, budgetMonthlyCents);
-    return this.reload(agent);
+    return this.lookup.view(actor, agent);
   }
 
   /**

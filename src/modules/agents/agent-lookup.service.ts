@@ -4,7 +4,10 @@ import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
+import { AuthorizationService } from '../authorization/authorization.service';
 import { AgentEntity } from './agent.entity';
+import { toAgentResponse } from './agent-view';
+import { AgentResponseDto } from './dto/agent.dto';
 
 /** Loads agents for routes keyed by agent id (or shortname) and checks the caller's company access. */
 @Injectable()
@@ -12,6 +15,7 @@ export class AgentLookup {
   constructor(
     private readonly db: Db,
     private readonly access: CompanyAccessService,
+    private readonly authz: AuthorizationService,
   ) {}
 
   get repo() {
@@ -51,6 +55,17 @@ export class AgentLookup {
       .getOne();
     if (!agent) throw notFound('Agent');
     return agent;
+  }
+
+  /** Whether the caller may read the agent's configuration (else it gets the redacted view). */
+  async canReadConfig(actor: Actor, agent: AgentEntity): Promise<boolean> {
+    return (await this.authz.decide({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id })).allowed;
+  }
+
+  /** The stored record as the caller may see it (fresh from the database unless `loaded`). */
+  async view(actor: Actor, agent: AgentEntity, loaded = false): Promise<AgentResponseDto> {
+    const fresh = loaded ? agent : await this.repo.findOneByOrFail({ id: agent.id });
+    return toAgentResponse(fresh, !(await this.canReadConfig(actor, fresh)));
   }
 
   async companyAgents(companyId: string): Promise<AgentEntity[]> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, conflict } from '../../common/errors/domain-error';
+import { badRequest, conflict, notFound } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { ApprovalsService, toApprovalResponse } from '../approvals/approvals.service';
 import { ApprovalResponseDto } from '../approvals/dto/approval.dto';
@@ -132,7 +132,10 @@ export class AgentsService {
   }
 
   async get(actor: Actor, ref: string, companyId?: string): Promise<AgentDetailResponseDto> {
-    return this.detail(actor, await this.lookup.byIdOrShortname(actor, ref, companyId));
+    const agent = await this.lookup.byIdOrShortname(actor, ref, companyId);
+    // a UUID with a ?companyId= of another company does not name this agent
+    if (companyId !== undefined && agent.companyId !== companyId) throw notFound('Agent');
+    return this.detail(actor, agent);
   }
 
   async me(actor: Actor): Promise<AgentDetailResponseDto> {
@@ -141,9 +144,8 @@ export class AgentsService {
   }
 
   private async detail(actor: Actor, agent: AgentEntity): Promise<AgentDetailResponseDto> {
-    const readable = (await this.authz.decide({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id })).allowed;
     return {
-      ...toAgentResponse(agent, !readable),
+      ...(await this.lookup.view(actor, agent, true)),
       chainOfCommand: await this.chainOfCommand(agent),
       access: await this.access.describe(agent),
     };
@@ -203,7 +205,7 @@ export class AgentsService {
     }
     await this.saveGuardingKey(agent);
     if (dto.status !== undefined && dto.status !== agent.status) await this.lifecycle.applyStatus(agent, dto.status);
-    return toAgentResponse(await this.lookup.repo.findOneByOrFail({ id: agent.id }));
+    return this.lookup.view(actor, agent);
   }
 
   /** A new name moves the URL key; a live agent already holding it: 409. */
