@@ -478,6 +478,24 @@ describe('agents', () => {
       expect((await t.http.patch(`/api/agents/${a.id}`).send({ name: 'Gamma' }).expect(200)).body.urlKey).toBe('gamma');
     });
 
+    it('lets only one of two concurrent renames take the same shortname', async () => {
+      const co = await createCompany(t);
+      const a = await createAgent(t, co.id);
+      const b = await createAgent(t, co.id);
+      const results = await Promise.all([a, b].map((x) => t.http.patch(`/api/agents/${x.id}`).send({ name: 'Contested' })));
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+      const keys = await t.dataSource.query(`SELECT url_key FROM agents WHERE company_id = $1 AND url_key = 'contested'`, [co.id]);
+      expect(keys).toHaveLength(1);
+    });
+
+    it('refuses a status or budget change by the agent itself (lifecycle needs authority)', async () => {
+      const co = await createCompany(t);
+      const me = await createRestrictedAgentWithKey(t, co.id);
+      const res = await t.http.patch(`/api/agents/${me.agent.id}`).set(bearer(me.token)).send({ status: 'paused' }).expect(403);
+      expect(res.body.reason).toBe('deny_missing_grant');
+      await t.http.patch(`/api/agents/${me.agent.id}`).set(bearer(me.token)).send({ budgetMonthlyCents: 10 }).expect(403);
+    });
+
     it('rejects status active for terminated and pending_approval agents', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);

@@ -36,6 +36,13 @@ export const DECISION_REASONS = [
 
 export type DecisionReason = (typeof DECISION_REASONS)[number];
 
+/**
+ * Issue assignment (issues routes): call `assert({ actor, action: 'issue.assign', companyId,
+ * targetAgentId | targetUserId (the new assignee; both absent when unassigning), projectId (the
+ * issue's project after the change), issue: { id, assigneeAgentId (current), projectId,
+ * executionPolicy } })`. The decision reads the target agent's and the project's policy blocks
+ * itself; the issue's `executionPolicy` comes from the request (it may not be stored yet).
+ */
 export interface AuthzRequest {
   actor: Actor | undefined;
   action: AuthzAction;
