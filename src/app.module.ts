@@ -14,6 +14,9 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { loggerOptions } from './logger';
 import { ActivityModule } from './modules/activity/activity.module';
+import { AdaptersModule } from './modules/adapters/adapters.module';
+import { AgentsModule } from './modules/agents/agents.module';
+import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
@@ -38,6 +41,9 @@ const DOMAIN_MODULES = [
   GoalsModule,
   ProjectsModule,
   PreferencesModule,
+  AdaptersModule,
+  ApprovalsModule,
+  AgentsModule,
 ];
 
 @Module({})

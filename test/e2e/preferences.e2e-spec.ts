@@ -193,10 +193,14 @@ describe('preferences', () => {
       await insertRun('succeeded', '1 hour');
 
       // approvals and join requests belong to other modules: simulate their tables in this test database
-      await t.dataSource.query(`CREATE TABLE IF NOT EXISTS approvals (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), company_id uuid NOT NULL, status text NOT NULL)`);
       await t.dataSource.query(`CREATE TABLE IF NOT EXISTS join_requests (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), company_id uuid NOT NULL, status text NOT NULL)`);
-      const [approval] = await t.dataSource.query(`INSERT INTO approvals (company_id, status) VALUES ($1, 'pending') RETURNING id`, [c.id]);
-      await t.dataSource.query(`INSERT INTO approvals (company_id, status) VALUES ($1, 'approved')`, [c.id]);
+      const insertApproval = async (status: string) =>
+        (await t.dataSource.query(
+          `INSERT INTO approvals (company_id, type, status, requested_by_actor_type, requested_by_actor_id) VALUES ($1, 'hire_agent', $2, 'user', 'u') RETURNING id`,
+          [c.id, status],
+        ))[0];
+      const approval = await insertApproval('pending');
+      await insertApproval('approved');
       await t.dataSource.query(`INSERT INTO join_requests (company_id, status) VALUES ($1, 'pending_approval'), ($1, 'rejected')`, [c.id]);
 
       expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 1, joinRequests: 1, failedRuns: 2, inbox: 4 });
@@ -204,7 +208,7 @@ describe('preferences', () => {
       const until = new Date(Date.now() + 3600_000).toISOString();
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: `approval:${approval.id}`, kind: 'snooze', snoozedUntil: until }).expect(201);
       expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 1, joinRequests: 1, failedRuns: 2, inbox: 2 });
-      await t.dataSource.query(`DROP TABLE approvals, join_requests`);
+      await t.dataSource.query(`DROP TABLE join_requests`);
     });
   });
 

@@ -73,17 +73,26 @@ describe('projects', () => {
       }
     });
 
-    it('stores env as given and shape-checks secret references (422)', async () => {
+    it('stores env with secret references checked against the company (422 otherwise)', async () => {
       const c = await createCompany(t);
-      const env = { PLAIN: 'value', TOKEN: { type: 'secret_ref', secretId: randomUUID(), version: 'latest' }, PINNED: { type: 'secret_ref', secretId: randomUUID(), version: 2 } };
+      const other = await createCompany(t);
+      const secret = async (companyId: string, name: string) =>
+        (await t.http.post(`/api/companies/${companyId}/secrets`).send({ name, value: 'v1' }).expect(201)).body.id as string;
+      const tokenId = await secret(c.id, 'TOKEN');
+      const pinnedId = await secret(c.id, 'PINNED');
+      await t.http.post(`/api/secrets/${pinnedId}/rotate`).send({ value: 'v2' }).expect(200);
+      const foreignId = await secret(other.id, 'FOREIGN');
+      const env = { PLAIN: 'value', TOKEN: { type: 'secret_ref', secretId: tokenId, version: 'latest' }, PINNED: { type: 'secret_ref', secretId: pinnedId, version: 2 } };
       const p = await createProject(t, c.id, { env });
-      expect(p.env).toEqual(env);
+      expect(p.env).toMatchObject({ PLAIN: 'value', TOKEN: { type: 'secret_ref', secretId: tokenId }, PINNED: { type: 'secret_ref', secretId: pinnedId, version: 2 } });
+      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: randomUUID() } } }).expect(422);
+      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: foreignId } } }).expect(422);
       await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: 'nope' } } }).expect(422);
       await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: randomUUID(), version: 0 } } }).expect(422);
       await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { 'BAD-NAME': 'v' } }).expect(422);
       await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { N: 5 } }).expect(422);
       const stored = await t.dataSource.query(`SELECT env FROM projects WHERE id = $1`, [p.id]);
-      expect(stored[0].env).toEqual(env);
+      expect(stored[0].env).toEqual(p.env);
     });
 
     it('seeds the first, primary workspace and derives the codebase from it', async () => {

@@ -21,6 +21,8 @@ export class AgentEntity {
   @Column('text', { nullable: true }) pauseReason: string | null;
   @Column('jsonb') permissions: Record<string, unknown>;
   @Column('jsonb') metadata: Record<string, unknown>;
+  /** issues that led to the hire (POST agent-hires sourceIssueId/sourceIssueIds) */
+  @Column('jsonb') sourceIssueIds: string[];
   @Column('timestamptz', { nullable: true }) terminatedAt: Date | null;
   @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;

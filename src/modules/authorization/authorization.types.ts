@@ -4,7 +4,10 @@ import type { Actor } from '../../common/auth/actor';
 export type AuthzAction =
   | 'agent.create' // hire or create agents (agents:create)
   | 'agent.config.read' // read another agent's configuration
-  | 'agent.config.update' // mutate or probe configuration, lifecycle, keys
+  | 'agent.config.update' // mutate or probe configuration (self allowed)
+  | 'agent.lifecycle' // pause, resume, terminate, delete, budgets (not self)
+  | 'agent.keys.manage' // list, create, revoke API keys (not self)
+  | 'agent.permissions.update' // PATCH permissions: board, or the company's CEO agent
   | 'issue.assign' // set assigneeAgentId / assigneeUserId (tasks:assign, tasks:assign_scope)
   | 'issue.checkout.manage' // force-release another agent's checkout (tasks:manage_active_checkouts)
   | 'environments.manage'
@@ -33,6 +36,13 @@ export const DECISION_REASONS = [
 
 export type DecisionReason = (typeof DECISION_REASONS)[number];
 
+/**
+ * Issue assignment (issues routes): call `assert({ actor, action: 'issue.assign', companyId,
+ * targetAgentId | targetUserId (the new assignee; both absent when unassigning), projectId (the
+ * issue's project after the change), issue: { id, assigneeAgentId (current), projectId,
+ * executionPolicy } })`. The decision reads the target agent's and the project's policy blocks
+ * itself; the issue's `executionPolicy` comes from the request (it may not be stored yet).
+ */
 export interface AuthzRequest {
   actor: Actor | undefined;
   action: AuthzAction;
@@ -43,8 +53,25 @@ export interface AuthzRequest {
   targetUserId?: string | null;
   projectId?: string | null;
   /** the issue whose assignment changes (its policy and current assignee matter) */
-  issue?: { id: string; assigneeAgentId: string | null; projectId?: string | null; executionPolicy?: unknown } | null;
+  issue?: { id?: string; assigneeAgentId: string | null; projectId?: string | null; executionPolicy?: unknown } | null;
 }
+
+/** The grant keys an action is satisfied by (besides the implicit rules of the decision). */
+export const ACTION_PERMISSION_KEYS: Record<AuthzAction, string[]> = {
+  'agent.create': ['agents:create'],
+  'agent.config.read': ['agents:create', 'agents:configure'],
+  'agent.config.update': ['agents:create', 'agents:configure'],
+  'agent.lifecycle': ['agents:create', 'agents:configure'],
+  'agent.keys.manage': ['agents:create', 'agents:configure'],
+  'agent.permissions.update': ['users:manage_permissions'],
+  'issue.assign': ['tasks:assign', 'tasks:assign_scope'],
+  'issue.checkout.manage': ['tasks:manage_active_checkouts'],
+  'environments.manage': ['environments:manage'],
+  'users.invite': ['users:invite'],
+  'users.manage_permissions': ['users:manage_permissions'],
+  'joins.approve': ['joins:approve'],
+  'secrets.read': ['secrets:read'],
+};
 
 export interface AuthzDecision {
   allowed: boolean;

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+import { ConfigFieldError } from '../adapters/adapter-config-schema';
+import { AdapterRegistry } from '../adapters/adapter-registry.service';
+import { ancestorsOf } from '../authorization/org-chart';
+import { invalidField } from './agent-fields';
+
+/**
+ * Seam for the secrets feature: validates the env map of an agent's config against the company's
+ * secrets (every secret_ref names a secret of the same company, the version exists) and returns
+ * it normalised; throws a 4xx naming the field (e.g. `adapterConfig.env.API_TOKEN.secretId`).
+ * Wire it once secrets exist, e.g. `agentConfig.envValidator = { validateEnv: (c, env, field) =>
+ * bindings.validateEnvBindings(c, env, { field }) }`. Until then only the shape is validated.
+ */
+export interface EnvBindingValidator {
+  validateEnv(companyId: string, env: unknown, field: string): Promise<Record<string, unknown>>;
+}
+
+/** Adapter type and configuration validation, and the reportsTo rules, for create and PATCH. */
+@Injectable()
+export class AgentConfigService {
+  envValidator?: EnvBindingValidator;
+
+  constructor(
+    private readonly db: Db,
+    private readonly adapters: AdapterRegistry,
+  ) {}
+
+  assertKnownType(type: string): void {
+    if (!this.adapters.has(type)) {
+      throw invalidField('adapterType', `Unknown adapterType "${type}"; known: ${this.adapters.list().map((d) => d.type).join(', ')}`, 'unknown_adapter_type');
+    }
+  }
+
+  /** Validated config with the type's create-time defaults. */
+  async forCreate(companyId: string, type: string, config: Record<string, unknown>): Promise<Record<string, unknown>> {
+    this.assertKnownType(type);
+    const out = this.mapErrors(() => this.adapters.prepareForCreate(type, config));
+    await this.validateEnvBindings(companyId, out);
+    return out;
+  }
+
+  async forUpdate(companyId: string, type: string, config: Record<string, unknown>): Promise<Record<string, unknown>> {
+    this.assertKnownType(type);
+    const out = this.mapErrors(() => this.adapters.validateConfig(type, config));
+    await this.validateEnvBindings(companyId, out);
+    return out;
+  }
+
+  private mapErrors<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof ConfigFieldError) throw invalidField(err.field, err.message, 'invalid_adapter_config');
+      throw err;
+    }
+  }
+
+  private async validateEnvBindings(companyId: string, config: Record<string, unknown>): Promise<void> {
+    if (!this.envValidator || config.env === undefined) return;
+    config.env = await this.envValidator.validateEnv(companyId, config.env, 'adapterConfig.env');
+  }
+
+  /**
+   * reportsTo: an agent of the same company, not the agent itself, no cycle. Callers hold the
+   * company's org-chart lock so two concurrent moves cannot close a cycle together.
+   */
+  async assertValidManager(companyId: string, agentId: string | null, reportsTo: string): Promise<void> {
+    const [manager] = await this.db.query<{ company_id: string; status: string }>(`SELECT company_id, status FROM agents WHERE id = $1`, [reportsTo]);
+    if (!manager || manager.company_id !== companyId) throw invalidField('reportsTo', 'reportsTo must be an agent of the same company', 'invalid_reports_to');
+    if (manager.status === 'terminated') throw invalidField('reportsTo', 'reportsTo must not be a terminated agent', 'invalid_reports_to');
+    if (agentId === null) return;
+    if (reportsTo === agentId) throw invalidField('reportsTo', 'An agent cannot report to itself', 'reports_to_cycle');
+    const rows = await this.db.query<{ id: string; reports_to: string | null }>(`SELECT id, reports_to FROM agents WHERE company_id = $1`, [companyId]);
+    const chart = new Map(rows.map((r) => [r.id, r.reports_to]));
+    if (ancestorsOf(reportsTo, chart).includes(agentId)) throw invalidField('reportsTo', 'reportsTo would create a reporting cycle', 'reports_to_cycle');
+  }
+
+  /** Serialises org-chart changes of one company (transaction-scoped advisory lock). */
+  async lockOrgChart(companyId: string): Promise<void> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('agents-org-chart:' || $1))`, [companyId]);
+  }
+}

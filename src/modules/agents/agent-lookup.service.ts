@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
+import { badRequest, notFound } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { Db } from '../../database/db.service';
+import { AuthorizationService } from '../authorization/authorization.service';
+import { AgentEntity } from './agent.entity';
+import { toAgentResponse } from './agent-view';
+import { AgentResponseDto } from './dto/agent.dto';
+
+/** Loads agents for routes keyed by agent id (or shortname) and checks the caller's company access. */
+@Injectable()
+export class AgentLookup {
+  constructor(
+    private readonly db: Db,
+    private readonly access: CompanyAccessService,
+    private readonly authz: AuthorizationService,
+  ) {}
+
+  get repo() {
+    return this.db.repo(AgentEntity);
+  }
+
+  /**
+   * By UUID (any status), then company access: 404 unknown, 403 another company. `lock` takes
+   * FOR NO KEY UPDATE: it serialises changes of the row without blocking foreign-key checks of
+   * rows that reference it (subordinates' reportsTo, keys, runs).
+   */
+  async byId(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
+    const qb = this.repo.createQueryBuilder('a').where('a.id = :id', { id: agentId });
+    if (lock) qb.setLock('for_no_key_update');
+    const agent = isUuid(agentId) ? await qb.getOne() : null;
+    if (!agent) throw notFound('Agent');
+    await this.access.assertAccessToKnownCompany(actor, agent.companyId);
+    return agent;
+  }
+
+  /**
+   * UUID, or a company-unique shortname (URL key) resolved in `?companyId=` or the calling
+   * agent's company. A live agent wins over terminated ones holding the same key.
+   */
+  async byIdOrShortname(actor: Actor, ref: string, companyId?: string): Promise<AgentEntity> {
+    const key = ref.toLowerCase();
+    if (isUuid(ref)) return this.byId(actor, ref);
+    const scope = companyId ?? (actor.kind === 'agent' ? actor.companyId : undefined);
+    if (!scope) throw badRequest('A shortname needs ?companyId= (or agent authentication)', { field: 'companyId' }, 'company_required');
+    if (!isUuid(scope)) throw notFound('Agent');
+    await this.access.assertCompanyAccess(actor, scope);
+    const agent = await this.repo
+      .createQueryBuilder('a')
+      .where('a.company_id = :scope AND a.url_key = :key', { scope, key })
+      .orderBy(`(a.status = 'terminated')`, 'ASC')
+      .addOrderBy('a.created_at', 'DESC')
+      .getOne();
+    if (!agent) throw notFound('Agent');
+    return agent;
+  }
+
+  /** Whether the caller may read the agent's configuration (else it gets the redacted view). */
+  async canReadConfig(actor: Actor, agent: AgentEntity): Promise<boolean> {
+    return (await this.authz.decide({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id })).allowed;
+  }
+
+  /** The stored record as the caller may see it (fresh from the database unless `loaded`). */
+  async view(actor: Actor, agent: AgentEntity, loaded = false): Promise<AgentResponseDto> {
+    const fresh = loaded ? agent : await this.repo.findOneByOrFail({ id: agent.id });
+    return toAgentResponse(fresh, !(await this.canReadConfig(actor, fresh)));
+  }
+
+  async companyAgents(companyId: string): Promise<AgentEntity[]> {
+    if (!companyId) throw new Error('companyId required');
+    return this.repo.find({ where: { companyId } });
+  }
+}

@@ -1,0 +1,30 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { SecretBindingsService } from '../secrets/secret-bindings.service';
+import { ApprovalsModule } from '../approvals/approvals.module';
+import { AgentAccessService } from './agent-access.service';
+import { AgentConfigService } from './agent-config.service';
+import { AgentKeysService } from './agent-keys.service';
+import { AgentLifecycleService } from './agent-lifecycle.service';
+import { AgentLookup } from './agent-lookup.service';
+import { AgentsController } from './agents.controller';
+import { AgentsService } from './agents.service';
+
+@Module({
+  imports: [ApprovalsModule],
+  controllers: [AgentsController],
+  providers: [AgentsService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService],
+  exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService],
+})
+export class AgentsModule implements OnModuleInit {
+  constructor(
+    private readonly config: AgentConfigService,
+    private readonly secretBindings: SecretBindingsService,
+  ) {}
+
+  /** Secret references in adapterConfig.env must name secrets of the agent's company (validated and normalised on save). */
+  onModuleInit(): void {
+    this.config.envValidator = {
+      validateEnv: (companyId, env, field) => this.secretBindings.validateEnvBindings(companyId, env, { field }),
+    };
+  }
+}
