@@ -17,6 +17,7 @@ import { ActivityModule } from './modules/activity/activity.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
+import { CostsModule } from './modules/costs/costs.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SystemModule } from './modules/system/system.module';
@@ -29,6 +30,7 @@ const DOMAIN_MODULES = [
   ActivityModule,
   StorageModule,
   BudgetsModule,
+  CostsModule,
   HeartbeatModule,
 ];
 
