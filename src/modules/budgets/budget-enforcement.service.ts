@@ -135,8 +135,8 @@ export class BudgetEnforcementService {
     if (await this.holds(s.scopeType, s.scopeId)) return false;
     if (s.scopeType === 'company') {
       const rows = await this.db.query(
-        `UPDATE companies SET status = 'active', pause_reason = NULL, updated_at = now()
-          WHERE id = $1 AND status = 'paused' AND pause_reason = 'budget' RETURNING id`,
+        `WITH u AS (UPDATE companies SET status = 'active', pause_reason = NULL, updated_at = now()
+          WHERE id = $1 AND status = 'paused' AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
         [s.companyId],
       );
       await this.db.query(
@@ -150,15 +150,15 @@ export class BudgetEnforcementService {
     if (s.scopeType === 'agent') {
       if (await this.holds('company', s.companyId)) return false;
       const rows = await this.db.query(
-        `UPDATE agents SET status = 'idle', pause_reason = NULL, updated_at = now()
-          WHERE id = $1 AND company_id = $2 AND status = 'paused' AND pause_reason = 'budget' RETURNING id`,
+        `WITH u AS (UPDATE agents SET status = 'idle', pause_reason = NULL, updated_at = now()
+          WHERE id = $1 AND company_id = $2 AND status = 'paused' AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
         [s.scopeId, s.companyId],
       );
       return rows.length > 0;
     }
     const rows = await this.db.query(
-      `UPDATE projects SET paused_at = NULL, pause_reason = NULL, updated_at = now()
-        WHERE id = $1 AND company_id = $2 AND pause_reason = 'budget' RETURNING id`,
+      `WITH u AS (UPDATE projects SET paused_at = NULL, pause_reason = NULL, updated_at = now()
+        WHERE id = $1 AND company_id = $2 AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
       [s.scopeId, s.companyId],
     );
     return rows.length > 0;

@@ -52,7 +52,7 @@ export class BudgetPoliciesService {
   /** PATCH company budgets: budgetMonthlyCents and its calendar-month billed_cents policy. */
   async setCompanyBudget(companyId: string, cents: number): Promise<BudgetUpdateResponseDto> {
     const [row] = await this.db.query<{ spent_monthly_cents: number }>(
-      `UPDATE companies SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents`,
+      `WITH u AS (UPDATE companies SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents) SELECT * FROM u`,
       [companyId, cents],
     );
     if (!row) throw notFound('Company');
@@ -66,7 +66,7 @@ export class BudgetPoliciesService {
     if (!agent) throw notFound('Agent');
     await this.access.assertAccessToKnownCompany(actor, agent.company_id);
     const [row] = await this.db.query<{ spent_monthly_cents: number }>(
-      `UPDATE agents SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents`,
+      `WITH u AS (UPDATE agents SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents) SELECT * FROM u`,
       [agentId, cents],
     );
     await this.sync.syncMonthlyPolicy(agent.company_id, 'agent', agentId, cents);

@@ -56,7 +56,7 @@ export class BudgetWindowService {
     for (const [table, scope] of [['companies', 'company'], ['agents', 'agent']] as const) {
       await this.db.query(
         `UPDATE ${table} t SET spent_monthly_cents = x.cents, updated_at = now()
-           FROM (SELECT t2.id, COALESCE(LEAST(u.billed_cents, ${MAX_INT4}), 0)::int AS cents
+           FROM (SELECT t2.id, LEAST(COALESCE(u.billed_cents, 0), ${MAX_INT4})::int AS cents
                    FROM ${table} t2 LEFT JOIN cost_usage u ON u.scope_type = '${scope}' AND u.scope_id = t2.id
                         AND u.window_kind = 'calendar_month_utc' AND u.window_start = $1) x
           WHERE t.id = x.id AND t.spent_monthly_cents IS DISTINCT FROM x.cents`,
@@ -71,12 +71,14 @@ export class BudgetWindowService {
       `WITH expired AS (
          SELECT id, hold_active FROM budget_incidents
           WHERE window_kind = 'calendar_month_utc' AND window_start < $1 AND (status = 'open' OR hold_active)
-          FOR UPDATE)
+          FOR UPDATE),
+       lifted AS (
        UPDATE budget_incidents i SET hold_active = false, status = 'resolved',
               resolution = COALESCE(i.resolution, 'window_reset'), resolved_at = COALESCE(i.resolved_at, now()),
               resolved_by_actor_type = COALESCE(i.resolved_by_actor_type, 'system'), resolved_by_actor_id = COALESCE(i.resolved_by_actor_id, 'budget-window')
          FROM expired e WHERE i.id = e.id
-       RETURNING i.id, i.company_id, i.scope_type, i.scope_id, e.hold_active AS was_holding`,
+       RETURNING i.id, i.company_id, i.scope_type, i.scope_id, e.hold_active AS was_holding)
+       SELECT * FROM lifted`,
       [month],
     );
     const scopes = new Map<string, { companyId: string; scopeType: BudgetScope; scopeId: string; incidentIds: string[] }>();
