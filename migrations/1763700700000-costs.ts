@@ -3,7 +3,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Costs, finance events and budget enforcement.
  * - cost_events: one row per reported usage; idempotent by client key or by (run, provider, model, occurredAt).
- * - cost_usage: running totals per scope (company, agent, project) and window (calendar month, lifetime),
+ * - cost_usage: running totals per scope (company, agent, project) and window (calendar month, lifetime, UTC day),
  *   maintained in the cost-event transaction. Budget checks and all-time reports read one row instead of
  *   summing millions of events; the row lock on it serialises concurrent events of a scope.
  * - budget_incidents: soft (warn) and hard (limit) incidents, one per policy, window, kind and budget amount.
@@ -45,7 +45,7 @@ export class Costs1763700700000 implements MigrationInterface {
       )`);
     // range reports (summary, window spend) read company + time; INCLUDE keeps them index-only
     await q.query(`CREATE INDEX cost_events_company_time_idx ON cost_events (company_id, occurred_at)
-      INCLUDE (cost_cents, input_tokens, cached_input_tokens, output_tokens)`);
+      INCLUDE (agent_id, cost_cents, input_tokens, cached_input_tokens, output_tokens)`);
     // by-agent over a range: grouped index order, no sort
     await q.query(`CREATE INDEX cost_events_company_agent_time_idx ON cost_events (company_id, agent_id, occurred_at)
       INCLUDE (cost_cents, input_tokens, cached_input_tokens, output_tokens)`);
@@ -58,8 +58,9 @@ export class Costs1763700700000 implements MigrationInterface {
         company_id uuid NOT NULL REFERENCES companies(id) ON DELETE CASCADE,
         scope_type text NOT NULL CHECK (scope_type IN ('company','agent','project')),
         scope_id uuid NOT NULL,
-        window_kind text NOT NULL CHECK (window_kind IN ('calendar_month_utc','lifetime')),
-        -- first instant of the UTC month; 1970-01-01 for lifetime
+        -- utc_day rows serve range reports (whole days from here, partial days from cost_events)
+        window_kind text NOT NULL CHECK (window_kind IN ('calendar_month_utc','lifetime','utc_day')),
+        -- first instant of the UTC month or day; 1970-01-01 for lifetime
         window_start timestamptz NOT NULL,
         billed_cents bigint NOT NULL DEFAULT 0,
         input_tokens bigint NOT NULL DEFAULT 0,

@@ -310,6 +310,54 @@ describe('costs', () => {
       expect(outside).toEqual([]);
     });
 
+    it('range totals from daily running totals plus partial days equal the raw sums for any from/to', async () => {
+      const c = await createCompany(t);
+      const agents = [await insertAgent(t, c.id), await insertAgent(t, c.id), await insertAgent(t, c.id)];
+      const day0 = Date.parse('2026-07-01T00:00:00.000Z');
+      let seed = 7;
+      const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+      const events: Array<{ agentId: string; at: number; cents: number; tokens: number }> = [];
+      for (let i = 0; i < 60; i++) {
+        // some events exactly at midnight, the rest anywhere in ten days
+        const at = i % 10 === 0 ? day0 + (i / 10) * 86400e3 : day0 + Math.floor(rnd() * 10 * 86400e3);
+        const e = { agentId: agents[i % 3].id, at, cents: 1 + Math.floor(rnd() * 100), tokens: Math.floor(rnd() * 1000) };
+        events.push(e);
+        await reportCost(t, c.id, e.agentId, e.cents, { occurredAt: new Date(at).toISOString(), inputTokens: e.tokens }).expect(201);
+      }
+      const bounds: Array<[number | null, number | null]> = [
+        [day0, day0 + 86400e3],
+        [day0 + 3600e3, day0 + 5 * 3600e3],
+        [day0 + 86400e3, null],
+        [null, day0 + 4 * 86400e3 + 1],
+        [day0 - 86400e3, day0 + 20 * 86400e3],
+      ];
+      for (let i = 0; i < 20; i++) {
+        const a = day0 + Math.floor(rnd() * 11 * 86400e3) - 86400e3;
+        const b = a + Math.floor(rnd() * 5 * 86400e3);
+        bounds.push([a, b]);
+      }
+      for (const [from, to] of bounds) {
+        const inRange = events.filter((e) => (from === null || e.at >= from) && (to === null || e.at < to));
+        const query: Record<string, string> = {};
+        if (from !== null) query.from = new Date(from).toISOString();
+        if (to !== null) query.to = new Date(to).toISOString();
+        const s = await t.http.get(`/api/companies/${c.id}/costs/summary`).query(query).expect(200);
+        const label = JSON.stringify(query);
+        expect([label, s.body.spendCents, s.body.eventCount, s.body.inputTokens]).toEqual([
+          label,
+          inRange.reduce((n, e) => n + e.cents, 0),
+          inRange.length,
+          inRange.reduce((n, e) => n + e.tokens, 0),
+        ]);
+        const byAgent = await t.http.get(`/api/companies/${c.id}/costs/by-agent`).query(query).expect(200);
+        for (const ag of agents) {
+          const mine = inRange.filter((e) => e.agentId === ag.id);
+          const row = byAgent.body.find((r: { agentId: string }) => r.agentId === ag.id);
+          expect([label, row?.costCents ?? 0, row?.eventCount ?? 0]).toEqual([label, mine.reduce((n, e) => n + e.cents, 0), mine.length]);
+        }
+      }
+    });
+
     it('window-spend reports rolling 5h, 24h and 7d spend up to now', async () => {
       const c = await createCompany(t);
       const a = await insertAgent(t, c.id);

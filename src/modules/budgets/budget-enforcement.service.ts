@@ -4,7 +4,7 @@ import type { Actor } from '../../common/auth/actor';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
 import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
-import { BudgetUsageService, PolicyObservation, ScopeRef } from './budget-usage.service';
+import { PolicyObservation } from './budget-usage.service';
 import type { BudgetScope } from './budget-windows';
 
 /** Agent statuses a budget hard stop moves to `paused` (terminated and pending ones stay as they are). */
@@ -27,21 +27,14 @@ export interface BudgetScopeKey {
 export class BudgetEnforcementService {
   constructor(
     private readonly db: Db,
-    private readonly usage: BudgetUsageService,
     private readonly activity: ActivityRecorder,
     private readonly work: WorkCancellation,
   ) {}
 
-  async evaluateAfterCost(companyId: string, agentId: string, projectId: string | null, actor?: Actor): Promise<BudgetIncidentRow[]> {
-    const scopes: ScopeRef[] = [
-      { scopeType: 'company', scopeId: companyId },
-      { scopeType: 'agent', scopeId: agentId },
-      ...(projectId ? [{ scopeType: 'project' as const, scopeId: projectId }] : []),
-    ];
+  /** Evaluates the observations a cost event's accumulation returned (its scopes' active policies). */
+  async evaluate(observations: PolicyObservation[], actor?: Actor): Promise<BudgetIncidentRow[]> {
     const opened: BudgetIncidentRow[] = [];
-    for (const p of await this.usage.observe(companyId, { scopes, activeOnly: true })) {
-      opened.push(...(await this.evaluatePolicy(p, actor)));
-    }
+    for (const p of observations) opened.push(...(await this.evaluatePolicy(p, actor)));
     return opened;
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../database/db.service';
 import { Clock } from './clock.service';
-import { BudgetMetric, BudgetScope, LIFETIME_START, MAX_INT4, monthStartUtc, windowAt, WindowKind } from './budget-windows';
+import { BudgetMetric, BudgetScope, floorDayUtc, LIFETIME_START, MAX_INT4, monthStartUtc, windowAt, WindowKind } from './budget-windows';
 
 /** What a cost event adds to the running totals of its scopes. */
 export interface UsageDelta {
@@ -42,6 +42,9 @@ export interface PolicyObservation {
   updatedAt: Date;
 }
 
+const POLICY_COLUMNS = `p.id, p.company_id, p.scope_type, p.scope_id, p.metric, p.window_kind, p.amount, p.warn_percent,
+  p.hard_stop_enabled, p.notify_enabled, p.is_active, p.created_at, p.updated_at`;
+
 interface PolicyRow {
   id: string;
   company_id: string;
@@ -62,7 +65,8 @@ interface PolicyRow {
 }
 
 /**
- * Running totals per scope and window (table cost_usage), and the observed value of budget policies.
+ * Running totals per scope and window (table cost_usage: calendar month, lifetime, and UTC day for
+ * range reports), and the observed value of budget policies.
  * A cost event adds itself to the month and lifetime rows of its company, agent and project, and
  * recalculates spentMonthlyCents of company and agent from the current month's rows, in one statement.
  */
@@ -77,12 +81,14 @@ export class BudgetUsageService {
    * Adds one event to its windows. Lock order is fixed (usage rows company, agent, project; then the
    * company row; then the agent row) so that concurrent events of a company queue instead of deadlocking.
    */
-  async accumulate(d: UsageDelta): Promise<void> {
+  async accumulate(d: UsageDelta): Promise<PolicyObservation[]> {
+    const now = this.clock.now();
     const eventMonth = monthStartUtc(d.occurredAt);
-    const currentMonth = monthStartUtc(this.clock.now());
-    await this.db.query(
+    const currentMonth = monthStartUtc(now);
+    const rows = await this.db.query<PolicyRow>(
       `WITH scopes(ord, scope_type, scope_id) AS (VALUES (1, 'company', $1::uuid), (2, 'agent', $2::uuid), (3, 'project', $3::uuid)),
-            windows(ord, window_kind, window_start) AS (VALUES (1, 'calendar_month_utc', $4::timestamptz), (2, 'lifetime', $5::timestamptz)),
+            windows(ord, window_kind, window_start) AS (VALUES (1, 'calendar_month_utc', $4::timestamptz), (2, 'lifetime', $5::timestamptz),
+                                                              (3, 'utc_day', $11::timestamptz)),
             u AS (
               INSERT INTO cost_usage AS cu (company_id, scope_type, scope_id, window_kind, window_start, billed_cents,
                                             input_tokens, cached_input_tokens, output_tokens, event_count, unpriced_event_count)
@@ -99,15 +105,28 @@ export class BudgetUsageService {
                 event_count = cu.event_count + 1,
                 unpriced_event_count = cu.unpriced_event_count + EXCLUDED.unpriced_event_count,
                 updated_at = now()
-              RETURNING cu.scope_type, cu.window_kind, cu.window_start, cu.billed_cents
+              RETURNING cu.scope_type, cu.scope_id, cu.window_kind, cu.window_start, cu.billed_cents,
+                        cu.input_tokens + cu.cached_input_tokens + cu.output_tokens AS tokens
             ),
             month AS (SELECT scope_type, LEAST(billed_cents, ${MAX_INT4})::int AS cents FROM u
                        WHERE window_kind = 'calendar_month_utc' AND window_start = $10::timestamptz),
             c AS (UPDATE companies SET spent_monthly_cents = m.cents, updated_at = now()
-                    FROM month m WHERE m.scope_type = 'company' AND companies.id = $1 RETURNING 1)
-       UPDATE agents SET spent_monthly_cents = m.cents, updated_at = now()
-         FROM month m, (SELECT count(*) FROM c) lock_company_first
-        WHERE m.scope_type = 'agent' AND agents.id = $2`,
+                    FROM month m WHERE m.scope_type = 'company' AND companies.id = $1 RETURNING 1),
+            a AS (UPDATE agents SET spent_monthly_cents = m.cents, updated_at = now()
+                    FROM month m, (SELECT count(*) FROM c) lock_company_first
+                   WHERE m.scope_type = 'agent' AND agents.id = $2 RETURNING 1)
+       -- the active policies of the event's scopes, observed with the totals this statement wrote
+       SELECT ${POLICY_COLUMNS}, NULL AS scope_name,
+              COALESCE(nu.billed_cents, ou.billed_cents) AS billed,
+              COALESCE(nu.tokens, ou.input_tokens + ou.cached_input_tokens + ou.output_tokens) AS tokens
+         FROM budget_policies p
+         LEFT JOIN u nu ON nu.scope_type = p.scope_type AND nu.scope_id = p.scope_id AND nu.window_kind = p.window_kind
+              AND nu.window_start = CASE p.window_kind WHEN 'lifetime' THEN $5::timestamptz ELSE $10::timestamptz END
+         LEFT JOIN cost_usage ou ON ou.scope_type = p.scope_type AND ou.scope_id = p.scope_id AND ou.window_kind = p.window_kind
+              AND ou.window_start = CASE p.window_kind WHEN 'lifetime' THEN $5::timestamptz ELSE $10::timestamptz END
+        WHERE p.company_id = $1 AND p.is_active AND p.amount > 0
+          AND ((p.scope_type = 'company' AND p.scope_id = $1) OR (p.scope_type = 'agent' AND p.scope_id = $2)
+               OR (p.scope_type = 'project' AND p.scope_id = $3))`,
       [
         d.companyId,
         d.agentId,
@@ -119,8 +138,10 @@ export class BudgetUsageService {
         d.cachedInputTokens,
         d.outputTokens,
         currentMonth,
+        floorDayUtc(d.occurredAt),
       ],
     );
+    return this.toObservations(d.companyId, rows, now);
   }
 
   /**
@@ -143,8 +164,7 @@ export class BudgetUsageService {
       where.push(`(p.scope_type, p.scope_id) IN (SELECT * FROM unnest($${params.length - 1}::text[], $${params.length}::uuid[]))`);
     }
     const rows = await this.db.query<PolicyRow>(
-      `SELECT p.id, p.company_id, p.scope_type, p.scope_id, p.metric, p.window_kind, p.amount, p.warn_percent,
-              p.hard_stop_enabled, p.notify_enabled, p.is_active, p.created_at, p.updated_at,
+      `SELECT ${POLICY_COLUMNS},
               CASE p.scope_type WHEN 'company' THEN (SELECT name FROM companies WHERE id = p.scope_id)
                                 WHEN 'agent' THEN (SELECT name FROM agents WHERE id = p.scope_id)
                                 ELSE (SELECT name FROM projects WHERE id = p.scope_id) END AS scope_name,
@@ -157,6 +177,10 @@ export class BudgetUsageService {
         ${opts.lock ? 'FOR UPDATE OF p' : ''}`,
       params,
     );
+    return this.toObservations(companyId, rows, now);
+  }
+
+  private async toObservations(companyId: string, rows: PolicyRow[], now: Date): Promise<PolicyObservation[]> {
     const out: PolicyObservation[] = [];
     for (const r of rows) {
       const w = windowAt(r.window_kind, now);

@@ -14,6 +14,15 @@ export function monthStartUtc(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
 }
 
+export function floorDayUtc(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+}
+
+export function ceilDayUtc(at: Date): Date {
+  const floor = floorDayUtc(at);
+  return floor.getTime() === at.getTime() ? floor : new Date(floor.getTime() + 86_400_000);
+}
+
 export function nextMonthStartUtc(at: Date): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
 }

@@ -109,18 +109,8 @@ export class CostEventsService {
     );
     if (!row) return { event: await this.original(companyId, dto, runId), created: false };
 
-    await this.usage.accumulate({
-      companyId,
-      agentId: row.agent_id,
-      projectId: row.project_id,
-      occurredAt: row.occurred_at,
-      costCents: row.cost_cents,
-      inputTokens: num(row.input_tokens),
-      cachedInputTokens: num(row.cached_input_tokens),
-      outputTokens: num(row.output_tokens),
-    });
-    await this.enforcement.evaluateAfterCost(companyId, row.agent_id, row.project_id, actor);
     const event = toCostEventResponse(row);
+    // the activity record first: the accumulation takes the company's row locks, held until commit
     await this.activity.record({
       companyId,
       action: 'cost.reported',
@@ -137,6 +127,17 @@ export class CostEventsService {
         heartbeatRunId: row.heartbeat_run_id,
       },
     });
+    const observations = await this.usage.accumulate({
+      companyId,
+      agentId: row.agent_id,
+      projectId: row.project_id,
+      occurredAt: row.occurred_at,
+      costCents: row.cost_cents,
+      inputTokens: num(row.input_tokens),
+      cachedInputTokens: num(row.cached_input_tokens),
+      outputTokens: num(row.output_tokens),
+    });
+    await this.enforcement.evaluate(observations, actor);
     return { event, created: true };
   }
 

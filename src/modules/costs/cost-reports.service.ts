@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../database/db.service';
-import { LIFETIME_START } from '../budgets/budget-windows';
+import { ceilDayUtc, floorDayUtc, LIFETIME_START } from '../budgets/budget-windows';
 import { Clock } from '../budgets/clock.service';
 import { parseRange, Range, RANGE_SQL } from './cost-range';
 import {
@@ -54,23 +54,9 @@ export class CostReportsService {
     private readonly clock: Clock,
   ) {}
 
-  private static allTime(r: Range): boolean {
-    return !r.from && !r.to;
-  }
-
   async summary(companyId: string, q: CostRangeQueryDto): Promise<CostSummaryResponseDto> {
     const r = parseRange(q);
-    const [row] = CostReportsService.allTime(r)
-      ? await this.db.query<TotalsRow>(
-          `SELECT ${USAGE_TOTALS} FROM cost_usage u
-            WHERE u.scope_type = 'company' AND u.scope_id = $1 AND u.window_kind = 'lifetime' AND u.window_start = $2`,
-          [companyId, LIFETIME_START],
-        )
-      : await this.db.query<TotalsRow>(
-          `SELECT ${EVENT_TOTALS} FROM cost_events e
-            WHERE e.company_id = $1 AND ${RANGE_SQL}`,
-          [companyId, r.from, r.to],
-        );
+    const [row] = await this.scopeTotals(companyId, r, 'company');
     const [company] = await this.db.query<{ budget_monthly_cents: number }>(`SELECT budget_monthly_cents FROM companies WHERE id = $1`, [companyId]);
     const t = totals(row);
     const budget = company?.budget_monthly_cents ?? 0;
@@ -86,23 +72,53 @@ export class CostReportsService {
   }
 
   async byAgent(companyId: string, q: CostRangeQueryDto): Promise<CostByAgentRowDto[]> {
-    const r = parseRange(q);
-    const rows = CostReportsService.allTime(r)
-      ? await this.db.query<TotalsRow & { agent_id: string; name: string | null; status: string | null }>(
-          `SELECT u.scope_id AS agent_id, a.name, a.status, ${USAGE_TOTALS}
-             FROM cost_usage u LEFT JOIN agents a ON a.id = u.scope_id
-            WHERE u.company_id = $1 AND u.scope_type = 'agent' AND u.window_kind = 'lifetime' AND u.window_start = $2
-            ORDER BY u.billed_cents DESC, u.scope_id`,
-          [companyId, LIFETIME_START],
-        )
-      : await this.grouped<{ agent_id: string; name: string | null; status: string | null }>(
-          companyId,
-          r,
-          ['e.agent_id'],
-          `LEFT JOIN agents a ON a.id = g.agent_id`,
-          'a.name, a.status',
-        );
-    return rows.map((x) => ({ agentId: x.agent_id, agentName: x.name, agentStatus: x.status, ...totals(x) }));
+    const rows = await this.scopeTotals(companyId, parseRange(q), 'agent');
+    const names = new Map(
+      (await this.db.query<{ id: string; name: string; status: string }>(`SELECT id, name, status FROM agents WHERE id = ANY($1::uuid[])`, [rows.map((x) => x.scope_id)])).map(
+        (a) => [a.id, a],
+      ),
+    );
+    return rows.map((x) => ({ agentId: x.scope_id, agentName: names.get(x.scope_id)?.name ?? null, agentStatus: names.get(x.scope_id)?.status ?? null, ...totals(x) }));
+  }
+
+  /**
+   * Totals of the company (one row) or of each agent, biggest spend first. All time reads the lifetime
+   * running totals; a range adds the daily running totals of the whole UTC days inside it to the raw
+   * events of its partial first and last day, so its cost grows with days and agents, not with events.
+   */
+  private async scopeTotals(companyId: string, r: Range, scope: 'company' | 'agent'): Promise<Array<TotalsRow & { scope_id: string }>> {
+    if (!r.from && !r.to) {
+      return this.db.query(
+        `SELECT u.scope_id, ${USAGE_TOTALS} FROM cost_usage u
+          WHERE u.company_id = $1 AND u.scope_type = $2 AND u.window_kind = 'lifetime' AND u.window_start = $3
+          ORDER BY u.billed_cents DESC, u.scope_id`,
+        [companyId, scope, LIFETIME_START],
+      );
+    }
+    const from = r.from ?? '-infinity';
+    const to = r.to ?? 'infinity';
+    let dayFrom: Date | string = r.from ? ceilDayUtc(r.from) : '-infinity';
+    let dayTo: Date | string = r.to ? floorDayUtc(r.to) : 'infinity';
+    // no whole day inside the range: all of it comes from raw events
+    if (dayFrom instanceof Date && dayTo instanceof Date && dayFrom >= dayTo) dayFrom = dayTo = to;
+    const key = scope === 'agent' ? 'e.agent_id' : 'e.company_id';
+    const raw = (cond: string) =>
+      `SELECT ${key} AS scope_id, e.cost_cents, e.input_tokens, e.cached_input_tokens, e.output_tokens, 1 AS event_count,
+              (e.cost_cents IS NULL)::int AS unpriced_event_count
+         FROM cost_events e WHERE e.company_id = $1 AND ${cond}`;
+    return this.db.query(
+      `SELECT x.scope_id, COALESCE(sum(x.cost_cents), 0) AS cost_cents, COALESCE(sum(x.input_tokens), 0) AS input_tokens,
+              COALESCE(sum(x.cached_input_tokens), 0) AS cached_input_tokens, COALESCE(sum(x.output_tokens), 0) AS output_tokens,
+              sum(x.event_count) AS event_count, sum(x.unpriced_event_count) AS unpriced_event_count
+         FROM (SELECT u.scope_id, u.billed_cents AS cost_cents, u.input_tokens, u.cached_input_tokens, u.output_tokens, u.event_count, u.unpriced_event_count
+                 FROM cost_usage u
+                WHERE u.company_id = $1 AND u.scope_type = $6 AND u.window_kind = 'utc_day' AND u.window_start >= $4 AND u.window_start < $5
+               UNION ALL ${raw(`e.occurred_at >= $2 AND e.occurred_at < LEAST($3::timestamptz, $4::timestamptz)`)}
+               UNION ALL ${raw(`e.occurred_at >= GREATEST($2::timestamptz, $5::timestamptz) AND e.occurred_at < $3`)}) x
+        GROUP BY x.scope_id
+        ORDER BY 2 DESC, 1`,
+      [companyId, from, to, dayFrom, dayTo, scope],
+    );
   }
 
   async byAgentModel(companyId: string, q: CostRangeQueryDto): Promise<CostByAgentModelRowDto[]> {
@@ -151,15 +167,15 @@ export class CostReportsService {
     );
   }
 
-  /** Spend of the last 5 hours, 24 hours and 7 days up to the clock's now, in one index range scan. */
+  /** Spend of the last 5 hours, 24 hours and 7 days up to (and including) the clock's now. */
   async windowSpend(companyId: string): Promise<WindowSpendResponseDto> {
     const now = this.clock.now();
-    const [row] = await this.db.query<Record<string, string | null>>(
-      `SELECT ${ROLLING_WINDOWS.map((w, i) => this.windowColumns(i, `e.occurred_at >= $3::timestamptz - interval '${w.hours} hours'`)).join(', ')}
-         FROM cost_events e WHERE e.company_id = $1 AND e.occurred_at >= $2 AND e.occurred_at <= $3`,
-      [companyId, new Date(now.getTime() - 168 * 3600e3), now],
-    );
-    return { companyId, asOf: now.toISOString(), windows: ROLLING_WINDOWS.map((w, i) => this.windowDto(w, i, now, row)) };
+    const windows: WindowSpendDto[] = [];
+    for (const w of ROLLING_WINDOWS) {
+      const [row] = await this.scopeTotals(companyId, { from: new Date(now.getTime() - w.hours * 3600e3), to: new Date(now.getTime() + 1) }, 'company');
+      windows.push(this.windowDto(w, now, totals(row)));
+    }
+    return { companyId, asOf: now.toISOString(), windows };
   }
 
   /**
@@ -187,13 +203,25 @@ export class CostReportsService {
         windows: ROLLING_WINDOWS.map((w, i) => {
           const oldest = row[`w${i}_oldest`] as Date | null;
           return {
-            ...this.windowDto(w, i, now, row as Record<string, string | null>),
+            ...this.windowDto(w, now, this.windowTotals(i, row as Record<string, string | null>)),
             oldestEventAt: oldest ? oldest.toISOString() : null,
             nextReleaseAt: oldest ? new Date(oldest.getTime() + w.hours * 3600e3).toISOString() : null,
           };
         }),
       })),
     };
+  }
+
+  private windowTotals(i: number, row: Record<string, string | null>): CostTotalsDto {
+    const pick = (k: string) => row[`w${i}_${k}`] ?? null;
+    return totals({
+      cost_cents: pick('cost_cents'),
+      input_tokens: pick('input_tokens'),
+      cached_input_tokens: pick('cached_input_tokens'),
+      output_tokens: pick('output_tokens'),
+      event_count: pick('event_count'),
+      unpriced_event_count: pick('unpriced_event_count'),
+    });
   }
 
   private windowColumns(i: number, cond: string): string {
@@ -205,16 +233,7 @@ export class CostReportsService {
             count(*) FILTER (WHERE ${cond} AND e.cost_cents IS NULL) AS w${i}_unpriced_event_count`;
   }
 
-  private windowDto(w: (typeof ROLLING_WINDOWS)[number], i: number, now: Date, row: Record<string, string | null> | undefined): WindowSpendDto {
-    const pick = (k: string) => row?.[`w${i}_${k}`] ?? null;
-    const t = totals({
-      cost_cents: pick('cost_cents'),
-      input_tokens: pick('input_tokens'),
-      cached_input_tokens: pick('cached_input_tokens'),
-      output_tokens: pick('output_tokens'),
-      event_count: pick('event_count'),
-      unpriced_event_count: pick('unpriced_event_count'),
-    });
+  private windowDto(w: (typeof ROLLING_WINDOWS)[number], now: Date, t: CostTotalsDto): WindowSpendDto {
     return {
       window: w.window,
       hours: w.hours,
