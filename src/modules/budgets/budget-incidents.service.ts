@@ -6,6 +6,7 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from './budget-enforcement.service';
 import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
+import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService } from './budget-usage.service';
 import { BudgetIncidentResponseDto, ResolveIncidentDto, ResolveIncidentResponseDto } from './dto/budget.dto';
 
@@ -17,6 +18,7 @@ export class BudgetIncidentsService {
     private readonly usage: BudgetUsageService,
     private readonly enforcement: BudgetEnforcementService,
     private readonly activity: ActivityRecorder,
+    private readonly sync: BudgetSyncService,
   ) {}
 
   async list(companyId: string, status?: 'open' | 'resolved' | 'active'): Promise<BudgetIncidentResponseDto[]> {
@@ -59,10 +61,7 @@ export class BudgetIncidentsService {
         });
       }
       await this.db.query(`UPDATE budget_policies SET amount = $2, is_active = true, updated_at = now() WHERE id = $1`, [policy.id, amount]);
-      if (policy.metric === 'billed_cents' && policy.windowKind === 'calendar_month_utc' && policy.scopeType !== 'project') {
-        const table = policy.scopeType === 'company' ? 'companies' : 'agents';
-        await this.db.query(`UPDATE ${table} SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [policy.scopeId, amount]);
-      }
+      await this.sync.mirrorPolicyAmount(policy, amount);
       // every open incident and hold of this policy answers to the new amount
       await this.markResolved(actor, `policy_id = $1 AND (status = 'open' OR hold_active)`, [policy.id], 'raise_budget_and_resume', true);
       resumed = await this.enforcement.resumeScopeIfClear(scope);

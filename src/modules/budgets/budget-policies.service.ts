@@ -104,10 +104,7 @@ export class BudgetPoliciesService {
        RETURNING id, (xmax = 0) AS inserted, amount, is_active`,
       [companyId, dto.scopeType, scopeId, metric, windowKind, dto.amount, dto.warnPercent ?? null, dto.hardStopEnabled ?? null, dto.notifyEnabled ?? null, dto.isActive ?? null],
     );
-    if (metric === 'billed_cents' && windowKind === 'calendar_month_utc' && dto.scopeType !== 'project') {
-      const table = dto.scopeType === 'company' ? 'companies' : 'agents';
-      await this.db.query(`UPDATE ${table} SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [scopeId, row.is_active ? row.amount : 0]);
-    }
+    await this.sync.mirrorPolicyAmount({ scopeType: dto.scopeType, scopeId, metric, windowKind }, row.is_active ? row.amount : 0);
     const [policy] = await this.usage.observe(companyId, { policyId: row.id });
     return { policy: toPolicyResponse(policy), created: row.inserted };
   }
