@@ -181,6 +181,11 @@ describe('costs', () => {
       expect((await companyRow(t, c.id)).spent_monthly_cents).toBe(40);
       const s = await t.http.get(`/api/companies/${c.id}/costs/summary`).expect(200);
       expect(s.body.spendCents).toBe(139);
+      // the first event of a new month starts spentMonthlyCents afresh
+      t.app.get(Clock).set('2026-04-01T00:10:00.000Z');
+      await reportCost(t, c.id, a.id, 5, { occurredAt: '2026-04-01T00:05:00.000Z' }).expect(201);
+      expect((await agentRow(t, a.id)).spent_monthly_cents).toBe(5);
+      expect((await companyRow(t, c.id)).spent_monthly_cents).toBe(5);
     });
 
     it('writes a cost.reported activity record in the same transaction', async () => {

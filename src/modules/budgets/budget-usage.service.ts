@@ -67,8 +67,10 @@ interface PolicyRow {
 /**
  * Running totals per scope and window (table cost_usage: calendar month, lifetime, and UTC day for
  * range reports), and the observed value of budget policies.
- * A cost event adds itself to the month and lifetime rows of its company, agent and project, and
- * recalculates spentMonthlyCents of company and agent from the current month's rows, in one statement.
+ * A cost event adds itself to the month, day and lifetime rows of its company, agent and project,
+ * recalculates spentMonthlyCents of company and agent from the current month's rows (so the first
+ * event of a month starts it afresh even before the month tick ran), and reads the observed values
+ * of the scopes' active policies, all in one statement.
  */
 @Injectable()
 export class BudgetUsageService {
