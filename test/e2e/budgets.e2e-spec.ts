@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation';
+import { Db } from '../../src/database/db.service';
 import { BudgetGate } from '../../src/modules/budgets/budget-gate.service';
 import { bearer, createCompany } from '../support/factories';
 import {
@@ -242,6 +244,25 @@ describe('budgets', () => {
       expect(activity.action).toBe('budget.hard_stop');
       expect(await gate().checkBeforeRun(c.id, a.id)).toMatchObject({ allowed: false, reason: 'budget' });
       expect(await gate().checkBeforeRun(c.id, peer.id)).toEqual({ allowed: true });
+    });
+
+    it('a hard stop kills a running sleep process of the agent within 5 s (through the WorkCancellation seam)', async () => {
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id, { budgetMonthlyCents: 100, status: 'running' });
+      const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+      const exited = new Promise<number>((resolve) => child.once('exit', () => resolve(Date.now())));
+      // what the heartbeat engine registers: kill the scope's processes once the stop has committed
+      const db = t.app.get(Db);
+      t.app.get(WorkCancellation).register(async (scope) => {
+        if (scope.companyId === c.id && (!scope.agentIds || scope.agentIds.includes(a.id))) db.afterCommit(() => child.kill('SIGTERM'));
+      });
+      const started = Date.now();
+      await reportCost(t, c.id, a.id, 100).expect(201);
+      const timeout = new Promise<number>((resolve) => setTimeout(() => resolve(-1), 5000));
+      const at = await Promise.race([exited, timeout]);
+      if (at === -1) child.kill('SIGKILL');
+      expect(at).not.toBe(-1);
+      expect(at - started).toBeLessThan(5000);
     });
 
     it('does not hard stop when hardStopEnabled is false', async () => {
