@@ -18,7 +18,7 @@ function freePort() {
   });
 }
 
-/** Starts `node dist/src/main.js` with its own data directory; returns { baseUrl, stop }. */
+/** Starts `node dist/src/main.js` with its own data directory; returns { baseUrl, dataDir, stop }. */
 async function startService(env = {}) {
   const main = path.join(__dirname, '..', 'dist', 'src', 'main.js');
   if (!fs.existsSync(main)) throw new Error('build first: npm run build');
@@ -43,6 +43,7 @@ async function startService(env = {}) {
   }
   return {
     baseUrl,
+    dataDir,
     startupMs: Date.now() - started,
     async stop() {
       child.kill('SIGTERM');

@@ -15,7 +15,7 @@ async function main() {
   try {
     for (const name of wanted) {
       if (!all.includes(name)) throw new Error(`unknown scenario ${name}; have ${all.join(', ')}`);
-      const rows = await require(path.join(dir, name))(svc.baseUrl);
+      const rows = await require(path.join(dir, name))(svc.baseUrl, svc);
       for (const r of rows) {
         console.log(`${r.name.padEnd(48)} ${String(r.reqPerSec).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  errors ${r.errors}  non2xx ${r.non2xx}`);
       }

@@ -21,6 +21,7 @@ import { AuthorizationModule } from './modules/authorization/authorization.modul
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { GoalsModule } from './modules/goals/goals.module';
+import { CostsModule } from './modules/costs/costs.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
 import { ProjectsModule } from './modules/projects/projects.module';
@@ -36,6 +37,7 @@ const DOMAIN_MODULES = [
   ActivityModule,
   StorageModule,
   BudgetsModule,
+  CostsModule,
   HeartbeatModule,
   SecretsModule,
   GoalsModule,

@@ -1,9 +1,32 @@
 import { Global, Module } from '@nestjs/common';
+import { BudgetEnforcementService } from './budget-enforcement.service';
+import { BudgetGate } from './budget-gate.service';
+import { BudgetIncidentsService } from './budget-incidents.service';
+import { BudgetPoliciesService } from './budget-policies.service';
 import { BudgetSyncService } from './budget-sync.service';
+import { BudgetUsageService } from './budget-usage.service';
+import { BudgetWindowService } from './budget-window.service';
+import { BudgetsController } from './budgets.controller';
+import { Clock } from './clock.service';
 
+/**
+ * Budgets: policies, incidents and enforcement. Global so that companies and agents can sync their
+ * monthly policy (BudgetSyncService), the heartbeat engine can ask BudgetGate before a run, and the
+ * costs module can feed usage and enforcement.
+ */
 @Global()
 @Module({
-  providers: [BudgetSyncService],
-  exports: [BudgetSyncService],
+  controllers: [BudgetsController],
+  providers: [
+    Clock,
+    BudgetSyncService,
+    BudgetUsageService,
+    BudgetEnforcementService,
+    BudgetGate,
+    BudgetPoliciesService,
+    BudgetIncidentsService,
+    BudgetWindowService,
+  ],
+  exports: [Clock, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate, BudgetWindowService],
 })
 export class BudgetsModule {}

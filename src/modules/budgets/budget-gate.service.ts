@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+import { BudgetUsageService, ScopeRef } from './budget-usage.service';
+
+export interface BudgetGateDecision {
+  allowed: boolean;
+  reason?: 'budget';
+  /** the policies over their hard limit or the scopes held by a hard incident */
+  blockedBy?: Array<{ scopeType: string; scopeId: string; policyId: string }>;
+}
+
+/**
+ * The heartbeat engine asks before it claims a run: a run never starts while the company, the agent
+ * or the run's project is held by a hard budget incident, or is at or over the amount of an active
+ * hard-stop policy (including run_count policies: the run about to start would exceed the count).
+ */
+@Injectable()
+export class BudgetGate {
+  constructor(
+    private readonly db: Db,
+    private readonly usage: BudgetUsageService,
+  ) {}
+
+  async checkBeforeRun(companyId: string, agentId: string, projectId?: string | null): Promise<BudgetGateDecision> {
+    const scopes: ScopeRef[] = [
+      { scopeType: 'company', scopeId: companyId },
+      { scopeType: 'agent', scopeId: agentId },
+      ...(projectId ? [{ scopeType: 'project' as const, scopeId: projectId }] : []),
+    ];
+    const holds = await this.db.query<{ scope_type: string; scope_id: string; policy_id: string }>(
+      `SELECT scope_type, scope_id, policy_id FROM budget_incidents
+        WHERE hold_active AND (scope_type, scope_id) IN (SELECT * FROM unnest($1::text[], $2::uuid[]))`,
+      [scopes.map((s) => s.scopeType), scopes.map((s) => s.scopeId)],
+    );
+    const blockedBy = holds.map((h) => ({ scopeType: h.scope_type, scopeId: h.scope_id, policyId: h.policy_id }));
+    for (const p of await this.usage.observe(companyId, { scopes, activeOnly: true })) {
+      if (p.hardStopEnabled && p.observed >= p.amount) blockedBy.push({ scopeType: p.scopeType, scopeId: p.scopeId, policyId: p.id });
+    }
+    return blockedBy.length ? { allowed: false, reason: 'budget', blockedBy } : { allowed: true };
+  }
+}

@@ -1,0 +1,104 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Cron } from '@nestjs/schedule';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { BudgetEnforcementService } from './budget-enforcement.service';
+import { MAX_INT4, monthStartUtc } from './budget-windows';
+import type { BudgetScope } from './budget-windows';
+import { Clock } from './clock.service';
+
+export const BUDGET_WINDOW_JOB = 'budget-window-tick';
+
+/**
+ * Starts each UTC month's budget window. The tick runs every 15 s (only where the scheduler runs);
+ * the first instance to insert the month into budget_window_resets does the work, in the same
+ * transaction as the claim, so it happens exactly once across instances and never half-way.
+ */
+@Injectable()
+export class BudgetWindowService {
+  private readonly logger = new Logger('BudgetWindow');
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly enforcement: BudgetEnforcementService,
+    private readonly activity: ActivityRecorder,
+    private readonly config: AppConfig,
+  ) {}
+
+  @Cron('*/15 * * * * *', { name: BUDGET_WINDOW_JOB })
+  async onTick(): Promise<void> {
+    try {
+      await this.tick();
+    } catch (err) {
+      this.logger.error(`budget window tick failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Returns true when this call started the current month's window. */
+  async tick(): Promise<boolean> {
+    const month = monthStartUtc(this.clock.now());
+    return this.db.transaction(async () => {
+      const claimed = await this.db.query(
+        `INSERT INTO budget_window_resets (window_start, claimed_by) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING window_start`,
+        [month, this.config.instanceId],
+      );
+      if (!claimed.length) return false;
+      await this.resetMonthlySpend(month);
+      await this.liftExpiredHolds(month);
+      return true;
+    });
+  }
+
+  /** spentMonthlyCents becomes the new month's spend (zero unless events already landed in it). */
+  private async resetMonthlySpend(month: Date): Promise<void> {
+    for (const [table, scope] of [['companies', 'company'], ['agents', 'agent']] as const) {
+      await this.db.query(
+        `UPDATE ${table} t SET spent_monthly_cents = x.cents, updated_at = now()
+           FROM (SELECT t2.id, LEAST(COALESCE(u.billed_cents, 0), ${MAX_INT4})::int AS cents
+                   FROM ${table} t2 LEFT JOIN cost_usage u ON u.scope_type = '${scope}' AND u.scope_id = t2.id
+                        AND u.window_kind = 'calendar_month_utc' AND u.window_start = $1) x
+          WHERE t.id = x.id AND t.spent_monthly_cents IS DISTINCT FROM x.cents`,
+        [month],
+      );
+    }
+  }
+
+  /** Incidents of past monthly windows close; their scopes resume unless another hold remains. */
+  private async liftExpiredHolds(month: Date): Promise<void> {
+    const expired = await this.db.query<{ company_id: string; scope_type: BudgetScope; scope_id: string; was_holding: boolean; id: string }>(
+      `WITH expired AS (
+         SELECT id, hold_active FROM budget_incidents
+          WHERE window_kind = 'calendar_month_utc' AND window_start < $1 AND (status = 'open' OR hold_active)
+          FOR UPDATE),
+       lifted AS (
+       UPDATE budget_incidents i SET hold_active = false, status = 'resolved',
+              resolution = COALESCE(i.resolution, 'window_reset'), resolved_at = COALESCE(i.resolved_at, now()),
+              resolved_by_actor_type = COALESCE(i.resolved_by_actor_type, 'system'), resolved_by_actor_id = COALESCE(i.resolved_by_actor_id, 'budget-window')
+         FROM expired e WHERE i.id = e.id
+       RETURNING i.id, i.company_id, i.scope_type, i.scope_id, e.hold_active AS was_holding)
+       SELECT * FROM lifted`,
+      [month],
+    );
+    const scopes = new Map<string, { companyId: string; scopeType: BudgetScope; scopeId: string; incidentIds: string[] }>();
+    for (const r of expired.filter((e) => e.was_holding)) {
+      const key = `${r.scope_type}:${r.scope_id}`;
+      const s = scopes.get(key) ?? { companyId: r.company_id, scopeType: r.scope_type, scopeId: r.scope_id, incidentIds: [] };
+      s.incidentIds.push(r.id);
+      scopes.set(key, s);
+    }
+    // companies first, so that their agents see the company hold gone
+    const ordered = [...scopes.values()].sort((a, b) => (a.scopeType === 'company' ? -1 : 0) - (b.scopeType === 'company' ? -1 : 0));
+    for (const s of ordered) {
+      const resumed = await this.enforcement.resumeScopeIfClear(s);
+      await this.activity.record({
+        companyId: s.companyId,
+        action: 'budget.hold_lifted',
+        entityType: s.scopeType,
+        entityId: s.scopeId,
+        details: { windowStart: month.toISOString(), incidentIds: s.incidentIds, resumed, reason: 'window_reset' },
+      });
+    }
+  }
+}
