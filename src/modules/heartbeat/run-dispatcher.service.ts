@@ -9,6 +9,8 @@ import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
 import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
 
+const CLAIM_PARALLELISM = 4;
+
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
 export function isDeadLocalOwner(owner: string): boolean {
   const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
@@ -100,9 +102,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
         do {
           this.again = false;
           while (!this.stopping && this.local.size < this.config.heartbeat.maxLocalRuns) {
-            const run = await this.claimNext();
-            if (!run) break;
-            this.start(run);
+            const claimed = await this.claimBatch(this.config.heartbeat.maxLocalRuns - this.local.size);
+            if (claimed === 0) break;
           }
         } while (this.again && !this.stopping);
       } catch (err) {
@@ -122,21 +123,34 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     });
   }
 
-  /** The oldest queued run whose agent is under its concurrency limit, claimed for this instance. */
-  private async claimNext(): Promise<RunRow | null> {
+  /**
+   * Claims up to `room` of the oldest queued runs whose agents are under their concurrency limit,
+   * one per agent per pass, a few at a time in parallel (each claim is its own short transaction
+   * under that agent's lock). Returns how many were claimed and started.
+   */
+  private async claimBatch(room: number): Promise<number> {
     const candidates = await this.db.dataSource.query(
-      `SELECT r.id, r.agent_id FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
+      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.agent_id, r.created_at FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
         WHERE r.status = 'queued'
           AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')
               < CASE WHEN a.runtime_config->'heartbeat'->>'maxConcurrentRuns' ~ '^[1-9][0-9]{0,3}$'
                      THEN (a.runtime_config->'heartbeat'->>'maxConcurrentRuns')::int ELSE 1 END
-        ORDER BY r.created_at LIMIT 20`,
-    ) as Array<{ id: string; agent_id: string }>;
-    for (const c of candidates) {
-      const run = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
-      if (run) return run;
-    }
-    return null;
+        ORDER BY r.agent_id, r.created_at) c ORDER BY c.created_at LIMIT $1`,
+      [Math.max(1, Math.min(room, 64))],
+    ) as Array<{ id: string; agent_id: string; created_at: Date }>;
+    let claimed = 0;
+    const queue = [...candidates];
+    const worker = async () => {
+      for (let c = queue.shift(); c && !this.stopping; c = queue.shift()) {
+        const run = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
+        if (run) {
+          claimed++;
+          this.start(run);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CLAIM_PARALLELISM, queue.length) }, worker));
+    return claimed;
   }
 
   private async tryClaim(runId: string, agentId: string): Promise<RunRow | null> {
