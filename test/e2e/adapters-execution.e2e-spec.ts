@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
-import { FIXTURES, insertAgent, insertAgentKey, startServer, TERMINAL, TestServer, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { FIXTURES, insertAgent, insertAgentKey, startServer, startWsServer, TERMINAL, TestServer, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const probe = (file: string, mode = 'sleep') => ({ command: process.execPath, args: [path.join(FIXTURES, 'heartbeat-env-probe.js'), file, mode] });
@@ -167,6 +167,54 @@ describe('adapter execution', () => {
     it('a secret reference without a secret provider fails the run with secret_resolution_failed', async () => {
       const agent = await insertAgent(t, companyId, { adapterConfig: { command: 'true', env: { TOKEN: { type: 'secret_ref', secretId: '77777777-7777-4777-8777-777777777777' } } } });
       expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'secret_resolution_failed' });
+    });
+  });
+
+  describe('gateway_a adapter (WebSocket)', () => {
+    let server: TestServer & { received: string[] };
+    afterEach(() => server?.close());
+
+    it('sends the wake, logs the messages and succeeds on a completion message', async () => {
+      server = await startWsServer((text, send) => {
+        const wakeMsg = JSON.parse(text);
+        if (wakeMsg.type !== 'wake') return;
+        send(JSON.stringify({ type: 'progress', note: 'x'.repeat(70000) }));
+        send(JSON.stringify({ type: 'completed', summary: `handled ${wakeMsg.runId}`, usage: { tokens: 4 } }));
+      });
+      const agent = await insertAgent(t, companyId, { adapterType: 'gateway_a', adapterConfig: { url: `${server.url}/gw` } });
+      const runId = await wakeRun(t, agent.id, { source: 'on_demand', reason: 'gw' });
+      const row = await waitRun(t, runId, TERMINAL);
+      expect(row).toMatchObject({ status: 'succeeded', result_json: { summary: `handled ${runId}` }, usage_json: { tokens: 4 } });
+      const wakeMsg = JSON.parse(server.received[0]);
+      expect(wakeMsg).toMatchObject({ type: 'wake', runId, agentId: agent.id, companyId, runToken: expect.stringMatching(/^eyJ/), context: { reason: 'gw' } });
+      const log = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);
+      expect(log.body.content).toContain('progress');
+    });
+
+    it('fails when the gateway closes without completing, and on a failed message', async () => {
+      server = await startWsServer((_text, send, close) => {
+        if (server.received.length === 1) close();
+        else send(JSON.stringify({ type: 'failed', error: 'no capacity' }));
+      });
+      const agent = await insertAgent(t, companyId, { adapterType: 'gateway_a', adapterConfig: { url: server.url } });
+      expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'gateway_closed' });
+      expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'remote_reported_failure', error: 'no capacity' });
+    });
+
+    it('times out a silent gateway, and cancel tells the gateway', async () => {
+      server = await startWsServer(() => undefined);
+      const slow = await insertAgent(t, companyId, { adapterType: 'gateway_a', adapterConfig: { url: server.url, timeoutSec: 1 } });
+      expect(await waitRun(t, await wakeRun(t, slow.id), TERMINAL, 5000)).toMatchObject({ status: 'timed_out' });
+      const agent = await insertAgent(t, companyId, { adapterType: 'gateway_a', adapterConfig: { url: server.url } });
+      const runId = await wakeRun(t, agent.id);
+      await waitFor(async () => server.received.some((m) => JSON.parse(m).runId === runId), 'wake received');
+      await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(200);
+      await waitFor(async () => server.received.some((m) => JSON.parse(m).type === 'cancel' && JSON.parse(m).runId === runId), 'cancel message', 3000);
+    });
+
+    it('fails with gateway_unreachable when nothing listens', async () => {
+      const agent = await insertAgent(t, companyId, { adapterType: 'gateway_a', adapterConfig: { url: 'ws://127.0.0.1:9/none' } });
+      expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'gateway_unreachable' });
     });
   });
 });

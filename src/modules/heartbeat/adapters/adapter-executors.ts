@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AdapterExecutor } from './adapter.types';
 import { CLI_RUNTIMES, CliRuntimeAdapter } from './cli-runtime.adapter';
+import { GatewayAdapter } from './gateway.adapter';
 import { HttpAdapter } from './http.adapter';
 import { ProcessAdapter } from './process.adapter';
 
@@ -16,6 +17,7 @@ export class AdapterExecutors {
     this.register(new ProcessAdapter());
     this.register(new HttpAdapter());
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
+    this.register(new GatewayAdapter());
   }
 
   register(executor: AdapterExecutor): void {
