@@ -191,3 +191,28 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
     });
   });
 });
+
+describe('heartbeat engine: deleted agents', () => {
+  it('kills the process of a run whose agent was deleted', async () => {
+    const t = await createTestApp({ env: FAST_ENGINE_ENV });
+    try {
+      const co = await createCompany(t);
+      const agent = await insertAgent(t, co.id, { adapterConfig: SLEEP });
+      const runId = await wakeRun(t, agent.id);
+      await waitRun(t, runId, ['running']);
+      const logFile = (await t.dataSource.query('SELECT log_path FROM heartbeat_runs WHERE id = $1', [runId]))[0].log_path;
+      await t.dataSource.query('DELETE FROM agents WHERE id = $1', [agent.id]);
+      const fs = await import('node:fs');
+      const path = await import('node:path');
+      await waitFor(async () => {
+        try {
+          return fs.readFileSync(path.join(t.dataDir, logFile), 'utf8').includes('run deleted');
+        } catch {
+          return false;
+        }
+      }, 'process killed', 5000);
+    } finally {
+      await t.close();
+    }
+  });
+});

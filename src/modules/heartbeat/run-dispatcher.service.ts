@@ -188,11 +188,17 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
             SELECT id FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND status = 'running' AND claimed_by = $4 ORDER BY id FOR UPDATE SKIP LOCKED)`,
         [ids, bytes, this.config.heartbeat.leaseSec, this.instanceId],
       );
-      const ended = await this.db.dataSource.query(
-        `SELECT id, status FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND (status NOT IN ('queued','running') OR claimed_by IS DISTINCT FROM $2)`,
-        [ids, this.instanceId],
-      ) as Array<{ id: string; status: string }>;
-      for (const e of ended) this.local.get(e.id)?.cancel(`run ended elsewhere (${e.status})`);
+      const rows = await this.db.dataSource.query(
+        `SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`,
+        [ids],
+      ) as Array<{ id: string; status: string; claimed_by: string | null }>;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const id of ids) {
+        const r = byId.get(id);
+        // gone (agent or company deleted), ended, or taken over by the reaper: stop the process here
+        if (!r) this.local.get(id)?.cancel('run deleted');
+        else if (r.status !== 'running' || r.claimed_by !== this.instanceId) this.local.get(id)?.cancel(`run ended elsewhere (${r.status})`);
+      }
     } catch (err) {
       if (!this.stopping) this.logger.error(`lease renewal failed: ${(err as Error).message}`);
     }
