@@ -3,13 +3,13 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { heartbeatPolicy, RunRow } from './heartbeat.types';
+import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
 import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
 import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
 
-const CLAIM_PARALLELISM = 4;
+const CLAIM_PARALLELISM = 6;
 
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
 export function isDeadLocalOwner(owner: string): boolean {
@@ -114,8 +114,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     })();
   }
 
-  private start(run: RunRow): void {
-    const local = this.executor.launch(run, () => this.stopping);
+  private start({ run, agent }: { run: RunRow; agent: AgentRow }): void {
+    const local = this.executor.launch(run, agent, () => this.stopping);
     this.local.set(run.id, local);
     void local.done.finally(() => {
       this.local.delete(run.id);
@@ -142,10 +142,10 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const queue = [...candidates];
     const worker = async () => {
       for (let c = queue.shift(); c && !this.stopping; c = queue.shift()) {
-        const run = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
-        if (run) {
+        const claim = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
+        if (claim) {
           claimed++;
-          this.start(run);
+          this.start(claim);
         }
       }
     };
@@ -153,11 +153,11 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     return claimed;
   }
 
-  private async tryClaim(runId: string, agentId: string): Promise<RunRow | null> {
+  private async tryClaim(runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
     const agent = await lockAgent(this.db, agentId);
     if (!agent) return null;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
-      await this.lifecycle.finishRun(runId, { status: 'cancelled', errorCode: 'agent_not_runnable', error: `agent is ${agent.status}` }, { promote: false });
+      await this.lifecycle.finishRun(runId, { status: 'cancelled', errorCode: 'agent_not_runnable', error: `agent is ${agent.status}` }, { agentId, promote: false });
       return null;
     }
     const [{ n }] = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`, [agentId]);
@@ -172,7 +172,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     if (!run) return null;
     await this.db.query(`UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error')`, [agentId]);
     await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
-    return run;
+    return { run, agent };
   }
 
   /** Renews the leases of the runs executing here; stops those that ended elsewhere. */

@@ -1,13 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
 import type { AdapterRunContext } from './adapters/adapter.types';
 import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService, RunLogWriter } from './run-log.service';
 import { RunTokenService } from './run-token.service';
-import { AGENT_COLUMNS } from './run-store';
 import { EnvResolutionError, RunEnvResolver } from './run-env.service';
 
 /** A run executing on this instance. */
@@ -42,7 +40,6 @@ export class RunExecutor {
   private readonly logger = new Logger('RunExecutor');
 
   constructor(
-    private readonly db: Db,
     private readonly config: AppConfig,
     private readonly executors: AdapterExecutors,
     private readonly tokens: RunTokenService,
@@ -51,7 +48,7 @@ export class RunExecutor {
     private readonly lifecycle: RunLifecycle,
   ) {}
 
-  launch(run: RunRow, isStopping: () => boolean): LocalRun {
+  launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
     let cancelled: string | null = null;
     let adapterCancel: ((reason: string) => void) | null = null;
     let writer: RunLogWriter | null = null;
@@ -68,10 +65,8 @@ export class RunExecutor {
     local.done = (async () => {
       let outcome: RunOutcome;
       try {
-        const [agent] = await this.db.dataSource.query(`SELECT ${AGENT_COLUMNS} FROM agents WHERE id = $1`, [run.agent_id]) as AgentRow[];
         const executor = this.executors.get(run.adapter_type);
-        if (!agent) outcome = { status: 'failed', errorCode: 'agent_not_found', error: 'the agent no longer exists' };
-        else if (!executor) outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
+        if (!executor) outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
         else {
           const config = agent.adapter_config ?? {};
           const problems = executor.validateConfig(config);
@@ -104,7 +99,7 @@ export class RunExecutor {
       }
       if (isStopping()) return;
       try {
-        await this.lifecycle.finishRun(run.id, outcome, { logBytes: (writer as RunLogWriter | null)?.size ?? 0 });
+        await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agent_id, logBytes: (writer as RunLogWriter | null)?.size ?? 0 });
       } catch (err) {
         this.logger.error(`could not record the end of run ${run.id}: ${(err as Error).message}`);
       }

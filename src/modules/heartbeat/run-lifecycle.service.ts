@@ -21,6 +21,8 @@ interface WakeRow {
 export interface FinishOptions {
   actor?: Actor;
   logBytes?: number;
+  /** the run's agent when the caller knows it (saves a lookup) */
+  agentId?: string;
   /** the reaper: only end the run if its lease is (still) expired */
   onlyIfLeaseExpired?: boolean;
   /** scope cancellation: deferred wakes of the scope were cancelled, nothing to promote */
@@ -88,18 +90,18 @@ export class RunLifecycle implements OnModuleInit {
   /** Ends a live run (no-op if it already ended). Returns the ended row, or null. */
   async finishRun(runId: string, outcome: RunOutcome, opts: FinishOptions = {}): Promise<RunRow | null> {
     return this.db.transaction(async () => {
-      const [head] = await this.db.query<{ agent_id: string }>('SELECT agent_id FROM heartbeat_runs WHERE id = $1', [runId]);
-      if (!head) return null;
-      await lockAgent(this.db, head.agent_id);
+      const agentId = opts.agentId ?? (await this.db.query<{ agent_id: string }>('SELECT agent_id FROM heartbeat_runs WHERE id = $1', [runId]))[0]?.agent_id;
+      if (!agentId) return null;
+      await lockAgent(this.db, agentId);
       const [run] = await updateReturning<RunRow>(this.db,
         `UPDATE heartbeat_runs
             SET status = $2, finished_at = now(), exit_code = $3, error_code = $4, error = $5,
                 usage_json = COALESCE($6, usage_json), result_json = COALESCE($7, result_json),
                 log_bytes = GREATEST(log_bytes, $8), lease_expires_at = NULL, updated_at = now()
-          WHERE id = $1 AND status IN ('queued','running') ${opts.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
+          WHERE id = $1 AND agent_id = $9 AND status IN ('queued','running') ${opts.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
           RETURNING *`,
         [runId, outcome.status, outcome.exitCode ?? null, outcome.errorCode ?? null, outcome.error?.slice(0, 4000) ?? null,
-          outcome.usage ?? null, outcome.result ?? null, opts.logBytes ?? 0],
+          outcome.usage ?? null, outcome.result ?? null, opts.logBytes ?? 0, agentId],
       );
       if (!run) {
         if (opts.logBytes) await this.db.query('UPDATE heartbeat_runs SET log_bytes = GREATEST(log_bytes, $2) WHERE id = $1', [runId, opts.logBytes]);
