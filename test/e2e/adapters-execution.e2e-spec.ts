@@ -1,24 +1,19 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { createCompany } from '../support/factories';
-import { FIXTURES, insertAgent, insertAgentKey, startServer, startWsServer, TERMINAL, TestServer, waitFor, waitRun, wakeRun } from '../support/heartbeat';
-import { createTestApp, TestApp } from '../support/test-app';
+import {
+  FIXTURES, insertAgent, insertAgentKey, probeConfig, startServer, startWsServer, TERMINAL, TestServer, useHeartbeatApp, waitFor, waitRun, wakeRun,
+} from '../support/heartbeat';
+import type { TestApp } from '../support/test-app';
 
-const probe = (file: string, mode = 'sleep') => ({ command: process.execPath, args: [path.join(FIXTURES, 'heartbeat-env-probe.js'), file, mode] });
+const probe = (file: string) => probeConfig(file, 'sleep');
 
 describe('adapter execution', () => {
+  const f = useHeartbeatApp();
   let t: TestApp;
   let companyId: string;
   let tmp: string;
-  beforeAll(async () => {
-    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
-    companyId = (await createCompany(t)).id;
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'adapters-e2e-'));
-  });
-  afterAll(async () => {
-    await t.close();
-    fs.rmSync(tmp, { recursive: true, force: true });
+  beforeAll(() => {
+    ({ t, companyId, tmp } = f);
   });
 
   describe('http adapter, sync mode', () => {

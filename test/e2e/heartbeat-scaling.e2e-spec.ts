@@ -2,10 +2,10 @@ import * as os from 'node:os';
 import { WorkCancellation } from '../../src/common/events/work-cancellation';
 import { Db } from '../../src/database/db.service';
 import { createCompany } from '../support/factories';
-import { FAST_ENGINE_ENV, insertAgent, sleep, TERMINAL, waitFor, waitRun, wake, wakeBody, wakeRun } from '../support/heartbeat';
+import { FAST_ENGINE_ENV, insertAgent, sleep, SLEEP_CONFIG, TERMINAL, waitFor, waitRun, wake, wakeBody, wakeRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
-const SLEEP = { command: 'sleep', args: ['120'], timeoutSec: 300 };
+const SLEEP = SLEEP_CONFIG;
 const ISSUE = (n: number) => `${String(n).padStart(8, '0')}-0000-4000-8000-000000000000`;
 
 async function insertRunningRun(t: TestApp, agent: { id: string; companyId: string }, o: { claimedBy: string; leaseSecFromNow: number; issueId?: string }): Promise<string> {

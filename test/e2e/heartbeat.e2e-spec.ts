@@ -1,27 +1,21 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
 import {
-  alive, FIXTURES, insertAgent, insertAgentKey, runRow, sleep, TestAgent, waitFor, waitRun, wake, wakeBody, wakeRun,
+  alive, insertAgent, insertAgentKey, probeConfig, sleep, SLEEP_CONFIG, TERMINAL, useHeartbeatApp, waitFor, waitRun, wake, wakeBody, wakeRun,
 } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
-const SLEEP = { command: 'sleep', args: ['120'], timeoutSec: 300 };
-const probe = (file: string, mode = '0', extra: string[] = []) => ({ command: process.execPath, args: [path.join(FIXTURES, 'heartbeat-env-probe.js'), file, mode, ...extra] });
+const SLEEP = SLEEP_CONFIG;
+const probe = probeConfig;
 
 describe('heartbeat engine: wakeups and runs', () => {
+  const f = useHeartbeatApp();
   let t: TestApp;
   let companyId: string;
   let tmp: string;
-  beforeAll(async () => {
-    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
-    companyId = (await createCompany(t)).id;
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hb-e2e-'));
-  });
-  afterAll(async () => {
-    await t.close();
-    fs.rmSync(tmp, { recursive: true, force: true });
+  beforeAll(() => {
+    ({ t, companyId, tmp } = f);
   });
 
   describe('POST /api/agents/:agentId/wakeup', () => {
@@ -207,7 +201,7 @@ describe('heartbeat engine: wakeups and runs', () => {
 
     it('fails a missing command at once with adapter_command_not_found', async () => {
       const agent = await insertAgent(t, companyId, { adapterConfig: { command: 'definitely-not-a-command-xyz' } });
-      const row = await waitRun(t, await wakeRun(t, agent.id), TERMINAL_STATUSES);
+      const row = await waitRun(t, await wakeRun(t, agent.id), TERMINAL);
       expect(row).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_found' });
     });
 
@@ -215,7 +209,7 @@ describe('heartbeat engine: wakeups and runs', () => {
       const out = path.join(tmp, 'to.json');
       const agent = await insertAgent(t, companyId, { adapterConfig: { ...probe(out, 'sleep'), timeoutSec: 1, graceSec: 1 } });
       const runId = await wakeRun(t, agent.id);
-      const row = await waitRun(t, runId, TERMINAL_STATUSES, 10000);
+      const row = await waitRun(t, runId, TERMINAL, 10000);
       expect(row).toMatchObject({ status: 'timed_out', error_code: 'timeout' });
       const { pid } = JSON.parse(fs.readFileSync(out, 'utf8'));
       await waitFor(async () => !alive(pid), 'process gone', 3000);
@@ -229,7 +223,7 @@ describe('heartbeat engine: wakeups and runs', () => {
       const { pid } = JSON.parse(fs.readFileSync(out, 'utf8'));
       await sleep(1500);
       expect(alive(pid)).toBe(true); // SIGTERM ignored, still in grace
-      const row = await waitRun(t, runId, TERMINAL_STATUSES, 10000);
+      const row = await waitRun(t, runId, TERMINAL, 10000);
       expect(row.status).toBe('timed_out');
       expect(alive(pid)).toBe(false);
       const log = await t.http.get(`/api/heartbeat-runs/${runId}/log`).expect(200);
@@ -267,8 +261,8 @@ describe('heartbeat engine: wakeups and runs', () => {
       const b = await insertAgent(t, co.id, { adapterConfig: { command: 'false' } });
       const ra = await wakeRun(t, a.id);
       const rb = await wakeRun(t, b.id);
-      await waitRun(t, ra, TERMINAL_STATUSES);
-      await waitRun(t, rb, TERMINAL_STATUSES);
+      await waitRun(t, ra, TERMINAL);
+      await waitRun(t, rb, TERMINAL);
       const all = await t.http.get(`/api/companies/${co.id}/heartbeat-runs`).expect(200);
       expect(all.body.map((r: { id: string }) => r.id).sort()).toEqual([ra, rb].sort());
       const byAgent = await t.http.get(`/api/companies/${co.id}/heartbeat-runs?agentId=${a.id}`).expect(200);
@@ -310,7 +304,3 @@ describe('heartbeat engine: wakeups and runs', () => {
     });
   });
 });
-
-const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled', 'timed_out'];
-void runRow;
-void ({} as TestAgent);

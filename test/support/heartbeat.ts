@@ -1,8 +1,10 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/auth/tokens';
-import { uniq } from './factories';
-import type { TestApp } from './test-app';
+import { createCompany, uniq } from './factories';
+import { createTestApp, TestApp } from './test-app';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 export const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
@@ -172,4 +174,35 @@ export async function startWsServer(onMessage: (text: string, send: (text: strin
       server.close(() => r());
     }),
   };
+}
+
+/** A process adapter config that sleeps (a live run). */
+export const SLEEP_CONFIG = { command: 'sleep', args: ['120'], timeoutSec: 300 };
+
+/** The env-probe fixture as a process adapter config: writes its env to `file`, then exits with `mode` or sleeps. */
+export const probeConfig = (file: string, mode = '0', extra: string[] = []) => ({
+  command: process.execPath,
+  args: [path.join(FIXTURES, 'heartbeat-env-probe.js'), file, mode, ...extra],
+});
+
+export interface HeartbeatFixture {
+  t: TestApp;
+  companyId: string;
+  /** a scratch directory removed afterwards */
+  tmp: string;
+}
+
+/** One listening app (child processes call back), a company and a scratch directory for a test file. */
+export function useHeartbeatApp(): HeartbeatFixture {
+  const f = {} as HeartbeatFixture;
+  beforeAll(async () => {
+    f.t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
+    f.companyId = (await createCompany(f.t)).id;
+    f.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hb-e2e-'));
+  });
+  afterAll(async () => {
+    await f.t.close();
+    fs.rmSync(f.tmp, { recursive: true, force: true });
+  });
+  return f;
 }
