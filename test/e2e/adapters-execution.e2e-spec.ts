@@ -154,6 +154,18 @@ describe('adapter execution', () => {
       expect(row.result_json.summary).toContain('Reason: cli-test');
     });
 
+    it('resumes the last session with resumeArg unless the wake forces a fresh session', async () => {
+      const agent = await insertAgent(t, companyId, {
+        adapterType: 'runtime_c_local',
+        // the fixture is executable (#!/usr/bin/env node), so flags come straight after the command
+        adapterConfig: { command: path.join(FIXTURES, 'fake-cli-runtime.js'), modelArg: '', resumeArg: '--resume' },
+      });
+      const summary = async (body: Record<string, unknown>) => (await waitRun(t, await wakeRun(t, agent.id, body), TERMINAL)).result_json.summary as string;
+      expect(await summary({})).toMatch(/ARGS:$/);
+      expect(await summary({})).toMatch(/ARGS:--resume sess-1$/);
+      expect(await summary({ forceFreshSession: true })).not.toContain('--resume');
+    });
+
     it('an unknown adapter type fails the run with adapter_not_found', async () => {
       const agent = await insertAgent(t, companyId, { adapterType: 'external_thing', adapterConfig: {} });
       expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'adapter_not_found' });

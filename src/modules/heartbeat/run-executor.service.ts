@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
 import type { AdapterRunContext } from './adapters/adapter.types';
 import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
@@ -17,7 +18,7 @@ export interface LocalRun {
 }
 
 /** The SERVICE_* variables of a local process: where the API is, who it is, and why it was woken. */
-export function serviceEnv(run: RunRow, apiUrl: string, token: string): Record<string, string> {
+export function serviceEnv(run: RunRow, apiUrl: string, token: string, resumeSessionId: string | null): Record<string, string> {
   const c = run.context_snapshot;
   const env: Record<string, string> = {
     SERVICE_API_URL: apiUrl,
@@ -31,6 +32,7 @@ export function serviceEnv(run: RunRow, apiUrl: string, token: string): Record<s
   if (c.issueId) env.SERVICE_TASK_ID = c.issueId;
   if (c.reason) env.SERVICE_WAKE_REASON = c.reason;
   if (c.commentId) env.SERVICE_WAKE_COMMENT_ID = c.commentId;
+  if (resumeSessionId) env.SERVICE_RESUME_SESSION_ID = resumeSessionId;
   return env;
 }
 
@@ -40,6 +42,7 @@ export class RunExecutor {
   private readonly logger = new Logger('RunExecutor');
 
   constructor(
+    private readonly db: Db,
     private readonly config: AppConfig,
     private readonly executors: AdapterExecutors,
     private readonly tokens: RunTokenService,
@@ -77,11 +80,13 @@ export class RunExecutor {
             writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets]);
             const w = writer;
             const apiUrl = this.config.publicUrl;
+            const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.lastSessionId(run);
             const ctx: AdapterRunContext = {
               runId: run.id, agentId: run.agent_id, companyId: run.company_id, adapterType: run.adapter_type,
               config, configEnv: resolved.env,
               agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
-              context: run.context_snapshot, serviceEnv: serviceEnv(run, apiUrl, token), apiUrl, runToken: token,
+              context: run.context_snapshot, serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId), apiUrl, runToken: token,
+              resumeSessionId,
               log: (stream, chunk) => w.write(stream, chunk),
             };
             const handle = executor.start(ctx);
@@ -105,5 +110,17 @@ export class RunExecutor {
       }
     })();
     return local;
+  }
+
+  /** The session id the agent's last successful run reported (same issue, or none), to resume unless forceFreshSession. */
+  private async lastSessionId(run: RunRow): Promise<string | null> {
+    const [row] = await this.db.dataSource.query(
+      `SELECT result_json->>'sessionId' AS sid FROM heartbeat_runs
+        WHERE agent_id = $1 AND id <> $2 AND status = 'succeeded' AND adapter_type = $3 AND issue_id IS NOT DISTINCT FROM $4
+          AND result_json ? 'sessionId'
+        ORDER BY finished_at DESC LIMIT 1`,
+      [run.agent_id, run.id, run.adapter_type, run.issue_id],
+    ) as Array<{ sid: string | null }>;
+    return row?.sid ?? null;
   }
 }

@@ -8,6 +8,9 @@ export interface RunFinishedEvent {
   issueId: string | null;
   status: FinalRunStatus;
   errorCode: string | null;
+  /** what the run reported (usage may carry costCents): the costs module can book it */
+  usage: Record<string, unknown> | null;
+  result: Record<string, unknown> | null;
 }
 
 export type RunFinishedListener = (e: RunFinishedEvent) => void | Promise<void>;

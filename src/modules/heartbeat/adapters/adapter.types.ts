@@ -17,6 +17,8 @@ export interface AdapterRunContext {
   serviceEnv: Record<string, string>;
   apiUrl: string;
   runToken: string;
+  /** the session id of the agent's last successful run (same adapter and issue), unless the wake forced a fresh session */
+  resumeSessionId: string | null;
   log(stream: LogStream, chunk: string): void;
 }
 

@@ -101,6 +101,7 @@ export class CliRuntimeAdapter implements AdapterExecutor {
         command: { type: 'string', default: defaults.command },
         model: { type: 'string', default: defaults.model },
         modelArg: { type: 'string', default: '--model', description: 'flag that passes the model; empty string to omit' },
+        resumeArg: { type: 'string', description: 'flag that resumes the last session (e.g. --resume); omitted: never resume' },
         args: { type: 'array', items: { type: 'string' } },
         cwd: { type: 'string' },
         env: { type: 'object' },
@@ -113,7 +114,7 @@ export class CliRuntimeAdapter implements AdapterExecutor {
 
   validateConfig(c: Record<string, unknown>): string[] {
     const errors: string[] = [];
-    for (const k of ['command', 'model', 'modelArg', 'cwd', 'instructions']) {
+    for (const k of ['command', 'model', 'modelArg', 'resumeArg', 'cwd', 'instructions']) {
       if (c[k] !== undefined && typeof c[k] !== 'string') errors.push(`${k} must be a string`);
     }
     if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string'))) errors.push('args must be an array of strings');
@@ -127,7 +128,11 @@ export class CliRuntimeAdapter implements AdapterExecutor {
     const report = new JsonLinesReport();
     const run = runChild({
       command: str(c.command) ?? this.defaults.command,
-      args: [...(modelArg ? [modelArg, model] : []), ...strArray(c.args)],
+      args: [
+        ...(modelArg ? [modelArg, model] : []),
+        ...(str(c.resumeArg) && ctx.resumeSessionId ? [String(c.resumeArg), ctx.resumeSessionId] : []),
+        ...strArray(c.args),
+      ],
       cwd: str(c.cwd),
       env: { ...baseChildEnv(), ...ctx.configEnv, ...ctx.serviceEnv },
       stdin: buildPrompt(ctx),
