@@ -2,10 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/app-config';
-import { JsonLinesReport } from '../../src/modules/heartbeat/adapters/cli-runtime.adapter';
+import { CLI_RUNTIMES, CliRuntimeAdapter, JsonLinesReport } from '../../src/modules/heartbeat/adapters/cli-runtime.adapter';
 import { HttpAdapter, outcomeFromReport } from '../../src/modules/heartbeat/adapters/http.adapter';
 import { ProcessAdapter } from '../../src/modules/heartbeat/adapters/process.adapter';
 import { heartbeatPolicy } from '../../src/modules/heartbeat/heartbeat.types';
+import { isDeadLocalOwner } from '../../src/modules/heartbeat/run-dispatcher.service';
 import { RunLogService } from '../../src/modules/heartbeat/run-log.service';
 import { RunTokenService } from '../../src/modules/heartbeat/run-token.service';
 
@@ -84,5 +85,22 @@ describe('heartbeatPolicy', () => {
   it('defaults: disabled, skipWhenIdle, on-demand wakes allowed, one run at a time', () => {
     expect(heartbeatPolicy({})).toEqual({ enabled: false, intervalSec: 0, skipWhenIdle: true, wakeOnDemand: true, maxConcurrentRuns: 1 });
     expect(heartbeatPolicy({ heartbeat: { enabled: true, intervalSec: 30, skipWhenIdle: false, maxConcurrentRuns: 3 } })).toMatchObject({ enabled: true, intervalSec: 30, skipWhenIdle: false, maxConcurrentRuns: 3 });
+  });
+});
+
+describe('lease owners and environment checks', () => {
+  it('recognises a dead process of this host as a lease owner, never itself or another host', () => {
+    expect(isDeadLocalOwner(`${os.hostname()}-999999-abcdef`)).toBe(true);
+    expect(isDeadLocalOwner(`${os.hostname()}-${process.pid}-abcdef`)).toBe(false);
+    expect(isDeadLocalOwner(`some-other-host-999999`)).toBe(false);
+    expect(isDeadLocalOwner('instance-one')).toBe(false);
+  });
+
+  it('CLI runtimes report a missing CLI clearly in testEnvironment', async () => {
+    const a = new CliRuntimeAdapter(CLI_RUNTIMES[0]);
+    const missing = await a.testEnvironment({});
+    expect(missing.ok).toBe(false);
+    expect(missing.checks[0].message).toContain('adapter_command_not_found');
+    expect((await a.testEnvironment({ command: 'node' })).ok).toBe(true);
   });
 });
