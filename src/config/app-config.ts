@@ -5,6 +5,26 @@ import * as path from 'node:path';
 
 export type DeploymentMode = 'local_trusted' | 'authenticated';
 
+/** Heartbeat engine tuning; tests shorten the ticks and leases. */
+export interface HeartbeatSettings {
+  /** this instance's id in run leases (`claimed_by`); unique per process unless SERVICE_INSTANCE_ID is set */
+  instanceId: string;
+  /** scheduler tick: timer heartbeats and the dispatch poll */
+  tickMs: number;
+  /** reaper tick: expired leases, deferred wakes */
+  reaperMs: number;
+  /** lease length of a claimed run; the owner renews it every keepaliveMs */
+  leaseSec: number;
+  keepaliveMs: number;
+  /** runs executing at once on this instance */
+  maxLocalRuns: number;
+  /** loop breaker: more than wakeLoopLimit wakes of one agent for one issue within the window are skipped */
+  wakeLoopLimit: number;
+  wakeLoopWindowSec: number;
+  /** size cap of one run log */
+  runLogMaxBytes: number;
+}
+
 /** Typed, validated configuration of one service instance. Built once at boot from the environment. */
 export class AppConfig {
   port!: number;
@@ -25,6 +45,7 @@ export class AppConfig {
   logLevel!: string;
   /** Instance label used as actor id when the system acts. */
   instanceId!: string;
+  heartbeat!: HeartbeatSettings;
 }
 
 export class ConfigError extends Error {}
@@ -151,5 +172,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.defaultSecretProvider = env.SERVICE_SECRETS_DEFAULT_PROVIDER?.trim() || undefined;
   c.secretsStrictMode = parseBool('SERVICE_SECRETS_STRICT', env.SERVICE_SECRETS_STRICT, mode === 'authenticated');
   c.instanceId = env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}`;
+  c.heartbeat = {
+    instanceId: env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    tickMs: parseInteger('SERVICE_HEARTBEAT_TICK_MS', env.SERVICE_HEARTBEAT_TICK_MS, 2000, 50, 3_600_000),
+    reaperMs: parseInteger('SERVICE_HEARTBEAT_REAPER_MS', env.SERVICE_HEARTBEAT_REAPER_MS, 10_000, 50, 3_600_000),
+    leaseSec: parseInteger('SERVICE_HEARTBEAT_LEASE_SEC', env.SERVICE_HEARTBEAT_LEASE_SEC, 60, 1, 86_400),
+    keepaliveMs: parseInteger('SERVICE_HEARTBEAT_KEEPALIVE_MS', env.SERVICE_HEARTBEAT_KEEPALIVE_MS, 2000, 50, 600_000),
+    maxLocalRuns: parseInteger('SERVICE_HEARTBEAT_MAX_LOCAL_RUNS', env.SERVICE_HEARTBEAT_MAX_LOCAL_RUNS, 64, 1, 10_000),
+    wakeLoopLimit: parseInteger('SERVICE_WAKE_LOOP_LIMIT', env.SERVICE_WAKE_LOOP_LIMIT, 10, 1, 1_000_000),
+    wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
+    runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  };
   return c;
 }

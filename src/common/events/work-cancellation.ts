@@ -5,6 +5,8 @@ export interface CancellationScope {
   /** only these agents; omit for the whole company */
   agentIds?: string[];
   projectId?: string;
+  /** only work on this issue (e.g. an interrupting comment) */
+  issueId?: string;
 }
 
 export type CancellationListener = (scope: CancellationScope, reason: string) => Promise<void>;

@@ -1,9 +1,48 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { AuthRegistry } from '../../common/auth/auth-registry';
+import { SecretBindingsService } from '../secrets/secret-bindings.service';
+import { AdapterExecutors } from './adapters/adapter-executors';
+import { AgentWakeupService } from './agent-wakeup.service';
+import { HeartbeatRunsService } from './heartbeat-runs.service';
+import { HeartbeatScheduler } from './heartbeat-scheduler.service';
+import { HeartbeatController } from './heartbeat.controller';
+import { RunDispatcher } from './run-dispatcher.service';
+import { RunEnvResolver } from './run-env.service';
+import { RunExecutor } from './run-executor.service';
+import { RunLifecycleEvents } from './run-lifecycle-events';
+import { RunLifecycle } from './run-lifecycle.service';
+import { RunLogService } from './run-log.service';
+import { RunTokenResolver } from './run-token.resolver';
+import { RunTokenService } from './run-token.service';
 import { WakeupQueue } from './wakeup-queue.service';
 
+/**
+ * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens, and
+ * the adapter executors. Exported for other modules: WakeupQueue (enqueue), RunLifecycleEvents
+ * (run-finished hook), RunEnvResolver (secret refs), AdapterExecutors (external types), RunDispatcher.
+ */
 @Global()
 @Module({
-  providers: [WakeupQueue],
-  exports: [WakeupQueue],
+  controllers: [HeartbeatController],
+  providers: [
+    WakeupQueue, RunLifecycle, RunLifecycleEvents, RunDispatcher, RunExecutor, HeartbeatScheduler, HeartbeatRunsService,
+    AgentWakeupService, RunLogService, RunTokenService, RunTokenResolver, RunEnvResolver, AdapterExecutors,
+  ],
+  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService],
 })
-export class HeartbeatModule {}
+export class HeartbeatModule implements OnModuleInit {
+  constructor(
+    private readonly registry: AuthRegistry,
+    private readonly runTokens: RunTokenResolver,
+    private readonly runEnv: RunEnvResolver,
+    private readonly secretBindings: SecretBindingsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.addResolver(this.runTokens);
+    // secret bindings (delivery env|both) of the agent and the run's project, decrypted at launch
+    this.runEnv.registerLaunchResolver(({ companyId, agentId, projectId }) =>
+      this.secretBindings.resolveForLaunch(companyId, agentId, { projectId }),
+    );
+  }
+}

@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import { notFound } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
+import { BudgetGate } from '../budgets/budget-gate.service';
+import { AgentRow, heartbeatPolicy, RunRow, WakeContext } from './heartbeat.types';
+import { contextForWake, RunLifecycle } from './run-lifecycle.service';
+import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
 
 export type WakeupSource = 'timer' | 'assignment' | 'on_demand' | 'automation';
 export type WakeupTriggerDetail = 'manual' | 'ping' | 'callback' | 'system';
@@ -17,50 +25,228 @@ export interface WakeupInput {
   idempotencyKey?: string | null;
   forceFreshSession?: boolean;
   requestedBy?: Actor;
+  /** the agent that wrote the comment behind this wake, if any: an agent's own comment never wakes it */
+  commentAuthorAgentId?: string | null;
 }
+
+export type WakeupOutcome = 'queued' | 'coalesced' | 'deferred' | 'skipped';
 
 export interface WakeupResult {
   wakeupId: string;
+  /** queued: a new run; coalesced: merged into a queued (or, for timers, live) run; deferred: runs after the live run on the issue ends */
+  status: WakeupOutcome;
+  /** the run that will handle the wake (for deferred: the live run it waits for) */
+  run?: RunRow;
+  skipReason?: string;
+  /** the idempotency key matched an earlier wake; this is that wake's result */
+  replayed?: boolean;
+}
+
+/** Answers whether an agent has work a timer wake should look at (issues module registers one). */
+export type ActionableWorkProbe = (agent: { id: string; companyId: string }) => Promise<boolean>;
+
+const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
+
+interface StoredWake {
+  id: string;
   status: string;
+  skip_reason: string | null;
+  run_id: string | null;
+  issue_id: string | null;
 }
 
 /**
  * The heartbeat engine's enqueue API: every wakeup (comments, mentions, assignments, blockers,
- * manual) is a durable row. The engine claims queued rows and turns them into runs.
+ * timers, manual) is a durable row, decided under the agent lock: replayed (idempotency key),
+ * skipped (agent not runnable, own comment, policy, budget, loop breaker, idle timer), coalesced
+ * into a queued run, deferred behind the live run on the same issue, or queued as a new run.
  */
 @Injectable()
 export class WakeupQueue {
-  private readonly listeners: Array<() => void> = [];
+  private readonly probes: ActionableWorkProbe[] = [];
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly lifecycle: RunLifecycle,
+    private readonly recorder: ActivityRecorder,
+    private readonly budgetGate: BudgetGate,
+  ) {}
 
-  /** Called (after commit) whenever a wakeup is queued, so a dispatcher can act at once. */
+  /** Called (after commit) whenever a run is queued, so a dispatcher can act at once. */
   onQueued(listener: () => void): void {
-    this.listeners.push(listener);
+    this.lifecycle.onRunQueued(listener);
+  }
+
+  /** Replaces the built-in idle check of timer wakes (which reads the issues table if present). */
+  registerActionableWorkProbe(probe: ActionableWorkProbe): void {
+    this.probes.push(probe);
   }
 
   async enqueue(input: WakeupInput): Promise<WakeupResult> {
-    const actor = input.requestedBy;
-    const [row] = await this.db.query<{ id: string; status: string }>(
-      `INSERT INTO agent_wakeup_requests
-         (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
-          requested_by_actor_type, requested_by_actor_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id, status`,
-      [
-        input.companyId,
-        input.agentId,
-        input.source,
-        input.triggerDetail ?? null,
-        input.reason ?? null,
-        input.payload ?? {},
-        input.issueId ?? null,
-        input.idempotencyKey ?? null,
-        input.forceFreshSession ?? false,
-        actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
-        actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
-      ],
+    return this.db.transaction(async () => {
+      const agent = await lockAgent(this.db, input.agentId);
+      if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
+      const payload = input.payload ?? {};
+      const issueId = input.issueId ?? (isUuid(payload.issueId) ? payload.issueId : null);
+      const key = input.idempotencyKey ?? null;
+      if (key) {
+        const [prior] = await this.db.query<StoredWake>(
+          `SELECT id, status, skip_reason, run_id, issue_id FROM agent_wakeup_requests
+            WHERE agent_id = $1 AND idempotency_key = $2 AND created_at > now() - ${IDEMPOTENCY_WINDOW}
+            ORDER BY created_at LIMIT 1`,
+          [agent.id, key],
+        );
+        if (prior) return this.replay(prior);
+      }
+      const skipReason = await this.skipReason(agent, input, issueId, payload);
+      const actor = input.requestedBy;
+      const [wake] = await this.db.query<StoredWake & { source: string; trigger_detail: string | null; reason: string | null; payload: Record<string, unknown>; force_fresh_session: boolean }>(
+        `INSERT INTO agent_wakeup_requests
+           (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
+            status, skip_reason, requested_by_actor_type, requested_by_actor_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+        [
+          agent.company_id, agent.id, input.source, input.triggerDetail ?? null, input.reason ?? null, payload, issueId, key,
+          input.forceFreshSession ?? false, skipReason ? 'skipped' : 'queued', skipReason,
+          actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
+          actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
+        ],
+      );
+      if (skipReason) {
+        await this.recordWake(skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped', agent, wake.id, {
+          source: input.source, reason: input.reason ?? null, issueId, skipReason,
+        }, actor);
+        return { wakeupId: wake.id, status: 'skipped', skipReason };
+      }
+      const context = contextForWake(wake);
+      const live = await this.liveRunToJoin(agent.id, input.source, issueId);
+      if (live && (live.status === 'queued' || input.source === 'timer')) {
+        await this.coalesce(live, wake.id, context);
+        await this.recordWake('heartbeat.wakeup_coalesced', agent, wake.id, { runId: live.id, source: input.source, issueId }, actor);
+        return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(live.id)) ?? live };
+      }
+      if (live && issueId) {
+        // never a second concurrent run of one agent on one issue: this wake runs when the live one ends
+        await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wake.id]);
+        await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, { waitingForRunId: live.id, source: input.source, issueId }, actor);
+        return { wakeupId: wake.id, status: 'deferred', run: live };
+      }
+      const run = await this.lifecycle.createRun(agent, wake, context);
+      return { wakeupId: wake.id, status: 'queued', run };
+    });
+  }
+
+  /** Why this wake must not run, or null. Order: the agent, the own-comment rule, policy, budget, loop, idleness. */
+  private async skipReason(agent: AgentRow, input: WakeupInput, issueId: string | null, payload: Record<string, unknown>): Promise<string | null> {
+    if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return `agent_${agent.status}`;
+    const author = input.commentAuthorAgentId ?? (input.requestedBy?.kind === 'agent' && typeof payload.commentId === 'string' ? input.requestedBy.agentId : null);
+    if (author === agent.id) return 'self_comment';
+    const policy = heartbeatPolicy(agent.runtime_config);
+    if (input.source === 'timer' && !policy.enabled) return 'heartbeat_disabled';
+    if (input.source !== 'timer' && !policy.wakeOnDemand) return 'wake_on_demand_disabled';
+    const blocked = await this.budgetOrCompanyBlock(agent, typeof payload.projectId === 'string' ? payload.projectId : null);
+    if (blocked) return blocked;
+    if (issueId) {
+      const [c] = await this.db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM agent_wakeup_requests
+          WHERE agent_id = $1 AND issue_id = $2 AND status <> 'skipped' AND created_at > now() - make_interval(secs => $3)`,
+        [agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec],
+      );
+      if (Number(c.n) >= this.config.heartbeat.wakeLoopLimit) return 'wake_loop_suppressed';
+    }
+    if (input.source === 'timer' && policy.skipWhenIdle && !(await this.hasActionableWork(agent))) return 'no_actionable_work';
+    return null;
+  }
+
+  /** A scope held by a hard budget incident or at its hard limit (BudgetGate), or over its monthly budget: `budget`. */
+  private async budgetOrCompanyBlock(agent: AgentRow, projectId: string | null): Promise<string | null> {
+    if (agent.budget_monthly_cents > 0 && agent.spent_monthly_cents >= agent.budget_monthly_cents) return 'budget';
+    if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agent.id, projectId)).allowed) return 'budget';
+    const [co] = await this.db.query<{ status: string; over: boolean }>(
+      `SELECT status, budget_monthly_cents > 0 AND spent_monthly_cents >= budget_monthly_cents AS over FROM companies WHERE id = $1`,
+      [agent.company_id],
     );
-    this.db.afterCommit(() => this.listeners.forEach((l) => l()));
-    return { wakeupId: row.id, status: row.status };
+    if (co?.over) return 'budget';
+    if (co && co.status !== 'active') return `company_${co.status}`;
+    return null;
+  }
+
+  /** Assigned todo/in_progress issues (read from the issues table when it exists), or a registered probe. */
+  private async hasActionableWork(agent: AgentRow): Promise<boolean> {
+    if (this.probes.length) {
+      for (const p of this.probes) if (await p({ id: agent.id, companyId: agent.company_id })) return true;
+      return false;
+    }
+    const [t] = await this.db.query<{ exists: boolean }>(`SELECT to_regclass('public.issues') IS NOT NULL AS exists`);
+    if (!t?.exists) return false;
+    const rows = await this.db.query(
+      `SELECT 1 FROM issues i WHERE i.company_id = $1 AND to_jsonb(i)->>'assignee_agent_id' = $2
+          AND to_jsonb(i)->>'status' IN ('todo','in_progress') LIMIT 1`,
+      [agent.company_id, agent.id],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The run a new wake joins. Issue wakes: the agent's live run on that issue. Timer wakes: any
+   * live run of the agent. Other wakes: a run of the agent without an issue that has not started yet.
+   */
+  private async liveRunToJoin(agentId: string, source: string, issueId: string | null): Promise<RunRow | null> {
+    const [row] = issueId
+      ? await this.db.query<RunRow>(
+          `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
+          [agentId, issueId],
+        )
+      : source === 'timer'
+        ? await this.db.query<RunRow>(`SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`, [agentId])
+        : await this.db.query<RunRow>(
+            `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id IS NULL AND status = 'queued' ORDER BY created_at LIMIT 1`,
+            [agentId],
+          );
+    return row ?? null;
+  }
+
+  /** Merges a wake into a live run's context: the newest comment wins, every wake is listed. */
+  private async coalesce(run: RunRow, wakeId: string, context: WakeContext): Promise<void> {
+    const entry = { wakeupRequestId: wakeId, source: context.source, reason: context.reason, payload: context.payload };
+    await this.db.query(
+      `UPDATE heartbeat_runs
+          SET context_snapshot = jsonb_set(
+                jsonb_set(context_snapshot || CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('commentId', $4::text) END,
+                          '{wakeupRequestIds}', COALESCE(context_snapshot->'wakeupRequestIds', '[]'::jsonb) || to_jsonb($2::text)),
+                '{coalesced}', COALESCE(context_snapshot->'coalesced', '[]'::jsonb) || jsonb_build_array($3::jsonb)),
+              updated_at = now()
+        WHERE id = $1 AND status = 'queued'`,
+      [run.id, wakeId, entry, context.commentId],
+    );
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = $1`, [wakeId, run.id]);
+  }
+
+  private async replay(prior: StoredWake): Promise<WakeupResult> {
+    const run = prior.run_id ? await this.reload(prior.run_id) : null;
+    if (prior.status === 'skipped' || prior.status === 'cancelled') {
+      return { wakeupId: prior.id, status: 'skipped', skipReason: prior.skip_reason ?? prior.status, replayed: true };
+    }
+    if (prior.status === 'deferred' && prior.issue_id) {
+      const [live] = await this.db.query<RunRow>(
+        `SELECT r.* FROM heartbeat_runs r JOIN agent_wakeup_requests w ON w.agent_id = r.agent_id
+          WHERE w.id = $1 AND r.issue_id = $2 AND r.status IN ('queued','running') ORDER BY r.created_at LIMIT 1`,
+        [prior.id, prior.issue_id],
+      );
+      return { wakeupId: prior.id, status: 'deferred', run: live, replayed: true };
+    }
+    return { wakeupId: prior.id, status: prior.status === 'coalesced' ? 'coalesced' : 'queued', run: run ?? undefined, replayed: true };
+  }
+
+  private async reload(runId: string): Promise<RunRow | null> {
+    const [r] = await this.db.query<RunRow>('SELECT * FROM heartbeat_runs WHERE id = $1', [runId]);
+    return r ?? null;
+  }
+
+  private recordWake(action: string, agent: AgentRow, wakeId: string, details: Record<string, unknown>, actor?: Actor) {
+    return this.recorder.record({
+      companyId: agent.company_id, action, entityType: 'agent_wakeup_request', entityId: wakeId, actor, agentId: agent.id, runId: null, details,
+    });
   }
 }

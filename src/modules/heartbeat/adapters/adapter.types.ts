@@ -1,0 +1,69 @@
+import type { LogStream } from '../run-log.service';
+import type { RunOutcome, WakeContext } from '../heartbeat.types';
+
+/** Everything an adapter needs to execute one run. */
+export interface AdapterRunContext {
+  runId: string;
+  agentId: string;
+  companyId: string;
+  adapterType: string;
+  /** the agent's adapterConfig, with env values already resolved (secret refs replaced) */
+  config: Record<string, unknown>;
+  /** resolved `config.env` values */
+  configEnv: Record<string, string>;
+  agent: { name: string; role: string; title: string | null; capabilities: string; metadata: Record<string, unknown> };
+  context: WakeContext;
+  /** SERVICE_* variables injected into local processes (API URL, run token, run/agent/company ids, wake context) */
+  serviceEnv: Record<string, string>;
+  apiUrl: string;
+  runToken: string;
+  /** the session id of the agent's last successful run (same adapter and issue), unless the wake forced a fresh session */
+  resumeSessionId: string | null;
+  log(stream: LogStream, chunk: string): void;
+}
+
+/** A started execution: ends on its own, or when cancelled (process group killed, remote call abandoned). */
+export interface AdapterRun {
+  done: Promise<RunOutcome>;
+  cancel(reason: string): void;
+}
+
+export interface EnvironmentCheck {
+  name: string;
+  ok: boolean;
+  message: string;
+}
+
+export interface EnvironmentReport {
+  ok: boolean;
+  checks: EnvironmentCheck[];
+}
+
+/**
+ * The execution side of an adapter type. The registry of types and their create-time validation
+ * lives in the adapters module; executors here are keyed by the same type string.
+ */
+export interface AdapterExecutor {
+  readonly type: string;
+  /** JSON schema of adapterConfig, for settings forms */
+  readonly configSchema: Record<string, unknown>;
+  /** human-readable problems of a config; empty when valid */
+  validateConfig(config: Record<string, unknown>): string[];
+  start(ctx: AdapterRunContext): AdapterRun;
+  testEnvironment(config: Record<string, unknown>): Promise<EnvironmentReport>;
+}
+
+/** adapterConfig.env value: an inline string or a secret reference. */
+export interface SecretRef {
+  type: 'secret_ref';
+  secretId: string;
+  version?: 'latest' | number;
+}
+
+export const isSecretRef = (v: unknown): v is SecretRef =>
+  !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'secret_ref' && typeof (v as { secretId?: unknown }).secretId === 'string';
+
+// small config readers shared by the executors
+export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+export const num = (v: unknown, def: number): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : def);
+export const strArray = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);

@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunOutcome } from '../heartbeat.types';
+import type { AdapterRun, EnvironmentCheck } from './adapter.types';
+import type { LogStream } from '../run-log.service';
+
+export interface ChildRunOptions {
+  command: string;
+  args: string[];
+  cwd?: string;
+  env: Record<string, string>;
+  /** written to stdin, then stdin is closed; undefined = no stdin */
+  stdin?: string;
+  /** 0 = no timeout */
+  timeoutSec: number;
+  graceSec: number;
+  log(stream: LogStream, chunk: string): void;
+  /** called with each complete stdout line (CLI runtimes parse JSON lines) */
+  onStdoutLine?(line: string): void;
+}
+
+/** Variables of the service's own environment a child may see; the rest (keys, secrets) never leaks. */
+const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'TERM'];
+
+export function baseChildEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of INHERITED_ENV) if (process.env[k] !== undefined) out[k] = process.env[k] as string;
+  return out;
+}
+
+/** Is `command` runnable: an existing executable path, or found on PATH. */
+export function findCommand(command: string, envPath = process.env.PATH ?? ''): string | null {
+  const executable = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return executable(command) ? command : null;
+  for (const dir of envPath.split(':').filter(Boolean)) {
+    const p = path.join(dir, command);
+    if (executable(p)) return p;
+  }
+  return null;
+}
+
+export function commandCheck(command: string, env?: Record<string, string>): EnvironmentCheck {
+  const found = findCommand(command, env?.PATH ?? process.env.PATH);
+  return found
+    ? { name: 'command', ok: true, message: `${command} found at ${found}` }
+    : { name: 'command', ok: false, message: `${command} is not installed or not on PATH (adapter_command_not_found)` };
+}
+
+/**
+ * Spawns a command without a shell in its own process group. Timeout or cancel: SIGTERM to the
+ * whole group, SIGKILL after graceSec. Exit 0 = succeeded, other exits = failed, timeout = timed_out.
+ */
+export function runChild(o: ChildRunOptions): AdapterRun {
+  let cancel: (reason: string) => void = () => undefined;
+  const done = new Promise<RunOutcome>((resolve) => {
+    if (o.cwd && !fs.existsSync(o.cwd)) {
+      resolve({ status: 'failed', errorCode: 'adapter_cwd_not_found', error: `working directory ${o.cwd} does not exist` });
+      return;
+    }
+    if (!findCommand(o.command, o.env.PATH)) {
+      o.log('system', `command not found: ${o.command}\n`);
+      resolve({ status: 'failed', errorCode: 'adapter_command_not_found', error: `command not found: ${o.command}` });
+      return;
+    }
+    const child = spawn(o.command, o.args, {
+      cwd: o.cwd,
+      env: o.env,
+      detached: true,
+      shell: false,
+      stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let ending: 'timeout' | 'cancel' | null = null;
+    let cancelReason = '';
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+    const killGroup = (sig: NodeJS.Signals) => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        try {
+          child.kill(sig);
+        } catch {
+          /* already gone */
+        }
+      }
+    };
+    const terminate = (why: 'timeout' | 'cancel') => {
+      if (ending || settled) return;
+      ending = why;
+      o.log('system', why === 'timeout' ? `timeout after ${o.timeoutSec}s: SIGTERM to the process group\n` : `cancelled (${cancelReason}): SIGTERM to the process group\n`);
+      killGroup('SIGTERM');
+      const t = setTimeout(() => {
+        o.log('system', `still alive after ${o.graceSec}s grace: SIGKILL\n`);
+        killGroup('SIGKILL');
+      }, o.graceSec * 1000);
+      t.unref();
+      timers.push(t);
+    };
+    cancel = (reason) => {
+      cancelReason = reason;
+      terminate('cancel');
+    };
+    if (o.timeoutSec > 0) {
+      const t = setTimeout(() => terminate('timeout'), o.timeoutSec * 1000);
+      t.unref();
+      timers.push(t);
+    }
+    const finish = (outcome: RunOutcome) => {
+      if (settled) return;
+      settled = true;
+      timers.forEach(clearTimeout);
+      resolve(outcome);
+    };
+    let pending = '';
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (d: string) => {
+      o.log('stdout', d);
+      if (o.onStdoutLine) {
+        pending += d;
+        let i: number;
+        while ((i = pending.indexOf('\n')) >= 0) {
+          o.onStdoutLine(pending.slice(0, i));
+          pending = pending.slice(i + 1);
+        }
+        if (pending.length > 1_000_000) pending = '';
+      }
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (d: string) => o.log('stderr', d));
+    if (o.stdin !== undefined && child.stdin) {
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(o.stdin);
+    }
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code === 'ENOENT' ? 'adapter_command_not_found' : err.code === 'EACCES' ? 'adapter_command_not_executable' : 'adapter_spawn_failed';
+      o.log('system', `spawn failed: ${err.message}\n`);
+      finish({ status: 'failed', errorCode: code, error: err.message });
+    });
+    let closed = false;
+    child.on('close', () => {
+      closed = true;
+    });
+    child.on('exit', (code, signal) => {
+      // anything the leader left behind in its group goes with it: no run outlives its process
+      killGroup('SIGKILL');
+      let outcome: RunOutcome;
+      if (ending === 'timeout') {
+        outcome = { status: 'timed_out', exitCode: code, errorCode: 'timeout', error: `timed out after ${o.timeoutSec}s` };
+      } else if (ending === 'cancel') {
+        outcome = { status: 'cancelled', exitCode: code, errorCode: 'cancelled', error: cancelReason || 'cancelled' };
+      } else if (code === 0) {
+        outcome = { status: 'succeeded', exitCode: 0 };
+      } else if (code !== null) {
+        outcome = { status: 'failed', exitCode: code, errorCode: 'adapter_exit_nonzero', error: `process exited with code ${code}` };
+      } else {
+        outcome = { status: 'failed', exitCode: null, errorCode: 'adapter_killed', error: `process killed by ${signal}` };
+      }
+      // let the pipes drain (the last output lines), but never wait long
+      const end = () => {
+        if (pending && o.onStdoutLine) o.onStdoutLine(pending);
+        pending = '';
+        finish(outcome);
+      };
+      if (closed) end();
+      else {
+        child.once('close', end);
+        setTimeout(end, 500).unref();
+      }
+    });
+  });
+  return { done, cancel: (reason) => cancel(reason) };
+}

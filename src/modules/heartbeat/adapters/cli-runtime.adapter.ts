@@ -1,0 +1,151 @@
+import type { RunOutcome } from '../heartbeat.types';
+import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
+import { num, str, strArray } from './adapter.types';
+import { baseChildEnv, commandCheck, runChild } from './child-process-run';
+import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from './process.adapter';
+
+export interface CliRuntimeDefaults {
+  type: string;
+  command: string;
+  model: string;
+}
+
+/** The local CLI runtimes: same protocol, different default binaries and models. */
+export const CLI_RUNTIMES: CliRuntimeDefaults[] = [
+  { type: 'runtime_a_local', command: 'runtime-a', model: 'runtime-a-default' },
+  { type: 'runtime_b_local', command: 'runtime-b', model: 'runtime-b-default' },
+  { type: 'runtime_c_local', command: 'runtime-c', model: 'runtime-c-default' },
+  { type: 'runtime_d_local', command: 'runtime-d', model: 'runtime-d-default' },
+  { type: 'runtime_e_local', command: 'runtime-e', model: 'runtime-e-default' },
+  { type: 'runtime_f_local', command: 'runtime-f', model: 'runtime-f-default' },
+  { type: 'runtime_g', command: 'runtime-g', model: 'runtime-g-default' },
+];
+
+/** The prompt a CLI runtime reads on stdin: instructions, skills, then what woke the agent. */
+export function buildPrompt(ctx: AdapterRunContext): string {
+  const c = ctx.config;
+  const parts: string[] = [];
+  parts.push(`You are ${ctx.agent.name} (${ctx.agent.role}${ctx.agent.title ? `, ${ctx.agent.title}` : ''}).`);
+  const instructions = str(c.instructions) ?? str(c.promptTemplate);
+  if (instructions) parts.push(instructions);
+  if (ctx.agent.capabilities) parts.push(`Capabilities: ${ctx.agent.capabilities}`);
+  const sync = c.serviceSkillSync as { desiredSkills?: unknown } | undefined;
+  const skills = strArray(sync?.desiredSkills);
+  if (skills.length) parts.push(`Skills: ${skills.join(', ')}`);
+  const w = ctx.context;
+  const wake = [`Wake source: ${w.source}${w.triggerDetail ? ` (${w.triggerDetail})` : ''}`];
+  if (w.reason) wake.push(`Reason: ${w.reason}`);
+  if (w.issueId) wake.push(`Issue: ${w.issueId}`);
+  if (w.commentId) wake.push(`Comment: ${w.commentId}`);
+  if (Object.keys(w.payload ?? {}).length) wake.push(`Payload: ${JSON.stringify(w.payload)}`);
+  parts.push(wake.join('\n'));
+  parts.push(`Use the API at ${ctx.apiUrl} with the token in SERVICE_API_KEY and the header X-Service-Run-Id: ${ctx.runId}.`);
+  return parts.join('\n\n') + '\n';
+}
+
+/** Reads usage, session id and a final summary out of JSON-lines output, when present. */
+export class JsonLinesReport {
+  usage: Record<string, number> = {};
+  sessionId: string | null = null;
+  summary: string | null = null;
+
+  accept(line: string): void {
+    const t = line.trim();
+    if (!t.startsWith('{')) return;
+    let o: Record<string, unknown>;
+    try {
+      o = JSON.parse(t) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const sid = o.session_id ?? o.sessionId;
+    if (typeof sid === 'string') this.sessionId = sid;
+    const usage = o.usage;
+    if (usage && typeof usage === 'object') {
+      for (const [k, v] of Object.entries(usage as Record<string, unknown>)) {
+        if (typeof v === 'number') this.usage[k] = (this.usage[k] ?? 0) + v;
+      }
+    }
+    for (const k of ['total_cost_usd', 'costUsd', 'costCents']) {
+      if (typeof o[k] === 'number') this.usage[k] = o[k] as number;
+    }
+    if (typeof o.result === 'string') this.summary = o.result.slice(0, 20_000);
+  }
+
+  apply(o: RunOutcome): RunOutcome {
+    const result: Record<string, unknown> = { ...(o.result ?? {}) };
+    if (this.sessionId) result.sessionId = this.sessionId;
+    if (this.summary) result.summary = this.summary;
+    return {
+      ...o,
+      usage: Object.keys(this.usage).length ? this.usage : (o.usage ?? null),
+      result: Object.keys(result).length ? result : (o.result ?? null),
+    };
+  }
+}
+
+/**
+ * A local CLI runtime: `command` (per-type default) with `--model <model>` and `args`, the prompt on
+ * stdin, JSON-lines output parsed for usage and session id. A missing CLI fails the run with
+ * `adapter_command_not_found` at once.
+ */
+export class CliRuntimeAdapter implements AdapterExecutor {
+  readonly type: string;
+  readonly configSchema: Record<string, unknown>;
+
+  constructor(private readonly defaults: CliRuntimeDefaults) {
+    this.type = defaults.type;
+    this.configSchema = {
+      type: 'object',
+      properties: {
+        command: { type: 'string', default: defaults.command },
+        model: { type: 'string', default: defaults.model },
+        modelArg: { type: 'string', default: '--model', description: 'flag that passes the model; empty string to omit' },
+        resumeArg: { type: 'string', description: 'flag that resumes the last session (e.g. --resume); omitted: never resume' },
+        args: { type: 'array', items: { type: 'string' } },
+        cwd: { type: 'string' },
+        env: { type: 'object' },
+        instructions: { type: 'string', description: 'agent instructions placed first in the prompt' },
+        timeoutSec: { type: 'number', minimum: 0, default: 0 },
+        graceSec: { type: 'number', minimum: 0, default: DEFAULT_GRACE_SEC },
+      },
+    };
+  }
+
+  validateConfig(c: Record<string, unknown>): string[] {
+    const errors: string[] = [];
+    for (const k of ['command', 'model', 'modelArg', 'resumeArg', 'cwd', 'instructions']) {
+      if (c[k] !== undefined && typeof c[k] !== 'string') errors.push(`${k} must be a string`);
+    }
+    if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string'))) errors.push('args must be an array of strings');
+    return [...errors, ...validateEnv(c.env), ...validateTimeouts(c)];
+  }
+
+  start(ctx: AdapterRunContext): AdapterRun {
+    const c = ctx.config;
+    const model = str(c.model) ?? this.defaults.model;
+    const modelArg = typeof c.modelArg === 'string' ? c.modelArg : '--model';
+    const report = new JsonLinesReport();
+    const run = runChild({
+      command: str(c.command) ?? this.defaults.command,
+      args: [
+        ...(modelArg ? [modelArg, model] : []),
+        ...(str(c.resumeArg) && ctx.resumeSessionId ? [String(c.resumeArg), ctx.resumeSessionId] : []),
+        ...strArray(c.args),
+      ],
+      cwd: str(c.cwd),
+      env: { ...baseChildEnv(), ...ctx.configEnv, ...ctx.serviceEnv },
+      stdin: buildPrompt(ctx),
+      timeoutSec: num(c.timeoutSec, 0),
+      graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
+      log: ctx.log,
+      onStdoutLine: (line) => report.accept(line),
+    });
+    return { done: run.done.then((o) => report.apply(o)), cancel: run.cancel };
+  }
+
+  async testEnvironment(c: Record<string, unknown>): Promise<EnvironmentReport> {
+    const checks = [commandCheck(str(c.command) ?? this.defaults.command)];
+    return { ok: checks.every((x) => x.ok), checks };
+  }
+}

@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
+import { conflict, forbidden, notFound } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { Db } from '../../database/db.service';
+import { SkippedWakeupDto, WakeupDto, WakeupRunResponseDto } from './dto/heartbeat.dto';
+import { toRunResponse } from './heartbeat.types';
+import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
+import { WakeupQueue } from './wakeup-queue.service';
+
+/** POST /api/agents/{agentId}/wakeup: who may wake whom, then the queue decides. */
+@Injectable()
+export class AgentWakeupService {
+  constructor(
+    private readonly db: Db,
+    private readonly companies: CompanyAccessService,
+    private readonly queue: WakeupQueue,
+  ) {}
+
+  async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto> {
+    const [agent] = isUuid(agentId)
+      ? await this.db.query<{ id: string; company_id: string; status: string }>('SELECT id, company_id, status FROM agents WHERE id = $1', [agentId])
+      : [];
+    if (!agent) throw notFound('Agent');
+    await this.companies.assertAccessToKnownCompany(actor, agent.company_id);
+    if (actor.kind === 'agent' && actor.agentId !== agent.id) {
+      throw forbidden('Agents may only wake themselves', { reason: 'deny_unsupported_action' });
+    }
+    if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
+      throw conflict(`Agent is ${agent.status} and cannot be woken`, 'agent_not_wakeable', { status: agent.status });
+    }
+    const result = await this.queue.enqueue({
+      companyId: agent.company_id,
+      agentId: agent.id,
+      source: dto.source ?? 'on_demand',
+      triggerDetail: dto.triggerDetail ?? (actor.kind === 'board' ? 'manual' : null),
+      reason: dto.reason ?? null,
+      payload: dto.payload ?? {},
+      idempotencyKey: dto.idempotencyKey ?? null,
+      forceFreshSession: dto.forceFreshSession ?? false,
+      requestedBy: actor,
+    });
+    if (result.status === 'skipped' || !result.run) {
+      return { skipped: true, reason: result.skipReason ?? 'skipped', wakeupRequestId: result.wakeupId };
+    }
+    return {
+      ...toRunResponse(result.run),
+      wakeupStatus: result.status,
+      wakeupRequestIdOfThisWake: result.wakeupId,
+      ...(result.replayed ? { idempotentReplay: true } : {}),
+    };
+  }
+}

@@ -1,0 +1,89 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiExtraModels, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { AgentWakeupService } from './agent-wakeup.service';
+import {
+  CompleteRunDto, ListRunsQueryDto, RunLogQueryDto, RunLogResponseDto, RunResponseDto, SchedulerHeartbeatDto, SkippedWakeupDto, WakeupDto,
+  WakeupRunResponseDto,
+} from './dto/heartbeat.dto';
+import { HeartbeatRunsService } from './heartbeat-runs.service';
+import type { RunResponse } from './heartbeat.types';
+
+@ApiTags('heartbeat')
+@ApiExtraModels(WakeupRunResponseDto, SkippedWakeupDto)
+@Controller()
+export class HeartbeatController {
+  constructor(
+    private readonly runs: HeartbeatRunsService,
+    private readonly wakeups: AgentWakeupService,
+  ) {}
+
+  /** 202 with the run record (queued, coalesced, or the live run a deferred wake waits for), or `{ skipped: true, reason }`. 409 for paused, terminated or pending_approval agents; agents wake only themselves. */
+  @Post('agents/:agentId/wakeup')
+  @HttpCode(202)
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiAcceptedResponse({ schema: { oneOf: [{ $ref: getSchemaPath(WakeupRunResponseDto) }, { $ref: getSchemaPath(SkippedWakeupDto) }] } })
+  wake(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto> {
+    return this.wakeups.wake(actor, agentId, dto);
+  }
+
+  /** Runs of a company, newest first; filters agentId, status, issueId; paginated with limit/offset. */
+  @Get('companies/:companyId/heartbeat-runs')
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@Param('companyId') companyId: string, @Query() q: ListRunsQueryDto): Promise<RunResponseDto[]> {
+    return this.runs.list(companyId, q);
+  }
+
+  /** One run: status, why it ended (errorCode, error, exitCode), usage, result, log location. */
+  @Get('heartbeat-runs/:runId')
+  @Authorize({ callers: ['board', 'agent'] })
+  get(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunResponse> {
+    return this.runs.get(actor, runId);
+  }
+
+  /** The run's NDJSON log from a byte offset (tail by passing the previous nextOffset). */
+  @Get('heartbeat-runs/:runId/log')
+  @Authorize({ callers: ['board', 'agent'] })
+  log(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Query() q: RunLogQueryDto): Promise<RunLogResponseDto> {
+    return this.runs.readLog(actor, runId, q.offset ?? 0, q.limitBytes ?? 65536);
+  }
+
+  /** Cancels a queued or running run: its process group is killed, an async remote is abandoned. 409 if it already ended. */
+  @Post('heartbeat-runs/:runId/cancel')
+  @HttpCode(200)
+  @Authorize({ callers: ['board'] })
+  cancel(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunResponse> {
+    return this.runs.cancel(actor, runId);
+  }
+
+  /** Completion callback of async adapters, authenticated as the run (run token): `{ status, summary, usage, costCents }`. */
+  @Post('heartbeat-runs/:runId/complete')
+  @HttpCode(200)
+  @Authorize({ callers: ['agent'] })
+  complete(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Body() dto: CompleteRunDto): Promise<RunResponse> {
+    return this.runs.complete(actor, runId, dto);
+  }
+
+  /** Compact summaries of the issues a run touched; unknown run: empty array. */
+  @Get('heartbeat-runs/:runId/issues')
+  @Authorize({ callers: ['board', 'agent'] })
+  runIssues(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<Record<string, unknown>[]> {
+    return this.runs.runIssues(actor, runId);
+  }
+
+  /** Heartbeat runs touching the issue (bound to it, woken for it, or named by its activity). */
+  @Get('issues/:issueId/runs')
+  @Authorize({ callers: ['board', 'agent'] })
+  issueRuns(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<RunResponse[]> {
+    return this.runs.issueRuns(actor, issueId);
+  }
+
+  /** Agents with timer heartbeats: interval, next due time, last run. */
+  @Get('instance/scheduler-heartbeats')
+  @Authorize({ callers: ['board'] })
+  schedulerHeartbeats(@CurrentActor() actor: Actor): Promise<SchedulerHeartbeatDto[]> {
+    return this.runs.schedulerHeartbeats(actor);
+  }
+}

@@ -1,0 +1,237 @@
+import * as os from 'node:os';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { BudgetGate } from '../budgets/budget-gate.service';
+import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
+import { LocalRun, RunExecutor } from './run-executor.service';
+import { RunLifecycleEvents } from './run-lifecycle-events';
+import { RunLifecycle } from './run-lifecycle.service';
+import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
+
+const CLAIM_PARALLELISM = 6;
+
+/** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
+export function isDeadLocalOwner(owner: string): boolean {
+  const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
+  if (!m || m[1] !== os.hostname()) return false;
+  const pid = Number(m[2]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Claims queued runs and executes them on this instance. Claims are row-locked in the database
+ * (agent lock, then a conditional queued -> running update), so any number of instances can share
+ * one database without running a run twice, and an agent never exceeds its concurrency limit.
+ * Claimed runs hold a lease this instance renews; a run ended elsewhere (cancelled, completed,
+ * reaped) is stopped here at the next keepalive.
+ */
+@Injectable()
+export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('RunDispatcher');
+  private readonly local = new Map<string, LocalRun>();
+  private draining = false;
+  private again = false;
+  private stopping = false;
+  private keepalive?: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly lifecycle: RunLifecycle,
+    private readonly events: RunLifecycleEvents,
+    private readonly executor: RunExecutor,
+    private readonly recorder: ActivityRecorder,
+    private readonly budgetGate: BudgetGate,
+  ) {}
+
+  get instanceId(): string {
+    return this.config.heartbeat.instanceId;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.lifecycle.onRunQueued(() => this.kick());
+    this.events.onRunFinished((e) => {
+      this.local.get(e.runId)?.cancel(`run ${e.status}`);
+      this.kick();
+    });
+    this.keepalive = setInterval(() => void this.renewLeases(), this.config.heartbeat.keepaliveMs);
+    this.keepalive.unref();
+    await this.reapOwnOrphans().catch((err) => this.logger.error(`start-up orphan reaping failed: ${(err as Error).message}`));
+    this.kick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.keepalive) clearInterval(this.keepalive);
+    const runs = [...this.local.values()];
+    for (const r of runs) {
+      await this.lifecycle
+        .finishRun(r.runId, { status: 'failed', errorCode: 'instance_shutdown', error: 'the service instance running it shut down' }, { logBytes: r.logBytes() })
+        .catch(() => undefined);
+      r.cancel('instance_shutdown');
+    }
+    await Promise.race([Promise.all(runs.map((r) => r.done)), new Promise((res) => setTimeout(res, 2000).unref())]);
+  }
+
+  /** Runs currently executing here. */
+  localRunIds(): string[] {
+    return [...this.local.keys()];
+  }
+
+  /** Cancels a run executing on this instance (no-op elsewhere; the owner notices at keepalive). */
+  cancelLocal(runId: string, reason: string): void {
+    this.local.get(runId)?.cancel(reason);
+  }
+
+  /** Claim and start queued runs until none is claimable or local capacity is reached. */
+  kick(): void {
+    if (this.stopping) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = true;
+    void (async () => {
+      try {
+        do {
+          this.again = false;
+          while (!this.stopping && this.local.size < this.config.heartbeat.maxLocalRuns) {
+            const claimed = await this.claimBatch(this.config.heartbeat.maxLocalRuns - this.local.size);
+            if (claimed === 0) break;
+          }
+        } while (this.again && !this.stopping);
+      } catch (err) {
+        if (!this.stopping) this.logger.error(`dispatch failed: ${(err as Error).message}`);
+      } finally {
+        this.draining = false;
+      }
+    })();
+  }
+
+  private start({ run, agent }: { run: RunRow; agent: AgentRow }): void {
+    const local = this.executor.launch(run, agent, () => this.stopping);
+    this.local.set(run.id, local);
+    void local.done.finally(() => {
+      this.local.delete(run.id);
+      this.kick();
+    });
+  }
+
+  /**
+   * Claims up to `room` of the oldest queued runs whose agents are under their concurrency limit,
+   * one per agent per pass, a few at a time in parallel (each claim is its own short transaction
+   * under that agent's lock). Returns how many were claimed and started.
+   */
+  private async claimBatch(room: number): Promise<number> {
+    const candidates = await this.db.dataSource.query(
+      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.agent_id, r.created_at FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
+        WHERE r.status = 'queued'
+          AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')
+              < CASE WHEN a.runtime_config->'heartbeat'->>'maxConcurrentRuns' ~ '^[1-9][0-9]{0,3}$'
+                     THEN (a.runtime_config->'heartbeat'->>'maxConcurrentRuns')::int ELSE 1 END
+        ORDER BY r.agent_id, r.created_at) c ORDER BY c.created_at LIMIT $1`,
+      [Math.max(1, Math.min(room, 64))],
+    ) as Array<{ id: string; agent_id: string; created_at: Date }>;
+    let claimed = 0;
+    const queue = [...candidates];
+    const worker = async () => {
+      for (let c = queue.shift(); c && !this.stopping; c = queue.shift()) {
+        const claim = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
+        if (claim) {
+          claimed++;
+          this.start(claim);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CLAIM_PARALLELISM, queue.length) }, worker));
+    return claimed;
+  }
+
+  private async tryClaim(runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
+    const agent = await lockAgent(this.db, agentId);
+    if (!agent) return null;
+    if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
+      await this.lifecycle.finishRun(runId, { status: 'cancelled', errorCode: 'agent_not_runnable', error: `agent is ${agent.status}` }, { agentId, promote: false });
+      return null;
+    }
+    // a run never starts for a scope already over its hard limit (budget check before each claim)
+    const [queued] = await this.db.query<{ company_id: string; context_snapshot: { projectId?: unknown } }>(
+      `SELECT company_id, context_snapshot FROM heartbeat_runs WHERE id = $1 AND status = 'queued'`, [runId]);
+    if (!queued) return null;
+    const projectId = typeof queued.context_snapshot?.projectId === 'string' ? queued.context_snapshot.projectId : null;
+    if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agentId, projectId)).allowed) {
+      await this.lifecycle.finishRun(runId, { status: 'cancelled', errorCode: 'budget', error: 'budget hard stop: the scope is over its limit' }, { agentId, promote: false });
+      return null;
+    }
+    const [{ n }] = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`, [agentId]);
+    if (Number(n) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
+    const [run] = await updateReturning<RunRow>(this.db,
+      `UPDATE heartbeat_runs
+          SET status = 'running', started_at = now(), claimed_by = $2, lease_expires_at = now() + make_interval(secs => $3),
+              log_path = $4, updated_at = now()
+        WHERE id = $1 AND status = 'queued' RETURNING *`,
+      [runId, this.instanceId, this.config.heartbeat.leaseSec, this.lifecycle.logPathFor(agent.company_id, runId)],
+    );
+    if (!run) return null;
+    await this.db.query(`UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error')`, [agentId]);
+    await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
+    return { run, agent };
+  }
+
+  /** Renews the leases of the runs executing here; stops those that ended elsewhere. */
+  async renewLeases(): Promise<void> {
+    const ids = this.localRunIds();
+    if (ids.length === 0 || this.stopping) return;
+    try {
+      const bytes = ids.map((id) => this.local.get(id)?.logBytes() ?? 0);
+      await this.db.dataSource.query(
+        `UPDATE heartbeat_runs r SET lease_expires_at = now() + make_interval(secs => $3), log_bytes = GREATEST(r.log_bytes, v.bytes)
+           FROM unnest($1::uuid[], $2::bigint[]) AS v(id, bytes)
+          WHERE r.id = v.id AND r.id IN (
+            SELECT id FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND status = 'running' AND claimed_by = $4 ORDER BY id FOR UPDATE SKIP LOCKED)`,
+        [ids, bytes, this.config.heartbeat.leaseSec, this.instanceId],
+      );
+      const rows = await this.db.dataSource.query(
+        `SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`,
+        [ids],
+      ) as Array<{ id: string; status: string; claimed_by: string | null }>;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const id of ids) {
+        const r = byId.get(id);
+        // gone (agent or company deleted), ended, or taken over by the reaper: stop the process here
+        if (!r) this.local.get(id)?.cancel('run deleted');
+        else if (r.status !== 'running' || r.claimed_by !== this.instanceId) this.local.get(id)?.cancel(`run ended elsewhere (${r.status})`);
+      }
+    } catch (err) {
+      if (!this.stopping) this.logger.error(`lease renewal failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Runs this instance (or a dead process of this host) left running: with no process behind
+   * them they fail at once instead of waiting for their lease.
+   */
+  async reapOwnOrphans(): Promise<number> {
+    const rows = await this.db.dataSource.query(
+      `SELECT id, claimed_by FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
+    ) as Array<{ id: string; claimed_by: string }>;
+    let n = 0;
+    for (const r of rows) {
+      const mine = r.claimed_by === this.instanceId && !this.local.has(r.id);
+      if (!mine && !isDeadLocalOwner(r.claimed_by)) continue;
+      const ended = await this.lifecycle.finishRun(r.id, {
+        status: 'failed', errorCode: 'orphaned_run', error: `no process behind the run: instance ${r.claimed_by} restarted or lost it`,
+      });
+      if (ended) n++;
+    }
+    return n;
+  }
+}

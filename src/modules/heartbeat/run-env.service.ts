@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { isSecretRef } from './adapters/adapter.types';
+
+export class EnvResolutionError extends Error {
+  constructor(
+    message: string,
+    readonly code = 'secret_resolution_failed',
+  ) {
+    super(message);
+  }
+}
+
+export interface LaunchContext {
+  companyId: string;
+  agentId: string;
+  runId: string;
+  projectId?: string | null;
+}
+
+/** The whole launch environment of a run (agent and project bindings) plus the values to redact from logs. */
+export type LaunchEnvironmentResolver = (ctx: LaunchContext) => Promise<{ env: Record<string, string>; redactValues: string[] }>;
+
+/**
+ * adapterConfig.env at launch: inline values as they are, secret references through the resolver
+ * the secrets module registers. The resolved secret values are returned too, for log redaction.
+ */
+@Injectable()
+export class RunEnvResolver {
+  private launchResolver?: LaunchEnvironmentResolver;
+
+  /** When registered (the secrets module does), it resolves the whole launch environment. */
+  registerLaunchResolver(resolver: LaunchEnvironmentResolver): void {
+    this.launchResolver = resolver;
+  }
+
+  async resolve(env: unknown, ctx: LaunchContext): Promise<{ env: Record<string, string>; secrets: string[] }> {
+    if (this.launchResolver) {
+      try {
+        const launch = await this.launchResolver(ctx);
+        return { env: launch.env, secrets: launch.redactValues };
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        throw new EnvResolutionError((err as Error).message, typeof code === 'string' ? code : 'secret_resolution_failed');
+      }
+    }
+    const out: Record<string, string> = {};
+    const secrets: string[] = [];
+    if (!env || typeof env !== 'object' || Array.isArray(env)) return { env: out, secrets };
+    for (const [name, v] of Object.entries(env as Record<string, unknown>)) {
+      if (typeof v === 'string') out[name] = v;
+      else if (isSecretRef(v)) {
+        throw new EnvResolutionError(`env.${name} references a secret, but no secret resolver is available`);
+      } else if (v && typeof v === 'object' && typeof (v as { value?: unknown }).value === 'string') {
+        // `{ type: "plain", value }` form some clients send for inline values
+        out[name] = (v as { value: string }).value;
+      }
+    }
+    return { env: out, secrets };
+  }
+}

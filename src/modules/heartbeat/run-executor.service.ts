@@ -1,0 +1,127 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { AdapterExecutors } from './adapters/adapter-executors';
+import type { AdapterRunContext } from './adapters/adapter.types';
+import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
+import { RunLifecycle } from './run-lifecycle.service';
+import { RunLogService, RunLogWriter } from './run-log.service';
+import { RunTokenService } from './run-token.service';
+import { EnvResolutionError, RunEnvResolver } from './run-env.service';
+
+/** A run executing on this instance. */
+export interface LocalRun {
+  runId: string;
+  cancel(reason: string): void;
+  logBytes(): number;
+  done: Promise<void>;
+}
+
+/** The SERVICE_* variables of a local process: where the API is, who it is, and why it was woken. */
+export function serviceEnv(run: RunRow, apiUrl: string, token: string, resumeSessionId: string | null): Record<string, string> {
+  const c = run.context_snapshot;
+  const env: Record<string, string> = {
+    SERVICE_API_URL: apiUrl,
+    SERVICE_API_KEY: token,
+    SERVICE_RUN_ID: run.id,
+    SERVICE_AGENT_ID: run.agent_id,
+    SERVICE_COMPANY_ID: run.company_id,
+    SERVICE_WAKE_SOURCE: c.source,
+    SERVICE_WAKE_PAYLOAD_JSON: JSON.stringify(c.payload ?? {}),
+  };
+  if (c.issueId) env.SERVICE_TASK_ID = c.issueId;
+  if (c.reason) env.SERVICE_WAKE_REASON = c.reason;
+  if (c.commentId) env.SERVICE_WAKE_COMMENT_ID = c.commentId;
+  if (resumeSessionId) env.SERVICE_RESUME_SESSION_ID = resumeSessionId;
+  return env;
+}
+
+/** Executes one claimed run through its adapter, streams its log, and ends it with the outcome. */
+@Injectable()
+export class RunExecutor {
+  private readonly logger = new Logger('RunExecutor');
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly executors: AdapterExecutors,
+    private readonly tokens: RunTokenService,
+    private readonly logs: RunLogService,
+    private readonly envResolver: RunEnvResolver,
+    private readonly lifecycle: RunLifecycle,
+  ) {}
+
+  launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
+    let cancelled: string | null = null;
+    let adapterCancel: ((reason: string) => void) | null = null;
+    let writer: RunLogWriter | null = null;
+    const local: LocalRun = {
+      runId: run.id,
+      cancel: (reason) => {
+        if (cancelled) return;
+        cancelled = reason;
+        adapterCancel?.(reason);
+      },
+      logBytes: () => writer?.size ?? 0,
+      done: Promise.resolve(),
+    };
+    local.done = (async () => {
+      let outcome: RunOutcome;
+      try {
+        const executor = this.executors.get(run.adapter_type);
+        if (!executor) outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
+        else {
+          const config = agent.adapter_config ?? {};
+          const problems = executor.validateConfig(config);
+          if (problems.length) outcome = { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
+          else {
+            const projectId = typeof run.context_snapshot.projectId === 'string' ? run.context_snapshot.projectId : null;
+            const resolved = await this.envResolver.resolve(config.env, { companyId: run.company_id, agentId: run.agent_id, runId: run.id, projectId });
+            const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
+            writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets]);
+            const w = writer;
+            const apiUrl = this.config.publicUrl;
+            const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.lastSessionId(run);
+            const ctx: AdapterRunContext = {
+              runId: run.id, agentId: run.agent_id, companyId: run.company_id, adapterType: run.adapter_type,
+              config, configEnv: resolved.env,
+              agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
+              context: run.context_snapshot, serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId), apiUrl, runToken: token,
+              resumeSessionId,
+              log: (stream, chunk) => w.write(stream, chunk),
+            };
+            const handle = executor.start(ctx);
+            adapterCancel = handle.cancel;
+            if (cancelled) handle.cancel(cancelled);
+            outcome = await handle.done;
+          }
+        }
+      } catch (err) {
+        outcome = err instanceof EnvResolutionError
+          ? { status: 'failed', errorCode: err.code, error: err.message }
+          : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
+      } finally {
+        (writer as RunLogWriter | null)?.close();
+      }
+      if (isStopping()) return;
+      try {
+        await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agent_id, logBytes: (writer as RunLogWriter | null)?.size ?? 0 });
+      } catch (err) {
+        this.logger.error(`could not record the end of run ${run.id}: ${(err as Error).message}`);
+      }
+    })();
+    return local;
+  }
+
+  /** The session id the agent's last successful run reported (same issue, or none), to resume unless forceFreshSession. */
+  private async lastSessionId(run: RunRow): Promise<string | null> {
+    const [row] = await this.db.dataSource.query(
+      `SELECT result_json->>'sessionId' AS sid FROM heartbeat_runs
+        WHERE agent_id = $1 AND id <> $2 AND status = 'succeeded' AND adapter_type = $3 AND issue_id IS NOT DISTINCT FROM $4
+          AND result_json ? 'sessionId'
+        ORDER BY finished_at DESC LIMIT 1`,
+      [run.agent_id, run.id, run.adapter_type, run.issue_id],
+    ) as Array<{ sid: string | null }>;
+    return row?.sid ?? null;
+  }
+}

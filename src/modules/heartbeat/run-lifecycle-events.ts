@@ -1,0 +1,40 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { FinalRunStatus } from './heartbeat.types';
+
+export interface RunFinishedEvent {
+  runId: string;
+  companyId: string;
+  agentId: string;
+  issueId: string | null;
+  status: FinalRunStatus;
+  errorCode: string | null;
+  /** what the run reported (usage may carry costCents): the costs module can book it */
+  usage: Record<string, unknown> | null;
+  result: Record<string, unknown> | null;
+}
+
+export type RunFinishedListener = (e: RunFinishedEvent) => void | Promise<void>;
+
+/**
+ * Run lifecycle hooks for other modules, fired after the ending transaction commits. The issues
+ * module subscribes to release the checkouts of runs that ended (reaped, cancelled, failed).
+ */
+@Injectable()
+export class RunLifecycleEvents {
+  private readonly logger = new Logger('RunLifecycleEvents');
+  private readonly finished: RunFinishedListener[] = [];
+
+  onRunFinished(listener: RunFinishedListener): void {
+    this.finished.push(listener);
+  }
+
+  async emitFinished(e: RunFinishedEvent): Promise<void> {
+    for (const l of this.finished) {
+      try {
+        await l(e);
+      } catch (err) {
+        this.logger.error(`run-finished listener failed for run ${e.runId}: ${(err as Error).message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+
+export type LogStream = 'stdout' | 'stderr' | 'system';
+
+const REDACTED = '[redacted]';
+
+/**
+ * One run's log: NDJSON lines `{ ts, stream, chunk }` appended to
+ * `<dataDir>/run-logs/<companyId>/<runId>.ndjson`. Known secret values (resolved env secrets, the
+ * run token) are replaced before anything reaches disk. Past the size cap one `truncated` line is
+ * written and the rest dropped.
+ */
+export class RunLogWriter {
+  private fd: number | null = null;
+  private bytes = 0;
+  private truncated = false;
+
+  constructor(
+    readonly relativePath: string,
+    private readonly absolutePath: string,
+    private readonly maxBytes: number,
+    private readonly secrets: string[],
+  ) {}
+
+  get size(): number {
+    return this.bytes;
+  }
+
+  write(stream: LogStream, chunk: string): void {
+    if (this.truncated || chunk.length === 0) return;
+    let text = chunk;
+    for (const s of this.secrets) if (s.length >= 4) text = text.split(s).join(REDACTED);
+    const line = JSON.stringify({ ts: new Date().toISOString(), stream, chunk: text }) + '\n';
+    const len = Buffer.byteLength(line);
+    if (this.bytes + len > this.maxBytes) {
+      this.truncated = true;
+      this.append(JSON.stringify({ ts: new Date().toISOString(), stream: 'system', chunk: `log truncated at ${this.maxBytes} bytes\n`, truncated: true }) + '\n');
+      return;
+    }
+    this.append(line);
+  }
+
+  close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+  }
+
+  private append(line: string): void {
+    try {
+      if (this.fd === null) {
+        fs.mkdirSync(path.dirname(this.absolutePath), { recursive: true });
+        this.fd = fs.openSync(this.absolutePath, 'a', 0o600);
+      }
+      this.bytes += fs.writeSync(this.fd, line);
+    } catch {
+      // a full disk must not kill the run; the log just stops growing
+      this.truncated = true;
+    }
+  }
+}
+
+@Injectable()
+export class RunLogService {
+  constructor(private readonly config: AppConfig) {}
+
+  relativePath(companyId: string, runId: string): string {
+    return path.join('run-logs', companyId, `${runId}.ndjson`);
+  }
+
+  open(companyId: string, runId: string, secrets: string[]): RunLogWriter {
+    const rel = this.relativePath(companyId, runId);
+    return new RunLogWriter(rel, this.absolute(rel), this.config.heartbeat.runLogMaxBytes, secrets);
+  }
+
+  /** Up to `limit` bytes from `offset`; an empty read at the end. Logs live on the instance that ran the run. */
+  read(relPath: string | null, offset: number, limit: number): { content: string; size: number; nextOffset: number } {
+    if (!relPath) return { content: '', size: 0, nextOffset: offset };
+    const abs = this.absolute(relPath);
+    let fd: number;
+    try {
+      fd = fs.openSync(abs, 'r');
+    } catch {
+      return { content: '', size: 0, nextOffset: offset };
+    }
+    try {
+      const size = fs.fstatSync(fd).size;
+      const start = Math.min(offset, size);
+      const buf = Buffer.alloc(Math.max(0, Math.min(limit, size - start)));
+      let n = buf.length ? fs.readSync(fd, buf, 0, buf.length, start) : 0;
+      // hand out whole NDJSON lines when the window holds at least one, so no UTF-8 sequence is split
+      const lastNewline = buf.subarray(0, n).lastIndexOf(0x0a);
+      if (lastNewline >= 0) n = lastNewline + 1;
+      return { content: buf.subarray(0, n).toString('utf8'), size, nextOffset: start + n };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  private absolute(rel: string): string {
+    const abs = path.resolve(this.config.dataDir, rel);
+    // paths come from our own rows, but never read outside the data directory
+    if (!abs.startsWith(path.resolve(this.config.dataDir) + path.sep)) throw new Error('log path outside the data directory');
+    return abs;
+  }
+}

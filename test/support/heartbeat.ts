@@ -1,0 +1,208 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/auth/tokens';
+import { createCompany, uniq } from './factories';
+import { createTestApp, TestApp } from './test-app';
+
+export const FIXTURES = path.join(__dirname, '..', 'fixtures');
+export const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
+
+export interface TestAgent {
+  id: string;
+  companyId: string;
+  name: string;
+}
+
+/** An agent row by direct SQL (the agents API is another module's). */
+export async function insertAgent(
+  t: TestApp,
+  companyId: string,
+  o: { adapterType?: string; adapterConfig?: Record<string, unknown>; runtimeConfig?: Record<string, unknown>; status?: string; name?: string; budgetMonthlyCents?: number; spentMonthlyCents?: number } = {},
+): Promise<TestAgent> {
+  const name = o.name ?? uniq('Agent');
+  const [row] = await t.dataSource.query(
+    `INSERT INTO agents (company_id, name, url_key, adapter_type, adapter_config, runtime_config, status, budget_monthly_cents, spent_monthly_cents)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+    [
+      companyId, name, name.toLowerCase(), o.adapterType ?? 'process', o.adapterConfig ?? { command: 'true' },
+      o.runtimeConfig ?? { heartbeat: { enabled: false } }, o.status ?? 'idle', o.budgetMonthlyCents ?? 0, o.spentMonthlyCents ?? 0,
+    ],
+  );
+  return { id: row.id, companyId, name };
+}
+
+/** An API key for an agent by direct SQL; returns the token. */
+export async function insertAgentKey(t: TestApp, agent: TestAgent): Promise<string> {
+  const token = generateToken('ak');
+  await t.dataSource.query(
+    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
+    [agent.companyId, agent.id, sha256Hex(token), tokenDisplayPrefix(token)],
+  );
+  return token;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 15000, intervalMs = 50): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    last = await fn();
+    if (last) return last as T;
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out waiting for ${what}; last=${JSON.stringify(last)?.slice(0, 300)}`);
+}
+
+export async function runRow(t: TestApp, runId: string): Promise<Record<string, any>> {
+  const [r] = await t.dataSource.query('SELECT * FROM heartbeat_runs WHERE id = $1', [runId]);
+  return r;
+}
+
+/** Waits until the run's status is one of `statuses`; returns the row. */
+export function waitRun(t: TestApp, runId: string, statuses: string[], timeoutMs = 15000): Promise<Record<string, any>> {
+  return waitFor(async () => {
+    const r = await runRow(t, runId);
+    return r && statuses.includes(r.status) ? r : null;
+  }, `run ${runId} in ${statuses.join('|')}`, timeoutMs);
+}
+
+export const wakeBody = (extra: Record<string, unknown> = {}) => ({ source: 'on_demand', triggerDetail: 'manual', reason: 'test', ...extra });
+
+export function wake(t: TestApp, agentId: string, body: Record<string, unknown> = wakeBody(), token?: string) {
+  const req = t.http.post(`/api/agents/${agentId}/wakeup`).send(body);
+  if (token) req.set('Authorization', `Bearer ${token}`);
+  return req;
+}
+
+/** Wakes and returns the run id from the 202 reply. */
+export async function wakeRun(t: TestApp, agentId: string, body: Record<string, unknown> = wakeBody()): Promise<string> {
+  const res = await wake(t, agentId, body);
+  if (res.status !== 202 || !res.body.id) throw new Error(`wake: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id;
+}
+
+/** Is a process with this pid alive (signal 0)? */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface TestServer {
+  url: string;
+  requests: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: any }>;
+  close(): Promise<void>;
+}
+
+/** A real local HTTP server for the http adapter; the handler answers each request. */
+export async function startServer(handler: (req: { body: any; url: string }, res: http.ServerResponse) => void): Promise<TestServer> {
+  const requests: TestServer['requests'] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (d) => (data += d));
+    req.on('end', () => {
+      let body: any;
+      try {
+        body = data ? JSON.parse(data) : undefined;
+      } catch {
+        body = data;
+      }
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      handler({ body, url: req.url ?? '' }, res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+/** Heartbeat tick settings that make tests fast. */
+export const FAST_ENGINE_ENV = {
+  SERVICE_HEARTBEAT_TICK_MS: '100',
+  SERVICE_HEARTBEAT_REAPER_MS: '150',
+  SERVICE_HEARTBEAT_KEEPALIVE_MS: '100',
+};
+
+/** A minimal WebSocket server for the gateway adapter: `onMessage(text, send, close)` per connection. */
+export async function startWsServer(onMessage: (text: string, send: (text: string) => void, close: () => void) => void): Promise<TestServer & { received: string[] }> {
+  const { acceptKey, encodeFrame, FrameParser, OP } = await import('../../src/modules/heartbeat/adapters/websocket-client');
+  const received: string[] = [];
+  const server = http.createServer((_req, res) => {
+    res.statusCode = 426;
+    res.end();
+  });
+  server.on('upgrade', (req, socket) => {
+    socket.write(
+      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        `Sec-WebSocket-Accept: ${acceptKey(String(req.headers['sec-websocket-key']))}\r\n\r\n`,
+    );
+    const send = (text: string) => socket.write(encodeFrame(OP.text, Buffer.from(text), false));
+    const close = () => {
+      socket.write(encodeFrame(OP.close, Buffer.from([0x03, 0xe8]), false));
+      socket.end();
+    };
+    const parser = new FrameParser((_fin, opcode, payload) => {
+      if (opcode === OP.text) {
+        received.push(payload.toString('utf8'));
+        onMessage(payload.toString('utf8'), send, close);
+      } else if (opcode === OP.close) socket.end();
+    });
+    socket.on('data', (d: Buffer) => parser.push(d));
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    requests: [],
+    received,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+/** A process adapter config that sleeps (a live run). */
+export const SLEEP_CONFIG = { command: 'sleep', args: ['120'], timeoutSec: 300 };
+
+/** The env-probe fixture as a process adapter config: writes its env to `file`, then exits with `mode` or sleeps. */
+export const probeConfig = (file: string, mode = '0', extra: string[] = []) => ({
+  command: process.execPath,
+  args: [path.join(FIXTURES, 'heartbeat-env-probe.js'), file, mode, ...extra],
+});
+
+export interface HeartbeatFixture {
+  t: TestApp;
+  companyId: string;
+  /** a scratch directory removed afterwards */
+  tmp: string;
+}
+
+/** One listening app (child processes call back), a company and a scratch directory for a test file. */
+export function useHeartbeatApp(): HeartbeatFixture {
+  const f = {} as HeartbeatFixture;
+  beforeAll(async () => {
+    f.t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
+    f.companyId = (await createCompany(f.t)).id;
+    f.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hb-e2e-'));
+  });
+  afterAll(async () => {
+    await f.t.close();
+    fs.rmSync(f.tmp, { recursive: true, force: true });
+  });
+  return f;
+}
