@@ -13,13 +13,16 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { loggerOptions } from './logger';
+import { AccessModule } from './modules/access/access.module';
 import { ActivityModule } from './modules/activity/activity.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { InstanceModule } from './modules/instance/instance.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SystemModule } from './modules/system/system.module';
+import { UsersModule } from './modules/users/users.module';
 
 /** Domain modules, one per area of the spec. */
 const DOMAIN_MODULES = [
@@ -30,6 +33,9 @@ const DOMAIN_MODULES = [
   StorageModule,
   BudgetsModule,
   HeartbeatModule,
+  AccessModule,
+  InstanceModule,
+  UsersModule,
 ];
 
 @Module({})
