@@ -92,13 +92,13 @@ export class InvitesService {
     return rows.map(toInviteResponse);
   }
 
-  /** Revoking twice keeps the first revocation time. */
+  /** Revoking twice keeps the first revocation time. (UPDATEs run as CTEs: TypeORM returns [rows, count] for a bare UPDATE.) */
   async revoke(actor: Actor, inviteId: string): Promise<InviteResponseDto> {
     const [found] = isUuid(inviteId) ? await this.db.query<InviteRow>(`SELECT * FROM invites WHERE id = $1 FOR UPDATE`, [inviteId]) : [];
     if (!found) throw notFound('Invite');
     await this.companies.assertAccessToKnownCompany(actor, found.company_id);
     await this.permissions.assert(actor, found.company_id, 'users:invite');
-    const [row] = await this.db.query<InviteRow>(`UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *`, [inviteId]);
+    const [row] = await this.db.query<InviteRow>(`WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`, [inviteId]);
     return toInviteResponse(row);
   }
 

@@ -148,7 +148,7 @@ export class JoinRequestsService {
     if (row.request_type === 'agent') {
       const agentId = await this.createAgent(companyId, row);
       await this.memberships.join(companyId, 'agent', agentId, 'member', actor);
-      const [updated] = await this.db.query<JoinRequestRow>(`UPDATE join_requests SET created_agent_id = $2 WHERE id = $1 RETURNING *`, [row.id, agentId]);
+      const [updated] = await this.db.query<JoinRequestRow>(`WITH changed AS (UPDATE join_requests SET created_agent_id = $2 WHERE id = $1 RETURNING *) SELECT * FROM changed`, [row.id, agentId]);
       return toJoinRequestResponse(updated);
     }
     if (row.requesting_user_id) {
@@ -204,8 +204,8 @@ export class JoinRequestsService {
   private async decide(actor: Actor, companyId: string, requestId: string, status: 'approved' | 'rejected', note?: string): Promise<JoinRequestRow> {
     const [row] = isUuid(requestId)
       ? await this.db.query<JoinRequestRow>(
-          `UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
-            WHERE id = $1 AND company_id = $2 AND status = 'pending_approval' RETURNING *`,
+          `WITH changed AS (UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
+            WHERE id = $1 AND company_id = $2 AND status = 'pending_approval' RETURNING *) SELECT * FROM changed`,
           [requestId, companyId, status, actor.kind === 'board' ? actor.userId : null, note ?? null],
         )
       : [];

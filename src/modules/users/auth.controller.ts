@@ -1,10 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Actor, BoardActor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { DomainError } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { AuthService, SignedIn } from './auth.service';
 import { BoardTokensService } from './board-tokens.service';
@@ -12,6 +11,7 @@ import {
   BoardTokenResponseDto, CompanyUserProfileDto, CreateBoardTokenDto, CreatedBoardTokenDto, GetSessionDto, SignedInDto, SignInDto, SignUpDto,
   UpdateProfileDto,
 } from './dto/auth.dto';
+import { clientIp, LoginRateLimitGuard } from './login-rate-limiter';
 import { clearSessionCookie, setSessionCookie } from './session-cookie';
 import { toSessionResponse } from './sessions.service';
 import { UserResponseDto } from './user.types';
@@ -46,13 +46,9 @@ export class AuthController {
   @Post('auth/sign-in/email')
   @HttpCode(200)
   @Public()
+  @UseGuards(LoginRateLimitGuard)
   async signIn(@Req() req: Request, @Res({ passthrough: true }) res: Response, @Body() dto: SignInDto): Promise<SignedInDto> {
-    try {
-      return this.signedIn(res, await this.auth.signIn(dto, req.ip ?? 'unknown', req.headers['user-agent']));
-    } catch (err) {
-      if (err instanceof DomainError && err.status === 429) res.setHeader('Retry-After', String(err.extra.retryAfterSec));
-      throw err;
-    }
+    return this.signedIn(res, await this.auth.signIn(dto, clientIp(req), req.headers['user-agent']));
   }
 
   /** Ends the calling session and clears the cookie. */

@@ -5,7 +5,7 @@ import { conflict, DomainError, notFound, unauthorized } from '../../common/erro
 import { Db } from '../../database/db.service';
 import { InstanceSettingsService } from '../instance/instance-settings.service';
 import { CompanyUserProfileDto, GetSessionDto, SignInDto, SignUpDto, UpdateProfileDto } from './dto/auth.dto';
-import { LoginRateLimiter } from './login-rate-limiter';
+import { LoginRateLimiter, normalizeEmail } from './login-rate-limiter';
 import { hashPassword, verifyPassword } from './password-hasher';
 import { SessionRow, SessionsService, toSessionResponse } from './sessions.service';
 import { toUserResponse, UserResponseDto, UserRow } from './user.types';
@@ -50,7 +50,7 @@ export class AuthService {
 
   /** New user with an email and a password, signed in at once. The first user may always sign up. */
   async signUp(dto: SignUpDto, userAgent?: string): Promise<SignedIn> {
-    const email = dto.email.trim().toLowerCase();
+    const email = normalizeEmail(dto.email);
     const { allowSignUp } = await this.settings.general();
     if (!allowSignUp) {
       const [any] = await this.db.query(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
@@ -65,8 +65,8 @@ export class AuthService {
 
   /** Rate limited per address and per IP in the database; the same 401 for an unknown address and a wrong password. */
   async signIn(dto: SignInDto, ip: string, userAgent?: string): Promise<SignedIn> {
-    const email = dto.email.trim().toLowerCase();
-    await this.limiter.hit(email, ip);
+    // the attempt was counted by LoginRateLimitGuard before this transaction began
+    const email = normalizeEmail(dto.email);
     const [user] = await this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
     if (!(await verifyPassword(dto.password, user?.password_hash))) {
       throw new DomainError(401, 'invalid_credentials', 'Invalid email or password');

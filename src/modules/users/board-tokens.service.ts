@@ -59,7 +59,7 @@ export class BoardTokensService {
   async revoke(actor: BoardActor, tokenId: string): Promise<BoardTokenResponseDto> {
     const [row] = isUuid(tokenId)
       ? await this.db.query<BoardTokenRow>(
-          `UPDATE board_api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`,
+          `WITH changed AS (UPDATE board_api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}) SELECT * FROM changed`,
           [tokenId, actor.userId],
         )
       : [];

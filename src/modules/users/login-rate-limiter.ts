@@ -1,14 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { DomainError } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 
 /** per address: a handful of tries; per client IP: more (shared offices, NAT) */
-export const LOGIN_LIMITS = { perEmail: 5, perIp: 30, windowSec: 15 * 60 };
+export const LOGIN_LIMITS = { perEmail: 5, perIp: 100, windowSec: 15 * 60 };
 
 /**
  * Sign-in attempts are counted in the database (fixed windows), so every instance of the service
- * sees the same counts. Counting happens before the password is checked and outside the request
- * transaction: a failed sign-in rolls its transaction back, but its attempt must stay counted.
+ * sees the same counts. Counting happens before the password is checked and before the request
+ * transaction opens (see LoginRateLimitGuard): a failed sign-in rolls its transaction back, but its
+ * attempt must stay counted; and a request holding its transaction connection must not wait for a
+ * second one from the pool.
  */
 @Injectable()
 export class LoginRateLimiter {
@@ -33,9 +36,34 @@ export class LoginRateLimiter {
     }
   }
 
-  /** A successful sign-in clears the address's count and takes its attempt back from the IP's. */
+  /** A successful sign-in (in its transaction) clears the address's count and takes its attempt back from the IP's. */
   async succeeded(email: string, ip: string): Promise<void> {
-    await this.db.dataSource.query(`DELETE FROM auth_rate_limits WHERE key = $1`, [`email:${email}`]);
-    await this.db.dataSource.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [`ip:${ip}`]);
+    await this.db.query(`DELETE FROM auth_rate_limits WHERE key = $1`, [`email:${email}`]);
+    await this.db.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [`ip:${ip}`]);
+  }
+}
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+export const clientIp = (req: Request) => req.ip ?? 'unknown';
+
+/** Route guard of sign-in: guards run before the transaction interceptor, so the count commits on its own. */
+@Injectable()
+export class LoginRateLimitGuard implements CanActivate {
+  constructor(private readonly limiter: LoginRateLimiter) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<Request>();
+    const email = (req.body as { email?: unknown } | undefined)?.email;
+    // a malformed body is the validation pipe's to reject
+    if (typeof email !== 'string') return true;
+    try {
+      await this.limiter.hit(normalizeEmail(email), clientIp(req));
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 429) {
+        ctx.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(err.extra.retryAfterSec));
+      }
+      throw err;
+    }
+    return true;
   }
 }

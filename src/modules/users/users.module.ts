@@ -6,7 +6,7 @@ import { AuthService } from './auth.service';
 import { BoardClaimController } from './board-claim.controller';
 import { BoardClaimService } from './board-claim.service';
 import { BoardTokensService } from './board-tokens.service';
-import { LoginRateLimiter } from './login-rate-limiter';
+import { LoginRateLimiter, LoginRateLimitGuard } from './login-rate-limiter';
 import { SessionsService } from './sessions.service';
 import { UserCredentialResolver } from './user-credential.resolver';
 
@@ -14,7 +14,7 @@ import { UserCredentialResolver } from './user-credential.resolver';
 @Module({
   imports: [InstanceModule],
   controllers: [AuthController, BoardClaimController],
-  providers: [AuthService, SessionsService, BoardTokensService, LoginRateLimiter, BoardClaimService, UserCredentialResolver],
+  providers: [AuthService, SessionsService, BoardTokensService, LoginRateLimiter, LoginRateLimitGuard, BoardClaimService, UserCredentialResolver],
   exports: [BoardClaimService],
 })
 export class UsersModule implements OnModuleInit {
