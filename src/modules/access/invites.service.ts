@@ -158,6 +158,7 @@ export class InvitesService {
     let parsed: URL;
     try {
       parsed = new URL(url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
     } catch {
       throw new DomainError(400, 'validation_failed', 'url must be an absolute http(s) URL', { fields: [{ field: 'url', messages: ['url must be a URL'] }] });
     }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MEMBERSHIP_ROLES, MembershipRole } from '../permission-keys';
 
 export const JOIN_TYPES = ['human', 'agent', 'both'] as const;
@@ -30,7 +30,7 @@ export class AcceptInviteDto {
 
 export class TestResolutionQueryDto {
   /** the invite URL as the recipient sees it */
-  @IsString() @IsNotEmpty() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) url: string;
+  @IsString() @IsNotEmpty() @MaxLength(4000) url: string;
 }
 
 export class InvitePromptDto {
