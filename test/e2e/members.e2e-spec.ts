@@ -97,9 +97,23 @@ describe('members (authenticated mode)', () => {
         t.http.patch(`/api/companies/${company.id}/members/${first.id}`).set(auth(second.token)).send({ membershipRole: 'member' }),
         t.http.patch(`/api/companies/${company.id}/members/${second.memberId}`).set(auth(owner.token)).send({ membershipRole: 'member' }),
       ]);
-      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+      // the loser is refused either by the last-owner rule (409) or, if the winner committed first, as no longer an owner (403)
+      const [ok, refused] = results.map((r) => r.status).sort();
+      expect(ok).toBe(200);
+      expect([403, 409]).toContain(refused);
       const owners = await t.dataSource.query(`SELECT id FROM company_memberships WHERE company_id = $1 AND membership_role = 'owner' AND status = 'active'`, [company.id]);
       expect(owners).toHaveLength(1);
+    });
+
+    it('only owners give or take the owner role (an admin cannot make itself owner)', async () => {
+      const { company, owner } = await ownedCompany(t);
+      const admin = await makeMember(t, company.id, 'admin');
+      const [first] = (await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token))).body;
+      await t.http.patch(`/api/companies/${company.id}/members/${admin.memberId}`).set(auth(admin.token)).send({ membershipRole: 'owner' }).expect(403);
+      await t.http.patch(`/api/companies/${company.id}/members/${first.id}/role-and-grants`).set(auth(admin.token)).send({ membershipRole: 'owner', grants: [] }).expect(403);
+      await t.http.post(`/api/companies/${company.id}/members/${first.id}/archive`).set(auth(admin.token)).send({}).expect(403);
+      await t.http.patch(`/api/companies/${company.id}/members/${admin.memberId}`).set(auth(owner.token)).send({ membershipRole: 'owner' }).expect(200);
+      await t.http.patch(`/api/companies/${company.id}/members/${first.id}`).set(auth(admin.token)).send({ membershipRole: 'admin' }).expect(200);
     });
 
     it('rejects agents (403)', async () => {

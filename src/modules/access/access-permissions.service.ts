@@ -35,4 +35,17 @@ export class AccessPermissions {
     if (row.granted || (row.role === 'owner' && row.status === 'active')) return;
     throw forbidden(`Missing permission ${key}`, { reason: 'deny_missing_grant', permissionKey: key });
   }
+
+  /** The owner role is given and taken only by owners (and instance admins): an admin cannot make itself owner. */
+  async assertOwner(actor: Actor, companyId: string): Promise<void> {
+    if (actor.kind === 'board' && (actor.source === 'local_implicit' || actor.isInstanceAdmin)) return;
+    if (actor.kind === 'board') {
+      const [m] = await this.db.query<{ membership_role: string }>(
+        `SELECT membership_role FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
+        [companyId, actor.userId],
+      );
+      if (m?.membership_role === 'owner') return;
+    }
+    throw forbidden('Only an owner may give or take the owner role', { reason: 'deny_missing_grant' });
+  }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { generateToken, sha256Hex, tokenDisplayPrefix, tokenKind } from '../../common/auth/tokens';
-import { DomainError, forbidden, notFound } from '../../common/errors/domain-error';
+import { DomainError, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
@@ -65,7 +65,7 @@ export class InvitesService {
   async create(actor: Actor, companyId: string, dto: CreateInviteDto): Promise<CreatedInviteResponseDto> {
     await this.permissions.assert(actor, companyId, 'users:invite');
     const role = dto.role ?? 'member';
-    if (role === 'owner') await this.assertMayInviteOwner(actor, companyId);
+    if (role === 'owner') await this.permissions.assertOwner(actor, companyId);
     const token = generateToken('iv');
     const [row] = await this.db.query<InviteRow>(
       `INSERT INTO invites (company_id, token_hash, token_prefix, role, allowed_join_types, message, expires_at, created_by_user_id, created_by_agent_id)
@@ -184,18 +184,5 @@ export class InvitesService {
     );
     if (!row) throw notFound('Invite');
     return row;
-  }
-
-  /** Only owners (and instance admins) hand out the owner role. */
-  private async assertMayInviteOwner(actor: Actor, companyId: string): Promise<void> {
-    if (actor.kind === 'board' && (actor.source === 'local_implicit' || actor.isInstanceAdmin)) return;
-    if (actor.kind === 'board') {
-      const [m] = await this.db.query<{ membership_role: string }>(
-        `SELECT membership_role FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
-        [companyId, actor.userId],
-      );
-      if (m?.membership_role === 'owner') return;
-    }
-    throw forbidden('Only an owner may invite with the owner role', { reason: 'deny_missing_grant' });
   }
 }

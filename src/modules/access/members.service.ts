@@ -37,6 +37,9 @@ export class MembersService {
     change: { membershipRole?: MembershipRole; status?: MembershipStatus; grants?: unknown[] },
   ): Promise<MemberResponse> {
     await this.permissions.assert(actor, companyId, 'users:manage_permissions');
+    if (change.membershipRole === 'owner' || (await this.memberships.get(companyId, memberId)).membershipRole === 'owner') {
+      await this.permissions.assertOwner(actor, companyId);
+    }
     const grants = change.grants === undefined ? undefined : normalizeGrants(change.grants);
     return this.memberships.update(companyId, memberId, { membershipRole: change.membershipRole, status: change.status, grants }, actor);
   }
