@@ -106,6 +106,7 @@ export class MembershipsService {
     by: Actor,
   ): Promise<MemberResponse> {
     return this.db.transaction(async () => {
+      await this.serialize([companyId]);
       const current = await this.lock(companyId, memberId);
       const role = change.membershipRole ?? current.membership_role;
       const status = change.status ?? current.status;
@@ -143,6 +144,11 @@ export class MembershipsService {
    */
   async replaceUserAccess(userId: string, entries: Array<{ companyId: string; membershipRole?: MembershipRole }>, by: Actor): Promise<void> {
     const wanted = new Map(entries.map((e) => [e.companyId, e.membershipRole]));
+    const before = await this.db.query<{ company_id: string }>(
+      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
+      [userId],
+    );
+    await this.serialize([...wanted.keys(), ...before.map((m) => m.company_id)]);
     const current = await this.db.query<MembershipRow>(
       `SELECT * FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
       [userId],
@@ -181,6 +187,16 @@ export class MembershipsService {
       [userId],
     );
     return rows.map((r) => r.company_id);
+  }
+
+  /**
+   * Role and status changes of a company's members run one at a time (transaction-scoped advisory
+   * locks, taken in a fixed order), so the last-owner check and the change cannot interleave or deadlock.
+   */
+  private async serialize(companyIds: string[]): Promise<void> {
+    for (const id of [...new Set(companyIds)].sort()) {
+      await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`company_members:${id}`]);
+    }
   }
 
   private async lock(companyId: string, memberId: string): Promise<MembershipRow> {
