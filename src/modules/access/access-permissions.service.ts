@@ -9,13 +9,16 @@ import type { PermissionKey } from './permission-keys';
  * `joins:approve`). These gate member administration, not agent or assignment mutations, which go
  * through the AuthorizationService. Company access itself was already checked by the guard.
  */
+/** The local board and instance admins hold every key in every company. */
+const holdsEverything = (actor: Actor) => actor.kind === 'board' && (actor.source === 'local_implicit' || actor.isInstanceAdmin);
+
 @Injectable()
 export class AccessPermissions {
   constructor(private readonly db: Db) {}
 
   /** 403 `{ reason }` unless the caller holds the key in the company. */
   async assert(actor: Actor, companyId: string, key: PermissionKey): Promise<void> {
-    if (actor.kind === 'board' && (actor.source === 'local_implicit' || actor.isInstanceAdmin)) return;
+    if (holdsEverything(actor)) return;
     const type = actor.kind === 'agent' ? 'agent' : 'user';
     const principalId = actor.kind === 'agent' ? actor.agentId : actor.userId;
     const [row] = await this.db.query<{ role: string | null; status: string | null; granted: boolean }>(
@@ -38,7 +41,7 @@ export class AccessPermissions {
 
   /** The owner role is given and taken only by owners (and instance admins): an admin cannot make itself owner. */
   async assertOwner(actor: Actor, companyId: string): Promise<void> {
-    if (actor.kind === 'board' && (actor.source === 'local_implicit' || actor.isInstanceAdmin)) return;
+    if (holdsEverything(actor)) return;
     if (actor.kind === 'board') {
       const [m] = await this.db.query<{ membership_role: string }>(
         `SELECT membership_role FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,

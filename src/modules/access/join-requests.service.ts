@@ -13,6 +13,7 @@ import { AcceptedJoinRequestDto, ClaimedApiKeyDto, JoinRequestResponseDto } from
 import { InvitesService } from './invites.service';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import type { MembershipRole } from './permission-keys';
+import { slugify } from '../users/slug';
 
 interface JoinRequestRow {
   id: string;
@@ -59,14 +60,6 @@ function toJoinRequestResponse(r: JoinRequestRow): JoinRequestResponseDto {
 
 const isSignedInUser = (actor: Actor | undefined): actor is Extract<Actor, { kind: 'board' }> =>
   actor?.kind === 'board' && actor.source !== 'local_implicit';
-
-const slugify = (name: string) =>
-  name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60) || 'agent';
 
 /**
  * Accepting an invite: a signed-in human becomes a member at once with the invite's role (the
@@ -220,7 +213,7 @@ export class JoinRequestsService {
   /** A minimal, valid agent row; the URL key gets a numeric suffix when taken. */
   private async createAgent(companyId: string, req: JoinRequestRow): Promise<string> {
     const name = req.agent_name ?? 'Agent';
-    const base = slugify(name);
+    const base = slugify(name, 60, 'agent');
     for (let n = 1; n < 1000; n++) {
       const result = await this.db.manager
         .createQueryBuilder()

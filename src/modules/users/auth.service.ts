@@ -9,20 +9,13 @@ import { LoginRateLimiter, normalizeEmail } from './login-rate-limiter';
 import { hashPassword, verifyPassword } from './password-hasher';
 import { SessionRow, SessionsService, toSessionResponse } from './sessions.service';
 import { toUserResponse, UserResponseDto, UserRow } from './user.types';
+import { slugify } from './slug';
 
 export interface SignedIn {
   user: UserResponseDto;
   session: SessionRow;
   token: string;
 }
-
-const slugify = (name: string) =>
-  name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40) || 'user';
 
 /** The local trusted board has no user row until it edits its profile. */
 const LOCAL_BOARD_PROFILE: UserRow = {
@@ -141,7 +134,9 @@ export class AuthService {
 
   /** Slug from the name, with a numeric suffix when taken; a taken email is 409. */
   private async insertUser(email: string, name: string, passwordHash: string): Promise<UserRow> {
-    const base = slugify(name) === LOCAL_BOARD_USER_ID ? `${LOCAL_BOARD_USER_ID}-user` : slugify(name);
+    const slug = slugify(name, 40, 'user');
+    // the local board's profile row owns its slug
+    const base = slug === LOCAL_BOARD_USER_ID ? `${slug}-user` : slug;
     for (let n = 1; n < 1000; n++) {
       const [taken] = await this.db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
       if (taken) throw conflict('An account with this email already exists', 'email_taken');
