@@ -212,6 +212,7 @@ describe('invites and join requests (authenticated mode)', () => {
       expect(ids(await get({ status: 'rejected' }).expect(200))).toEqual([b.request.id]);
       expect(ids(await get({ 'request-type': 'agent' }).expect(200))).toEqual([b.request.id, a.request.id]);
       expect(ids(await get({ 'request-type': 'human' }).expect(200))).toEqual([]);
+      expect(ids(await get({ requestType: 'agent', status: 'pending' }).expect(200))).toEqual([a.request.id]);
       await get({ status: 'maybe' }).expect(400);
       const m = await makeMember(t, company.id);
       await t.http.get(`/api/companies/${company.id}/join-requests`).set(auth(m.token)).expect(403);

@@ -46,7 +46,8 @@ describe('members (authenticated mode)', () => {
       await t.http.get(`/api/companies/${company.id}/members`).expect(401);
       await t.http.get(`/api/companies/${company.id}/members`).set(auth(other.owner.token)).expect(403);
       const agent = await insertAgentWithKey(t, company.id);
-      await t.http.get(`/api/companies/${company.id}/members`).set(auth(agent.token)).expect(200);
+      const seen = await t.http.get(`/api/companies/${company.id}/members`).set(auth(agent.token)).expect(200);
+      expect(seen.body[0].user).toMatchObject({ email: null });
       await t.http.get(`/api/companies/${company.id}/members`).set(auth((await insertAgentWithKey(t, other.company.id)).token)).expect(403);
       await t.http.get(`/api/companies/${randomUUID()}/members`).set(auth(other.owner.token)).expect(404);
     });

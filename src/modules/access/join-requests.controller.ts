@@ -22,7 +22,7 @@ export class JoinRequestsController {
   @Get('companies/:companyId/join-requests')
   @Authorize({ callers: ['board', 'agent'] })
   list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Query() q: ListJoinRequestsQueryDto): Promise<JoinRequestResponseDto[]> {
-    return this.joins.list(actor, companyId, q.status, q['request-type']);
+    return this.joins.list(actor, companyId, q.status, q['request-type'] ?? q.requestType);
   }
 
   /** Approves a pending request (409 otherwise); an agent request creates the agent. Needs `joins:approve`. */

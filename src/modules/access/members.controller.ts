@@ -16,11 +16,11 @@ const memberChange = (c: { body: Record<string, unknown> }) => ({ ...c.body });
 export class MembersController {
   constructor(private readonly members: MembersService) {}
 
-  /** Memberships of users and agents, with role, status and grants. */
+  /** Memberships of users and agents, with role, status and grants (users' emails only for board callers). */
   @Get('members')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@Param('companyId') companyId: string): Promise<MemberResponseDto[]> {
-    return this.members.list(companyId);
+  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<MemberResponseDto[]> {
+    return this.members.list(actor, companyId);
   }
 
   /** Users with a membership in the company (for pickers and mentions). */

@@ -15,8 +15,10 @@ export class MembersService {
     private readonly permissions: AccessPermissions,
   ) {}
 
-  list(companyId: string): Promise<MemberResponse[]> {
-    return this.memberships.list(companyId);
+  async list(actor: Actor, companyId: string): Promise<MemberResponse[]> {
+    const members = await this.memberships.list(companyId);
+    if (actor.kind === 'board') return members;
+    return members.map((m) => (m.user ? { ...m, user: { ...m.user, email: null } } : m));
   }
 
   async directory(companyId: string): Promise<DirectoryUserDto[]> {

@@ -3,6 +3,7 @@ export const slugify = (name: string, maxLength: number, fallback: string): stri
   name
     .toLowerCase()
     .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '')
     .slice(0, maxLength)

@@ -7,6 +7,8 @@ export class ListJoinRequestsQueryDto {
   /** `pending` is an alias of `pending_approval` */
   @IsOptional() @IsIn([...JOIN_REQUEST_STATUSES, 'pending']) status?: string;
   @IsOptional() @IsIn(['human', 'agent']) 'request-type'?: 'human' | 'agent';
+  /** alias of `request-type` */
+  @IsOptional() @IsIn(['human', 'agent']) requestType?: 'human' | 'agent';
 }
 
 export class DecideJoinRequestDto {
