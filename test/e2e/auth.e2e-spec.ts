@@ -58,6 +58,11 @@ describe('authentication (authenticated mode)', () => {
       expect(wrong.body.code).toBe('invalid_credentials');
     });
 
+    it('rejects a malformed body with 400', async () => {
+      await t.http.post('/api/auth/sign-in/email').send({ email: 'a@b.test' }).expect(400);
+      await t.http.post('/api/auth/sign-in/email').send({ email: 42, password: 'x' }).expect(400);
+    });
+
     it(`locks an address after ${LOGIN_LIMITS.perEmail} attempts with 429 and Retry-After, even with the right password`, async () => {
       const u = await signUp(t);
       for (let i = 0; i < LOGIN_LIMITS.perEmail; i++) {

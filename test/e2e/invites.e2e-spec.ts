@@ -167,6 +167,16 @@ describe('invites and join requests (authenticated mode)', () => {
       expect((await t.http.post(`/api/invites/${inv.token}/accept`).set(auth(u.token)).send({}).expect(409)).body.code).toBe('already_member');
     });
 
+    it('makes a user a member once when the same invite is accepted concurrently', async () => {
+      const { company, owner } = await ownedCompany(t);
+      const inv = await createInvite(company.id, owner.token);
+      const u = await signUp(t);
+      const results = await Promise.all([1, 2, 3].map(() => t.http.post(`/api/invites/${inv.token}/accept`).set(auth(u.token)).send({})));
+      expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+      const rows = await t.dataSource.query(`SELECT 1 FROM principal_permission_grants WHERE company_id = $1 AND principal_id = $2`, [company.id, u.id]);
+      expect(rows).toHaveLength(0);
+    });
+
     it('rejects a human without credentials (401) and a join type the invite does not admit (422)', async () => {
       const { company, owner } = await ownedCompany(t);
       const humans = await createInvite(company.id, owner.token, { allowedJoinTypes: 'human' });
