@@ -13,6 +13,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { loggerOptions } from './logger';
+import { AccessModule } from './modules/access/access.module';
 import { ActivityModule } from './modules/activity/activity.module';
 import { AdaptersModule } from './modules/adapters/adapters.module';
 import { AgentsModule } from './modules/agents/agents.module';
@@ -25,9 +26,11 @@ import { CostsModule } from './modules/costs/costs.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
 import { ProjectsModule } from './modules/projects/projects.module';
+import { InstanceModule } from './modules/instance/instance.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
+import { UsersModule } from './modules/users/users.module';
 
 /** Domain modules, one per area of the spec. */
 const DOMAIN_MODULES = [
@@ -46,6 +49,9 @@ const DOMAIN_MODULES = [
   AdaptersModule,
   ApprovalsModule,
   AgentsModule,
+  AccessModule,
+  InstanceModule,
+  UsersModule,
 ];
 
 @Module({})

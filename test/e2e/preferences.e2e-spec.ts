@@ -177,7 +177,7 @@ describe('preferences', () => {
   });
 
   describe('GET /api/companies/:companyId/sidebar-badges', () => {
-    it('counts failed runs of the last 24 h, pending approvals and join requests once their tables exist, and the undismissed inbox', async () => {
+    it('counts failed runs of the last 24 h, pending approvals and join requests, and the undismissed inbox', async () => {
       const c = await createCompany(t);
       expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 0, joinRequests: 0, failedRuns: 0, inbox: 0 });
       const agent = await insertAgentWithKey(t, c.id);
@@ -193,7 +193,6 @@ describe('preferences', () => {
       await insertRun('succeeded', '1 hour');
 
       // approvals and join requests belong to other modules: simulate their tables in this test database
-      await t.dataSource.query(`CREATE TABLE IF NOT EXISTS join_requests (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), company_id uuid NOT NULL, status text NOT NULL)`);
       const insertApproval = async (status: string) =>
         (await t.dataSource.query(
           `INSERT INTO approvals (company_id, type, status, requested_by_actor_type, requested_by_actor_id) VALUES ($1, 'hire_agent', $2, 'user', 'u') RETURNING id`,
@@ -201,14 +200,13 @@ describe('preferences', () => {
         ))[0];
       const approval = await insertApproval('pending');
       await insertApproval('approved');
-      await t.dataSource.query(`INSERT INTO join_requests (company_id, status) VALUES ($1, 'pending_approval'), ($1, 'rejected')`, [c.id]);
+      await t.dataSource.query(`INSERT INTO join_requests (company_id, request_type, status) VALUES ($1, 'agent', 'pending_approval'), ($1, 'agent', 'rejected')`, [c.id]);
 
       expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 1, joinRequests: 1, failedRuns: 2, inbox: 4 });
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: `run:${failed}` }).expect(201);
       const until = new Date(Date.now() + 3600_000).toISOString();
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: `approval:${approval.id}`, kind: 'snooze', snoozedUntil: until }).expect(201);
       expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 1, joinRequests: 1, failedRuns: 2, inbox: 2 });
-      await t.dataSource.query(`DROP TABLE join_requests`);
     });
   });
 

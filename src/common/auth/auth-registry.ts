@@ -21,6 +21,8 @@ export interface CompanyMembershipChecker {
   canAccessCompany(actor: BoardActor, companyId: string): Promise<boolean>;
   /** ids of the companies a board user can access; undefined = all */
   accessibleCompanyIds(actor: BoardActor): Promise<string[] | undefined>;
+  /** makes a signed-in user who creates a company its owner */
+  addCreator?(actor: BoardActor, companyId: string): Promise<void>;
 }
 
 /**

@@ -42,8 +42,8 @@ export class CompaniesController {
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   @LogActivity('company.created', { entityType: 'company', ...companyDetails })
-  create(@Body() dto: CreateCompanyDto): Promise<CompanyResponseDto> {
-    return this.companies.create(dto);
+  create(@CurrentActor() actor: Actor, @Body() dto: CreateCompanyDto): Promise<CompanyResponseDto> {
+    return this.companies.create(dto, actor);
   }
 
   /** Board: any field. The company's CEO agent: branding fields only. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
+import { AuthRegistry } from '../../common/auth/auth-registry';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, DomainError, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
 import { WorkCancellation } from '../../common/events/work-cancellation';
@@ -69,6 +70,7 @@ export class CompaniesService {
     private readonly assets: AssetsService,
     private readonly storage: StorageService,
     private readonly cancellation: WorkCancellation,
+    private readonly registry: AuthRegistry,
   ) {}
 
   private get repo() {
@@ -112,8 +114,9 @@ export class CompaniesService {
     return toCompanyResponse(await this.getEntity(companyId));
   }
 
-  async create(dto: CreateCompanyDto): Promise<CompanyResponseDto> {
+  async create(dto: CreateCompanyDto, creator?: Actor): Promise<CompanyResponseDto> {
     const id = await this.insertWithUniquePrefix(dto);
+    if (creator?.kind === 'board' && creator.source !== 'local_implicit') await this.registry.membershipChecker?.addCreator?.(creator, id);
     const budget = dto.budgetMonthlyCents ?? 0;
     if (budget > 0) await this.budgets.syncMonthlyPolicy(id, 'company', id, budget);
     return this.get(id);

@@ -1,0 +1,28 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AuthRegistry } from '../../common/auth/auth-registry';
+import { AccessPermissions } from './access-permissions.service';
+import { InvitesController } from './invites.controller';
+import { InvitesService } from './invites.service';
+import { JoinRequestsController } from './join-requests.controller';
+import { JoinRequestsService } from './join-requests.service';
+import { MembersController } from './members.controller';
+import { MembersService } from './members.service';
+import { MembershipChecker } from './membership-checker';
+import { MembershipsService } from './memberships.service';
+
+/** Members and grants, invites, join requests; registers the membership checker with the guard. */
+@Module({
+  controllers: [MembersController, InvitesController, JoinRequestsController],
+  providers: [MembershipsService, MembersService, AccessPermissions, InvitesService, JoinRequestsService, MembershipChecker],
+  exports: [MembershipsService, AccessPermissions],
+})
+export class AccessModule implements OnModuleInit {
+  constructor(
+    private readonly registry: AuthRegistry,
+    private readonly checker: MembershipChecker,
+  ) {}
+
+  onModuleInit(): void {
+    this.registry.membershipChecker = this.checker;
+  }
+}

@@ -1,0 +1,52 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsArray, IsIn, IsOptional } from 'class-validator';
+import { MEMBERSHIP_ROLES, MEMBERSHIP_STATUSES, MembershipRole, MembershipStatus, PERMISSION_KEYS } from '../permission-keys';
+
+/** `{ permissionKey, scope? }`; scope: object of scope keys or shorthand `project:<id>`, `agent:<id>`, `subtree:<id>` */
+export class GrantDto {
+  @ApiProperty({ enum: PERMISSION_KEYS }) permissionKey: string;
+  @ApiPropertyOptional({ oneOf: [{ type: 'object' }, { type: 'string' }], nullable: true }) scope?: unknown;
+}
+
+export class UpdateMemberDto {
+  @ApiPropertyOptional({ enum: MEMBERSHIP_ROLES })
+  @IsOptional() @IsIn(MEMBERSHIP_ROLES) membershipRole?: MembershipRole;
+  @ApiPropertyOptional({ enum: MEMBERSHIP_STATUSES })
+  @IsOptional() @IsIn(MEMBERSHIP_STATUSES) status?: MembershipStatus;
+}
+
+export class UpdateMemberPermissionsDto {
+  /** replaces every grant of the member */
+  @ApiProperty({ type: [GrantDto] })
+  @IsArray() grants: unknown[];
+}
+
+export class RoleAndGrantsDto {
+  @ApiProperty({ enum: MEMBERSHIP_ROLES })
+  @IsIn(MEMBERSHIP_ROLES) membershipRole: MembershipRole;
+  @ApiProperty({ type: [GrantDto] })
+  @IsArray() grants: unknown[];
+}
+
+export class MemberResponseDto {
+  id: string;
+  companyId: string;
+  @ApiProperty({ enum: ['user', 'agent'] }) principalType: string;
+  principalId: string;
+  @ApiProperty({ enum: MEMBERSHIP_ROLES }) membershipRole: string;
+  @ApiProperty({ enum: MEMBERSHIP_STATUSES }) status: string;
+  @ApiProperty({ nullable: true, type: Object }) user: { id: string; name: string; email: string | null; slug: string; image: string | null } | null;
+  @ApiProperty({ nullable: true, type: Object }) agent: { id: string; name: string; status: string } | null;
+  @ApiProperty({ type: [GrantDto] }) grants: GrantDto[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export class DirectoryUserDto {
+  id: string;
+  name: string;
+  slug: string;
+  @ApiProperty({ nullable: true, type: String }) image: string | null;
+  @ApiProperty({ enum: MEMBERSHIP_ROLES }) membershipRole: string;
+  @ApiProperty({ enum: MEMBERSHIP_STATUSES }) status: string;
+}

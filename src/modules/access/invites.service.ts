@@ -1,0 +1,188 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
+import { generateToken, sha256Hex, tokenDisplayPrefix, tokenKind } from '../../common/auth/tokens';
+import { DomainError, notFound } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { AccessPermissions } from './access-permissions.service';
+import { CreatedInviteResponseDto, CreateInviteDto, InviteResponseDto, PublicInviteDto, TestResolutionResponseDto } from './dto/invite.dto';
+import { inviteUrl, OnboardingContext } from './invite-onboarding';
+
+export interface InviteRow {
+  id: string;
+  company_id: string;
+  token_prefix: string;
+  role: string;
+  allowed_join_types: 'human' | 'agent' | 'both';
+  message: string | null;
+  expires_at: Date;
+  revoked_at: Date | null;
+  created_by_user_id: string | null;
+  created_by_agent_id: string | null;
+  created_at: Date;
+}
+
+export interface ResolvedInvite extends InviteRow {
+  company_name: string;
+  company_description: string | null;
+  company_logo_asset_id: string | null;
+}
+
+const DEFAULT_VALIDITY_HOURS = 168;
+
+export const inviteStatus = (row: InviteRow): 'active' | 'revoked' | 'expired' =>
+  row.revoked_at ? 'revoked' : new Date(row.expires_at).getTime() <= Date.now() ? 'expired' : 'active';
+
+export function toInviteResponse(row: InviteRow): InviteResponseDto {
+  return {
+    id: row.id,
+    companyId: row.company_id,
+    role: row.role,
+    allowedJoinTypes: row.allowed_join_types,
+    status: inviteStatus(row),
+    message: row.message,
+    tokenPrefix: row.token_prefix,
+    expiresAt: new Date(row.expires_at).toISOString(),
+    revokedAt: row.revoked_at ? new Date(row.revoked_at).toISOString() : null,
+    createdByUserId: row.created_by_user_id,
+    createdByAgentId: row.created_by_agent_id,
+    createdAt: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** Invites: created by holders of `users:invite`; the token is shown once and only its hash is stored. */
+@Injectable()
+export class InvitesService {
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly permissions: AccessPermissions,
+    private readonly companies: CompanyAccessService,
+  ) {}
+
+  async create(actor: Actor, companyId: string, dto: CreateInviteDto): Promise<CreatedInviteResponseDto> {
+    await this.permissions.assert(actor, companyId, 'users:invite');
+    const role = dto.role ?? 'member';
+    if (role === 'owner') await this.permissions.assertOwner(actor, companyId);
+    const token = generateToken('iv');
+    const [row] = await this.db.query<InviteRow>(
+      `INSERT INTO invites (company_id, token_hash, token_prefix, role, allowed_join_types, message, expires_at, created_by_user_id, created_by_agent_id)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(hours => $7), $8, $9) RETURNING *`,
+      [
+        companyId,
+        sha256Hex(token),
+        tokenDisplayPrefix(token),
+        role,
+        dto.allowedJoinTypes ?? 'both',
+        dto.message ?? null,
+        dto.expiresInHours ?? DEFAULT_VALIDITY_HOURS,
+        actor.kind === 'board' ? actor.userId : null,
+        actor.kind === 'agent' ? actor.agentId : null,
+      ],
+    );
+    const url = inviteUrl({ baseUrl: this.config.publicUrl, token });
+    return { ...toInviteResponse(row), token, inviteUrl: url, onboardingTextUrl: `${url}/onboarding.txt` };
+  }
+
+  async list(actor: Actor, companyId: string): Promise<InviteResponseDto[]> {
+    await this.permissions.assert(actor, companyId, 'users:invite');
+    const rows = await this.db.query<InviteRow>(`SELECT * FROM invites WHERE company_id = $1 ORDER BY created_at DESC, id`, [companyId]);
+    return rows.map(toInviteResponse);
+  }
+
+  /** Revoking twice keeps the first revocation time. (UPDATEs run as CTEs: TypeORM returns [rows, count] for a bare UPDATE.) */
+  async revoke(actor: Actor, inviteId: string): Promise<InviteResponseDto> {
+    const [found] = isUuid(inviteId) ? await this.db.query<InviteRow>(`SELECT * FROM invites WHERE id = $1 FOR UPDATE`, [inviteId]) : [];
+    if (!found) throw notFound('Invite');
+    await this.companies.assertAccessToKnownCompany(actor, found.company_id);
+    await this.permissions.assert(actor, found.company_id, 'users:invite');
+    const [row] = await this.db.query<InviteRow>(`WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`, [inviteId]);
+    return toInviteResponse(row);
+  }
+
+  /** The invite behind a token: 404 unknown, 410 revoked or expired. `lock` for accepting. */
+  async resolve(token: string, opts: { lock?: boolean } = {}): Promise<ResolvedInvite> {
+    const row = await this.find(token, opts.lock);
+    const status = inviteStatus(row);
+    if (status !== 'active') {
+      throw new DomainError(410, `invite_${status}`, `Invite has been ${status === 'revoked' ? 'revoked' : 'expired'}`, { status });
+    }
+    return row;
+  }
+
+  async publicView(token: string): Promise<PublicInviteDto> {
+    const row = await this.resolve(token);
+    const url = inviteUrl({ baseUrl: this.config.publicUrl, token });
+    return {
+      id: row.id,
+      companyId: row.company_id,
+      companyName: row.company_name,
+      companyDescription: row.company_description,
+      companyLogoUrl: row.company_logo_asset_id ? `${url}/logo` : null,
+      role: row.role,
+      allowedJoinTypes: row.allowed_join_types,
+      status: 'active',
+      message: row.message,
+      expiresAt: new Date(row.expires_at).toISOString(),
+      onboardingUrl: `${url}/onboarding`,
+      onboardingTextUrl: `${url}/onboarding.txt`,
+      skillsIndexUrl: `${url}/skills/index`,
+      acceptUrl: `${url}/accept`,
+    };
+  }
+
+  async onboardingContext(token: string): Promise<OnboardingContext> {
+    const row = await this.resolve(token);
+    return {
+      baseUrl: this.config.publicUrl,
+      token,
+      invite: {
+        id: row.id,
+        role: row.role,
+        allowedJoinTypes: row.allowed_join_types,
+        expiresAt: new Date(row.expires_at).toISOString(),
+        message: row.message,
+      },
+      company: { id: row.company_id, name: row.company_name, description: row.company_description },
+    };
+  }
+
+  /**
+   * Whether a URL the recipient was given leads to this invite: it carries the token and its origin
+   * is the service's public URL. Nothing is fetched (no requests to caller-chosen addresses).
+   */
+  async testResolution(token: string, url: string): Promise<TestResolutionResponseDto> {
+    const row = await this.find(token);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw new DomainError(400, 'validation_failed', 'url must be an absolute http(s) URL', { fields: [{ field: 'url', messages: ['url must be a URL'] }] });
+    }
+    const segments = parsed.pathname.split('/').map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
+    const tokenMatches = segments.includes(token) || parsed.searchParams.get('token') === token;
+    const expectedOrigin = new URL(this.config.publicUrl).origin;
+    const originMatches = parsed.origin === expectedOrigin;
+    return { url, tokenMatches, originMatches, resolves: tokenMatches && originMatches, expectedOrigin, inviteStatus: inviteStatus(row) };
+  }
+
+  private async find(token: string, lock = false): Promise<ResolvedInvite> {
+    if (tokenKind(token) !== 'iv') throw notFound('Invite');
+    const [row] = await this.db.query<ResolvedInvite>(
+      `SELECT i.*, c.name AS company_name, c.description AS company_description, c.logo_asset_id AS company_logo_asset_id
+         FROM invites i JOIN companies c ON c.id = i.company_id WHERE i.token_hash = $1 ${lock ? 'FOR UPDATE OF i' : ''}`,
+      [sha256Hex(token)],
+    );
+    if (!row) throw notFound('Invite');
+    return row;
+  }
+}

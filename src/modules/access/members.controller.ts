@@ -1,0 +1,80 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { LogActivity } from '../../common/activity/log-activity.decorator';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { DirectoryUserDto, MemberResponseDto, RoleAndGrantsDto, UpdateMemberDto, UpdateMemberPermissionsDto } from './dto/member.dto';
+import { MembersService } from './members.service';
+
+const memberEntity = { entityType: 'company_member' } as const;
+/** activity details: what changed, grants as keys and scopes only */
+const memberChange = (c: { body: Record<string, unknown> }) => ({ ...c.body });
+
+@ApiTags('members')
+@Controller('companies/:companyId')
+export class MembersController {
+  constructor(private readonly members: MembersService) {}
+
+  /** Memberships of users and agents, with role, status and grants (users' emails only for board callers). */
+  @Get('members')
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<MemberResponseDto[]> {
+    return this.members.list(actor, companyId);
+  }
+
+  /** Users with a membership in the company (for pickers and mentions). */
+  @Get('user-directory')
+  @Authorize({ callers: ['board', 'agent'] })
+  directory(@Param('companyId') companyId: string): Promise<DirectoryUserDto[]> {
+    return this.members.directory(companyId);
+  }
+
+  /** Role and/or status; needs `users:manage_permissions`; the last active owner stays an owner. */
+  @Patch('members/:memberId')
+  @Authorize({ callers: ['board'] })
+  @LogActivity('company_member.updated', { ...memberEntity, details: memberChange })
+  update(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('memberId') memberId: string,
+    @Body() dto: UpdateMemberDto,
+  ): Promise<MemberResponseDto> {
+    return this.members.update(actor, companyId, memberId, dto);
+  }
+
+  /** Replaces the member's grants; needs `users:manage_permissions`. */
+  @Patch('members/:memberId/permissions')
+  @Authorize({ callers: ['board'] })
+  @LogActivity('company_member.updated', { ...memberEntity, details: memberChange })
+  permissions(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('memberId') memberId: string,
+    @Body() dto: UpdateMemberPermissionsDto,
+  ): Promise<MemberResponseDto> {
+    return this.members.update(actor, companyId, memberId, { grants: dto.grants });
+  }
+
+  /** Role and grants together, in one transaction; needs `users:manage_permissions`. */
+  @Patch('members/:memberId/role-and-grants')
+  @Authorize({ callers: ['board'] })
+  @LogActivity('company_member.updated', { ...memberEntity, details: memberChange })
+  roleAndGrants(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('memberId') memberId: string,
+    @Body() dto: RoleAndGrantsDto,
+  ): Promise<MemberResponseDto> {
+    return this.members.update(actor, companyId, memberId, { membershipRole: dto.membershipRole, grants: dto.grants });
+  }
+
+  /** Status becomes inactive; the member loses access. Needs `users:manage_permissions`. */
+  @Post('members/:memberId/archive')
+  @HttpCode(200)
+  @Authorize({ callers: ['board'] })
+  @LogActivity('company_member.archived', { ...memberEntity, details: () => ({}) })
+  archive(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('memberId') memberId: string): Promise<MemberResponseDto> {
+    return this.members.update(actor, companyId, memberId, { status: 'inactive' });
+  }
+}

@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { Db } from '../../database/db.service';
+import { AccessPermissions } from './access-permissions.service';
+import { DirectoryUserDto } from './dto/member.dto';
+import { MemberResponse, MembershipsService } from './memberships.service';
+import { MembershipRole, MembershipStatus, normalizeGrants } from './permission-keys';
+
+/** The members routes: reading needs company access; changes need `users:manage_permissions`. */
+@Injectable()
+export class MembersService {
+  constructor(
+    private readonly db: Db,
+    private readonly memberships: MembershipsService,
+    private readonly permissions: AccessPermissions,
+  ) {}
+
+  async list(actor: Actor, companyId: string): Promise<MemberResponse[]> {
+    const members = await this.memberships.list(companyId);
+    if (actor.kind === 'board') return members;
+    return members.map((m) => (m.user ? { ...m, user: { ...m.user, email: null } } : m));
+  }
+
+  async directory(companyId: string): Promise<DirectoryUserDto[]> {
+    const rows = await this.db.query<{ id: string; name: string; slug: string; image: string | null; membership_role: string; status: string }>(
+      `SELECT u.id, u.name, u.slug, u.image, m.membership_role, m.status
+         FROM company_memberships m JOIN users u ON u.id = m.principal_id
+        WHERE m.company_id = $1 AND m.principal_type = 'user'
+        ORDER BY (m.status = 'active') DESC, lower(u.name), u.id`,
+      [companyId],
+    );
+    return rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, image: r.image, membershipRole: r.membership_role, status: r.status }));
+  }
+
+  async update(
+    actor: Actor,
+    companyId: string,
+    memberId: string,
+    change: { membershipRole?: MembershipRole; status?: MembershipStatus; grants?: unknown[] },
+  ): Promise<MemberResponse> {
+    await this.permissions.assert(actor, companyId, 'users:manage_permissions');
+    if (change.membershipRole === 'owner' || (await this.memberships.get(companyId, memberId)).membershipRole === 'owner') {
+      await this.permissions.assertOwner(actor, companyId);
+    }
+    const grants = change.grants === undefined ? undefined : normalizeGrants(change.grants);
+    return this.memberships.update(companyId, memberId, { membershipRole: change.membershipRole, status: change.status, grants }, actor);
+  }
+}

@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { badRequest } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
+import { EXPERIMENTAL_DEFAULTS, ExperimentalSettings, GENERAL_DEFAULTS, GeneralSettings } from './dto/instance-settings.dto';
+
+type SettingsKey = 'general' | 'experimental';
+const DEFAULTS: { general: GeneralSettings; experimental: ExperimentalSettings } = { general: GENERAL_DEFAULTS, experimental: EXPERIMENTAL_DEFAULTS };
+
+/**
+ * Instance-wide settings, stored as one JSON row per block. Reads merge the stored values over the
+ * defaults; a PATCH merges in the database (`value || patch`), so concurrent patches of different
+ * fields both survive.
+ */
+@Injectable()
+export class InstanceSettingsService {
+  constructor(private readonly db: Db) {}
+
+  general(): Promise<GeneralSettings> {
+    return this.read('general');
+  }
+
+  experimental(): Promise<ExperimentalSettings> {
+    return this.read('experimental');
+  }
+
+  async patch<K extends SettingsKey>(key: K, raw: Record<string, unknown>, validated: Partial<(typeof DEFAULTS)[K]>): Promise<(typeof DEFAULTS)[K]> {
+    // the validation pipe drops unknown fields silently; a settings typo must not look like success
+    const unknown = Object.keys(raw).filter((k) => !(k in DEFAULTS[key]));
+    if (unknown.length) throw badRequest(`Unknown ${key} settings: ${unknown.join(', ')}`, { fields: unknown.map((field) => ({ field, messages: ['unknown setting'] })) }, 'validation_failed');
+    const patch = Object.fromEntries(Object.entries(validated).filter(([, v]) => v !== undefined));
+    await this.db.query(
+      `INSERT INTO instance_settings (key, value) VALUES ($1, $2::jsonb)
+       ON CONFLICT (key) DO UPDATE SET value = instance_settings.value || EXCLUDED.value, updated_at = now()`,
+      [key, JSON.stringify(patch)],
+    );
+    return this.read(key);
+  }
+
+  private async read<K extends SettingsKey>(key: K): Promise<(typeof DEFAULTS)[K]> {
+    const [row] = await this.db.query<{ value: Record<string, unknown> }>(`SELECT value FROM instance_settings WHERE key = $1`, [key]);
+    const defaults = DEFAULTS[key];
+    const stored = row?.value ?? {};
+    // only known keys, in a stable order
+    return Object.fromEntries(Object.keys(defaults).map((k) => [k, k in stored ? stored[k] : defaults[k as keyof typeof defaults]])) as (typeof DEFAULTS)[K];
+  }
+}

@@ -1,0 +1,99 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put, Query, Req } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { UserResponseDto } from '../users/user.types';
+import { AdminUsersService } from './admin-users.service';
+import { AdminUsersQueryDto, CompanyAccessResponseDto, PutCompanyAccessDto } from './dto/admin-users.dto';
+import { ExperimentalSettingsDto, GeneralSettingsDto } from './dto/instance-settings.dto';
+import { assertInstanceAdmin } from './instance-admin';
+import { InstanceSettingsService } from './instance-settings.service';
+
+const rawBody = (req: Request) => (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {});
+
+/** Instance administration; every route needs an instance admin (the local board is one). */
+@ApiTags('instance')
+@Controller()
+export class InstanceController {
+  constructor(
+    private readonly settings: InstanceSettingsService,
+    private readonly users: AdminUsersService,
+  ) {}
+
+  /** Instance-wide general settings. */
+  @Get('instance/settings/general')
+  @Authorize({ callers: ['board'] })
+  general(@CurrentActor() actor: Actor): Promise<GeneralSettingsDto> {
+    assertInstanceAdmin(actor);
+    return this.settings.general();
+  }
+
+  /** Partial update; unknown fields and nulls are rejected (400). */
+  @Patch('instance/settings/general')
+  @Authorize({ callers: ['board'] })
+  patchGeneral(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: GeneralSettingsDto): Promise<GeneralSettingsDto> {
+    assertInstanceAdmin(actor);
+    return this.settings.patch('general', rawBody(req), dto);
+  }
+
+  /** Feature flags, e.g. `builtInAgents`. */
+  @Get('instance/settings/experimental')
+  @Authorize({ callers: ['board'] })
+  experimental(@CurrentActor() actor: Actor): Promise<ExperimentalSettingsDto> {
+    assertInstanceAdmin(actor);
+    return this.settings.experimental();
+  }
+
+  /** Partial update of the feature flags; unknown flags and nulls are rejected (400). */
+  @Patch('instance/settings/experimental')
+  @Authorize({ callers: ['board'] })
+  patchExperimental(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: ExperimentalSettingsDto): Promise<ExperimentalSettingsDto> {
+    assertInstanceAdmin(actor);
+    return this.settings.patch('experimental', rawBody(req), dto);
+  }
+
+
+  /** Users of the instance; `query` searches email, name and slug. */
+  @Get('admin/users')
+  @Authorize({ callers: ['board'] })
+  listUsers(@CurrentActor() actor: Actor, @Query() q: AdminUsersQueryDto): Promise<UserResponseDto[]> {
+    assertInstanceAdmin(actor);
+    return this.users.list(q.query);
+  }
+
+  /** Makes the user an instance admin (idempotent). */
+  @Post('admin/users/:userId/promote-instance-admin')
+  @HttpCode(200)
+  @Authorize({ callers: ['board'] })
+  promote(@CurrentActor() actor: Actor, @Param('userId') userId: string): Promise<UserResponseDto> {
+    assertInstanceAdmin(actor);
+    return this.users.promote(userId);
+  }
+
+  /** Removes the instance admin role; the last instance admin cannot be demoted (409). */
+  @Post('admin/users/:userId/demote-instance-admin')
+  @HttpCode(200)
+  @Authorize({ callers: ['board'] })
+  demote(@CurrentActor() actor: Actor, @Param('userId') userId: string): Promise<UserResponseDto> {
+    assertInstanceAdmin(actor);
+    return this.users.demote(userId);
+  }
+
+  /** The user's company memberships. */
+  @Get('admin/users/:userId/company-access')
+  @Authorize({ callers: ['board'] })
+  companyAccess(@CurrentActor() actor: Actor, @Param('userId') userId: string): Promise<CompanyAccessResponseDto> {
+    assertInstanceAdmin(actor);
+    return this.users.companyAccess(userId);
+  }
+
+  /** Replaces the user's company access: listed companies active, every other membership inactive. */
+  @Put('admin/users/:userId/company-access')
+  @Authorize({ callers: ['board'] })
+  putCompanyAccess(@CurrentActor() actor: Actor, @Param('userId') userId: string, @Body() dto: PutCompanyAccessDto): Promise<CompanyAccessResponseDto> {
+    assertInstanceAdmin(actor);
+    return this.users.replaceCompanyAccess(actor, userId, dto.companies);
+  }
+}

@@ -1,0 +1,151 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor, BoardActor } from '../../common/auth/actor';
+import { LOCAL_BOARD_USER_ID } from '../../common/auth/actor';
+import { conflict, DomainError, notFound, unauthorized } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
+import { InstanceSettingsService } from '../instance/instance-settings.service';
+import { CompanyUserProfileDto, GetSessionDto, SignInDto, SignUpDto, UpdateProfileDto } from './dto/auth.dto';
+import { LoginRateLimiter, normalizeEmail } from './login-rate-limiter';
+import { hashPassword, verifyPassword } from './password-hasher';
+import { SessionRow, SessionsService, toSessionResponse } from './sessions.service';
+import { toUserResponse, UserResponseDto, UserRow } from './user.types';
+import { slugify } from './slug';
+
+export interface SignedIn {
+  user: UserResponseDto;
+  session: SessionRow;
+  token: string;
+}
+
+/** The local trusted board has no user row until it edits its profile. */
+const LOCAL_BOARD_PROFILE: UserRow = {
+  id: LOCAL_BOARD_USER_ID,
+  email: null,
+  name: 'Local board',
+  slug: LOCAL_BOARD_USER_ID,
+  image: null,
+  bio: null,
+  password_hash: null,
+  instance_role: 'owner',
+  created_at: new Date(0),
+  updated_at: new Date(0),
+};
+
+/** Sign-up, sign-in, sign-out, the session and the caller's profile (spec: Health, identity; Authentication). */
+@Injectable()
+export class AuthService {
+  constructor(
+    private readonly db: Db,
+    private readonly sessions: SessionsService,
+    private readonly limiter: LoginRateLimiter,
+    private readonly settings: InstanceSettingsService,
+  ) {}
+
+  /** New user with an email and a password, signed in at once. The first user may always sign up. */
+  async signUp(dto: SignUpDto, userAgent?: string): Promise<SignedIn> {
+    const email = normalizeEmail(dto.email);
+    const { allowSignUp } = await this.settings.general();
+    if (!allowSignUp) {
+      const [any] = await this.db.query(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
+      if (any) throw new DomainError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+    }
+    const passwordHash = await hashPassword(dto.password);
+    const name = dto.name?.trim() || email.split('@')[0];
+    const user = await this.insertUser(email, name, passwordHash);
+    const { token, session } = await this.sessions.create(user.id, userAgent);
+    return { user: toUserResponse(user), session, token };
+  }
+
+  /** Rate limited per address and per IP in the database; the same 401 for an unknown address and a wrong password. */
+  async signIn(dto: SignInDto, ip: string, userAgent?: string): Promise<SignedIn> {
+    // the attempt was counted by LoginRateLimitGuard before this transaction began
+    const email = normalizeEmail(dto.email);
+    const [user] = await this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
+    if (!(await verifyPassword(dto.password, user?.password_hash))) {
+      throw new DomainError(401, 'invalid_credentials', 'Invalid email or password');
+    }
+    await this.limiter.succeeded(email, ip);
+    const { token, session } = await this.sessions.create(user.id, userAgent);
+    return { user: toUserResponse(user), session, token };
+  }
+
+  /** Ends the calling session (a board token or the local board has none to end). */
+  async signOut(actor: Actor | undefined): Promise<{ success: true; revoked: boolean }> {
+    if (actor?.kind === 'board' && actor.source === 'session' && actor.credentialId) {
+      await this.sessions.revoke(actor.credentialId);
+      return { success: true, revoked: true };
+    }
+    return { success: true, revoked: false };
+  }
+
+  async getSession(actor: Actor | undefined): Promise<GetSessionDto> {
+    if (actor?.kind !== 'board') return { session: null, user: null, credential: null };
+    const user = await this.profile(actor);
+    const session = actor.source === 'session' && actor.credentialId ? await this.sessions.get(actor.credentialId) : undefined;
+    return { session: session ? toSessionResponse(session) : null, user, credential: actor.source };
+  }
+
+  async profile(actor: BoardActor): Promise<UserResponseDto> {
+    const [row] = await this.db.query<UserRow>(`SELECT * FROM users WHERE id = $1`, [actor.userId]);
+    if (row) return toUserResponse(actor.source === 'local_implicit' ? { ...row, instance_role: 'owner' } : row);
+    if (actor.source === 'local_implicit') return toUserResponse(LOCAL_BOARD_PROFILE);
+    throw unauthorized('User no longer exists');
+  }
+
+  /** Name, image, bio. The local board's first edit stores a profile row for it. */
+  async updateProfile(actor: BoardActor, dto: UpdateProfileDto): Promise<UserResponseDto> {
+    if (actor.source === 'local_implicit') {
+      await this.db.query(
+        `INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`,
+        [LOCAL_BOARD_USER_ID, LOCAL_BOARD_PROFILE.name],
+      );
+    }
+    const sets: string[] = [];
+    const params: unknown[] = [actor.userId];
+    for (const field of ['name', 'image', 'bio'] as const) {
+      if (dto[field] === undefined) continue;
+      params.push(field === 'name' ? dto.name!.trim() : dto[field]);
+      sets.push(`${field} = $${params.length}`);
+    }
+    if (sets.length) await this.db.query(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+    return this.profile(actor);
+  }
+
+  /** Another user's profile, visible inside a company they belong to (by slug or id). */
+  async companyUserProfile(companyId: string, userSlug: string): Promise<CompanyUserProfileDto> {
+    const [row] = await this.db.query<UserRow & { membership_role: string; membership_status: string }>(
+      `SELECT u.*, m.membership_role, m.status AS membership_status
+         FROM users u JOIN company_memberships m ON m.principal_type = 'user' AND m.principal_id = u.id AND m.company_id = $1
+        WHERE u.slug = $2 OR u.id = $2
+        ORDER BY (u.slug = $2) DESC LIMIT 1`,
+      [companyId, userSlug],
+    );
+    if (!row) throw notFound('User');
+    return {
+      id: row.id,
+      name: row.name,
+      slug: row.slug,
+      image: row.image,
+      bio: row.bio,
+      membershipRole: row.membership_role,
+      membershipStatus: row.membership_status,
+    };
+  }
+
+  /** Slug from the name, with a numeric suffix when taken; a taken email is 409. */
+  private async insertUser(email: string, name: string, passwordHash: string): Promise<UserRow> {
+    const slug = slugify(name, 40, 'user');
+    // the local board's profile row owns its slug
+    const base = slug === LOCAL_BOARD_USER_ID ? `${slug}-user` : slug;
+    for (let n = 1; n < 1000; n++) {
+      const [taken] = await this.db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
+      if (taken) throw conflict('An account with this email already exists', 'email_taken');
+      const [row] = await this.db.query<UserRow>(
+        `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *`,
+        [email, name, n === 1 ? base : `${base}-${n}`, passwordHash],
+      );
+      if (row) return row;
+    }
+    throw conflict('Could not find a free profile slug', 'slug_taken');
+  }
+}

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import { normalizeGrants, normalizeScope, ROLE_DEFAULT_GRANTS } from '../../src/modules/access/permission-keys';
+import { hashPassword, verifyPassword } from '../../src/modules/users/password-hasher';
+import { slugify } from '../../src/modules/users/slug';
+
+describe('normalizeScope', () => {
+  const id = randomUUID();
+
+  it.each([
+    [`project:${id}`, { projectId: id }],
+    [`agent:${id}`, { agentId: id }],
+    [`subtree:${id}`, { subtreeRootAgentId: id }],
+  ])('expands the shorthand %s', (raw, expected) => {
+    expect(normalizeScope(raw, 's')).toEqual(expected);
+  });
+
+  it('keeps recognised keys, lower-cases and de-duplicates ids, drops empty lists; empty is company-wide', () => {
+    expect(normalizeScope({ projectIds: [id.toUpperCase(), id], managerAgentId: id, agentIds: [] }, 's')).toEqual({ projectIds: [id], managerAgentId: id });
+    expect(normalizeScope({}, 's')).toBeNull();
+    expect(normalizeScope(null, 's')).toBeNull();
+  });
+
+  it.each([['team:x'], [`project:nope`], [{ colour: 'red' }], [{ projectId: 'x' }], [{ projectIds: id }], [[id]], [42]])('rejects %p', (raw) => {
+    expect(() => normalizeScope(raw, 's')).toThrow(expect.objectContaining({ status: 400 }));
+  });
+});
+
+describe('normalizeGrants', () => {
+  it('needs a scope constraint for tasks:assign_scope and folds duplicates', () => {
+    expect(() => normalizeGrants([{ permissionKey: 'tasks:assign_scope' }])).toThrow(expect.objectContaining({ status: 400 }));
+    expect(normalizeGrants([{ permissionKey: 'tasks:assign' }, { permissionKey: 'tasks:assign', scope: null }])).toEqual([{ permissionKey: 'tasks:assign', scope: null }]);
+    expect(() => normalizeGrants([{ permissionKey: 'root' }])).toThrow(expect.objectContaining({ status: 400 }));
+    expect(() => normalizeGrants({})).toThrow(expect.objectContaining({ status: 400 }));
+  });
+});
+
+describe('role defaults', () => {
+  it('owner and admin hold the management keys, operator tasks:assign, viewer and member nothing', () => {
+    expect(ROLE_DEFAULT_GRANTS.owner).toContain('users:manage_permissions');
+    expect(ROLE_DEFAULT_GRANTS.admin).toEqual(ROLE_DEFAULT_GRANTS.owner);
+    expect(ROLE_DEFAULT_GRANTS.owner).not.toContain('tasks:assign_scope');
+    expect(ROLE_DEFAULT_GRANTS.operator).toEqual(['tasks:assign']);
+    expect(ROLE_DEFAULT_GRANTS.viewer).toEqual([]);
+    expect(ROLE_DEFAULT_GRANTS.member).toEqual([]);
+  });
+});
+
+describe('password hashing', () => {
+  it('verifies the right password only, with a fresh salt per hash', async () => {
+    const a = await hashPassword('s3cret pass');
+    const b = await hashPassword('s3cret pass');
+    expect(a).not.toBe(b);
+    expect(a).not.toContain('s3cret');
+    expect(await verifyPassword('s3cret pass', a)).toBe(true);
+    expect(await verifyPassword('s3cret pasS', a)).toBe(false);
+    expect(await verifyPassword('s3cret pass', null)).toBe(false);
+    expect(await verifyPassword('s3cret pass', 'plain')).toBe(false);
+  });
+});
+
+describe('slugify', () => {
+  it('folds accents and punctuation, trims dashes and falls back', () => {
+    expect(slugify('  Ünïcode & Friends!! ', 40, 'user')).toBe('unicode-friends');
+    expect(slugify('!!!', 40, 'user')).toBe('user');
+    expect(slugify('abc def', 4, 'user')).toBe('abc');
+  });
+});
