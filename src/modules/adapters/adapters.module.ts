@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { AdapterRegistry } from './adapter-registry.service';
+import { AdaptersController } from './adapters.controller';
 
 /** The adapter type registry, shared by agents (validation) and the heartbeat engine (execution). */
 @Global()
-@Module({ providers: [AdapterRegistry], exports: [AdapterRegistry] })
+@Module({ controllers: [AdaptersController], providers: [AdapterRegistry], exports: [AdapterRegistry] })
 export class AdaptersModule {}
