@@ -18,6 +18,7 @@ import { AuthorizationModule } from './modules/authorization/authorization.modul
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { IssuesModule } from './modules/issues/issues.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SystemModule } from './modules/system/system.module';
 
@@ -30,6 +31,7 @@ const DOMAIN_MODULES = [
   StorageModule,
   BudgetsModule,
   HeartbeatModule,
+  IssuesModule,
 ];
 
 @Module({})

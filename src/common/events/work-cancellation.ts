@@ -5,6 +5,8 @@ export interface CancellationScope {
   /** only these agents; omit for the whole company */
   agentIds?: string[];
   projectId?: string;
+  /** only work for this issue (e.g. an interrupted issue's active run) */
+  issueId?: string;
 }
 
 export type CancellationListener = (scope: CancellationScope, reason: string) => Promise<void>;

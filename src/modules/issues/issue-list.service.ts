@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { badRequest, forbidden } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { Db } from '../../database/db.service';
+import { IssueResponseDto, ListIssuesQueryDto } from './dto/issue.dto';
+import { IssueStore } from './issue-store.service';
+import { ISSUE_STATUSES, issueColumns, IssueRow } from './issue.types';
+
+export const DEFAULT_LIST_LIMIT = 500;
+export const MAX_LIST_LIMIT = 1000;
+
+const ME_FILTERS = ['assigneeUserId', 'touchedByUserId', 'inboxArchivedByUserId', 'unreadForUserId'] as const;
+
+interface Cursor {
+  /** keyset position in the priority order: priority rank, createdAt, id */
+  p?: number;
+  c?: string;
+  i?: string;
+  /** offset in best-match order (q) */
+  o?: number;
+}
+
+export interface IssuePage {
+  items: IssueResponseDto[];
+  nextCursor: string | null;
+}
+
+/**
+ * GET /companies/{companyId}/issues. Without `q`: priority order (critical first, then newest),
+ * paged by keyset on (priority_rank, created_at, id), an index range scan on issues_list_idx at any
+ * depth. With `q`: best match first (full-text rank over title, identifier, description and comments,
+ * an exact identifier first), paged by offset since ranks are not stable keys.
+ */
+@Injectable()
+export class IssueListService {
+  constructor(
+    private readonly db: Db,
+    private readonly store: IssueStore,
+  ) {}
+
+  async list(actor: Actor, companyId: string, q: ListIssuesQueryDto): Promise<IssuePage> {
+    const params: unknown[] = [companyId];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const where = ['i.company_id = $1', 'i.hidden_at IS NULL'];
+    const users = this.resolveMe(actor, q);
+
+    if (q.status !== undefined) {
+      const statuses = q.status.split(',').map((s) => s.trim()).filter(Boolean);
+      const bad = statuses.filter((s) => !(ISSUE_STATUSES as readonly string[]).includes(s));
+      if (!statuses.length || bad.length) throw badRequest(`status: unknown value(s) ${bad.join(', ')}`, { field: 'status' }, 'validation_failed');
+      where.push(`i.status = ANY(${p(statuses)}::text[])`);
+    }
+    if (q.assigneeAgentId) where.push(`i.assignee_agent_id = ${p(q.assigneeAgentId)}`);
+    if (q.participantAgentId) {
+      const a = p(q.participantAgentId);
+      where.push(`(i.assignee_agent_id = ${a} OR i.created_by_agent_id = ${a}
+        OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.author_agent_id = ${a}))`);
+    }
+    if (users.assigneeUserId) where.push(`i.assignee_user_id = ${p(users.assigneeUserId)}`);
+    if (users.touchedByUserId) where.push(touchedBy(p(users.touchedByUserId)));
+    if (users.inboxArchivedByUserId) {
+      // the user's inbox: issues not archived by them, or with news since they archived
+      where.push(`NOT EXISTS (SELECT 1 FROM issue_user_states s WHERE s.issue_id = i.id AND s.user_id = ${p(users.inboxArchivedByUserId)}
+        AND s.inbox_archived_at IS NOT NULL AND s.inbox_archived_at >= i.updated_at)`);
+    }
+    if (users.unreadForUserId) {
+      const u = p(users.unreadForUserId);
+      where.push(touchedBy(u));
+      where.push(`EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.author_user_id IS DISTINCT FROM ${u}
+        AND c.created_at > coalesce((SELECT s.last_read_at FROM issue_user_states s WHERE s.issue_id = i.id AND s.user_id = ${u}), '-infinity'))`);
+    }
+    if (q.projectId) where.push(`i.project_id = ${p(q.projectId)}`);
+    if (q.executionWorkspaceId) where.push(`i.execution_workspace_id = ${p(q.executionWorkspaceId)}`);
+    if (q.parentId) where.push(`i.parent_id = ${p(q.parentId)}`);
+    if (q.labelId) where.push(`EXISTS (SELECT 1 FROM issue_labels il WHERE il.issue_id = i.id AND il.label_id = ${p(q.labelId)})`);
+    if (q.originKind) where.push(`i.origin_kind = ${p(q.originKind)}`);
+    if (q.originId) where.push(`i.origin_id = ${p(q.originId)}`);
+    if (q.includeRoutineExecutions !== 'true' && !q.originKind && !q.originId) where.push(`i.origin_kind <> 'routine_execution'`);
+
+    const limit = Math.min(q.limit ?? DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
+    const cursor = decodeCursor(q.cursor);
+    const search = q.q?.trim();
+    let sql: string;
+    if (search) {
+      const ident = p(search.toUpperCase());
+      const tsq = `to_tsquery('english', ${p(prefixQuery(search))})`;
+      where.push(`(i.identifier = ${ident} OR i.search_vector @@ ${tsq}
+        OR i.id IN (SELECT c.issue_id FROM issue_comments c WHERE c.company_id = $1 AND c.search_vector @@ ${tsq}))`);
+      const rank = `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, ${tsq})
+        + coalesce((SELECT max(ts_rank(c.search_vector, ${tsq})) FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${tsq}), 0))`;
+      sql = `SELECT ${issueColumns('i')} FROM issues i WHERE ${where.join(' AND ')}
+        ORDER BY ${rank} DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
+    } else {
+      if (cursor.i) {
+        const [rk, c, id] = [p(cursor.p), p(cursor.c), p(cursor.i)];
+        where.push(`(i.priority_rank > ${rk} OR (i.priority_rank = ${rk} AND (i.created_at, i.id) < (${c}::timestamptz, ${id}::uuid)))`);
+      }
+      sql = `SELECT ${issueColumns('i')}, i.priority_rank FROM issues i WHERE ${where.join(' AND ')}
+        ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)}`;
+    }
+    const rows = await this.db.query<IssueRow & { priority_rank?: number }>(sql, params);
+    let nextCursor: string | null = null;
+    if (rows.length === limit) {
+      const last = rows[rows.length - 1];
+      nextCursor = encodeCursor(
+        search ? { o: (cursor.o ?? 0) + limit } : { p: last.priority_rank, c: new Date(last.created_at).toISOString(), i: last.id },
+      );
+    }
+    return { items: await this.store.toResponses(rows), nextCursor };
+  }
+
+  /** `me` stands for the calling board user; agents may not use it. */
+  private resolveMe(actor: Actor, q: ListIssuesQueryDto): Partial<Record<(typeof ME_FILTERS)[number], string>> {
+    const out: Partial<Record<(typeof ME_FILTERS)[number], string>> = {};
+    for (const f of ME_FILTERS) {
+      const v = q[f];
+      if (v === undefined) continue;
+      if (v === 'me') {
+        if (actor.kind !== 'board') throw forbidden(`${f}=me is only available to board callers`, { field: f });
+        out[f] = actor.userId;
+      } else out[f] = v;
+    }
+    return out;
+  }
+}
+
+/** Issues a user created, is assigned to, commented on or opened. */
+function touchedBy(u: string): string {
+  return `(i.created_by_user_id = ${u} OR i.assignee_user_id = ${u}
+    OR EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.author_user_id = ${u})
+    OR EXISTS (SELECT 1 FROM issue_user_states s WHERE s.issue_id = i.id AND s.user_id = ${u}))`;
+}
+
+/** Words of the query as prefix terms, all required: `fix log` -> `fix:* & log:*`. */
+export function prefixQuery(q: string): string {
+  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.length ? words.slice(0, 20).map((w) => `${w}:*`).join(' & ') : "''";
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeCursor(raw: string | undefined): Cursor {
+  if (!raw) return {};
+  try {
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+    const keyset = Number.isInteger(c.p) && typeof c.c === 'string' && !Number.isNaN(Date.parse(c.c)) && isUuid(c.i);
+    const offset = Number.isInteger(c.o) && (c.o as number) >= 0;
+    if (keyset || offset) return c;
+  } catch {
+    /* fall through */
+  }
+  throw badRequest('cursor is not a cursor returned by this list', { field: 'cursor' }, 'invalid_cursor');
+}

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { ActivityModule } from '../activity/activity.module';
+import { ExecutionWorkspaceGate } from './execution-workspace.gate';
+import { IssueCheckout } from './issue-checkout.service';
+import { IssueCommentsController } from './issue-comments.controller';
+import { IssueComments } from './issue-comments.service';
+import { IssueDetailService } from './issue-detail.service';
+import { IssueListService } from './issue-list.service';
+import { IssueRelations } from './issue-relations.service';
+import { IssueRunsService } from './issue-runs.service';
+import { IssueStore } from './issue-store.service';
+import { IssueWakeups } from './issue-wakeups.service';
+import { IssuesController } from './issues.controller';
+import { IssuesService } from './issues.service';
+import { LabelsController } from './labels.controller';
+import { LabelsService } from './labels.service';
+
+@Module({
+  imports: [ActivityModule],
+  controllers: [IssuesController, IssueCommentsController, LabelsController],
+  providers: [
+    IssueStore, IssuesService, IssueListService, IssueDetailService, IssueRelations, IssueCheckout, IssueComments,
+    IssueWakeups, IssueRunsService, LabelsService, ExecutionWorkspaceGate,
+  ],
+  exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate],
+})
+export class IssuesModule {}
