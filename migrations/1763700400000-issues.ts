@@ -14,7 +14,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - issues_status_idx / issues_assignee_idx / issues_project_idx / issues_parent_idx /
  *   issues_origin_idx / issues_workspace_idx: the list filters and inbox-lite (assignee + status).
  * - issues_search_idx (GIN over a generated tsvector of title, identifier, description) and
- *   issue_comments_search_idx (GIN over each comment body): `q` full-text search.
+ *   issue_comments_search_idx (GIN over each comment body): `q` full-text search. The vectors hold
+ *   both English stems and unstemmed words, so queries match stemmed words and typed prefixes alike
+ *   (`nothin` finds `nothing`, whose English stem is `noth`).
  * - issues_hidden_idx: the company activity feed leaves out activity of hidden issues.
  * - issues_checkout_run_idx: GET /heartbeat-runs/{runId}/issues and stale-lock checks.
  * - issue_comments_issue_idx: comment pages by issue in time order (cursor after a comment).
@@ -61,8 +63,9 @@ export class Issues1763700400000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now(),
         search_vector tsvector GENERATED ALWAYS AS (
           setweight(to_tsvector('simple', identifier), 'A') ||
-          setweight(to_tsvector('english', title), 'A') ||
-          setweight(to_tsvector('english', coalesce(description, '')), 'B')) STORED
+          setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('simple', title), 'A') ||
+          setweight(to_tsvector('english', coalesce(description, '')), 'B') ||
+          setweight(to_tsvector('simple', coalesce(description, '')), 'B')) STORED
       )`);
     await q.query(`CREATE UNIQUE INDEX issues_identifier_key ON issues (identifier)`);
     await q.query(`CREATE UNIQUE INDEX issues_company_number_key ON issues (company_id, issue_number)`);
@@ -89,7 +92,7 @@ export class Issues1763700400000 implements MigrationInterface {
         run_id uuid,
         created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
         updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-        search_vector tsvector GENERATED ALWAYS AS (to_tsvector('english', body)) STORED
+        search_vector tsvector GENERATED ALWAYS AS (to_tsvector('english', body) || to_tsvector('simple', body)) STORED
       )`);
     await q.query(`CREATE INDEX issue_comments_issue_idx ON issue_comments (issue_id, created_at, id)`);
     await q.query(`CREATE INDEX issue_comments_search_idx ON issue_comments USING gin (search_vector)`);

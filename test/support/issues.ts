@@ -98,3 +98,10 @@ export async function checkedOutIssue(t: TestApp, companyId: string): Promise<{ 
 export async function wakeups(t: TestApp, agentId: string): Promise<Array<{ source: string; reason: string; trigger_detail: string | null; payload: Record<string, unknown>; issue_id: string | null }>> {
   return t.dataSource.query(`SELECT source, reason, trigger_detail, payload, issue_id FROM agent_wakeup_requests WHERE agent_id = $1 ORDER BY created_at`, [agentId]);
 }
+
+/** A company row by SQL (for apps in authenticated mode, where no board credential exists yet). */
+export async function insertCompany(t: TestApp): Promise<{ id: string; issuePrefix: string }> {
+  const prefix = `Q${Math.random().toString(36).slice(2, 8).toUpperCase().replace(/[^A-Z]/g, 'X')}`;
+  const [c] = await t.dataSource.query(`INSERT INTO companies (name, issue_prefix) VALUES ($1, $2) RETURNING id`, [uniq('Co'), prefix]);
+  return { id: c.id, issuePrefix: prefix };
+}

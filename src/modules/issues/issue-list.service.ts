@@ -86,12 +86,8 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      const ident = p(search.toUpperCase());
-      const tsq = `to_tsquery('english', ${p(prefixQuery(search))})`;
-      where.push(`(i.identifier = ${ident} OR i.search_vector @@ ${tsq}
-        OR i.id IN (SELECT c.issue_id FROM issue_comments c WHERE c.company_id = $1 AND c.search_vector @@ ${tsq}))`);
-      const rank = `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, ${tsq})
-        + coalesce((SELECT max(ts_rank(c.search_vector, ${tsq})) FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${tsq}), 0))`;
+      const { match, rank } = searchClause(search, p);
+      where.push(match);
       sql = `SELECT ${issueColumns('i')} FROM issues i WHERE ${where.join(' AND ')}
         ORDER BY ${rank} DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
@@ -135,10 +131,28 @@ function touchedBy(u: string): string {
     OR EXISTS (SELECT 1 FROM issue_user_states s WHERE s.issue_id = i.id AND s.user_id = ${u}))`;
 }
 
+/**
+ * Full-text match over the issue vector (title, identifier, description) and comment vectors, or an
+ * exact identifier; rank: exact identifier first, then text rank of the issue plus its best comment.
+ */
+function searchClause(search: string, p: (v: unknown) => string): { match: string; rank: string } {
+  const ident = p(search.toUpperCase());
+  const terms = prefixQuery(search);
+  if (!terms) return { match: `i.identifier = ${ident}`, rank: '0::real' };
+  const t = p(terms);
+  const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
+  const commentMatch = `SELECT c.issue_id FROM issue_comments c WHERE c.company_id = $1 AND c.search_vector @@ ${tsq}`;
+  return {
+    match: `(i.identifier = ${ident} OR i.search_vector @@ ${tsq} OR i.id IN (${commentMatch}))`,
+    rank: `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, ${tsq})
+      + coalesce((SELECT max(ts_rank(c.search_vector, ${tsq})) FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${tsq}), 0))`,
+  };
+}
+
 /** Words of the query as prefix terms, all required: `fix log` -> `fix:* & log:*`. */
 export function prefixQuery(q: string): string {
   const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return words.length ? words.slice(0, 20).map((w) => `${w}:*`).join(' & ') : "''";
+  return words.slice(0, 20).map((w) => `${w}:*`).join(' & ');
 }
 
 function encodeCursor(c: Cursor): string {
