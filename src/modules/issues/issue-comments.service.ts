@@ -48,10 +48,11 @@ export class IssueComments {
     let after = '';
     const cursor = q.afterCommentId ?? q.after;
     if (cursor) {
-      const [c] = await this.db.query<CommentRow>(`SELECT created_at, id FROM issue_comments WHERE id = $1 AND issue_id = $2`, [cursor, issue.id]);
+      const [c] = await this.db.query<CommentRow>(`SELECT id FROM issue_comments WHERE id = $1 AND issue_id = $2`, [cursor, issue.id]);
       if (!c) throw badRequest('after/afterCommentId must name a comment of this issue', { field: 'afterCommentId' }, 'invalid_cursor');
-      params.push(c.created_at, c.id);
-      after = ` AND (created_at, id) > ($3::timestamptz, $4::uuid)`;
+      params.push(c.id);
+      // compared in SQL: timestamps keep their microseconds
+      after = ` AND (created_at, id) > (SELECT created_at, id FROM issue_comments WHERE id = $3)`;
     }
     const rows = await this.db.query<CommentRow>(
       `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1${after} ORDER BY created_at ${order}, id ${order} LIMIT $2`,

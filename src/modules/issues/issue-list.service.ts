@@ -10,10 +10,13 @@ import { ISSUE_STATUSES, issueColumns, IssueRow } from './issue.types';
 export const DEFAULT_LIST_LIMIT = 500;
 export const MAX_LIST_LIMIT = 1000;
 
+/** a timestamptz as Postgres prints it, e.g. `2026-01-02 03:04:05.123456+00` */
+const TIMESTAMP_TEXT = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)?$/;
+
 const ME_FILTERS = ['assigneeUserId', 'touchedByUserId', 'inboxArchivedByUserId', 'unreadForUserId'] as const;
 
 interface Cursor {
-  /** keyset position in the priority order: priority rank, createdAt, id */
+  /** keyset position in the priority order: priority rank, createdAt (full precision, as text), id */
   p?: number;
   c?: string;
   i?: string;
@@ -95,15 +98,15 @@ export class IssueListService {
         const [rk, c, id] = [p(cursor.p), p(cursor.c), p(cursor.i)];
         where.push(`(i.priority_rank > ${rk} OR (i.priority_rank = ${rk} AND (i.created_at, i.id) < (${c}::timestamptz, ${id}::uuid)))`);
       }
-      sql = `SELECT ${issueColumns('i')}, i.priority_rank FROM issues i WHERE ${where.join(' AND ')}
+      sql = `SELECT ${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at FROM issues i WHERE ${where.join(' AND ')}
         ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)}`;
     }
-    const rows = await this.db.query<IssueRow & { priority_rank?: number }>(sql, params);
+    const rows = await this.db.query<IssueRow & { priority_rank?: number; cursor_at?: string }>(sql, params);
     let nextCursor: string | null = null;
     if (rows.length === limit) {
       const last = rows[rows.length - 1];
       nextCursor = encodeCursor(
-        search ? { o: (cursor.o ?? 0) + limit } : { p: last.priority_rank, c: new Date(last.created_at).toISOString(), i: last.id },
+        search ? { o: (cursor.o ?? 0) + limit } : { p: last.priority_rank, c: last.cursor_at, i: last.id },
       );
     }
     return { items: await this.store.toResponses(rows), nextCursor };
@@ -163,7 +166,7 @@ function decodeCursor(raw: string | undefined): Cursor {
   if (!raw) return {};
   try {
     const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    const keyset = Number.isInteger(c.p) && typeof c.c === 'string' && !Number.isNaN(Date.parse(c.c)) && isUuid(c.i);
+    const keyset = Number.isInteger(c.p) && typeof c.c === 'string' && TIMESTAMP_TEXT.test(c.c) && isUuid(c.i);
     const offset = Number.isInteger(c.o) && (c.o as number) >= 0;
     if (keyset || offset) return c;
   } catch {
