@@ -89,9 +89,9 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      const { match, rank } = searchClause(search, p);
+      const { match, rank, from } = searchClause(search, p);
       where.push(match);
-      sql = `SELECT ${issueColumns('i')} FROM issues i WHERE ${where.join(' AND ')}
+      sql = `SELECT ${issueColumns('i')} FROM issues i${from} WHERE ${where.join(' AND ')}
         ORDER BY ${rank} DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
       if (cursor.i) {
@@ -136,19 +136,25 @@ function touchedBy(u: string): string {
 
 /**
  * Full-text match over the issue vector (title, identifier, description) and comment vectors, or an
- * exact identifier; rank: exact identifier first, then text rank of the issue plus its best comment.
+ * exact identifier. Candidates come from the two GIN indexes and the identifier index (a UNION, so
+ * each arm uses its index); rank: exact identifier first, then text rank of the issue plus its best comment.
  */
-function searchClause(search: string, p: (v: unknown) => string): { match: string; rank: string } {
+function searchClause(search: string, p: (v: unknown) => string): { match: string; rank: string; from: string } {
   const ident = p(search.toUpperCase());
   const terms = prefixQuery(search);
-  if (!terms) return { match: `i.identifier = ${ident}`, rank: '0::real' };
+  if (!terms) return { match: `i.identifier = ${ident}`, rank: '0::real', from: '' };
   const t = p(terms);
   const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
-  const commentMatch = `SELECT c.issue_id FROM issue_comments c WHERE c.company_id = $1 AND c.search_vector @@ ${tsq}`;
+  const from = ` CROSS JOIN (SELECT ${tsq} AS tsq) q
+    LEFT JOIN LATERAL (SELECT max(ts_rank(c.search_vector, q.tsq)) AS r FROM issue_comments c
+                        WHERE c.issue_id = i.id AND c.search_vector @@ q.tsq) cm ON true`;
   return {
-    match: `(i.identifier = ${ident} OR i.search_vector @@ ${tsq} OR i.id IN (${commentMatch}))`,
-    rank: `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, ${tsq})
-      + coalesce((SELECT max(ts_rank(c.search_vector, ${tsq})) FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${tsq}), 0))`,
+    match: `i.id IN (
+      SELECT id FROM issues WHERE company_id = $1 AND search_vector @@ ${tsq}
+      UNION SELECT issue_id FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq}
+      UNION SELECT id FROM issues WHERE identifier = ${ident})`,
+    rank: `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, q.tsq) + coalesce(cm.r, 0))`,
+    from,
   };
 }
 

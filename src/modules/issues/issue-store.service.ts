@@ -95,35 +95,25 @@ export class IssueStore {
     return row;
   }
 
-  async labelsOf(issueIds: string[]): Promise<Map<string, LabelSummaryDto[]>> {
-    const out = new Map<string, LabelSummaryDto[]>(issueIds.map((id) => [id, []]));
-    if (!issueIds.length) return out;
-    const rows = await this.db.query<{ issue_id: string; id: string; name: string; color: string | null }>(
-      `SELECT il.issue_id, l.id, l.name, l.color FROM issue_labels il JOIN labels l ON l.id = il.label_id
-        WHERE il.issue_id = ANY($1::uuid[]) ORDER BY lower(l.name)`,
+  /** Labels and blocker ids of a page of issues, in one query. */
+  async setsOf(issueIds: string[]): Promise<Map<string, { labels: LabelSummaryDto[]; blockers: string[] }>> {
+    if (!issueIds.length) return new Map();
+    const rows = await this.db.query<{ id: string; labels: LabelSummaryDto[]; blockers: string[] }>(
+      `SELECT x.id,
+              (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id), '[]')
+                 FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = x.id) AS labels,
+              (SELECT coalesce(array_agg(r.issue_id ORDER BY r.created_at, r.issue_id), '{}')
+                 FROM issue_relations r WHERE r.related_issue_id = x.id AND r.type = 'blocks') AS blockers
+         FROM unnest($1::uuid[]) AS x(id)`,
       [issueIds],
     );
-    for (const r of rows) out.get(r.issue_id)?.push({ id: r.id, name: r.name, color: r.color });
-    return out;
-  }
-
-  async blockerIdsOf(issueIds: string[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>(issueIds.map((id) => [id, []]));
-    if (!issueIds.length) return out;
-    const rows = await this.db.query<{ blocked: string; blocker: string }>(
-      `SELECT related_issue_id AS blocked, issue_id AS blocker FROM issue_relations
-        WHERE related_issue_id = ANY($1::uuid[]) AND type = 'blocks' ORDER BY created_at, issue_id`,
-      [issueIds],
-    );
-    for (const r of rows) out.get(r.blocked)?.push(r.blocker);
-    return out;
+    return new Map(rows.map((r) => [r.id, { labels: r.labels, blockers: r.blockers }]));
   }
 
   /** Response objects for rows, with their labels and blockers (two queries for the whole page). */
   async toResponses(rows: IssueRow[]): Promise<IssueResponseDto[]> {
-    const ids = rows.map((r) => r.id);
-    const [labels, blockers] = await Promise.all([this.labelsOf(ids), this.blockerIdsOf(ids)]);
-    return rows.map((r) => toIssueResponse(r, labels.get(r.id) ?? [], blockers.get(r.id) ?? []));
+    const sets = await this.setsOf(rows.map((r) => r.id));
+    return rows.map((r) => toIssueResponse(r, sets.get(r.id)?.labels ?? [], sets.get(r.id)?.blockers ?? []));
   }
 
   async toResponse(row: IssueRow): Promise<IssueResponseDto> {
