@@ -94,12 +94,23 @@ export class IssueListService {
       sql = `SELECT ${issueColumns('i')} FROM issues i${from} WHERE ${where.join(' AND ')}
         ORDER BY ${rank} DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
+      const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
+      const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
+      const lim = p(limit);
       if (cursor.i) {
+        // keyset continuation as two index range scans: the rest of the cursor's priority band, then
+        // the lower priorities (an OR of both would scan the index from its start)
         const [rk, c, id] = [p(cursor.p), p(cursor.c), p(cursor.i)];
-        where.push(`(i.priority_rank > ${rk} OR (i.priority_rank = ${rk} AND (i.created_at, i.id) < (${c}::timestamptz, ${id}::uuid)))`);
+        const filter = where.join(' AND ');
+        sql = `SELECT * FROM (
+            (SELECT ${cols} FROM issues i WHERE ${filter} AND i.priority_rank = ${rk}
+               AND (i.created_at, i.id) < (${c}::timestamptz, ${id}::uuid) ${order} LIMIT ${lim})
+            UNION ALL
+            (SELECT ${cols} FROM issues i WHERE ${filter} AND i.priority_rank > ${rk} ${order} LIMIT ${lim})
+          ) page ORDER BY priority_rank, created_at DESC, id DESC LIMIT ${lim}`;
+      } else {
+        sql = `SELECT ${cols} FROM issues i WHERE ${where.join(' AND ')} ${order} LIMIT ${lim}`;
       }
-      sql = `SELECT ${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at FROM issues i WHERE ${where.join(' AND ')}
-        ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)}`;
     }
     const rows = await this.db.query<IssueRow & { priority_rank?: number; cursor_at?: string }>(sql, params);
     let nextCursor: string | null = null;
@@ -145,14 +156,14 @@ function searchClause(search: string, p: (v: unknown) => string): { match: strin
   if (!terms) return { match: `i.identifier = ${ident}`, rank: '0::real', from: '' };
   const t = p(terms);
   const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
-  const from = ` CROSS JOIN (SELECT ${tsq} AS tsq) q
+  const candidates = `SELECT id FROM issues WHERE company_id = $1 AND search_vector @@ ${tsq}
+      UNION SELECT issue_id FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq}
+      UNION SELECT id FROM issues WHERE identifier = ${ident} AND company_id = $1`;
+  const from = ` JOIN (${candidates}) cand ON cand.id = i.id CROSS JOIN (SELECT ${tsq} AS tsq) q
     LEFT JOIN LATERAL (SELECT max(ts_rank(c.search_vector, q.tsq)) AS r FROM issue_comments c
                         WHERE c.issue_id = i.id AND c.search_vector @@ q.tsq) cm ON true`;
   return {
-    match: `i.id IN (
-      SELECT id FROM issues WHERE company_id = $1 AND search_vector @@ ${tsq}
-      UNION SELECT issue_id FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq}
-      UNION SELECT id FROM issues WHERE identifier = ${ident})`,
+    match: 'true',
     rank: `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, q.tsq) + coalesce(cm.r, 0))`,
     from,
   };
