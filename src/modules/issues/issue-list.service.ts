@@ -89,8 +89,7 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      const { match, rank, from } = searchClause(search, p);
-      where.push(match);
+      const { from, rank } = searchClause(search, p);
       sql = `SELECT ${issueColumns('i')} FROM issues i${from} WHERE ${where.join(' AND ')}
         ORDER BY ${rank} DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
@@ -147,25 +146,26 @@ function touchedBy(u: string): string {
 
 /**
  * Full-text match over the issue vector (title, identifier, description) and comment vectors, or an
- * exact identifier. Candidates come from the two GIN indexes and the identifier index (a UNION, so
- * each arm uses its index); rank: exact identifier first, then text rank of the issue plus its best comment.
+ * exact identifier. Each source is scored where its index finds it (GIN for text, unique index for
+ * the identifier) and the scores are summed per issue: exact identifier 100, plus the issue's text
+ * rank, plus its best comment's rank. Joining the scored ids to issues by primary key keeps the plan
+ * cheap even before the planner has statistics for a freshly filled table.
  */
-function searchClause(search: string, p: (v: unknown) => string): { match: string; rank: string; from: string } {
+function searchClause(search: string, p: (v: unknown) => string): { from: string; rank: string } {
   const ident = p(search.toUpperCase());
   const terms = prefixQuery(search);
-  if (!terms) return { match: `i.identifier = ${ident}`, rank: '0::real', from: '' };
-  const t = p(terms);
-  const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
-  const candidates = `SELECT id FROM issues WHERE company_id = $1 AND search_vector @@ ${tsq}
-      UNION SELECT issue_id FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq}
-      UNION SELECT id FROM issues WHERE identifier = ${ident} AND company_id = $1`;
-  const from = ` JOIN (${candidates}) cand ON cand.id = i.id CROSS JOIN (SELECT ${tsq} AS tsq) q
-    LEFT JOIN LATERAL (SELECT max(ts_rank(c.search_vector, q.tsq)) AS r FROM issue_comments c
-                        WHERE c.issue_id = i.id AND c.search_vector @@ q.tsq) cm ON true`;
+  const sources = [`SELECT id, 100::real AS r FROM issues WHERE identifier = ${ident} AND company_id = $1`];
+  if (terms) {
+    const t = p(terms);
+    const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
+    sources.push(
+      `SELECT id, ts_rank(search_vector, ${tsq}) FROM issues WHERE company_id = $1 AND search_vector @@ ${tsq}`,
+      `SELECT issue_id, max(ts_rank(search_vector, ${tsq})) FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id`,
+    );
+  }
   return {
-    match: 'true',
-    rank: `(CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END + ts_rank(i.search_vector, q.tsq) + coalesce(cm.r, 0))`,
-    from,
+    from: ` JOIN (SELECT id, sum(r) AS score FROM (${sources.join(' UNION ALL ')}) m GROUP BY id) s ON s.id = i.id`,
+    rank: 's.score',
   };
 }
 

@@ -119,4 +119,10 @@ export class IssueStore {
   async toResponse(row: IssueRow): Promise<IssueResponseDto> {
     return (await this.toResponses([row]))[0];
   }
+
+  /** A fresh issue without labels or blockers needs no further query. */
+  async toCreatedResponse(row: IssueRow, dto: { labelIds?: string[]; blockedByIssueIds?: string[] }): Promise<IssueResponseDto> {
+    if (dto.labelIds?.length || dto.blockedByIssueIds?.length) return this.toResponse(row);
+    return toIssueResponse(row, [], []);
+  }
 }

@@ -50,7 +50,7 @@ export class IssuesController {
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('issue.created', { entityType: 'issue' })
   async create(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateIssueDto): Promise<IssueResponseDto> {
-    return this.store.toResponse(await this.issues.create(actor, companyId, dto));
+    return this.store.toCreatedResponse(await this.issues.create(actor, companyId, dto), dto);
   }
 
   /** Full record with project, goal, ancestors, blockers and documents. `{issueId}`: UUID or identifier. */
