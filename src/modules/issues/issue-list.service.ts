@@ -89,9 +89,11 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      const { from, rank } = searchClause(search, p);
-      sql = `SELECT ${issueColumns('i')} FROM issues i${from} WHERE ${where.join(' AND ')}
-        ORDER BY ${rank} DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
+      // scored ids drive the query; each issue is then fetched (and filtered) by primary key. OFFSET 0
+      // keeps the planner from flattening the lateral subquery into a join it may order badly (stale stats)
+      sql = `SELECT ${issueColumns('i')} FROM (${scoredMatches(search, p)}) s
+        CROSS JOIN LATERAL (SELECT ${issueColumns('i')}, i.priority_rank FROM issues i WHERE i.id = s.id AND ${where.join(' AND ')} OFFSET 0) i
+        ORDER BY s.score DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
       const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
       const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
@@ -145,13 +147,12 @@ function touchedBy(u: string): string {
 }
 
 /**
- * Full-text match over the issue vector (title, identifier, description) and comment vectors, or an
- * exact identifier. Each source is scored where its index finds it (GIN for text, unique index for
- * the identifier) and the scores are summed per issue: exact identifier 100, plus the issue's text
- * rank, plus its best comment's rank. Joining the scored ids to issues by primary key keeps the plan
- * cheap even before the planner has statistics for a freshly filled table.
+ * `(id, score)` of the issues matching `q`: full text over the issue vector (title, identifier,
+ * description) and the comment vectors, or the exact identifier. Each source is read where its index
+ * finds it (GIN for text, the unique index for the identifier); scores add up per issue: exact
+ * identifier 100, plus the issue's text rank, plus its best comment's rank.
  */
-function searchClause(search: string, p: (v: unknown) => string): { from: string; rank: string } {
+function scoredMatches(search: string, p: (v: unknown) => string): string {
   const ident = p(search.toUpperCase());
   const terms = prefixQuery(search);
   const sources = [`SELECT id, 100::real AS r FROM issues WHERE identifier = ${ident} AND company_id = $1`];
@@ -163,10 +164,7 @@ function searchClause(search: string, p: (v: unknown) => string): { from: string
       `SELECT issue_id, max(ts_rank(search_vector, ${tsq})) FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id`,
     );
   }
-  return {
-    from: ` JOIN (SELECT id, sum(r) AS score FROM (${sources.join(' UNION ALL ')}) m GROUP BY id) s ON s.id = i.id`,
-    rank: 's.score',
-  };
+  return `SELECT id, sum(r) AS score FROM (${sources.join(' UNION ALL ')}) m GROUP BY id`;
 }
 
 /** Words of the query as prefix terms, all required: `fix log` -> `fix:* & log:*`. */
