@@ -46,7 +46,8 @@ async function seedAgents(baseUrl, companyId) {
   const { Client } = require('pg');
   const dirs = fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith('svc-bench-')).map((d) => path.join(os.tmpdir(), d));
   dirs.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  const port = fs.readFileSync(path.join(dirs[0], 'db', 'postmaster.pid'), 'utf8').split('\n')[3].trim();
+  const dataDir = process.env.BENCH_DATA_DIR ?? dirs[0];
+  const port = fs.readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n')[3].trim();
   const client = new Client({ connectionString: `postgres://service:service@127.0.0.1:${port}/service` });
   await client.connect();
   try {

@@ -5,7 +5,7 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { IssueResponseDto, ListIssuesQueryDto } from './dto/issue.dto';
 import { IssueStore } from './issue-store.service';
-import { ISSUE_STATUSES, issueColumns, IssueRow } from './issue.types';
+import { ISSUE_COLUMNS, ISSUE_STATUSES, issueColumns, IssueRow } from './issue.types';
 
 export const DEFAULT_LIST_LIMIT = 500;
 export const MAX_LIST_LIMIT = 1000;
@@ -89,10 +89,11 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      // scored ids drive the query; each issue is then fetched (and filtered) by primary key. OFFSET 0
-      // keeps the planner from flattening the lateral subquery into a join it may order badly (stale stats)
+      // scored ids drive the query; each issue is then fetched by primary key and filtered. OFFSET 0
+      // fences keep the planner (stale statistics after bulk inserts) from flattening the lookup into a
+      // join it orders badly or from probing another index with the id as a non-leading column
       sql = `SELECT ${issueColumns('i')} FROM (${scoredMatches(search, p)}) s
-        CROSS JOIN LATERAL (SELECT ${issueColumns('i')}, i.priority_rank FROM issues i WHERE i.id = s.id AND ${where.join(' AND ')} OFFSET 0) i
+        CROSS JOIN LATERAL (SELECT * FROM (SELECT ${ISSUE_COLUMNS}, priority_rank FROM issues WHERE id = s.id OFFSET 0) i WHERE ${where.join(' AND ')}) i
         ORDER BY s.score DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
       const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
