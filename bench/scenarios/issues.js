@@ -103,15 +103,14 @@ module.exports = async function issues(baseUrl) {
       url: baseUrl,
       method: 'POST',
       headers: json,
-      requests: [
-        {
-          setupRequest: (req, ctx) => {
-            if (ctx.pair === undefined) ctx.pair = pairs[client++ % pairs.length];
-            return { ...req, path: `/api/issues/${ctx.pair.issueId}/checkout`, body: JSON.stringify({ agentId: ctx.pair.agentId, expectedStatuses: ['todo'] }) };
-          },
-        },
-        { setupRequest: (req, ctx) => ({ ...req, path: `/api/issues/${ctx.pair.issueId}/release`, body: '{}' }) },
-      ],
+      // each connection works its own issue with its own agent: a checkout, then its release
+      setupClient: (c) => {
+        const pair = pairs[client++ % pairs.length];
+        c.setRequests([
+          { method: 'POST', path: `/api/issues/${pair.issueId}/checkout`, headers: json, body: JSON.stringify({ agentId: pair.agentId, expectedStatuses: ['todo'] }) },
+          { method: 'POST', path: `/api/issues/${pair.issueId}/release`, headers: json, body: '{}' },
+        ]);
+      },
     }),
   ];
 };

@@ -57,17 +57,16 @@ export class IssuesService {
       created_by_agent_id: actor.kind === 'agent' ? actor.agentId : null,
       created_by_user_id: actor.kind === 'board' ? actor.userId : null,
     });
-    // the company row lock serialises concurrent creates: numbers are unique and gap-free
-    const [counter] = await returning<{ prefix: string; n: number }>(
-      this.db,
-      `UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_prefix AS prefix, issue_counter - 1 AS n`,
-      [companyId],
-    );
-    const cols = ['company_id', 'issue_number', 'identifier', ...Object.keys(changes)];
-    const values = [companyId, counter.n, `${counter.prefix}-${counter.n}`, ...Object.values(changes)];
+    // one statement: the company row lock taken by the counter UPDATE serialises concurrent creates
+    // until commit, so numbers are unique and gap-free (a failed create rolls its number back)
+    const cols = Object.keys(changes);
     const [row] = await this.db.query<IssueRow>(
-      `INSERT INTO issues (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING ${ISSUE_COLUMNS}`,
-      values,
+      `WITH n AS (
+         UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_prefix, issue_counter - 1 AS num)
+       INSERT INTO issues (company_id, issue_number, identifier${cols.map((c) => `, ${c}`).join('')})
+       SELECT $1, n.num, n.issue_prefix || '-' || n.num${cols.map((_, i) => `, $${i + 2}`).join('')} FROM n
+       RETURNING ${ISSUE_COLUMNS}`,
+      [companyId, ...Object.values(changes)],
     );
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
