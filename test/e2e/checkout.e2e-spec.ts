@@ -12,6 +12,11 @@ describe('checkout and release', () => {
 
   const checkout = (issueId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     t.http.post(`/api/issues/${issueId}/checkout`).set(headers).send(body);
+  const agentsWithRuns = (companyId: string, n: number) =>
+    Promise.all(Array.from({ length: n }, async () => {
+      const agent = await insertAgent(t, companyId);
+      return { agent, run: await insertRun(t, agent) };
+    }));
   const getIssue = async (id: string) => (await t.http.get(`/api/issues/${id}`).expect(200)).body;
 
   describe('POST /api/issues/:issueId/checkout', () => {
@@ -77,10 +82,7 @@ describe('checkout and release', () => {
     it('20 agents racing for one issue: exactly one wins, the others get 409', async () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
-      const racers = await Promise.all(Array.from({ length: 20 }, async () => {
-        const agent = await insertAgent(t, c.id);
-        return { agent, run: await insertRun(t, agent) };
-      }));
+      const racers = await agentsWithRuns(c.id, 20);
       const results = await Promise.all(racers.map((r) => checkout(issue.id, { agentId: r.agent.id, expectedStatuses: ['todo'] }, agentHeaders(r.agent, r.run))));
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
@@ -92,10 +94,7 @@ describe('checkout and release', () => {
     it('20 agents racing with in_progress also expected: still exactly one owner', async () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
-      const racers = await Promise.all(Array.from({ length: 20 }, async () => {
-        const agent = await insertAgent(t, c.id);
-        return { agent, run: await insertRun(t, agent) };
-      }));
+      const racers = await agentsWithRuns(c.id, 20);
       const results = await Promise.all(racers.map((r) => checkout(issue.id, { agentId: r.agent.id, expectedStatuses: ['todo', 'in_progress'] }, agentHeaders(r.agent, r.run))));
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 409).every((r) => r.body.code === 'checkout_conflict')).toBe(true);

@@ -5,7 +5,7 @@ import { Db } from '../../database/db.service';
 import { CommentResponseDto } from './dto/comment.dto';
 import { IssueDetailResponseDto, IssueSummaryDto, LegacyPlanDocumentDto } from './dto/issue.dto';
 import { toCommentResponse } from './issue-comments.service';
-import { IssueStore, toIssueSummary } from './issue-store.service';
+import { iso, IssueStore, toIssueSummary } from './issue-store.service';
 import { COMMENT_COLUMNS, CommentRow, issueColumns, IssueRow } from './issue.types';
 
 const PLAN_BLOCK = /<plan>([\s\S]*?)<\/plan>/i;
@@ -29,8 +29,6 @@ interface GoalRow {
   status: string;
   parent_id: string | null;
 }
-
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 const toProject = (p: ProjectRow) => ({
   id: p.id, name: p.name, urlKey: p.url_key, status: p.status, goalId: p.goal_id, color: p.color,

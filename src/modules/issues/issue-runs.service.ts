@@ -5,7 +5,7 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { ActivityResponseDto } from '../activity/dto/activity.dto';
 import { ActivityService } from '../activity/activity.service';
-import { IssueStore, toIssueSummary } from './issue-store.service';
+import { iso, IssueStore, toIssueSummary } from './issue-store.service';
 import { issueColumns, IssueRow } from './issue.types';
 
 interface RunRow {
@@ -21,8 +21,6 @@ interface RunRow {
   result_json: unknown;
   log_bytes: string | number;
 }
-
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /** SQL: run `r` touches issue `i` (issue column, context snapshot, checkout, or the issue's activity). */
 const RUN_TOUCHES_ISSUE = `(r.issue_id = i.id OR r.context_snapshot->>'issueId' = i.id::text OR r.id = i.checkout_run_id

@@ -10,7 +10,8 @@ import { Db } from '../../database/db.service';
 import { IssueResponseDto, IssueSummaryDto, LabelSummaryDto } from './dto/issue.dto';
 import { ISSUE_COLUMNS, IssueRow } from './issue.types';
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+/** ISO 8601 or null for a timestamp column. */
+export const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 export function toIssueResponse(r: IssueRow, labels: LabelSummaryDto[], blockedByIssueIds: string[]): IssueResponseDto {
   return {
