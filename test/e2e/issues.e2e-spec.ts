@@ -234,6 +234,29 @@ describe('issues', () => {
     });
   });
 
+  describe('POST /api/issues/:issueId/read and /inbox-archive', () => {
+    it('reading clears unread; archiving hides from the inbox until the issue changes; board only', async () => {
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id);
+      const issue = await createIssue(t, c.id);
+      await t.http.post(`/api/issues/${issue.id}/comments`).set(bearer(a.token)).send({ body: 'news' }).expect(201);
+      expect(await ids(c.id, { unreadForUserId: 'me' })).toEqual([issue.id]);
+      const read = await t.http.post(`/api/issues/${issue.identifier}/read`).expect(200);
+      expect(read.body).toMatchObject({ issueId: issue.id, userId: 'local-board', lastReadAt: expect.any(String), inboxArchivedAt: null });
+      expect(await ids(c.id, { unreadForUserId: 'me' })).toEqual([]);
+      await t.http.post(`/api/issues/${issue.id}/inbox-archive`).expect(200);
+      expect(await ids(c.id, { inboxArchivedByUserId: 'me' })).toEqual([]);
+      await t.http.delete(`/api/issues/${issue.id}/inbox-archive`).expect(200);
+      expect(await ids(c.id, { inboxArchivedByUserId: 'me' })).toEqual([issue.id]);
+      await t.http.post(`/api/issues/${issue.id}/inbox-archive`).expect(200);
+      await t.http.post(`/api/issues/${issue.id}/comments`).set(bearer(a.token)).send({ body: 'more news' }).expect(201);
+      expect(await ids(c.id, { inboxArchivedByUserId: 'me' })).toEqual([issue.id]);
+      expect(await ids(c.id, { unreadForUserId: 'me' })).toEqual([issue.id]);
+      await t.http.post(`/api/issues/${issue.id}/read`).set(bearer(a.token)).expect(403);
+      await t.http.post(`/api/issues/${randomUUID()}/read`).expect(404);
+    });
+  });
+
   describe('GET /api/issues/:issueId', () => {
     it('answers by UUID and by identifier (any case); 404 for unknown or malformed ids; 403 across companies', async () => {
       const c = await createCompany(t);

@@ -5,6 +5,8 @@ import { IssueCheckout } from './issue-checkout.service';
 import { IssueCommentsController } from './issue-comments.controller';
 import { IssueComments } from './issue-comments.service';
 import { IssueDetailService } from './issue-detail.service';
+import { IssueInboxController } from './issue-inbox.controller';
+import { IssueInboxService } from './issue-inbox.service';
 import { IssueListService } from './issue-list.service';
 import { IssueRelations } from './issue-relations.service';
 import { IssueRunsService } from './issue-runs.service';
@@ -17,10 +19,10 @@ import { LabelsService } from './labels.service';
 
 @Module({
   imports: [ActivityModule],
-  controllers: [IssuesController, IssueCommentsController, LabelsController],
+  controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController],
   providers: [
     IssueStore, IssuesService, IssueListService, IssueDetailService, IssueRelations, IssueCheckout, IssueComments,
-    IssueWakeups, IssueRunsService, LabelsService, ExecutionWorkspaceGate,
+    IssueWakeups, IssueRunsService, IssueInboxService, LabelsService, ExecutionWorkspaceGate,
   ],
   exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate],
 })
