@@ -237,9 +237,10 @@ describe('checkout and release', () => {
       const c = await createCompany(t);
       const { agent, runId, issue } = await checkedOutIssue(t, c.id);
       const byContext = await insertRun(t, agent, 'succeeded', { context: { issueId: issue.id } });
+      const byPayload = await insertRun(t, agent, 'succeeded', { context: { payload: { issueId: issue.id } } });
       await insertRun(t, agent, 'succeeded');
       const runs = (await t.http.get(`/api/issues/${issue.identifier}/runs`).expect(200)).body;
-      expect(runs.map((r: { runId: string }) => r.runId).sort()).toEqual([runId, byContext].sort());
+      expect(runs.map((r: { runId: string }) => r.runId).sort()).toEqual([runId, byContext, byPayload].sort());
       expect(runs[0]).toEqual(expect.objectContaining({ agentId: agent.id, adapterType: 'process', invocationSource: 'on_demand', logBytes: 0, usageJson: null }));
       const issues = (await t.http.get(`/api/heartbeat-runs/${runId}/issues`).expect(200)).body;
       expect(issues).toEqual([expect.objectContaining({ id: issue.id, identifier: issue.identifier, status: 'in_progress' })]);

@@ -22,8 +22,11 @@ interface RunRow {
   log_bytes: string | number;
 }
 
+/** SQL: the run's context snapshot names issue `i` (directly, or in the wakeup payload it carries). */
+const RUN_CONTEXT_NAMES_ISSUE = `i.id::text IN (r.context_snapshot->>'issueId', r.context_snapshot->'payload'->>'issueId')`;
+
 /** SQL: run `r` touches issue `i` (issue column, context snapshot, checkout, or the issue's activity). */
-const RUN_TOUCHES_ISSUE = `(r.issue_id = i.id OR r.context_snapshot->>'issueId' = i.id::text OR r.id = i.checkout_run_id
+const RUN_TOUCHES_ISSUE = `(r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE} OR r.id = i.checkout_run_id
   OR r.id IN (SELECT a.run_id FROM activity_log a WHERE a.company_id = i.company_id AND a.entity_type = 'issue'
                AND a.entity_id = i.id::text AND a.run_id IS NOT NULL))`;
 
@@ -75,7 +78,7 @@ export class IssueRunsService {
     await this.access.assertAccessToKnownCompany(actor, run.company_id);
     const rows = await this.db.query<IssueRow>(
       `SELECT ${issueColumns('i')} FROM heartbeat_runs r JOIN issues i ON i.company_id = r.company_id
-        WHERE r.id = $1 AND (r.issue_id = i.id OR r.context_snapshot->>'issueId' = i.id::text OR i.checkout_run_id = r.id
+        WHERE r.id = $1 AND (r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE} OR i.checkout_run_id = r.id
           OR i.id::text IN (SELECT a.entity_id FROM activity_log a WHERE a.run_id = r.id AND a.entity_type = 'issue'))
         ORDER BY i.updated_at DESC`,
       [runId],
@@ -97,7 +100,7 @@ export class IssueRunsService {
          LEFT JOIN LATERAL (
            SELECT r.id, r.status, r.started_at FROM heartbeat_runs r
             WHERE r.agent_id = i.assignee_agent_id AND r.status IN ('queued', 'running')
-              AND (r.id = i.checkout_run_id OR r.issue_id = i.id OR r.context_snapshot->>'issueId' = i.id::text)
+              AND (r.id = i.checkout_run_id OR r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE})
             ORDER BY r.created_at DESC LIMIT 1) run ON true
         WHERE i.assignee_agent_id = $1 AND i.company_id = $2 AND i.status IN ('todo', 'in_progress', 'blocked') AND i.hidden_at IS NULL
         ORDER BY i.priority_rank, i.updated_at DESC, i.id`,
