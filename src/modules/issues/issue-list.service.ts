@@ -4,7 +4,7 @@ import { badRequest, forbidden } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { IssueResponseDto, ListIssuesQueryDto } from './dto/issue.dto';
-import { IssueStore } from './issue-store.service';
+import { issueSetsSql, IssueSets, toIssueResponse } from './issue-store.service';
 import { ISSUE_COLUMNS, ISSUE_STATUSES, issueColumns, IssueRow } from './issue.types';
 
 export const DEFAULT_LIST_LIMIT = 500;
@@ -37,10 +37,7 @@ export interface IssuePage {
  */
 @Injectable()
 export class IssueListService {
-  constructor(
-    private readonly db: Db,
-    private readonly store: IssueStore,
-  ) {}
+  constructor(private readonly db: Db) {}
 
   async list(actor: Actor, companyId: string, q: ListIssuesQueryDto): Promise<IssuePage> {
     const params: unknown[] = [companyId];
@@ -92,7 +89,7 @@ export class IssueListService {
       // scored ids drive the query; each issue is then fetched by primary key and filtered. OFFSET 0
       // fences keep the planner (stale statistics after bulk inserts) from flattening the lookup into a
       // join it orders badly or from probing another index with the id as a non-leading column
-      sql = `SELECT ${issueColumns('i')} FROM (${scoredMatches(search, p)}) s
+      sql = `SELECT ${issueColumns('i')}, i.priority_rank, s.score FROM (${scoredMatches(search, p)}) s
         CROSS JOIN LATERAL (SELECT * FROM (SELECT ${ISSUE_COLUMNS}, priority_rank FROM issues WHERE id = s.id OFFSET 0) i WHERE ${where.join(' AND ')}) i
         ORDER BY s.score DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
     } else {
@@ -114,7 +111,12 @@ export class IssueListService {
         sql = `SELECT ${cols} FROM issues i WHERE ${where.join(' AND ')} ${order} LIMIT ${lim}`;
       }
     }
-    const rows = await this.db.query<IssueRow & { priority_rank?: number; cursor_at?: string }>(sql, params);
+    // labels and blockers of the page in the same round trip
+    const order = `${search ? 'page.score DESC, ' : ''}page.priority_rank, page.created_at DESC, page.id DESC`;
+    const rows = await this.db.query<IssueRow & IssueSets & { priority_rank?: number; cursor_at?: string }>(
+      `SELECT page.*, ${issueSetsSql('page')} FROM (${sql}) page ORDER BY ${order}`,
+      params,
+    );
     let nextCursor: string | null = null;
     if (rows.length === limit) {
       const last = rows[rows.length - 1];
@@ -122,7 +124,7 @@ export class IssueListService {
         search ? { o: (cursor.o ?? 0) + limit } : { p: last.priority_rank, c: last.cursor_at, i: last.id },
       );
     }
-    return { items: await this.store.toResponses(rows), nextCursor };
+    return { items: rows.map((r) => toIssueResponse(r, r.labels, r.blockers)), nextCursor };
   }
 
   /** `me` stands for the calling board user; agents may not use it. */

@@ -65,6 +65,19 @@ export function toIssueSummary(r: IssueRow): IssueSummaryDto {
   };
 }
 
+export interface IssueSets {
+  labels: LabelSummaryDto[];
+  blockers: string[];
+}
+
+/** SQL select items `labels` (json) and `blockers` (uuid[]) for the issue whose id is `<alias>.id`. */
+export function issueSetsSql(alias: string): string {
+  return `(SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id), '[]')
+             FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = ${alias}.id) AS labels,
+          (SELECT coalesce(array_agg(r.issue_id ORDER BY r.created_at, r.issue_id), '{}')
+             FROM issue_relations r WHERE r.related_issue_id = ${alias}.id AND r.type = 'blocks') AS blockers`;
+}
+
 /** Issue rows by UUID or identifier, tenancy checks, and the label/blocker sets of a page of issues. */
 @Injectable()
 export class IssueStore {
@@ -97,18 +110,10 @@ export class IssueStore {
   }
 
   /** Labels and blocker ids of a page of issues, in one query. */
-  async setsOf(issueIds: string[]): Promise<Map<string, { labels: LabelSummaryDto[]; blockers: string[] }>> {
+  async setsOf(issueIds: string[]): Promise<Map<string, IssueSets>> {
     if (!issueIds.length) return new Map();
-    const rows = await this.db.query<{ id: string; labels: LabelSummaryDto[]; blockers: string[] }>(
-      `SELECT x.id,
-              (SELECT coalesce(json_agg(json_build_object('id', l.id, 'name', l.name, 'color', l.color) ORDER BY lower(l.name), l.id), '[]')
-                 FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = x.id) AS labels,
-              (SELECT coalesce(array_agg(r.issue_id ORDER BY r.created_at, r.issue_id), '{}')
-                 FROM issue_relations r WHERE r.related_issue_id = x.id AND r.type = 'blocks') AS blockers
-         FROM unnest($1::uuid[]) AS x(id)`,
-      [issueIds],
-    );
-    return new Map(rows.map((r) => [r.id, { labels: r.labels, blockers: r.blockers }]));
+    const rows = await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM unnest($1::uuid[]) AS x(id)`, [issueIds]);
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   /** Response objects for rows, with their labels and blockers (two queries for the whole page). */
