@@ -27,6 +27,7 @@ import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
 import { ProjectsModule } from './modules/projects/projects.module';
 import { InstanceModule } from './modules/instance/instance.module';
+import { IssuesModule } from './modules/issues/issues.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
@@ -52,6 +53,7 @@ const DOMAIN_MODULES = [
   AccessModule,
   InstanceModule,
   UsersModule,
+  IssuesModule,
 ];
 
 @Module({})

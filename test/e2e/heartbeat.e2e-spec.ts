@@ -295,7 +295,7 @@ describe('heartbeat engine: wakeups and runs', () => {
     });
 
     it('GET /api/issues/:issueId/runs lists runs woken for the issue', async () => {
-      const issueId = '55555555-5555-4555-8555-555555555555';
+      const issueId = (await t.http.post(`/api/companies/${companyId}/issues`).send({ title: 'runs view' }).expect(201)).body.id;
       const agent = await insertAgent(t, companyId);
       const runId = await wakeRun(t, agent.id, wakeBody({ payload: { issueId } }));
       const res = await t.http.get(`/api/issues/${issueId}/runs`).expect(200);

@@ -39,6 +39,9 @@ export class ActivityService {
     add('agent_id', q.agentId);
     add('entity_type', q.entityType);
     add('entity_id', q.entityId);
+    // activity of hidden issues stays out of the feed; non-issue activity is kept
+    where.push(`NOT (a.entity_type = 'issue' AND EXISTS (
+      SELECT 1 FROM issues i WHERE i.company_id = a.company_id AND i.hidden_at IS NOT NULL AND i.id::text = a.entity_id))`);
     const rows = await this.db.query<Record<string, unknown>>(
       `SELECT a.* FROM activity_log a
         WHERE ${where.join(' AND ')}

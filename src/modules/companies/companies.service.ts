@@ -99,9 +99,9 @@ export class CompaniesService {
     return Object.fromEntries(rows.map((r) => [r.id, { agentCount: r.agent_count, issueCount: r.issue_count }]));
   }
 
-  /** Issues arrive with the issues module, which counts them here. */
+  /** Issues of the company, hidden ones included. */
   private issueCountSql(): string {
-    return `0`;
+    return `(SELECT count(*)::int FROM issues i WHERE i.company_id = c.id)`;
   }
 
   async getEntity(companyId: string): Promise<CompanyEntity> {

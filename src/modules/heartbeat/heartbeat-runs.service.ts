@@ -11,8 +11,6 @@ import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService } from './run-log.service';
 import { loadRun } from './run-store';
 
-const snakeToCamel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-const ISSUE_SUMMARY_FIELDS = ['id', 'identifier', 'title', 'status', 'priority', 'project_id', 'goal_id', 'parent_id', 'assignee_agent_id', 'checkout_run_id', 'updated_at'];
 
 /** Reading runs and their logs; the board's cancel; the async adapters' completion callback. */
 @Injectable()
@@ -89,39 +87,7 @@ export class HeartbeatRunsService {
     return toRunResponse(ended);
   }
 
-  /** Runs touching an issue: bound to it, woken for it, or named by the issue's activity. */
-  async issueRuns(actor: Actor, issueId: string): Promise<RunResponse[]> {
-    if (!isUuid(issueId)) throw notFound('Issue');
-    const companyId = await this.issueCompany(issueId);
-    if (companyId === undefined) throw notFound('Issue');
-    const rows = await this.db.query<RunRow>(
-      `SELECT * FROM heartbeat_runs r
-        WHERE ($2::uuid IS NULL OR r.company_id = $2)
-          AND (r.issue_id = $1 OR r.context_snapshot->>'issueId' = $3 OR r.context_snapshot->'payload'->>'issueId' = $3
-               OR r.id IN (SELECT a.run_id FROM activity_log a WHERE a.entity_type = 'issue' AND a.entity_id = $3 AND a.run_id IS NOT NULL))
-        ORDER BY r.created_at DESC LIMIT 500`,
-      [issueId, companyId, issueId],
-    );
-    const owner = companyId ?? rows[0]?.company_id;
-    if (owner) await this.companies.assertAccessToKnownCompany(actor, owner);
-    return rows.map(toRunResponse);
-  }
 
-  /** Compact summaries of the issues a run touched; [] for unknown runs or without an issues table. */
-  async runIssues(actor: Actor, runId: string): Promise<Record<string, unknown>[]> {
-    const run = isUuid(runId) ? await loadRun(this.db, runId) : null;
-    if (!run) return [];
-    await this.companies.assertAccessToKnownCompany(actor, run.company_id);
-    if (!(await this.hasIssuesTable())) return [];
-    const rows = await this.db.query<{ row: Record<string, unknown> }>(
-      `SELECT to_jsonb(i.*) AS row FROM issues i
-        WHERE i.company_id = $1 AND (i.id = $2 OR to_jsonb(i)->>'checkout_run_id' = $3
-              OR i.id::text IN (SELECT a.entity_id FROM activity_log a WHERE a.run_id = $4 AND a.entity_type = 'issue'))
-        LIMIT 200`,
-      [run.company_id, run.issue_id, run.id, run.id],
-    );
-    return rows.map(({ row }) => Object.fromEntries(ISSUE_SUMMARY_FIELDS.filter((f) => f in row).map((f) => [snakeToCamel(f), row[f]])));
-  }
 
   /** Agents with a timer: next due time and last run. Board callers see the companies they can access. */
   async schedulerHeartbeats(actor: Actor): Promise<SchedulerHeartbeatDto[]> {
@@ -156,15 +122,5 @@ export class HeartbeatRunsService {
     });
   }
 
-  private async hasIssuesTable(): Promise<boolean> {
-    const [t] = await this.db.query<{ exists: boolean }>(`SELECT to_regclass('public.issues') IS NOT NULL AS exists`);
-    return !!t?.exists;
-  }
 
-  /** The issue's company; null when the issues table does not exist here; undefined for an unknown issue. */
-  private async issueCompany(issueId: string): Promise<string | null | undefined> {
-    if (!(await this.hasIssuesTable())) return null;
-    const [row] = await this.db.query<{ company_id: string }>('SELECT company_id FROM issues WHERE id = $1', [issueId]);
-    return row ? row.company_id : undefined;
-  }
 }

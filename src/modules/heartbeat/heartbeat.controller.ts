@@ -66,19 +66,7 @@ export class HeartbeatController {
     return this.runs.complete(actor, runId, dto);
   }
 
-  /** Compact summaries of the issues a run touched; unknown run: empty array. */
-  @Get('heartbeat-runs/:runId/issues')
-  @Authorize({ callers: ['board', 'agent'] })
-  runIssues(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<Record<string, unknown>[]> {
-    return this.runs.runIssues(actor, runId);
-  }
 
-  /** Heartbeat runs touching the issue (bound to it, woken for it, or named by its activity). */
-  @Get('issues/:issueId/runs')
-  @Authorize({ callers: ['board', 'agent'] })
-  issueRuns(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<RunResponse[]> {
-    return this.runs.issueRuns(actor, issueId);
-  }
 
   /** Agents with timer heartbeats: interval, next due time, last run. */
   @Get('instance/scheduler-heartbeats')

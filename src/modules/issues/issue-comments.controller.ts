@@ -1,0 +1,41 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { LogActivity } from '../../common/activity/log-activity.decorator';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { CommentResponseDto, CreateCommentDto, ListCommentsQueryDto } from './dto/comment.dto';
+import { IssueComments } from './issue-comments.service';
+
+@ApiTags('issues')
+@Controller('issues/:issueId/comments')
+export class IssueCommentsController {
+  constructor(private readonly comments: IssueComments) {}
+
+  /** Oldest first unless `order=desc`; `after`/`afterCommentId` continue after a comment; `limit` capped at 500. */
+  @Get()
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query() q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
+    return this.comments.list(actor, issueId, q);
+  }
+
+  @Get(':commentId')
+  @Authorize({ callers: ['board', 'agent'] })
+  get(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
+    return this.comments.get(actor, issueId, commentId);
+  }
+
+  /** Markdown comment; wakes the assignee and `@AgentName` mentions; `reopen` (closed -> todo); `interrupt` board only. */
+  @Post()
+  @HttpCode(201)
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiHeader({ name: 'X-Service-Run-Id', required: false, description: 'required for the assignee of a checked-out in_progress issue' })
+  @LogActivity('issue.comment_added', {
+    entityType: 'issue',
+    entityId: (c) => c.result.issueId as string,
+    details: (c) => ({ commentId: c.result.id, reopen: c.body.reopen ?? false, interrupt: c.body.interrupt ?? false }),
+  })
+  create(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateCommentDto): Promise<CommentResponseDto> {
+    return this.comments.create(actor, issueId, dto);
+  }
+}

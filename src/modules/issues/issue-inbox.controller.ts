@@ -1,0 +1,35 @@
+import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { BoardActor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { IssueInboxService, IssueUserStateDto } from './issue-inbox.service';
+
+@ApiTags('issues')
+@Controller('issues/:issueId')
+export class IssueInboxController {
+  constructor(private readonly inbox: IssueInboxService) {}
+
+  /** Board user: marks the issue read (comments up to now are no longer unread for `unreadForUserId`). */
+  @Post('read')
+  @HttpCode(200)
+  @Authorize({ callers: ['board'] })
+  read(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
+    return this.inbox.markRead(actor, issueId);
+  }
+
+  /** Board user: archives the issue from their inbox until it changes again (`inboxArchivedByUserId`). */
+  @Post('inbox-archive')
+  @HttpCode(200)
+  @Authorize({ callers: ['board'] })
+  archive(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
+    return this.inbox.archive(actor, issueId);
+  }
+
+  /** Board user: brings the issue back into their inbox. */
+  @Delete('inbox-archive')
+  @Authorize({ callers: ['board'] })
+  unarchive(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
+    return this.inbox.unarchive(actor, issueId);
+  }
+}

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import type { BoardActor } from '../../common/auth/actor';
+import { Db } from '../../database/db.service';
+import { iso, IssueStore } from './issue-store.service';
+
+export interface IssueUserStateDto {
+  issueId: string;
+  userId: string;
+  lastReadAt: string | null;
+  inboxArchivedAt: string | null;
+}
+
+/**
+ * A board user's view state of an issue, behind the `touchedByUserId`, `unreadForUserId` and
+ * `inboxArchivedByUserId` list filters: reading marks comments seen; archiving hides the issue from
+ * that user's inbox until something newer happens on it.
+ */
+@Injectable()
+export class IssueInboxService {
+  constructor(
+    private readonly db: Db,
+    private readonly store: IssueStore,
+  ) {}
+
+  markRead(actor: BoardActor, ref: string): Promise<IssueUserStateDto> {
+    return this.set(actor, ref, 'last_read_at', 'now()');
+  }
+
+  archive(actor: BoardActor, ref: string): Promise<IssueUserStateDto> {
+    return this.set(actor, ref, 'inbox_archived_at', 'now()');
+  }
+
+  unarchive(actor: BoardActor, ref: string): Promise<IssueUserStateDto> {
+    return this.set(actor, ref, 'inbox_archived_at', 'NULL');
+  }
+
+  private async set(actor: BoardActor, ref: string, column: 'last_read_at' | 'inbox_archived_at', value: 'now()' | 'NULL'): Promise<IssueUserStateDto> {
+    const issue = await this.store.load(actor, ref);
+    const [row] = await this.db.query<{ last_read_at: Date | null; inbox_archived_at: Date | null }>(
+      `INSERT INTO issue_user_states (issue_id, user_id, company_id, ${column}) VALUES ($1, $2, $3, ${value})
+       ON CONFLICT (issue_id, user_id) DO UPDATE SET ${column} = ${value}
+       RETURNING last_read_at, inbox_archived_at`,
+      [issue.id, actor.userId, issue.company_id],
+    );
+    return { issueId: issue.id, userId: actor.userId, lastReadAt: iso(row.last_read_at), inboxArchivedAt: iso(row.inbox_archived_at) };
+  }
+}

@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { Db } from '../../database/db.service';
+import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
+import { CommentRow, isClosed, IssueRow } from './issue.types';
+
+/** Agents that can be woken at all; the heartbeat engine applies its own pause/budget policy on top. */
+const WAKEABLE = `status NOT IN ('terminated', 'pending_approval')`;
+
+const actorAgentId = (actor: Actor | undefined) => (actor?.kind === 'agent' ? actor.agentId : null);
+
+/**
+ * Who is woken when issues change (spec, Events point 2). Every wakeup is a durable row through the
+ * heartbeat engine's enqueue API, written in the same transaction as the change that caused it.
+ */
+@Injectable()
+export class IssueWakeups {
+  constructor(
+    private readonly db: Db,
+    private readonly queue: WakeupQueue,
+  ) {}
+
+  /** The new assignee of an actionable issue learns of it, unless it assigned itself. */
+  async assigned(issue: IssueRow, actor: Actor): Promise<void> {
+    const agentId = issue.assignee_agent_id;
+    if (!agentId || agentId === actorAgentId(actor)) return;
+    if (issue.status === 'backlog' || isClosed(issue.status)) return;
+    await this.enqueue(issue, agentId, actor, { source: 'assignment', reason: 'issue_assigned' });
+  }
+
+  /**
+   * A comment wakes the assignee (unless the issue stays closed) and every `@AgentName` mentioned in
+   * it; the author is never woken by its own comment and each agent is woken once.
+   */
+  async commented(issue: IssueRow, comment: CommentRow, actor: Actor): Promise<void> {
+    const author = actorAgentId(actor);
+    const woken = new Set<string>(author ? [author] : []);
+    for (const agentId of await this.mentionedAgentIds(issue.company_id, comment.body)) {
+      if (woken.has(agentId)) continue;
+      woken.add(agentId);
+      await this.enqueue(issue, agentId, actor, { reason: 'mentioned', commentId: comment.id });
+    }
+    const assignee = issue.assignee_agent_id;
+    if (assignee && !woken.has(assignee) && !isClosed(issue.status) && (await this.isWakeable(assignee))) {
+      await this.enqueue(issue, assignee, actor, { reason: 'issue_commented', commentId: comment.id });
+    }
+  }
+
+  /** `closed` just became done or cancelled: wake the assignee of each issue it blocked that has no open blocker left. */
+  async blockerClosed(closed: IssueRow, actor: Actor): Promise<void> {
+    const ready = await this.db.query<IssueRow>(
+      `SELECT i.id, i.company_id, i.status, i.assignee_agent_id FROM issue_relations r JOIN issues i ON i.id = r.related_issue_id
+        WHERE r.issue_id = $1 AND r.type = 'blocks' AND i.assignee_agent_id IS NOT NULL AND i.status NOT IN ('done', 'cancelled')
+          AND NOT EXISTS (
+            SELECT 1 FROM issue_relations o JOIN issues b ON b.id = o.issue_id
+             WHERE o.related_issue_id = i.id AND o.type = 'blocks' AND b.status NOT IN ('done', 'cancelled'))`,
+      [closed.id],
+    );
+    for (const issue of ready) {
+      await this.enqueue(issue, issue.assignee_agent_id!, actor, { reason: 'blocker_resolved', extra: { blockerIssueId: closed.id } });
+    }
+  }
+
+  /** Agents named as `@Name` (case-insensitive, exact name, not inside a word or an e-mail address). */
+  async mentionedAgentIds(companyId: string, body: string): Promise<string[]> {
+    if (!body.includes('@')) return [];
+    const agents = await this.db.query<{ id: string; name: string }>(
+      `SELECT id, name FROM agents WHERE company_id = $1 AND ${WAKEABLE} ORDER BY length(name) DESC`,
+      [companyId],
+    );
+    const text = body.toLowerCase();
+    return agents.filter((a) => mentions(text, a.name.toLowerCase())).map((a) => a.id);
+  }
+
+  private async isWakeable(agentId: string): Promise<boolean> {
+    return (await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND ${WAKEABLE}`, [agentId])).length > 0;
+  }
+
+  private async enqueue(
+    issue: Pick<IssueRow, 'id' | 'company_id'>,
+    agentId: string,
+    actor: Actor,
+    w: { source?: 'assignment' | 'automation'; reason: string; commentId?: string; extra?: Record<string, unknown> },
+  ): Promise<void> {
+    const source = w.source ?? 'automation';
+    await this.queue.enqueue({
+      companyId: issue.company_id,
+      agentId,
+      source,
+      triggerDetail: source === 'automation' ? 'system' : null,
+      reason: w.reason,
+      issueId: issue.id,
+      payload: { issueId: issue.id, ...(w.commentId ? { commentId: w.commentId } : {}), ...w.extra },
+      requestedBy: actor,
+    });
+  }
+}
+
+const WORD = /[\p{L}\p{N}_-]/u;
+
+export function mentions(text: string, name: string): boolean {
+  const needle = `@${name}`;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+    const before = i > 0 ? text[i - 1] : '';
+    const after = text[i + needle.length] ?? '';
+    if ((before === '' || !WORD.test(before)) && (after === '' || !WORD.test(after))) return true;
+  }
+  return false;
+}

@@ -1,0 +1,129 @@
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { LogActivity } from '../../common/activity/log-activity.decorator';
+import type { Actor, AgentActor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { ActivityResponseDto } from '../activity/dto/activity.dto';
+import {
+  CheckoutIssueDto, CreateIssueDto, IssueDetailResponseDto, IssueResponseDto, IssueSummaryDto, ListIssuesQueryDto, UpdateIssueDto,
+} from './dto/issue.dto';
+import { IssueCheckout } from './issue-checkout.service';
+import { IssueDetailService } from './issue-detail.service';
+import { IssueListService } from './issue-list.service';
+import { IssueRunsService } from './issue-runs.service';
+import { IssueStore } from './issue-store.service';
+import { IssuesService } from './issues.service';
+
+const RUN_HEADER = { name: 'X-Service-Run-Id', required: false, description: 'the calling agent’s current heartbeat run' };
+
+@ApiTags('issues')
+@Controller()
+export class IssuesController {
+  constructor(
+    private readonly issues: IssuesService,
+    private readonly store: IssueStore,
+    private readonly lists: IssueListService,
+    private readonly details: IssueDetailService,
+    private readonly checkouts: IssueCheckout,
+    private readonly runs: IssueRunsService,
+  ) {}
+
+  /** Priority order, or best match with `q`; hidden issues and routine executions left out. Next page: `X-Next-Cursor` header. */
+  @Get('companies/:companyId/issues')
+  @Authorize({ callers: ['board', 'agent'] })
+  async list(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Query() q: ListIssuesQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<IssueResponseDto[]> {
+    const page = await this.lists.list(actor, companyId, q);
+    if (page.nextCursor) res.setHeader('X-Next-Cursor', page.nextCursor);
+    return page.items;
+  }
+
+  /** Identifier `<PREFIX>-<n>` from the company counter; assignee fields pass the authorization decision. */
+  @Post('companies/:companyId/issues')
+  @HttpCode(201)
+  @Authorize({ callers: ['board', 'agent'] })
+  @LogActivity('issue.created', { entityType: 'issue' })
+  async create(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateIssueDto): Promise<IssueResponseDto> {
+    return this.store.toCreatedResponse(await this.issues.create(actor, companyId, dto), dto);
+  }
+
+  /** Full record with project, goal, ancestors, blockers and documents. `{issueId}`: UUID or identifier. */
+  @Get('issues/:issueId')
+  @Authorize({ callers: ['board', 'agent'] })
+  get(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<IssueDetailResponseDto> {
+    return this.details.get(actor, issueId);
+  }
+
+  /** Partial update plus `comment`, `reopen`, `interrupt` (board), `hiddenAt`; `blockedByIssueIds` replaces the blockers. */
+  @Patch('issues/:issueId')
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiHeader(RUN_HEADER)
+  @LogActivity('issue.updated', { entityType: 'issue' })
+  async update(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: UpdateIssueDto): Promise<IssueResponseDto> {
+    return this.store.toResponse(await this.issues.update(actor, issueId, dto));
+  }
+
+  /** Reduced issue, ancestors, project and goal, comment cursor and the optional waking comment. */
+  @Get('issues/:issueId/heartbeat-context')
+  @Authorize({ callers: ['board', 'agent'] })
+  heartbeatContext(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query('wakeCommentId') wakeCommentId?: string) {
+    return this.details.heartbeatContext(actor, issueId, wakeCommentId);
+  }
+
+  /** Atomic: of concurrent checkouts exactly one wins, the others get 409. Agents check out as themselves with their run. */
+  @Post('issues/:issueId/checkout')
+  @HttpCode(200)
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiHeader(RUN_HEADER)
+  @LogActivity('issue.checked_out', {
+    entityType: 'issue',
+    details: (c) => ({ agentId: c.result.assigneeAgentId, checkoutRunId: c.result.checkoutRunId, expectedStatuses: c.body.expectedStatuses }),
+  })
+  async checkout(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CheckoutIssueDto): Promise<IssueResponseDto> {
+    return this.store.toResponse(await this.checkouts.checkout(actor, issueId, dto));
+  }
+
+  /** Back to todo; clears assigneeAgentId and checkoutRunId. Agents only from the current checkout run. */
+  @Post('issues/:issueId/release')
+  @HttpCode(200)
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiHeader(RUN_HEADER)
+  @LogActivity('issue.released', { entityType: 'issue', details: () => ({}) })
+  async release(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<IssueResponseDto> {
+    return this.store.toResponse(await this.checkouts.release(actor, issueId));
+  }
+
+  /** Activity of the issue, newest first. */
+  @Get('issues/:issueId/activity')
+  @Authorize({ callers: ['board', 'agent'] })
+  activity(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<ActivityResponseDto[]> {
+    return this.runs.activityOf(actor, issueId);
+  }
+
+  /** Heartbeat runs touching the issue (run issue, context snapshot, checkout, activity), newest first. */
+  @Get('issues/:issueId/runs')
+  @Authorize({ callers: ['board', 'agent'] })
+  runsOf(@CurrentActor() actor: Actor, @Param('issueId') issueId: string) {
+    return this.runs.runsOf(actor, issueId);
+  }
+
+  /** Compact summaries of the issues a run touched; unknown run: empty array. */
+  @Get('heartbeat-runs/:runId/issues')
+  @Authorize({ callers: ['board', 'agent'] })
+  issuesOfRun(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<IssueSummaryDto[]> {
+    return this.runs.issuesOfRun(actor, runId);
+  }
+
+  /** Agent-only: the caller's open assignments with blocker readiness and active run. */
+  @Get('agents/me/inbox-lite')
+  @Authorize({ callers: ['agent'] })
+  inboxLite(@CurrentActor() actor: AgentActor) {
+    return this.runs.inboxLite(actor);
+  }
+}

@@ -1,0 +1,197 @@
+import { Injectable } from '@nestjs/common';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import type { Actor } from '../../common/auth/actor';
+import { badRequest, unprocessable } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
+import { returning } from './returning';
+import { AuthorizationService } from '../authorization/authorization.service';
+import { CreateIssueDto, IssueFieldsDto, UpdateIssueDto } from './dto/issue.dto';
+import { IssueCheckout } from './issue-checkout.service';
+import { IssueComments } from './issue-comments.service';
+import { IssueRelations } from './issue-relations.service';
+import { IssueStore } from './issue-store.service';
+import { ISSUE_COLUMNS, isClosed, IssueRow, IssueStatus } from './issue.types';
+import { IssueWakeups } from './issue-wakeups.service';
+
+/** Request fields stored as plain columns (camelCase field -> column). */
+const SCALAR_COLUMNS: Record<string, string> = {
+  title: 'title',
+  description: 'description',
+  priority: 'priority',
+  projectId: 'project_id',
+  goalId: 'goal_id',
+  assigneeAgentId: 'assignee_agent_id',
+  assigneeUserId: 'assignee_user_id',
+  executionPolicy: 'execution_policy',
+  executionWorkspaceId: 'execution_workspace_id',
+  executionWorkspacePreference: 'execution_workspace_preference',
+  executionWorkspaceSettings: 'execution_workspace_settings',
+  hiddenAt: 'hidden_at',
+  originKind: 'origin_kind',
+  originId: 'origin_id',
+};
+
+const WORKSPACE_FIELDS = ['executionWorkspaceId', 'executionWorkspacePreference', 'executionWorkspaceSettings'] as const;
+
+type Changes = Record<string, unknown>;
+
+/** Create and update: placement, assignment, status moves, blockers, labels, comment in the same flow. */
+@Injectable()
+export class IssuesService {
+  constructor(
+    private readonly db: Db,
+    private readonly store: IssueStore,
+    private readonly relations: IssueRelations,
+    private readonly authz: AuthorizationService,
+    private readonly checkout: IssueCheckout,
+    private readonly comments: IssueComments,
+    private readonly wakeups: IssueWakeups,
+    private readonly recorder: ActivityRecorder,
+  ) {}
+
+  async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+    const changes = await this.prepare(actor, companyId, null, dto);
+    const status: IssueStatus = dto.status ?? 'backlog';
+    Object.assign(changes, statusTimestamps(status), {
+      status,
+      created_by_agent_id: actor.kind === 'agent' ? actor.agentId : null,
+      created_by_user_id: actor.kind === 'board' ? actor.userId : null,
+    });
+    // one statement: the company row lock taken by the counter UPDATE serialises concurrent creates
+    // until commit, so numbers are unique and gap-free (a failed create rolls its number back)
+    const cols = Object.keys(changes);
+    const [row] = await this.db.query<IssueRow>(
+      `WITH n AS (
+         UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_prefix, issue_counter - 1 AS num)
+       INSERT INTO issues (company_id, issue_number, identifier${cols.map((c) => `, ${c}`).join('')})
+       SELECT $1, n.num, n.issue_prefix || '-' || n.num${cols.map((_, i) => `, $${i + 2}`).join('')} FROM n
+       RETURNING ${ISSUE_COLUMNS}`,
+      [companyId, ...Object.values(changes)],
+    );
+    if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
+    if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
+    await this.wakeups.assigned(row, actor);
+    return row;
+  }
+
+  async update(actor: Actor, ref: string, dto: UpdateIssueDto): Promise<IssueRow> {
+    const issue = await this.store.load(actor, ref, { lock: true });
+    if (dto.interrupt) {
+      if (!dto.comment) throw badRequest('interrupt requires a comment', { field: 'interrupt' }, 'interrupt_requires_comment');
+      this.comments.assertMayInterrupt(actor);
+    }
+    await this.checkout.assertRunOwnership(actor, issue, 'update');
+    const changes = await this.prepare(actor, issue.company_id, issue, dto);
+    let status = dto.status;
+    if (status === undefined && dto.comment && dto.reopen && isClosed(issue.status)) status = 'todo';
+    if (status !== undefined && status !== issue.status) {
+      Object.assign(changes, { status }, statusTimestamps(status, issue));
+      // a checkout lives only while the issue is in progress
+      if (status !== 'in_progress') changes.checkout_run_id = null;
+    }
+    if ('assignee_agent_id' in changes && changes.assignee_agent_id !== issue.assignee_agent_id) changes.checkout_run_id = null;
+    let row = issue;
+    const keys = Object.keys(changes);
+    if (keys.length || dto.labelIds || dto.blockedByIssueIds) {
+      [row] = await returning<IssueRow>(
+      this.db,
+        `UPDATE issues SET ${[...keys.map((k, i) => `${k} = $${i + 2}`), 'updated_at = now()'].join(', ')}
+          WHERE id = $1 RETURNING ${ISSUE_COLUMNS}`,
+        [issue.id, ...Object.values(changes)],
+      );
+    }
+    if (dto.labelIds) await this.relations.replaceLabels(row, dto.labelIds);
+    if (dto.blockedByIssueIds) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
+    if (dto.comment) {
+      const comment = await this.comments.add(actor, row, dto.comment, { touch: false });
+      await this.recorder.record({
+        companyId: row.company_id, action: 'issue.comment_added', entityType: 'issue', entityId: row.id, actor,
+        details: { commentId: comment.id, via: 'update', reopened: status === 'todo' && isClosed(issue.status) },
+      });
+      if (dto.interrupt) await this.comments.interrupt(actor, row);
+    }
+    if (row.status !== issue.status && isClosed(row.status)) await this.wakeups.blockerClosed(row, actor);
+    const assigneeChanged = row.assignee_agent_id !== issue.assignee_agent_id;
+    const leftBacklog = issue.status === 'backlog' && row.status !== 'backlog';
+    if (assigneeChanged || leftBacklog) await this.wakeups.assigned(row, actor);
+    return row;
+  }
+
+  /** Validated column changes for the given fields (placement, assignment, workspace inheritance). */
+  private async prepare(actor: Actor, companyId: string, issue: IssueRow | null, dto: IssueFieldsDto & { title?: string }): Promise<Changes> {
+    const changes: Changes = {};
+    const body = dto as Record<string, unknown>;
+    for (const [field, col] of Object.entries(SCALAR_COLUMNS)) {
+      if (body[field] !== undefined) changes[col] = body[field];
+    }
+    if (typeof dto.hiddenAt === 'string') changes.hidden_at = new Date(dto.hiddenAt);
+    if (dto.projectId) await this.assertInCompany('projects', companyId, dto.projectId, 'projectId');
+    if (dto.goalId) await this.assertInCompany('goals', companyId, dto.goalId, 'goalId');
+    if (dto.parentId !== undefined) {
+      changes.parent_id = dto.parentId === null ? null : await this.relations.resolveParent(companyId, issue?.id ?? null, dto.parentId);
+    }
+    if (dto.inheritExecutionWorkspaceFromIssueId !== undefined) await this.inheritWorkspace(companyId, dto, changes);
+    await this.checkAssignment(actor, companyId, issue, dto);
+    return changes;
+  }
+
+  /** Copies the workspace fields of the source issue that the request does not set itself. */
+  private async inheritWorkspace(companyId: string, dto: IssueFieldsDto, changes: Changes): Promise<void> {
+    const ref = dto.inheritExecutionWorkspaceFromIssueId;
+    if (ref === null || ref === undefined) {
+      changes.inherit_execution_workspace_from_issue_id = null;
+      return;
+    }
+    const [sourceId] = await this.relations.resolveIds(companyId, [ref], 'inheritExecutionWorkspaceFromIssueId');
+    const [src] = await this.db.query<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE id = $1`, [sourceId]);
+    changes.inherit_execution_workspace_from_issue_id = src.id;
+    for (const field of WORKSPACE_FIELDS) {
+      if (dto[field] === undefined) changes[SCALAR_COLUMNS[field]] = src[SCALAR_COLUMNS[field] as keyof IssueRow];
+    }
+  }
+
+  /** Assignee fields change only through the authorization decision; the agent must be usable in the company. */
+  private async checkAssignment(actor: Actor, companyId: string, issue: IssueRow | null, dto: IssueFieldsDto): Promise<void> {
+    const agentChanges = dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== (issue?.assignee_agent_id ?? null);
+    const userChanges = dto.assigneeUserId !== undefined && dto.assigneeUserId !== (issue?.assignee_user_id ?? null);
+    if (!agentChanges && !userChanges) return;
+    if (agentChanges && dto.assigneeAgentId) {
+      const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1 AND company_id = $2`, [
+        dto.assigneeAgentId,
+        companyId,
+      ]);
+      if (!agent) throw unprocessable('assigneeAgentId must be an agent of this company', 'invalid_reference', { field: 'assigneeAgentId' });
+      if (agent.status === 'terminated' || agent.status === 'pending_approval') {
+        throw unprocessable(`assigneeAgentId: agent is ${agent.status}`, 'invalid_assignee', { field: 'assigneeAgentId' });
+      }
+    }
+    const projectId = dto.projectId !== undefined ? dto.projectId : (issue?.project_id ?? null);
+    await this.authz.assert({
+      actor,
+      action: 'issue.assign',
+      companyId,
+      targetAgentId: agentChanges ? dto.assigneeAgentId : undefined,
+      targetUserId: userChanges ? dto.assigneeUserId : undefined,
+      projectId,
+      issue: issue
+        ? { id: issue.id, assigneeAgentId: issue.assignee_agent_id, projectId: issue.project_id, executionPolicy: issue.execution_policy }
+        : null,
+    });
+  }
+
+  private async assertInCompany(table: 'projects' | 'goals', companyId: string, id: string, field: string): Promise<void> {
+    const rows = await this.db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND company_id = $2`, [id, companyId]);
+    if (!rows.length) throw unprocessable(`${field} must reference a ${table.slice(0, -1)} of this company`, 'invalid_reference', { field });
+  }
+}
+
+/** started/completed/cancelled timestamps follow the status. */
+function statusTimestamps(status: IssueStatus, before?: IssueRow): Changes {
+  const now = new Date();
+  const out: Changes = {
+    completed_at: status === 'done' ? now : null,
+    cancelled_at: status === 'cancelled' ? now : null,
+  };
+  if (status === 'in_progress' && !before?.started_at) out.started_at = now;
+  return out;
+}
