@@ -212,6 +212,9 @@ describe('issues', () => {
       expect(feed.some((a) => a.entityId === hidden.id)).toBe(false);
       expect(feed.some((a) => a.entityId === keep.id)).toBe(true);
       expect(feed.some((a) => a.entityId === c.id)).toBe(true);
+      // a hand-written activity row with entityType issue and a non-uuid id stays in the feed
+      await t.http.post(`/api/companies/${c.id}/activity`).send({ actorId: 'x', action: 'note', entityType: 'issue', entityId: 'not-a-uuid' }).expect(201);
+      expect((await t.http.get(`/api/companies/${c.id}/activity?entityType=issue&entityId=not-a-uuid`).expect(200)).body).toHaveLength(1);
       await t.http.patch(`/api/issues/${hidden.id}`).send({ hiddenAt: null }).expect(200);
       expect(await ids(c.id)).toContain(hidden.id);
     });

@@ -40,8 +40,10 @@ export class ActivityService {
     add('entity_type', q.entityType);
     add('entity_id', q.entityId);
     // activity of hidden issues stays out of the feed; non-issue activity is kept
+    // (looked up by primary key; a non-uuid entity id, possible through POST, simply matches nothing)
     where.push(`NOT (a.entity_type = 'issue' AND EXISTS (
-      SELECT 1 FROM issues i WHERE i.company_id = a.company_id AND i.hidden_at IS NOT NULL AND i.id::text = a.entity_id))`);
+      SELECT 1 FROM issues i WHERE i.hidden_at IS NOT NULL AND i.company_id = a.company_id
+         AND i.id = CASE WHEN a.entity_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN a.entity_id::uuid END))`);
     const rows = await this.db.query<Record<string, unknown>>(
       `SELECT a.* FROM activity_log a
         WHERE ${where.join(' AND ')}
