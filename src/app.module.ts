@@ -19,6 +19,9 @@ import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { IssuesModule } from './modules/issues/issues.module';
+import { DocumentsModule } from './modules/documents/documents.module';
+import { AttachmentsModule } from './modules/attachments/attachments.module';
+import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SystemModule } from './modules/system/system.module';
 
@@ -32,6 +35,9 @@ const DOMAIN_MODULES = [
   BudgetsModule,
   HeartbeatModule,
   IssuesModule,
+  DocumentsModule,
+  AttachmentsModule,
+  ArtifactsModule,
 ];
 
 @Module({})
