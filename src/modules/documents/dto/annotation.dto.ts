@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Length, MaxLength, Min, ValidateNested,
+  IsBoolean, IsIn, IsInt, IsObject, IsNotEmpty, IsOptional, IsString, IsUUID, Length, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { QueryBoolean } from './query-boolean';
 
@@ -20,15 +20,15 @@ export class PositionSelectorDto {
 }
 
 export class AnnotationSelectorDto {
-  @ValidateNested() @Type(() => QuoteSelectorDto) quote: QuoteSelectorDto;
-  @IsOptional() @ValidateNested() @Type(() => PositionSelectorDto) position?: PositionSelectorDto;
+  @IsObject() @ValidateNested() @Type(() => QuoteSelectorDto) quote: QuoteSelectorDto;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => PositionSelectorDto) position?: PositionSelectorDto;
 }
 
 export class CreateAnnotationThreadDto {
   /** must be the document's latest revision (409 otherwise, naming the current one) */
   @IsUUID() baseRevisionId: string;
   @IsInt() @Min(1) baseRevisionNumber: number;
-  @ValidateNested() @Type(() => AnnotationSelectorDto) selector: AnnotationSelectorDto;
+  @IsObject() @ValidateNested() @Type(() => AnnotationSelectorDto) selector: AnnotationSelectorDto;
   /** first comment, 1..20,000 characters */
   @IsString() @Length(1, 20_000) body: string;
 }
