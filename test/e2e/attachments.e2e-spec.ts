@@ -4,10 +4,11 @@ import { agentHeaders, createIssue, insertAgent, insertCompany } from '../suppor
 import { createTestApp, TestApp } from '../support/test-app';
 
 /** Buffers any response body (supertest only buffers text and JSON by default). */
-const binary = (res: NodeJS.ReadableStream, cb: (err: Error | null, body: Buffer) => void) => {
+const binary = (res: unknown, cb: (err: Error | null, body: Buffer) => void) => {
+  const stream = res as NodeJS.ReadableStream;
   const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => cb(null, Buffer.concat(chunks)));
+  stream.on('data', (c: Buffer) => chunks.push(c));
+  stream.on('end', () => cb(null, Buffer.concat(chunks)));
 };
 
 describe('attachments', () => {
