@@ -262,6 +262,23 @@ describe('document annotations', () => {
     });
   });
 
+  describe('GET /api/issues/:issueId/heartbeat-context', () => {
+    it('adds planReviewContext with the open threads of the plan document', async () => {
+      const c = await createCompany(t);
+      const issue = await createIssue(t, c.id);
+      expect((await t.http.get(`/api/issues/${issue.id}/heartbeat-context`).expect(200)).body.planReviewContext).toBeUndefined();
+      const rev = await createDoc(t, issue.id, 'plan', TEXT);
+      const open = await createThread(t, issue.id, 'plan', TEXT, 'lazy dog', {}, 'too vague');
+      const done = await createThread(t, issue.id, 'plan', TEXT, 'Omega');
+      await t.http.patch(`${docPath(issue.id, 'plan')}/annotations/${done.id}`).send({ status: 'resolved' }).expect(200);
+      const ctx = (await t.http.get(`/api/issues/${issue.id}/heartbeat-context`).expect(200)).body;
+      expect(ctx.planReviewContext).toMatchObject({ documentKey: 'plan', latestRevisionId: rev.id, latestRevisionNumber: 1 });
+      expect(ctx.planReviewContext.annotationThreads).toEqual([
+        expect.objectContaining({ id: open.id, status: 'open', anchorState: 'active', quote: 'lazy dog', comments: ['too vague'] }),
+      ]);
+    });
+  });
+
   describe('authenticated mode', () => {
     let s: TestApp;
     beforeAll(async () => {

@@ -244,4 +244,35 @@ describe('reanchor', () => {
       current = r.selector;
     }
   });
+
+  describe('a table of edits', () => {
+    const P = 'The quick brown fox jumps over the lazy dog';
+    const cases: Array<[string, (d: string) => string, 'active' | 'shifted' | 'orphaned', string | null]> = [
+      ['word deleted before', (d) => d.replace('We will migrate', 'We migrate'), 'shifted', P],
+      ['line deleted before', (d) => d.replace('# Plan\n\n', ''), 'shifted', P],
+      ['text appended to the passage line', (d) => d.replace('river bank.', 'river bank, as planned.'), 'active', P],
+      ['word replaced inside', (d) => d.replace('lazy dog', 'sleepy dog'), 'shifted', 'The quick brown fox jumps over the sleepy dog'],
+      ['typo fixed inside', (d) => d.replace('jumps', 'jumpz'), 'shifted', 'The quick brown fox jumpz over the lazy dog'],
+      ['word inserted at the start', (d) => d.replace(P, `Then ${P}`), 'shifted', P],
+      ['passage duplicated after', (d) => `${d}\n${P}`, 'active', P],
+      ['passage duplicated before', (d) => `${P}\n${d}`, 'shifted', P],
+      ['document emptied', () => '', 'orphaned', null],
+      ['half of the passage removed', (d) => d.replace(' jumps over the lazy dog', ''), 'orphaned', null],
+      ['case changed', (d) => d.replace(P, P.toUpperCase()), 'orphaned', null],
+      ['emphasis added inside', (d) => d.replace('brown fox', '**brown fox**'), 'shifted', null],
+    ];
+    it.each(cases)('%s', (_name, change, state, expected) => {
+      const sel = at(DOC, P);
+      const next = change(DOC);
+      const r = reanchor(sel, next);
+      expect(r.state).toBe(state);
+      if (expected) expect(next.slice(r.selector.position.markdownStart, r.selector.position.markdownEnd)).toBe(expected);
+      if (state !== 'orphaned') {
+        const n = normalizeMarkdown(next);
+        const { normalizedStart, normalizedEnd } = r.selector.position;
+        expect(normalizedEnd).toBeGreaterThan(normalizedStart);
+        expect(n.text.slice(normalizedStart, normalizedEnd).length).toBeGreaterThan(0);
+      }
+    });
+  });
 });

@@ -13,9 +13,11 @@
  * When a document gets a new revision, each anchor is recomputed (`reanchor`):
  * 1. exact occurrences of the quote are scored by how well their surroundings agree with the stored
  *    prefix/suffix and by their distance to the old position; the best one wins;
- * 2. failing that, an approximate match (edit distance, Sellers' algorithm) near the old position is
- *    accepted when its similarity to the quote reaches FUZZY_THRESHOLD;
- * 3. failing that, the anchor is orphaned (it keeps its last known selector, so a later revision
+ * 2. failing that, an approximate match (edit distance, Sellers' algorithm, where characters
+ *    inserted into the passage cost half) near the old position is accepted when its similarity to
+ *    the quote reaches FUZZY_THRESHOLD; quotes over LONG_QUOTE characters match by head and tail;
+ * 3. failing that, the same search runs on the normalized text (reflowed whitespace, added markup);
+ * 4. failing that, the anchor is orphaned (it keeps its last known selector, so a later revision
  *    that brings the passage back re-attaches it).
  */
 
@@ -46,7 +48,7 @@ export interface Match {
   similarity: number;
 }
 
-/** Minimum similarity (1 - editDistance / quoteLength) of an approximate match. */
+/** Minimum similarity (1 - weightedEditCost / (2 * quoteLength), costs in half units) of an approximate match. */
 export const FUZZY_THRESHOLD = 0.7;
 /** Quotes shorter than this are only matched exactly: a fuzzy match of 3 characters means nothing. */
 export const FUZZY_MIN_LENGTH = 6;
