@@ -28,6 +28,9 @@ import { PreferencesModule } from './modules/preferences/preferences.module';
 import { ProjectsModule } from './modules/projects/projects.module';
 import { InstanceModule } from './modules/instance/instance.module';
 import { IssuesModule } from './modules/issues/issues.module';
+import { DocumentsModule } from './modules/documents/documents.module';
+import { AttachmentsModule } from './modules/attachments/attachments.module';
+import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
@@ -54,6 +57,9 @@ const DOMAIN_MODULES = [
   InstanceModule,
   UsersModule,
   IssuesModule,
+  DocumentsModule,
+  AttachmentsModule,
+  ArtifactsModule,
 ];
 
 @Module({})

@@ -7,6 +7,9 @@ import { IssueDetailResponseDto, IssueSummaryDto, LegacyPlanDocumentDto } from '
 import { toCommentResponse } from './issue-comments.service';
 import { iso, IssueStore, toIssueSummary } from './issue-store.service';
 import { COMMENT_COLUMNS, CommentRow, issueColumns, IssueRow } from './issue.types';
+import { attachmentSummariesOf } from '../attachments/attachment.types';
+import { workProductsOf } from '../artifacts/work-product.types';
+import { issueDocumentsView, planReviewThreads } from '../documents/issue-document-reads';
 
 const PLAN_BLOCK = /<plan>([\s\S]*?)<\/plan>/i;
 const PROJECT_LINK = /project:\/\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/gi;
@@ -56,13 +59,15 @@ export class IssueDetailService {
   async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
     const issue = await this.store.load(actor, ref);
     const project = await this.project(issue);
-    const [base, goal, ancestors, blockedBy, blocks, mentionedProjects] = await Promise.all([
+    const [base, goal, ancestors, blockedBy, blocks, mentionedProjects, documents, workProducts] = await Promise.all([
       this.store.toResponse(issue),
       this.goal(issue, project),
       this.ancestors(issue),
       this.related(issue.id, 'blockedBy'),
       this.related(issue.id, 'blocks'),
       this.mentionedProjects(issue),
+      issueDocumentsView(this.db, issue.id),
+      workProductsOf(this.db, issue.id),
     ]);
     return {
       ...base,
@@ -71,13 +76,12 @@ export class IssueDetailService {
       ancestors,
       blockedBy,
       blocks,
-      // issue documents and work products arrive with their own modules
-      planDocument: null,
-      documentSummaries: [],
+      planDocument: documents.planDocument as Record<string, unknown> | null,
+      documentSummaries: documents.documentSummaries as unknown as Record<string, unknown>[],
       legacyPlanDocument: legacyPlanOf(issue.description),
       mentionedProjects,
       currentExecutionWorkspace: null,
-      workProducts: [],
+      workProducts: workProducts as unknown as Record<string, unknown>[],
     };
   }
 
@@ -85,7 +89,7 @@ export class IssueDetailService {
   async heartbeatContext(actor: Actor, ref: string, wakeCommentId?: string) {
     const issue = await this.store.load(actor, ref);
     const project = await this.project(issue);
-    const [goal, ancestors, blockers, cursor, wakeComment] = await Promise.all([
+    const [goal, ancestors, blockers, cursor, wakeComment, attachments, documents, planThreads] = await Promise.all([
       this.goal(issue, project),
       this.ancestors(issue),
       this.related(issue.id, 'blockedBy'),
@@ -96,7 +100,11 @@ export class IssueDetailService {
         [issue.id],
       ),
       this.comment(issue.id, wakeCommentId),
+      attachmentSummariesOf(this.db, issue.id),
+      issueDocumentsView(this.db, issue.id),
+      planReviewThreads(this.db, issue.id),
     ]);
+    const plan = documents.planDocument;
     return {
       issue: {
         id: issue.id, identifier: issue.identifier, title: issue.title, description: issue.description, status: issue.status,
@@ -113,8 +121,15 @@ export class IssueDetailService {
         latestCommentAt: iso(cursor[0].latest_at),
       },
       ...(wakeComment ? { wakeComment } : {}),
-      // attachments and plan review (annotations, approvals) arrive with their own modules
-      attachments: [],
+      attachments,
+      ...(plan
+        ? {
+            planReviewContext: {
+              documentKey: plan.key, latestRevisionId: plan.latestRevisionId, latestRevisionNumber: plan.latestRevisionNumber,
+              lockedAt: plan.lockedAt, annotationThreads: planThreads, approvalOutcome: null,
+            },
+          }
+        : {}),
     };
   }
 

@@ -1,0 +1,49 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { CreateWorkProductDto, UpdateWorkProductDto, WorkProductResponseDto } from './dto/work-product.dto';
+import { WorkProductsService } from './work-products.service';
+
+@ApiTags('work products')
+@Controller('issues/:issueId/work-products')
+export class WorkProductsController {
+  constructor(private readonly workProducts: WorkProductsService) {}
+
+  /** Work products of the issue, oldest first. */
+  @Get()
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<WorkProductResponseDto[]> {
+    return this.workProducts.list(actor, issueId);
+  }
+
+  @Get(':workProductId')
+  @Authorize({ callers: ['board', 'agent'] })
+  get(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string): Promise<WorkProductResponseDto> {
+    return this.workProducts.get(actor, issueId, id);
+  }
+
+  /** `type`, `title`, and a `url` and/or an `attachmentId` of the same issue. */
+  @Post()
+  @HttpCode(201)
+  @Authorize({ callers: ['board', 'agent'] })
+  create(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
+    return this.workProducts.create(actor, issueId, dto);
+  }
+
+  /** Partial update. */
+  @Patch(':workProductId')
+  @Authorize({ callers: ['board', 'agent'] })
+  update(
+    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string, @Body() dto: UpdateWorkProductDto,
+  ): Promise<WorkProductResponseDto> {
+    return this.workProducts.update(actor, issueId, id, dto);
+  }
+
+  @Delete(':workProductId')
+  @Authorize({ callers: ['board', 'agent'] })
+  remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string): Promise<WorkProductResponseDto> {
+    return this.workProducts.remove(actor, issueId, id);
+  }
+}

@@ -1,0 +1,92 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { SingleFileUploadInterceptor, type UploadedFile as UploadedFileType } from '../../common/http/file-upload';
+import { StorageService } from '../storage/storage.service';
+import { AttachmentRow, effectiveContentType, isInlineCapable } from './attachment.types';
+import { AttachmentsService } from './attachments.service';
+import { AttachmentResponseDto, UploadAttachmentDto } from './dto/attachment.dto';
+import { contentDisposition, parseRange } from './http-range';
+
+/** Served SVGs cannot run scripts or load anything: a sandboxing content security policy. */
+const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+
+@ApiTags('attachments')
+@Controller()
+export class AttachmentsController {
+  constructor(
+    private readonly attachments: AttachmentsService,
+    private readonly storage: StorageService,
+  ) {}
+
+  /** Multipart: one non-empty `file` (size limit, allowed types), optional `issueCommentId` of the same issue. */
+  @Post('companies/:companyId/issues/:issueId/attachments')
+  @HttpCode(201)
+  @Authorize({ callers: ['board', 'agent'] })
+  @UseInterceptors(SingleFileUploadInterceptor)
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, issueCommentId: { type: 'string', format: 'uuid' } } } })
+  upload(
+    @CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('issueId') issueId: string,
+    @UploadedFile() file: UploadedFileType, @Body() dto: UploadAttachmentDto,
+  ): Promise<AttachmentResponseDto> {
+    return this.attachments.upload(actor, companyId, issueId, file, dto.issueCommentId);
+  }
+
+  /** Attachments of the issue, oldest first, with contentPath, openPath and downloadPath. */
+  @Get('issues/:issueId/attachments')
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<AttachmentResponseDto[]> {
+    return this.attachments.list(actor, issueId);
+  }
+
+  /** The bytes; `Range` (206/416); inline for images, PDF, video, audio and plain text unless `download=1`. */
+  @Get('attachments/:attachmentId/content')
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'attachment bytes' })
+  async content(
+    @CurrentActor() actor: Actor, @Param('attachmentId') attachmentId: string, @Query('download') download: string | undefined,
+    @Headers('range') range: string | undefined, @Res() res: Response,
+  ): Promise<void> {
+    const a = await this.attachments.load(actor, attachmentId);
+    this.setHeaders(res, a, download === '1' || download === 'true');
+    const size = a.byte_size;
+    const r = parseRange(range, size);
+    if (r.kind === 'unsatisfiable') {
+      res.status(416).setHeader('Content-Range', `bytes */${size}`);
+      res.removeHeader('Content-Disposition');
+      res.json({ error: 'Range not satisfiable', code: 'range_not_satisfiable', size });
+      return;
+    }
+    const stream = this.storage.read(a.storage_key, r.kind === 'partial' ? r : undefined);
+    if (r.kind === 'partial') {
+      res.status(206).setHeader('Content-Range', `bytes ${r.start}-${r.end}/${size}`);
+      res.setHeader('Content-Length', String(r.end - r.start + 1));
+    } else {
+      res.status(200).setHeader('Content-Length', String(size));
+    }
+    stream.on('error', () => res.destroy()).pipe(res);
+  }
+
+  /** Board callers or the uploader. */
+  @Delete('attachments/:attachmentId')
+  @Authorize({ callers: ['board', 'agent'] })
+  remove(@CurrentActor() actor: Actor, @Param('attachmentId') attachmentId: string): Promise<AttachmentResponseDto> {
+    return this.attachments.remove(actor, attachmentId);
+  }
+
+  private setHeaders(res: Response, a: AttachmentRow, download: boolean): void {
+    const type = effectiveContentType(a.content_type, a.original_filename);
+    res.setHeader('Content-Type', type);
+    res.setHeader('Accept-Ranges', 'bytes');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'private, max-age=300');
+    res.setHeader('ETag', `"${a.sha256}"`);
+    res.setHeader('Content-Disposition', contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.original_filename));
+    if (type.split(';')[0].trim().toLowerCase() === 'image/svg+xml') res.setHeader('Content-Security-Policy', SVG_CSP);
+  }
+}

@@ -1,0 +1,85 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { DocumentsService } from './documents.service';
+import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
+
+@ApiTags('issue documents')
+@Controller('issues/:issueId/documents')
+export class DocumentsController {
+  constructor(private readonly documents: DocumentsService) {}
+
+  /** All documents of the issue with their latest body. */
+  @Get()
+  @Authorize({ callers: ['board', 'agent'] })
+  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<DocumentResponseDto[]> {
+    return this.documents.list(actor, issueId);
+  }
+
+  /** Latest revision; agents get annotation threads unless `includeAnnotations=false`. */
+  @Get(':key')
+  @Authorize({ callers: ['board', 'agent'] })
+  get(
+    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Query() q: GetDocumentQueryDto,
+  ): Promise<DocumentResponseDto> {
+    return this.documents.get(actor, issueId, key, q);
+  }
+
+  /**
+   * Create (no baseRevisionId, 201) or append a revision (baseRevisionId = latest, 200). Stale or missing
+   * base: 409 with currentRevisionId. Locked: 409 for users; agents are redirected to a derived key.
+   */
+  @Put(':key')
+  @Authorize({ callers: ['board', 'agent'] })
+  async put(
+    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Body() dto: PutDocumentDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DocumentResponseDto> {
+    const r = await this.documents.put(actor, issueId, key, dto);
+    res.status(r.created ? 201 : 200);
+    return r.document;
+  }
+
+  /** Sets lockedAt/lockedByAgentId/lockedByUserId; locking a locked document is a no-op. */
+  @Post(':key/lock')
+  @HttpCode(200)
+  @Authorize({ callers: ['board', 'agent'] })
+  lock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
+    return this.documents.lock(actor, issueId, key);
+  }
+
+  /** Board: any lock; agents: only their own. */
+  @Post(':key/unlock')
+  @HttpCode(200)
+  @Authorize({ callers: ['board', 'agent'] })
+  unlock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
+    return this.documents.unlock(actor, issueId, key);
+  }
+
+  /** Immutable revisions, newest first. */
+  @Get(':key/revisions')
+  @Authorize({ callers: ['board', 'agent'] })
+  revisions(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<RevisionResponseDto[]> {
+    return this.documents.revisions(actor, issueId, key);
+  }
+
+  /** A new latest revision with the old revision's content; history kept. Locked: 409. */
+  @Post(':key/revisions/:revisionId/restore')
+  @HttpCode(200)
+  @Authorize({ callers: ['board', 'agent'] })
+  restore(
+    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Param('revisionId') revisionId: string,
+  ): Promise<DocumentResponseDto> {
+    return this.documents.restore(actor, issueId, key, revisionId);
+  }
+
+  /** Board only; removes all revisions and threads; locked: 409. */
+  @Delete(':key')
+  @Authorize({ callers: ['board'] })
+  remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
+    return this.documents.remove(actor, issueId, key);
+  }
+}
