@@ -1,3 +1,4 @@
+import { urlKeyOf } from '../../common/http/url-key';
 import { DomainError } from '../../common/errors/domain-error';
 
 /** The metadata key only the built-in agents feature writes. */
@@ -12,18 +13,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 /** A 4xx that names the offending field of the request body. */
 export const invalidField = (field: string, message: string, code = 'invalid_field') => new DomainError(422, code, message, { field });
 
-/** Company-unique URL key base: lower-case ASCII letters, digits and dashes. */
-export function urlKeyFromName(name: string): string {
-  const key = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 64)
-    .replace(/-+$/g, '');
-  return key || 'agent';
-}
+/** Company-unique URL key base of an agent name. */
+export const urlKeyFromName = (name: string): string => urlKeyOf(name, 'agent');
 
 /** heartbeat.enabled defaults to false; intervalSec must be a positive integer. */
 export function normalizeRuntimeConfig(input: Record<string, unknown> | undefined, base: Record<string, unknown> = {}): Record<string, unknown> {
