@@ -1,0 +1,72 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createCompany } from '../support/factories';
+import { alive, probeConfig, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
+import { createTestApp, TestApp } from '../support/test-app';
+
+/**
+ * Stopping a scope stops its work for real: a running agent process (a real child) is killed and
+ * its queued wakeups cancelled, whether the stop is an agent pause, a company archive or a budget
+ * hard stop. Everything goes through the HTTP API.
+ */
+describe('stops kill in-flight runs', () => {
+  let t: TestApp;
+  let tmp: string;
+  beforeAll(async () => {
+    t = await createTestApp({ listen: true, scheduler: true });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'stops-'));
+  });
+  afterAll(async () => {
+    await t.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** A process agent whose run sleeps; returns the agent, the run id and the child's pid. */
+  async function sleepingRun(companyId: string, extra: Record<string, unknown> = {}) {
+    const file = path.join(tmp, `${Math.random().toString(36).slice(2)}.json`);
+    const agent = (await t.http.post(`/api/companies/${companyId}/agents`)
+      .send({ name: `Sleeper ${Math.random().toString(36).slice(2, 7)}`, role: 'general', adapterType: 'process', adapterConfig: probeConfig(file, 'sleep'), ...extra })
+      .expect(201)).body;
+    const wake = await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual', reason: 'stop test' }).expect(202);
+    const runId = wake.body.id as string;
+    await waitRun(t, runId, ['running']);
+    const pid = (await waitFor(async () => fs.existsSync(file) && JSON.parse(fs.readFileSync(file, 'utf8')), 'probe file')).pid as number;
+    expect(alive(pid)).toBe(true);
+    return { agent, runId, pid };
+  }
+
+  const expectKilled = async (runId: string, pid: number) => {
+    const started = Date.now();
+    const run = await waitRun(t, runId, TERMINAL, 5000);
+    expect(run.status).toBe('cancelled');
+    await waitFor(async () => !alive(pid), `process ${pid} gone`, 5000);
+    expect(Date.now() - started).toBeLessThan(5000);
+  };
+
+  it('pausing an agent kills its running process', async () => {
+    const c = await createCompany(t);
+    const { agent, runId, pid } = await sleepingRun(c.id);
+    await t.http.post(`/api/agents/${agent.id}/pause`).send({}).expect(200);
+    await expectKilled(runId, pid);
+  });
+
+  it('archiving the company pauses its agents and kills their running processes', async () => {
+    const c = await createCompany(t);
+    const { agent, runId, pid } = await sleepingRun(c.id);
+    await t.http.post(`/api/companies/${c.id}/archive`).expect(200);
+    await expectKilled(runId, pid);
+    expect((await t.http.get(`/api/agents/${agent.id}`).expect(200)).body).toMatchObject({ status: 'paused' });
+  });
+
+  it('a cost event reaching the hard limit pauses the agent, kills its process, and later wakes conflict', async () => {
+    const c = await createCompany(t);
+    const { agent, runId, pid } = await sleepingRun(c.id, { budgetMonthlyCents: 100 });
+    await t.http.post(`/api/companies/${c.id}/cost-events`)
+      .send({ agentId: agent.id, provider: 'p', model: 'm', costCents: 100, occurredAt: new Date().toISOString() })
+      .expect(201);
+    await expectKilled(runId, pid);
+    expect((await t.http.get(`/api/agents/${agent.id}`).expect(200)).body).toMatchObject({ status: 'paused' });
+    await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand' }).expect(409);
+  });
+});
