@@ -5,6 +5,8 @@ const { api, load } = require('../lib');
 module.exports = async function companies(baseUrl) {
   const c = await api(baseUrl, 'POST', '/api/companies', { name: 'Bench Co' });
   let n = 0;
+  // names start with random letters, so issue prefixes spread like real company names
+  const name = () => `${Array.from({ length: 3 }, () => String.fromCharCode(65 + Math.floor(Math.random() * 26))).join('')} Bench ${n++}`;
   return [
     await load('GET /api/companies/{id}', { url: `${baseUrl}/api/companies/${c.id}` }),
     await load('POST /api/companies', {
@@ -12,9 +14,9 @@ module.exports = async function companies(baseUrl) {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       setupClient: (client) => {
-        client.setBody(JSON.stringify({ name: `Bench ${n++}` }));
+        client.setBody(JSON.stringify({ name: name() }));
       },
-      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench ${n++}` }) }) }],
+      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: name() }) }) }],
     }),
   ];
 };

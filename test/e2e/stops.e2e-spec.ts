@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
-import { alive, probeConfig, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
+import { alive, probeConfig, startServer, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -68,5 +68,36 @@ describe('stops kill in-flight runs', () => {
     await expectKilled(runId, pid);
     expect((await t.http.get(`/api/agents/${agent.id}`).expect(200)).body).toMatchObject({ status: 'paused' });
     await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand' }).expect(409);
+  });
+});
+
+describe('costs reported by adapters', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ listen: true });
+  });
+  afterAll(() => t.close());
+
+  it('books the costCents an http adapter reports as one cost event of the run, counted in the company spend', async () => {
+    const server = await startServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ summary: 'ok', usage: { provider: 'remote', model: 'm1', inputTokens: 12 }, costCents: 7 }));
+    });
+    try {
+      const c = await createCompany(t);
+      const agent = (await t.http.post(`/api/companies/${c.id}/agents`)
+        .send({ name: 'Remote', role: 'general', adapterType: 'http', adapterConfig: { url: `${server.url}/hook` } }).expect(201)).body;
+      const runId = (await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand' }).expect(202)).body.id;
+      expect((await waitRun(t, runId, TERMINAL)).status).toBe('succeeded');
+      const company = await waitFor(async () => {
+        const got = (await t.http.get(`/api/companies/${c.id}`).expect(200)).body;
+        return got.spentMonthlyCents === 7 && got;
+      }, 'company spend');
+      expect(company.spentMonthlyCents).toBe(7);
+      const events = await t.dataSource.query(`SELECT cost_cents, provider, model, input_tokens FROM cost_events WHERE heartbeat_run_id = $1`, [runId]);
+      expect(events).toEqual([{ cost_cents: 7, provider: 'remote', model: 'm1', input_tokens: '12' }]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -122,26 +122,24 @@ export class CompaniesService {
     return this.get(id);
   }
 
-  /** Tries the base prefix, then BASE2, BASE3, …; the unique index decides under concurrency. */
+  /** The base prefix, then BASE2, BASE3, … after the highest in use; the unique index backs it up. */
   private async insertWithUniquePrefix(dto: CreateCompanyDto): Promise<string> {
     const base = prefixBase(dto.name);
-    const taken = new Set(
-      (await this.db.query<{ issue_prefix: string }>(`SELECT issue_prefix FROM companies WHERE issue_prefix ~ $1`, [`^${base}[0-9]*$`])).map(
-        (r) => r.issue_prefix,
-      ),
+    // creates of one base take turns (until commit); other bases are not held up
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('company_issue_prefix:' || $1))`, [base]);
+    // the highest suffix in use for this base (BASE counts as 1): an index range scan on the prefix
+    const [{ top }] = await this.db.query<{ top: number }>(
+      `SELECT COALESCE(MAX(CASE WHEN issue_prefix = $1 THEN 1 ELSE substring(issue_prefix FROM $2::int)::int END), 0)::int AS top
+         FROM companies WHERE issue_prefix LIKE $1 || '%' AND issue_prefix ~ ('^' || $1 || '[0-9]*$')`,
+      [base, base.length + 1],
     );
-    for (let n = 1; n < 10_000; n++) {
-      const candidate = n === 1 ? base : `${base}${n}`;
-      if (taken.has(candidate)) continue;
-      const rows = await this.db.query<{ id: string }>(
-        `INSERT INTO companies (name, description, issue_prefix, budget_monthly_cents, require_board_approval_for_new_agents, brand_color)
-         VALUES ($1, $2, $3, $4, $5, $6)
-         ON CONFLICT (issue_prefix) DO NOTHING RETURNING id`,
-        [dto.name.trim(), dto.description ?? null, candidate, dto.budgetMonthlyCents ?? 0, dto.requireBoardApprovalForNewAgents ?? false, dto.brandColor ?? null],
-      );
-      if (rows.length) return rows[0].id;
-    }
-    throw badRequest('Could not generate a unique issue prefix');
+    const [row] = await this.db.query<{ id: string }>(
+      `INSERT INTO companies (name, description, issue_prefix, budget_monthly_cents, require_board_approval_for_new_agents, brand_color)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+      [dto.name.trim(), dto.description ?? null, top === 0 ? base : `${base}${top + 1}`, dto.budgetMonthlyCents ?? 0,
+        dto.requireBoardApprovalForNewAgents ?? false, dto.brandColor ?? null],
+    );
+    return row.id;
   }
 
   /** Board: any field. The company's CEO agent: branding fields only. */

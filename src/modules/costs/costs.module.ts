@@ -1,13 +1,24 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { CostEventsService } from './cost-events.service';
 import { CostReportsService } from './cost-reports.service';
 import { CostsController } from './costs.controller';
 import { FinanceController } from './finance.controller';
 import { FinanceService } from './finance.service';
+import { RunCostBooking } from './run-cost-booking.service';
 
 /** Cost events, cost reports and finance events. Budget enforcement comes from the global BudgetsModule. */
 @Module({
   controllers: [CostsController, FinanceController],
-  providers: [CostEventsService, CostReportsService, FinanceService],
+  providers: [CostEventsService, CostReportsService, FinanceService, RunCostBooking],
 })
-export class CostsModule {}
+export class CostsModule implements OnModuleInit {
+  constructor(
+    private readonly runEvents: RunLifecycleEvents,
+    private readonly booking: RunCostBooking,
+  ) {}
+
+  onModuleInit(): void {
+    this.runEvents.onRunFinished((e) => this.booking.book(e));
+  }
+}
