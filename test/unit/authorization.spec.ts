@@ -211,6 +211,16 @@ describe('AuthorizationService.decide', () => {
       expect(await reason(agent(a), 'issue.assign', { targetAgentId: peer, projectId: protectedProject })).toBe('deny_scope');
     });
 
+    it('member administration keys: owners hold them by role, others need the grant, agents only by explicit grant', async () => {
+      await member('user', 'u-owner', 'owner');
+      expect(await reason(user('u-owner'), 'users.invite')).toBe('allow_explicit_grant');
+      expect(await reason(user('u-owner'), 'joins.approve')).toBe('allow_explicit_grant');
+      expect(await reason(user('u-member'), 'users.manage_permissions')).toBe('deny_missing_grant');
+      await grant('agent', peer, 'users:invite');
+      expect(await reason(agent(peer), 'users.invite')).toBe('allow_explicit_grant');
+      expect(await reason(agent(peer), 'joins.approve')).toBe('deny_unsupported_action');
+    });
+
     it('deny_unsupported_action: no permission mapping for the action and actor', async () => {
       expect(await reason(agent(ceo), 'users.invite')).toBe('deny_unsupported_action');
       expect(await reason(agent(ceo), 'joins.approve')).toBe('deny_unsupported_action');

@@ -3,40 +3,37 @@ import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import type { PermissionKey } from './permission-keys';
+import { AuthorizationService } from '../authorization/authorization.service';
+import type { AuthzAction } from '../authorization/authorization.types';
 
 /**
  * Company-wide permission keys of the access area (`users:invite`, `users:manage_permissions`,
- * `joins:approve`). These gate member administration, not agent or assignment mutations, which go
- * through the AuthorizationService. Company access itself was already checked by the guard.
+ * `joins:approve`), decided by the AuthorizationService like every other permission, and the
+ * owner-only rule for giving or taking the owner role.
  */
 /** The local board and instance admins hold every key in every company. */
 const holdsEverything = (actor: Actor) => actor.kind === 'board' && (actor.source === 'local_implicit' || actor.isInstanceAdmin);
 
+/** Member administration keys and the decision's actions for them. */
+const KEY_ACTIONS = {
+  'users:invite': 'users.invite',
+  'users:manage_permissions': 'users.manage_permissions',
+  'joins:approve': 'joins.approve',
+} as const satisfies Record<string, AuthzAction>;
+
 @Injectable()
 export class AccessPermissions {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly authz: AuthorizationService,
+  ) {}
 
-  /** 403 `{ reason }` unless the caller holds the key in the company. */
+  /** 403 `{ reason }` unless the caller holds the key in the company: asked of the one authorization decision. */
   async assert(actor: Actor, companyId: string, key: PermissionKey): Promise<void> {
-    if (holdsEverything(actor)) return;
-    const type = actor.kind === 'agent' ? 'agent' : 'user';
-    const principalId = actor.kind === 'agent' ? actor.agentId : actor.userId;
-    const [row] = await this.db.query<{ role: string | null; status: string | null; granted: boolean }>(
-      `SELECT m.membership_role AS role, m.status,
-              EXISTS (SELECT 1 FROM principal_permission_grants g
-                       WHERE g.company_id = $1 AND g.principal_type = $2 AND g.principal_id = $3
-                         AND g.permission_key = $4 AND g.scope IS NULL) AS granted
-         FROM (SELECT 1) one
-         LEFT JOIN company_memberships m ON m.company_id = $1 AND m.principal_type = $2 AND m.principal_id = $3`,
-      [companyId, type, principalId, key],
-    );
-    // agents are members of their company by construction; users need an active membership
-    if (type === 'user' && row.status !== 'active') {
-      throw forbidden('An active membership in the company is required', { reason: 'deny_missing_membership' });
-    }
-    // an owner always holds every key, so that a company cannot lock itself out of administration
-    if (row.granted || (row.role === 'owner' && row.status === 'active')) return;
-    throw forbidden(`Missing permission ${key}`, { reason: 'deny_missing_grant', permissionKey: key });
+    const action = KEY_ACTIONS[key as keyof typeof KEY_ACTIONS];
+    if (!action) throw forbidden(`Missing permission ${key}`, { reason: 'deny_unsupported_action', permissionKey: key });
+    const d = await this.authz.decide({ actor, action, companyId });
+    if (!d.allowed) throw forbidden(`Missing permission ${key}`, { reason: d.reason, permissionKey: key });
   }
 
   /** The owner role is given and taken only by owners (and instance admins): an admin cannot make itself owner. */

@@ -32,8 +32,6 @@ interface DecisionContext {
   grants: GrantRow[];
 }
 
-/** Actions only human principals have a permission mapping for. */
-const HUMAN_ONLY: AuthzAction[] = ['users.invite', 'users.manage_permissions', 'joins.approve'];
 /** Actions only agent principals have a permission mapping for. */
 const AGENT_ONLY: AuthzAction[] = ['secrets.read'];
 const INACTIVE_AGENT = ['terminated', 'pending_approval'];
@@ -55,7 +53,6 @@ export class AuthorizationService {
     const actor = req.actor;
     if (!actor || (actor.kind === 'agent' ? !actor.agentId : !actor.userId)) return deny('deny_unauthenticated');
     if (!ACTION_PERMISSION_KEYS[req.action]) return deny('deny_unsupported_action');
-    if (actor.kind === 'agent' && HUMAN_ONLY.includes(req.action)) return deny('deny_unsupported_action');
     if (actor.kind === 'board' && AGENT_ONLY.includes(req.action)) return deny('deny_unsupported_action');
     if (actor.kind === 'board' && actor.source === 'local_implicit') return allow('allow_local_board');
     if (actor.kind === 'board' && actor.isInstanceAdmin) return allow('allow_instance_admin');
@@ -85,6 +82,15 @@ export class AuthorizationService {
         // the bindings in an agent's own configuration are its grant to those secrets
         if (this.hasGrant(ctx, ACTION_PERMISSION_KEYS[req.action])) return allow('allow_explicit_grant');
         return this.isSelf(ctx) ? allow('allow_self') : deny('deny_missing_grant');
+      case 'users.invite':
+      case 'users.manage_permissions':
+      case 'joins.approve':
+        // an active owner holds every member-administration key through its role, so a company
+        // can never lock itself out of its own administration
+        if (ctx.membershipRole === 'owner') return allow('allow_explicit_grant');
+        if (this.hasGrant(ctx, ACTION_PERMISSION_KEYS[req.action])) return allow('allow_explicit_grant');
+        // agents hold these keys only by explicit grant; there is no implicit mapping for them
+        return deny(ctx.actor.kind === 'agent' ? 'deny_unsupported_action' : 'deny_missing_grant');
       default:
         return this.hasGrant(ctx, ACTION_PERMISSION_KEYS[req.action]) ? allow('allow_explicit_grant') : deny('deny_missing_grant');
     }
