@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/auth/tokens';
 import { BudgetSyncService } from '../../src/modules/budgets/budget-sync.service';
 import { uniq } from './factories';
+import { sqlAgent, sqlAgentKey, sqlRun } from './sql';
 import type { TestApp } from './test-app';
 
 export interface SqlAgent {
@@ -10,31 +10,19 @@ export interface SqlAgent {
   name: string;
 }
 
-/** An agent row inserted directly (the agents API lives in another module); a budget syncs its policy. */
+/** An agent row inserted directly; a budget syncs its policy. */
 export async function insertAgent(
   t: TestApp,
   companyId: string,
   extra: { budgetMonthlyCents?: number; status?: string; name?: string } = {},
 ): Promise<SqlAgent> {
-  const name = extra.name ?? uniq('Agent');
-  const [row] = await t.dataSource.query(
-    `INSERT INTO agents (company_id, name, url_key, adapter_type, status, budget_monthly_cents)
-     VALUES ($1, $2, $3, 'process', $4, $5) RETURNING id`,
-    [companyId, name, name.toLowerCase(), extra.status ?? 'idle', extra.budgetMonthlyCents ?? 0],
-  );
-  if (extra.budgetMonthlyCents) await t.app.get(BudgetSyncService).syncMonthlyPolicy(companyId, 'agent', row.id, extra.budgetMonthlyCents);
-  return { id: row.id, companyId, name };
+  const agent = await sqlAgent(t, companyId, extra);
+  if (extra.budgetMonthlyCents) await t.app.get(BudgetSyncService).syncMonthlyPolicy(companyId, 'agent', agent.id, extra.budgetMonthlyCents);
+  return agent;
 }
 
 /** An API key row for an agent; returns the bearer token. */
-export async function insertAgentKey(t: TestApp, agent: SqlAgent): Promise<string> {
-  const token = generateToken('ak');
-  await t.dataSource.query(
-    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
-    [agent.companyId, agent.id, sha256Hex(token), tokenDisplayPrefix(token)],
-  );
-  return token;
-}
+export const insertAgentKey = (t: TestApp, agent: SqlAgent): Promise<string> => sqlAgentKey(t, agent.companyId, agent.id);
 
 export async function insertProject(t: TestApp, companyId: string): Promise<{ id: string }> {
   const name = uniq('Proj');
@@ -48,12 +36,7 @@ export async function insertProject(t: TestApp, companyId: string): Promise<{ id
 
 /** A heartbeat run row of an agent (status running unless given). */
 export async function insertRun(t: TestApp, agent: SqlAgent, status = 'running', createdAt?: Date): Promise<{ id: string }> {
-  const [row] = await t.dataSource.query(
-    `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, started_at, created_at)
-     VALUES ($1, $2, $3, 'on_demand', 'process', now(), COALESCE($4, now())) RETURNING id`,
-    [agent.companyId, agent.id, status, createdAt ?? null],
-  );
-  return row;
+  return { id: await sqlRun(t, agent.companyId, agent.id, { status, createdAt }) };
 }
 
 /** A queued wakeup row of an agent, optionally naming a project in its payload. */

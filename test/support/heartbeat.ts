@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/auth/tokens';
 import { createCompany, uniq } from './factories';
+import { sqlAgent, sqlAgentKey } from './sql';
 import { createTestApp, TestApp } from './test-app';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
@@ -15,33 +15,15 @@ export interface TestAgent {
   name: string;
 }
 
-/** An agent row by direct SQL (the agents API is another module's). */
-export async function insertAgent(
+/** An agent row by direct SQL. */
+export const insertAgent = (
   t: TestApp,
   companyId: string,
   o: { adapterType?: string; adapterConfig?: Record<string, unknown>; runtimeConfig?: Record<string, unknown>; status?: string; name?: string; budgetMonthlyCents?: number; spentMonthlyCents?: number } = {},
-): Promise<TestAgent> {
-  const name = o.name ?? uniq('Agent');
-  const [row] = await t.dataSource.query(
-    `INSERT INTO agents (company_id, name, url_key, adapter_type, adapter_config, runtime_config, status, budget_monthly_cents, spent_monthly_cents)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-    [
-      companyId, name, name.toLowerCase(), o.adapterType ?? 'process', o.adapterConfig ?? { command: 'true' },
-      o.runtimeConfig ?? { heartbeat: { enabled: false } }, o.status ?? 'idle', o.budgetMonthlyCents ?? 0, o.spentMonthlyCents ?? 0,
-    ],
-  );
-  return { id: row.id, companyId, name };
-}
+): Promise<TestAgent> => sqlAgent(t, companyId, o);
 
 /** An API key for an agent by direct SQL; returns the token. */
-export async function insertAgentKey(t: TestApp, agent: TestAgent): Promise<string> {
-  const token = generateToken('ak');
-  await t.dataSource.query(
-    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
-    [agent.companyId, agent.id, sha256Hex(token), tokenDisplayPrefix(token)],
-  );
-  return token;
-}
+export const insertAgentKey = (t: TestApp, agent: TestAgent): Promise<string> => sqlAgentKey(t, agent.companyId, agent.id);
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,5 +1,5 @@
-import { generateToken, sha256Hex } from '../../src/common/auth/tokens';
 import { bearer, uniq } from './factories';
+import { sqlAgent, sqlAgentKey, sqlFinishRun, sqlRun } from './sql';
 import type { TestApp } from './test-app';
 
 export interface SqlAgent {
@@ -9,39 +9,21 @@ export interface SqlAgent {
   token: string;
 }
 
-/** An agent row and an API key for it, by direct SQL (the agents API is built elsewhere). */
+/** An agent row and an API key for it, by direct SQL. */
 export async function insertAgent(
   t: TestApp,
   companyId: string,
   extra: { name?: string; role?: string; status?: string; permissions?: Record<string, unknown> } = {},
 ): Promise<SqlAgent> {
-  const name = extra.name ?? uniq('Agent');
-  const [a] = await t.dataSource.query(
-    `INSERT INTO agents (company_id, name, url_key, role, adapter_type, status, permissions)
-     VALUES ($1, $2, $3, $4, 'process', $5, $6) RETURNING id`,
-    [companyId, name, name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), extra.role ?? 'general', extra.status ?? 'idle', extra.permissions ?? {}],
-  );
-  const token = generateToken('ak');
-  await t.dataSource.query(
-    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
-    [companyId, a.id, sha256Hex(token), token.slice(0, 12)],
-  );
-  return { id: a.id, companyId, name, token };
+  const agent = await sqlAgent(t, companyId, extra);
+  return { ...agent, token: await sqlAgentKey(t, companyId, agent.id) };
 }
 
 /** A heartbeat run of the agent: `running` is live, `succeeded` (etc.) finished. */
-export async function insertRun(t: TestApp, agent: SqlAgent, status = 'running', extra: { issueId?: string; context?: Record<string, unknown> } = {}): Promise<string> {
-  const [r] = await t.dataSource.query(
-    `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, issue_id, context_snapshot, started_at)
-     VALUES ($1, $2, $3, 'on_demand', 'process', $4, $5, now()) RETURNING id`,
-    [agent.companyId, agent.id, status, extra.issueId ?? null, extra.context ?? {}],
-  );
-  return r.id;
-}
+export const insertRun = (t: TestApp, agent: SqlAgent, status = 'running', extra: { issueId?: string; context?: Record<string, unknown> } = {}): Promise<string> =>
+  sqlRun(t, agent.companyId, agent.id, { status, ...extra });
 
-export async function finishRun(t: TestApp, runId: string, status = 'succeeded'): Promise<void> {
-  await t.dataSource.query(`UPDATE heartbeat_runs SET status = $2, finished_at = now() WHERE id = $1`, [runId, status]);
-}
+export const finishRun = sqlFinishRun;
 
 export async function insertGoal(t: TestApp, companyId: string, extra: { level?: string; title?: string; createdAt?: string } = {}): Promise<string> {
   const [g] = await t.dataSource.query(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as net from 'node:net';
-import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../src/common/auth/tokens';
 import { bearer, uniq } from './factories';
+import { sqlAgent, sqlAgentKey } from './sql';
 import { createTestApp, TestApp } from './test-app';
 
 /** A record as the API returns it. */
@@ -19,17 +19,9 @@ export interface DirectAgent {
  * elsewhere; these tests only need an agent caller and agent ids).
  */
 export async function insertAgentWithKey(t: TestApp, companyId: string, extra: { role?: string; status?: string } = {}): Promise<DirectAgent> {
-  const name = uniq('Agent');
-  const [agent] = await t.dataSource.query(
-    `INSERT INTO agents (company_id, name, url_key, role, adapter_type, status) VALUES ($1, $2, $3, $4, 'process', $5) RETURNING id`,
-    [companyId, name, name.toLowerCase(), extra.role ?? 'general', extra.status ?? 'idle'],
-  );
-  const token = generateToken('ak');
-  await t.dataSource.query(
-    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
-    [companyId, agent.id, sha256Hex(token), tokenDisplayPrefix(token)],
-  );
-  return { id: agent.id, token, auth: bearer(token) };
+  const { id } = await sqlAgent(t, companyId, extra);
+  const token = await sqlAgentKey(t, companyId, id);
+  return { id, token, auth: bearer(token) };
 }
 
 export async function createGoal(t: TestApp, companyId: string, body: Record<string, unknown> = {}): Promise<ApiRecord> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { generateToken, sha256Hex } from '../../src/common/auth/tokens';
 import { uniq } from './factories';
+import { sqlAgent, sqlAgentKey, sqlFinishRun, sqlRun } from './sql';
 import type { TestApp } from './test-app';
 
 export interface SqlAgent {
@@ -9,26 +9,14 @@ export interface SqlAgent {
   token: string;
 }
 
-/** An agent row and an API key by direct SQL (the agents API lives in another module). */
+/** An agent row and an API key by direct SQL. */
 export async function insertAgent(
   t: TestApp,
   companyId: string,
   opts: { adapterConfig?: Record<string, unknown>; metadata?: Record<string, unknown>; role?: string; status?: string } = {},
 ): Promise<SqlAgent> {
-  const id = randomUUID();
-  const name = uniq('Agent');
-  await t.dataSource.query(
-    `INSERT INTO agents (id, company_id, name, url_key, role, adapter_type, adapter_config, metadata, status)
-     VALUES ($1, $2, $3, $4, $5, 'process', $6, $7, $8)`,
-    [id, companyId, name, name.toLowerCase(), opts.role ?? 'general', JSON.stringify(opts.adapterConfig ?? { command: 'true' }),
-      JSON.stringify(opts.metadata ?? {}), opts.status ?? 'idle'],
-  );
-  const token = generateToken('ak');
-  await t.dataSource.query(
-    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
-    [companyId, id, sha256Hex(token), token.slice(0, 12)],
-  );
-  return { id, companyId, token };
+  const { id } = await sqlAgent(t, companyId, opts);
+  return { id, companyId, token: await sqlAgentKey(t, companyId, id) };
 }
 
 /** Replaces the agent's adapterConfig.env (what the agents module stores after validateEnvBindings). */
@@ -37,18 +25,10 @@ export async function setAgentEnv(t: TestApp, agentId: string, env: Record<strin
 }
 
 /** A live (running) heartbeat run of the agent; `context` becomes its context snapshot. */
-export async function startRun(t: TestApp, agent: SqlAgent, opts: { context?: Record<string, unknown>; invocationSource?: string } = {}): Promise<string> {
-  const [row] = await t.dataSource.query(
-    `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, context_snapshot, started_at)
-     VALUES ($1, $2, 'running', $3, 'process', $4, now()) RETURNING id`,
-    [agent.companyId, agent.id, opts.invocationSource ?? 'on_demand', JSON.stringify(opts.context ?? {})],
-  );
-  return row.id as string;
-}
+export const startRun = (t: TestApp, agent: SqlAgent, opts: { context?: Record<string, unknown>; invocationSource?: string } = {}): Promise<string> =>
+  sqlRun(t, agent.companyId, agent.id, opts);
 
-export async function finishRun(t: TestApp, runId: string, status = 'succeeded'): Promise<void> {
-  await t.dataSource.query(`UPDATE heartbeat_runs SET status = $2, finished_at = now() WHERE id = $1`, [runId, status]);
-}
+export const finishRun = sqlFinishRun;
 
 export interface CreatedSecret {
   id: string;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { generateToken, sha256Hex } from '../../src/common/auth/tokens';
 import { BoardClaimService } from '../../src/modules/users/board-claim.service';
 import { createCompany, CompanyRecord, uniq } from './factories';
+import { sqlAgent, sqlAgentKey } from './sql';
 import type { TestApp } from './test-app';
 
 export const AUTHENTICATED = { SERVICE_DEPLOYMENT_MODE: 'authenticated' };
@@ -65,21 +65,12 @@ export async function makeMember(t: TestApp, companyId: string, membershipRole =
   return { ...user, memberId: res.body.companies[0].membershipId };
 }
 
-/** A minimal agent row with an API key (the agents routes belong to another module). */
+/** A minimal agent row with an API key, by direct SQL. */
 export async function insertAgentWithKey(
   t: TestApp,
   companyId: string,
   extra: { runtimeConfig?: Record<string, unknown>; status?: string } = {},
 ): Promise<{ agentId: string; token: string }> {
-  const name = uniq('Agent');
-  const [agent] = await t.dataSource.query(
-    `INSERT INTO agents (company_id, name, url_key, adapter_type, runtime_config, status) VALUES ($1, $2, $3, 'process', $4, $5) RETURNING id`,
-    [companyId, name, name.toLowerCase(), JSON.stringify(extra.runtimeConfig ?? {}), extra.status ?? 'idle'],
-  );
-  const token = generateToken('ak');
-  await t.dataSource.query(
-    `INSERT INTO agent_api_keys (company_id, agent_id, name, token_hash, token_prefix) VALUES ($1, $2, 'test', $3, $4)`,
-    [companyId, agent.id, sha256Hex(token), token.slice(0, 12)],
-  );
-  return { agentId: agent.id, token };
+  const { id } = await sqlAgent(t, companyId, { runtimeConfig: {}, ...extra });
+  return { agentId: id, token: await sqlAgentKey(t, companyId, id) };
 }
