@@ -4,7 +4,7 @@ import type { Actor } from '../../common/auth/actor';
 import { conflict, notFound, unprocessable } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
-import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
+import { IssueWakeups } from '../issues/issue-wakeups.service';
 import type { IssueRow } from '../issues/issue.types';
 import { normalizeMarkdown, reanchor, resolveSelector, selectorAt } from './anchoring';
 import {
@@ -16,7 +16,6 @@ import {
 } from './document.types';
 
 /** Agents that can be woken at all; the heartbeat engine applies its own policy on top. */
-const WAKEABLE = `status NOT IN ('terminated', 'pending_approval')`;
 
 /**
  * Annotation threads on issue documents: anchored to a revision with quote + position selectors,
@@ -27,7 +26,7 @@ export class AnnotationsService {
   constructor(
     private readonly db: Db,
     private readonly activity: ActivityRecorder,
-    private readonly queue: WakeupQueue,
+    private readonly wakeups: IssueWakeups,
   ) {}
 
   async threadsOf(doc: DocumentRow, q: ListAnnotationsQueryDto): Promise<AnnotationThreadResponseDto[]> {
@@ -75,7 +74,7 @@ export class AnnotationsService {
       companyId: issue.company_id, action: 'issue.document_annotation_thread_created', entityType: 'issue', entityId: issue.id, actor,
       details: { documentId: doc.id, key: doc.key, threadId: id, commentId: comment.id, revisionId: doc.latest_revision_id },
     });
-    await this.wakeAssignee(actor, issue, 'document_annotation_thread_created', { documentKey: doc.key, threadId: id, annotationCommentId: comment.id });
+    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_thread_created', { documentKey: doc.key, threadId: id, annotationCommentId: comment.id });
     return this.get(doc, id);
   }
 
@@ -88,7 +87,7 @@ export class AnnotationsService {
       companyId: issue.company_id, action: 'issue.document_annotation_comment_added', entityType: 'issue', entityId: issue.id, actor,
       details: { documentId: doc.id, key: doc.key, threadId: t.id, commentId: comment.id },
     });
-    await this.wakeAssignee(actor, issue, 'document_annotation_comment_added', { documentKey: doc.key, threadId: t.id, annotationCommentId: comment.id });
+    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_comment_added', { documentKey: doc.key, threadId: t.id, annotationCommentId: comment.id });
     return toAnnotationCommentResponse(comment);
   }
 
@@ -161,14 +160,4 @@ export class AnnotationsService {
     return c;
   }
 
-  /** The issue's assignee agent learns of the thread or reply, unless it wrote it itself. */
-  private async wakeAssignee(actor: Actor, issue: IssueRow, reason: string, payload: Record<string, unknown>): Promise<void> {
-    const agentId = issue.assignee_agent_id;
-    if (!agentId || (actor.kind === 'agent' && actor.agentId === agentId)) return;
-    if (!(await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND ${WAKEABLE}`, [agentId])).length) return;
-    await this.queue.enqueue({
-      companyId: issue.company_id, agentId, source: 'automation', triggerDetail: 'system', reason, issueId: issue.id,
-      payload: { issueId: issue.id, ...payload }, requestedBy: actor,
-    });
-  }
 }

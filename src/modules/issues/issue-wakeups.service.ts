@@ -72,6 +72,13 @@ export class IssueWakeups {
     return agents.filter((a) => mentions(text, a.name.toLowerCase())).map((a) => a.id);
   }
 
+  /** The issue's assignee agent learns of something on the issue, unless the actor is that agent. */
+  async wakeAssignee(issue: Pick<IssueRow, 'id' | 'company_id' | 'assignee_agent_id'>, actor: Actor, reason: string, extra: Record<string, unknown> = {}): Promise<void> {
+    const agentId = issue.assignee_agent_id;
+    if (!agentId || (actor.kind === 'agent' && actor.agentId === agentId) || !(await this.isWakeable(agentId))) return;
+    await this.enqueue(issue, agentId, actor, { reason, extra });
+  }
+
   private async isWakeable(agentId: string): Promise<boolean> {
     return (await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND ${WAKEABLE}`, [agentId])).length > 0;
   }
