@@ -59,6 +59,25 @@ describe('stops kill in-flight runs', () => {
     expect((await t.http.get(`/api/agents/${agent.id}`).expect(200)).body).toMatchObject({ status: 'paused' });
   });
 
+  it('a queued run of a project held by a hard budget stop is never started (budget check before the claim)', async () => {
+    const c = await createCompany(t);
+    const agent = (await t.http.post(`/api/companies/${c.id}/agents`)
+      .send({ name: 'Gatekept', role: 'general', adapterType: 'process', adapterConfig: { command: 'true' } }).expect(201)).body;
+    const project = (await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Capped' }).expect(201)).body;
+    await t.http.post(`/api/companies/${c.id}/budgets/policies`).send({ scopeType: 'project', scopeId: project.id, amount: 50 }).expect(201);
+    await t.http.post(`/api/companies/${c.id}/cost-events`)
+      .send({ agentId: agent.id, projectId: project.id, provider: 'p', model: 'm', costCents: 50, occurredAt: new Date().toISOString() })
+      .expect(201);
+    // a run queued for the held project (as if it had been queued just before the stop)
+    const [{ id: runId }] = await t.dataSource.query(
+      `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, context_snapshot)
+       VALUES ($1, $2, 'queued', 'on_demand', 'process', $3) RETURNING id`,
+      [c.id, agent.id, JSON.stringify({ projectId: project.id })],
+    );
+    const run = await waitRun(t, runId, TERMINAL, 10000);
+    expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget', started_at: null });
+  });
+
   it('a cost event reaching the hard limit pauses the agent, kills its process, and later wakes conflict', async () => {
     const c = await createCompany(t);
     const { agent, runId, pid } = await sleepingRun(c.id, { budgetMonthlyCents: 100 });
