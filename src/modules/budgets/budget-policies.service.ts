@@ -1,8 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound, unprocessable } from '../../common/errors/domain-error';
-import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
 import { BudgetSyncService } from './budget-sync.service';
@@ -46,7 +43,6 @@ export class BudgetPoliciesService {
     private readonly db: Db,
     private readonly usage: BudgetUsageService,
     private readonly sync: BudgetSyncService,
-    private readonly access: CompanyAccessService,
   ) {}
 
   /** PATCH company budgets: budgetMonthlyCents and its calendar-month billed_cents policy. */

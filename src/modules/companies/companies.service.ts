@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { badRequest, DomainError, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
+import { DomainError, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
 import { sanitizeSvg } from '../../common/http/svg-sanitizer';

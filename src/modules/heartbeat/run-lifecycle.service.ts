@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { CancellationScope, WorkCancellation } from '../../common/events/work-cancellation';
@@ -53,7 +53,6 @@ export function contextForWake(w: WakeRow): WakeContext {
  */
 @Injectable()
 export class RunLifecycle implements OnModuleInit {
-  private readonly logger = new Logger('RunLifecycle');
   private readonly queuedListeners: Array<() => void> = [];
 
   constructor(
