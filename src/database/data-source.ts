@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { SnakeNamingStrategy } from './naming-strategy';
+import { preparingClientClass } from './prepared-statements';
 
 // Entities and migrations are discovered by file name so that a new domain adds files, not registry lines.
 type Ctor = new (...args: never[]) => unknown;
@@ -54,7 +55,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { max: poolSize, application_name: 'agent-orchestration-service' },
+    // pipeline: statements sent together share a round trip (see Db); Client: hot statements prepared once per connection
+    extra: { max: poolSize, application_name: 'agent-orchestration-service', pipeline: true, Client: preparingClientClass() },
   };
 }
 

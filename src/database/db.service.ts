@@ -1,18 +1,30 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import type { Pool, PoolClient, QueryResult } from 'pg';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner, Repository } from 'typeorm';
 
 interface TxContext {
   manager: EntityManager;
+  client: PoolClient;
   afterCommit: Array<() => unknown>;
+  /** statements sent but not awaited: the COMMIT goes out right behind them */
+  pending: Array<Promise<unknown>>;
 }
 
 const als = new AsyncLocalStorage<TxContext>();
 
+/** TypeORM's transaction bookkeeping, set when Db opens the transaction itself. */
+type TxQueryRunner = Omit<QueryRunner, 'isTransactionActive'> & { isTransactionActive: boolean; transactionDepth: number };
+
 /**
  * The one way domain code reaches the database. Inside `transaction()` (opened per mutating
- * request by the activity interceptor) every repository shares that transaction, so a mutation
- * and its activity record commit together or not at all.
+ * request by the activity interceptor) every repository and query shares that transaction, so a
+ * mutation and its activity record commit together or not at all.
+ *
+ * Round trips are the main cost of a request here, so the connections run in node-postgres'
+ * pipeline mode and a transaction spends as few of them as it can: BEGIN travels with the first
+ * statement, and statements handed to `sendWithCommit` travel with the COMMIT. Raw queries are
+ * written to the connection synchronously, in call order, so that pipelining keeps their order.
  */
 @Injectable()
 export class Db {
@@ -32,17 +44,70 @@ export class Db {
     return this.manager.getRepository(entity);
   }
 
+  /**
+   * Rows of a statement. As TypeORM's `query` answers: UPDATE and DELETE give `[rows, rowCount]`.
+   * Errors are TypeORM's QueryFailedError (the error filter maps their SQLSTATE).
+   */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return this.manager.query(sql, params) as Promise<T[]>;
+    const tx = als.getStore();
+    const sent = tx ? tx.client.query(sql, params) : this.pool.query(sql, params);
+    return (sent as Promise<QueryResult>).then(
+      (raw) => (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T[],
+      (err: unknown) => {
+        throw new QueryFailedError(sql, params, err as Error);
+      },
+    );
+  }
+
+  /**
+   * Sends a statement of the current transaction without waiting for it: its result is awaited
+   * together with the COMMIT, which follows it on the same round trip. If it fails the transaction
+   * rolls back and the request fails. Outside a transaction it is simply awaited.
+   */
+  async sendWithCommit(statement: () => Promise<unknown>): Promise<void> {
+    const tx = als.getStore();
+    if (!tx) {
+      await statement();
+      return;
+    }
+    const p = statement();
+    p.catch(() => undefined);
+    tx.pending.push(p);
   }
 
   /** Runs fn in a transaction; nested calls join the outer one. After-commit hooks run once it commits. */
   async transaction<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
     const current = als.getStore();
     if (current) return fn(current.manager);
-    const hooks: Array<() => unknown> = [];
-    const result = await this.dataSource.transaction((manager) => als.run({ manager, afterCommit: hooks }, () => fn(manager)));
-    for (const hook of hooks) {
+    const qr = this.dataSource.createQueryRunner() as unknown as TxQueryRunner;
+    const client = (await qr.connect()) as PoolClient;
+    // not awaited: it goes out with the transaction's first statement
+    const begin = client.query('BEGIN');
+    begin.catch(() => undefined);
+    qr.isTransactionActive = true;
+    qr.transactionDepth = 1;
+    const ctx: TxContext = { manager: qr.manager, client, afterCommit: [], pending: [] };
+    let result: T;
+    try {
+      try {
+        result = await als.run(ctx, () => fn(qr.manager));
+        await begin;
+      } catch (err) {
+        await Promise.allSettled([begin, ...ctx.pending]);
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+      // a statement that failed aborted the transaction, and Postgres answers this COMMIT with a rollback
+      const commit = client.query('COMMIT');
+      const settled = await Promise.allSettled([...ctx.pending, commit]);
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+    } finally {
+      qr.isTransactionActive = false;
+      qr.transactionDepth = 0;
+      await qr.release();
+    }
+    for (const hook of ctx.afterCommit) {
       try {
         await hook();
       } catch (err) {
@@ -60,5 +125,9 @@ export class Db {
       void Promise.resolve()
         .then(fn)
         .catch((err) => this.logger.error(`after-commit hook failed: ${(err as Error).message}`));
+  }
+
+  private get pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
   }
 }

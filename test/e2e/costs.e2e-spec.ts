@@ -128,6 +128,9 @@ describe('costs', () => {
       await reportCost(t, c.id, a.id, 10, { heartbeatRunId: foreignRun.id }).expect(422);
       const s = await t.http.get(`/api/companies/${c.id}/costs/summary`).expect(200);
       expect(s.body.spendCents).toBe(0);
+      // the insert travels with the reference check; the failed request's transaction dropped it
+      const [stored] = await t.dataSource.query(`SELECT count(*)::int AS n FROM cost_events WHERE company_id = $1`, [c.id]);
+      expect(stored.n).toBe(0);
     });
 
     it('404 for an unknown company', async () => {

@@ -28,7 +28,8 @@ export class ActivityInterceptor implements NestInterceptor {
     return from(
       this.db.transaction(async () => {
         const result = await lastValueFrom(next.handle().pipe(defaultIfEmpty(undefined)));
-        if (meta) await this.write(meta, req, result);
+        // the record travels with the COMMIT; if it fails, nothing of the mutation is committed
+        if (meta) await this.db.sendWithCommit(() => this.write(meta, req, result));
         return result;
       }),
     );

@@ -5,9 +5,23 @@ import { isUuid } from '../http/uuid';
 import type { Actor } from './actor';
 import { AuthRegistry } from './auth-registry';
 
-/** Tenancy: every company-scoped route and every lookup of a company-owned record passes here first. */
+/** How long a company seen to exist is taken to exist without asking the database again. */
+export const COMPANY_SEEN_TTL_MS = 5_000;
+const MAX_SEEN = 10_000;
+
+/**
+ * Tenancy: every company-scoped route and every lookup of a company-owned record passes here first.
+ *
+ * That every company-scoped request first asks whether its company exists costs a database round
+ * trip per request, so a company seen to exist is remembered for COMPANY_SEEN_TTL_MS. Never the
+ * absence of one. A deletion on this instance forgets it at once; one deleted through another
+ * instance can be taken for existing for up to the TTL there, where its routes then find no rows
+ * (404s, empty lists) or fail on foreign keys (409): its data is gone either way.
+ */
 @Injectable()
 export class CompanyAccessService {
+  private readonly seen = new Map<string, number>();
+
   constructor(
     private readonly db: Db,
     private readonly registry: AuthRegistry,
@@ -15,8 +29,21 @@ export class CompanyAccessService {
 
   async companyExists(companyId: string): Promise<boolean> {
     if (!isUuid(companyId)) return false;
+    const until = this.seen.get(companyId);
+    if (until !== undefined && until > Date.now()) return true;
     const rows = await this.db.query('SELECT 1 FROM companies WHERE id = $1', [companyId]);
-    return rows.length > 0;
+    if (!rows.length) {
+      this.seen.delete(companyId);
+      return false;
+    }
+    if (this.seen.size >= MAX_SEEN) this.seen.clear();
+    this.seen.set(companyId, Date.now() + COMPANY_SEEN_TTL_MS);
+    return true;
+  }
+
+  /** A company deleted here stops existing for this instance at once. */
+  forget(companyId: string): void {
+    this.seen.delete(companyId);
   }
 
   async canAccess(actor: Actor, companyId: string): Promise<boolean> {

@@ -241,6 +241,7 @@ export class CompaniesService {
     const before = toCompanyResponse(company);
     await this.cancellation.cancel({ companyId }, 'company_deleted');
     await this.repo.delete({ id: companyId });
+    this.access.forget(companyId);
     this.db.afterCommit(() => this.storage.removeCompany(companyId));
     return before;
   }

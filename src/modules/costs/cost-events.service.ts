@@ -32,6 +32,21 @@ interface CostEventRow {
 
 const num = (v: string | null): number | null => (v === null ? null : Number(v));
 
+interface References {
+  agent: boolean;
+  project: boolean;
+  goal: boolean;
+  run: boolean;
+}
+
+/** The agent, and any project, goal or run named, must belong to the company (422 otherwise). */
+function assertReferences(r: References): void {
+  if (!r.agent) throw unprocessable('The agent does not belong to this company', 'agent_not_in_company', { field: 'agentId' });
+  if (!r.project) throw unprocessable('The project does not belong to this company', 'invalid_reference', { field: 'projectId' });
+  if (!r.goal) throw unprocessable('The goal does not belong to this company', 'invalid_reference', { field: 'goalId' });
+  if (!r.run) throw unprocessable('The heartbeat run is not a run of this agent', 'invalid_reference', { field: 'heartbeatRunId' });
+}
+
 export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
   return {
     id: r.id,
@@ -72,13 +87,20 @@ export class CostEventsService {
     private readonly activity: ActivityRecorder,
   ) {}
 
-  async report(actor: Actor, companyId: string, dto: CreateCostEventDto): Promise<{ event: CostEventResponseDto; created: boolean }> {
+  /** Joins the caller's transaction (the request's), or opens one: the statements below rely on it. */
+  report(actor: Actor, companyId: string, dto: CreateCostEventDto): Promise<{ event: CostEventResponseDto; created: boolean }> {
+    return this.db.transaction(() => this.reportInTransaction(actor, companyId, dto));
+  }
+
+  private async reportInTransaction(actor: Actor, companyId: string, dto: CreateCostEventDto): Promise<{ event: CostEventResponseDto; created: boolean }> {
     if (actor.kind === 'agent' && actor.agentId !== dto.agentId) throw forbidden('Agents may only report their own costs');
     const runId = dto.heartbeatRunId ?? (actor.kind === 'agent' ? (actor.runId ?? null) : null);
-    await this.assertReferences(companyId, dto, runId);
     const unpriced = dto.costStatus === 'unpriced';
     if (unpriced && dto.costCents) throw unprocessable('An unpriced event carries no cost; omit costCents', 'unpriced_with_cost', { field: 'costCents' });
-    const [row] = await this.db.query<CostEventRow>(
+    // the reference check and the insert go out on one round trip; a bad reference fails the request and
+    // the request's transaction drops the insert with it
+    const references = this.references(companyId, dto, runId);
+    const insert = this.db.query<CostEventRow>(
       `INSERT INTO cost_events (company_id, agent_id, issue_id, project_id, goal_id, heartbeat_run_id, provider, model, biller,
                                 billing_type, billing_code, cost_status, cost_cents, input_tokens, cached_input_tokens, output_tokens,
                                 occurred_at, idempotency_key, reported_by_actor_type, reported_by_actor_id)
@@ -107,11 +129,16 @@ export class CostEventsService {
         actor.kind === 'agent' ? actor.agentId : actor.userId,
       ],
     );
+    const [checked, inserted] = await Promise.allSettled([references, insert]);
+    if (checked.status === 'rejected') throw checked.reason;
+    assertReferences(checked.value);
+    if (inserted.status === 'rejected') throw inserted.reason;
+    const [row] = inserted.value;
     if (!row) return { event: await this.original(companyId, dto, runId), created: false };
 
     const event = toCostEventResponse(row);
-    // the activity record first: the accumulation takes the company's row locks, held until commit
-    await this.activity.record({
+    // the activity record goes out with the accumulation, which takes the company's row locks (held until commit)
+    await this.db.sendWithCommit(() => this.activity.record({
       companyId,
       action: 'cost.reported',
       entityType: 'cost_event',
@@ -126,7 +153,7 @@ export class CostEventsService {
         costStatus: row.cost_status,
         heartbeatRunId: row.heartbeat_run_id,
       },
-    });
+    }));
     const observations = await this.usage.accumulate({
       companyId,
       agentId: row.agent_id,
@@ -141,19 +168,16 @@ export class CostEventsService {
     return { event, created: true };
   }
 
-  /** The agent, and any project, goal or run named, must belong to the company (422 otherwise). */
-  private async assertReferences(companyId: string, dto: CreateCostEventDto, runId: string | null): Promise<void> {
-    const [r] = await this.db.query<{ agent: boolean; project: boolean; goal: boolean; run: boolean }>(
+  /** Whether the agent, and any project, goal or run named, belong to the company. */
+  private async references(companyId: string, dto: CreateCostEventDto, runId: string | null): Promise<References> {
+    const [r] = await this.db.query<References>(
       `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $2 AND company_id = $1) AS agent,
               ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM projects WHERE id = $3 AND company_id = $1)) AS project,
               ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM goals WHERE id = $4 AND company_id = $1)) AS goal,
               ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM heartbeat_runs WHERE id = $5 AND company_id = $1 AND agent_id = $2)) AS run`,
       [companyId, dto.agentId, dto.projectId ?? null, dto.goalId ?? null, runId],
     );
-    if (!r.agent) throw unprocessable('The agent does not belong to this company', 'agent_not_in_company', { field: 'agentId' });
-    if (!r.project) throw unprocessable('The project does not belong to this company', 'invalid_reference', { field: 'projectId' });
-    if (!r.goal) throw unprocessable('The goal does not belong to this company', 'invalid_reference', { field: 'goalId' });
-    if (!r.run) throw unprocessable('The heartbeat run is not a run of this agent', 'invalid_reference', { field: 'heartbeatRunId' });
+    return r;
   }
 
   /** The stored event a duplicate repeats; a key reused for another agent's event is a conflict. */

@@ -1,0 +1,158 @@
+import { Client } from 'pg';
+import { Db } from '../../src/database/db.service';
+import { preparingClientClass } from '../../src/database/prepared-statements';
+import { createCompany } from '../support/factories';
+import { createTestApp, createTestDatabase, TestApp } from '../support/test-app';
+
+/**
+ * The database layer the rest stands on: one transaction per mutation with BEGIN and COMMIT
+ * pipelined, the activity record travelling with the COMMIT, prepared hot statements, and the
+ * guard's memory of existing companies.
+ */
+describe('database layer', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SERVICE_ENABLE_COMPANY_DELETION: 'true' } });
+  });
+  afterAll(() => t.close());
+
+  describe('a mutation and its activity record', () => {
+    beforeAll(async () => {
+      // an activity insert that fails for one marked title (22001 maps to a 400)
+      await t.dataSource.query(`
+        CREATE FUNCTION test_fail_activity() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.details->>'title' = 'activity fails' THEN
+            RAISE EXCEPTION 'activity refused' USING ERRCODE = '22001';
+          END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_fail_activity BEFORE INSERT ON activity_log FOR EACH ROW EXECUTE FUNCTION test_fail_activity();`);
+    });
+
+    it('commit together: when the record sent with the COMMIT fails, the mutation is rolled back and its number reused', async () => {
+      const c = await createCompany(t);
+      const first = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'first' }).expect(201);
+      const failed = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'activity fails' });
+      expect(failed.status).toBe(400);
+      expect(failed.body.code).toBe('value_too_long');
+      const titles = (await t.http.get(`/api/companies/${c.id}/issues`).expect(200)).body.map((i: { title: string }) => i.title);
+      expect(titles).toEqual(['first']);
+      const rows = await t.dataSource.query(`SELECT count(*)::int AS n FROM issues WHERE company_id = $1`, [c.id]);
+      expect(rows[0].n).toBe(1);
+      // the failed create took no number: the next one follows the first without a gap
+      const next = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'next' }).expect(201);
+      expect(next.body.issueNumber).toBe(first.body.issueNumber + 1);
+    });
+
+    it('a successful mutation and its record are both there once the response is sent', async () => {
+      const c = await createCompany(t);
+      const res = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'kept' }).expect(201);
+      const acts = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_id = $1`, [res.body.id]);
+      expect(acts.map((a: { action: string }) => a.action)).toEqual(['issue.created']);
+    });
+  });
+
+  describe('Db', () => {
+    it('runs statements of a transaction in call order on one connection, BEGIN and COMMIT around them', async () => {
+      const db = t.app.get(Db);
+      const pids = await db.transaction(async () => {
+        // sent together without awaiting: they share the connection and keep their order
+        const [a, b, c] = await Promise.all([
+          db.query<{ pid: number; x: string }>(`SELECT pg_backend_pid() AS pid, txid_current()::text AS x`),
+          db.query<{ pid: number; x: string }>(`SELECT pg_backend_pid() AS pid, txid_current()::text AS x`),
+          db.query<{ state: string }>(`SELECT current_setting('transaction_isolation') AS state`),
+        ]);
+        expect(c[0].state).toBe('read committed');
+        expect(a[0].x).toBe(b[0].x);
+        return [a[0].pid, b[0].pid];
+      });
+      expect(pids[0]).toBe(pids[1]);
+    });
+
+    it('rolls everything back when the function throws, including statements sent with the commit', async () => {
+      const db = t.app.get(Db);
+      await db.query(`CREATE TABLE test_tx (v int)`);
+      await expect(
+        db.transaction(async () => {
+          await db.query(`INSERT INTO test_tx VALUES ($1)`, [1]);
+          await db.sendWithCommit(() => db.query(`INSERT INTO test_tx VALUES ($1)`, [2]));
+          throw new Error('nope');
+        }),
+      ).rejects.toThrow('nope');
+      await expect(
+        db.transaction(async () => {
+          await db.query(`INSERT INTO test_tx VALUES ($1)`, [3]);
+          await db.sendWithCommit(() => db.query(`INSERT INTO test_tx VALUES ($1::int)`, ['not a number']));
+        }),
+      ).rejects.toThrow(/invalid input syntax/);
+      await db.transaction(async () => {
+        await db.query(`INSERT INTO test_tx VALUES ($1)`, [4]);
+        await db.sendWithCommit(() => db.query(`INSERT INTO test_tx VALUES ($1)`, [5]));
+      });
+      expect((await db.query<{ v: number }>(`SELECT v FROM test_tx ORDER BY v`)).map((r) => r.v)).toEqual([4, 5]);
+    });
+
+    it('answers UPDATE and DELETE as [rows, rowCount] and other statements as rows', async () => {
+      const db = t.app.get(Db);
+      await db.query(`CREATE TABLE test_shape (v int)`);
+      expect(await db.query(`INSERT INTO test_shape VALUES (1), (2) RETURNING v`)).toEqual([{ v: 1 }, { v: 2 }]);
+      expect(await db.query(`UPDATE test_shape SET v = v + 10 WHERE v = $1 RETURNING v`, [1])).toEqual([[{ v: 11 }], 1]);
+      expect(await db.query(`DELETE FROM test_shape WHERE v > $1`, [0])).toEqual([[], 2]);
+    });
+
+    it('reports SQL errors as QueryFailedError with the driver error (so the filter maps SQLSTATEs)', async () => {
+      const db = t.app.get(Db);
+      const err = await db.query(`SELECT $1::int`, ['x']).catch((e: unknown) => e);
+      expect((err as { name: string }).name).toBe('QueryFailedError');
+      expect((err as { driverError: { code: string } }).driverError.code).toBe('22P02');
+    });
+  });
+
+  describe('prepared statements', () => {
+    let client: Client;
+    beforeAll(async () => {
+      const Preparing = preparingClientClass(3, 2);
+      client = new Preparing({ connectionString: await createTestDatabase(), pipeline: true } as never);
+      await client.connect();
+    });
+    afterAll(() => client.end());
+
+    const prepared = async () =>
+      (await client.query(`SELECT statement FROM pg_prepared_statements ORDER BY statement`)).rows.map((r: { statement: string }) => r.statement);
+
+    it('names a parameterised statement once it has run often enough, and only up to the cap', async () => {
+      for (let i = 0; i < 2; i++) await client.query('SELECT $1::int AS a', [i]);
+      expect(await prepared()).toEqual([]);
+      const third = await client.query('SELECT $1::int AS a', [7]);
+      expect(third.rows).toEqual([{ a: 7 }]);
+      expect(await prepared()).toEqual(['SELECT $1::int AS a']);
+      for (let i = 0; i < 3; i++) await client.query('SELECT $1::int AS b', [i]);
+      for (let i = 0; i < 3; i++) await client.query('SELECT $1::int AS c', [i]);
+      // the cap (2) keeps the third statement unnamed
+      expect(await prepared()).toEqual(['SELECT $1::int AS a', 'SELECT $1::int AS b']);
+      expect((await client.query('SELECT $1::int AS c', [9])).rows).toEqual([{ c: 9 }]);
+    });
+
+    it('leaves parameterless text (scripts of several statements) on the simple protocol', async () => {
+      for (let i = 0; i < 4; i++) await client.query('SELECT 1 AS one; SELECT 2 AS two');
+      expect(await prepared()).not.toContain('SELECT 1 AS one; SELECT 2 AS two');
+    });
+  });
+
+  describe('company existence remembered by the guard', () => {
+    it('a company deleted through this instance is gone at once', async () => {
+      const c = await createCompany(t);
+      await t.http.get(`/api/companies/${c.id}/issues`).expect(200);
+      await t.http.delete(`/api/companies/${c.id}`).expect(200);
+      await t.http.get(`/api/companies/${c.id}/issues`).expect(404);
+      await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'x' }).expect(404);
+    });
+
+    it('an unknown company is never remembered as existing', async () => {
+      const id = '00000000-0000-4000-8000-000000000001';
+      await t.http.get(`/api/companies/${id}/issues`).expect(404);
+      await t.http.get(`/api/companies/${id}/issues`).expect(404);
+    });
+  });
+});
