@@ -101,6 +101,13 @@ describe('database layer', () => {
       expect(await db.query(`DELETE FROM test_shape WHERE v > $1`, [0])).toEqual([[], 2]);
     });
 
+    it('plans every statement for its parameters (no generic plans from prepared statements)', async () => {
+      const db = t.app.get(Db);
+      expect(await db.query(`SELECT current_setting('plan_cache_mode') AS mode WHERE $1::int = 1`, [1])).toEqual([{ mode: 'force_custom_plan' }]);
+      const inTx = await db.transaction(() => db.query(`SELECT current_setting('plan_cache_mode') AS mode`));
+      expect(inTx).toEqual([{ mode: 'force_custom_plan' }]);
+    });
+
     it('reports SQL errors as QueryFailedError with the driver error (so the filter maps SQLSTATEs)', async () => {
       const db = t.app.get(Db);
       const err = await db.query(`SELECT $1::int`, ['x']).catch((e: unknown) => e);

@@ -196,6 +196,23 @@ describe('issues', () => {
       expect(await ids(c.id, { q: tok, status: 'done' })).toEqual([]);
     });
 
+    it('q: a match in text and comments outranks a text-only one; filters apply to every source; pages by cursor', async () => {
+      const c = await createCompany(t);
+      const tok = `zr${randomUUID().slice(0, 8)}`;
+      const textOnly = await createIssue(t, c.id, { title: `${tok} alpha` });
+      const both = await createIssue(t, c.id, { title: `${tok} beta` });
+      await t.http.post(`/api/issues/${both.id}/comments`).send({ body: `more on ${tok}` }).expect(201);
+      const commentOnly = await createIssue(t, c.id, { title: 'gamma', status: 'todo' });
+      await t.http.post(`/api/issues/${commentOnly.id}/comments`).send({ body: `${tok} here` }).expect(201);
+      const found = await ids(c.id, { q: tok });
+      expect(found.indexOf(both.id)).toBeLessThan(found.indexOf(textOnly.id));
+      expect(await ids(c.id, { q: tok, status: 'todo' })).toEqual([commentOnly.id]);
+      expect(await ids(c.id, { q: tok, status: 'backlog' })).toEqual(found.filter((id) => id !== commentOnly.id));
+      const first = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, limit: '2' }).expect(200);
+      const second = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, limit: '2', cursor: first.headers['x-next-cursor'] }).expect(200);
+      expect([...first.body, ...second.body].map((i: { id: string }) => i.id)).toEqual(found);
+    });
+
     it('leaves out hidden issues and routine executions unless asked', async () => {
       const c = await createCompany(t);
       const keep = await createIssue(t, c.id);

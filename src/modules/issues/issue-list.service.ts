@@ -86,12 +86,13 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      // scored ids drive the query; each issue is then fetched by primary key and filtered. OFFSET 0
-      // fences keep the planner (stale statistics after bulk inserts) from flattening the lookup into a
-      // join it orders badly or from probing another index with the id as a non-leading column
-      sql = `SELECT ${issueColumns('i')}, i.priority_rank, s.score FROM (${scoredMatches(search, p)}) s
-        CROSS JOIN LATERAL (SELECT * FROM (SELECT ${ISSUE_COLUMNS}, priority_rank FROM issues WHERE id = s.id OFFSET 0) i WHERE ${where.join(' AND ')}) i
-        ORDER BY s.score DESC, i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}`;
+      // each source scores its matches with the filters applied and the sort keys read from the same
+      // row; only the page's ids are then fetched whole (fetching every match by id cost most of the time)
+      const order = 'ORDER BY score DESC, priority_rank, created_at DESC, id DESC';
+      sql = `SELECT ${issueColumns('i')}, i.priority_rank, s.score FROM (
+          SELECT id, sum(r) AS score, priority_rank, created_at FROM (${scoredMatches(search, where.join(' AND '), p)}) s
+           GROUP BY id, priority_rank, created_at ${order} LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}) s
+        JOIN issues i ON i.id = s.id`;
     } else {
       const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
       const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
@@ -150,24 +151,28 @@ function touchedBy(u: string): string {
 }
 
 /**
- * `(id, score)` of the issues matching `q`: full text over the issue vector (title, identifier,
- * description) and the comment vectors, or the exact identifier. Each source is read where its index
- * finds it (GIN for text, the unique index for the identifier); scores add up per issue: exact
- * identifier 100, plus the issue's text rank, plus its best comment's rank.
+ * `(id, r, priority_rank, created_at)` of the issues matching `q` that pass `filter` (over alias
+ * `i`): full text over the issue vector (title, identifier, description) and the comment vectors,
+ * or the exact identifier. Each source is read where its index finds it (GIN for text, the unique
+ * index for the identifier); scores add up per issue: exact identifier 100, plus the issue's text
+ * rank, plus its best comment's rank.
  */
-function scoredMatches(search: string, p: (v: unknown) => string): string {
+function scoredMatches(search: string, filter: string, p: (v: unknown) => string): string {
   const ident = p(search.toUpperCase());
+  const keys = 'i.id, i.priority_rank, i.created_at';
+  const sources = [`SELECT ${keys}, 100::real AS r FROM issues i WHERE i.identifier = ${ident} AND ${filter}`];
   const terms = prefixQuery(search);
-  const sources = [`SELECT id, 100::real AS r FROM issues WHERE identifier = ${ident} AND company_id = $1`];
   if (terms) {
     const t = p(terms);
     const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
     sources.push(
-      `SELECT id, ts_rank(search_vector, ${tsq}) FROM issues WHERE company_id = $1 AND search_vector @@ ${tsq}`,
-      `SELECT issue_id, max(ts_rank(search_vector, ${tsq})) FROM issue_comments WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id`,
+      `SELECT ${keys}, ts_rank(i.search_vector, ${tsq}) FROM issues i WHERE i.search_vector @@ ${tsq} AND ${filter}`,
+      `SELECT ${keys}, c.r FROM (SELECT issue_id, max(ts_rank(search_vector, ${tsq})) AS r FROM issue_comments
+          WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id) c
+        JOIN issues i ON i.id = c.issue_id WHERE ${filter}`,
     );
   }
-  return `SELECT id, sum(r) AS score FROM (${sources.join(' UNION ALL ')}) m GROUP BY id`;
+  return sources.join(' UNION ALL ');
 }
 
 /** Words of the query as prefix terms, all required: `fix log` -> `fix:* & log:*`. */
