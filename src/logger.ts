@@ -22,12 +22,20 @@ export function loggerOptions(config: AppConfig): Params {
         censor: '[redacted]',
       },
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url?.split('?')[0] }),
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       },
       autoLogging: { ignore: (req: IncomingMessage) => req.url === '/api/health' },
       ...(pretty ? { transport: { target: 'pino-pretty', options: { singleLine: true } } } : {}),
     },
   };
+}
+
+/** Tokens that travel in paths (invite tokens, `/api/invites/{token}`) and JWTs, masked; query strings dropped. */
+export function redactUrl(url: string | undefined): string | undefined {
+  return url
+    ?.split('?')[0]
+    .replace(/\b(svc_[a-z]+_)[A-Za-z0-9_-]+/g, '$1[redacted]')
+    .replace(/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[redacted]');
 }
 
 function hasPrettyPrinter(): boolean {
