@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { Db } from '../../src/database/db.service';
 import { preparingClientClass } from '../../src/database/prepared-statements';
+import { insertAgent, reportCost } from '../support/costs';
 import { createCompany } from '../support/factories';
 import { createTestApp, createTestDatabase, TestApp } from '../support/test-app';
 
@@ -106,6 +107,20 @@ describe('database layer', () => {
       expect(await db.query(`SELECT current_setting('plan_cache_mode') AS mode WHERE $1::int = 1`, [1])).toEqual([{ mode: 'force_custom_plan' }]);
       const inTx = await db.transaction(() => db.query(`SELECT current_setting('plan_cache_mode') AS mode`));
       expect(inTx).toEqual([{ mode: 'force_custom_plan' }]);
+    });
+
+    it('a cost event lets its own transaction use generic plans, and the connection goes back to custom plans', async () => {
+      const db = t.app.get(Db);
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id);
+      for (let i = 0; i < 8; i++) await reportCost(t, c.id, a.id, 1).expect(201);
+      // SET LOCAL ends with the transaction: every pooled connection still plans per execution
+      const modes = await Promise.all(
+        Array.from({ length: 10 }, () => db.query<{ mode: string }>(`SELECT current_setting('plan_cache_mode') AS mode, pg_sleep(0.01)`)),
+      );
+      expect(new Set(modes.map((m) => m[0].mode))).toEqual(new Set(['force_custom_plan']));
+      const [spent] = await t.dataSource.query(`SELECT spent_monthly_cents AS s FROM agents WHERE id = $1`, [a.id]);
+      expect(spent.s).toBe(8);
     });
 
     it('reports SQL errors as QueryFailedError with the driver error (so the filter maps SQLSTATEs)', async () => {
