@@ -13,6 +13,13 @@ interface TxContext {
 
 const als = new AsyncLocalStorage<TxContext>();
 
+/** A statement written to the connection now; its errors are TypeORM's QueryFailedError (the error filter maps their SQLSTATE). */
+function send(to: Pool | PoolClient, sql: string, params: unknown[] = []): Promise<QueryResult> {
+  return (to.query(sql, params) as Promise<QueryResult>).catch((err: unknown) => {
+    throw new QueryFailedError(sql, params, err as Error);
+  });
+}
+
 /** TypeORM's transaction bookkeeping, set when Db opens the transaction itself. */
 type TxQueryRunner = Omit<QueryRunner, 'isTransactionActive'> & { isTransactionActive: boolean; transactionDepth: number };
 
@@ -50,12 +57,8 @@ export class Db {
    */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
     const tx = als.getStore();
-    const sent = tx ? tx.client.query(sql, params) : this.pool.query(sql, params);
-    return (sent as Promise<QueryResult>).then(
+    return send(tx ? tx.client : this.pool, sql, params).then(
       (raw) => (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T[],
-      (err: unknown) => {
-        throw new QueryFailedError(sql, params, err as Error);
-      },
     );
   }
 
@@ -82,7 +85,7 @@ export class Db {
     const qr = this.dataSource.createQueryRunner() as unknown as TxQueryRunner;
     const client = (await qr.connect()) as PoolClient;
     // not awaited: it goes out with the transaction's first statement
-    const begin = client.query('BEGIN');
+    const begin = send(client, 'BEGIN');
     begin.catch(() => undefined);
     qr.isTransactionActive = true;
     qr.transactionDepth = 1;
@@ -94,11 +97,11 @@ export class Db {
         await begin;
       } catch (err) {
         await Promise.allSettled([begin, ...ctx.pending]);
-        await client.query('ROLLBACK').catch(() => undefined);
+        await send(client, 'ROLLBACK').catch(() => undefined);
         throw err;
       }
       // a statement that failed aborted the transaction, and Postgres answers this COMMIT with a rollback
-      const commit = client.query('COMMIT');
+      const commit = send(client, 'COMMIT');
       const settled = await Promise.allSettled([...ctx.pending, commit]);
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) throw failed.reason;

@@ -94,6 +94,19 @@ describe('database layer', () => {
       expect((await db.query<{ v: number }>(`SELECT v FROM test_tx ORDER BY v`)).map((r) => r.v)).toEqual([4, 5]);
     });
 
+    it('an error raised at COMMIT (a deferred constraint) is a QueryFailedError too, so it maps to its 4xx', async () => {
+      const db = t.app.get(Db);
+      await db.query(`CREATE TABLE test_deferred (v int UNIQUE DEFERRABLE INITIALLY DEFERRED)`);
+      const err = await db
+        .transaction(async () => {
+          await db.query(`INSERT INTO test_deferred VALUES ($1), ($1)`, [1]);
+        })
+        .catch((e: unknown) => e);
+      expect((err as { name: string }).name).toBe('QueryFailedError');
+      expect((err as { driverError: { code: string } }).driverError.code).toBe('23505');
+      expect(await db.query(`SELECT v FROM test_deferred`)).toEqual([]);
+    });
+
     it('answers UPDATE and DELETE as [rows, rowCount] and other statements as rows', async () => {
       const db = t.app.get(Db);
       await db.query(`CREATE TABLE test_shape (v int)`);
