@@ -122,6 +122,18 @@ describe('database layer', () => {
       expect(inTx).toEqual([{ mode: 'force_custom_plan' }]);
     });
 
+    it('runs sessions in UTC and reads timestamps to the millisecond, whatever the server default', async () => {
+      const db = t.app.get(Db);
+      const [row] = await db.query<{ tz: string; at: Date; plain: Date; offset: Date }>(
+        `SELECT current_setting('TimeZone') AS tz, '2026-03-01 00:00:00.1239+00'::timestamptz AS at,
+                '2026-03-01 00:00:00+00'::timestamptz AS plain, '2026-02-28 19:00:00.5-05'::timestamptz AS offset`,
+      );
+      expect(row.tz).toBe('UTC');
+      expect(row.at.toISOString()).toBe('2026-03-01T00:00:00.123Z');
+      expect(row.plain.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+      expect(row.offset.toISOString()).toBe('2026-03-01T00:00:00.500Z');
+    });
+
     it('a cost event lets its own transaction use generic plans, and the connection goes back to custom plans', async () => {
       const db = t.app.get(Db);
       const c = await createCompany(t);
