@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import { AppConfig } from './config/app-config';
@@ -11,12 +11,8 @@ export function loggerOptions(config: AppConfig): Params {
     forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
     pinoHttp: {
       level: config.logLevel,
-      genReqId: (req: IncomingMessage, res: ServerResponse) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
+      // the HTTP layer assigns the id (requestId) and answers it in X-Request-Id; this is a fallback
+      genReqId: requestId,
       redact: {
         paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', 'req.headers["x-service-run-id"]'],
         censor: '[redacted]',
@@ -28,6 +24,12 @@ export function loggerOptions(config: AppConfig): Params {
       ...(pretty ? { transport: { target: 'pino-pretty', options: { singleLine: true } } } : {}),
     },
   };
+}
+
+/** A request's id: the caller's X-Request-Id when it is a plain token, else a fresh UUID. */
+export function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(given) ? given : randomUUID();
 }
 
 /** Tokens that travel in paths (invite tokens, `/api/invites/{token}`) and JWTs, masked; query strings dropped. */

@@ -76,6 +76,55 @@ describe('system: health, identity, discovery, errors', () => {
       const res = await t.http.post('/api/companies').set('Content-Type', 'application/json').send('[1,2]');
       expect(res.status).toBe(400);
     });
+
+    it('reads only objects and arrays as JSON bodies; an empty body is {}', async () => {
+      for (const text of ['123', '"name"', 'null', 'true']) {
+        const res = await t.http.post('/api/companies').set('Content-Type', 'application/json').send(text).expect(400);
+        expect(res.body.code).toBe('malformed_json');
+      }
+      const empty = await t.http.post('/api/companies').set('Content-Type', 'application/json').send('').expect(400);
+      expect(empty.body.code).toBe('validation_failed');
+    });
+
+    it('refuses prototype keys in JSON bodies', async () => {
+      const res = await t.http.post('/api/companies').set('Content-Type', 'application/json').send('{"name":"P","__proto__":{"admin":true}}').expect(400);
+      expect(res.body.code).toBe('malformed_json');
+    });
+
+    it('answers a body over 1 MiB with 413 and writes nothing', async () => {
+      const name = `Huge ${'x'.repeat(1024 * 1024)}`;
+      const res = await t.http.post('/api/companies').send({ name }).expect(413);
+      expect(res.body.code).toBe('payload_too_large');
+      const list = await t.http.get('/api/companies').expect(200);
+      expect(list.body.some((c: { name: string }) => c.name.startsWith('Huge'))).toBe(false);
+    });
+
+    it('answers a body of another media type with 415', async () => {
+      const res = await t.http.post('/api/companies').set('Content-Type', 'text/plain').send('name=x').expect(415);
+      expect(res.body.code).toBe('unsupported_media_type');
+    });
+
+    it('ignores a trailing slash and keeps the query string out of error messages', async () => {
+      await t.http.get('/api/health/').expect(200);
+      const res = await t.http.get('/api/no-such-route?token=secret').expect(404);
+      expect(res.body.error).toBe('Route not found: GET /api/no-such-route');
+    });
+
+    it('answers malformed URLs in the error shape without echoing the path', async () => {
+      const bad = await t.http.get('/api/issues/%E0%A4%A').expect(400);
+      expect(bad.body).toEqual({ error: 'Malformed URL (invalid percent-encoding)', code: 'bad_request' });
+      // a long parameter still reaches the route (its answer names what was wrong) ...
+      const long = await t.http.get(`/api/issues/${'a'.repeat(300)}`).expect(404);
+      expect(long.body.code).toBe('not_found');
+      // ... up to 2 KiB
+      const huge = await t.http.get(`/api/invites/svc_iv_${'a'.repeat(3000)}`).expect(414);
+      expect(huge.body).toEqual({ error: 'A path parameter is too long', code: 'uri_too_long' });
+    });
+
+    it('gives each request a fresh id when the given one is not a plain token', async () => {
+      const res = await t.http.get('/api/health').set('X-Request-Id', 'bad id with spaces').expect(200);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    });
   });
 });
 

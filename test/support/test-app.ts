@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -11,7 +11,7 @@ import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { withDatabase } from './global-setup';
 
 export interface TestApp {
-  app: NestExpressApplication;
+  app: NestFastifyApplication;
   http: ReturnType<typeof request>;
   config: AppConfig;
   dataSource: DataSource;

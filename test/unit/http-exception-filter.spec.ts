@@ -7,23 +7,28 @@ import { HttpExceptionFilter } from '../../src/common/errors/http-exception.filt
 describe('HttpExceptionFilter', () => {
   function run(exception: unknown) {
     const res = { statusCode: 0, body: undefined as unknown, headersSent: false };
+    // the parts of a Fastify reply the filter uses
     const response = {
-      get headersSent() {
-        return res.headersSent;
+      sent: false,
+      raw: {
+        get headersSent() {
+          return res.headersSent;
+        },
+        end: () => undefined,
       },
       status(code: number) {
         res.statusCode = code;
         return this;
       },
-      json(body: unknown) {
+      header() {
+        return this;
+      },
+      send(body: unknown) {
         res.body = body;
         return this;
       },
-      end() {
-        return this;
-      },
     };
-    const request = { id: 'req-42', method: 'POST', originalUrl: '/api/x', path: '/api/x' };
+    const request = { id: 'req-42', method: 'POST', originalUrl: '/api/x', url: '/api/x' };
     const host = { switchToHttp: () => ({ getResponse: () => response, getRequest: () => request }) } as unknown as ArgumentsHost;
     new HttpExceptionFilter().catch(exception, host);
     return res;

@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 
 export interface ActivityContext {
   req: Request;

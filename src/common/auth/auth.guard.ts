@@ -33,7 +33,7 @@ export class AuthGuard implements CanActivate {
     }
     const rule = this.reflector.getAllAndOverride<AuthorizeOptions>(AUTHORIZE_KEY, targets);
     if (!rule) {
-      this.logger.error(`route ${req.method} ${req.route?.path} declares no callers; refused`);
+      this.logger.error(`route ${req.method} ${req.routeOptions?.url} declares no callers; refused`);
       throw forbidden('This route declares no callers');
     }
     const actor = await this.resolveActor(req);
@@ -48,7 +48,7 @@ export class AuthGuard implements CanActivate {
     if (rule.runBound && (actor.kind !== 'agent' || !actor.runId)) {
       throw forbidden('This route requires an agent credential backed by a live heartbeat run', { code: 'run_required' });
     }
-    const companyId = req.params?.companyId as string | undefined;
+    const companyId = (req.params as Record<string, string> | undefined)?.companyId;
     if (companyId !== undefined) await this.companies.assertCompanyAccess(actor, companyId);
     return true;
   }

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryFailedError } from 'typeorm';
 import { DomainError } from './domain-error';
 
@@ -34,16 +34,6 @@ const STATUS_CODES: Record<number, string> = {
   429: 'too_many_requests',
 };
 
-/** body-parser failures, turned into domain errors before Nest maps them to a bare 400. */
-export function bodyParserError(err: { type?: string; message?: string }): DomainError | undefined {
-  if (err?.type === 'entity.parse.failed') return new DomainError(400, 'malformed_json', 'Malformed JSON body');
-  if (err?.type === 'entity.too.large') return new DomainError(413, 'payload_too_large', 'Request body too large');
-  if (err?.type === 'encoding.unsupported' || err?.type === 'charset.unsupported') {
-    return new DomainError(415, 'unsupported_media_type', err.message ?? 'Unsupported encoding');
-  }
-  return undefined;
-}
-
 /** The one place errors become HTTP answers: always JSON, never a stack trace or SQL. */
 @Catch()
 export class HttpExceptionFilter implements ExceptionFilter {
@@ -51,8 +41,8 @@ export class HttpExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const res = ctx.getResponse<Response>();
-    const req = ctx.getRequest<Request & { id?: string }>();
+    const res = ctx.getResponse<FastifyReply>();
+    const req = ctx.getRequest<FastifyRequest>();
     const [status, body] = this.toBody(exception, req);
     if (status >= 500) {
       this.logger.error(
@@ -61,14 +51,14 @@ export class HttpExceptionFilter implements ExceptionFilter {
       );
       body.requestId = req.id;
     }
-    if (res.headersSent) {
-      res.end();
+    if (res.sent || res.raw.headersSent) {
+      res.raw.end();
       return;
     }
-    res.status(status).json(body);
+    void res.status(status).header('Content-Type', 'application/json; charset=utf-8').send(body);
   }
 
-  private toBody(exception: unknown, req: Request): [number, ErrorBody] {
+  private toBody(exception: unknown, req: FastifyRequest): [number, ErrorBody] {
     if (exception instanceof DomainError) {
       return [exception.status, { error: exception.message, code: exception.code, ...exception.extra }];
     }
@@ -81,16 +71,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
         message = Array.isArray(m) ? m.join('; ') : String(m);
       }
       if (status === 404 && /^Cannot (GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)/.test(message)) {
-        return [404, { error: `Route not found: ${req.method} ${req.path}`, code: 'route_not_found' }];
+        return [404, { error: `Route not found: ${req.method} ${req.url.split('?')[0]}`, code: 'route_not_found' }];
       }
       return [status, { error: message, code: STATUS_CODES[status] ?? (status >= 500 ? 'internal_error' : 'error') }];
     }
     const e = exception as { type?: string; status?: number; statusCode?: number; code?: string; message?: string; name?: string };
-    // multer
-    if (e?.name === 'MulterError') {
-      if (e.code === 'LIMIT_FILE_SIZE') return [413, { error: 'File too large', code: 'file_too_large' }];
-      return [400, { error: `Invalid upload: ${e.message}`, code: 'invalid_upload' }];
-    }
     if (exception instanceof QueryFailedError) {
       const pg = (exception as QueryFailedError & { driverError?: { code?: string } }).driverError;
       const mapped = pg?.code ? PG_ERRORS[pg.code] : undefined;

@@ -1,38 +1,70 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import multer from 'multer';
+import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import { AppConfig } from '../../config/app-config';
-import { badRequest } from '../errors/domain-error';
+import { badRequest, DomainError } from '../errors/domain-error';
 
-export type UploadedFile = Express.Multer.File;
+/** A file read from a multipart body into memory. */
+export interface UploadedFile {
+  fieldname: string;
+  originalname: string;
+  mimetype: string;
+  size: number;
+  buffer: Buffer;
+}
+
+type UploadRequest = FastifyRequest & { uploadedFile?: UploadedFile };
+
+const invalidUpload = (message: string) => badRequest(`Invalid upload: ${message}`, {}, 'invalid_upload');
+
+/** The multipart reader's errors (@fastify/multipart, busboy) as our answers. */
+function uploadError(err: unknown): unknown {
+  if (err instanceof DomainError) return err;
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'FST_REQ_FILE_TOO_LARGE') return new DomainError(413, 'file_too_large', 'File too large');
+  if (e?.code === 'FST_FILES_LIMIT') return invalidUpload('only one file may be sent');
+  if (e?.code === 'FST_PARTS_LIMIT' || e?.code === 'FST_FIELDS_LIMIT') return invalidUpload('too many fields');
+  return invalidUpload(e?.message ?? 'malformed multipart body');
+}
 
 /**
  * Parses a multipart body holding exactly one part named `file` into memory, within the
- * configured size limit. More than one file, another file field, or no file at all: 400.
+ * configured size limit; text fields become the request body (for the route's DTO). More than one
+ * file, another file field, or no file at all: 400. Read the file with `@UploadedFile()`.
  */
 @Injectable()
 export class SingleFileUploadInterceptor implements NestInterceptor {
-  private readonly upload: ReturnType<ReturnType<typeof multer>['single']>;
-
-  constructor(config: AppConfig) {
-    this.upload = multer({
-      storage: multer.memoryStorage(),
-      limits: { fileSize: config.maxUploadBytes, files: 1, fields: 20, parts: 22 },
-    }).single('file');
-  }
+  constructor(private readonly config: AppConfig) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const req = ctx.switchToHttp().getRequest<Request>();
-    const res = ctx.switchToHttp().getResponse<Response>();
-    if (!req.is('multipart/form-data')) throw badRequest('Expected a multipart/form-data body with one `file` part', {}, 'invalid_upload');
-    await new Promise<void>((resolve, reject) => this.upload(req, res, (err: unknown) => (err ? reject(err) : resolve())));
-    const file = (req as Request & { file?: UploadedFile }).file;
+    const req = ctx.switchToHttp().getRequest<UploadRequest>();
+    if (!req.isMultipart()) throw badRequest('Expected a multipart/form-data body with one `file` part', {}, 'invalid_upload');
+    const fields: Record<string, string> = {};
+    let file: UploadedFile | undefined;
+    try {
+      const limits = { fileSize: this.config.maxUploadBytes, files: 1, fields: 20, parts: 22 };
+      for await (const part of req.parts({ limits })) {
+        if (part.type === 'field') {
+          fields[part.fieldname] = String(part.value);
+          continue;
+        }
+        if (part.fieldname !== 'file') throw invalidUpload(`unexpected file field \`${part.fieldname}\``);
+        const buffer = await part.toBuffer();
+        file = { fieldname: part.fieldname, originalname: part.filename, mimetype: part.mimetype, size: buffer.length, buffer };
+      }
+    } catch (err) {
+      throw uploadError(err);
+    }
     if (!file) throw badRequest('A `file` part is required', { field: 'file' }, 'invalid_upload');
     if (file.size === 0) throw badRequest('The file is empty', { field: 'file' }, 'empty_file');
+    req.body = fields;
+    req.uploadedFile = file;
     return next.handle();
   }
 }
+
+/** The file SingleFileUploadInterceptor read. */
+export const UploadedFile = createParamDecorator((_: unknown, ctx: ExecutionContext) => ctx.switchToHttp().getRequest<UploadRequest>().uploadedFile);
 
 /** Does a content type match an allowed list of MIME types and `type/*` patterns? */
 export function contentTypeAllowed(contentType: string, allowed: string[]): boolean {

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply as Response } from 'fastify';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
@@ -84,11 +84,11 @@ export class InvitesController {
     const invite = await this.invites.resolve(token);
     const asset = invite.company_logo_asset_id ? await this.assets.findInCompany(invite.company_id, invite.company_logo_asset_id) : null;
     if (!asset) throw notFound('Logo');
-    res.setHeader('Content-Type', asset.contentType);
-    res.setHeader('Content-Length', String(asset.byteSize));
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
-    this.assets.read(asset).on('error', () => res.destroy()).pipe(res);
+    res.header('Content-Type', asset.contentType);
+    res.header('Content-Length', String(asset.byteSize));
+    res.header('X-Content-Type-Options', 'nosniff');
+    res.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    await res.send(this.assets.read(asset));
   }
 
   /** Onboarding material as JSON: company, steps, endpoints and request bodies. */

@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply as Response } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { SingleFileUploadInterceptor, type UploadedFile as UploadedFileType } from '../../common/http/file-upload';
+import { SingleFileUploadInterceptor, UploadedFile, type UploadedFile as UploadedFileType } from '../../common/http/file-upload';
 import { StorageService } from '../storage/storage.service';
 import { AttachmentRow, effectiveContentType, isInlineCapable } from './attachment.types';
 import { AttachmentsService } from './attachments.service';
@@ -57,19 +57,18 @@ export class AttachmentsController {
     const size = a.byte_size;
     const r = parseRange(range, size);
     if (r.kind === 'unsatisfiable') {
-      res.status(416).setHeader('Content-Range', `bytes */${size}`);
+      res.status(416).header('Content-Range', `bytes */${size}`).header('Content-Type', 'application/json; charset=utf-8');
       res.removeHeader('Content-Disposition');
-      res.json({ error: 'Range not satisfiable', code: 'range_not_satisfiable', size });
+      await res.send({ error: 'Range not satisfiable', code: 'range_not_satisfiable', size });
       return;
     }
     const stream = this.storage.read(a.storage_key, r.kind === 'partial' ? r : undefined);
     if (r.kind === 'partial') {
-      res.status(206).setHeader('Content-Range', `bytes ${r.start}-${r.end}/${size}`);
-      res.setHeader('Content-Length', String(r.end - r.start + 1));
+      res.status(206).header('Content-Range', `bytes ${r.start}-${r.end}/${size}`).header('Content-Length', String(r.end - r.start + 1));
     } else {
-      res.status(200).setHeader('Content-Length', String(size));
+      res.status(200).header('Content-Length', String(size));
     }
-    stream.on('error', () => res.destroy()).pipe(res);
+    await res.send(stream);
   }
 
   /** Board callers or the uploader. */
@@ -81,12 +80,12 @@ export class AttachmentsController {
 
   private setHeaders(res: Response, a: AttachmentRow, download: boolean): void {
     const type = effectiveContentType(a.content_type, a.original_filename);
-    res.setHeader('Content-Type', type);
-    res.setHeader('Accept-Ranges', 'bytes');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Cache-Control', 'private, max-age=300');
-    res.setHeader('ETag', `"${a.sha256}"`);
-    res.setHeader('Content-Disposition', contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.original_filename));
-    if (type.split(';')[0].trim().toLowerCase() === 'image/svg+xml') res.setHeader('Content-Security-Policy', SVG_CSP);
+    res.header('Content-Type', type);
+    res.header('Accept-Ranges', 'bytes');
+    res.header('X-Content-Type-Options', 'nosniff');
+    res.header('Cache-Control', 'private, max-age=300');
+    res.header('ETag', `"${a.sha256}"`);
+    res.header('Content-Disposition', contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.original_filename));
+    if (type.split(';')[0].trim().toLowerCase() === 'image/svg+xml') res.header('Content-Security-Policy', SVG_CSP);
   }
 }

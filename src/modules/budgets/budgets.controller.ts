@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply as Response } from 'fastify';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';

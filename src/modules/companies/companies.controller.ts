@@ -1,10 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { SingleFileUploadInterceptor, UploadedFile as File } from '../../common/http/file-upload';
+import { SingleFileUploadInterceptor, UploadedFile, type UploadedFile as File } from '../../common/http/file-upload';
 import { CompaniesService } from './companies.service';
 import {
   AssetResponseDto, BrandingDto, CompanyResponseDto, CompanyStatsDto, CreateCompanyDto, ListCompaniesQueryDto, UpdateCompanyDto,

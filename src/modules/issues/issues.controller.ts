@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply as Response } from 'fastify';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor, AgentActor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
@@ -40,7 +40,7 @@ export class IssuesController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<IssueResponseDto[]> {
     const page = await this.lists.list(actor, companyId, q);
-    if (page.nextCursor) res.setHeader('X-Next-Cursor', page.nextCursor);
+    if (page.nextCursor) res.header('X-Next-Cursor', page.nextCursor);
     return page.items;
   }
 

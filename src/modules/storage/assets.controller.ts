@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply as Response } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
@@ -18,13 +18,13 @@ export class AssetsController {
   @ApiOkResponse({ description: 'asset bytes' })
   async content(@CurrentActor() actor: Actor, @Param('assetId') assetId: string, @Res() res: Response): Promise<void> {
     const asset = await this.assets.getForActor(actor, assetId);
-    res.setHeader('Content-Type', asset.contentType);
-    res.setHeader('Content-Length', String(asset.byteSize));
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Cache-Control', 'private, max-age=300');
+    res.header('Content-Type', asset.contentType);
+    res.header('Content-Length', String(asset.byteSize));
+    res.header('X-Content-Type-Options', 'nosniff');
+    res.header('Cache-Control', 'private, max-age=300');
     if (asset.contentType === 'image/svg+xml') {
-      res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+      res.header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
     }
-    this.assets.read(asset).on('error', () => res.destroy()).pipe(res);
+    await res.send(this.assets.read(asset));
   }
 }

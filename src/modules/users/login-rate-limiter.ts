@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 
@@ -44,7 +44,7 @@ export class LoginRateLimiter {
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
-export const clientIp = (req: Request) => req.ip ?? 'unknown';
+export const clientIp = (req: FastifyRequest) => req.ip ?? 'unknown';
 
 /** Route guard of sign-in: guards run before the transaction interceptor, so the count commits on its own. */
 @Injectable()
@@ -52,7 +52,7 @@ export class LoginRateLimitGuard implements CanActivate {
   constructor(private readonly limiter: LoginRateLimiter) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    const req = ctx.switchToHttp().getRequest<Request>();
+    const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     const email = (req.body as { email?: unknown } | undefined)?.email;
     // a malformed body is the validation pipe's to reject
     if (typeof email !== 'string') return true;
@@ -60,7 +60,7 @@ export class LoginRateLimitGuard implements CanActivate {
       await this.limiter.hit(normalizeEmail(email), clientIp(req));
     } catch (err) {
       if (err instanceof DomainError && err.status === 429) {
-        ctx.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(err.extra.retryAfterSec));
+        ctx.switchToHttp().getResponse<FastifyReply>().header('Retry-After', String(err.extra.retryAfterSec));
       }
       throw err;
     }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest as Request } from 'fastify';
 import type { BoardActor } from '../../common/auth/actor';
 import type { CredentialResolver } from '../../common/auth/auth-registry';
 import { sha256Hex, tokenKind } from '../../common/auth/tokens';
