@@ -57,17 +57,17 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     migrationsRun: false,
     logging: false,
     // pipeline: statements sent together share a round trip (see Db). Client: hot statements are prepared
-    // once per connection (parsed once), and planned for their actual parameters every time: a generic
-    // plan, which Postgres would otherwise switch to after five runs, can be far slower for skewed data
-    // (a search matching most issues ran 2.5 times slower with it). Sessions run in UTC: spend windows are
-    // UTC calendar months, and timestamps then arrive in the one form the fast parser reads (type-parsers.ts)
+    // once per connection, so Postgres parses them once and, after five runs, may keep a generic plan
+    // (planning cost as much as executing for the issue list); statements whose plan depends on their
+    // values opt out (Db.query's `prepare: false`). Sessions run in UTC: spend windows are UTC calendar
+    // months, and timestamps then arrive in the one form the fast parser reads (type-parsers.ts)
     extra: {
       max: poolSize,
       application_name: 'agent-orchestration-service',
       pipeline: true,
       Client: preparingClientClass(),
       types: poolTypes,
-      options: '-c plan_cache_mode=force_custom_plan -c TimeZone=UTC',
+      options: '-c TimeZone=UTC',
     },
   };
 }

@@ -99,9 +99,6 @@ export class CostEventsService {
     if (unpriced && dto.costCents) throw unprocessable('An unpriced event carries no cost; omit costCents', 'unpriced_with_cost', { field: 'costCents' });
     // the reference check and the insert go out on one round trip; a bad reference fails the request and
     // the request's transaction drops the insert with it
-    // this transaction's statements depend on ids only, not on data skew: their generic plans (which
-    // Postgres picks after five runs) are as good as custom ones and save planning on every event
-    const planMode = this.db.query('SET LOCAL plan_cache_mode = auto');
     const references = this.references(companyId, dto, runId);
     const insert = this.db.query<CostEventRow>(
       `INSERT INTO cost_events (company_id, agent_id, issue_id, project_id, goal_id, heartbeat_run_id, provider, model, biller,
@@ -132,8 +129,7 @@ export class CostEventsService {
         actor.kind === 'agent' ? actor.agentId : actor.userId,
       ],
     );
-    const [mode, checked, inserted] = await Promise.allSettled([planMode, references, insert]);
-    if (mode.status === 'rejected') throw mode.reason;
+    const [checked, inserted] = await Promise.allSettled([references, insert]);
     if (checked.status === 'rejected') throw checked.reason;
     assertReferences(checked.value);
     if (inserted.status === 'rejected') throw inserted.reason;

@@ -96,7 +96,9 @@ export class IssueListService {
     } else {
       const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
       const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
-      const lim = p(limit);
+      // the limit is written into the statement: with a parameter there, Postgres costs a generic plan
+      // as if 10% of the company's issues came back and keeps re-planning every execution instead
+      const lim = String(limit);
       if (cursor.i) {
         // keyset continuation as two index range scans: the rest of the cursor's priority band, then
         // the lower priorities (an OR of both would scan the index from its start)
@@ -114,9 +116,11 @@ export class IssueListService {
     }
     // labels and blockers of the page in the same round trip
     const order = `${search ? 'page.score DESC, ' : ''}page.priority_rank, page.created_at DESC, page.id DESC`;
+    // a search is planned for its terms every time: how many issues a term matches decides the plan
     const rows = await this.db.query<IssueRow & IssueSets & { priority_rank?: number; cursor_at?: string }>(
       `SELECT page.*, ${issueSetsSql('page')} FROM (${sql}) page ORDER BY ${order}`,
       params,
+      { prepare: !search },
     );
     let nextCursor: string | null = null;
     if (rows.length === limit) {

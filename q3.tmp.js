@@ -1,0 +1,11 @@
+const { Client } = require('pg');
+const { issueColumns } = require('./dist/src/modules/issues/issue.types');
+const { issueSetsSql } = require('./dist/src/modules/issues/issue-store.service');
+(async () => { const c = new Client({ connectionString: require('fs').readFileSync('/tmp/issues-db-url','utf8').trim() }); await c.connect();
+const C = require('/tmp/seed.json').companyId;
+const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
+const inner = `SELECT ${cols} FROM issues i WHERE i.company_id = $1 AND i.hidden_at IS NULL AND i.origin_kind <> 'routine_execution' ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT $2`;
+const sql = `SELECT page.*, ${issueSetsSql('page')} FROM (${inner}) page ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`;
+const r = await c.query('EXPLAIN (ANALYZE, BUFFERS) ' + sql, [C, 50]); console.log(r.rows.map(x=>x['QUERY PLAN']).join('\n'));
+const i = await c.query(`SELECT indexdef FROM pg_indexes WHERE tablename IN ('issue_labels','issue_relations')`); console.log(i.rows.map(x=>x.indexdef).join('\n'));
+await c.end(); })();

@@ -1,0 +1,15 @@
+const { Client } = require('pg');
+const { issueColumns } = require('./dist/src/modules/issues/issue.types');
+const { issueSetsSql } = require('./dist/src/modules/issues/issue-store.service');
+(async () => { const c = new Client({ connectionString: require('fs').readFileSync('/tmp/issues-db-url','utf8').trim() }); await c.connect();
+const C = require('/tmp/seed.json').companyId;
+const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
+const inner = `SELECT ${cols} FROM issues i WHERE i.company_id = $1 AND i.hidden_at IS NULL AND i.origin_kind <> 'routine_execution' ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT $2`;
+const sql = `SELECT page.*, ${issueSetsSql('page')} FROM (${inner}) page ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`;
+for (let i = 0; i < 20; i++) await c.query({ name: 'l', text: sql, values: [C, 50] });
+console.log((await c.query(`SELECT generic_plans, custom_plans FROM pg_prepared_statements`)).rows);
+await c.query('SET plan_cache_mode = force_generic_plan');
+const r = await c.query(`EXPLAIN EXECUTE l('${C}', 50)`); console.log(r.rows.slice(0,6).map(x=>x['QUERY PLAN']).join('\n'));
+await c.query('SET plan_cache_mode = force_custom_plan');
+const r2 = await c.query(`EXPLAIN EXECUTE l('${C}', 50)`); console.log(r2.rows.slice(0,6).map(x=>x['QUERY PLAN']).join('\n'));
+await c.end(); })();
