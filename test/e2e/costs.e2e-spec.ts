@@ -122,10 +122,15 @@ describe('costs', () => {
       expect(res.body.code).toBe('agent_not_in_company');
       await reportCost(t, c.id, unknownId(), 10).expect(422);
       const foreignProject = await insertProject(t, other.id);
-      await reportCost(t, c.id, a.id, 10, { projectId: foreignProject.id }).expect(422);
-      await reportCost(t, c.id, a.id, 10, { goalId: unknownId() }).expect(422);
+      const field = async (extra: Record<string, unknown>) => (await reportCost(t, c.id, a.id, 10, extra).expect(422)).body.field;
+      expect(await field({ projectId: foreignProject.id })).toBe('projectId');
+      expect(await field({ goalId: unknownId() })).toBe('goalId');
       const foreignRun = await insertRun(t, foreign);
-      await reportCost(t, c.id, a.id, 10, { heartbeatRunId: foreignRun.id }).expect(422);
+      expect(await field({ heartbeatRunId: foreignRun.id })).toBe('heartbeatRunId');
+      // one bad reference among good ones is still found
+      const ownProject = await insertProject(t, c.id);
+      const ownRun = await insertRun(t, a);
+      expect(await field({ projectId: ownProject.id, heartbeatRunId: ownRun.id, goalId: unknownId() })).toBe('goalId');
       const s = await t.http.get(`/api/companies/${c.id}/costs/summary`).expect(200);
       expect(s.body.spendCents).toBe(0);
       // the insert travels with the reference check; the failed request's transaction dropped it

@@ -170,12 +170,18 @@ export class CostEventsService {
 
   /** Whether the agent, and any project, goal or run named, belong to the company. */
   private async references(companyId: string, dto: CreateCostEventDto, runId: string | null): Promise<References> {
+    // only the references the event names are looked up, without NULL parameters: a statement like
+    // `$3 IS NULL OR EXISTS (...)` was planned anew for every event (a plan for a NULL drops the lookup,
+    // so Postgres never settled on one generic plan)
+    const params: unknown[] = [companyId, dto.agentId];
+    const lookup = (value: string | null | undefined, name: keyof References, sql: (p: string) => string) =>
+      value ? `${sql(`$${params.push(value)}`)} AS ${name}` : `true AS ${name}`;
     const [r] = await this.db.query<References>(
       `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $2 AND company_id = $1) AS agent,
-              ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM projects WHERE id = $3 AND company_id = $1)) AS project,
-              ($4::uuid IS NULL OR EXISTS (SELECT 1 FROM goals WHERE id = $4 AND company_id = $1)) AS goal,
-              ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM heartbeat_runs WHERE id = $5 AND company_id = $1 AND agent_id = $2)) AS run`,
-      [companyId, dto.agentId, dto.projectId ?? null, dto.goalId ?? null, runId],
+              ${lookup(dto.projectId, 'project', (p) => `EXISTS (SELECT 1 FROM projects WHERE id = ${p} AND company_id = $1)`)},
+              ${lookup(dto.goalId, 'goal', (p) => `EXISTS (SELECT 1 FROM goals WHERE id = ${p} AND company_id = $1)`)},
+              ${lookup(runId, 'run', (p) => `EXISTS (SELECT 1 FROM heartbeat_runs WHERE id = ${p} AND company_id = $1 AND agent_id = $2)`)}`,
+      params,
     );
     return r;
   }
