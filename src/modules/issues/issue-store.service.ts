@@ -112,7 +112,12 @@ export class IssueStore {
   /** Labels and blocker ids of a page of issues, in one query. */
   async setsOf(issueIds: string[]): Promise<Map<string, IssueSets>> {
     if (!issueIds.length) return new Map();
-    const rows = await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM unnest($1::uuid[]) AS x(id)`, [issueIds]);
+    // one issue (every single-issue answer) has its own statement: Postgres plans `unnest` of an array
+    // parameter for 100 elements, so a generic plan never won against one for a single id and the
+    // statement was planned anew on every request
+    const rows = issueIds.length === 1
+      ? await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM (SELECT $1::uuid AS id) AS x`, issueIds)
+      : await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM unnest($1::uuid[]) AS x(id)`, [issueIds]);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
