@@ -86,11 +86,12 @@ export class IssueListService {
     const search = q.q?.trim();
     let sql: string;
     if (search) {
-      // every match is scored with the filters applied and the sort keys read from the same row; only the
-      // page's ids are then fetched whole (fetching every match by id cost most of the time)
+      // each source scores its matches with the filters applied and the sort keys read from the same
+      // row; only the page's ids are then fetched whole (fetching every match by id cost most of the time)
       const order = 'ORDER BY score DESC, priority_rank, created_at DESC, id DESC';
       sql = `SELECT ${issueColumns('i')}, i.priority_rank, s.score FROM (
-          SELECT * FROM (${scoredMatches(search, where.join(' AND '), p)}) s ${order} LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}) s
+          SELECT id, sum(r) AS score, priority_rank, created_at FROM (${scoredMatches(search, where.join(' AND '), p)}) s
+           GROUP BY id, priority_rank, created_at ${order} LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}) s
         JOIN issues i ON i.id = s.id`;
     } else {
       const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
@@ -154,32 +155,28 @@ function touchedBy(u: string): string {
 }
 
 /**
- * `(id, score, priority_rank, created_at)` of the issues matching `q` that pass `filter` (over alias
- * `i`), each issue once: full text over the issue vector (title, identifier, description) and the
- * comment vectors, or the exact identifier. Score: exact identifier 100, plus the issue's text rank,
- * plus its best comment's rank. Text matches (GIN, or a scan when most issues match) carry the other
- * two sources' scores by a join with the few comment matches; issues found only by identifier or
- * comments are added apart. No match is grouped: summing per issue with a hash aggregate cost as
- * much as ranking for broad terms.
+ * `(id, r, priority_rank, created_at)` of the issues matching `q` that pass `filter` (over alias
+ * `i`): full text over the issue vector (title, identifier, description) and the comment vectors,
+ * or the exact identifier. Each source is read where its index finds it (GIN for text, the unique
+ * index for the identifier); scores add up per issue: exact identifier 100, plus the issue's text
+ * rank, plus its best comment's rank.
  */
 function scoredMatches(search: string, filter: string, p: (v: unknown) => string): string {
   const ident = p(search.toUpperCase());
   const keys = 'i.id, i.priority_rank, i.created_at';
-  const identScore = `CASE WHEN i.identifier = ${ident} THEN 100 ELSE 0 END`;
+  const sources = [`SELECT ${keys}, 100::real AS r FROM issues i WHERE i.identifier = ${ident} AND ${filter}`];
   const terms = prefixQuery(search);
-  if (!terms) return `SELECT ${keys}, 100::real AS score FROM issues i WHERE i.identifier = ${ident} AND ${filter}`;
-  const t = p(terms);
-  const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
-  return `WITH cm AS MATERIALIZED (
-      SELECT issue_id, max(ts_rank(search_vector, ${tsq})) AS r FROM issue_comments
-       WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id)
-    SELECT ${keys}, ts_rank(i.search_vector, ${tsq}) + ${identScore} + coalesce(cm.r, 0) AS score
-      FROM issues i LEFT JOIN cm ON cm.issue_id = i.id WHERE i.search_vector @@ ${tsq} AND ${filter}
-    UNION ALL
-    SELECT ${keys}, ${identScore} + coalesce(cm.r, 0)
-      FROM issues i LEFT JOIN cm ON cm.issue_id = i.id
-     WHERE i.id IN (SELECT id FROM issues WHERE identifier = ${ident} UNION SELECT issue_id FROM cm)
-       AND NOT (i.search_vector @@ ${tsq}) AND ${filter}`;
+  if (terms) {
+    const t = p(terms);
+    const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
+    sources.push(
+      `SELECT ${keys}, ts_rank(i.search_vector, ${tsq}) FROM issues i WHERE i.search_vector @@ ${tsq} AND ${filter}`,
+      `SELECT ${keys}, c.r FROM (SELECT issue_id, max(ts_rank(search_vector, ${tsq})) AS r FROM issue_comments
+          WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id) c
+        JOIN issues i ON i.id = c.issue_id WHERE ${filter}`,
+    );
+  }
+  return sources.join(' UNION ALL ');
 }
 
 /** Words of the query as prefix terms, all required: `fix log` -> `fix:* & log:*`. */
