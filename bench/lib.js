@@ -64,21 +64,29 @@ async function api(baseUrl, method, p, body, headers = {}) {
   return text ? JSON.parse(text) : undefined;
 }
 
-/** Runs autocannon and returns a one-line summary { name, reqPerSec, p50, p99, errors, non2xx }. */
-function load(name, opts) {
+function run(opts, duration) {
   return new Promise((resolve, reject) => {
-    autocannon({ connections: 10, duration: Number(process.env.BENCH_SECONDS ?? 5), ...opts }, (err, r) => {
-      if (err) return reject(err);
-      resolve({
-        name,
-        reqPerSec: Math.round(r.requests.average),
-        p50Ms: r.latency.p50,
-        p99Ms: r.latency.p99,
-        errors: r.errors,
-        non2xx: r.non2xx,
-      });
-    });
+    autocannon({ connections: 10, ...opts, duration }, (err, r) => (err ? reject(err) : resolve(r)));
   });
+}
+
+/**
+ * Runs autocannon and returns a one-line summary { name, reqPerSec, p50, p99, errors, non2xx }.
+ * A warm-up of BENCH_WARMUP seconds (default 2) runs first and is not counted: the first seconds of
+ * a route measure V8 compiling it and connections preparing their statements, not its steady state.
+ */
+async function load(name, opts) {
+  const warmup = Number(process.env.BENCH_WARMUP ?? 2);
+  if (warmup > 0) await run(opts, warmup);
+  const r = await run(opts, Number(process.env.BENCH_SECONDS ?? 5));
+  return {
+    name,
+    reqPerSec: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    errors: r.errors,
+    non2xx: r.non2xx,
+  };
 }
 
 module.exports = { startService, api, load };

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { SnakeNamingStrategy } from './naming-strategy';
-import { preparingClientClass } from './prepared-statements';
+import { MAX_PREPARED, PREPARE_AFTER, preparingClientClass } from './prepared-statements';
+import { coalescingClientClass } from './write-coalescing';
 import { poolTypes } from './type-parsers';
 
 // Entities and migrations are discovered by file name so that a new domain adds files, not registry lines.
@@ -59,13 +60,14 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     // pipeline: statements sent together share a round trip (see Db). Client: hot statements are prepared
     // once per connection, so Postgres parses them once and, after five runs, may keep a generic plan
     // (planning cost as much as executing for the issue list); statements whose plan depends on their
-    // values opt out (Db.query's `prepare: false`). Sessions run in UTC: spend windows are UTC calendar
+    // values opt out (Db.query's `prepare: false`); statements sent in one turn leave in one socket write
+    // (write-coalescing.ts). Sessions run in UTC: spend windows are UTC calendar
     // months, and timestamps then arrive in the one form the fast parser reads (type-parsers.ts)
     extra: {
       max: poolSize,
       application_name: 'agent-orchestration-service',
       pipeline: true,
-      Client: preparingClientClass(),
+      Client: preparingClientClass(PREPARE_AFTER, MAX_PREPARED, coalescingClientClass()),
       types: poolTypes,
       options: '-c TimeZone=UTC',
     },

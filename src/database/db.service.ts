@@ -77,16 +77,23 @@ export class Db {
    * Sends a statement of the current transaction without waiting for it: its result is awaited
    * together with the COMMIT, which follows it on the same round trip. If it fails the transaction
    * rolls back and the request fails. Outside a transaction it is simply awaited.
+   *
+   * `then` receives the statement's result once the transaction has committed (an after-commit hook:
+   * it runs before the transaction's caller continues, and its errors are logged, not thrown). Row
+   * locks the statement takes are so held only while Postgres runs it and the COMMIT, never while
+   * Node is busy with other requests.
    */
-  async sendWithCommit(statement: () => Promise<unknown>): Promise<void> {
+  async sendWithCommit<T>(statement: () => Promise<T>, then?: (result: T) => unknown): Promise<void> {
     const tx = als.getStore();
     if (!tx) {
-      await statement();
+      const result = await statement();
+      if (then) await then(result);
       return;
     }
     const p = statement();
     p.catch(() => undefined);
     tx.pending.push(p);
+    if (then) tx.afterCommit.push(async () => then(await p));
   }
 
   /** Runs fn in a transaction; nested calls join the outer one. After-commit hooks run once it commits. */

@@ -17,7 +17,7 @@ type QueryFn = (config: unknown, values?: unknown, callback?: unknown) => unknow
  * scripts) keeps the simple protocol, and a query config object (Db's `prepare: false`) stays unnamed. Statements seen fewer than PREPARE_AFTER times, and any beyond
  * MAX_PREPARED distinct texts, stay unnamed, which bounds what each connection keeps on the server.
  */
-export function preparingClientClass(prepareAfter = PREPARE_AFTER, maxPrepared = MAX_PREPARED): typeof Client {
+export function preparingClientClass(prepareAfter = PREPARE_AFTER, maxPrepared = MAX_PREPARED, baseClient: typeof Client = Client): typeof Client {
   const seen = new Map<string, number>();
   const names = new Map<string, string>();
 
@@ -36,8 +36,8 @@ export function preparingClientClass(prepareAfter = PREPARE_AFTER, maxPrepared =
     return name;
   };
 
-  const base = Client.prototype.query as unknown as QueryFn;
-  class PreparingClient extends Client {}
+  const base = baseClient.prototype.query as unknown as QueryFn;
+  class PreparingClient extends baseClient {}
   (PreparingClient.prototype as unknown as { query: QueryFn }).query = function (this: Client, config, values, callback) {
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
       const name = nameOf(config);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation';
 import { Db } from '../../src/database/db.service';
 import { BudgetGate } from '../../src/modules/budgets/budget-gate.service';
+import { BudgetWindowService } from '../../src/modules/budgets/budget-window.service';
 import { bearer, createCompany } from '../support/factories';
 import {
   agentRow, budgetOverview, companyRow, insertAgent, insertAgentKey, insertProject, insertRun, insertWakeup, reportCost, unknownId,
@@ -340,6 +341,25 @@ describe('budgets', () => {
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget', spent_monthly_cents: 1250 });
       expect((await companyRow(t, c.id)).spent_monthly_cents).toBe(1250);
       expect(cancellations).toHaveLength(1);
+    });
+
+    it('a limit reached by a committed event whose enforcement never ran is enforced by the budget sweep, once', async () => {
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id, { budgetMonthlyCents: 1000 });
+      await reportCost(t, c.id, a.id, 100).expect(201);
+      // what a process stopped between an event's commit and its enforcement leaves: a total over the limit, no incident
+      await t.dataSource.query(`UPDATE cost_usage SET billed_cents = 1200 WHERE scope_type = 'agent' AND scope_id = $1`, [a.id]);
+      expect(await incidents(c.id)).toHaveLength(0);
+      const sweep = () => t.app.get(BudgetWindowService).enforceOverdue();
+      await Promise.all([sweep(), sweep()]);
+      const rows = await t.dataSource.query(`SELECT kind, observed_amount FROM budget_incidents WHERE company_id = $1 ORDER BY kind`, [c.id]);
+      expect(rows.map((r: { kind: string; observed_amount: string }) => [r.kind, Number(r.observed_amount)])).toEqual([['hard', 1200], ['soft', 1200]]);
+      expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget' });
+      expect(cancellations.filter((x) => x.scope.companyId === c.id)).toHaveLength(1);
+      // nothing is left to sweep for this company
+      const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM budget_incidents WHERE company_id = $1`, [c.id]);
+      await sweep();
+      expect((await t.dataSource.query(`SELECT count(*)::int AS n FROM budget_incidents WHERE company_id = $1`, [c.id]))[0].n).toBe(n);
     });
 
     it('budgets tokens: a total_tokens policy stops zero-cent subscription usage', async () => {

@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, PoolClient } from 'pg';
 import { Db } from '../../src/database/db.service';
 import { preparingClientClass } from '../../src/database/prepared-statements';
 import { createCompany } from '../support/factories';
@@ -91,6 +91,57 @@ describe('database layer', () => {
         await db.sendWithCommit(() => db.query(`INSERT INTO test_tx VALUES ($1)`, [5]));
       });
       expect((await db.query<{ v: number }>(`SELECT v FROM test_tx ORDER BY v`)).map((r) => r.v)).toEqual([4, 5]);
+    });
+
+    it('hands the result of a statement sent with the commit to `then` once committed, and never after a rollback', async () => {
+      const db = t.app.get(Db);
+      await db.query(`CREATE TABLE test_then (v int)`);
+      const seen: Array<{ returned: number; committed: number }> = [];
+      const then = async (rows: Array<{ v: number }>) => {
+        // outside the transaction: another connection sees the row only if it has committed
+        const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM test_then WHERE v = $1`, [rows[0].v]);
+        seen.push({ returned: rows[0].v, committed: n });
+      };
+      await db.transaction(async () => {
+        await db.sendWithCommit(() => db.query<{ v: number }>(`INSERT INTO test_then VALUES ($1) RETURNING v`, [7]), then);
+        expect(seen).toEqual([]);
+      });
+      expect(seen).toEqual([{ returned: 7, committed: 1 }]);
+      await expect(
+        db.transaction(async () => {
+          await db.sendWithCommit(() => db.query<{ v: number }>(`INSERT INTO test_then VALUES ($1) RETURNING v`, [8]), then);
+          throw new Error('nope');
+        }),
+      ).rejects.toThrow('nope');
+      expect(seen).toHaveLength(1);
+    });
+
+    it('statements sent in one turn leave in one socket write', async () => {
+      const pool = (t.dataSource.driver as unknown as { master: { connect(): Promise<PoolClient> } }).master;
+      const client = await pool.connect();
+      try {
+        type Writer = (...a: unknown[]) => unknown;
+        const stream = (client as unknown as { connection: { stream: { _write: Writer; _writev: Writer } } }).connection.stream;
+        const original = { _write: stream._write, _writev: stream._writev };
+        let writes = 0;
+        for (const key of ['_write', '_writev'] as const) {
+          stream[key] = function (this: unknown, ...args: unknown[]) {
+            writes++;
+            return original[key].apply(this, args);
+          };
+        }
+        try {
+          const rows = await Promise.all([client.query('SELECT 1 AS a'), client.query('SELECT $1::int AS b', [2]), client.query('SELECT $1::int AS c', [3])]);
+          expect(rows.map((r) => r.rows[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
+          expect(writes).toBe(1);
+          await client.query('SELECT 4');
+          expect(writes).toBe(2);
+        } finally {
+          Object.assign(stream, original);
+        }
+      } finally {
+        client.release();
+      }
     });
 
     it('an error raised at COMMIT (a deferred constraint) is a QueryFailedError too, so it maps to its 4xx', async () => {

@@ -10,6 +10,9 @@ import type { BudgetScope } from './budget-windows';
 /** Agent statuses a budget hard stop moves to `paused` (terminated and pending ones stay as they are). */
 const PAUSABLE_AGENT = `('active','idle','running','error')`;
 
+/** The observed value at which a policy warns. */
+const warnThreshold = (p: PolicyObservation): number => Math.ceil((p.amount * p.warnPercent) / 100);
+
 export interface BudgetScopeKey {
   companyId: string;
   scopeType: BudgetScope;
@@ -38,11 +41,26 @@ export class BudgetEnforcementService {
     return opened;
   }
 
+  /**
+   * Enforcement of a committed cost event: the observations calling for an incident are evaluated
+   * in a transaction of their own (most events call for none and open no transaction).
+   */
+  async enforceCommitted(observations: PolicyObservation[], actor?: Actor): Promise<void> {
+    const due = observations.filter((p) => this.callsForIncident(p));
+    if (due.length) await this.db.transaction(() => this.evaluate(due, actor));
+  }
+
+  /** Whether the observed value has reached the warning (notifications on) or the limit (hard stop on). */
+  callsForIncident(p: PolicyObservation): boolean {
+    if (!p.isActive || p.amount <= 0) return false;
+    return (p.notifyEnabled && p.observed >= warnThreshold(p)) || (p.hardStopEnabled && p.observed >= p.amount);
+  }
+
   /** Opens the incidents a policy's observed value calls for (each at most once per window and amount). */
   async evaluatePolicy(p: PolicyObservation, actor?: Actor): Promise<BudgetIncidentRow[]> {
     if (!p.isActive || p.amount <= 0) return [];
     const opened: BudgetIncidentRow[] = [];
-    const warnAt = Math.ceil((p.amount * p.warnPercent) / 100);
+    const warnAt = warnThreshold(p);
     if (p.notifyEnabled && p.observed >= warnAt) {
       const soft = await this.openIncident(p, 'soft', warnAt);
       if (soft) opened.push(soft);

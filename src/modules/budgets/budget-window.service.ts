@@ -4,7 +4,8 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from './budget-enforcement.service';
-import { MAX_INT4, monthStartUtc } from './budget-windows';
+import { BudgetUsageService } from './budget-usage.service';
+import { LIFETIME_START, MAX_INT4, monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
 import { Clock } from './clock.service';
 
@@ -23,6 +24,7 @@ export class BudgetWindowService {
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly enforcement: BudgetEnforcementService,
+    private readonly usage: BudgetUsageService,
     private readonly activity: ActivityRecorder,
     private readonly config: AppConfig,
   ) {}
@@ -31,9 +33,43 @@ export class BudgetWindowService {
   async onTick(): Promise<void> {
     try {
       await this.tick();
+      await this.enforceOverdue();
     } catch (err) {
       this.logger.error(`budget window tick failed: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * Enforces the policies whose running total calls for an incident that none records. A cost event
+   * is enforced right after it commits; a process stopped in between leaves that to this sweep.
+   * Incidents are unique per policy, window, kind and amount, so instances sweeping together, or a
+   * sweep meeting a cost event's own enforcement, open each incident once. Returns the companies swept.
+   */
+  async enforceOverdue(): Promise<number> {
+    const companies = await this.db.query<{ company_id: string }>(
+      `SELECT DISTINCT p.company_id
+         FROM budget_policies p
+         JOIN cost_usage u ON u.scope_type = p.scope_type AND u.scope_id = p.scope_id AND u.window_kind = p.window_kind
+              AND u.window_start = CASE p.window_kind WHEN 'lifetime' THEN $2::timestamptz ELSE $1::timestamptz END
+         CROSS JOIN LATERAL (SELECT CASE p.metric WHEN 'billed_cents' THEN u.billed_cents
+                                                  ELSE u.input_tokens + u.cached_input_tokens + u.output_tokens END AS observed) o
+        WHERE p.is_active AND p.amount > 0 AND p.metric IN ('billed_cents', 'total_tokens')
+          AND ((p.notify_enabled AND o.observed >= ceil(p.amount * p.warn_percent / 100.0) AND NOT ${this.incidentOf('soft')})
+            OR (p.hard_stop_enabled AND o.observed >= p.amount AND NOT ${this.incidentOf('hard')}))`,
+      [monthStartUtc(this.clock.now()), LIFETIME_START],
+    );
+    for (const { company_id: companyId } of companies) {
+      await this.db.transaction(async () => {
+        const observed = await this.usage.observe(companyId, { activeOnly: true });
+        await this.enforcement.evaluate(observed.filter((p) => this.enforcement.callsForIncident(p)));
+      });
+    }
+    return companies.length;
+  }
+
+  private incidentOf(kind: 'soft' | 'hard'): string {
+    return `EXISTS (SELECT 1 FROM budget_incidents i WHERE i.policy_id = p.id AND i.window_start = u.window_start
+                       AND i.kind = '${kind}' AND i.budget_amount = p.amount)`;
   }
 
   /** Returns true when this call started the current month's window. */

@@ -137,7 +137,6 @@ export class CostEventsService {
     if (!row) return { event: await this.original(companyId, dto, runId), created: false };
 
     const event = toCostEventResponse(row);
-    // the activity record goes out with the accumulation, which takes the company's row locks (held until commit)
     await this.db.sendWithCommit(() => this.activity.record({
       companyId,
       action: 'cost.reported',
@@ -154,17 +153,26 @@ export class CostEventsService {
         heartbeatRunId: row.heartbeat_run_id,
       },
     }));
-    const observations = await this.usage.accumulate({
-      companyId,
-      agentId: row.agent_id,
-      projectId: row.project_id,
-      occurredAt: row.occurred_at,
-      costCents: row.cost_cents,
-      inputTokens: num(row.input_tokens),
-      cachedInputTokens: num(row.cached_input_tokens),
-      outputTokens: num(row.output_tokens),
-    });
-    await this.enforcement.evaluate(observations, actor);
+    // The accumulation takes the row locks every event of the company queues on (its running totals,
+    // the company and agent spend). It goes out with the activity record and the COMMIT, so those locks
+    // are held only while Postgres runs them, not while this process serves other requests. Its totals
+    // are exact (each event adds to the last committed one), so the policies it observes over a
+    // threshold are enforced once it has committed; incidents are unique per window and amount, and
+    // the budget tick sweeps for any an interrupted process left unenforced.
+    await this.db.sendWithCommit(
+      () =>
+        this.usage.accumulate({
+          companyId,
+          agentId: row.agent_id,
+          projectId: row.project_id,
+          occurredAt: row.occurred_at,
+          costCents: row.cost_cents,
+          inputTokens: num(row.input_tokens),
+          cachedInputTokens: num(row.cached_input_tokens),
+          outputTokens: num(row.output_tokens),
+        }),
+      (observations) => this.enforcement.enforceCommitted(observations, actor),
+    );
     return { event, created: true };
   }
 
