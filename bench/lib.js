@@ -89,4 +89,11 @@ async function load(name, opts) {
   };
 }
 
-module.exports = { startService, api, load };
+/** The service's database: DATABASE_URL, or the embedded cluster of the bench's data directory. */
+function databaseUrl(svc) {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  const pid = fs.readFileSync(path.join(svc.dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n');
+  return `postgres://service:service@127.0.0.1:${pid[3].trim()}/service`;
+}
+
+module.exports = { startService, api, load, databaseUrl };

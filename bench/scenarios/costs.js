@@ -1,17 +1,8 @@
 'use strict';
-const fs = require('node:fs');
-const path = require('node:path');
 const { Client } = require('pg');
-const { api, load } = require('../lib');
+const { api, databaseUrl, load } = require('../lib');
 
 const SEED_EVENTS = Number(process.env.BENCH_COST_EVENTS ?? 1_000_000);
-
-/** The service's database: DATABASE_URL, or the embedded cluster of the bench's data directory. */
-function databaseUrl(svc) {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const pid = fs.readFileSync(path.join(svc.dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n');
-  return `postgres://service:service@127.0.0.1:${pid[3].trim()}/service`;
-}
 
 /** Agents are inserted directly: the agents API is another module's. */
 async function insertAgents(db, companyId, n) {

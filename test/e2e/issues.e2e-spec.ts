@@ -193,24 +193,49 @@ describe('issues', () => {
       expect((await ids(c.id, { q: none.identifier.toLowerCase() }))[0]).toBe(none.id);
       expect(await ids(c.id, { q: 'nothin' })).toEqual([none.id]);
       expect(await ids(c.id, { q: '&|!:*' })).toEqual([]);
+      // quotes, backslashes and tsquery syntax are words, never query syntax
+      expect(await ids(c.id, { q: "it's \\ ' \\' :* a&b !x (y" })).toEqual([]);
+      expect((await ids(c.id, { q: `${tok}'s` })).sort()).toEqual([byTitle.id, byDesc.id, byComment.id].sort());
+      const badCursor = Buffer.from(JSON.stringify({ t: -1, o: 0 })).toString('base64url');
+      await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, cursor: badCursor }).expect(400);
       expect(await ids(c.id, { q: tok, status: 'done' })).toEqual([]);
     });
 
-    it('q: a match in text and comments outranks a text-only one; filters apply to every source; pages by cursor', async () => {
+    it('q: best match by tier (identifier, title, text, comment), priority order within a tier, each issue once; filters apply to every tier; pages by cursor across tiers', async () => {
       const c = await createCompany(t);
       const tok = `zr${randomUUID().slice(0, 8)}`;
-      const textOnly = await createIssue(t, c.id, { title: `${tok} alpha` });
-      const both = await createIssue(t, c.id, { title: `${tok} beta` });
-      await t.http.post(`/api/issues/${both.id}/comments`).send({ body: `more on ${tok}` }).expect(201);
-      const commentOnly = await createIssue(t, c.id, { title: 'gamma', status: 'todo' });
-      await t.http.post(`/api/issues/${commentOnly.id}/comments`).send({ body: `${tok} here` }).expect(201);
+      const comment = (issueId: string, body: string) => t.http.post(`/api/issues/${issueId}/comments`).send({ body }).expect(201);
+      const descLow = await createIssue(t, c.id, { title: 'alpha', description: `about ${tok}`, priority: 'low' });
+      const commentOnly = await createIssue(t, c.id, { title: 'gamma', priority: 'critical', status: 'todo' });
+      await comment(commentOnly.id, `${tok} here`);
+      const titleLow = await createIssue(t, c.id, { title: `${tok} low`, priority: 'low' });
+      const titleHigh = await createIssue(t, c.id, { title: `${tok} high`, priority: 'high' });
+      const textAndComment = await createIssue(t, c.id, { title: 'beta', description: `more ${tok}`, priority: 'medium' });
+      await comment(textAndComment.id, `more on ${tok}`);
+      await createIssue(t, c.id, { title: 'unrelated', priority: 'critical' });
       const found = await ids(c.id, { q: tok });
-      expect(found.indexOf(both.id)).toBeLessThan(found.indexOf(textOnly.id));
+      expect(found).toEqual([titleHigh.id, titleLow.id, textAndComment.id, descLow.id, commentOnly.id]);
+      // every word must match within one tier's fields: the title has one, the description the other
+      expect(await ids(c.id, { q: `${tok} alpha` })).toEqual([descLow.id]);
       expect(await ids(c.id, { q: tok, status: 'todo' })).toEqual([commentOnly.id]);
       expect(await ids(c.id, { q: tok, status: 'backlog' })).toEqual(found.filter((id) => id !== commentOnly.id));
-      const first = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, limit: '2' }).expect(200);
-      const second = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, limit: '2', cursor: first.headers['x-next-cursor'] }).expect(200);
-      expect([...first.body, ...second.body].map((i: { id: string }) => i.id)).toEqual(found);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 4; page++) {
+        const res = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, limit: '2', ...(cursor ? { cursor } : {}) }).expect(200);
+        seen.push(...res.body.map((i: { id: string }) => i.id));
+        cursor = res.headers['x-next-cursor'];
+        if (!cursor) break;
+      }
+      expect(seen).toEqual(found);
+      expect(cursor).toBeUndefined();
+    });
+
+    it('q: the exact identifier comes first, then issues that mention it', async () => {
+      const c = await createCompany(t);
+      const target = await createIssue(t, c.id, { title: 'the target', priority: 'low' });
+      const mention = await createIssue(t, c.id, { title: `follow-up of ${target.identifier}`, priority: 'critical' });
+      expect(await ids(c.id, { q: target.identifier.toLowerCase() })).toEqual([target.id, mention.id]);
     });
 
     it('leaves out hidden issues and routine executions unless asked', async () => {

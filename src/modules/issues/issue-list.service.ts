@@ -13,6 +13,9 @@ export const MAX_LIST_LIMIT = 1000;
 /** a timestamptz as Postgres prints it, e.g. `2026-01-02 03:04:05.123456+00` */
 const TIMESTAMP_TEXT = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2})?|Z)?$/;
 
+/** Largest offset a search cursor may carry (a Postgres integer). */
+const MAX_POSITION = 2_147_483_647;
+
 const ME_FILTERS = ['assigneeUserId', 'touchedByUserId', 'inboxArchivedByUserId', 'unreadForUserId'] as const;
 
 interface Cursor {
@@ -20,7 +23,8 @@ interface Cursor {
   p?: number;
   c?: string;
   i?: string;
-  /** offset in best-match order (q) */
+  /** best-match position (q): match tier, and offset within it */
+  t?: number;
   o?: number;
 }
 
@@ -32,8 +36,7 @@ export interface IssuePage {
 /**
  * GET /companies/{companyId}/issues. Without `q`: priority order (critical first, then newest),
  * paged by keyset on (priority_rank, created_at, id), an index range scan on issues_list_idx at any
- * depth. With `q`: best match first (full-text rank over title, identifier, description and comments,
- * an exact identifier first), paged by offset since ranks are not stable keys.
+ * depth. With `q`: best match first, by match tiers (see searchPage), each in the same priority order.
  */
 @Injectable()
 export class IssueListService {
@@ -84,52 +87,85 @@ export class IssueListService {
     const limit = Math.min(q.limit ?? DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
     const cursor = decodeCursor(q.cursor);
     const search = q.q?.trim();
+    if (search) return this.searchPage(search, where, params, limit, cursor);
+
+    const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
+    const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
+    // the limit is written into the statement: with a parameter there, Postgres costs a generic plan
+    // as if 10% of the company's issues came back and keeps re-planning every execution instead
+    const lim = String(limit);
     let sql: string;
-    if (search) {
-      // each source scores its matches with the filters applied and the sort keys read from the same
-      // row; only the page's ids are then fetched whole (fetching every match by id cost most of the time)
-      const order = 'ORDER BY score DESC, priority_rank, created_at DESC, id DESC';
-      sql = `SELECT ${issueColumns('i')}, i.priority_rank, s.score FROM (
-          SELECT id, sum(r) AS score, priority_rank, created_at FROM (${scoredMatches(search, where.join(' AND '), p)}) s
-           GROUP BY id, priority_rank, created_at ${order} LIMIT ${p(limit)} OFFSET ${p(cursor.o ?? 0)}) s
-        JOIN issues i ON i.id = s.id`;
+    if (cursor.i) {
+      // keyset continuation as two index range scans: the rest of the cursor's priority band, then
+      // the lower priorities (an OR of both would scan the index from its start)
+      const [rk, c, id] = [p(cursor.p), p(cursor.c), p(cursor.i)];
+      const filter = where.join(' AND ');
+      sql = `SELECT * FROM (
+          (SELECT ${cols} FROM issues i WHERE ${filter} AND i.priority_rank = ${rk}
+             AND (i.created_at, i.id) < (${c}::timestamptz, ${id}::uuid) ${order} LIMIT ${lim})
+          UNION ALL
+          (SELECT ${cols} FROM issues i WHERE ${filter} AND i.priority_rank > ${rk} ${order} LIMIT ${lim})
+        ) page ORDER BY priority_rank, created_at DESC, id DESC LIMIT ${lim}`;
     } else {
-      const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
-      const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
-      // the limit is written into the statement: with a parameter there, Postgres costs a generic plan
-      // as if 10% of the company's issues came back and keeps re-planning every execution instead
-      const lim = String(limit);
-      if (cursor.i) {
-        // keyset continuation as two index range scans: the rest of the cursor's priority band, then
-        // the lower priorities (an OR of both would scan the index from its start)
-        const [rk, c, id] = [p(cursor.p), p(cursor.c), p(cursor.i)];
-        const filter = where.join(' AND ');
-        sql = `SELECT * FROM (
-            (SELECT ${cols} FROM issues i WHERE ${filter} AND i.priority_rank = ${rk}
-               AND (i.created_at, i.id) < (${c}::timestamptz, ${id}::uuid) ${order} LIMIT ${lim})
-            UNION ALL
-            (SELECT ${cols} FROM issues i WHERE ${filter} AND i.priority_rank > ${rk} ${order} LIMIT ${lim})
-          ) page ORDER BY priority_rank, created_at DESC, id DESC LIMIT ${lim}`;
-      } else {
-        sql = `SELECT ${cols} FROM issues i WHERE ${where.join(' AND ')} ${order} LIMIT ${lim}`;
-      }
+      sql = `SELECT ${cols} FROM issues i WHERE ${where.join(' AND ')} ${order} LIMIT ${lim}`;
     }
-    // labels and blockers of the page in the same round trip
-    const order = `${search ? 'page.score DESC, ' : ''}page.priority_rank, page.created_at DESC, page.id DESC`;
-    // a search is planned for its terms every time: how many issues a term matches decides the plan
-    const rows = await this.db.query<IssueRow & IssueSets & { priority_rank?: number; cursor_at?: string }>(
-      `SELECT page.*, ${issueSetsSql('page')} FROM (${sql}) page ORDER BY ${order}`,
-      params,
-      { prepare: !search },
-    );
+    const rows = await this.db.query<PageRow>(`${withSets(sql)} ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`, params);
+    const last = rows[rows.length - 1];
+    const nextCursor = rows.length === limit ? encodeCursor({ p: last.priority_rank, c: last.cursor_at, i: last.id }) : null;
+    return { items: rows.map(toPageItem), nextCursor };
+  }
+
+  /**
+   * Best match first. Matches fall into tiers, best first: the exact identifier; every word in the
+   * title (or identifier); every word in the issue's text (title, identifier, description); every
+   * word in one of its comments. An issue counts in its best tier only; within a tier the list's
+   * priority order applies. Each tier reads at most a page in that order, from the list index
+   * (stopping at the page's end: a broad term reads a page's worth of rows, not every match) or,
+   * for a rare term, from the full-text index. Postgres picks per tier, so a search is never a
+   * prepared statement (its plan depends on how many issues a term matches).
+   *
+   * The tiers are read in two statements, identifier and title first, the rest only when those
+   * leave the page short. A tier's condition excludes the tiers before it, and Postgres estimates
+   * "matches the text but not the title" as if the two were unrelated: for a term in most titles it
+   * would scan the whole company for the few text-only matches. Read after a short title tier, the
+   * estimate holds. The cursor holds the tier of the page's last issue and how many of that tier's
+   * issues were shown.
+   */
+  private async searchPage(search: string, where: string[], baseParams: unknown[], limit: number, cursor: Cursor): Promise<IssuePage> {
+    const tiers = searchTiers(search);
+    const rows: Array<PageRow & { tier: number }> = [];
+    let from = cursor.t ?? 0;
+    let offset = cursor.o ?? 0;
+    for (const group of SEARCH_GROUPS) {
+      const wanted = group.filter((tier) => tier >= from && tier < tiers.length);
+      if (!wanted.length || rows.length === limit) continue;
+      const params = [...baseParams];
+      const p = (v: unknown) => `$${params.push(v)}`;
+      const want = limit - rows.length;
+      const sql = wanted
+        .map((tier) => {
+          const skip = tier === from && offset ? ` OFFSET ${p(offset)}` : '';
+          return `(SELECT ${tier} AS tier, ${issueColumns('i')}, i.priority_rank FROM issues i WHERE ${where.join(' AND ')} AND ${tiers[tier](p)}
+                   ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
+        })
+        .join(' UNION ALL ');
+      rows.push(
+        ...(await this.db.query<PageRow & { tier: number }>(
+          `${withSets(`SELECT * FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`)}
+            ORDER BY page.tier, page.priority_rank, page.created_at DESC, page.id DESC`,
+          params,
+          { prepare: false },
+        )),
+      );
+      [from, offset] = [group[group.length - 1] + 1, 0];
+    }
     let nextCursor: string | null = null;
     if (rows.length === limit) {
-      const last = rows[rows.length - 1];
-      nextCursor = encodeCursor(
-        search ? { o: (cursor.o ?? 0) + limit } : { p: last.priority_rank, c: last.cursor_at, i: last.id },
-      );
+      const t = rows[rows.length - 1].tier;
+      const shown = rows.filter((r) => r.tier === t).length;
+      nextCursor = encodeCursor({ t, o: (t === (cursor.t ?? 0) ? (cursor.o ?? 0) : 0) + shown });
     }
-    return { items: rows.map((r) => toIssueResponse(r, r.labels, r.blockers)), nextCursor };
+    return { items: rows.map(toPageItem), nextCursor };
   }
 
   /** `me` stands for the calling board user; agents may not use it. */
@@ -154,35 +190,59 @@ function touchedBy(u: string): string {
     OR EXISTS (SELECT 1 FROM issue_user_states s WHERE s.issue_id = i.id AND s.user_id = ${u}))`;
 }
 
+type Param = (v: unknown) => string;
+/** The condition (over alias `i`) of one match tier; `p` adds a parameter. */
+type Tier = (p: Param) => string;
+
 /**
- * `(id, r, priority_rank, created_at)` of the issues matching `q` that pass `filter` (over alias
- * `i`): full text over the issue vector (title, identifier, description) and the comment vectors,
- * or the exact identifier. Each source is read where its index finds it (GIN for text, the unique
- * index for the identifier); scores add up per issue: exact identifier 100, plus the issue's text
- * rank, plus its best comment's rank.
+ * The match tiers of a search, best first (see IssueListService.searchPage); a tier's number is its
+ * place here, so the identifier tier is always there (matching nothing when the search is no identifier). The issue vector weighs
+ * identifier and title `A` and the description `B`, so an `A`-weighted query matches title words
+ * only; each tier leaves out the issues of the tiers before it.
  */
-function scoredMatches(search: string, filter: string, p: (v: unknown) => string): string {
-  const ident = p(search.toUpperCase());
-  const keys = 'i.id, i.priority_rank, i.created_at';
-  const sources = [`SELECT ${keys}, 100::real AS r FROM issues i WHERE i.identifier = ${ident} AND ${filter}`];
+function searchTiers(search: string): Tier[] {
+  const tiers: Tier[] = [];
+  const identifier = IDENTIFIER.test(search) ? search.toUpperCase() : null;
+  const notIdentifier = (p: Param) => (identifier ? ` AND i.identifier <> ${p(identifier)}` : '');
+  tiers.push((p) => (identifier ? `i.identifier = ${p(identifier)}` : 'false'));
   const terms = prefixQuery(search);
-  if (terms) {
-    const t = p(terms);
-    const tsq = `(to_tsquery('english', ${t}) || to_tsquery('simple', ${t}))`;
-    sources.push(
-      `SELECT ${keys}, ts_rank(i.search_vector, ${tsq}) FROM issues i WHERE i.search_vector @@ ${tsq} AND ${filter}`,
-      `SELECT ${keys}, c.r FROM (SELECT issue_id, max(ts_rank(search_vector, ${tsq})) AS r FROM issue_comments
-          WHERE company_id = $1 AND search_vector @@ ${tsq} GROUP BY issue_id) c
-        JOIN issues i ON i.id = c.issue_id WHERE ${filter}`,
-    );
-  }
-  return sources.join(' UNION ALL ');
+  if (!terms) return tiers;
+  const query = (p: Param, t: string) => `(to_tsquery('english', ${p(t)}) || to_tsquery('simple', ${p(t)}))`;
+  const inTitle = (p: Param) => `i.search_vector @@ ${query(p, prefixQuery(search, 'A'))}`;
+  const inText = (p: Param) => `i.search_vector @@ ${query(p, terms)}`;
+  tiers.push(
+    (p) => `${inTitle(p)}${notIdentifier(p)}`,
+    (p) => `${inText(p)} AND NOT ${inTitle(p)}${notIdentifier(p)}`,
+    (p) => `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${query(p, terms)})
+              AND NOT ${inText(p)}${notIdentifier(p)}`,
+  );
+  return tiers;
 }
 
-/** Words of the query as prefix terms, all required: `fix log` -> `fix:* & log:*`. */
-export function prefixQuery(q: string): string {
-  const words = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return words.slice(0, 20).map((w) => `${w}:*`).join(' & ');
+const IDENTIFIER = /^[A-Za-z0-9]+-\d+$/;
+/** Tiers read by one statement each (see IssueListService.searchPage). */
+const SEARCH_GROUPS = [
+  [0, 1],
+  [2, 3],
+];
+
+type PageRow = IssueRow & IssueSets & { priority_rank: number; cursor_at?: string };
+
+/** A page's rows (alias `page`) with their labels and blockers, read in the same statement. */
+const withSets = (sql: string) => `SELECT page.*, ${issueSetsSql('page')} FROM (${sql}) page`;
+const toPageItem = (r: PageRow) => toIssueResponse(r, r.labels, r.blockers);
+
+/**
+ * Words of the query as prefix terms, all required: `fix log-in` -> `'fix':* & 'log-in':*` (with
+ * weight A: `'fix':*A & ...`). Each word is quoted, so Postgres' parser splits it as it split the
+ * documents (`ABC-12` is `abc` followed by `-12` there); words without a letter or digit are dropped.
+ */
+export function prefixQuery(q: string, weight = ''): string {
+  const words = q.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  return words
+    .slice(0, 20)
+    .map((w) => `'${w.toLowerCase().replace(/\\/g, '\\\\').replace(/'/g, "''")}':*${weight}`)
+    .join(' & ');
 }
 
 function encodeCursor(c: Cursor): string {
@@ -194,7 +254,8 @@ function decodeCursor(raw: string | undefined): Cursor {
   try {
     const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
     const keyset = Number.isInteger(c.p) && typeof c.c === 'string' && TIMESTAMP_TEXT.test(c.c) && isUuid(c.i);
-    const offset = Number.isInteger(c.o) && (c.o as number) >= 0;
+    const position = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= MAX_POSITION;
+    const offset = position(c.o) && (c.t === undefined || position(c.t));
     if (keyset || offset) return c;
   } catch {
     /* fall through */
