@@ -124,8 +124,8 @@ export class IssueListService {
    * for a rare term, from the full-text index. Postgres picks per tier, so a search is never a
    * prepared statement (its plan depends on how many issues a term matches).
    *
-   * The tiers are read in two statements, identifier and title first, the rest only when those
-   * leave the page short. A tier's condition excludes the tiers before it, and Postgres estimates
+   * The tiers' matches are found by two statements, identifier and title first, the rest only when
+   * those leave the page short; a third reads the page's issues by id. A tier's condition excludes the tiers before it, and Postgres estimates
    * "matches the text but not the title" as if the two were unrelated: for a term in most titles it
    * would scan the whole company for the few text-only matches. Read after a short title tier, the
    * estimate holds. The cursor holds the tier of the page's last issue and how many of that tier's
@@ -133,39 +133,45 @@ export class IssueListService {
    */
   private async searchPage(search: string, where: string[], baseParams: unknown[], limit: number, cursor: Cursor): Promise<IssuePage> {
     const tiers = searchTiers(search);
-    const rows: Array<PageRow & { tier: number }> = [];
+    const found: Array<{ tier: number; id: string }> = [];
     let from = cursor.t ?? 0;
     let offset = cursor.o ?? 0;
     for (const group of SEARCH_GROUPS) {
-      const wanted = group.filter((tier) => tier >= from && tier < tiers.length);
-      if (!wanted.length || rows.length === limit) continue;
+      const wanted = group.filter((tier) => tier >= from && tiers[tier]);
+      if (!wanted.length || found.length === limit) continue;
       const params = [...baseParams];
       const p = (v: unknown) => `$${params.push(v)}`;
-      const want = limit - rows.length;
+      const want = limit - found.length;
       const sql = wanted
         .map((tier) => {
           const skip = tier === from && offset ? ` OFFSET ${p(offset)}` : '';
-          return `(SELECT ${tier} AS tier, ${issueColumns('i')}, i.priority_rank FROM issues i WHERE ${where.join(' AND ')} AND ${tiers[tier](p)}
-                   ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
+          return `(SELECT ${tier} AS tier, i.id, i.priority_rank, i.created_at FROM issues i
+                    WHERE ${where.join(' AND ')} AND ${(tiers[tier] as Tier)(p)}
+                    ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
         })
         .join(' UNION ALL ');
-      rows.push(
-        ...(await this.db.query<PageRow & { tier: number }>(
-          `${withSets(`SELECT * FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`)}
-            ORDER BY page.tier, page.priority_rank, page.created_at DESC, page.id DESC`,
+      found.push(
+        ...(await this.db.query<{ tier: number; id: string }>(
+          `SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`,
           params,
           { prepare: false },
         )),
       );
       [from, offset] = [group[group.length - 1] + 1, 0];
     }
+    // the page's issues whole, by id: a statement planned once (the search statements are planned every time)
+    const rows = found.length
+      ? await this.db.query<PageRow>(withSets(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE id = ANY($1::uuid[])`), [found.map((f) => f.id)])
+      : [];
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const items = found.flatMap((f) => (byId.has(f.id) ? [toPageItem(byId.get(f.id) as PageRow)] : []));
     let nextCursor: string | null = null;
-    if (rows.length === limit) {
-      const t = rows[rows.length - 1].tier;
-      const shown = rows.filter((r) => r.tier === t).length;
+    if (found.length === limit) {
+      const t = found[found.length - 1].tier;
+      const shown = found.filter((r) => r.tier === t).length;
       nextCursor = encodeCursor({ t, o: (t === (cursor.t ?? 0) ? (cursor.o ?? 0) : 0) + shown });
     }
-    return { items: rows.map(toPageItem), nextCursor };
+    return { items, nextCursor };
   }
 
   /** `me` stands for the calling board user; agents may not use it. */
@@ -196,15 +202,15 @@ type Tier = (p: Param) => string;
 
 /**
  * The match tiers of a search, best first (see IssueListService.searchPage); a tier's number is its
- * place here, so the identifier tier is always there (matching nothing when the search is no identifier). The issue vector weighs
+ * place here, so the identifier tier is always there (null when the search is no identifier). The issue vector weighs
  * identifier and title `A` and the description `B`, so an `A`-weighted query matches title words
  * only; each tier leaves out the issues of the tiers before it.
  */
-function searchTiers(search: string): Tier[] {
-  const tiers: Tier[] = [];
+function searchTiers(search: string): Array<Tier | null> {
+  const tiers: Array<Tier | null> = [];
   const identifier = IDENTIFIER.test(search) ? search.toUpperCase() : null;
   const notIdentifier = (p: Param) => (identifier ? ` AND i.identifier <> ${p(identifier)}` : '');
-  tiers.push((p) => (identifier ? `i.identifier = ${p(identifier)}` : 'false'));
+  tiers.push(identifier ? (p) => `i.identifier = ${p(identifier)}` : null);
   const terms = prefixQuery(search);
   if (!terms) return tiers;
   const query = (p: Param, t: string) => `(to_tsquery('english', ${p(t)}) || to_tsquery('simple', ${p(t)}))`;
@@ -226,7 +232,7 @@ const SEARCH_GROUPS = [
   [2, 3],
 ];
 
-type PageRow = IssueRow & IssueSets & { priority_rank: number; cursor_at?: string };
+type PageRow = IssueRow & IssueSets & { priority_rank?: number; cursor_at?: string };
 
 /** A page's rows (alias `page`) with their labels and blockers, read in the same statement. */
 const withSets = (sql: string) => `SELECT page.*, ${issueSetsSql('page')} FROM (${sql}) page`;
