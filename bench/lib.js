@@ -77,7 +77,12 @@ function run(opts, duration) {
  */
 async function load(name, opts) {
   const warmup = Number(process.env.BENCH_WARMUP ?? 2);
-  if (warmup > 0) await run(opts, warmup);
+  if (warmup > 0) {
+    await run(opts, warmup);
+    // requests the warm-up cut off are still being answered: let them finish, so that they do not
+    // race the measured run's first requests (a checkout against its own cut-off release)
+    await new Promise((r) => setTimeout(r, 500));
+  }
   const r = await run(opts, Number(process.env.BENCH_SECONDS ?? 5));
   return {
     name,
