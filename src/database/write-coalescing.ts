@@ -14,8 +14,10 @@ const corked = new WeakSet<Corkable>();
  * COMMIT; node-postgres writes each statement on its own (one writev each), and on loopback a write
  * costs the sender the receiver's network stack too: about a fifth of the service's CPU under write
  * load went to writev. The socket is corked at the first statement of a turn and uncorked once the
- * turn's callbacks and promise continuations have run (setImmediate), so those statements share one
- * write and Postgres reads them together. Statements are never held longer than that turn.
+ * promise continuations queued in that turn have run (a nextTick queued from a promise continuation
+ * runs when the microtask queue is empty), so those statements share one write and Postgres reads
+ * them together. They are never held past that point: a transaction holding row locks sends its
+ * COMMIT before this process takes up another request's I/O.
  */
 export function coalescingClientClass(base: typeof Client = Client): typeof Client {
   const query = base.prototype.query as unknown as QueryFn;
@@ -26,7 +28,7 @@ export function coalescingClientClass(base: typeof Client = Client): typeof Clie
       const s = stream as Corkable;
       corked.add(s);
       s.cork();
-      setImmediate(() => {
+      process.nextTick(() => {
         corked.delete(s);
         s.uncork();
       });
