@@ -125,11 +125,12 @@ module.exports = async function issues(baseUrl, svc) {
       url: baseUrl,
       method: 'POST',
       headers: json,
-      // each connection works its own issue with its own agent: a checkout, then its release
+      // each connection works its own issue with its own agent: a checkout, then its release (a
+      // connection may start on an issue the warm-up left checked out by the same agent: in_progress)
       setupClient: (c) => {
         const pair = pairs[client++ % pairs.length];
         c.setRequests([
-          { method: 'POST', path: `/api/issues/${pair.issueId}/checkout`, headers: json, body: JSON.stringify({ agentId: pair.agentId, expectedStatuses: ['todo'] }) },
+          { method: 'POST', path: `/api/issues/${pair.issueId}/checkout`, headers: json, body: JSON.stringify({ agentId: pair.agentId, expectedStatuses: ['todo', 'in_progress'] }) },
           { method: 'POST', path: `/api/issues/${pair.issueId}/release`, headers: json, body: '{}' },
         ]);
       },
