@@ -196,6 +196,18 @@ describe('database layer', () => {
     });
   });
 
+  describe('indexes', () => {
+    it('full-text indexes write entries directly, so no pending list slows searches between vacuums', async () => {
+      const rows = await t.dataSource.query(
+        `SELECT relname, reloptions FROM pg_class WHERE relname IN ('issues_search_idx', 'issue_comments_search_idx') ORDER BY relname`,
+      );
+      expect(rows).toEqual([
+        { relname: 'issue_comments_search_idx', reloptions: ['fastupdate=off'] },
+        { relname: 'issues_search_idx', reloptions: ['fastupdate=off'] },
+      ]);
+    });
+  });
+
   describe('prepared statements', () => {
     let client: Client;
     beforeAll(async () => {
