@@ -13,8 +13,9 @@ const AGENTS = 50;
 const WORDS = ['deploy', 'billing', 'search', 'login', 'cache', 'report', 'import', 'export', 'queue', 'mobile'];
 const PRIORITIES = ['critical', 'high', 'medium', 'low'];
 const STATUSES = ['backlog', 'todo', 'in_review', 'done'];
-// a vocabulary of 1,000 made-up words used with a skewed (Zipf-like) frequency, as words are in real
-// issue texts: Postgres' full-text statistics, and so its plans for a search, depend on that shape
+// a vocabulary of 1,000 made-up words used with a skewed (Zipf-like) frequency in titles and
+// descriptions, as words are in real issue texts: Postgres' full-text statistics, and so its plans
+// for a search, depend on that shape
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tus', 'vo', 'zel', 'pra', 'qui', 'dor'];
 const VOCABULARY = Array.from({ length: 1000 }, (_, i) => SYLLABLES[i % 10] + SYLLABLES[Math.floor(i / 10) % 10] + SYLLABLES[Math.floor(i / 100)] + 'x');
 /** the n-th word of issue i: deterministic, word k drawn with probability ~ 1/k */
@@ -23,7 +24,7 @@ function vocabularyWord(i, n) {
   const r = x - Math.floor(x);
   return VOCABULARY[Math.min(VOCABULARY.length - 1, Math.floor(Math.exp(r * Math.log(VOCABULARY.length + 1))) - 1)];
 }
-/** A word the seed uses for about one issue in 1,000 (rank ~ 600 of the vocabulary). */
+/** A word the seed uses in about 3 issues in 1,000 (rank ~ 600 of the vocabulary). */
 const RARE_WORD = VOCABULARY[600];
 
 /** Runs fn over items with at most `width` in flight. */
@@ -83,7 +84,7 @@ module.exports = async function issues(baseUrl, svc) {
   const seeded = [];
   await pool(Array.from({ length: ISSUES }, (_, i) => i), 20, async (i) => {
     const issue = await api(baseUrl, 'POST', `/api/companies/${company.id}/issues`, {
-      title: `Bench issue ${i} ${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]}`,
+      title: `Bench issue ${i} ${WORDS[i % WORDS.length]} ${vocabularyWord(i, 6)} ${vocabularyWord(i, 7)} ${WORDS[(i * 7) % WORDS.length]}`,
       description: `Seeded issue number ${i} about ${WORDS[(i * 3) % WORDS.length]}: ${[0, 1, 2, 3, 4, 5].map((n) => vocabularyWord(i, n)).join(' ')}.`,
       priority: PRIORITIES[i % PRIORITIES.length],
       status: STATUSES[i % STATUSES.length],

@@ -199,11 +199,13 @@ describe('database layer', () => {
   describe('indexes', () => {
     it('full-text indexes write entries directly, so no pending list slows searches between vacuums', async () => {
       const rows = await t.dataSource.query(
-        `SELECT relname, reloptions FROM pg_class WHERE relname IN ('issues_search_idx', 'issue_comments_search_idx') ORDER BY relname`,
+        `SELECT relname, reloptions FROM pg_class WHERE relname IN ('issues_search_idx', 'issues_title_search_idx', 'issue_comments_search_idx')
+          ORDER BY relname`,
       );
       expect(rows).toEqual([
         { relname: 'issue_comments_search_idx', reloptions: ['fastupdate=off'] },
         { relname: 'issues_search_idx', reloptions: ['fastupdate=off'] },
+        { relname: 'issues_title_search_idx', reloptions: ['fastupdate=off'] },
       ]);
     });
   });

@@ -142,12 +142,17 @@ export class IssueListService {
       const params = [...baseParams];
       const p = (v: unknown) => `$${params.push(v)}`;
       const want = limit - found.length;
+      // Several words: Postgres multiplies their frequencies as if they were unrelated, and for two
+      // common words that rarely meet it expects many matches, reads the list index in order for
+      // them and scans the whole company. The full-text index intersects the words' entries exactly,
+      // so their matches are read from it and sorted (`+ 0` keeps the list index's order out of reach).
+      const rank = queryWords(search).length > 1 ? 'i.priority_rank + 0' : 'i.priority_rank';
       const sql = wanted
         .map((tier) => {
           const skip = tier === from && offset ? ` OFFSET ${p(offset)}` : '';
           return `(SELECT ${tier} AS tier, i.id, i.priority_rank, i.created_at FROM issues i
                     WHERE ${where.join(' AND ')} AND ${(tiers[tier] as Tier)(p)}
-                    ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
+                    ORDER BY ${rank}, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
         })
         .join(' UNION ALL ');
       found.push(
@@ -202,9 +207,9 @@ type Tier = (p: Param) => string;
 
 /**
  * The match tiers of a search, best first (see IssueListService.searchPage); a tier's number is its
- * place here, so the identifier tier is always there (null when the search is no identifier). The issue vector weighs
- * identifier and title `A` and the description `B`, so an `A`-weighted query matches title words
- * only; each tier leaves out the issues of the tiers before it.
+ * place here, so the identifier tier is always there (null when the search is no identifier). The
+ * title tier reads `title_vector` (title and identifier words), the text tier `search_vector`
+ * (title, identifier and description); each tier leaves out the issues of the tiers before it.
  */
 function searchTiers(search: string): Array<Tier | null> {
   const tiers: Array<Tier | null> = [];
@@ -213,13 +218,13 @@ function searchTiers(search: string): Array<Tier | null> {
   tiers.push(identifier ? (p) => `i.identifier = ${p(identifier)}` : null);
   const terms = prefixQuery(search);
   if (!terms) return tiers;
-  const query = (p: Param, t: string) => `(to_tsquery('english', ${p(t)}) || to_tsquery('simple', ${p(t)}))`;
-  const inTitle = (p: Param) => `i.search_vector @@ ${query(p, prefixQuery(search, 'A'))}`;
-  const inText = (p: Param) => `i.search_vector @@ ${query(p, terms)}`;
+  const query = (p: Param) => `(to_tsquery('english', ${p(terms)}) || to_tsquery('simple', ${p(terms)}))`;
+  const inTitle = (p: Param) => `i.title_vector @@ ${query(p)}`;
+  const inText = (p: Param) => `i.search_vector @@ ${query(p)}`;
   tiers.push(
     (p) => `${inTitle(p)}${notIdentifier(p)}`,
     (p) => `${inText(p)} AND NOT ${inTitle(p)}${notIdentifier(p)}`,
-    (p) => `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${query(p, terms)})
+    (p) => `EXISTS (SELECT 1 FROM issue_comments c WHERE c.issue_id = i.id AND c.search_vector @@ ${query(p)})
               AND NOT ${inText(p)}${notIdentifier(p)}`,
   );
   return tiers;
@@ -239,16 +244,22 @@ const withSets = (sql: string) => `SELECT page.*, ${issueSetsSql('page')} FROM (
 const toPageItem = (r: PageRow) => toIssueResponse(r, r.labels, r.blockers);
 
 /**
- * Words of the query as prefix terms, all required: `fix log-in` -> `'fix':* & 'log-in':*` (with
- * weight A: `'fix':*A & ...`). Each word is quoted, so Postgres' parser splits it as it split the
- * documents (`ABC-12` is `abc` followed by `-12` there); words without a letter or digit are dropped.
+ * Words of the query as prefix terms, all required: `fix log-in` -> `'fix':* & 'log-in':*`. Each word
+ * is quoted, so Postgres' parser splits it as it split the documents (`ABC-12` is `abc` followed by
+ * `-12` there); words without a letter or digit are dropped.
  */
-export function prefixQuery(q: string, weight = ''): string {
-  const words = q.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
-  return words
-    .slice(0, 20)
-    .map((w) => `'${w.toLowerCase().replace(/\\/g, '\\\\').replace(/'/g, "''")}':*${weight}`)
+export function prefixQuery(q: string): string {
+  return queryWords(q)
+    .map((w) => `'${w.toLowerCase().replace(/\\/g, '\\\\').replace(/'/g, "''")}':*`)
     .join(' & ');
+}
+
+/** The words of a search (at most 20): runs of non-space with a letter or digit. */
+function queryWords(q: string): string[] {
+  return q
+    .split(/\s+/)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w))
+    .slice(0, 20);
 }
 
 function encodeCursor(c: Cursor): string {
