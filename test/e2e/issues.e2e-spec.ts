@@ -231,6 +231,29 @@ describe('issues', () => {
       expect(cursor).toBeUndefined();
     });
 
+    it('q with several words: all must match; tiers, order and paging as for one word', async () => {
+      const c = await createCompany(t);
+      const [a, b] = [`za${randomUUID().slice(0, 8)}`, `zb${randomUUID().slice(0, 8)}`];
+      const low = await createIssue(t, c.id, { title: `${a} ${b} one`, priority: 'low' });
+      const high = await createIssue(t, c.id, { title: `${b} and ${a}`, priority: 'high' });
+      const medium = await createIssue(t, c.id, { title: `${a} ${b} three`, priority: 'medium' });
+      const inText = await createIssue(t, c.id, { title: a, description: `about ${b}`, priority: 'critical' });
+      await createIssue(t, c.id, { title: `${a} alone`, priority: 'critical' });
+      const inComment = await createIssue(t, c.id, { title: 'other' });
+      await t.http.post(`/api/issues/${inComment.id}/comments`).send({ body: `${b} ${a}` }).expect(201);
+      const expected = [high.id, medium.id, low.id, inText.id, inComment.id];
+      expect(await ids(c.id, { q: `${a} ${b}` })).toEqual(expected);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 4; page++) {
+        const res = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: `${b} ${a}`, limit: '2', ...(cursor ? { cursor } : {}) }).expect(200);
+        seen.push(...res.body.map((i: { id: string }) => i.id));
+        cursor = res.headers['x-next-cursor'];
+        if (!cursor) break;
+      }
+      expect(seen).toEqual(expected);
+    });
+
     it('q: the exact identifier comes first, then issues that mention it', async () => {
       const c = await createCompany(t);
       const target = await createIssue(t, c.id, { title: 'the target', priority: 'low' });

@@ -136,32 +136,40 @@ export class IssueListService {
     const found: Array<{ tier: number; id: string }> = [];
     let from = cursor.t ?? 0;
     let offset = cursor.o ?? 0;
+    const severalWords = queryWords(search).length > 1;
     for (const group of SEARCH_GROUPS) {
       const wanted = group.filter((tier) => tier >= from && tiers[tier]);
       if (!wanted.length || found.length === limit) continue;
       const params = [...baseParams];
       const p = (v: unknown) => `$${params.push(v)}`;
       const want = limit - found.length;
-      // Several words: Postgres multiplies their frequencies as if they were unrelated, and for two
-      // common words that rarely meet it expects many matches, reads the list index in order for
-      // them and scans the whole company. The full-text index intersects the words' entries exactly,
-      // so their matches are read from it and sorted (`+ 0` keeps the list index's order out of reach).
-      const rank = queryWords(search).length > 1 ? 'i.priority_rank + 0' : 'i.priority_rank';
-      const sql = wanted
-        .map((tier) => {
-          const skip = tier === from && offset ? ` OFFSET ${p(offset)}` : '';
-          return `(SELECT ${tier} AS tier, i.id, i.priority_rank, i.created_at FROM issues i
-                    WHERE ${where.join(' AND ')} AND ${(tiers[tier] as Tier)(p)}
-                    ORDER BY ${rank}, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
-        })
-        .join(' UNION ALL ');
-      found.push(
-        ...(await this.db.query<{ tier: number; id: string }>(
-          `SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`,
-          params,
-          { prepare: false },
-        )),
-      );
+      const read = (tier: number, source: string, rank: string) => {
+        const skip = tier === from && offset ? ` OFFSET ${p(offset)}` : '';
+        return `(SELECT ${tier} AS tier, i.id, i.priority_rank, i.created_at FROM ${source}
+                  WHERE ${where.join(' AND ')} AND ${(tiers[tier] as Tier)(p)}
+                  ORDER BY ${rank}, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
+      };
+      const run = (sql: string, args: unknown[]) =>
+        this.db.query<{ tier: number; id: string }>(`SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`, args, {
+          prepare: false,
+        });
+      // Several words: Postgres multiplies their frequencies as if they were unrelated, so for two
+      // common words that rarely meet it would read the list index in order and scan the whole
+      // company. First the group's best tier is looked for among the first SCAN_BUDGET issues in list
+      // order (words that often meet fill the page there); if that does not fill the page, the
+      // matches are read from the full-text index, which intersects the words' entries exactly, and
+      // sorted (`+ 0` keeps the list index's order out of reach).
+      if (severalWords) {
+        const head = `(SELECT * FROM issues i WHERE ${where.join(' AND ')} ORDER BY i.priority_rank, i.created_at DESC, i.id DESC LIMIT ${SCAN_BUDGET}) i`;
+        const rows = await run(read(wanted[0], head, 'i.priority_rank'), params);
+        if (rows.length === want) {
+          found.push(...rows);
+          break;
+        }
+        params.length = baseParams.length;
+      }
+      const rank = severalWords ? 'i.priority_rank + 0' : 'i.priority_rank';
+      found.push(...(await run(wanted.map((tier) => read(tier, 'issues i', rank)).join(' UNION ALL '), params)));
       [from, offset] = [group[group.length - 1] + 1, 0];
     }
     // the page's issues whole, by id: a statement planned once (the search statements are planned every time)
@@ -231,6 +239,8 @@ function searchTiers(search: string): Array<Tier | null> {
 }
 
 const IDENTIFIER = /^[A-Za-z0-9]+-\d+$/;
+/** Issues in list order a several-word search looks through before it reads the full-text index. */
+const SCAN_BUDGET = 1000;
 /** Tiers read by one statement each (see IssueListService.searchPage). */
 const SEARCH_GROUPS = [
   [0, 1],
