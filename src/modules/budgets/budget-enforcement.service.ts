@@ -5,6 +5,7 @@ import { WorkCancellation } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
 import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
 import { PolicyObservation } from './budget-usage.service';
+import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
 
 /** Agent statuses a budget hard stop moves to `paused` (terminated and pending ones stay as they are). */
@@ -12,6 +13,13 @@ const PAUSABLE_AGENT = `('active','idle','running','error')`;
 
 /** The observed value at which a policy warns. */
 const warnThreshold = (p: PolicyObservation): number => Math.ceil((p.amount * p.warnPercent) / 100);
+
+/** What one cost event added: cents (0 when unpriced) and tokens, in the window of its occurredAt. */
+export interface EventContribution {
+  billedCents: number;
+  tokens: number;
+  occurredAt: Date;
+}
 
 export interface BudgetScopeKey {
   companyId: string;
@@ -42,12 +50,26 @@ export class BudgetEnforcementService {
   }
 
   /**
-   * Enforcement of a committed cost event: the observations calling for an incident are evaluated
-   * in a transaction of their own (most events call for none and open no transaction).
+   * Enforcement of a committed cost event: the policies whose observed value this event took across
+   * the warning or the limit are evaluated in a transaction of their own (most events cross nothing
+   * and open no transaction). Totals are exact and ordered, so exactly one event crosses each
+   * threshold, and the incident records the value that crossed it. What a crossing event leaves
+   * unenforced (its process stopped) is found by the budget tick's sweep.
    */
-  async enforceCommitted(observations: PolicyObservation[], actor?: Actor): Promise<void> {
-    const due = observations.filter((p) => this.callsForIncident(p));
+  async enforceCommitted(observations: PolicyObservation[], added: EventContribution, actor?: Actor): Promise<void> {
+    const due = observations.filter((p) => this.crossedBy(p, added));
     if (due.length) await this.db.transaction(() => this.evaluate(due, actor));
+  }
+
+  /** Whether the event took the policy's observed value across its warning or its limit. */
+  private crossedBy(p: PolicyObservation, added: EventContribution): boolean {
+    if (!this.callsForIncident(p)) return false;
+    // runs are not counted by cost events: a run_count policy at its count is enforced on any event
+    if (p.metric === 'run_count') return true;
+    const inWindow = p.windowKind === 'lifetime' || monthStartUtc(added.occurredAt).getTime() === p.windowStart.getTime();
+    const before = p.observed - (!inWindow ? 0 : p.metric === 'billed_cents' ? added.billedCents : added.tokens);
+    const crossed = (threshold: number) => before < threshold && p.observed >= threshold;
+    return (p.notifyEnabled && crossed(warnThreshold(p))) || (p.hardStopEnabled && crossed(p.amount));
   }
 
   /** Whether the observed value has reached the warning (notifications on) or the limit (hard stop on). */

@@ -156,9 +156,9 @@ export class CostEventsService {
     // The accumulation takes the row locks every event of the company queues on (its running totals,
     // the company and agent spend). It goes out with the activity record and the COMMIT, so those locks
     // are held only while Postgres runs them, not while this process serves other requests. Its totals
-    // are exact (each event adds to the last committed one), so the policies it observes over a
-    // threshold are enforced once it has committed; incidents are unique per window and amount, and
-    // the budget tick sweeps for any an interrupted process left unenforced.
+    // are exact (each event adds to the last committed one), so the thresholds this event crossed are
+    // enforced once it has committed; incidents are unique per window and amount, and the budget
+    // tick sweeps for any an interrupted process left unenforced.
     await this.db.sendWithCommit(
       () =>
         this.usage.accumulate({
@@ -171,7 +171,16 @@ export class CostEventsService {
           cachedInputTokens: num(row.cached_input_tokens),
           outputTokens: num(row.output_tokens),
         }),
-      (observations) => this.enforcement.enforceCommitted(observations, actor),
+      (observations) =>
+        this.enforcement.enforceCommitted(
+          observations,
+          {
+            billedCents: row.cost_cents ?? 0,
+            tokens: (num(row.input_tokens) ?? 0) + (num(row.cached_input_tokens) ?? 0) + (num(row.output_tokens) ?? 0),
+            occurredAt: row.occurred_at,
+          },
+          actor,
+        ),
     );
     return { event, created: true };
   }
