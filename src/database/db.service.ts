@@ -79,7 +79,8 @@ export class Db {
    * rolls back and the request fails. Outside a transaction it is simply awaited.
    *
    * `then` receives the statement's result once the transaction has committed (an after-commit hook:
-   * it runs before the transaction's caller continues, and its errors are logged, not thrown). Row
+   * it runs before the transaction's caller continues, and its errors are logged, not thrown; outside
+   * a transaction it simply follows the statement). Row
    * locks the statement takes are so held only while Postgres runs it and the COMMIT, never while
    * Node is busy with other requests.
    */

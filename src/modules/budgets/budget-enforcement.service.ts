@@ -4,7 +4,7 @@ import type { Actor } from '../../common/auth/actor';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
 import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
-import { PolicyObservation } from './budget-usage.service';
+import { PolicyObservation, UsageDelta } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
 
@@ -13,13 +13,6 @@ const PAUSABLE_AGENT = `('active','idle','running','error')`;
 
 /** The observed value at which a policy warns. */
 const warnThreshold = (p: PolicyObservation): number => Math.ceil((p.amount * p.warnPercent) / 100);
-
-/** What one cost event added: cents (0 when unpriced) and tokens, in the window of its occurredAt. */
-export interface EventContribution {
-  billedCents: number;
-  tokens: number;
-  occurredAt: Date;
-}
 
 export interface BudgetScopeKey {
   companyId: string;
@@ -56,24 +49,25 @@ export class BudgetEnforcementService {
    * threshold, and the incident records the value that crossed it. What a crossing event leaves
    * unenforced (its process stopped) is found by the budget tick's sweep.
    */
-  async enforceCommitted(observations: PolicyObservation[], added: EventContribution, actor?: Actor): Promise<void> {
+  async enforceCommitted(observations: PolicyObservation[], added: UsageDelta, actor?: Actor): Promise<void> {
     const due = observations.filter((p) => this.crossedBy(p, added));
     if (due.length) await this.db.transaction(() => this.evaluate(due, actor));
   }
 
   /** Whether the event took the policy's observed value across its warning or its limit. */
-  private crossedBy(p: PolicyObservation, added: EventContribution): boolean {
+  private crossedBy(p: PolicyObservation, added: UsageDelta): boolean {
     if (!this.callsForIncident(p)) return false;
     // runs are not counted by cost events: a run_count policy at its count is enforced on any event
     if (p.metric === 'run_count') return true;
     const inWindow = p.windowKind === 'lifetime' || monthStartUtc(added.occurredAt).getTime() === p.windowStart.getTime();
-    const before = p.observed - (!inWindow ? 0 : p.metric === 'billed_cents' ? added.billedCents : added.tokens);
+    const tokens = (added.inputTokens ?? 0) + (added.cachedInputTokens ?? 0) + (added.outputTokens ?? 0);
+    const before = p.observed - (!inWindow ? 0 : p.metric === 'billed_cents' ? (added.costCents ?? 0) : tokens);
     const crossed = (threshold: number) => before < threshold && p.observed >= threshold;
     return (p.notifyEnabled && crossed(warnThreshold(p))) || (p.hardStopEnabled && crossed(p.amount));
   }
 
   /** Whether the observed value has reached the warning (notifications on) or the limit (hard stop on). */
-  callsForIncident(p: PolicyObservation): boolean {
+  private callsForIncident(p: PolicyObservation): boolean {
     if (!p.isActive || p.amount <= 0) return false;
     return (p.notifyEnabled && p.observed >= warnThreshold(p)) || (p.hardStopEnabled && p.observed >= p.amount);
   }

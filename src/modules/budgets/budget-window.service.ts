@@ -60,8 +60,8 @@ export class BudgetWindowService {
     );
     for (const { company_id: companyId } of companies) {
       await this.db.transaction(async () => {
-        const observed = await this.usage.observe(companyId, { activeOnly: true });
-        await this.enforcement.evaluate(observed.filter((p) => this.enforcement.callsForIncident(p)));
+        // evaluate opens only what a policy's observed value calls for, once per window and amount
+        await this.enforcement.evaluate(await this.usage.observe(companyId, { activeOnly: true }));
       });
     }
     return companies.length;

@@ -4,7 +4,7 @@ import type { Actor } from '../../common/auth/actor';
 import { conflict, forbidden, unprocessable } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from '../budgets/budget-enforcement.service';
-import { BudgetUsageService } from '../budgets/budget-usage.service';
+import { BudgetUsageService, UsageDelta } from '../budgets/budget-usage.service';
 import { CostEventResponseDto, CreateCostEventDto } from './dto/cost-event.dto';
 
 interface CostEventRow {
@@ -159,28 +159,19 @@ export class CostEventsService {
     // are exact (each event adds to the last committed one), so the thresholds this event crossed are
     // enforced once it has committed; incidents are unique per window and amount, and the budget
     // tick sweeps for any an interrupted process left unenforced.
+    const added: UsageDelta = {
+      companyId,
+      agentId: row.agent_id,
+      projectId: row.project_id,
+      occurredAt: row.occurred_at,
+      costCents: row.cost_cents,
+      inputTokens: num(row.input_tokens),
+      cachedInputTokens: num(row.cached_input_tokens),
+      outputTokens: num(row.output_tokens),
+    };
     await this.db.sendWithCommit(
-      () =>
-        this.usage.accumulate({
-          companyId,
-          agentId: row.agent_id,
-          projectId: row.project_id,
-          occurredAt: row.occurred_at,
-          costCents: row.cost_cents,
-          inputTokens: num(row.input_tokens),
-          cachedInputTokens: num(row.cached_input_tokens),
-          outputTokens: num(row.output_tokens),
-        }),
-      (observations) =>
-        this.enforcement.enforceCommitted(
-          observations,
-          {
-            billedCents: row.cost_cents ?? 0,
-            tokens: (num(row.input_tokens) ?? 0) + (num(row.cached_input_tokens) ?? 0) + (num(row.output_tokens) ?? 0),
-            occurredAt: row.occurred_at,
-          },
-          actor,
-        ),
+      () => this.usage.accumulate(added),
+      (observations) => this.enforcement.enforceCommitted(observations, added, actor),
     );
     return { event, created: true };
   }

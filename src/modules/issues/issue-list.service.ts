@@ -124,12 +124,12 @@ export class IssueListService {
    * for a rare term, from the full-text index. Postgres picks per tier, so a search is never a
    * prepared statement (its plan depends on how many issues a term matches).
    *
-   * The tiers' matches are found by two statements, identifier and title first, the rest only when
-   * those leave the page short; a third reads the page's issues by id. A tier's condition excludes the tiers before it, and Postgres estimates
-   * "matches the text but not the title" as if the two were unrelated: for a term in most titles it
-   * would scan the whole company for the few text-only matches. Read after a short title tier, the
-   * estimate holds. The cursor holds the tier of the page's last issue and how many of that tier's
-   * issues were shown.
+   * The tiers are read in groups (SEARCH_GROUPS), identifier and title first, the rest only when
+   * those leave the page short; then one statement reads the page's issues by id. A tier's condition
+   * excludes the tiers before it, and Postgres estimates "matches the text but not the title" as if
+   * the two were unrelated: for a term in most titles it would scan the whole company for the few
+   * text-only matches. Read after a short title tier, the estimate holds. The cursor holds the tier
+   * of the page's last issue and how many of that tier's issues were shown.
    */
   private async searchPage(search: string, where: string[], baseParams: unknown[], limit: number, cursor: Cursor): Promise<IssuePage> {
     const tiers = searchTiers(search);
