@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createCompany, uniq } from './factories';
+import { createCompany } from './factories';
 import { sqlAgent, sqlAgentKey } from './sql';
 import { createTestApp, TestApp } from './test-app';
 

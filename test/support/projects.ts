@@ -5,7 +5,6 @@ import { sqlAgent, sqlAgentKey } from './sql';
 import { createTestApp, TestApp } from './test-app';
 
 /** A record as the API returns it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ApiRecord = { id: string; [field: string]: any };
 
 export interface DirectAgent {

@@ -1,0 +1,70 @@
+// @ts-check
+// Lint keeps the shape of ../shared/ARCHITECTURE.md: no import cycles, no lower layer importing a
+// higher one, SQL only in repositories (and src/database/), no @Global domain modules.
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import prettier from 'eslint-config-prettier';
+import { LEGACY_GLOBAL_MODULES, LEGACY_SQL_FILES } from './eslint.legacy.mjs';
+
+const SQL_OUTSIDE_REPOSITORY = {
+  selector: "CallExpression[callee.property.name='query']",
+  message: 'SQL belongs in the owning module\'s <domain>.repository.ts (or src/database/).',
+};
+const GLOBAL_DOMAIN_MODULE = {
+  selector: "Decorator[expression.callee.name='Global']",
+  message: 'Domain modules are not @Global: consumers import the module they use.',
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/node_modules/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+    },
+  },
+  {
+    // layers: database and common never depend on a domain module
+    files: ['src/database/**/*.ts', 'src/config/**/*.ts', 'src/common/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: ['./src/database', './src/config', './src/common'],
+              from: './src/modules',
+              except: ['./activity/activity.entity.ts'],
+              message: 'A lower layer (database, config, common) must not import a domain module.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/database/**', 'src/**/*.repository.ts', ...LEGACY_SQL_FILES],
+    rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY] },
+  },
+  {
+    files: ['src/modules/**/*.module.ts'],
+    ignores: LEGACY_GLOBAL_MODULES,
+    rules: { 'no-restricted-syntax': ['error', GLOBAL_DOMAIN_MODULE] },
+  },
+  {
+    // plain JavaScript (fixtures, bench, examples run by node) and tests
+    files: ['**/*.js', '**/*.cjs', 'test/**/*.ts', 'bench/**'],
+    rules: { '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-explicit-any': 'off' },
+    languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+  },
+  prettier,
+);
