@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { normalizeGrants, normalizeScope, ROLE_DEFAULT_GRANTS } from '../../src/modules/access/permission-keys';
-import { hashPassword, verifyPassword } from '../../src/modules/users/password-hasher';
-import { slugify } from '../../src/modules/users/slug';
 
 describe('normalizeScope', () => {
   const id = randomUUID();
@@ -42,26 +40,5 @@ describe('role defaults', () => {
     expect(ROLE_DEFAULT_GRANTS.operator).toEqual(['tasks:assign']);
     expect(ROLE_DEFAULT_GRANTS.viewer).toEqual([]);
     expect(ROLE_DEFAULT_GRANTS.member).toEqual([]);
-  });
-});
-
-describe('password hashing', () => {
-  it('verifies the right password only, with a fresh salt per hash', async () => {
-    const a = await hashPassword('s3cret pass');
-    const b = await hashPassword('s3cret pass');
-    expect(a).not.toBe(b);
-    expect(a).not.toContain('s3cret');
-    expect(await verifyPassword('s3cret pass', a)).toBe(true);
-    expect(await verifyPassword('s3cret pasS', a)).toBe(false);
-    expect(await verifyPassword('s3cret pass', null)).toBe(false);
-    expect(await verifyPassword('s3cret pass', 'plain')).toBe(false);
-  });
-});
-
-describe('slugify', () => {
-  it('folds accents and punctuation, trims dashes and falls back', () => {
-    expect(slugify('  Ünïcode & Friends!! ', 40, 'user')).toBe('unicode-friends');
-    expect(slugify('!!!', 40, 'user')).toBe('user');
-    expect(slugify('abc def', 4, 'user')).toBe('abc');
   });
 });
