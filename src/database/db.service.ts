@@ -4,8 +4,12 @@ import type { Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner, Repository } from 'typeorm';
 
 interface TxContext {
+  qr: TxQueryRunner;
   manager: EntityManager;
-  client: PoolClient;
+  /** set once the transaction has its connection and BEGIN went out (see `open`) */
+  client: PoolClient | null;
+  opening: Promise<PoolClient> | null;
+  begin: Promise<unknown> | null;
   afterCommit: Array<() => unknown>;
   /** statements sent but not awaited: the COMMIT goes out right behind them */
   pending: Array<Promise<unknown>>;
@@ -51,7 +55,11 @@ export class Db {
   constructor(readonly dataSource: DataSource) {}
 
   get manager(): EntityManager {
-    return als.getStore()?.manager ?? this.dataSource.manager;
+    const tx = als.getStore();
+    if (!tx) return this.dataSource.manager;
+    // TypeORM connects the query runner on its first statement; BEGIN must precede it
+    if (!tx.client) void this.open(tx).catch(() => undefined);
+    return tx.manager;
   }
 
   get inTransaction(): boolean {
@@ -68,7 +76,8 @@ export class Db {
    */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<T[]> {
     const tx = als.getStore();
-    return send(tx ? tx.client : this.pool, sql, params, opts).then(
+    const sent = !tx ? send(this.pool, sql, params, opts) : tx.client ? send(tx.client, sql, params, opts) : this.open(tx).then((c) => send(c, sql, params, opts));
+    return sent.then(
       (raw) => (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T[],
     );
   }
@@ -97,33 +106,42 @@ export class Db {
     if (then) tx.afterCommit.push(async () => then(await p));
   }
 
-  /** Runs fn in a transaction; nested calls join the outer one. After-commit hooks run once it commits. */
-  async transaction<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
+  /**
+   * Runs fn in a transaction; nested calls join the outer one. After-commit hooks run once it commits.
+   *
+   * The transaction takes its pooled connection and sends BEGIN only with its first statement, so
+   * what a mutating request does before touching the database (validation, reading an upload,
+   * hashing a password) holds no connection idle in a transaction; one that never touches the
+   * database costs no round trip at all.
+   */
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const current = als.getStore();
-    if (current) return fn(current.manager);
+    if (current) return fn();
     const qr = this.dataSource.createQueryRunner() as unknown as TxQueryRunner;
-    const client = (await qr.connect()) as PoolClient;
-    // not awaited: it goes out with the transaction's first statement
-    const begin = send(client, 'BEGIN');
-    begin.catch(() => undefined);
+    // TypeORM must see a transaction (so that save() does not open one of its own) before its first statement
     qr.isTransactionActive = true;
     qr.transactionDepth = 1;
-    const ctx: TxContext = { manager: qr.manager, client, afterCommit: [], pending: [] };
+    const ctx: TxContext = { qr, manager: qr.manager, client: null, opening: null, begin: null, afterCommit: [], pending: [] };
     let result: T;
     try {
       try {
-        result = await als.run(ctx, () => fn(qr.manager));
-        await begin;
+        result = await als.run(ctx, fn);
+        if (ctx.opening) await ctx.opening;
+        await ctx.begin;
       } catch (err) {
-        await Promise.allSettled([begin, ...ctx.pending]);
-        await send(client, 'ROLLBACK').catch(() => undefined);
+        if (ctx.opening) {
+          await Promise.allSettled([ctx.opening, ctx.begin, ...ctx.pending]);
+          if (ctx.client) await send(ctx.client, 'ROLLBACK').catch(() => undefined);
+        }
         throw err;
       }
-      // a statement that failed aborted the transaction, and Postgres answers this COMMIT with a rollback
-      const commit = send(client, 'COMMIT');
-      const settled = await Promise.allSettled([...ctx.pending, commit]);
-      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) throw failed.reason;
+      if (ctx.client) {
+        // a statement that failed aborted the transaction, and Postgres answers this COMMIT with a rollback
+        const commit = send(ctx.client, 'COMMIT');
+        const settled = await Promise.allSettled([...ctx.pending, commit]);
+        const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+        if (failed) throw failed.reason;
+      }
     } finally {
       qr.isTransactionActive = false;
       qr.transactionDepth = 0;
@@ -147,6 +165,32 @@ export class Db {
       void Promise.resolve()
         .then(fn)
         .catch((err) => this.logger.error(`after-commit hook failed: ${(err as Error).message}`));
+  }
+
+  /**
+   * Runs fn outside the current transaction (on pooled connections of its own), e.g. a read that
+   * precedes slow CPU work (password hashing) which must not hold the transaction open.
+   */
+  detached<T>(fn: () => Promise<T>): Promise<T> {
+    return als.exit(fn);
+  }
+
+  /**
+   * The transaction's connection, taken from the pool on first use; BEGIN is written before any
+   * statement. Statements issued while it connects are chained on the same promise, so they keep
+   * their call order.
+   */
+  private open(tx: TxContext): Promise<PoolClient> {
+    if (!tx.opening) {
+      tx.opening = (tx.qr.connect() as Promise<PoolClient>).then((client) => {
+        // not awaited: it goes out with the transaction's first statement
+        tx.begin = send(client, 'BEGIN');
+        tx.begin.catch(() => undefined);
+        tx.client = client;
+        return client;
+      });
+    }
+    return tx.opening;
   }
 
   private get pool(): Pool {

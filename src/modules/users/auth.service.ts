@@ -44,11 +44,13 @@ export class AuthService {
   /** New user with an email and a password, signed in at once. The first user may always sign up. */
   async signUp(dto: SignUpDto, userAgent?: string): Promise<SignedIn> {
     const email = normalizeEmail(dto.email);
-    const { allowSignUp } = await this.settings.general();
-    if (!allowSignUp) {
+    // reads and hashing before the transaction's first write: scrypt never holds a connection in a transaction
+    await this.db.detached(async () => {
+      const { allowSignUp } = await this.settings.general();
+      if (allowSignUp) return;
       const [any] = await this.db.query(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
       if (any) throw new DomainError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
-    }
+    });
     const passwordHash = await hashPassword(dto.password);
     const name = dto.name?.trim() || email.split('@')[0];
     const user = await this.insertUser(email, name, passwordHash);
@@ -60,7 +62,8 @@ export class AuthService {
   async signIn(dto: SignInDto, ip: string, userAgent?: string): Promise<SignedIn> {
     // the attempt was counted by LoginRateLimitGuard before this transaction began
     const email = normalizeEmail(dto.email);
-    const [user] = await this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
+    // read outside the transaction, so that verifying (scrypt) holds no connection in a transaction
+    const [user] = await this.db.detached(() => this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]));
     if (!(await verifyPassword(dto.password, user?.password_hash))) {
       throw new DomainError(401, 'invalid_credentials', 'Invalid email or password');
     }
