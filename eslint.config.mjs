@@ -42,7 +42,6 @@ export default tseslint.config(
             {
               target: ['./src/database', './src/config', './src/common'],
               from: './src/modules',
-              except: ['./activity/activity.entity.ts'],
               message: 'A lower layer (database, config, common) must not import a domain module.',
             },
           ],

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ActivityActorType, ActivityEntity } from '../../modules/activity/activity.entity';
+import { ActivityActorType, ActivityEntity } from './activity.entity';
 import { Db } from '../../database/db.service';
 import type { Actor } from '../auth/actor';
 import { sanitizeDetails } from './sanitize';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { Db } from '../../database/db.service';
 import { ActivityQueryDto, ActivityResponseDto, CreateActivityDto } from './dto/activity.dto';
-import { ActivityEntity } from './activity.entity';
+import { ActivityEntity } from '../../common/activity/activity.entity';
 
 export function toActivityResponse(a: ActivityEntity): ActivityResponseDto {
   return {
