@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 import type { FastifyRequest as Request } from 'fastify';
 
 export interface ActivityContext {
@@ -26,6 +27,19 @@ export interface LogActivityMeta extends LogActivityOptions {
   action: string | ((c: ActivityContext) => string);
 }
 
-/** The activity record a mutating route writes, in the same transaction as the mutation. */
+/**
+ * The activity record a mutating route writes, in the same transaction as the mutation. Shown in
+ * OpenAPI as `x-activity` (`{ action }`, or `{ action: 'varies' }` when the action depends on the call).
+ */
 export const LogActivity = (action: LogActivityMeta['action'], options: LogActivityOptions) =>
-  SetMetadata(LOG_ACTIVITY_KEY, { action, ...options } satisfies LogActivityMeta);
+  applyDecorators(
+    SetMetadata(LOG_ACTIVITY_KEY, { action, ...options } satisfies LogActivityMeta),
+    ApiExtension('x-activity', { action: typeof action === 'string' ? action : 'varies', entityType: options.entityType }),
+  );
+
+/**
+ * A mutating route that writes no record through the interceptor, and why: the service writes the
+ * records itself (it alone knows the entities), or the route changes nothing of a company (a
+ * session, a personal preference). Shown in OpenAPI as `x-activity: { none: reason }`.
+ */
+export const NoActivity = (reason: string) => ApiExtension('x-activity', { none: reason });
