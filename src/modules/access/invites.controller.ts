@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
-import { LogActivity } from '../../common/activity/log-activity.decorator';
+import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
@@ -133,6 +133,7 @@ export class InvitesController {
    * returned); an agent files a join request (returned with its claim secret, shown once).
    */
   @Post('invites/:token/accept')
+  @NoActivity('the service records the join request it creates with the invite\'s company')
   @HttpCode(201)
   @Public()
   accept(@CurrentActor() actor: Actor | undefined, @Param('token') token: string, @Body() dto: AcceptInviteDto): Promise<AcceptedJoinRequestDto | object> {

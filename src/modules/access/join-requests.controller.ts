@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { LogActivity } from '../../common/activity/log-activity.decorator';
+import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
@@ -55,6 +55,7 @@ export class JoinRequestsController {
 
   /** Exchanges the claim secret of an approved agent request for an agent API key, once (409 after). */
   @Post('join-requests/:requestId/claim-api-key')
+  @NoActivity('the service records the key claim with the request\'s company (never the key)')
   @HttpCode(201)
   @Public()
   claim(@Param('requestId') requestId: string, @Body() dto: ClaimApiKeyDto): Promise<ClaimedApiKeyDto> {

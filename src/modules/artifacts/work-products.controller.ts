@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
@@ -26,6 +27,7 @@ export class WorkProductsController {
 
   /** `type`, `title`, and a `url` and/or an `attachmentId` of the same issue. */
   @Post()
+  @NoActivity('the service records issue.work_product_created with the issue\'s company')
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   create(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
@@ -34,6 +36,7 @@ export class WorkProductsController {
 
   /** Partial update. */
   @Patch(':workProductId')
+  @NoActivity('the service records issue.work_product_updated with the issue\'s company')
   @Authorize({ callers: ['board', 'agent'] })
   update(
     @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string, @Body() dto: UpdateWorkProductDto,
@@ -42,6 +45,7 @@ export class WorkProductsController {
   }
 
   @Delete(':workProductId')
+  @NoActivity('the service records issue.work_product_deleted with the issue\'s company')
   @Authorize({ callers: ['board', 'agent'] })
   remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string): Promise<WorkProductResponseDto> {
     return this.workProducts.remove(actor, issueId, id);

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -24,6 +25,7 @@ export class AttachmentsController {
 
   /** Multipart: one non-empty `file` (size limit, allowed types), optional `issueCommentId` of the same issue. */
   @Post('companies/:companyId/issues/:issueId/attachments')
+  @NoActivity('the service records issue.attachment_added once the file is stored')
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @UseInterceptors(SingleFileUploadInterceptor)
@@ -73,6 +75,7 @@ export class AttachmentsController {
 
   /** Board callers or the uploader. */
   @Delete('attachments/:attachmentId')
+  @NoActivity('the service records issue.attachment_removed with the attachment\'s company')
   @Authorize({ callers: ['board', 'agent'] })
   remove(@CurrentActor() actor: Actor, @Param('attachmentId') attachmentId: string): Promise<AttachmentResponseDto> {
     return this.attachments.remove(actor, attachmentId);

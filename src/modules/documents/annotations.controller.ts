@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
@@ -40,6 +41,7 @@ export class AnnotationsController {
 
   /** Anchored to the latest revision (stale: 409; selector not matching the text: 422); wakes the assignee. */
   @Post()
+  @NoActivity('the service records the thread\'s creation with the issue\'s company')
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   async create(
@@ -51,6 +53,7 @@ export class AnnotationsController {
 
   /** Reply; bumps the thread's activity time and wakes the assignee. */
   @Post(':threadId/comments')
+  @NoActivity('the service records the reply with the issue\'s company')
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   async reply(
@@ -63,6 +66,7 @@ export class AnnotationsController {
 
   /** `{ status: open | resolved }`; same status is a no-op. */
   @Patch(':threadId')
+  @NoActivity('the service records the status change (resolved or reopened) with the issue\'s company')
   @Authorize({ callers: ['board', 'agent'] })
   async update(
     @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Param('threadId') threadId: string,

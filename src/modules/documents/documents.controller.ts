@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -33,6 +34,7 @@ export class DocumentsController {
    * base: 409 with currentRevisionId. Locked: 409 for users; agents are redirected to a derived key.
    */
   @Put(':key')
+  @NoActivity('the service records issue.document_created or issue.document_updated (only it knows whether the key existed) with the issue\'s company')
   @Authorize({ callers: ['board', 'agent'] })
   async put(
     @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Body() dto: PutDocumentDto,
@@ -45,6 +47,7 @@ export class DocumentsController {
 
   /** Sets lockedAt/lockedByAgentId/lockedByUserId; locking a locked document is a no-op. */
   @Post(':key/lock')
+  @NoActivity('the service records issue.document_locked with the issue\'s company')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   lock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
@@ -53,6 +56,7 @@ export class DocumentsController {
 
   /** Board: any lock; agents: only their own. */
   @Post(':key/unlock')
+  @NoActivity('the service records issue.document_unlocked with the issue\'s company')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   unlock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
@@ -68,6 +72,7 @@ export class DocumentsController {
 
   /** A new latest revision with the old revision's content; history kept. Locked: 409. */
   @Post(':key/revisions/:revisionId/restore')
+  @NoActivity('the service records issue.document_restored with the issue\'s company')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   restore(
@@ -78,6 +83,7 @@ export class DocumentsController {
 
   /** Board only; removes all revisions and threads; locked: 409. */
   @Delete(':key')
+  @NoActivity('the service records issue.document_deleted with the issue\'s company')
   @Authorize({ callers: ['board'] })
   remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
     return this.documents.remove(actor, issueId, key);

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { BoardActor } from '../../common/auth/actor';
@@ -12,6 +13,7 @@ export class IssueInboxController {
 
   /** Board user: marks the issue read (comments up to now are no longer unread for `unreadForUserId`). */
   @Post('read')
+  @NoActivity('a personal read marker of the board user, not a change to the issue')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   read(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
@@ -20,6 +22,7 @@ export class IssueInboxController {
 
   /** Board user: archives the issue from their inbox until it changes again (`inboxArchivedByUserId`). */
   @Post('inbox-archive')
+  @NoActivity('a personal inbox state of the board user, not a change to the issue')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   archive(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
@@ -28,6 +31,7 @@ export class IssueInboxController {
 
   /** Board user: brings the issue back into their inbox. */
   @Delete('inbox-archive')
+  @NoActivity('a personal inbox state of the board user, not a change to the issue')
   @Authorize({ callers: ['board'] })
   unarchive(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
     return this.inbox.unarchive(actor, issueId);

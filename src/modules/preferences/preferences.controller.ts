@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
@@ -30,6 +31,7 @@ export class PreferencesController {
 
   /** Join or leave a project of the company (404 otherwise); the same state is a no-op. */
   @Put('companies/:companyId/resource-memberships/me/projects/:projectId')
+  @NoActivity('the service records the change only when the membership changes')
   @Authorize({ callers: ['board'] })
   setProject(
     @CurrentActor() actor: Actor,
@@ -42,6 +44,7 @@ export class PreferencesController {
 
   /** Join or leave an agent of the company (404 otherwise); the same state is a no-op. */
   @Put('companies/:companyId/resource-memberships/me/agents/:agentId')
+  @NoActivity('the service records the change only when the membership changes')
   @Authorize({ callers: ['board'] })
   setAgent(
     @CurrentActor() actor: Actor,
@@ -61,6 +64,7 @@ export class PreferencesController {
 
   /** Replaces the global sidebar preferences (omitted fields reset to their defaults). */
   @Put('sidebar-preferences/me')
+  @NoActivity('a personal preference of the caller, not a change to a company')
   @Authorize({ callers: ['board'] })
   putGlobal(@CurrentActor() actor: Actor, @Body() dto: GlobalSidebarPreferencesDto): Promise<GlobalSidebarPreferencesResponseDto> {
     return this.sidebar.putGlobal(actor, dto);
@@ -75,6 +79,7 @@ export class PreferencesController {
 
   /** Replaces the company sidebar preferences; order lists may only name the company's projects and agents (422). */
   @Put('companies/:companyId/sidebar-preferences/me')
+  @NoActivity('a personal preference of the caller, not a change to a company')
   @Authorize({ callers: ['board'] })
   putCompany(
     @CurrentActor() actor: Actor,
@@ -100,6 +105,7 @@ export class PreferencesController {
 
   /** Dismiss (default) or snooze an inbox item; snooze needs a future `snoozedUntil`, dismiss forbids it. */
   @Post('companies/:companyId/inbox-dismissals')
+  @NoActivity('a personal inbox state of the caller, not a change to a company')
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   dismiss(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateInboxDismissalDto): Promise<InboxDismissalDto> {

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
@@ -36,6 +37,7 @@ export class AuthController {
 
   /** Creates a user with email and password and signs it in (session cookie and token). 409 for a taken email. */
   @Post('auth/sign-up/email')
+  @NoActivity('an account and session of the instance, outside any company')
   @HttpCode(201)
   @Public()
   async signUp(@Req() req: Request, @Res({ passthrough: true }) res: Response, @Body() dto: SignUpDto): Promise<SignedInDto> {
@@ -44,6 +46,7 @@ export class AuthController {
 
   /** Email and password; a session cookie plus the token for `Authorization: Bearer`. 401 wrong credentials, 429 too many attempts. */
   @Post('auth/sign-in/email')
+  @NoActivity('a session of the instance, outside any company')
   @HttpCode(200)
   @Public()
   @UseGuards(LoginRateLimitGuard)
@@ -53,6 +56,7 @@ export class AuthController {
 
   /** Ends the calling session and clears the cookie. */
   @Post('auth/sign-out')
+  @NoActivity('a session of the instance, outside any company')
   @HttpCode(200)
   @Public()
   signOut(@CurrentActor() actor: Actor | undefined, @Res({ passthrough: true }) res: Response): Promise<{ success: true; revoked: boolean }> {
@@ -76,6 +80,7 @@ export class AuthController {
 
   /** Profile fields: `name`, `image`, `bio`. */
   @Patch('auth/profile')
+  @NoActivity('the caller\'s own profile, outside any company')
   @Authorize({ callers: ['board'] })
   updateProfile(@CurrentActor() actor: BoardActor, @Body() dto: UpdateProfileDto): Promise<UserResponseDto> {
     return this.auth.updateProfile(actor, dto);
@@ -90,6 +95,7 @@ export class AuthController {
 
   /** A board API token for scripts; the token is shown once. 409 for the local board (it needs none). */
   @Post('auth/board-tokens')
+  @NoActivity('the caller\'s own credential, outside any company (the token is never recorded)')
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   createToken(@CurrentActor() actor: BoardActor, @Body() dto: CreateBoardTokenDto): Promise<CreatedBoardTokenDto> {
@@ -98,6 +104,7 @@ export class AuthController {
 
   /** Revokes one of the caller's board tokens; it stops working at once. */
   @Post('auth/board-tokens/:tokenId/revoke')
+  @NoActivity('the caller\'s own credential, outside any company')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   revokeToken(@CurrentActor() actor: BoardActor, @Param('tokenId') tokenId: string): Promise<BoardTokenResponseDto> {

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
@@ -21,6 +22,7 @@ export class BoardClaimController {
 
   /** Promotes the signed-in (session) user to instance owner. Works once: 409 after. */
   @Post(':token/claim')
+  @NoActivity('instance ownership, outside any company')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   claim(@CurrentActor() actor: Actor, @Param('token') token: string): Promise<UserResponseDto> {
