@@ -32,6 +32,7 @@ import { DocumentsModule } from './modules/documents/documents.module';
 import { AttachmentsModule } from './modules/attachments/attachments.module';
 import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { StorageModule } from './modules/storage/storage.module';
+import { RoutinesModule } from './modules/routines/routines.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
 import { UsersModule } from './modules/users/users.module';
@@ -60,6 +61,7 @@ const DOMAIN_MODULES = [
   DocumentsModule,
   AttachmentsModule,
   ArtifactsModule,
+  RoutinesModule,
 ];
 
 @Module({})

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { badRequest } from '../../common/errors/domain-error';
+import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { EXPERIMENTAL_DEFAULTS, ExperimentalSettings, GENERAL_DEFAULTS, GeneralSettings } from './dto/instance-settings.dto';
 
@@ -13,7 +14,15 @@ const DEFAULTS: { general: GeneralSettings; experimental: ExperimentalSettings }
  */
 @Injectable()
 export class InstanceSettingsService {
-  constructor(private readonly db: Db) {}
+  private readonly defaults: typeof DEFAULTS;
+
+  constructor(
+    private readonly db: Db,
+    config: AppConfig,
+  ) {
+    // environment defaults of feature flags (a stored value always wins)
+    this.defaults = { ...DEFAULTS, experimental: { ...EXPERIMENTAL_DEFAULTS, builtInAgents: config.builtInAgentsDefault } };
+  }
 
   general(): Promise<GeneralSettings> {
     return this.read('general');
@@ -38,7 +47,7 @@ export class InstanceSettingsService {
 
   private async read<K extends SettingsKey>(key: K): Promise<(typeof DEFAULTS)[K]> {
     const [row] = await this.db.query<{ value: Record<string, unknown> }>(`SELECT value FROM instance_settings WHERE key = $1`, [key]);
-    const defaults = DEFAULTS[key];
+    const defaults = this.defaults[key];
     const stored = row?.value ?? {};
     // only known keys, in a stable order
     return Object.fromEntries(Object.keys(defaults).map((k) => [k, k in stored ? stored[k] : defaults[k as keyof typeof defaults]])) as (typeof DEFAULTS)[K];

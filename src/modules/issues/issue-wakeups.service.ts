@@ -21,7 +21,7 @@ export class IssueWakeups {
   ) {}
 
   /** The new assignee of an actionable issue learns of it, unless it assigned itself. */
-  async assigned(issue: IssueRow, actor: Actor): Promise<void> {
+  async assigned(issue: IssueRow, actor?: Actor): Promise<void> {
     const agentId = issue.assignee_agent_id;
     if (!agentId || agentId === actorAgentId(actor)) return;
     if (issue.status === 'backlog' || isClosed(issue.status)) return;
@@ -86,7 +86,7 @@ export class IssueWakeups {
   private async enqueue(
     issue: Pick<IssueRow, 'id' | 'company_id'>,
     agentId: string,
-    actor: Actor,
+    actor: Actor | undefined,
     w: { source?: 'assignment' | 'automation'; reason: string; commentId?: string; extra?: Record<string, unknown> },
   ): Promise<void> {
     const source = w.source ?? 'automation';

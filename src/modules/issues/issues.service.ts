@@ -50,12 +50,24 @@ export class IssuesService {
   ) {}
 
   async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+    return this.insert(actor, companyId, dto);
+  }
+
+  /**
+   * An issue the service itself creates for work authorized earlier (a routine firing: its
+   * assignment was checked when the routine was saved). Same placement rules and assignee wakeup.
+   */
+  async createAsSystem(companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+    return this.insert(null, companyId, dto);
+  }
+
+  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
     const changes = await this.prepare(actor, companyId, null, dto);
     const status: IssueStatus = dto.status ?? 'backlog';
     Object.assign(changes, statusTimestamps(status), {
       status,
-      created_by_agent_id: actor.kind === 'agent' ? actor.agentId : null,
-      created_by_user_id: actor.kind === 'board' ? actor.userId : null,
+      created_by_agent_id: actor?.kind === 'agent' ? actor.agentId : null,
+      created_by_user_id: actor?.kind === 'board' ? actor.userId : null,
     });
     // one statement: the company row lock taken by the counter UPDATE serialises concurrent creates
     // until commit, so numbers are unique and gap-free (a failed create rolls its number back)
@@ -70,7 +82,7 @@ export class IssuesService {
     );
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
-    await this.wakeups.assigned(row, actor);
+    await this.wakeups.assigned(row, actor ?? undefined);
     return row;
   }
 
@@ -118,7 +130,7 @@ export class IssuesService {
   }
 
   /** Validated column changes for the given fields (placement, assignment, workspace inheritance). */
-  private async prepare(actor: Actor, companyId: string, issue: IssueRow | null, dto: IssueFieldsDto & { title?: string }): Promise<Changes> {
+  private async prepare(actor: Actor | null, companyId: string, issue: IssueRow | null, dto: IssueFieldsDto & { title?: string }): Promise<Changes> {
     const changes: Changes = {};
     const body = dto as Record<string, unknown>;
     for (const [field, col] of Object.entries(SCALAR_COLUMNS)) {
@@ -131,7 +143,7 @@ export class IssuesService {
       changes.parent_id = dto.parentId === null ? null : await this.relations.resolveParent(companyId, issue?.id ?? null, dto.parentId);
     }
     if (dto.inheritExecutionWorkspaceFromIssueId !== undefined) await this.inheritWorkspace(companyId, dto, changes);
-    await this.checkAssignment(actor, companyId, issue, dto);
+    if (actor) await this.checkAssignment(actor, companyId, issue, dto);
     return changes;
   }
 

@@ -1,0 +1,101 @@
+import { Injectable } from '@nestjs/common';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import type { Actor } from '../../common/auth/actor';
+import { notFound } from '../../common/errors/domain-error';
+import { IssuesService } from '../issues/issues.service';
+import type { IssuePriority } from '../issues/issue.types';
+import { RoutinesRepository, RunRow } from './routines.repository';
+
+export interface FiringInput {
+  source: 'schedule' | 'manual';
+  triggerId?: string | null;
+  /** the scheduled time this execution stands for */
+  scheduledFor?: Date | null;
+  /** further firings missed during downtime, coalesced into this one */
+  missedCount?: number;
+  /** who asked (manual runs); scheduled firings are the system's */
+  actor?: Actor;
+  /** skipped without looking at the routine (catch-up policy skip_missed) */
+  skipReason?: string;
+}
+
+const UNUSABLE_ASSIGNEE = ['terminated', 'pending_approval'];
+
+/**
+ * One execution of a routine, inside the caller's transaction: the routine row is locked first so
+ * that firings of one routine (scheduled on any instance, or run now) are decided one at a time.
+ * Outcomes: an issue assigned to the routine's agent (`issue_created`, which wakes the agent as
+ * any assignment does), `skipped` (the previous execution's issue is still open under
+ * skip_if_active), or `failed` (the assignee can no longer take work).
+ */
+@Injectable()
+export class RoutineFiring {
+  constructor(
+    private readonly repo: RoutinesRepository,
+    private readonly issues: IssuesService,
+    private readonly recorder: ActivityRecorder,
+  ) {}
+
+  async fire(companyId: string, routineId: string, input: FiringInput): Promise<RunRow> {
+    const routine = await this.repo.get(companyId, routineId, true);
+    if (!routine) throw notFound('Routine');
+    const actor = input.actor;
+    const base = {
+      routineId,
+      triggerId: input.triggerId ?? null,
+      source: input.source,
+      scheduledFor: input.scheduledFor ?? null,
+      missedCount: input.missedCount ?? 0,
+      triggerPayload: input.missedCount ? { missedCount: input.missedCount } : null,
+      createdByAgentId: actor?.kind === 'agent' ? actor.agentId : null,
+      createdByUserId: actor?.kind === 'board' ? actor.userId : null,
+    };
+    let run: RunRow;
+    const assigneeStatus = await this.repo.agentStatus(companyId, routine.assignee_agent_id);
+    const [open] = routine.concurrency_policy === 'skip_if_active' ? await this.repo.openExecutions(companyId, [routineId]) : [];
+    if (input.skipReason) {
+      run = await this.repo.insertRun(companyId, { ...base, status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: input.skipReason });
+    } else if (!assigneeStatus || UNUSABLE_ASSIGNEE.includes(assigneeStatus)) {
+      run = await this.repo.insertRun(companyId, {
+        ...base, status: 'failed', linkedIssueId: null, coalescedIntoRunId: null,
+        failureReason: `assignee agent is ${assigneeStatus ?? 'missing'}`,
+      });
+    } else if (open) {
+      run = await this.repo.insertRun(companyId, {
+        ...base, status: 'skipped', linkedIssueId: null, coalescedIntoRunId: open.id,
+        failureReason: `previous execution's issue ${open.issue_identifier ?? open.linked_issue_id} is still open`,
+      });
+    } else {
+      const issue = await this.issues.createAsSystem(companyId, {
+        title: routine.title,
+        description: routine.description,
+        priority: routine.priority as IssuePriority,
+        status: 'todo',
+        projectId: routine.project_id,
+        goalId: routine.goal_id,
+        parentId: routine.parent_issue_id,
+        assigneeAgentId: routine.assignee_agent_id,
+        originKind: 'routine_execution',
+        originId: routine.id,
+      });
+      run = await this.repo.insertRun(companyId, { ...base, status: 'issue_created', linkedIssueId: issue.id, coalescedIntoRunId: null, failureReason: null });
+    }
+    await this.repo.noteFired(companyId, routineId, run.status === 'issue_created');
+    if (run.trigger_id) await this.repo.setTriggerResult(companyId, run.trigger_id, run.status);
+    if (input.source === 'schedule') {
+      await this.recorder.record({
+        companyId,
+        action: 'routine.fired',
+        entityType: 'routine',
+        entityId: routineId,
+        actorType: 'system',
+        actorId: 'routine-scheduler',
+        details: {
+          runId: run.id, status: run.status, triggerId: run.trigger_id, scheduledFor: base.scheduledFor?.toISOString() ?? null,
+          missedCount: run.missed_count, issueId: run.linked_issue_id, reason: run.failure_reason,
+        },
+      });
+    }
+    return (await this.repo.run(companyId, run.id))!;
+  }
+}

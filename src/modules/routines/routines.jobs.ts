@@ -1,0 +1,129 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { countFirings, nextFiring } from './cron';
+import { RoutineFiring } from './routine-firing.service';
+import { DueTrigger, RoutinesRepository } from './routines.repository';
+
+const TICK = 'routines.tick';
+const BATCH = 200;
+/** A firing later than this after its time counts as missed (catch-up policy skip_missed drops it). */
+export const MISSED_GRACE_MS = 5 * 60_000;
+
+export interface TickResult {
+  claimed: number;
+  failed: number;
+}
+
+/**
+ * The routines scheduler. Each tick asks the database for triggers whose `next_run_at` has come
+ * (an index probe: nothing else when idle), then claims each firing with a conditional UPDATE of
+ * that time in its own transaction, so across instances a scheduled time yields one execution,
+ * and one company's failure never stops the others. After downtime the missed firings of a
+ * trigger are coalesced into one execution (`missedCount`), and `next_run_at` jumps to the first
+ * firing after now.
+ */
+@Injectable()
+export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('RoutinesScheduler');
+  private busy = false;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly repo: RoutinesRepository,
+    private readonly firing: RoutineFiring,
+    @Optional() private readonly registry?: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.registry) return;
+    this.registry.addInterval(TICK, setInterval(() => void this.guardedTick(), this.config.routinesTickMs));
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    try {
+      this.registry?.deleteInterval(TICK);
+    } catch {
+      /* not registered */
+    }
+  }
+
+  private async guardedTick(): Promise<void> {
+    if (this.busy || this.stopped) return;
+    this.busy = true;
+    try {
+      await this.tick();
+    } catch (err) {
+      if (!this.stopped) this.logger.error(`routines tick failed: ${(err as Error).message}`);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Fires everything due now (in batches until none is left). */
+  async tick(): Promise<TickResult> {
+    const total: TickResult = { claimed: 0, failed: 0 };
+    for (;;) {
+      const due = await this.repo.dueTriggers(BATCH);
+      let progressed = 0;
+      for (const t of due) {
+        if (this.stopped) return total;
+        const outcome = await this.fireOne(t);
+        if (outcome !== 'lost') progressed++;
+        if (outcome === 'claimed') total.claimed++;
+        if (outcome === 'failed') total.failed++;
+      }
+      if (due.length < BATCH || progressed === 0) return total;
+    }
+  }
+
+  private async fireOne(t: DueTrigger): Promise<'claimed' | 'lost' | 'failed'> {
+    const now = new Date();
+    let next: Date;
+    let missed: number;
+    try {
+      next = nextFiring(t.cron_expression, t.timezone, now);
+      missed = countFirings(t.cron_expression, t.timezone, t.next_run_at, now);
+    } catch (err) {
+      // a schedule that no longer evaluates (e.g. a time zone the runtime dropped) stops firing
+      this.logger.error(`routine trigger ${t.id}: ${(err as Error).message}; schedule disabled`);
+      await this.db.transaction(() => this.repo.claim(t.company_id, t.id, t.next_run_at, null, now)).catch(() => undefined);
+      return 'failed';
+    }
+    const late = now.getTime() - t.next_run_at.getTime() > MISSED_GRACE_MS;
+    try {
+      const claimed = await this.db.transaction(async () => {
+        if (!(await this.repo.claim(t.company_id, t.id, t.next_run_at, next, now))) return false;
+        await this.firing.fire(t.company_id, t.routine_id, {
+          source: 'schedule',
+          triggerId: t.id,
+          scheduledFor: t.next_run_at,
+          missedCount: missed,
+          skipReason: late && t.catch_up_policy === 'skip_missed' ? 'missed while the service was down (catch-up policy skip_missed)' : undefined,
+        });
+        return true;
+      });
+      return claimed ? 'claimed' : 'lost';
+    } catch (err) {
+      // the firing rolled back: record the failure and move the schedule on, so one broken
+      // routine neither blocks the others nor retries every tick
+      this.logger.error(`routine ${t.routine_id} (company ${t.company_id}) failed to fire: ${(err as Error).message}`);
+      await this.db
+        .transaction(async () => {
+          if (!(await this.repo.claim(t.company_id, t.id, t.next_run_at, next, now))) return;
+          await this.repo.insertRun(t.company_id, {
+            routineId: t.routine_id, triggerId: t.id, source: 'schedule', status: 'failed', scheduledFor: t.next_run_at, missedCount: missed,
+            triggerPayload: null, linkedIssueId: null, coalescedIntoRunId: null, failureReason: (err as Error).message.slice(0, 500),
+            createdByAgentId: null, createdByUserId: null,
+          });
+          await this.repo.setTriggerResult(t.company_id, t.id, 'failed');
+        })
+        .catch((e) => this.logger.error(`routine ${t.routine_id}: could not record the failure: ${(e as Error).message}`));
+      return 'failed';
+    }
+  }
+}

@@ -1,0 +1,340 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
+import { notFound } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { AuthorizationService } from '../authorization/authorization.service';
+import { assertCron, assertTimeZone, nextFiring } from './cron';
+import {
+  CreateRoutineDto, CreateTriggerDto, RoutineDetailResponseDto, RoutineResponseDto, RoutineRunResponseDto, TriggerResponseDto,
+  UpdateRoutineDto, UpdateTriggerDto,
+} from './dto/routine.dto';
+import { RoutineFiring } from './routine-firing.service';
+import { toRoutineResponse, toRunResponse, toTriggerResponse } from './routine-view';
+import { routineError } from './routines.errors';
+import { RoutineRow, RoutinesRepository, TriggerRow } from './routines.repository';
+
+/** Who acts: a caller, or the system (built-in agents provisioning, imports). */
+type By = Actor | null;
+
+/** Fields only the owning feature sets (built-in agents): a key and an owner label. */
+export interface ManagedRoutineFields {
+  routineKey?: string;
+  managedBy?: string;
+}
+
+const byColumns = (by: By, prefix: 'created' | 'updated') => ({
+  [`${prefix}_by_agent_id`]: by?.kind === 'agent' ? by.agentId : null,
+  [`${prefix}_by_user_id`]: by?.kind === 'board' ? by.userId : null,
+});
+
+/**
+ * Routines: CRUD, pause/resume, triggers, run now, executions. Whoever may assign tasks to the
+ * routine's agent may manage the routine (one authorization decision, `issue.assign`).
+ * Exported for the built-in agents (their routines) and portability (export/import):
+ * `listForCompany`, `createForCompany`, `findByKey`, `setStatus`, `runNow`.
+ */
+@Injectable()
+export class RoutinesService {
+  constructor(
+    private readonly repo: RoutinesRepository,
+    private readonly firing: RoutineFiring,
+    private readonly access: CompanyAccessService,
+    private readonly authz: AuthorizationService,
+  ) {}
+
+  // ---- reads
+
+  async listForCompany(companyId: string): Promise<RoutineResponseDto[]> {
+    return this.views(companyId, await this.repo.list(companyId));
+  }
+
+  async get(actor: Actor, routineId: string): Promise<RoutineDetailResponseDto> {
+    const routine = await this.load(actor, routineId);
+    return this.detail(routine);
+  }
+
+  async runs(actor: Actor, routineId: string, limit = 50): Promise<RoutineRunResponseDto[]> {
+    const routine = await this.load(actor, routineId);
+    const triggers = new Map((await this.repo.triggersOf(routine.company_id, [routine.id])).map((t) => [t.id, t]));
+    return (await this.repo.runsOf(routine.company_id, routine.id, limit)).map((r) => toRunResponse(r, triggers));
+  }
+
+  async findByKey(companyId: string, routineKey: string): Promise<RoutineResponseDto | null> {
+    const r = await this.repo.byKey(companyId, routineKey);
+    return r ? (await this.views(companyId, [r]))[0] : null;
+  }
+
+  // ---- writes
+
+  async create(actor: Actor, companyId: string, dto: CreateRoutineDto): Promise<RoutineDetailResponseDto> {
+    await this.assertMayManage(actor, companyId, dto.assigneeAgentId, dto.projectId ?? null);
+    return this.createForCompany(companyId, dto, actor);
+  }
+
+  /** Creates a routine without a caller's authorization (the caller of this method decided it). */
+  async createForCompany(companyId: string, dto: CreateRoutineDto, by: By, managed: ManagedRoutineFields = {}): Promise<RoutineDetailResponseDto> {
+    await this.assertReferences(companyId, dto);
+    // a built-in agent's routine may be created while its agent waits for hire approval
+    if (!managed.managedBy) await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
+    for (const [i, t] of (dto.triggers ?? []).entries()) this.validateTrigger(t, `triggers[${i}]`);
+    const routine = await this.repo.insert(companyId, {
+      title: dto.title.trim(),
+      description: dto.description ?? null,
+      assignee_agent_id: dto.assigneeAgentId,
+      project_id: dto.projectId ?? null,
+      goal_id: dto.goalId ?? null,
+      parent_issue_id: dto.parentIssueId ?? null,
+      priority: dto.priority ?? 'medium',
+      status: dto.status ?? 'active',
+      concurrency_policy: dto.concurrencyPolicy ?? 'skip_if_active',
+      catch_up_policy: dto.catchUpPolicy ?? 'coalesce',
+      routine_key: managed.routineKey ?? null,
+      managed_by: managed.managedBy ?? null,
+      ...byColumns(by, 'created'),
+      ...byColumns(by, 'updated'),
+    });
+    for (const t of dto.triggers ?? []) await this.insertTrigger(routine, t, by);
+    return this.detail(routine);
+  }
+
+  async update(actor: Actor, routineId: string, dto: UpdateRoutineDto): Promise<RoutineDetailResponseDto> {
+    const routine = await this.loadForChange(actor, routineId);
+    if (dto.assigneeAgentId !== undefined || dto.projectId !== undefined) {
+      await this.assertMayManage(actor, routine.company_id, dto.assigneeAgentId ?? routine.assignee_agent_id, dto.projectId !== undefined ? dto.projectId : routine.project_id);
+    }
+    return this.updateForCompany(routine.company_id, routine.id, dto, actor);
+  }
+
+  async updateForCompany(companyId: string, routineId: string, dto: UpdateRoutineDto, by: By): Promise<RoutineDetailResponseDto> {
+    const routine = await this.repo.get(companyId, routineId, true);
+    if (!routine) throw notFound('Routine');
+    await this.assertReferences(companyId, dto);
+    if (dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== routine.assignee_agent_id) await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
+    const values: Record<string, unknown> = { ...byColumns(by, 'updated') };
+    const map: Array<[keyof UpdateRoutineDto, string]> = [
+      ['title', 'title'], ['description', 'description'], ['assigneeAgentId', 'assignee_agent_id'], ['projectId', 'project_id'],
+      ['goalId', 'goal_id'], ['parentIssueId', 'parent_issue_id'], ['priority', 'priority'], ['concurrencyPolicy', 'concurrency_policy'],
+      ['catchUpPolicy', 'catch_up_policy'],
+    ];
+    for (const [field, col] of map) if (dto[field] !== undefined) values[col] = field === 'title' ? String(dto.title).trim() : dto[field];
+    let updated = await this.repo.update(companyId, routineId, values);
+    if (dto.status !== undefined && dto.status !== routine.status) updated = await this.applyStatus(updated, dto.status, by);
+    return this.detail(updated);
+  }
+
+  async remove(actor: Actor, routineId: string): Promise<RoutineResponseDto> {
+    const routine = await this.loadForChange(actor, routineId);
+    if (routine.managed_by) {
+      throw routineError('routine_managed', `This routine belongs to ${routine.managed_by}; disable it there instead of deleting it`, { managedBy: routine.managed_by });
+    }
+    const [view] = await this.views(routine.company_id, [routine]);
+    await this.repo.remove(routine.company_id, routine.id);
+    return view;
+  }
+
+  async pause(actor: Actor, routineId: string): Promise<RoutineDetailResponseDto> {
+    const routine = await this.loadForChange(actor, routineId);
+    return this.detail(await this.applyStatus(routine, 'paused', actor));
+  }
+
+  async resume(actor: Actor, routineId: string): Promise<RoutineDetailResponseDto> {
+    const routine = await this.loadForChange(actor, routineId);
+    return this.detail(await this.applyStatus(routine, 'active', actor));
+  }
+
+  /**
+   * Status of a routine by id within a company (built-in agents enable/disable). Paused: no
+   * trigger is due. Active again: schedules restart from now (firings while paused are not owed).
+   */
+  async setStatus(companyId: string, routineId: string, status: 'active' | 'paused', by: By): Promise<RoutineDetailResponseDto> {
+    const routine = await this.repo.get(companyId, routineId, true);
+    if (!routine) throw notFound('Routine');
+    return this.detail(await this.applyStatus(routine, status, by));
+  }
+
+  private async applyStatus(routine: RoutineRow, status: 'active' | 'paused', by: By): Promise<RoutineRow> {
+    const updated = routine.status === status ? routine : await this.repo.update(routine.company_id, routine.id, { status, ...byColumns(by, 'updated') });
+    if (status === 'paused') {
+      await this.repo.clearNextRuns(routine.company_id, routine.id);
+    } else {
+      const now = new Date();
+      for (const t of await this.repo.triggersOf(routine.company_id, [routine.id])) {
+        await this.repo.updateTrigger(routine.company_id, t.id, { next_run_at: this.nextFor(t, 'active', now) });
+      }
+    }
+    return updated;
+  }
+
+  /** Run now (202): one execution, under the routine's concurrency policy, whatever its status. */
+  async runNow(actor: Actor, routineId: string): Promise<RoutineRunResponseDto> {
+    const routine = await this.loadForChange(actor, routineId);
+    return this.runNowForCompany(routine.company_id, routine.id, actor);
+  }
+
+  async runNowForCompany(companyId: string, routineId: string, by: By): Promise<RoutineRunResponseDto> {
+    const run = await this.firing.fire(companyId, routineId, { source: 'manual', actor: by ?? undefined });
+    return toRunResponse(run);
+  }
+
+  // ---- triggers
+
+  async addTrigger(actor: Actor, routineId: string, dto: CreateTriggerDto): Promise<TriggerResponseDto> {
+    const routine = await this.loadForChange(actor, routineId);
+    this.validateTrigger(dto, 'trigger');
+    return toTriggerResponse(await this.insertTrigger(routine, dto, actor));
+  }
+
+  async updateTrigger(actor: Actor, triggerId: string, dto: UpdateTriggerDto): Promise<TriggerResponseDto> {
+    const { routine, trigger } = await this.loadTrigger(actor, triggerId);
+    const cron = dto.cronExpression ?? trigger.cron_expression;
+    const tz = dto.timezone ?? trigger.timezone ?? 'UTC';
+    if (trigger.kind === 'schedule') {
+      assertTimeZone(tz);
+      assertCron(cron!, tz);
+    } else if (dto.cronExpression !== undefined || dto.timezone !== undefined) {
+      throw routineError('invalid_cron_expression', 'A manual trigger has no schedule', { field: 'cronExpression' });
+    }
+    const values: Record<string, unknown> = { ...byColumns(actor, 'updated') };
+    if (dto.label !== undefined) values.label = dto.label;
+    if (dto.enabled !== undefined) values.enabled = dto.enabled;
+    if (trigger.kind === 'schedule') {
+      values.cron_expression = cron!.trim();
+      values.timezone = tz;
+      const next = { ...trigger, enabled: dto.enabled ?? trigger.enabled, cron_expression: cron!.trim(), timezone: tz };
+      values.next_run_at = this.nextFor(next, routine.status, new Date());
+    }
+    return toTriggerResponse(await this.repo.updateTrigger(routine.company_id, trigger.id, values));
+  }
+
+  async removeTrigger(actor: Actor, triggerId: string): Promise<TriggerResponseDto> {
+    const { routine, trigger } = await this.loadTrigger(actor, triggerId);
+    await this.repo.removeTrigger(routine.company_id, trigger.id);
+    return toTriggerResponse(trigger);
+  }
+
+  /** Built-in agents: a schedule trigger of a routine (re)set to the given cron, keeping its id. */
+  async ensureScheduleTrigger(companyId: string, routineId: string, cronExpression: string, timezone: string, label: string): Promise<void> {
+    const routine = await this.repo.get(companyId, routineId, true);
+    if (!routine) throw notFound('Routine');
+    const triggers = (await this.repo.triggersOf(companyId, [routineId])).filter((t) => t.kind === 'schedule');
+    const next = this.nextFor({ kind: 'schedule', enabled: true, cron_expression: cronExpression, timezone }, routine.status, new Date());
+    if (!triggers.length) {
+      await this.repo.insertTrigger(companyId, { routine_id: routineId, kind: 'schedule', label, enabled: true, cron_expression: cronExpression, timezone, next_run_at: next });
+      return;
+    }
+    for (const [i, t] of triggers.entries()) {
+      if (i === 0) await this.repo.updateTrigger(companyId, t.id, { label, enabled: true, cron_expression: cronExpression, timezone, next_run_at: next });
+      else await this.repo.removeTrigger(companyId, t.id);
+    }
+  }
+
+  private validateTrigger(t: CreateTriggerDto, at: string): void {
+    if (t.kind !== 'schedule') {
+      if (t.cronExpression !== undefined || t.timezone !== undefined) {
+        throw routineError('invalid_cron_expression', `${at}: a manual trigger has no schedule`, { field: `${at}.cronExpression` });
+      }
+      return;
+    }
+    const tz = t.timezone ?? 'UTC';
+    assertTimeZone(tz, `${at}.timezone`);
+    assertCron(t.cronExpression!, tz, `${at}.cronExpression`);
+  }
+
+  private async insertTrigger(routine: RoutineRow, t: CreateTriggerDto, by: By): Promise<TriggerRow> {
+    const schedule = t.kind === 'schedule';
+    const row = {
+      kind: t.kind,
+      enabled: t.enabled ?? true,
+      cron_expression: schedule ? t.cronExpression!.trim() : null,
+      timezone: schedule ? (t.timezone ?? 'UTC') : null,
+    };
+    return this.repo.insertTrigger(routine.company_id, {
+      routine_id: routine.id,
+      label: t.label ?? null,
+      ...row,
+      next_run_at: this.nextFor(row, routine.status, new Date()),
+      ...byColumns(by, 'created'),
+      ...byColumns(by, 'updated'),
+    });
+  }
+
+  /** The next firing of a trigger, or null when it cannot fire (manual, disabled, routine paused). */
+  private nextFor(t: Pick<TriggerRow, 'kind' | 'enabled' | 'cron_expression' | 'timezone'>, routineStatus: string, now: Date): Date | null {
+    if (t.kind !== 'schedule' || !t.enabled || routineStatus !== 'active' || !t.cron_expression) return null;
+    return nextFiring(t.cron_expression, t.timezone ?? 'UTC', now);
+  }
+
+  // ---- helpers
+
+  private async views(companyId: string, routines: RoutineRow[]): Promise<RoutineResponseDto[]> {
+    const ids = routines.map((r) => r.id);
+    const [triggers, last, open] = await Promise.all([this.repo.triggersOf(companyId, ids), this.repo.lastRuns(companyId, ids), this.repo.openExecutions(companyId, ids)]);
+    const lastBy = new Map(last.map((r) => [r.routine_id, r]));
+    const openBy = new Map(open.map((r) => [r.routine_id, r]));
+    return routines.map((r) => toRoutineResponse(r, triggers.filter((t) => t.routine_id === r.id), lastBy.get(r.id), openBy.get(r.id)));
+  }
+
+  private async detail(routine: RoutineRow): Promise<RoutineDetailResponseDto> {
+    const [view] = await this.views(routine.company_id, [routine]);
+    const triggers = new Map(view.triggers.map((t) => [t.id, t]));
+    const runs = await this.repo.runsOf(routine.company_id, routine.id, 10);
+    const assignee = await this.repo.assigneeSummary(routine.company_id, routine.assignee_agent_id);
+    return {
+      ...view,
+      assignee,
+      recentRuns: runs.map((r) => {
+        const out = toRunResponse(r);
+        const t = r.trigger_id ? triggers.get(r.trigger_id) : undefined;
+        return { ...out, trigger: t ?? null };
+      }),
+    };
+  }
+
+  /** 404 unknown routine, 403 another company. */
+  private async load(actor: Actor, routineId: string): Promise<RoutineRow> {
+    if (!isUuid(routineId)) throw notFound('Routine');
+    const companyId = await this.repo.companyOfRoutine(routineId);
+    if (!companyId) throw notFound('Routine');
+    await this.access.assertAccessToKnownCompany(actor, companyId);
+    const routine = await this.repo.get(companyId, routineId);
+    if (!routine) throw notFound('Routine');
+    return routine;
+  }
+
+  /** Loaded and locked for a change the caller must be allowed to make. */
+  private async loadForChange(actor: Actor, routineId: string): Promise<RoutineRow> {
+    const found = await this.load(actor, routineId);
+    await this.assertMayManage(actor, found.company_id, found.assignee_agent_id, found.project_id);
+    return (await this.repo.get(found.company_id, found.id, true))!;
+  }
+
+  private async loadTrigger(actor: Actor, triggerId: string): Promise<{ routine: RoutineRow; trigger: TriggerRow }> {
+    if (!isUuid(triggerId)) throw notFound('Routine trigger');
+    const owner = await this.repo.companyOfTrigger(triggerId);
+    if (!owner) throw notFound('Routine trigger');
+    const routine = await this.loadForChange(actor, owner.routine_id);
+    const trigger = await this.repo.trigger(routine.company_id, triggerId, true);
+    if (!trigger) throw notFound('Routine trigger');
+    return { routine, trigger };
+  }
+
+  /** Managing a routine is assigning its agent work: the same decision as an issue assignment. */
+  private async assertMayManage(actor: Actor, companyId: string, assigneeAgentId: string, projectId: string | null): Promise<void> {
+    await this.authz.assert({ actor, action: 'issue.assign', companyId, targetAgentId: assigneeAgentId, projectId, issue: null });
+  }
+
+  private async assertReferences(companyId: string, dto: UpdateRoutineDto): Promise<void> {
+    const foreign = await this.repo.foreignReferences(companyId, dto);
+    if (foreign.length) {
+      throw routineError('invalid_reference', `${foreign[0]} must reference a record of this company`, { field: foreign[0] });
+    }
+  }
+
+  private async assertUsableAssignee(companyId: string, agentId: string): Promise<void> {
+    const status = await this.repo.agentStatus(companyId, agentId);
+    if (status === 'terminated' || status === 'pending_approval') {
+      throw routineError('invalid_assignee', `assigneeAgentId: agent is ${status}`, { field: 'assigneeAgentId' });
+    }
+  }
+}
