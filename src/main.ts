@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app';
+import { agentUserWarning } from './common/process/agent-user';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import { resolveDatabase } from './database/database-url';
 import { EmbeddedPostgres } from './database/embedded-postgres';
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = new Logger('Bootstrap');
+  const isolationWarning = agentUserWarning(config.agentUser);
+  if (isolationWarning) logger.warn(isolationWarning);
   let embedded: EmbeddedPostgres | undefined;
   const shutdownDb = async () => {
     await embedded?.stop().catch(() => undefined);

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
 
 export type DeploymentMode = 'local_trusted' | 'authenticated';
 
@@ -50,6 +51,8 @@ export class AppConfig {
   routinesTickMs!: number;
   /** default of the experimental setting builtInAgents when it was never set (SERVICE_ENABLE_BUILT_IN_AGENTS) */
   builtInAgentsDefault!: boolean;
+  /** who agent processes run as when the service is root (SERVICE_AGENT_USER, SERVICE_AGENT_ISOLATION) */
+  agentUser!: AgentUserSettings;
 }
 
 export class ConfigError extends Error {}
@@ -103,13 +106,37 @@ function loadKey(env: NodeJS.ProcessEnv, name: string, dataDir: string, fileName
     return decodeKey(`${name}_FILE`, fs.readFileSync(fileVar, 'utf8').trim());
   }
   const keyPath = path.join(dataDir, 'keys', fileName);
-  if (fs.existsSync(keyPath)) return decodeKey(keyPath, fs.readFileSync(keyPath, 'utf8').trim());
+  if (fs.existsSync(keyPath)) {
+    tightenMode(keyPath, 0o600);
+    return decodeKey(keyPath, fs.readFileSync(keyPath, 'utf8').trim());
+  }
   const key = randomBytes(32);
   if (persist) {
     fs.mkdirSync(path.dirname(keyPath), { recursive: true, mode: 0o700 });
     fs.writeFileSync(keyPath, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   }
   return key;
+}
+
+/** Removes group/other permissions (never adds any): the data directory is the service user's alone. */
+function tightenMode(p: string, mode: number): void {
+  try {
+    const st = fs.statSync(p);
+    if ((st.mode & 0o777 & ~mode) !== 0) fs.chmodSync(p, st.mode & mode);
+  } catch {
+    /* missing: created with the right mode later */
+  }
+}
+
+/** The data directory and its keys folder are 0700 (created so, or tightened when they exist). */
+function secureDataDir(dataDir: string): void {
+  try {
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new ConfigError(`SERVICE_DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`);
+  }
+  tightenMode(dataDir, 0o700);
+  tightenMode(path.join(dataDir, 'keys'), 0o700);
 }
 
 function decodeKey(source: string, raw: string): Buffer {
@@ -170,11 +197,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
   const persistKeys = env.SERVICE_EPHEMERAL_KEYS !== 'true';
+  if (persistKeys) secureDataDir(c.dataDir);
   c.jwtSecret = new Uint8Array(loadKey(env, 'SERVICE_JWT_SECRET', c.dataDir, 'jwt-secret', persistKeys));
   c.secretsMasterKey = loadKey(env, 'SERVICE_SECRETS_MASTER_KEY', c.dataDir, 'secrets-master-key', persistKeys);
   c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);
   c.defaultSecretProvider = env.SERVICE_SECRETS_DEFAULT_PROVIDER?.trim() || undefined;
   c.secretsStrictMode = parseBool('SERVICE_SECRETS_STRICT', env.SERVICE_SECRETS_STRICT, mode === 'authenticated');
+  const agentUserProblem = validateAgentUserSettings(env);
+  if (agentUserProblem) throw new ConfigError(agentUserProblem);
+  c.agentUser = agentUserSettingsFromEnv(env);
   c.instanceId = env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}`;
   c.heartbeat = {
     instanceId: env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,

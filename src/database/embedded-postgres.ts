@@ -1,4 +1,5 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -9,14 +10,24 @@ import * as path from 'node:path';
  * Postgres refuses to run as root, so as root we drop to an unprivileged system user with
  * `setpriv` and own only the data directory to it. The cluster is initialised once (UTF8),
  * recovers from a stale postmaster.pid, and dies with its parent (`--pdeathsig`).
+ *
+ * No well-known credentials: the superuser gets a random password on init, kept (0600, owned by
+ * the service's user) in `passwordFile` (default `<dataDir>-password`, i.e. `<data dir>/db-password`
+ * for the service), and the server listens on loopback only (TCP, scram-sha-256, no Unix socket).
+ * A cluster made before this (password "service") is moved to a random password on its next start.
  */
 export interface EmbeddedPostgresOptions {
   dataDir: string;
   port?: number;
   user?: string;
+  /** fixed password (tests of the launcher); default: random, kept in passwordFile */
   password?: string;
+  passwordFile?: string;
   log?: (msg: string) => void;
 }
+
+/** The password of clusters initialised before passwords were random; only ever tried to replace it. */
+const LEGACY_PASSWORD = 'service';
 
 const SYSTEM_USER = 'postgres';
 
@@ -25,19 +36,51 @@ export class EmbeddedPostgres {
   private stopped = false;
   port = 0;
   readonly user: string;
-  readonly password: string;
+  private _password: string;
+  /** the password the server currently accepts, when it differs from the configured one */
+  private acceptedPassword?: string;
 
   constructor(private readonly opts: EmbeddedPostgresOptions) {
     this.user = opts.user ?? 'service';
-    this.password = opts.password ?? 'service';
+    this._password = opts.password ?? '';
+  }
+
+  get password(): string {
+    return this._password;
+  }
+
+  get passwordFile(): string {
+    return this.opts.passwordFile ?? `${path.resolve(this.opts.dataDir)}-password`;
+  }
+
+  /** The configured password, or the random one of the password file (created 0600 on first use). */
+  private loadPassword(): string {
+    if (this.opts.password) return this.opts.password;
+    const file = this.passwordFile;
+    if (fs.existsSync(file)) {
+      const st = fs.statSync(file);
+      if ((st.mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
+      const v = fs.readFileSync(file, 'utf8').trim();
+      if (v) return v;
+    }
+    const v = randomBytes(24).toString('base64url');
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.tmp-${process.pid}`;
+    fs.writeFileSync(tmp, v + '\n', { mode: 0o600 });
+    fs.renameSync(tmp, file);
+    return v;
   }
 
   get url(): string {
-    return `postgres://${this.user}:${this.password}@127.0.0.1:${this.port}/postgres`;
+    return this.urlFor('postgres');
   }
 
   urlFor(database: string): string {
-    return `postgres://${this.user}:${this.password}@127.0.0.1:${this.port}/${database}`;
+    return this.urlWith(this._password, database);
+  }
+
+  private urlWith(password: string, database: string): string {
+    return `postgres://${encodeURIComponent(this.user)}:${encodeURIComponent(password)}@127.0.0.1:${this.port}/${database}`;
   }
 
   private log(msg: string): void {
@@ -49,7 +92,8 @@ export class EmbeddedPostgres {
     const dataDir = path.resolve(this.opts.dataDir);
     const asRoot = process.getuid?.() === 0;
     const ids = asRoot ? ensureSystemUser() : undefined;
-    fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+    fs.mkdirSync(path.dirname(dataDir), { recursive: true, mode: 0o700 });
+    this._password = this.loadPassword();
     if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
       await this.initdb(binDir, dataDir, ids);
     }
@@ -57,6 +101,22 @@ export class EmbeddedPostgres {
     removeStalePid(dataDir);
     this.port = this.opts.port || (await freePort());
     await this.launch(binDir, dataDir, ids);
+    if (this.acceptedPassword !== undefined) await this.rotatePassword();
+  }
+
+  /** A cluster that still accepts the legacy password gets the random one. */
+  private async rotatePassword(): Promise<void> {
+    const { Client } = await import('pg');
+    const client = new Client({ connectionString: this.urlWith(this.acceptedPassword as string, 'postgres') });
+    await client.connect();
+    try {
+      const quoted = `'${this._password.replace(/'/g, "''")}'`;
+      await client.query(`ALTER ROLE "${this.user.replace(/"/g, '')}" PASSWORD ${quoted}`);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+    this.acceptedPassword = undefined;
+    this.log('embedded PostgreSQL: the superuser password was replaced by a random one');
   }
 
   private async initdb(binDir: string, dataDir: string, ids?: { uid: number; gid: number }): Promise<void> {
@@ -119,18 +179,25 @@ export class EmbeddedPostgres {
     throw new Error(`embedded PostgreSQL did not become ready:\n${output}`);
   }
 
+  /** Accepts queries (with the configured password, or with the legacy one of an old cluster: then it is rotated). */
   private async ready(): Promise<boolean> {
     const { Client } = await import('pg');
-    const client = new Client({ connectionString: this.url, connectionTimeoutMillis: 1000 });
-    try {
-      await client.connect();
-      await client.query('select 1');
-      return true;
-    } catch {
-      return false;
-    } finally {
-      await client.end().catch(() => undefined);
+    const candidates = this.opts.password || this._password === LEGACY_PASSWORD ? [this._password] : [this._password, LEGACY_PASSWORD];
+    for (const password of candidates) {
+      const client = new Client({ connectionString: this.urlWith(password, 'postgres'), connectionTimeoutMillis: 1000 });
+      try {
+        await client.connect();
+        await client.query('select 1');
+        this.acceptedPassword = password === this._password ? undefined : password;
+        return true;
+      } catch (err) {
+        // a wrong password (28P01) with the first candidate: try the next one; anything else: not ready yet
+        if ((err as { code?: string }).code !== '28P01') return false;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
     }
+    return false;
   }
 
   async stop(): Promise<void> {

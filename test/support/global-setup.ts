@@ -21,6 +21,7 @@ export default async function globalSetup(): Promise<void> {
     (globalThis as { __EMBEDDED_PG__?: EmbeddedPostgres; __PG_DIR__?: string }).__EMBEDDED_PG__ = pg;
     (globalThis as { __PG_DIR__?: string }).__PG_DIR__ = dir;
     adminUrl = pg.url;
+    process.env.TEST_PG_PASSWORD_FILE = pg.passwordFile;
   }
   const templateUrl = withDatabase(adminUrl, TEMPLATE_DB);
   const admin = new Client({ connectionString: adminUrl });

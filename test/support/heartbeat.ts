@@ -174,13 +174,23 @@ export interface HeartbeatFixture {
   tmp: string;
 }
 
+/**
+ * A scratch directory agent processes may write in: as root they run as the unprivileged agent
+ * user, which cannot enter root's 0700 temporary directories.
+ */
+export function scratchDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o1777);
+  return dir;
+}
+
 /** One listening app (child processes call back), a company and a scratch directory for a test file. */
 export function useHeartbeatApp(): HeartbeatFixture {
   const f = {} as HeartbeatFixture;
   beforeAll(async () => {
     f.t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
     f.companyId = (await createCompany(f.t)).id;
-    f.tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hb-e2e-'));
+    f.tmp = scratchDir('hb-e2e-');
   });
   afterAll(async () => {
     await f.t.close();

@@ -35,4 +35,25 @@ describe('EmbeddedPostgres launcher', () => {
     expect(await encodingOf(second.url)).toBe('UTF8');
     await second.stop();
   });
+
+  it('uses a random superuser password kept 0600 beside the cluster, and moves an old cluster off the well-known one', async () => {
+    const dataDir = path.join(dir, 'legacy');
+    // a cluster initialised the old way, with the well-known password
+    const old = new EmbeddedPostgres({ dataDir, password: 'service' });
+    await old.start();
+    const port = old.port;
+    await old.stop();
+    const pg = new EmbeddedPostgres({ dataDir, port });
+    await pg.start();
+    try {
+      const file = `${dataDir}-password`;
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.readFileSync(file, 'utf8').trim()).toBe(pg.password);
+      expect(pg.password).toMatch(/^[A-Za-z0-9_-]{32}$/);
+      expect(await encodingOf(pg.url)).toBe('UTF8');
+      await expect(encodingOf(`postgres://service:service@127.0.0.1:${pg.port}/postgres`)).rejects.toThrow(/password authentication failed/);
+    } finally {
+      await pg.stop();
+    }
+  });
 });

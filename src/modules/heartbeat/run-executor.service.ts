@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { AgentUserError, resolveAgentIdentity } from '../../common/process/agent-user';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
@@ -87,7 +88,7 @@ export class RunExecutor {
               config, configEnv: resolved.env,
               agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
               context: run.context_snapshot, serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId), apiUrl, runToken: token,
-              resumeSessionId,
+              resumeSessionId, runAs: resolveAgentIdentity(this.config.agentUser),
               log: (stream, chunk) => w.write(stream, chunk),
             };
             const handle = executor.start(ctx);
@@ -97,7 +98,7 @@ export class RunExecutor {
           }
         }
       } catch (err) {
-        outcome = err instanceof EnvResolutionError
+        outcome = err instanceof EnvResolutionError || err instanceof AgentUserError
           ? { status: 'failed', errorCode: err.code, error: err.message }
           : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
       } finally {

@@ -1,29 +1,33 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
+import { redactionForms, StreamRedactor } from '../../common/process/stream-redactor';
 import { AppConfig } from '../../config/app-config';
 
 export type LogStream = 'stdout' | 'stderr' | 'system';
 
-const REDACTED = '[redacted]';
-
 /**
  * One run's log: NDJSON lines `{ ts, stream, chunk }` appended to
  * `<dataDir>/run-logs/<companyId>/<runId>.ndjson`. Known secret values (resolved env secrets, the
- * run token) are replaced before anything reaches disk. Past the size cap one `truncated` line is
- * written and the rest dropped.
+ * run token), raw and encoded, are replaced before anything reaches disk, also when a value is split
+ * over several writes (each stream holds back a tail that could start one until the next write or
+ * close). Past the size cap one `truncated` line is written and the rest dropped.
  */
 export class RunLogWriter {
   private fd: number | null = null;
   private bytes = 0;
   private truncated = false;
+  private readonly forms: string[];
+  private readonly redactors = new Map<LogStream, StreamRedactor>();
 
   constructor(
     readonly relativePath: string,
     private readonly absolutePath: string,
     private readonly maxBytes: number,
-    private readonly secrets: string[],
-  ) {}
+    secrets: string[],
+  ) {
+    this.forms = redactionForms(secrets);
+  }
 
   get size(): number {
     return this.bytes;
@@ -31,8 +35,13 @@ export class RunLogWriter {
 
   write(stream: LogStream, chunk: string): void {
     if (this.truncated || chunk.length === 0) return;
-    let text = chunk;
-    for (const s of this.secrets) if (s.length >= 4) text = text.split(s).join(REDACTED);
+    let redactor = this.redactors.get(stream);
+    if (!redactor) this.redactors.set(stream, (redactor = new StreamRedactor(this.forms)));
+    this.appendChunk(stream, redactor.push(chunk));
+  }
+
+  private appendChunk(stream: LogStream, text: string): void {
+    if (this.truncated || text.length === 0) return;
     const line = JSON.stringify({ ts: new Date().toISOString(), stream, chunk: text }) + '\n';
     const len = Buffer.byteLength(line);
     if (this.bytes + len > this.maxBytes) {
@@ -44,6 +53,8 @@ export class RunLogWriter {
   }
 
   close(): void {
+    for (const [stream, redactor] of this.redactors) this.appendChunk(stream, redactor.flush());
+    this.redactors.clear();
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
   }

@@ -1,3 +1,4 @@
+import type { ProcessIdentity } from '../../../common/process/agent-user';
 import type { LogStream } from '../run-log.service';
 import type { RunOutcome, WakeContext } from '../heartbeat.types';
 
@@ -19,6 +20,8 @@ export interface AdapterRunContext {
   runToken: string;
   /** the session id of the agent's last successful run (same adapter and issue), unless the wake forced a fresh session */
   resumeSessionId: string | null;
+  /** local processes run as this unprivileged user (null = the service's user: not root, or opted out) */
+  runAs: ProcessIdentity | null;
   log(stream: LogStream, chunk: string): void;
 }
 

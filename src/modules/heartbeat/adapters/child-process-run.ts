@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { agentSpawnOptions, inaccessibleReason, ProcessIdentity } from '../../../common/process/agent-user';
 import type { RunOutcome } from '../heartbeat.types';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
 import type { LogStream } from '../run-log.service';
@@ -18,6 +19,8 @@ export interface ChildRunOptions {
   log(stream: LogStream, chunk: string): void;
   /** called with each complete stdout line (CLI runtimes parse JSON lines) */
   onStdoutLine?(line: string): void;
+  /** the unprivileged user the process runs as (null/undefined = the service's user) */
+  runAs?: ProcessIdentity | null;
 }
 
 /** Variables of the service's own environment a child may see; the rest (keys, secrets) never leaks. */
@@ -70,13 +73,19 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       resolve({ status: 'failed', errorCode: 'adapter_command_not_found', error: `command not found: ${o.command}` });
       return;
     }
-    const child = spawn(o.command, o.args, {
+    const denied = o.cwd ? inaccessibleReason(o.cwd, o.runAs ?? null) : null;
+    if (denied) {
+      o.log('system', `working directory not accessible: ${denied}\n`);
+      resolve({ status: 'failed', errorCode: 'adapter_cwd_not_accessible', error: `working directory ${o.cwd}: ${denied}; make it accessible to that user` });
+      return;
+    }
+    const child = spawn(o.command, o.args, agentSpawnOptions(o.runAs ?? null, {
       cwd: o.cwd,
       env: o.env,
       detached: true,
       shell: false,
-      stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
+      stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
+    }));
     let ending: 'timeout' | 'cancel' | null = null;
     let cancelReason = '';
     let settled = false;

@@ -139,6 +139,7 @@ export class CliRuntimeAdapter implements AdapterExecutor {
       timeoutSec: num(c.timeoutSec, 0),
       graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
       log: ctx.log,
+      runAs: ctx.runAs,
       onStdoutLine: (line) => report.accept(line),
     });
     return { done: run.done.then((o) => report.apply(o)), cancel: run.cancel };

@@ -73,6 +73,7 @@ export class ProcessAdapter implements AdapterExecutor {
       timeoutSec: num(c.timeoutSec, 0),
       graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
       log: ctx.log,
+      runAs: ctx.runAs,
     });
   }
 
