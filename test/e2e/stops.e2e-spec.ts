@@ -1,8 +1,7 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
-import { alive, probeConfig, startServer, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
+import { alive, probeConfig, scratchDir, startServer, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -15,7 +14,7 @@ describe('stops kill in-flight runs', () => {
   let tmp: string;
   beforeAll(async () => {
     t = await createTestApp({ listen: true, scheduler: true });
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'stops-'));
+    tmp = scratchDir('stops-');
   });
   afterAll(async () => {
     await t.close();
