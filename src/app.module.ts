@@ -32,6 +32,7 @@ import { DocumentsModule } from './modules/documents/documents.module';
 import { AttachmentsModule } from './modules/attachments/attachments.module';
 import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { StorageModule } from './modules/storage/storage.module';
+import { BuiltInAgentsModule } from './modules/built-in-agents/built-in-agents.module';
 import { RoutinesModule } from './modules/routines/routines.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SystemModule } from './modules/system/system.module';
@@ -62,6 +63,7 @@ const DOMAIN_MODULES = [
   AttachmentsModule,
   ArtifactsModule,
   RoutinesModule,
+  BuiltInAgentsModule,
 ];
 
 @Module({})

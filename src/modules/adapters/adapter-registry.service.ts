@@ -155,18 +155,21 @@ export class AdapterRegistry {
     return [...this.types.values()];
   }
 
-  /** Schema check and normalisation; throws ConfigFieldError naming the field. */
-  validateConfig(type: string, config: unknown): Record<string, unknown> {
+  /**
+   * Schema check and normalisation; throws ConfigFieldError naming the field. `allowIncomplete`
+   * skips the required keys (a built-in agent is provisioned before its setup is complete).
+   */
+  validateConfig(type: string, config: unknown, opts: { allowIncomplete?: boolean } = {}): Record<string, unknown> {
     const def = this.types.get(type);
     if (!def) throw new Error(`unknown adapter type ${type}`);
-    const out = validateAgainstSchema(config, def.configSchema);
+    const out = validateAgainstSchema(config, opts.allowIncomplete ? { ...def.configSchema, required: [] } : def.configSchema);
     def.validate?.(out);
     return out;
   }
 
   /** validateConfig plus the create-time defaults of the type. */
-  prepareForCreate(type: string, config: unknown): Record<string, unknown> {
-    const out = this.validateConfig(type, config);
+  prepareForCreate(type: string, config: unknown, opts: { allowIncomplete?: boolean } = {}): Record<string, unknown> {
+    const out = this.validateConfig(type, config, opts);
     return this.types.get(type)!.createDefaults?.(out) ?? out;
   }
 }

@@ -33,16 +33,16 @@ export class AgentConfigService {
   }
 
   /** Validated config with the type's create-time defaults. */
-  async forCreate(companyId: string, type: string, config: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async forCreate(companyId: string, type: string, config: Record<string, unknown>, opts: { allowIncomplete?: boolean } = {}): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
-    const out = this.mapErrors(() => this.adapters.prepareForCreate(type, config));
+    const out = this.mapErrors(() => this.adapters.prepareForCreate(type, config, opts));
     await this.validateEnvBindings(companyId, out);
     return out;
   }
 
-  async forUpdate(companyId: string, type: string, config: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async forUpdate(companyId: string, type: string, config: Record<string, unknown>, opts: { allowIncomplete?: boolean } = {}): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
-    const out = this.mapErrors(() => this.adapters.validateConfig(type, config));
+    const out = this.mapErrors(() => this.adapters.validateConfig(type, config, opts));
     await this.validateEnvBindings(companyId, out);
     return out;
   }

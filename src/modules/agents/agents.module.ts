@@ -8,12 +8,13 @@ import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentsController } from './agents.controller';
 import { AgentsService } from './agents.service';
+import { MarkedAgentsRepository } from './marked-agents.repository';
 
 @Module({
   imports: [ApprovalsModule],
   controllers: [AgentsController],
-  providers: [AgentsService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService],
-  exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService],
+  providers: [AgentsService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService, MarkedAgentsRepository],
+  exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(

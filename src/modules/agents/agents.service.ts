@@ -68,16 +68,50 @@ export class AgentsService {
     return { agent: toAgentResponse(agent), approval: toApprovalResponse(approval) };
   }
 
+  /**
+   * The built-in agents feature only: a normal agent row carrying the immutable marker
+   * `metadata.serviceBuiltInAgent` (create, hire and PATCH refuse that key). Its adapter
+   * configuration may still be incomplete (the built-in agent then needs setup). Under board
+   * approval a pending hire approval is created as for a hire.
+   */
+  async createBuiltIn(
+    actor: Actor,
+    companyId: string,
+    dto: CreateAgentDto,
+    marker: Record<string, unknown>,
+    opts: { startsPaused: boolean },
+  ): Promise<{ agent: AgentEntity; approval: ApprovalResponseDto | null }> {
+    const [company] = await this.db.query<{ require: boolean }>(
+      `SELECT require_board_approval_for_new_agents AS require FROM companies WHERE id = $1 FOR SHARE`,
+      [companyId],
+    );
+    // a paused hire stays paused once approved (the approval moves only pending_approval agents)
+    const status = opts.startsPaused ? 'paused' : company.require ? 'pending_approval' : 'idle';
+    const agent = await this.insertAgent(actor, companyId, dto, status, [], { [BUILT_IN_MARKER_KEY]: marker });
+    if (!company.require) return { agent, approval: null };
+    const approval = await this.approvals.createHireApproval({ companyId, agentId: agent.id, payload: { agent: this.requestSnapshot(agent) }, sourceIssueIds: [], requestedBy: actor });
+    return { agent, approval: toApprovalResponse(approval) };
+  }
+
   private requestSnapshot(a: AgentEntity): Record<string, unknown> {
     const { id: _id, createdAt: _c, updatedAt: _u, terminatedAt: _t, ...rest } = a;
     return rest;
   }
 
-  private async insertAgent(actor: Actor, companyId: string, dto: CreateAgentDto, status: 'idle' | 'pending_approval', sourceIssueIds: string[]): Promise<AgentEntity> {
+  private async insertAgent(
+    actor: Actor,
+    companyId: string,
+    dto: CreateAgentDto,
+    status: 'idle' | 'pending_approval' | 'paused',
+    sourceIssueIds: string[],
+    builtInMarker?: Record<string, unknown>,
+  ): Promise<AgentEntity> {
     await this.authz.assert({ actor, action: 'agent.create', companyId });
     assertNoBuiltInMarker(dto.metadata);
     const role = dto.role?.trim() || 'general';
-    const adapterConfig = await this.config.forCreate(companyId, dto.adapterType, withDesiredSkills(dto.adapterConfig ?? {}, dto.desiredSkills));
+    const adapterConfig = await this.config.forCreate(companyId, dto.adapterType, withDesiredSkills(dto.adapterConfig ?? {}, dto.desiredSkills), {
+      allowIncomplete: builtInMarker !== undefined,
+    });
     const runtimeConfig = normalizeRuntimeConfig(dto.runtimeConfig);
     if (dto.reportsTo) {
       await this.config.lockOrgChart(companyId);
@@ -86,7 +120,7 @@ export class AgentsService {
     const id = await this.insertWithUniqueKey(companyId, dto.name.trim(), [
       role, dto.title ?? null, dto.capabilities ?? '', dto.reportsTo ?? null, dto.adapterType, JSON.stringify(adapterConfig),
       JSON.stringify(runtimeConfig), dto.budgetMonthlyCents ?? 0, status, JSON.stringify(ceoDefaultPermissions(role)),
-      JSON.stringify(dto.metadata ?? {}), JSON.stringify(sourceIssueIds),
+      JSON.stringify({ ...(dto.metadata ?? {}), ...(builtInMarker ?? {}) }), JSON.stringify(sourceIssueIds),
     ]);
     if ((dto.budgetMonthlyCents ?? 0) > 0) await this.budgets.syncMonthlyPolicy(companyId, 'agent', id, dto.budgetMonthlyCents!);
     return this.lookup.repo.findOneByOrFail({ id });

@@ -1,6 +1,8 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-export type ApprovalType = 'hire_agent';
+export const APPROVAL_TYPES = ['hire_agent', 'agent_config_change', 'skill_change'] as const;
+/** hire_agent: a hire waiting for the board; *_change: a suggested change, applied when approved */
+export type ApprovalType = (typeof APPROVAL_TYPES)[number];
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'cancelled';
 
 /** A board decision waiting on a request; hire approvals hold the requested agent configuration. */

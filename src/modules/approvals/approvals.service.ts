@@ -6,7 +6,7 @@ import { WorkCancellation } from '../../common/events/work-cancellation';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { AuthorizationService } from '../authorization/authorization.service';
-import { ApprovalEntity } from './approval.entity';
+import { ApprovalEntity, ApprovalType } from './approval.entity';
 import { ApprovalResponseDto, DecideApprovalDto, ListApprovalsQueryDto } from './dto/approval.dto';
 
 export function toApprovalResponse(a: ApprovalEntity): ApprovalResponseDto {
@@ -37,6 +37,23 @@ export interface HireApprovalInput {
 }
 
 /**
+ * What deciding an approval of another type does (registered by the feature that creates such
+ * approvals). Called in the decision's transaction: a failing `approve` leaves the approval pending.
+ */
+export interface ApprovalDecisionHandler {
+  approve(approval: ApprovalEntity, actor: Actor): Promise<void>;
+  reject?(approval: ApprovalEntity, actor: Actor): Promise<void>;
+}
+
+export interface ChangeApprovalInput {
+  companyId: string;
+  type: Exclude<ApprovalType, 'hire_agent'>;
+  agentId: string | null;
+  payload: Record<string, unknown>;
+  requestedBy: Actor;
+}
+
+/**
  * Board approvals. A hire approval moves its pending agent out of pending_approval:
  * approve -> idle (a paused hire stays paused), reject -> terminated (keys revoked, work cancelled).
  */
@@ -49,8 +66,35 @@ export class ApprovalsService {
     private readonly cancellation: WorkCancellation,
   ) {}
 
+  private readonly handlers = new Map<string, ApprovalDecisionHandler>();
+
   private get repo() {
     return this.db.repo(ApprovalEntity);
+  }
+
+  /** The feature that creates approvals of `type` decides what approving and rejecting them does. */
+  registerHandler(type: Exclude<ApprovalType, 'hire_agent'>, handler: ApprovalDecisionHandler): void {
+    this.handlers.set(type, handler);
+  }
+
+  /** A pending approval for a suggested change (agent configuration, skill). */
+  async createChangeApproval(input: ChangeApprovalInput): Promise<ApprovalEntity> {
+    const a = input.requestedBy;
+    return this.repo.save(
+      this.repo.create({
+        companyId: input.companyId,
+        type: input.type,
+        status: 'pending',
+        agentId: input.agentId,
+        payload: input.payload,
+        sourceIssueIds: [],
+        requestedByActorType: a.kind === 'agent' ? 'agent' : 'user',
+        requestedByActorId: a.kind === 'agent' ? a.agentId : a.userId,
+        decisionNote: null,
+        decidedByUserId: null,
+        decidedAt: null,
+      }),
+    );
   }
 
   async createHireApproval(input: HireApprovalInput): Promise<ApprovalEntity> {
@@ -100,6 +144,11 @@ export class ApprovalsService {
 
   async approve(actor: Actor, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
     const approval = await this.decide(actor, approvalId, 'approved', dto);
+    const handler = this.handlers.get(approval.type);
+    if (handler) {
+      await handler.approve(approval, actor);
+      return toApprovalResponse(approval);
+    }
     if (approval.agentId) {
       await this.db.query(
         `UPDATE agents SET status = 'idle', updated_at = now() WHERE id = $1 AND company_id = $2 AND status = 'pending_approval'`,
@@ -111,6 +160,11 @@ export class ApprovalsService {
 
   async reject(actor: Actor, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
     const approval = await this.decide(actor, approvalId, 'rejected', dto);
+    const handler = this.handlers.get(approval.type);
+    if (handler) {
+      await handler.reject?.(approval, actor);
+      return toApprovalResponse(approval);
+    }
     if (approval.agentId) {
       const rows = await this.db.query(
         `UPDATE agents SET status = 'terminated', terminated_at = now(), updated_at = now()

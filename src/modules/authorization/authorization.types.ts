@@ -14,7 +14,10 @@ export type AuthzAction =
   | 'users.invite'
   | 'users.manage_permissions'
   | 'joins.approve'
-  | 'secrets.read';
+  | 'secrets.read'
+  | 'agent.suggest_changes' // propose an agent configuration change for board review
+  | 'skill.suggest_changes' // propose a skill change for board review
+  | 'tasks.assign.grant'; // board operators holding tasks:assign (built-in agent routines)
 
 export const DECISION_REASONS = [
   'allow_local_board',
@@ -71,6 +74,10 @@ export const ACTION_PERMISSION_KEYS: Record<AuthzAction, string[]> = {
   'users.manage_permissions': ['users:manage_permissions'],
   'joins.approve': ['joins:approve'],
   'secrets.read': ['secrets:read'],
+  // whoever may apply a change directly may also propose one
+  'agent.suggest_changes': ['agents:suggest-changes', 'agents:configure', 'agents:create'],
+  'skill.suggest_changes': ['skills:suggest-changes', 'skills:create', 'agents:create'],
+  'tasks.assign.grant': ['tasks:assign'],
 };
 
 export interface AuthzDecision {

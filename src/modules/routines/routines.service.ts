@@ -110,7 +110,9 @@ export class RoutinesService {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     await this.assertReferences(companyId, dto);
-    if (dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== routine.assignee_agent_id) await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
+    if (dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== routine.assignee_agent_id && !routine.managed_by) {
+      await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
+    }
     const values: Record<string, unknown> = { ...byColumns(by, 'updated') };
     const map: Array<[keyof UpdateRoutineDto, string]> = [
       ['title', 'title'], ['description', 'description'], ['assigneeAgentId', 'assignee_agent_id'], ['projectId', 'project_id'],

@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { AgentsModule } from '../agents/agents.module';
+import { ApprovalsModule } from '../approvals/approvals.module';
+import { InstanceModule } from '../instance/instance.module';
+import { RoutinesModule } from '../routines/routines.module';
+import { BuiltInAgentsController } from './built-in-agents.controller';
+import { BuiltInAgentsService } from './built-in-agents.service';
+import { ChangeSuggestionsController } from './change-suggestions.controller';
+import { ChangeSuggestionsService } from './change-suggestions.service';
+
+/**
+ * Built-in agents from the registry (provisioning, lifecycle state, their routines) and suggested
+ * changes through approvals. Exported: BuiltInAgentsService (`require()` for internal features;
+ * `skills` is the hook a skills module sets).
+ */
+@Module({
+  imports: [AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
+  controllers: [BuiltInAgentsController, ChangeSuggestionsController],
+  providers: [BuiltInAgentsService, ChangeSuggestionsService],
+  exports: [BuiltInAgentsService],
+})
+export class BuiltInAgentsModule {}
