@@ -35,6 +35,8 @@ import { StorageModule } from './modules/storage/storage.module';
 import { BuiltInAgentsModule } from './modules/built-in-agents/built-in-agents.module';
 import { RoutinesModule } from './modules/routines/routines.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
+import { SkillsModule } from './modules/skills/skills.module';
+import { LlmsModule } from './modules/llms/llms.module';
 import { SystemModule } from './modules/system/system.module';
 import { UsersModule } from './modules/users/users.module';
 
@@ -64,6 +66,8 @@ const DOMAIN_MODULES = [
   ArtifactsModule,
   RoutinesModule,
   BuiltInAgentsModule,
+  SkillsModule,
+  LlmsModule,
 ];
 
 @Module({})

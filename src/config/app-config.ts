@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
+import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
 export type DeploymentMode = 'local_trusted' | 'authenticated';
 
@@ -53,6 +54,8 @@ export class AppConfig {
   builtInAgentsDefault!: boolean;
   /** who agent processes run as when the service is root (SERVICE_AGENT_USER, SERVICE_AGENT_ISOLATION) */
   agentUser!: AgentUserSettings;
+  /** skill import sources and limits */
+  skills!: SkillSourceSettings;
 }
 
 export class ConfigError extends Error {}
@@ -220,5 +223,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
   c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 1000, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
+  try {
+    c.skills = loadSkillSourceSettings(env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   return c;
 }

@@ -16,10 +16,25 @@ export interface EnvBindingValidator {
   validateEnv(companyId: string, env: unknown, field: string): Promise<Record<string, unknown>>;
 }
 
+/**
+ * Seam for the skills feature: resolves `desiredSkills` references (id, key, unique slug) of a
+ * create or hire to canonical keys, failing with `Invalid company skill selection (...)`.
+ */
+export interface DesiredSkillResolver {
+  resolve(companyId: string, refs: string[]): Promise<string[]>;
+}
+
 /** Adapter type and configuration validation, and the reportsTo rules, for create and PATCH. */
 @Injectable()
 export class AgentConfigService {
   envValidator?: EnvBindingValidator;
+  skillResolver?: DesiredSkillResolver;
+
+  /** desiredSkills of a create/hire as persisted: canonical keys when the skills feature is wired. */
+  async resolveDesiredSkills(companyId: string, refs: string[] | undefined): Promise<string[] | undefined> {
+    if (refs === undefined || !this.skillResolver) return refs;
+    return this.skillResolver.resolve(companyId, refs);
+  }
 
   constructor(
     private readonly db: Db,

@@ -9,7 +9,7 @@ import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentsService, HireResult } from './agents.service';
 import {
-  AgentDetailResponseDto, AgentKeyResponseDto, AgentResponseDto, AgentSkillsSnapshotDto, CreateAgentDto, CreateAgentKeyDto,
+  AgentDetailResponseDto, AgentKeyResponseDto, AgentResponseDto, CreateAgentDto, CreateAgentKeyDto,
   CreatedAgentKeyResponseDto, GetAgentQueryDto, HireAgentDto, UpdateAgentBudgetDto, UpdateAgentDto, UpdateAgentPermissionsDto,
 } from './dto/agent.dto';
 
@@ -154,12 +154,5 @@ export class AgentsController {
   @LogActivity('agent.budget_updated', { entityType: 'agent' })
   budgets(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: UpdateAgentBudgetDto): Promise<AgentResponseDto> {
     return this.lifecycle.updateBudget(actor, agentId, dto.budgetMonthlyCents);
-  }
-
-  /** Skill snapshot; mode `unsupported` until skill listing exists for the adapter. */
-  @Get('agents/:agentId/skills')
-  @Authorize({ callers: ['board', 'agent'] })
-  skills(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentSkillsSnapshotDto> {
-    return this.agents.skills(actor, agentId);
   }
 }

@@ -10,7 +10,7 @@ import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { AgentAccessService } from './agent-access.service';
 import { AgentConfigService } from './agent-config.service';
 import {
-  assertNoBuiltInMarker, BUILT_IN_MARKER_KEY, ceoDefaultPermissions, desiredSkillsOf, mergeAdapterConfig, mergeMetadata,
+  assertNoBuiltInMarker, BUILT_IN_MARKER_KEY, ceoDefaultPermissions, mergeAdapterConfig, mergeMetadata,
   normalizeRuntimeConfig, urlKeyFromName, withDesiredSkills,
 } from './agent-fields';
 import { AgentLifecycleService } from './agent-lifecycle.service';
@@ -18,7 +18,7 @@ import { AgentLookup } from './agent-lookup.service';
 import { toAgentResponse, toChainLink } from './agent-view';
 import { AgentEntity } from './agent.entity';
 import {
-  AgentDetailResponseDto, AgentResponseDto, AgentSkillsSnapshotDto, CreateAgentDto, HireAgentDto, UpdateAgentDto,
+  AgentDetailResponseDto, AgentResponseDto, CreateAgentDto, HireAgentDto, UpdateAgentDto,
 } from './dto/agent.dto';
 
 export interface HireResult {
@@ -109,7 +109,8 @@ export class AgentsService {
     await this.authz.assert({ actor, action: 'agent.create', companyId });
     assertNoBuiltInMarker(dto.metadata);
     const role = dto.role?.trim() || 'general';
-    const adapterConfig = await this.config.forCreate(companyId, dto.adapterType, withDesiredSkills(dto.adapterConfig ?? {}, dto.desiredSkills), {
+    const desiredSkills = await this.config.resolveDesiredSkills(companyId, dto.desiredSkills);
+    const adapterConfig = await this.config.forCreate(companyId, dto.adapterType, withDesiredSkills(dto.adapterConfig ?? {}, desiredSkills), {
       allowIncomplete: builtInMarker !== undefined,
     });
     const runtimeConfig = normalizeRuntimeConfig(dto.runtimeConfig);
@@ -265,12 +266,5 @@ export class AgentsService {
       }
       throw err;
     }
-  }
-
-  /** Skill snapshot; skill listing arrives with the skills feature, until then mode `unsupported`. */
-  async skills(actor: Actor, agentId: string): Promise<AgentSkillsSnapshotDto> {
-    const agent = await this.lookup.byId(actor, agentId);
-    await this.authz.assert({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id });
-    return { adapterType: agent.adapterType, supported: false, mode: 'unsupported', desiredSkills: desiredSkillsOf(agent.adapterConfig), entries: [], warnings: [] };
   }
 }

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { isSecretRef } from './adapters/adapter.types';
 
 export class EnvResolutionError extends Error {
@@ -20,6 +20,9 @@ export interface LaunchContext {
 /** The whole launch environment of a run (agent and project bindings) plus the values to redact from logs. */
 export type LaunchEnvironmentResolver = (ctx: LaunchContext) => Promise<{ env: Record<string, string>; redactValues: string[] }>;
 
+/** Extra variables for a run's process (e.g. the skills module's SERVICE_SKILLS_DIR); failures are logged, never fatal. */
+export type LaunchEnvironmentContributor = (ctx: LaunchContext) => Promise<Record<string, string>>;
+
 /**
  * adapterConfig.env at launch: inline values as they are, secret references through the resolver
  * the secrets module registers. The resolved secret values are returned too, for log redaction.
@@ -27,13 +30,32 @@ export type LaunchEnvironmentResolver = (ctx: LaunchContext) => Promise<{ env: R
 @Injectable()
 export class RunEnvResolver {
   private launchResolver?: LaunchEnvironmentResolver;
+  private readonly contributors: LaunchEnvironmentContributor[] = [];
+  private readonly logger = new Logger('RunEnvResolver');
+
+  /** Adds variables to every run's launch environment (after the agent's own env). */
+  registerLaunchContributor(contributor: LaunchEnvironmentContributor): void {
+    this.contributors.push(contributor);
+  }
+
+  async resolve(env: unknown, ctx: LaunchContext): Promise<{ env: Record<string, string>; secrets: string[] }> {
+    const base = await this.resolveOwn(env, ctx);
+    for (const c of this.contributors) {
+      try {
+        Object.assign(base.env, await c(ctx));
+      } catch (err) {
+        this.logger.warn(`launch environment contributor failed for run ${ctx.runId}: ${(err as Error).message}`);
+      }
+    }
+    return base;
+  }
 
   /** When registered (the secrets module does), it resolves the whole launch environment. */
   registerLaunchResolver(resolver: LaunchEnvironmentResolver): void {
     this.launchResolver = resolver;
   }
 
-  async resolve(env: unknown, ctx: LaunchContext): Promise<{ env: Record<string, string>; secrets: string[] }> {
+  private async resolveOwn(env: unknown, ctx: LaunchContext): Promise<{ env: Record<string, string>; secrets: string[] }> {
     if (this.launchResolver) {
       try {
         const launch = await this.launchResolver(ctx);

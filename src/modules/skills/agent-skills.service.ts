@@ -1,0 +1,193 @@
+import * as fs from 'node:fs';
+import { Injectable, Logger } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { isUuid } from '../../common/http/uuid';
+import { desiredSkillsOf, withDesiredSkills } from '../agents/agent-fields';
+import { AgentLookup } from '../agents/agent-lookup.service';
+import { AuthorizationService } from '../authorization/authorization.service';
+import { SkillCatalogService } from './skill-catalog.service';
+import {
+  DeliverableSkill, ephemeralDirOf, materialiseEphemeral, persistentDirOf, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf,
+  syncPersistent, unmanagedFolders,
+} from './skill-delivery';
+import { normalizeRef } from './skill-files';
+import { skillError } from './skills.errors';
+import { SkillRecord, SkillsRepository } from './skills.repository';
+import { SkillsService } from './skills.service';
+
+export interface SkillSnapshotEntry {
+  key: string;
+  runtimeName: string;
+  desired: boolean;
+  managed: boolean;
+  /** configured (materialised at each run) | installed | pending | stale | missing | blocked (audit fail) | recorded (unsupported adapter) | external */
+  state: string;
+  /** company_managed | user_installed | external_unknown */
+  origin: string;
+  required?: boolean;
+  skillId?: string | null;
+  name?: string | null;
+}
+
+export interface AgentSkillSnapshot {
+  agentId?: string;
+  companyId?: string;
+  adapterType: string;
+  supported: boolean;
+  mode: string;
+  desiredSkills: string[];
+  entries: SkillSnapshotEntry[];
+  warnings: string[];
+}
+
+/**
+ * Skills of agents: resolving references (exact id, normalised key, unique slug), the persisted
+ * desired set (`adapterConfig.serviceSkillSync.desiredSkills`, canonical keys, exactly as sent),
+ * the snapshot, and materialising files for a run.
+ */
+@Injectable()
+export class AgentSkillsService {
+  private readonly logger = new Logger('AgentSkills');
+
+  constructor(
+    private readonly repo: SkillsRepository,
+    private readonly skills: SkillsService,
+    private readonly catalog: SkillCatalogService,
+    private readonly agents: AgentLookup,
+    private readonly authz: AuthorizationService,
+  ) {}
+
+  /**
+   * Canonical keys of the references, in the order sent (duplicates once). Unknown or ambiguous
+   * references fail with `Invalid company skill selection (...)` and nothing is changed.
+   */
+  async resolveReferences(companyId: string, refs: string[]): Promise<string[]> {
+    const rows = await this.refsWithBundled(companyId);
+    const out: string[] = [];
+    const ambiguous: string[] = [];
+    const unknown: string[] = [];
+    for (const ref of refs) {
+      const trimmed = ref.trim();
+      const n = normalizeRef(trimmed);
+      const hit = (isUuid(trimmed) ? rows.find((r) => r.id === trimmed.toLowerCase()) : undefined) ?? rows.find((r) => r.key === n);
+      if (hit) {
+        out.push(hit.key);
+        continue;
+      }
+      const bySlug = rows.filter((r) => r.slug === n);
+      if (bySlug.length === 1) out.push(bySlug[0].key);
+      else if (bySlug.length > 1) ambiguous.push(trimmed);
+      else unknown.push(trimmed);
+    }
+    if (ambiguous.length || unknown.length) {
+      const parts = [...(ambiguous.length ? [`ambiguous references: ${ambiguous.join('; ')}`] : []), ...(unknown.length ? [`unknown references: ${unknown.join('; ')}`] : [])];
+      throw skillError('invalid_skill_selection', `Invalid company skill selection (${parts.join('; ')})`, { ambiguous, unknown });
+    }
+    return [...new Set(out)];
+  }
+
+  /** id, key, slug of every skill, after making sure the bundled skills exist in the company. */
+  private async refsWithBundled(companyId: string) {
+    const rows = await this.repo.refs(companyId);
+    const keys = new Set(rows.map((r) => r.key));
+    if (!this.catalog.bundled().some((c) => !keys.has(c.key))) return rows;
+    await this.skills.listRecords(companyId);
+    return this.repo.refs(companyId);
+  }
+
+  async snapshot(actor: Actor, agentId: string): Promise<AgentSkillSnapshot> {
+    const agent = await this.agents.byId(actor, agentId);
+    await this.authz.assert({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id });
+    return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
+  }
+
+  /** Replaces the agent's desired set with exactly the resolved references; returns the new snapshot. */
+  async sync(actor: Actor, agentId: string, refs: string[]): Promise<AgentSkillSnapshot> {
+    const agent = await this.agents.byId(actor, agentId, true);
+    await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
+    const keys = await this.resolveReferences(agent.companyId, refs);
+    agent.adapterConfig = withDesiredSkills(agent.adapterConfig, keys);
+    await this.agents.repo.save(agent);
+    return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
+  }
+
+  /** Skills a run receives: the bundled ones plus the desired ones, minus those whose audit failed. */
+  private async deliverable(companyId: string, desired: string[]): Promise<{ skills: SkillRecord[]; missing: string[]; blocked: SkillRecord[] }> {
+    const bundledKeys = this.catalog.bundled().map((c) => c.key);
+    await this.refsWithBundled(companyId);
+    const rows = await this.repo.byKeys(companyId, [...new Set([...bundledKeys, ...desired])]);
+    const byKey = new Map(rows.map((r) => [r.key, r]));
+    const ordered = [...new Set([...bundledKeys, ...desired])].map((k) => byKey.get(k)).filter((r): r is SkillRecord => !!r);
+    return {
+      skills: ordered.filter((r) => r.audit?.verdict !== 'fail'),
+      blocked: ordered.filter((r) => r.audit?.verdict === 'fail'),
+      missing: desired.filter((k) => !byKey.has(k)),
+    };
+  }
+
+  async buildSnapshot(companyId: string, adapterType: string, config: Record<string, unknown>): Promise<AgentSkillSnapshot> {
+    const desired = desiredSkillsOf(config);
+    const mode = syncModeOf(adapterType, config);
+    const warnings: string[] = [];
+    const { skills, missing, blocked } = await this.deliverable(companyId, desired);
+    const names = runtimeNames([...skills, ...blocked]);
+    const cwd = typeof config.cwd === 'string' ? config.cwd : null;
+    const manifest = mode === 'persistent' && cwd ? readManifest(persistentDirOf(cwd)).skills : {};
+    const stateOf = (s: SkillRecord): string => {
+      if (mode === 'unsupported') return 'recorded';
+      if (s.audit?.verdict === 'fail') return 'blocked';
+      if (mode === 'ephemeral') return 'configured';
+      const m = manifest[names.get(s.key)!];
+      return !m ? 'pending' : m.contentHash === s.contentHash && m.key === s.key ? 'installed' : 'stale';
+    };
+    const entries: SkillSnapshotEntry[] = [...skills, ...blocked].map((s) => ({
+      key: s.key,
+      runtimeName: names.get(s.key)!,
+      desired: desired.includes(s.key),
+      managed: true,
+      state: stateOf(s),
+      origin: 'company_managed',
+      required: s.bundled,
+      skillId: s.id,
+      name: s.name,
+    }));
+    for (const k of missing) {
+      entries.push({ key: k, runtimeName: k.split('/').pop() ?? k, desired: true, managed: true, state: 'missing', origin: 'company_managed', skillId: null, name: null });
+      warnings.push(`${k} is not a skill of the company (deleted?); it is not delivered`);
+    }
+    for (const b of blocked) warnings.push(`${b.key} failed its audit (${b.audit?.codes.join(', ')}); it is not delivered`);
+    if (mode === 'persistent' && cwd) {
+      for (const u of unmanagedFolders(cwd)) {
+        entries.push({ key: u.name, runtimeName: u.name, desired: false, managed: false, state: 'external', origin: u.hasSkillMd ? 'user_installed' : 'external_unknown' });
+      }
+    }
+    if (mode === 'unsupported') warnings.push(`The ${adapterType} adapter cannot receive skill files; the assignment is recorded only`);
+    if (mode === 'ephemeral' && adapterType !== 'process') warnings.push('No cwd configured: skills are materialised per run instead of kept in the working directory');
+    return { adapterType, supported: mode !== 'unsupported', mode, desiredSkills: desired, entries, warnings };
+  }
+
+  /**
+   * The run-launch hook: writes the agent's skills where its adapter reads them and returns
+   * `SERVICE_SKILLS_DIR`. Unsupported adapters get nothing.
+   */
+  async materialiseForRun(ctx: { companyId: string; agentId: string; runId: string }): Promise<Record<string, string>> {
+    const agent = await this.agents.repo.findOneBy({ id: ctx.agentId });
+    if (!agent) return {};
+    const mode = syncModeOf(agent.adapterType, agent.adapterConfig);
+    if (mode === 'unsupported') return {};
+    const { skills } = await this.deliverable(ctx.companyId, desiredSkillsOf(agent.adapterConfig));
+    const files = await this.repo.filesOf(ctx.companyId, skills.map((s) => s.id));
+    const deliverable: DeliverableSkill[] = skills.map((s) => ({ key: s.key, slug: s.slug, contentHash: s.contentHash, files: files.get(s.id) ?? [] }));
+    const dir = mode === 'persistent' ? syncPersistent(String(agent.adapterConfig.cwd), deliverable) : materialiseEphemeral(ctx.runId, deliverable);
+    return { [SKILLS_DIR_ENV]: dir };
+  }
+
+  /** Removes a run's ephemeral folder (called when the run ends). */
+  cleanupRun(runId: string): void {
+    try {
+      fs.rmSync(ephemeralDirOf(runId), { recursive: true, force: true });
+    } catch (err) {
+      this.logger.warn(`could not remove the skills folder of run ${runId}: ${(err as Error).message}`);
+    }
+  }
+}

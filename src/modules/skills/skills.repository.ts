@@ -1,0 +1,228 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
+import type { AuditResult } from './skill-audit';
+import type { InventoryEntry, SkillFileKind, StoredSkillFile, TrustLevel } from './skill-files';
+
+export interface SkillRecord {
+  id: string;
+  companyId: string;
+  key: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  sourceType: string;
+  sourceLocator: string | null;
+  sourceRef: string | null;
+  trustLevel: TrustLevel;
+  compatibility: string;
+  fileInventory: InventoryEntry[];
+  metadata: Record<string, unknown>;
+  contentHash: string;
+  audit: AuditResult | null;
+  bundled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What a write sets (id and timestamps are the database's). */
+export type SkillWrite = Omit<SkillRecord, 'id' | 'companyId' | 'createdAt' | 'updatedAt'>;
+
+interface SkillRow {
+  id: string;
+  company_id: string;
+  key: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  source_type: string;
+  source_locator: string | null;
+  source_ref: string | null;
+  trust_level: TrustLevel;
+  compatibility: string;
+  file_inventory: InventoryEntry[];
+  metadata: Record<string, unknown>;
+  content_hash: string;
+  audit: AuditResult | null;
+  bundled: boolean;
+  created_at: Date;
+  updated_at: Date;
+  inserted?: boolean;
+}
+
+const COLUMNS = `id, company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level, compatibility,
+  file_inventory, metadata, content_hash, audit, bundled, created_at, updated_at`;
+
+function toRecord(r: SkillRow): SkillRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    key: r.key,
+    slug: r.slug,
+    name: r.name,
+    description: r.description,
+    sourceType: r.source_type,
+    sourceLocator: r.source_locator,
+    sourceRef: r.source_ref,
+    trustLevel: r.trust_level,
+    compatibility: r.compatibility,
+    fileInventory: r.file_inventory ?? [],
+    metadata: r.metadata ?? {},
+    contentHash: r.content_hash,
+    audit: r.audit,
+    bundled: r.bundled,
+    createdAt: isoRequired(r.created_at),
+    updatedAt: iso(r.updated_at) ?? isoRequired(r.created_at),
+  };
+}
+
+/** The only place `company_skills` and `company_skill_files` are read and written. */
+@Injectable()
+export class SkillsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  async list(companyId: string): Promise<SkillRecord[]> {
+    const rows = await this.rows<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 ORDER BY bundled DESC, name, id`);
+    return rows.map(toRecord);
+  }
+
+  async byId(companyId: string, id: string, lock = false): Promise<SkillRecord | null> {
+    const r = await this.row<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [id]);
+    return r ? toRecord(r) : null;
+  }
+
+  async byKey(companyId: string, key: string): Promise<SkillRecord | null> {
+    const r = await this.row<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = $2`, [key]);
+    return r ? toRecord(r) : null;
+  }
+
+  /** id, key and slug of every skill: what reference resolution needs. */
+  async refs(companyId: string): Promise<Array<{ id: string; key: string; slug: string }>> {
+    return this.rows(companyId, `SELECT id, key, slug FROM company_skills WHERE company_id = $1`);
+  }
+
+  async byKeys(companyId: string, keys: string[]): Promise<SkillRecord[]> {
+    if (!keys.length) return [];
+    const rows = await this.rows<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = ANY($2)`, [keys]);
+    return rows.map(toRecord);
+  }
+
+  async slugTaken(companyId: string, slug: string): Promise<boolean> {
+    return (await this.rows(companyId, `SELECT 1 FROM company_skills WHERE company_id = $1 AND slug = $2 LIMIT 1`, [slug])).length > 0;
+  }
+
+  /**
+   * Insert, or update the row with the same key; its files are replaced. The upsert locks the row,
+   * so concurrent writes of one skill apply one after the other. Returns the row and whether it is new.
+   */
+  async upsert(companyId: string, w: SkillWrite, files: StoredSkillFile[]): Promise<{ skill: SkillRecord; created: boolean }> {
+    const [row] = await this.rows<SkillRow>(
+      companyId,
+      `INSERT INTO company_skills (company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level,
+                                   compatibility, file_inventory, metadata, content_hash, audit, bundled)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       ON CONFLICT (company_id, key) DO UPDATE SET
+         slug = EXCLUDED.slug, name = EXCLUDED.name, description = EXCLUDED.description, source_type = EXCLUDED.source_type,
+         source_locator = EXCLUDED.source_locator, source_ref = EXCLUDED.source_ref, trust_level = EXCLUDED.trust_level,
+         compatibility = EXCLUDED.compatibility, file_inventory = EXCLUDED.file_inventory, metadata = EXCLUDED.metadata,
+         content_hash = EXCLUDED.content_hash, audit = EXCLUDED.audit, bundled = EXCLUDED.bundled, updated_at = now()
+       RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
+      [
+        w.key, w.slug, w.name, w.description, w.sourceType, w.sourceLocator, w.sourceRef, w.trustLevel, w.compatibility,
+        JSON.stringify(w.fileInventory), JSON.stringify(w.metadata), w.contentHash, w.audit ? JSON.stringify(w.audit) : null, w.bundled,
+      ],
+    );
+    await this.replaceFiles(companyId, row.id, files);
+    return { skill: toRecord(row), created: row.inserted === true };
+  }
+
+  /** Insert only; null when the key exists (the caller reports the conflict). */
+  async insertNew(companyId: string, w: SkillWrite, files: StoredSkillFile[]): Promise<SkillRecord | null> {
+    const [row] = await this.rows<SkillRow>(
+      companyId,
+      `INSERT INTO company_skills (company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level,
+                                   compatibility, file_inventory, metadata, content_hash, audit, bundled)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       ON CONFLICT (company_id, key) DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [
+        w.key, w.slug, w.name, w.description, w.sourceType, w.sourceLocator, w.sourceRef, w.trustLevel, w.compatibility,
+        JSON.stringify(w.fileInventory), JSON.stringify(w.metadata), w.contentHash, w.audit ? JSON.stringify(w.audit) : null, w.bundled,
+      ],
+    );
+    if (!row) return null;
+    await this.replaceFiles(companyId, row.id, files);
+    return toRecord(row);
+  }
+
+  private async replaceFiles(companyId: string, skillId: string, files: StoredSkillFile[]): Promise<void> {
+    await this.rows(companyId, `DELETE FROM company_skill_files WHERE company_id = $1 AND skill_id = $2`, [skillId]);
+    if (!files.length) return;
+    await this.rows(
+      companyId,
+      `INSERT INTO company_skill_files (company_id, skill_id, path, kind, size_bytes, sha256, content)
+       SELECT $1::uuid, $2::uuid, * FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[])`,
+      [skillId, files.map((f) => f.path), files.map((f) => f.kind), files.map((f) => f.sizeBytes), files.map((f) => f.sha256), files.map((f) => f.content)],
+    );
+  }
+
+  async delete(companyId: string, id: string): Promise<boolean> {
+    const rows = await this.returning<{ id: string }>(companyId, `DELETE FROM company_skills WHERE company_id = $1 AND id = $2 RETURNING id`, [id]);
+    return rows.length > 0;
+  }
+
+  async files(companyId: string, skillId: string): Promise<StoredSkillFile[]> {
+    const rows = await this.rows<{ path: string; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null }>(
+      companyId,
+      `SELECT path, kind, size_bytes, sha256, content FROM company_skill_files WHERE company_id = $1 AND skill_id = $2 ORDER BY path`,
+      [skillId],
+    );
+    return rows.map((r) => ({ path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content }));
+  }
+
+  /** Files of several skills at once (delivery), keyed by skill id. */
+  async filesOf(companyId: string, skillIds: string[]): Promise<Map<string, StoredSkillFile[]>> {
+    const out = new Map<string, StoredSkillFile[]>(skillIds.map((id) => [id, []]));
+    if (!skillIds.length) return out;
+    const rows = await this.rows<{ skill_id: string; path: string; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null }>(
+      companyId,
+      `SELECT skill_id, path, kind, size_bytes, sha256, content FROM company_skill_files WHERE company_id = $1 AND skill_id = ANY($2) ORDER BY path`,
+      [skillIds],
+    );
+    for (const r of rows) out.get(r.skill_id)?.push({ path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content });
+    return out;
+  }
+
+  async file(companyId: string, skillId: string, path: string): Promise<StoredSkillFile | null> {
+    const r = await this.row<{ path: string; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null }>(
+      companyId,
+      `SELECT path, kind, size_bytes, sha256, content FROM company_skill_files WHERE company_id = $1 AND skill_id = $2 AND path = $3`,
+      [skillId, path],
+    );
+    return r ? { path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content } : null;
+  }
+
+  async setAudit(companyId: string, id: string, audit: AuditResult): Promise<void> {
+    await this.rows(companyId, `UPDATE company_skills SET audit = $3 WHERE company_id = $1 AND id = $2`, [id, JSON.stringify(audit)]);
+  }
+
+  // ---------------------------------------------------------------- agents (read for this module's pages)
+
+  /**
+   * Desired skill keys per live agent of the company. A read of the agents table for the skills
+   * pages (usage counts, detail usage): the agents module owns the table; this is read-only.
+   */
+  async agentDesiredKeys(companyId: string): Promise<Array<{ id: string; name: string; urlKey: string; adapterType: string; status: string; keys: string[] }>> {
+    const rows = await this.rows<{ id: string; name: string; url_key: string; adapter_type: string; status: string; keys: string[] | null }>(
+      companyId,
+      `SELECT id, name, url_key, adapter_type, status,
+              ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(adapter_config->'serviceSkillSync'->'desiredSkills') = 'array'
+                                                          THEN adapter_config->'serviceSkillSync'->'desiredSkills' ELSE '[]'::jsonb END)) AS keys
+         FROM agents WHERE company_id = $1 AND status <> 'terminated' ORDER BY created_at, id`,
+    );
+    return rows.map((r) => ({ id: r.id, name: r.name, urlKey: r.url_key, adapterType: r.adapter_type, status: r.status, keys: r.keys ?? [] }));
+  }
+}
