@@ -292,11 +292,11 @@ describe('agent lifecycle, keys, permissions', () => {
   });
 
   describe('GET /api/agents/:agentId/skills', () => {
-    it('returns an unsupported snapshot with the desired skills', async () => {
+    it('returns the snapshot with the desired skills (process agents: ephemeral)', async () => {
       const co = await createCompany(t);
-      const a = await createAgent(t, co.id, { desiredSkills: ['k1'] });
+      const a = await createAgent(t, co.id, { desiredSkills: ['service/catalog/agent-protocol'] });
       const res = await t.http.get(`/api/agents/${a.id}/skills`).expect(200);
-      expect(res.body).toEqual({ adapterType: 'process', supported: false, mode: 'unsupported', desiredSkills: ['k1'], entries: [], warnings: [] });
+      expect(res.body).toMatchObject({ adapterType: 'process', supported: true, mode: 'ephemeral', desiredSkills: ['service/catalog/agent-protocol'], warnings: [] });
       const peer = await createRestrictedAgentWithKey(t, co.id);
       await t.http.get(`/api/agents/${a.id}/skills`).set(bearer(peer.token)).expect(403);
       await t.http.get(`/api/agents/${peer.agent.id}/skills`).set(bearer(peer.token)).expect(200);

@@ -176,8 +176,10 @@ describe('agents', () => {
 
     it('persists desiredSkills under adapterConfig.serviceSkillSync.desiredSkills', async () => {
       const co = await createCompany(t);
+      for (const slug of ['one', 'two']) await t.http.post(`/api/companies/${co.id}/skills`).send({ name: slug }).expect(201);
+      // references (here unique slugs) are persisted as canonical keys
       const a = await createAgent(t, co.id, { desiredSkills: ['one', 'two', 'one'] });
-      expect(a.adapterConfig).toEqual({ command: 'true', serviceSkillSync: { desiredSkills: ['one', 'two'] } });
+      expect(a.adapterConfig).toEqual({ command: 'true', serviceSkillSync: { desiredSkills: [`company/${co.id}/one`, `company/${co.id}/two`] } });
     });
 
     it('validates reportsTo: same company and known agent', async () => {
@@ -403,11 +405,11 @@ describe('agents', () => {
 
     it('merges adapterConfig unless replaceAdapterConfig is true (skill sync settings survive a replace)', async () => {
       const co = await createCompany(t);
-      const a = await createAgent(t, co.id, { adapterConfig: { command: 'true', args: ['one'], timeoutSec: 30 }, desiredSkills: ['s1'] });
+      const a = await createAgent(t, co.id, { adapterConfig: { command: 'true', args: ['one'], timeoutSec: 30 }, desiredSkills: ['service/catalog/agent-protocol'] });
       let res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { args: ['two'] } }).expect(200);
-      expect(res.body.adapterConfig).toEqual({ command: 'true', args: ['two'], timeoutSec: 30, serviceSkillSync: { desiredSkills: ['s1'] } });
+      expect(res.body.adapterConfig).toEqual({ command: 'true', args: ['two'], timeoutSec: 30, serviceSkillSync: { desiredSkills: ['service/catalog/agent-protocol'] } });
       res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { command: 'echo' }, replaceAdapterConfig: true }).expect(200);
-      expect(res.body.adapterConfig).toEqual({ command: 'echo', serviceSkillSync: { desiredSkills: ['s1'] } });
+      expect(res.body.adapterConfig).toEqual({ command: 'echo', serviceSkillSync: { desiredSkills: ['service/catalog/agent-protocol'] } });
       // a null removes a known key in merge mode
       res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { timeoutSec: 5 } }).expect(200);
       res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { timeoutSec: null } }).expect(200);

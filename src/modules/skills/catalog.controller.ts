@@ -1,6 +1,5 @@
-import { Controller, Get, Header, Param, Query, Req } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiProduces, ApiTags } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { AppConfig } from '../../config/app-config';
 import { CatalogSkill, LoadedCatalogSkill, SkillCatalogService, toCatalogResponse } from './skill-catalog.service';
@@ -45,18 +44,18 @@ export class SkillCatalogController {
     return catalogFile(this.catalog.resolve(decodeURIComponent(id)), q.path || undefined);
   }
 
-  private base(req: FastifyRequest): string {
+  private base(): string {
     return `${this.config.publicUrl}/api/skills`;
   }
 
   /** Public: the catalog's skills with name, description, kind, category and the URL of their markdown. */
   @Get('available')
   @Public()
-  available(@Req() req: FastifyRequest) {
+  available() {
     return {
       skills: this.catalog.all().map((s) => ({
         name: s.slug, key: s.key, description: s.description, kind: s.kind, category: s.category, trustLevel: s.trustLevel,
-        contentHash: s.contentHash, url: `${this.base(req)}/${s.slug}`,
+        contentHash: s.contentHash, url: `${this.base()}/${s.slug}`,
       })),
     };
   }
@@ -64,8 +63,8 @@ export class SkillCatalogController {
   /** Public: a compact index (name, description, URL). */
   @Get('index')
   @Public()
-  index(@Req() req: FastifyRequest) {
-    return this.catalog.all().map((s) => ({ name: s.slug, description: s.description, url: `${this.base(req)}/${s.slug}` }));
+  index() {
+    return this.catalog.all().map((s) => ({ name: s.slug, description: s.description, url: `${this.base()}/${s.slug}` }));
   }
 
   /** Public: one catalog skill's SKILL.md as markdown; unknown name 404. */

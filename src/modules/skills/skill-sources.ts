@@ -93,6 +93,9 @@ export function discoverLocalSkillFolders(p: string): string[] {
     }
   };
   walk(p, 1);
+  // a folder shaped like a skill (references/, scripts/ or assets/) but without SKILL.md is imported
+  // as one so that the audit can say what is wrong with it (missing_skill_md)
+  if (!found.length && ['references', 'scripts', 'assets'].some((d) => fs.existsSync(path.join(p, d)))) found.push(p);
   return found;
 }
 
