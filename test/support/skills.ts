@@ -8,8 +8,11 @@ import type { TestApp } from './test-app';
 export const skillMd = (name: string, body = `# ${name}\n\nUse this skill carefully.\n`, extra = '') =>
   `---\nname: ${name}\ndescription: test skill ${name}\n${extra}---\n\n${body}`;
 
+/** A scratch folder agent processes (an unprivileged user when the tests run as root) can use too. */
 export function tmpRoot(prefix = 'skills-e2e-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o1777);
+  return dir;
 }
 
 /** Writes a skill folder `<root>/<name>` with files { relativePath: content }. */

@@ -57,6 +57,11 @@ function writeSkillFolder(dir: string, files: StoredSkillFile[]): void {
   }
 }
 
+function chownTree(p: string, uid: number, gid: number): void {
+  fs.chownSync(p, uid, gid);
+  if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chownTree(path.join(p, e), uid, gid);
+}
+
 /** A fresh folder with every skill; returns it. */
 export function materialiseEphemeral(runId: string, skills: DeliverableSkill[]): string {
   const dir = ephemeralDirOf(runId);
@@ -87,6 +92,15 @@ export function readManifest(dir: string): Manifest {
 export function syncPersistent(cwd: string, skills: DeliverableSkill[]): string {
   const dir = persistentDirOf(cwd);
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  // files in the agent's working directory belong to its owner (the service may run as root)
+  const owner = fs.statSync(cwd);
+  const own = (p: string, recursive = true) => {
+    if (process.getuid?.() !== 0 || owner.uid === 0) return;
+    if (recursive) chownTree(p, owner.uid, owner.gid);
+    else fs.chownSync(p, owner.uid, owner.gid);
+  };
+  own(path.dirname(dir), false);
+  own(dir, false);
   const before = readManifest(dir);
   const names = runtimeNames(skills);
   const next: Manifest = { skills: {} };
@@ -103,10 +117,12 @@ export function syncPersistent(cwd: string, skills: DeliverableSkill[]): string 
       if (!prev && fs.existsSync(target)) continue;
       fs.rmSync(target, { recursive: true, force: true });
       writeSkillFolder(target, s.files);
+      own(target);
     }
     next.skills[name] = { key: s.key, contentHash: s.contentHash };
   }
   fs.writeFileSync(path.join(dir, MANIFEST_FILE), JSON.stringify(next, null, 2));
+  own(path.join(dir, MANIFEST_FILE));
   return dir;
 }
 
