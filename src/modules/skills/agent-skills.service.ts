@@ -171,14 +171,20 @@ export class AgentSkillsService {
    * `SERVICE_SKILLS_DIR`. Unsupported adapters get nothing.
    */
   async materialiseForRun(ctx: { companyId: string; agentId: string; runId: string }): Promise<Record<string, string>> {
-    const agent = await this.agents.repo.findOneBy({ id: ctx.agentId });
-    if (!agent) return {};
-    const mode = syncModeOf(agent.adapterType, agent.adapterConfig);
+    const bundled = this.catalog.bundled();
+    const got = await this.repo.launchDelivery(ctx.companyId, ctx.agentId, bundled.map((c) => c.key));
+    if (!got) return {};
+    const mode = syncModeOf(got.adapterType, got.adapterConfig);
     if (mode === 'unsupported') return {};
-    const { skills } = await this.deliverable(ctx.companyId, desiredSkillsOf(agent.adapterConfig));
-    const files = await this.repo.filesOf(ctx.companyId, skills.map((s) => s.id));
-    const deliverable: DeliverableSkill[] = skills.map((s) => ({ key: s.key, slug: s.slug, contentHash: s.contentHash, files: files.get(s.id) ?? [] }));
-    const dir = mode === 'persistent' ? syncPersistent(String(agent.adapterConfig.cwd), deliverable) : materialiseEphemeral(ctx.runId, deliverable);
+    const byKey = new Map(got.skills.map((s) => [s.key, s]));
+    // bundled skills come from the catalog when the company has not listed its skills yet
+    for (const c of bundled) if (!byKey.has(c.key)) byKey.set(c.key, { id: c.id, key: c.key, slug: c.slug, contentHash: c.contentHash, verdict: 'pass', files: c.storedFiles });
+    const order = [...new Set([...bundled.map((c) => c.key), ...desiredSkillsOf(got.adapterConfig)])];
+    const deliverable: DeliverableSkill[] = order
+      .map((k) => byKey.get(k))
+      .filter((s): s is NonNullable<typeof s> => !!s && s.verdict !== 'fail')
+      .map((s) => ({ key: s.key, slug: s.slug, contentHash: s.contentHash, files: s.files }));
+    const dir = mode === 'persistent' ? syncPersistent(String(got.adapterConfig.cwd), deliverable) : materialiseEphemeral(ctx.runId, deliverable);
     return { [SKILLS_DIR_ENV]: dir };
   }
 

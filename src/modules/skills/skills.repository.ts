@@ -212,6 +212,42 @@ export class SkillsRepository extends CompanyScopedRepository {
   // ---------------------------------------------------------------- agents (read for this module's pages)
 
   /**
+   * Everything a run launch needs in one round trip: the agent's adapter type and config, and the
+   * skills (with files) among `extraKeys` plus the agent's desired keys. Reads the agents table
+   * (owned by the agents module) for the launch hook, where every millisecond delays the process.
+   */
+  async launchDelivery(companyId: string, agentId: string, extraKeys: string[]): Promise<{
+    adapterType: string;
+    adapterConfig: Record<string, unknown>;
+    skills: Array<{ id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }>;
+  } | null> {
+    const rows = await this.rows<{
+      adapter_type: string; adapter_config: Record<string, unknown>; skill_id: string | null; key: string; slug: string; content_hash: string;
+      verdict: string | null; path: string | null; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null;
+    }>(
+      companyId,
+      `SELECT a.adapter_type, a.adapter_config, s.id AS skill_id, s.key, s.slug, s.content_hash, s.audit->>'verdict' AS verdict,
+              f.path, f.kind, f.size_bytes, f.sha256, f.content
+         FROM agents a
+         LEFT JOIN company_skills s ON s.company_id = a.company_id AND (s.key = ANY($3::text[]) OR s.key IN (
+              SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.adapter_config->'serviceSkillSync'->'desiredSkills') = 'array'
+                                                    THEN a.adapter_config->'serviceSkillSync'->'desiredSkills' ELSE '[]'::jsonb END)))
+         LEFT JOIN company_skill_files f ON f.skill_id = s.id AND f.company_id = a.company_id
+        WHERE a.company_id = $1 AND a.id = $2`,
+      [agentId, extraKeys],
+    );
+    if (!rows.length) return null;
+    const skills = new Map<string, { id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }>();
+    for (const r of rows) {
+      if (!r.skill_id) continue;
+      let sk = skills.get(r.skill_id);
+      if (!sk) skills.set(r.skill_id, (sk = { id: r.skill_id, key: r.key, slug: r.slug, contentHash: r.content_hash, verdict: r.verdict, files: [] }));
+      if (r.path) sk.files.push({ path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content });
+    }
+    return { adapterType: rows[0].adapter_type, adapterConfig: rows[0].adapter_config ?? {}, skills: [...skills.values()] };
+  }
+
+  /**
    * Desired skill keys per live agent of the company. A read of the agents table for the skills
    * pages (usage counts, detail usage): the agents module owns the table; this is read-only.
    */
