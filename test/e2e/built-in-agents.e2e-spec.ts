@@ -171,11 +171,14 @@ describe('built-in agents', () => {
   });
 
   describe('the reflection coach bundle', () => {
-    it('starts paused with its instructions, review-only grants, the disabled weekly routine and the catalog skill (pending without skills)', async () => {
+    it('starts paused with its instructions, review-only grants, the disabled weekly routine and the catalog skill', async () => {
       const c = await createCompany(t);
       const res = await provision(c.id, 'reflection-coach');
       expect(res).toMatchObject({ state: 'paused', warnings: [{ code: 'built_in_agent_paused' }] });
-      expect(res.skills).toEqual([{ slug: 'reflection-coach', status: expect.any(String), skillId: null }]);
+      // the skills module installs the catalog skill and attaches it to the coach
+      expect(res.skills).toEqual([{ slug: 'reflection-coach', status: 'created', skillId: expect.any(String) }]);
+      const skill = (await t.http.get(`/api/companies/${c.id}/skills/${res.skills[0].skillId}`).expect(200)).body;
+      expect(skill).toMatchObject({ key: 'service/catalog/reflection-coach', sourceType: 'catalog', usedByAgents: [expect.objectContaining({ id: res.agentId })] });
       const agent = await agentOf(res.agentId);
       expect(agent).toMatchObject({ status: 'paused', adapterType: 'runtime_a_local', metadata: { serviceBuiltInAgent: { key: 'reflection-coach' } } });
       expect(agent.adapterConfig.instructions).toContain('You never change anything yourself');

@@ -1,18 +1,21 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AgentConfigService } from '../agents/agent-config.service';
 import { AgentsModule } from '../agents/agents.module';
+import { BuiltInAgentsModule } from '../built-in-agents/built-in-agents.module';
+import { BuiltInAgentsService } from '../built-in-agents/built-in-agents.service';
 import { RunEnvResolver } from '../heartbeat/run-env.service';
 import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { ProjectsModule } from '../projects/projects.module';
 import { AgentSkillsController } from './agent-skills.controller';
 import { AgentSkillsService } from './agent-skills.service';
 import { SkillCatalogController } from './catalog.controller';
-import { SkillCatalogService } from './skill-catalog.service';
+import { CATALOG_KEY_PREFIX, SkillCatalogService } from './skill-catalog.service';
 import { SkillImportService } from './skill-import.service';
 import { SkillsController } from './skills.controller';
 import { SkillsJobs } from './skills.jobs';
 import { SkillsRepository } from './skills.repository';
-import { SkillsService } from './skills.service';
+import { isLocallyModified, SkillsService } from './skills.service';
+import { skillError } from './skills.errors';
 
 /**
  * Company skills, the shipped catalog, imports and audits, and delivery of skills to agents' runs.
@@ -20,7 +23,7 @@ import { SkillsService } from './skills.service';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [AgentsModule, ProjectsModule],
+  imports: [AgentsModule, ProjectsModule, BuiltInAgentsModule],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [SkillsRepository, SkillsService, SkillCatalogService, SkillImportService, AgentSkillsService, SkillsJobs],
   exports: [SkillsService, SkillCatalogService, AgentSkillsService],
@@ -31,6 +34,8 @@ export class SkillsModule implements OnModuleInit {
     private readonly agentSkills: AgentSkillsService,
     private readonly runEnv: RunEnvResolver,
     private readonly runEvents: RunLifecycleEvents,
+    private readonly skills: SkillsService,
+    private readonly builtIns: BuiltInAgentsService,
   ) {}
 
   onModuleInit(): void {
@@ -39,5 +44,27 @@ export class SkillsModule implements OnModuleInit {
     // every run of a process or local CLI agent gets its skills as files (SERVICE_SKILLS_DIR)
     this.runEnv.registerLaunchContributor((ctx) => this.agentSkills.materialiseForRun(ctx));
     this.runEvents.onRunFinished((e) => this.agentSkills.cleanupRun(e.runId));
+    // the built-in agents: the reflection coach's catalog skill, and approved skill suggestions
+    this.builtIns.skills = {
+      installCatalogSkill: async (companyId, slug, { reset }) => {
+        try {
+          const r = await this.skills.installCatalogSkill(companyId, slug, { force: reset });
+          return { skillId: r.skill.id, key: r.skill.key, action: r.action };
+        } catch (err) {
+          // a locally edited copy is kept unless a reset asked for the shipped files
+          const kept = (err as { code?: string }).code === 'skill_locally_modified' ? await this.skills.findSkill(companyId, `${CATALOG_KEY_PREFIX}/${slug}`) : null;
+          if (kept && isLocallyModified(kept)) return { skillId: kept.id, key: kept.key, action: 'kept' };
+          throw err;
+        }
+      },
+      findSkill: async (companyId, ref) => {
+        const s = await this.skills.findSkill(companyId, ref);
+        return s ? { id: s.id, key: s.key, slug: s.slug } : null;
+      },
+      applySkillFiles: async (companyId, skillId, files) => {
+        if (!files.length) throw skillError('invalid_skill_path', 'No files to apply');
+        await this.skills.writeFiles(companyId, skillId, files);
+      },
+    };
   }
 }

@@ -243,6 +243,36 @@ export class SkillsService {
 
   // ---------------------------------------------------------------- for other modules
 
+  /** A company skill by id, canonical key or unique slug, or null. */
+  async findSkill(companyId: string, ref: string): Promise<SkillRecord | null> {
+    const rows = await this.listRecords(companyId);
+    const n = ref.trim().toLowerCase();
+    const hit = rows.find((r) => r.id === n) ?? rows.find((r) => r.key === n.replace(/^\/+|\/+$/g, ''));
+    if (hit) return hit;
+    const bySlug = rows.filter((r) => r.slug === n);
+    return bySlug.length === 1 ? bySlug[0] : null;
+  }
+
+  /**
+   * Writes several files of an editable skill at once (an approved skill suggestion): same rules
+   * as PATCH files (paths, valid SKILL.md, bundled read-only); the skill is audited again.
+   */
+  async writeFiles(companyId: string, skillId: string, written: Array<{ path: string; content: string }>): Promise<SkillResponseDto> {
+    const s = await this.loadSkill(companyId, skillId, true);
+    if (s.bundled) throw skillError('skill_not_editable', 'Bundled service skills are read-only.');
+    const byPath = new Map((await this.repo.files(companyId, s.id)).map((f) => [f.path, f]));
+    for (const w of written) {
+      if (!isSafeRelativePath(w.path) || !kindOf(w.path)) throw skillError('invalid_skill_path', `Invalid skill file path ${w.path}`, { field: 'path' });
+      if (w.path === SKILL_MD) assertValidSkillMd(w.content);
+      const bytes = Buffer.from(w.content, 'utf8');
+      byPath.set(w.path, { path: w.path, kind: kindOf(w.path)!, sizeBytes: bytes.length, sha256: sha256(bytes), content: w.content });
+    }
+    const files = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
+    const identity = { ...identityFromFiles(files, s.slug), slug: s.slug };
+    const { skill } = await this.repo.upsert(companyId, buildSkillWrite(files, identity, s.key, originOfRecord(s), { originHash: originHashOf(s) }), files);
+    return toSkillResponse(skill);
+  }
+
   /** Every skill of a company with its files (portability export). Bundled skills included. */
   async listWithFiles(companyId: string): Promise<SkillWithFiles[]> {
     const rows = await this.listRecords(companyId);
