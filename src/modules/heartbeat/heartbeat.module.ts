@@ -12,6 +12,9 @@ import { RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService } from './run-log.service';
+import { RunProcessGroups } from './run-process-groups.service';
+import { RunRecoveryRepository } from './run-recovery.repository';
+import { RunRetry } from './run-retry.service';
 import { RunTokenResolver } from './run-token.resolver';
 import { RunTokenService } from './run-token.service';
 import { WakeupQueue } from './wakeup-queue.service';
@@ -27,6 +30,7 @@ import { WakeupQueue } from './wakeup-queue.service';
   providers: [
     WakeupQueue, RunLifecycle, RunLifecycleEvents, RunDispatcher, RunExecutor, HeartbeatScheduler, HeartbeatRunsService,
     AgentWakeupService, RunLogService, RunTokenService, RunTokenResolver, RunEnvResolver, AdapterExecutors,
+    RunRecoveryRepository, RunProcessGroups, RunRetry,
   ],
   exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService],
 })

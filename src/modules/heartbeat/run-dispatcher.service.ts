@@ -1,5 +1,5 @@
-import * as os from 'node:os';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { isDeadLocalOwner } from '../../common/process/process-groups';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
@@ -8,23 +8,13 @@ import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
 import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
+import { RunProcessGroups } from './run-process-groups.service';
 import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
 
 const CLAIM_PARALLELISM = 6;
 
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
-export function isDeadLocalOwner(owner: string): boolean {
-  const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
-  if (!m || m[1] !== os.hostname()) return false;
-  const pid = Number(m[2]);
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
+export { isDeadLocalOwner };
 
 /**
  * Claims queued runs and executes them on this instance. Claims are row-locked in the database
@@ -50,6 +40,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     private readonly executor: RunExecutor,
     private readonly recorder: ActivityRecorder,
     private readonly budgetGate: BudgetGate,
+    private readonly processGroups: RunProcessGroups,
   ) {}
 
   get instanceId(): string {
@@ -217,9 +208,11 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
 
   /**
    * Runs this instance (or a dead process of this host) left running: with no process behind
-   * them they fail at once instead of waiting for their lease.
+   * them they fail at once instead of waiting for their lease. Process groups such runs left
+   * behind (a crash of the instance) are killed first.
    */
   async reapOwnOrphans(): Promise<number> {
+    await this.processGroups.killStale(this.instanceId, this.localRunIds());
     const rows = await this.db.dataSource.query(
       `SELECT id, claimed_by FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
     ) as Array<{ id: string; claimed_by: string }>;

@@ -7,6 +7,7 @@ import type { AdapterRunContext } from './adapters/adapter.types';
 import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService, RunLogWriter } from './run-log.service';
+import { RunProcessGroups } from './run-process-groups.service';
 import { RunTokenService } from './run-token.service';
 import { EnvResolutionError, RunEnvResolver } from './run-env.service';
 
@@ -50,6 +51,7 @@ export class RunExecutor {
     private readonly logs: RunLogService,
     private readonly envResolver: RunEnvResolver,
     private readonly lifecycle: RunLifecycle,
+    private readonly processGroups: RunProcessGroups,
   ) {}
 
   launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
@@ -68,6 +70,7 @@ export class RunExecutor {
     };
     local.done = (async () => {
       let outcome: RunOutcome;
+      const processes = this.processGroups.track(run.id);
       try {
         const executor = this.executors.get(run.adapter_type);
         if (!executor) outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
@@ -88,13 +91,14 @@ export class RunExecutor {
               config, configEnv: resolved.env,
               agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
               context: run.context_snapshot, serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId), apiUrl, runToken: token,
-              resumeSessionId, runAs: resolveAgentIdentity(this.config.agentUser),
+              resumeSessionId, runAs: resolveAgentIdentity(this.config.agentUser), onProcessStarted: processes.started,
               log: (stream, chunk) => w.write(stream, chunk),
             };
             const handle = executor.start(ctx);
             adapterCancel = handle.cancel;
             if (cancelled) handle.cancel(cancelled);
             outcome = await handle.done;
+            await processes.ended();
           }
         }
       } catch (err) {

@@ -54,6 +54,7 @@ export function contextForWake(w: WakeRow): WakeContext {
 @Injectable()
 export class RunLifecycle implements OnModuleInit {
   private readonly queuedListeners: Array<() => void> = [];
+  private readonly endedHooks: Array<(run: RunRow) => Promise<void>> = [];
 
   constructor(
     private readonly db: Db,
@@ -69,6 +70,11 @@ export class RunLifecycle implements OnModuleInit {
 
   onRunQueued(listener: () => void): void {
     this.queuedListeners.push(listener);
+  }
+
+  /** Called in the transaction that ends a run (agent lock held), before deferred wakes are promoted (e.g. re-queueing a lost run). */
+  onRunEnded(hook: (run: RunRow) => Promise<void>): void {
+    this.endedHooks.push(hook);
   }
 
   /** A queued run for a wake (already inserted); the dispatcher hears of it after commit. Caller holds the agent lock. */
@@ -120,6 +126,7 @@ export class RunLifecycle implements OnModuleInit {
       await recordRunActivity(this.recorder, `heartbeat.run_${run.status}`, run, {
         status: run.status, errorCode: run.error_code, error: run.error, exitCode: run.exit_code,
       }, opts.actor);
+      for (const hook of this.endedHooks) await hook(run);
       if (opts.promote !== false) await this.promoteDeferred(run.agent_id, run.issue_id);
       this.db.afterCommit(() =>
         this.events.emitFinished({

@@ -22,6 +22,8 @@ export interface AdapterRunContext {
   resumeSessionId: string | null;
   /** local processes run as this unprivileged user (null = the service's user: not root, or opted out) */
   runAs: ProcessIdentity | null;
+  /** a local process started, in its own process group `pgid` (recorded with the run for crash clean-up) */
+  onProcessStarted?(pgid: number): void;
   log(stream: LogStream, chunk: string): void;
 }
 

@@ -21,6 +21,8 @@ export interface ChildRunOptions {
   onStdoutLine?(line: string): void;
   /** the unprivileged user the process runs as (null/undefined = the service's user) */
   runAs?: ProcessIdentity | null;
+  /** the process exists; its pid is its process group id */
+  onSpawn?(pgid: number): void;
 }
 
 /** Variables of the service's own environment a child may see; the rest (keys, secrets) never leaks. */
@@ -86,6 +88,7 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       shell: false,
       stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
     }));
+    if (child.pid !== undefined) o.onSpawn?.(child.pid);
     let ending: 'timeout' | 'cancel' | null = null;
     let cancelReason = '';
     let settled = false;

@@ -140,6 +140,7 @@ export class CliRuntimeAdapter implements AdapterExecutor {
       graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
       log: ctx.log,
       runAs: ctx.runAs,
+      onSpawn: ctx.onProcessStarted,
       onStdoutLine: (line) => report.accept(line),
     });
     return { done: run.done.then((o) => report.apply(o)), cancel: run.cancel };

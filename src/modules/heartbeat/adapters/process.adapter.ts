@@ -74,6 +74,7 @@ export class ProcessAdapter implements AdapterExecutor {
       graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
       log: ctx.log,
       runAs: ctx.runAs,
+      onSpawn: ctx.onProcessStarted,
     });
   }
 

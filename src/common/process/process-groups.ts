@@ -1,0 +1,79 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+
+/**
+ * Process groups of child processes that must not outlive the instance that started them. Every
+ * child runs in its own group (`detached: true`, pgid = its pid); the group id, the host and the
+ * leader's start time (`/proc/<pid>/stat`, in clock ticks since boot) are recorded, so a restarted
+ * instance can kill what a crashed one left behind without ever signalling a recycled pid.
+ */
+
+export const thisHost = (): string => os.hostname();
+
+/** Start time of a process in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
+export function processStartTicks(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the command name (field 2) is in parentheses and may contain spaces: count fields after its ')'
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(rest[19]);
+    return Number.isFinite(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Does any process of group `pgid` exist? */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Is `pgid` still the group that was recorded? While any member of a group lives, its id cannot be
+ * reused; if the leader itself is alive, its start time must match the recorded one.
+ */
+export function isRecordedGroup(pgid: number, startTicks: number | null): boolean {
+  if (!groupAlive(pgid)) return false;
+  const leaderTicks = processStartTicks(pgid);
+  if (leaderTicks === null) return true; // leader gone, members remain: the id is still ours
+  return startTicks === null || leaderTicks === startTicks;
+}
+
+const signalGroup = (pgid: number, sig: NodeJS.Signals) => {
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    /* gone */
+  }
+};
+
+/** SIGTERM to the group, SIGKILL after `graceMs` if any member is left; resolves once it is gone (or after the kill). */
+export async function terminateGroup(pgid: number, graceMs: number): Promise<void> {
+  signalGroup(pgid, 'SIGTERM');
+  const end = Date.now() + graceMs;
+  while (Date.now() < end) {
+    if (!groupAlive(pgid)) return;
+    await new Promise((r) => setTimeout(r, Math.min(100, Math.max(10, end - Date.now()))));
+  }
+  signalGroup(pgid, 'SIGKILL');
+  for (let i = 0; i < 20 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
+/** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
+export function isDeadLocalOwner(owner: string): boolean {
+  const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
+  if (!m || m[1] !== os.hostname()) return false;
+  const pid = Number(m[2]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import { returningRows } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import type { RunRow, WakeContext } from './heartbeat.types';
+
+/** A recorded process group of a run on this host. */
+export interface RecordedGroup {
+  id: string;
+  status: string;
+  claimed_by: string | null;
+  started_at: Date | null;
+  process_group_id: number;
+  process_start_ticks: string | null;
+  grace_sec: string | null;
+}
+
+/** A wake request re-queued for a run lost with its instance. */
+export interface RetryWakeRow {
+  id: string;
+  source: string;
+  trigger_detail: string | null;
+  reason: string | null;
+  payload: Record<string, unknown>;
+  issue_id: string | null;
+  force_fresh_session: boolean;
+}
+
+const SOURCES = ['timer', 'assignment', 'on_demand', 'automation'];
+const TRIGGERS = ['manual', 'ping', 'callback', 'system'];
+const wakeSource = (v: unknown) => (typeof v === 'string' && SOURCES.includes(v) ? v : 'automation');
+const wakeTrigger = (v: unknown) => (typeof v === 'string' && TRIGGERS.includes(v) ? v : null);
+
+/**
+ * The engine's crash-recovery statements on heartbeat_runs and agent_wakeup_requests: process
+ * groups recorded per run (engine-wide, across companies, like the reaper), and wakes re-queued
+ * after an instance loss.
+ */
+@Injectable()
+export class RunRecoveryRepository {
+  constructor(private readonly db: Db) {}
+
+  async recordGroup(runId: string, pgid: number, host: string, startTicks: number | null): Promise<void> {
+    await this.db.dataSource.query(
+      `UPDATE heartbeat_runs SET process_group_id = $2, process_host = $3, process_start_ticks = $4 WHERE id = $1`,
+      [runId, pgid, host, startTicks],
+    );
+  }
+
+  async forgetGroup(runId: string, pgid?: number): Promise<void> {
+    await this.db.dataSource.query(
+      `UPDATE heartbeat_runs SET process_group_id = NULL WHERE id = $1 ${pgid === undefined ? '' : 'AND process_group_id = $2'}`,
+      pgid === undefined ? [runId] : [runId, pgid],
+    );
+  }
+
+  /** Runs of this host that still have a recorded process group (excluding the given live ones). */
+  groupsOnHost(host: string, exceptRunIds: string[]): Promise<RecordedGroup[]> {
+    return this.db.dataSource.query(
+      `SELECT r.id, r.status, r.claimed_by, r.started_at, r.process_group_id, r.process_start_ticks,
+              a.adapter_config->>'graceSec' AS grace_sec
+         FROM heartbeat_runs r LEFT JOIN agents a ON a.id = r.agent_id
+        WHERE r.process_host = $1 AND r.process_group_id IS NOT NULL AND NOT (r.id = ANY($2::uuid[]))
+        LIMIT 500`,
+      [host, exceptRunIds],
+    );
+  }
+
+  /** Wakes of a run that were themselves a retry (a second loss is final). */
+  async isRetry(wakeIds: string[]): Promise<boolean> {
+    if (wakeIds.length === 0) return false;
+    const rows = await this.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM agent_wakeup_requests WHERE id = ANY($1::uuid[]) AND retry_of_run_id IS NOT NULL`,
+      [wakeIds],
+    );
+    return Number(rows[0]?.n ?? 0) > 0;
+  }
+
+  async hasLiveRunOnIssue(agentId: string, issueId: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') LIMIT 1`,
+      [agentId, issueId],
+    );
+    return rows.length > 0;
+  }
+
+  /** A copy of the lost run's wake, pointing at it; `deferred` waits for the agent's live run on the issue. */
+  async insertRetryWake(run: RunRow, context: WakeContext, status: 'queued' | 'deferred'): Promise<RetryWakeRow> {
+    const [row] = await returningRows<RetryWakeRow>(this.db,
+      `INSERT INTO agent_wakeup_requests
+         (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, force_fresh_session, status,
+          requested_by_actor_type, requested_by_actor_id, retry_of_run_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'system', 'heartbeat_retry', $10)
+       RETURNING id, source, trigger_detail, reason, payload, issue_id, force_fresh_session`,
+      [run.company_id, run.agent_id, wakeSource(context.source ?? run.invocation_source), wakeTrigger(context.triggerDetail ?? run.trigger_detail),
+        context.reason ?? null, context.payload ?? {},
+        run.issue_id, context.forceFreshSession === true, status, run.id],
+    );
+    return row;
+  }
+}

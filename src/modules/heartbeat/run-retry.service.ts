@@ -1,0 +1,57 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import { Db } from '../../database/db.service';
+import { BudgetGate } from '../budgets/budget-gate.service';
+import type { RunRow, WakeContext } from './heartbeat.types';
+import { RunLifecycle } from './run-lifecycle.service';
+import { RunRecoveryRepository } from './run-recovery.repository';
+import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
+
+/** Ends that mean "the instance running it died", not "the agent's work failed". */
+export const INSTANCE_LOSS_CODES = ['orphaned_run', 'instance_shutdown', 'lease_expired'];
+
+/**
+ * A run lost with its instance (`orphaned_run`, `instance_shutdown`, `lease_expired`) is re-queued
+ * once for the same wake context, so work an assignment or a comment asked for is not silently
+ * dropped: in the transaction that ends it (agent lock held), unless the agent is paused,
+ * terminated or pending approval, or a budget blocks it. The new wake points at the lost run
+ * (`retry_of_run_id`); when the retried run is lost too, it stays failed. If another run of the
+ * agent is live on the same issue, the retry waits behind it as a deferred wake.
+ */
+@Injectable()
+export class RunRetry implements OnModuleInit {
+  constructor(
+    private readonly db: Db,
+    private readonly lifecycle: RunLifecycle,
+    private readonly repo: RunRecoveryRepository,
+    private readonly budgetGate: BudgetGate,
+    private readonly recorder: ActivityRecorder,
+  ) {}
+
+  onModuleInit(): void {
+    this.lifecycle.onRunEnded((run) => this.retryLost(run));
+  }
+
+  async retryLost(run: RunRow): Promise<void> {
+    if (run.status !== 'failed' || !run.error_code || !INSTANCE_LOSS_CODES.includes(run.error_code)) return;
+    const context = run.context_snapshot ?? ({} as WakeContext);
+    const wakeIds = [...(context.wakeupRequestIds ?? []), ...(run.wakeup_request_id ? [run.wakeup_request_id] : [])];
+    const skip = (reason: string) => recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
+    if (await this.repo.isRetry(wakeIds)) return void (await skip('already_retried'));
+    const agent = await lockAgent(this.db, run.agent_id);
+    if (!agent) return;
+    if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return void (await skip(`agent_${agent.status}`));
+    const projectId = typeof context.projectId === 'string' ? context.projectId : null;
+    if (!(await this.budgetGate.checkBeforeRun(run.company_id, run.agent_id, projectId)).allowed) return void (await skip('budget'));
+    const deferred = !!run.issue_id && (await this.repo.hasLiveRunOnIssue(run.agent_id, run.issue_id));
+    const wake = await this.repo.insertRetryWake(run, context, deferred ? 'deferred' : 'queued');
+    let newRunId: string | null = null;
+    if (!deferred) {
+      const retryContext: WakeContext = { ...context, wakeupRequestIds: [wake.id], retryOfRunId: run.id };
+      newRunId = (await this.lifecycle.createRun(agent, wake, retryContext)).id;
+    }
+    await recordRunActivity(this.recorder, 'heartbeat.run_retried', run, {
+      errorCode: run.error_code, wakeupRequestId: wake.id, newRunId, deferred,
+    });
+  }
+}

@@ -1,0 +1,92 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { freePort } from '../../src/database/embedded-postgres';
+import { sleep } from './heartbeat';
+
+const ROOT = path.join(__dirname, '..', '..');
+const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** The built service (`dist/`), rebuilt when missing or older than the sources. */
+export function ensureBuilt(): string {
+  const built = fs.existsSync(MAIN) ? fs.statSync(MAIN).mtimeMs : 0;
+  if (built < Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')))) {
+    execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
+  }
+  return MAIN;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output(): string;
+  api(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** SIGKILL, and wait for the exit */
+  crash(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts `node dist/src/main.js` as a child with `env`; resolves once /api/health answers. */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [ensureBuilt()], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => (out = (out + d).slice(-20_000)));
+  child.stderr?.on('data', (d) => (out = (out + d).slice(-20_000)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const waitExit = () => (exited() ? Promise.resolve() : new Promise<void>((r) => child.once('exit', () => r())));
+  const api = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(baseUrl + url, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited()) throw new Error(`service exited during start-up:\n${out}`);
+    try {
+      if ((await api('GET', '/api/health')).status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`service did not become healthy:\n${out}`);
+    }
+    await sleep(100);
+  }
+  return {
+    child,
+    baseUrl,
+    output: () => out,
+    api,
+    crash: async () => {
+      child.kill('SIGKILL');
+      await waitExit();
+    },
+    stop: async () => {
+      if (exited()) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await waitExit();
+      clearTimeout(timer);
+    },
+  };
+}
