@@ -98,7 +98,10 @@ async function load(name, opts) {
 function databaseUrl(svc) {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
   const pid = fs.readFileSync(path.join(svc.dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n');
-  return `postgres://service:service@127.0.0.1:${pid[3].trim()}/service`;
+  // the embedded cluster's random superuser password (older clusters: "service")
+  const pwFile = path.join(svc.dataDir, 'db-password');
+  const password = fs.existsSync(pwFile) ? fs.readFileSync(pwFile, 'utf8').trim() : 'service';
+  return `postgres://service:${encodeURIComponent(password)}@127.0.0.1:${pid[3].trim()}/service`;
 }
 
 module.exports = { startService, api, load, databaseUrl };

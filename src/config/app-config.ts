@@ -221,7 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
     runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
-  c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 1000, 50, 3_600_000);
+  c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 250, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
   try {
     c.skills = loadSkillSourceSettings(env);

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { notFound } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
 import { IssuesService } from '../issues/issues.service';
 import type { IssuePriority } from '../issues/issue.types';
-import { RoutinesRepository, RunRow } from './routines.repository';
+import { RoutinesRepository, RunInsert, RunRow } from './routines.repository';
 
 export interface FiringInput {
   source: 'schedule' | 'manual';
@@ -34,9 +36,11 @@ export class RoutineFiring {
     private readonly repo: RoutinesRepository,
     private readonly issues: IssuesService,
     private readonly recorder: ActivityRecorder,
+    private readonly db: Db,
   ) {}
 
-  async fire(companyId: string, routineId: string, input: FiringInput): Promise<RunRow> {
+  /** The execution (read back with its issue for manual runs; for scheduled ones only id and status). */
+  async fire(companyId: string, routineId: string, input: FiringInput): Promise<Pick<RunRow, 'id' | 'status'> & Partial<RunRow>> {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     const actor = input.actor;
@@ -50,21 +54,18 @@ export class RoutineFiring {
       createdByAgentId: actor?.kind === 'agent' ? actor.agentId : null,
       createdByUserId: actor?.kind === 'board' ? actor.userId : null,
     };
-    let run: RunRow;
     const assigneeStatus = await this.repo.agentStatus(companyId, routine.assignee_agent_id);
     const [open] = routine.concurrency_policy === 'skip_if_active' ? await this.repo.openExecutions(companyId, [routineId]) : [];
+    let outcome: Pick<RunInsert, 'status' | 'linkedIssueId' | 'coalescedIntoRunId' | 'failureReason'>;
     if (input.skipReason) {
-      run = await this.repo.insertRun(companyId, { ...base, status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: input.skipReason });
+      outcome = { status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: input.skipReason };
     } else if (!assigneeStatus || UNUSABLE_ASSIGNEE.includes(assigneeStatus)) {
-      run = await this.repo.insertRun(companyId, {
-        ...base, status: 'failed', linkedIssueId: null, coalescedIntoRunId: null,
-        failureReason: `assignee agent is ${assigneeStatus ?? 'missing'}`,
-      });
+      outcome = { status: 'failed', linkedIssueId: null, coalescedIntoRunId: null, failureReason: `assignee agent is ${assigneeStatus ?? 'missing'}` };
     } else if (open) {
-      run = await this.repo.insertRun(companyId, {
-        ...base, status: 'skipped', linkedIssueId: null, coalescedIntoRunId: open.id,
+      outcome = {
+        status: 'skipped', linkedIssueId: null, coalescedIntoRunId: open.id,
         failureReason: `previous execution's issue ${open.issue_identifier ?? open.linked_issue_id} is still open`,
-      });
+      };
     } else {
       const issue = await this.issues.createAsSystem(companyId, {
         title: routine.title,
@@ -78,24 +79,35 @@ export class RoutineFiring {
         originKind: 'routine_execution',
         originId: routine.id,
       });
-      run = await this.repo.insertRun(companyId, { ...base, status: 'issue_created', linkedIssueId: issue.id, coalescedIntoRunId: null, failureReason: null });
+      outcome = { status: 'issue_created', linkedIssueId: issue.id, coalescedIntoRunId: null, failureReason: null };
     }
-    await this.repo.noteFired(companyId, routineId, run.status === 'issue_created');
-    if (run.trigger_id) await this.repo.setTriggerResult(companyId, run.trigger_id, run.status);
-    if (input.source === 'schedule') {
-      await this.recorder.record({
-        companyId,
-        action: 'routine.fired',
-        entityType: 'routine',
-        entityId: routineId,
-        actorType: 'system',
-        actorId: 'routine-scheduler',
-        details: {
-          runId: run.id, status: run.status, triggerId: run.trigger_id, scheduledFor: base.scheduledFor?.toISOString() ?? null,
-          missedCount: run.missed_count, issueId: run.linked_issue_id, reason: run.failure_reason,
-        },
-      });
-    }
-    return (await this.repo.run(companyId, run.id))!;
+    const runId = randomUUID();
+    const insert: RunInsert = { ...base, ...outcome, id: runId };
+    // the bookkeeping travels with the COMMIT (one round trip): the issue's company row lock,
+    // taken by its number, is held no longer than it must be while a burst of firings is due
+    await this.db.sendWithCommit(() =>
+      Promise.all([
+        this.repo.insertRun(companyId, insert),
+        this.repo.noteFired(companyId, routineId, outcome.status === 'issue_created'),
+        insert.triggerId ? this.repo.setTriggerResult(companyId, insert.triggerId, outcome.status) : undefined,
+        input.source === 'schedule'
+          ? this.recorder.record({
+              companyId,
+              action: 'routine.fired',
+              entityType: 'routine',
+              entityId: routineId,
+              actorType: 'system',
+              actorId: 'routine-scheduler',
+              details: {
+                runId, status: outcome.status, triggerId: insert.triggerId, scheduledFor: base.scheduledFor?.toISOString() ?? null,
+                missedCount: base.missedCount, issueId: outcome.linkedIssueId, reason: outcome.failureReason,
+              },
+            })
+          : undefined,
+      ]),
+    );
+    const run = { id: runId, status: outcome.status };
+    // the caller of a manual run answers with the execution and its issue; the scheduler needs neither
+    return input.source === 'manual' ? (await this.repo.run(companyId, run.id))! : run;
   }
 }

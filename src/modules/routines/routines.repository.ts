@@ -81,6 +81,8 @@ export interface DueTrigger {
 }
 
 export interface RunInsert {
+  /** chosen by the caller when it sends the insert without waiting for it */
+  id?: string;
   routineId: string;
   triggerId: string | null;
   source: 'schedule' | 'manual';
@@ -255,11 +257,11 @@ export class RoutinesRepository extends CompanyScopedRepository {
     const [row] = await this.rows<RunRow>(
       companyId,
       `INSERT INTO routine_runs (company_id, routine_id, trigger_id, source, status, scheduled_for, missed_count, trigger_payload,
-                                 linked_issue_id, coalesced_into_run_id, failure_reason, created_by_agent_id, created_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+                                 linked_issue_id, coalesced_into_run_id, failure_reason, created_by_agent_id, created_by_user_id, id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14::uuid, gen_random_uuid())) RETURNING *`,
       [
         r.routineId, r.triggerId, r.source, r.status, r.scheduledFor, r.missedCount, r.triggerPayload ? JSON.stringify(r.triggerPayload) : null,
-        r.linkedIssueId, r.coalescedIntoRunId, r.failureReason, r.createdByAgentId, r.createdByUserId,
+        r.linkedIssueId, r.coalescedIntoRunId, r.failureReason, r.createdByAgentId, r.createdByUserId, r.id ?? null,
       ],
     );
     return row;

@@ -12,7 +12,7 @@ import {
 import { RoutineFiring } from './routine-firing.service';
 import { toRoutineResponse, toRunResponse, toTriggerResponse } from './routine-view';
 import { routineError } from './routines.errors';
-import { RoutineRow, RoutinesRepository, TriggerRow } from './routines.repository';
+import { RoutineRow, RoutinesRepository, RunRow, TriggerRow } from './routines.repository';
 
 /** Who acts: a caller, or the system (built-in agents provisioning, imports). */
 type By = Actor | null;
@@ -176,7 +176,7 @@ export class RoutinesService {
 
   async runNowForCompany(companyId: string, routineId: string, by: By): Promise<RoutineRunResponseDto> {
     const run = await this.firing.fire(companyId, routineId, { source: 'manual', actor: by ?? undefined });
-    return toRunResponse(run);
+    return toRunResponse(run as RunRow);
   }
 
   // ---- triggers
