@@ -19,7 +19,7 @@ const pct = (xs, p) => {
 
 // the statement RoutinesRepository.dueTriggers sends on every tick
 const DUE_SQL = `SELECT t.id, t.company_id, t.routine_id, t.cron_expression, t.timezone, t.next_run_at, r.catch_up_policy
-   FROM (SELECT * FROM routine_triggers WHERE next_run_at <= now() ORDER BY next_run_at LIMIT $1) t
+   FROM (SELECT * FROM routine_triggers WHERE next_run_at <= $2 ORDER BY next_run_at LIMIT $1) t
    JOIN routines r ON r.id = t.routine_id
   ORDER BY t.next_run_at`;
 
@@ -52,10 +52,10 @@ module.exports = async function routines(baseUrl, svc) {
     const idle = [];
     for (let i = 0; i < 500; i++) {
       const t0 = process.hrtime.bigint();
-      await db.query(DUE_SQL, [200]);
+      await db.query(DUE_SQL, [200, new Date()]);
       idle.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
-    const plan = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${DUE_SQL.replace('$1', '200')}`);
+    const plan = await db.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${DUE_SQL.replace('$1', '200').replace('$2', 'now()')}`);
     const execMs = plan.rows[0]['QUERY PLAN'][0]['Execution Time'];
 
     // 2. due firings among the 10,000

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Clock } from '../../src/modules/budgets/clock.service';
 import { RoutinesScheduler } from '../../src/modules/routines/routines.jobs';
 import { createAgent, createRestrictedAgentWithKey } from '../support/agents';
 import { bearer, createCompany, uniq } from '../support/factories';
@@ -213,6 +214,48 @@ describe('routines', () => {
       expect((await activityOf(t, c.id, 'routine.fired'))[0]).toMatchObject({
         actorType: 'system', entityType: 'routine', entityId: r.id, details: { runId: run.id, status: 'issue_created', issueId: issues[0].id },
       });
+    });
+
+    it('keeps local time across daylight-saving moves (Europe/Berlin, spring forward and fall back)', async () => {
+      const clock = t.app.get(Clock);
+      try {
+        const { c, agent } = await setup();
+        clock.set('2026-03-28T12:00:00Z');
+        const r = await createRoutine(c.id, {
+          assigneeAgentId: agent.id,
+          concurrencyPolicy: 'always_create',
+          triggers: [
+            { kind: 'schedule', cronExpression: '0 9 * * *', timezone: 'Europe/Berlin' },
+            { kind: 'schedule', cronExpression: '30 2 * * *', timezone: 'Europe/Berlin' },
+          ],
+        });
+        const [nine, gap] = r.triggers;
+        // 09:00 CET is 08:00Z, but the next 09:00 is on the first day of summer time: 07:00Z
+        expect(nine.nextRunAt).toBe('2026-03-29T07:00:00.000Z');
+        // 02:30 does not exist on 29 March: it fires at the next valid instant, 03:30 CEST
+        expect(gap.nextRunAt).toBe('2026-03-29T01:30:00.000Z');
+        const next = async () => (await t.http.get(`/api/routines/${r.id}`).expect(200)).body.triggers.map((x: Rec) => x.nextRunAt);
+        clock.set('2026-03-29T01:30:05Z');
+        await scheduler.tick();
+        expect(await next()).toEqual(['2026-03-29T07:00:00.000Z', '2026-03-30T00:30:00.000Z']);
+        clock.set('2026-03-29T07:00:05Z');
+        await scheduler.tick();
+        expect(await next()).toEqual(['2026-03-30T07:00:00.000Z', '2026-03-30T00:30:00.000Z']);
+        // autumn: 02:30 happens twice on 25 October and fires once; 09:00 moves back to 08:00Z
+        await t.http.post(`/api/routines/${r.id}/pause`).expect(200);
+        clock.set('2026-10-24T12:00:00Z');
+        await t.http.post(`/api/routines/${r.id}/resume`).expect(200);
+        expect(await next()).toEqual(['2026-10-25T08:00:00.000Z', '2026-10-25T00:30:00.000Z']);
+        clock.set('2026-10-25T00:30:05Z');
+        await scheduler.tick();
+        clock.set('2026-10-25T01:30:05Z');
+        await scheduler.tick();
+        expect((await next())[1]).toBe('2026-10-26T01:30:00.000Z');
+        const runs = (await t.http.get(`/api/routines/${r.id}/runs`).expect(200)).body;
+        expect(runs.map((x: Rec) => x.scheduledFor).sort()).toEqual(['2026-03-29T01:30:00.000Z', '2026-03-29T07:00:00.000Z', '2026-10-25T00:30:00.000Z']);
+      } finally {
+        clock.set(null);
+      }
     });
 
     it('coalesces the firings missed during downtime into one execution (catchUpPolicy coalesce)', async () => {

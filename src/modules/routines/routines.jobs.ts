@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Opti
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
+import { Clock } from '../budgets/clock.service';
 import { countFirings, nextFiring } from './cron';
 import { RoutineFiring } from './routine-firing.service';
 import { DueTrigger, RoutinesRepository } from './routines.repository';
@@ -37,6 +38,7 @@ export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationS
     private readonly config: AppConfig,
     private readonly repo: RoutinesRepository,
     private readonly firing: RoutineFiring,
+    private readonly clock: Clock,
     @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
 
@@ -70,7 +72,7 @@ export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationS
   async tick(): Promise<TickResult> {
     const total: TickResult = { claimed: 0, failed: 0 };
     for (;;) {
-      const due = await this.repo.dueTriggers(BATCH);
+      const due = await this.repo.dueTriggers(BATCH, this.clock.now());
       let progressed = 0;
       // a few firings at once: each is a short transaction bound by round trips, not CPU
       const queue = [...due];
@@ -88,7 +90,7 @@ export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async fireOne(t: DueTrigger): Promise<'claimed' | 'lost' | 'failed'> {
-    const now = new Date();
+    const now = this.clock.now();
     let next: Date;
     let missed: number;
     try {

@@ -323,13 +323,13 @@ export class RoutinesRepository extends CompanyScopedRepository {
   // ---- the scheduler (across companies: it serves every tenant; each firing then runs company-scoped)
 
   /** Triggers due now, oldest first. Without locks: each is then claimed by a conditional update. */
-  dueTriggers(limit: number): Promise<DueTrigger[]> {
+  dueTriggers(limit: number, now: Date): Promise<DueTrigger[]> {
     return this.db.query<DueTrigger>(
       `SELECT t.id, t.company_id, t.routine_id, t.cron_expression, t.timezone, t.next_run_at, r.catch_up_policy
-         FROM (SELECT * FROM routine_triggers WHERE next_run_at <= now() ORDER BY next_run_at LIMIT $1) t
+         FROM (SELECT * FROM routine_triggers WHERE next_run_at <= $2 ORDER BY next_run_at LIMIT $1) t
          JOIN routines r ON r.id = t.routine_id
         ORDER BY t.next_run_at`,
-      [limit],
+      [limit, now],
     );
   }
 

@@ -4,6 +4,7 @@ import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AuthorizationService } from '../authorization/authorization.service';
+import { Clock } from '../budgets/clock.service';
 import { assertCron, assertTimeZone, nextFiring } from './cron';
 import {
   CreateRoutineDto, CreateTriggerDto, RoutineDetailResponseDto, RoutineResponseDto, RoutineRunResponseDto, TriggerResponseDto,
@@ -41,6 +42,7 @@ export class RoutinesService {
     private readonly firing: RoutineFiring,
     private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
+    private readonly clock: Clock,
   ) {}
 
   // ---- reads
@@ -160,7 +162,7 @@ export class RoutinesService {
     if (status === 'paused') {
       await this.repo.clearNextRuns(routine.company_id, routine.id);
     } else {
-      const now = new Date();
+      const now = this.clock.now();
       for (const t of await this.repo.triggersOf(routine.company_id, [routine.id])) {
         await this.repo.updateTrigger(routine.company_id, t.id, { next_run_at: this.nextFor(t, 'active', now) });
       }
@@ -204,7 +206,7 @@ export class RoutinesService {
       values.cron_expression = cron!.trim();
       values.timezone = tz;
       const next = { ...trigger, enabled: dto.enabled ?? trigger.enabled, cron_expression: cron!.trim(), timezone: tz };
-      values.next_run_at = this.nextFor(next, routine.status, new Date());
+      values.next_run_at = this.nextFor(next, routine.status, this.clock.now());
     }
     return toTriggerResponse(await this.repo.updateTrigger(routine.company_id, trigger.id, values));
   }
@@ -220,7 +222,7 @@ export class RoutinesService {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     const triggers = (await this.repo.triggersOf(companyId, [routineId])).filter((t) => t.kind === 'schedule');
-    const next = this.nextFor({ kind: 'schedule', enabled: true, cron_expression: cronExpression, timezone }, routine.status, new Date());
+    const next = this.nextFor({ kind: 'schedule', enabled: true, cron_expression: cronExpression, timezone }, routine.status, this.clock.now());
     if (!triggers.length) {
       await this.repo.insertTrigger(companyId, { routine_id: routineId, kind: 'schedule', label, enabled: true, cron_expression: cronExpression, timezone, next_run_at: next });
       return;
@@ -255,7 +257,7 @@ export class RoutinesService {
       routine_id: routine.id,
       label: t.label ?? null,
       ...row,
-      next_run_at: this.nextFor(row, routine.status, new Date()),
+      next_run_at: this.nextFor(row, routine.status, this.clock.now()),
       ...byColumns(by, 'created'),
       ...byColumns(by, 'updated'),
     });
