@@ -349,7 +349,33 @@ describe('built-in agents', () => {
       expect((await agentOf(worker.id)).name).toBe(before.name);
     });
 
-    it('needs a suggest-changes grant (403 without); invalid changes 400/422; skill suggestions 412 without a skills module', async () => {
+    it('the coach proposes a skill change; approved it is written to the skill, rejected it is discarded', async () => {
+      const c = await createCompany(t);
+      const { auth } = await coachWithKey(c.id);
+      const skills = (await t.http.get(`/api/companies/${c.id}/skills`).expect(200)).body;
+      const coachSkill = skills.find((x: Rec) => x.slug === 'reflection-coach');
+      const file = (path: string) => t.http.get(`/api/companies/${c.id}/skills/${coachSkill.id}/files?path=${encodeURIComponent(path)}`);
+      const suggest = (content: string) =>
+        t.http
+          .post(`/api/companies/${c.id}/skill-suggestions`)
+          .set(auth)
+          .send({ skill: 'reflection-coach', files: [{ path: 'references/checklist.md', content }], reason: 'Three reviews missed cost outliers' })
+          .expect(201);
+      const rejected = (await suggest('# Not this one\n')).body;
+      expect(rejected).toMatchObject({ type: 'skill_change', status: 'pending', agentId: null, payload: { skillId: coachSkill.id, reason: expect.any(String) } });
+      await t.http.post(`/api/approvals/${rejected.id}/reject`).send({}).expect(200);
+      await file('references/checklist.md').expect(404);
+      const approval = (await suggest('# Checklist\n\n- Compare each agent cost with its peers.\n')).body;
+      await file('references/checklist.md').expect(404);
+      await t.http.post(`/api/approvals/${approval.id}/approve`).send({}).expect(200);
+      expect((await file('references/checklist.md').expect(200)).body.content).toContain('Compare each agent cost');
+      expect((await activityOf(t, c.id, 'skill.change_suggested')).map((a) => a.entityId)).toEqual([coachSkill.id, coachSkill.id]);
+      // paths must stay inside the skill; the skill must exist
+      await t.http.post(`/api/companies/${c.id}/skill-suggestions`).set(auth).send({ skill: 'reflection-coach', files: [{ path: '../x.md', content: 'x' }], reason: 'r' }).expect(422);
+      await t.http.post(`/api/companies/${c.id}/skill-suggestions`).set(auth).send({ skill: 'no-such-skill', files: [{ path: 'SKILL.md', content: 'x' }], reason: 'r' }).expect(422);
+    });
+
+    it('needs a suggest-changes grant (403 without); invalid changes 400/422', async () => {
       const c = await createCompany(t);
       const { auth } = await coachWithKey(c.id);
       const worker = await createAgent(t, c.id);
@@ -366,8 +392,6 @@ describe('built-in agents', () => {
       const skill = { skill: 'reflection-coach', files: [{ path: 'SKILL.md', content: '# x' }], reason: 'r' };
       await t.http.post(`/api/companies/${c.id}/skill-suggestions`).set(bearer(restricted.token)).send(skill).expect(403);
       await t.http.post(`/api/companies/${c.id}/skill-suggestions`).set(auth).send({ ...skill, files: [] }).expect(400);
-      const res = await t.http.post(`/api/companies/${c.id}/skill-suggestions`).set(auth).send(skill);
-      expect([412, 201, 422]).toContain(res.status);
     });
   });
 });
