@@ -5,6 +5,8 @@ import { LoggerModule } from 'nestjs-pino';
 import { DataSource } from 'typeorm';
 import { ActivityCoreModule } from './common/activity/activity-core.module';
 import { ActivityInterceptor } from './common/activity/activity.interceptor';
+import { CompanyReferencesInterceptor } from './common/references/company-references.interceptor';
+import { CompanyReferencesModule } from './common/references/company-references.module';
 import { AuthGuard } from './common/auth/auth.guard';
 import { AuthModule } from './common/auth/auth.module';
 import { HttpExceptionFilter } from './common/errors/http-exception.filter';
@@ -82,12 +84,14 @@ export class AppModule {
         ...(options.scheduler ? [ScheduleModule.forRoot()] : []),
         AuthModule,
         ActivityCoreModule,
+        CompanyReferencesModule,
         EventsModule,
         ...DOMAIN_MODULES,
       ],
       providers: [
         { provide: APP_GUARD, useExisting: AuthGuard },
         { provide: APP_INTERCEPTOR, useExisting: ActivityInterceptor },
+        { provide: APP_INTERCEPTOR, useExisting: CompanyReferencesInterceptor },
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
       ],
     };

@@ -203,7 +203,7 @@ describe('companies', () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const foreign = (await uploadLogo(b.id, PNG_1PX).expect(201)).body;
       const res = await t.http.patch(`/api/companies/${a.id}/branding`).send({ logoAssetId: foreign.assetId }).expect(422);
-      expect(res.body.code).toBe('invalid_logo_asset');
+      expect(res.body).toMatchObject({ code: 'invalid_reference', field: 'logoAssetId' });
       expect((await t.http.get(`/api/companies/${a.id}`)).body.logoAssetId).toBeNull();
     });
 

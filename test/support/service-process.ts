@@ -16,11 +16,31 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-/** The built service (`dist/`), rebuilt when missing or older than the sources. */
-export function ensureBuilt(): string {
-  const built = fs.existsSync(MAIN) ? fs.statSync(MAIN).mtimeMs : 0;
-  if (built < Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')))) {
-    execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
+const stale = () =>
+  (fs.existsSync(MAIN) ? fs.statSync(MAIN).mtimeMs : 0) < Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
+
+/**
+ * The built service (`dist/`), rebuilt when missing or older than the sources. Test files run in
+ * parallel workers: one builds (under a lock directory), the others wait for it.
+ */
+export async function ensureBuilt(): Promise<string> {
+  if (!stale()) return MAIN;
+  const lock = path.join(ROOT, '.build-lock');
+  for (const deadline = Date.now() + 300_000; ; ) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch {
+      // a lock older than the build timeout is left by a killed run
+      if (Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000) fs.rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error('timed out waiting for another test to build dist/');
+      await sleep(500);
+    }
+  }
+  try {
+    if (stale()) execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
   }
   return MAIN;
 }
@@ -38,7 +58,7 @@ export interface ServiceProcess {
 /** Starts `node dist/src/main.js` as a child with `env`; resolves once /api/health answers. */
 export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [ensureBuilt()], {
+  const child = spawn(process.execPath, [await ensureBuilt()], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

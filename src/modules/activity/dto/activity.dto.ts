@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class ActivityQueryDto {
   @IsOptional() @IsString() @MaxLength(200) agentId?: string;
@@ -15,7 +16,7 @@ export class CreateActivityDto {
   @IsString() @IsNotEmpty() @MaxLength(200) entityType: string;
   @IsString() @IsNotEmpty() @MaxLength(200) entityId: string;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() agentId?: string | null;
+  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() agentId?: string | null;
   @ApiPropertyOptional({ nullable: true, type: Object, description: 'sanitised: secret values and tokens are redacted' })
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsObject() details?: Record<string, unknown> | null;
 }

@@ -3,6 +3,7 @@ import {
   Allow, ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf,
 } from 'class-validator';
 import type { AgentStatus } from '../agent.entity';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 const MAX_CENTS = 2_147_483_647;
 export const AGENT_STATUSES: AgentStatus[] = ['active', 'paused', 'idle', 'running', 'error', 'pending_approval', 'terminated'];
@@ -17,7 +18,7 @@ export class CreateAgentDto {
   @IsOptional() @IsString() @MaxLength(20_000) capabilities?: string;
   /** manager: an agent of the same company */
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() reportsTo?: string | null;
+  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() reportsTo?: string | null;
   @ApiProperty({ example: 'process', description: 'a built-in or registered adapter type' })
   @IsString() @IsNotEmpty() @MaxLength(100) adapterType: string;
   @ApiPropertyOptional({ example: { command: 'true' }, description: 'adapter specific; env values are strings or secret references' })
@@ -33,8 +34,8 @@ export class CreateAgentDto {
 }
 
 export class HireAgentDto extends CreateAgentDto {
-  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() sourceIssueId?: string;
-  @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID('all', { each: true }) sourceIssueIds?: string[];
+  @RefersTo('issue') @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() sourceIssueId?: string;
+  @RefersTo('issue') @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID('all', { each: true }) sourceIssueIds?: string[];
 }
 
 export class UpdateAgentDto {
@@ -43,7 +44,7 @@ export class UpdateAgentDto {
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(200) title?: string | null;
   @IsOptional() @IsString() @MaxLength(20_000) capabilities?: string;
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() reportsTo?: string | null;
+  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() reportsTo?: string | null;
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) adapterType?: string;
   /** merged into the stored config unless replaceAdapterConfig is true */
   @IsOptional() @IsObject() adapterConfig?: Record<string, unknown>;

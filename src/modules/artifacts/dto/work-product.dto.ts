@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsObject, IsOptional, IsString, IsUrl, IsUUID, Length, MaxLength, ValidateIf } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export const WORK_PRODUCT_TYPES = ['artifact', 'pull_request', 'branch', 'commit', 'preview_url', 'document', 'other'] as const;
 export type WorkProductType = (typeof WORK_PRODUCT_TYPES)[number];
@@ -13,7 +14,7 @@ export class CreateWorkProductDto {
   /** http(s) URL; a work product needs a URL, an attachment of the issue, or both */
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsUrl(URL_OPTIONS) @MaxLength(2000) url?: string | null;
   /** an attachment of the same issue */
-  @ValidateIf((_, v) => v !== undefined && v !== null) @IsUUID() attachmentId?: string | null;
+  @RefersTo('attachment') @ValidateIf((_, v) => v !== undefined && v !== null) @IsUUID() attachmentId?: string | null;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsString() @MaxLength(50) status?: string | null;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsString() @MaxLength(5000) summary?: string | null;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsObject() metadata?: Record<string, unknown> | null;
@@ -23,7 +24,7 @@ export class UpdateWorkProductDto {
   @IsOptional() @IsIn(WORK_PRODUCT_TYPES) type?: WorkProductType;
   @IsOptional() @IsString() @Length(1, 500) title?: string;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsUrl(URL_OPTIONS) @MaxLength(2000) url?: string | null;
-  @ValidateIf((_, v) => v !== undefined && v !== null) @IsUUID() attachmentId?: string | null;
+  @RefersTo('attachment') @ValidateIf((_, v) => v !== undefined && v !== null) @IsUUID() attachmentId?: string | null;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsString() @MaxLength(50) status?: string | null;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsString() @MaxLength(5000) summary?: string | null;
   @ValidateIf((_, v) => v !== undefined && v !== null) @IsObject() metadata?: Record<string, unknown> | null;

@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsOptional, IsUUID } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 /** Multipart fields beside the one `file` part. */
 export class UploadAttachmentDto {
   /** a comment of the same issue */
-  @IsOptional() @IsUUID() issueCommentId?: string;
+  @RefersTo('comment') @IsOptional() @IsUUID() issueCommentId?: string;
 }
 
 export class AttachmentResponseDto {

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf,
 } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 const MAX_CENTS = 2_147_483_647;
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
@@ -23,7 +24,7 @@ export class BrandingDto {
   @IsOptional() @ValidateIf((_, v) => v !== null) @Matches(HEX_COLOR, { message: 'brandColor must be a hex color #rrggbb' }) brandColor?: string | null;
   /** an asset of the same company (422 otherwise); null clears the logo */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() logoAssetId?: string | null;
+  @RefersTo('asset') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() logoAssetId?: string | null;
 }
 
 export class UpdateCompanyDto extends BrandingDto {

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export const BILLING_TYPES = ['metered_api', 'subscription_included', 'subscription_overage', 'credits', 'fixed', 'unknown'] as const;
 export const COST_STATUSES = ['reported', 'unpriced'] as const;
@@ -9,7 +10,7 @@ const MAX_TOKENS = 1_000_000_000_000;
 
 export class CreateCostEventDto {
   /** an agent of the company; agent callers only themselves */
-  @IsUUID() agentId: string;
+  @RefersTo('agent') @IsUUID() agentId: string;
   @IsString() @IsNotEmpty() @MaxLength(200) provider: string;
   @IsString() @IsNotEmpty() @MaxLength(200) model: string;
   /** integer cents; may be omitted (or 0/null) only when costStatus is `unpriced` */
@@ -17,11 +18,11 @@ export class CreateCostEventDto {
   @ValidateIf((o: CreateCostEventDto) => o.costStatus !== 'unpriced' || (o.costCents !== undefined && o.costCents !== null))
   @IsInt() @Min(0) @Max(MAX_EVENT_CENTS) costCents?: number | null;
   @ApiProperty({ format: 'date-time' }) @IsISO8601({ strict: true }) occurredAt: string;
-  @IsOptional() @IsUUID() issueId?: string;
-  @IsOptional() @IsUUID() projectId?: string;
-  @IsOptional() @IsUUID() goalId?: string;
+  @RefersTo('issue') @IsOptional() @IsUUID() issueId?: string;
+  @RefersTo('project') @IsOptional() @IsUUID() projectId?: string;
+  @RefersTo('goal') @IsOptional() @IsUUID() goalId?: string;
   /** defaults to the caller's run when an agent reports with a verified run */
-  @IsOptional() @IsUUID() heartbeatRunId?: string;
+  @RefersTo('run') @IsOptional() @IsUUID() heartbeatRunId?: string;
   @IsOptional() @IsString() @MaxLength(200) billingCode?: string;
   /** defaults to provider */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) biller?: string;

@@ -4,6 +4,7 @@ import {
   IsBoolean, IsIn, IsInt, IsISO8601, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min,
 } from 'class-validator';
 import { CostRangeQueryDto } from './cost-event.dto';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export const FINANCE_DIRECTIONS = ['debit', 'credit'] as const;
 /** known kinds; any other snake_case kind is accepted as well */
@@ -21,9 +22,9 @@ export class CreateFinanceEventDto {
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) biller?: string;
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) provider?: string;
   /** an agent of the company the event concerns */
-  @IsOptional() @IsUUID() agentId?: string;
+  @RefersTo('agent') @IsOptional() @IsUUID() agentId?: string;
   /** a cost event of the company this record settles or adjusts */
-  @IsOptional() @IsUUID() costEventId?: string;
+  @RefersTo('cost_event') @IsOptional() @IsUUID() costEventId?: string;
   @IsOptional() @IsString() @MaxLength(2000) description?: string;
   /** invoice or transaction id at the biller */
   @IsOptional() @IsString() @MaxLength(500) externalRef?: string;

@@ -4,6 +4,7 @@ import {
   IsBoolean, IsIn, IsInt, IsObject, IsNotEmpty, IsOptional, IsString, IsUUID, Length, MaxLength, Min, ValidateNested,
 } from 'class-validator';
 import { QueryBoolean } from './query-boolean';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class QuoteSelectorDto {
   /** the selected text */
@@ -26,7 +27,7 @@ export class AnnotationSelectorDto {
 
 export class CreateAnnotationThreadDto {
   /** must be the document's latest revision (409 otherwise, naming the current one) */
-  @IsUUID() baseRevisionId: string;
+  @RefersTo('document_revision') @IsUUID() baseRevisionId: string;
   @IsInt() @Min(1) baseRevisionNumber: number;
   @IsObject() @ValidateNested() @Type(() => AnnotationSelectorDto) selector: AnnotationSelectorDto;
   /** first comment, 1..20,000 characters */

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
 import { AnnotationThreadResponseDto } from './annotation.dto';
 import { QueryBoolean } from './query-boolean';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class PutDocumentDto {
   @IsOptional() @IsString() @MaxLength(500) title?: string | null;
@@ -11,7 +12,7 @@ export class PutDocumentDto {
   @IsString() body: string;
   @IsOptional() @IsString() @MaxLength(2000) changeSummary?: string | null;
   /** omit when creating; the current latest revision id when updating */
-  @ValidateIf((_, v) => v !== undefined && v !== null) @IsUUID() baseRevisionId?: string | null;
+  @RefersTo('document_revision') @ValidateIf((_, v) => v !== undefined && v !== null) @IsUUID() baseRevisionId?: string | null;
 }
 
 export class GetDocumentQueryDto {

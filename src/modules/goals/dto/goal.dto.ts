@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
 import { GOAL_LEVELS, GOAL_STATUSES, GoalLevel, GoalStatus } from '../goal.entity';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class CreateGoalDto {
   @IsString() @IsNotEmpty() @MaxLength(500) title: string;
@@ -13,10 +14,10 @@ export class CreateGoalDto {
   @IsOptional() @IsIn(GOAL_STATUSES) status?: GoalStatus;
   /** another goal of the same company; no cycles */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() parentId?: string | null;
+  @RefersTo('goal') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() parentId?: string | null;
   /** an agent of the same company */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() ownerAgentId?: string | null;
+  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() ownerAgentId?: string | null;
   /** true makes this the company default goal (the previous default loses the flag) */
   @IsOptional() @IsBoolean() isCompanyDefault?: boolean;
 }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { RUN_STATUSES } from '../heartbeat.types';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
 
@@ -12,7 +13,7 @@ export class WakeupDto {
   @IsOptional() @IsIn(['manual', 'ping', 'callback', 'system']) triggerDetail?: 'manual' | 'ping' | 'callback' | 'system';
   @IsOptional() @IsString() @MaxLength(2000) reason?: string;
   /** e.g. `{ issueId, commentId }`; an `issueId` makes the wake issue-scoped (coalescing, deferral, loop breaker) */
-  @IsOptional() @IsObject() payload?: Record<string, unknown>;
+  @RefersTo({ issueId: 'issue', commentId: 'comment', projectId: 'project', goalId: 'goal', agentId: 'agent', routineId: 'routine', approvalId: 'approval', runId: 'run' }) @IsOptional() @IsObject() payload?: Record<string, unknown>;
   /** the same key for the same agent within 24 hours returns the first wake's result, no second run */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(255) idempotencyKey?: string;
   @IsOptional() @IsBoolean() forceFreshSession?: boolean;

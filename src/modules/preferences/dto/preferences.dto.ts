@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsISO8601, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export const MEMBERSHIP_STATES = ['joined', 'left'] as const;
 export type MembershipState = (typeof MEMBERSHIP_STATES)[number];
@@ -40,8 +41,8 @@ export class GlobalSidebarPreferencesDto {
 
 /** Per user and company; PUT replaces the whole document. Ids must be projects/agents of the company (422). */
 export class CompanySidebarPreferencesDto {
-  @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsUUID(undefined, { each: true }) projectOrder?: string[];
-  @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsUUID(undefined, { each: true }) agentOrder?: string[];
+  @RefersTo('project') @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsUUID(undefined, { each: true }) projectOrder?: string[];
+  @RefersTo('agent') @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsUUID(undefined, { each: true }) agentOrder?: string[];
   /** sections shown collapsed */
   @ApiPropertyOptional({ isArray: true, enum: SIDEBAR_SECTIONS })
   @IsOptional() @IsArray() @ArrayMaxSize(SIDEBAR_SECTIONS.length) @IsIn(SIDEBAR_SECTIONS, { each: true }) collapsedSections?: string[];

@@ -4,6 +4,7 @@ import {
 } from 'class-validator';
 import { PROJECT_STATUSES, ProjectStatus } from '../project.entity';
 import { CreateWorkspaceDto, WorkspaceResponseDto } from './workspace.dto';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 const nullable = () => ValidateIf((_: unknown, v: unknown) => v !== null);
 
@@ -13,12 +14,12 @@ class ProjectFieldsDto {
   @ApiPropertyOptional({ enum: PROJECT_STATUSES })
   @IsOptional() @IsIn(PROJECT_STATUSES) status?: ProjectStatus;
   /** preferred: linked goals in order (goals of the company) */
-  @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID(undefined, { each: true }) goalIds?: string[];
+  @RefersTo('goal') @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID(undefined, { each: true }) goalIds?: string[];
   /** legacy: a single goal; ignored when goalIds is given */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @nullable() @IsUUID() goalId?: string | null;
+  @RefersTo('goal') @IsOptional() @nullable() @IsUUID() goalId?: string | null;
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @IsOptional() @nullable() @IsUUID() leadAgentId?: string | null;
+  @RefersTo('agent') @IsOptional() @nullable() @IsUUID() leadAgentId?: string | null;
   /** `YYYY-MM-DD` */
   @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-31' })
   @IsOptional() @nullable() @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'targetDate must be YYYY-MM-DD' }) @IsISO8601({ strict: true }) targetDate?: string | null;

@@ -5,6 +5,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ISSUE_PRIORITIES } from '../../issues/issue.types';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 /** Present-or-absent only: null is validated (and rejected) for non-nullable fields. */
 const Optional = () => ValidateIf((_, v) => v !== undefined);
@@ -47,10 +48,10 @@ export class UpdateTriggerDto {
 class RoutineFieldsDto {
   /** the description of the issue each execution creates */
   @Nullable() @IsString() @MaxLength(MAX_TEXT) @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
-  @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?: string | null;
-  @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) goalId?: string | null;
+  @RefersTo('project') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?: string | null;
+  @RefersTo('goal') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) goalId?: string | null;
   /** parent issue of each execution's issue (same company) */
-  @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) parentIssueId?: string | null;
+  @RefersTo('issue') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) parentIssueId?: string | null;
   @Optional() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: string;
   @Optional() @IsIn(ROUTINE_STATUSES) @ApiPropertyOptional({ enum: ROUTINE_STATUSES }) status?: RoutineStatus;
   /** skip_if_active (default): no new execution while the previous one's issue is open; always_create: one per firing */

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 /** POST /companies/{companyId}/skills: an empty managed skill (key `company/<companyId>/<slug>`). */
 export class CreateSkillDto {
@@ -35,8 +36,8 @@ export class ImportSkillsDto {
 }
 
 export class ScanProjectsDto {
-  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsUUID('all', { each: true }) projectIds?: string[];
-  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsUUID('all', { each: true }) workspaceIds?: string[];
+  @RefersTo('project') @IsOptional() @IsArray() @ArrayMaxSize(500) @IsUUID('all', { each: true }) projectIds?: string[];
+  @RefersTo('workspace') @IsOptional() @IsArray() @ArrayMaxSize(500) @IsUUID('all', { each: true }) workspaceIds?: string[];
 }
 
 export class InstallCatalogDto {

@@ -1,0 +1,103 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { from, Observable, switchMap } from 'rxjs';
+import type { RequestWithActor } from '../auth/actor';
+import { CompanyAccessService } from '../auth/company-access.service';
+import { unprocessable } from '../errors/domain-error';
+import { isUuid } from '../http/uuid';
+import { CompanyReferencesRepository } from './company-references.repository';
+import { ReferenceKind, referenceFields } from './refers-to.decorator';
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Path parameters that name a company-owned record, and so the route's company. */
+const PARAM_KINDS: Record<string, ReferenceKind> = {
+  agentId: 'agent', issueId: 'issue', projectId: 'project', goalId: 'goal', runId: 'run', workspaceId: 'workspace',
+  labelId: 'label', commentId: 'comment', routineId: 'routine', approvalId: 'approval', secretId: 'secret', attachmentId: 'attachment',
+};
+/** `/<collection>/:id` */
+const COLLECTION_KINDS: Record<string, ReferenceKind> = {
+  agents: 'agent', issues: 'issue', projects: 'project', goals: 'goal', 'heartbeat-runs': 'run', workspaces: 'workspace',
+  labels: 'label', comments: 'comment', routines: 'routine', approvals: 'approval', secrets: 'secret', attachments: 'attachment',
+  'execution-workspaces': 'workspace', 'cost-events': 'cost_event', assets: 'asset',
+};
+
+/**
+ * The one reference check of every mutating route: each body field declared with `@RefersTo`
+ * must name records of the route's company (the `:companyId` of the path, or the company of the
+ * record the path names). An id of another company is refused with 422
+ * `{ code: 'invalid_reference', field }` before the handler runs. Unknown ids are left to the
+ * handler (its own 404/422); a caller without access to the route's company gets the handler's 403/404.
+ */
+@Injectable()
+export class CompanyReferencesInterceptor implements NestInterceptor {
+  constructor(
+    private readonly refs: CompanyReferencesRepository,
+    private readonly access: CompanyAccessService,
+  ) {}
+
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+    if (ctx.getType() !== 'http') return next.handle();
+    const req = ctx.switchToHttp().getRequest<RequestWithActor & { routeOptions?: { url?: string } }>();
+    if (!MUTATING.has(req.method) || !req.body || typeof req.body !== 'object') return next.handle();
+    const fields = this.bodyReferenceFields(ctx);
+    if (fields.length === 0) return next.handle();
+    return from(this.check(req, fields)).pipe(switchMap(() => next.handle()));
+  }
+
+  private bodyReferenceFields(ctx: ExecutionContext) {
+    const cls = ctx.getClass();
+    const handler = ctx.getHandler().name;
+    const args: Record<string, { index: number; data?: unknown }> = Reflect.getMetadata(ROUTE_ARGS_METADATA, cls, handler) ?? {};
+    const types: unknown[] = Reflect.getMetadata('design:paramtypes', cls.prototype, handler) ?? [];
+    for (const [key, arg] of Object.entries(args)) {
+      if (key.split(':')[0] === String(RouteParamtypes.BODY) && arg.data === undefined) return referenceFields(types[arg.index]);
+    }
+    return [];
+  }
+
+  private async check(req: RequestWithActor & { routeOptions?: { url?: string } }, fields: ReturnType<typeof referenceFields>): Promise<void> {
+    const body = req.body as Record<string, unknown>;
+    const wanted: Array<{ field: string; kind: ReferenceKind; ids: string[] }> = [];
+    for (const [field, spec] of fields) {
+      if (typeof spec === 'string') wanted.push({ field, kind: spec, ids: uuids(body[field]) });
+      else {
+        const inner = body[field];
+        if (!inner || typeof inner !== 'object' || Array.isArray(inner)) continue;
+        for (const [key, kind] of Object.entries(spec)) wanted.push({ field: `${field}.${key}`, kind, ids: uuids((inner as Record<string, unknown>)[key]) });
+      }
+    }
+    const todo = wanted.filter((w) => w.ids.length > 0);
+    if (todo.length === 0) return;
+    const companyId = await this.routeCompany(req);
+    if (!companyId || !req.actor || !(await this.access.canAccess(req.actor, companyId))) return;
+    for (const w of todo) {
+      const foreign = await this.refs.foreign(companyId, w.kind, w.ids);
+      if (foreign.length) {
+        throw unprocessable(`${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${foreign[0]} is not)`, 'invalid_reference', { field: w.field });
+      }
+    }
+  }
+
+  private async routeCompany(req: { params?: unknown; routeOptions?: { url?: string } }): Promise<string | null> {
+    const params = (req.params ?? {}) as Record<string, string>;
+    if (isUuid(params.companyId)) return params.companyId;
+    const segments = (req.routeOptions?.url ?? '').split('/');
+    for (const [name, value] of Object.entries(params)) {
+      if (!isUuid(value)) continue;
+      let kind: ReferenceKind | undefined = PARAM_KINDS[name];
+      if (!kind && name === 'id') kind = COLLECTION_KINDS[segments[segments.indexOf(':id') - 1] ?? ''];
+      if (!kind) continue;
+      const company = await this.refs.companyOf(kind, value);
+      if (company) return company;
+    }
+    return null;
+  }
+}
+
+function uuids(v: unknown): string[] {
+  if (typeof v === 'string') return isUuid(v) ? [v] : [];
+  if (Array.isArray(v)) return v.filter((x): x is string => typeof x === 'string' && isUuid(x));
+  return [];
+}
