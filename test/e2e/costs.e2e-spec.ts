@@ -119,7 +119,7 @@ describe('costs', () => {
       const a = await insertAgent(t, c.id);
       const foreign = await insertAgent(t, other.id);
       const res = await reportCost(t, c.id, foreign.id, 10).expect(422);
-      expect(res.body.code).toBe('agent_not_in_company');
+      expect(res.body).toMatchObject({ code: 'invalid_reference', field: 'agentId' });
       await reportCost(t, c.id, unknownId(), 10).expect(422);
       const foreignProject = await insertProject(t, other.id);
       const field = async (extra: Record<string, unknown>) => (await reportCost(t, c.id, a.id, 10, extra).expect(422)).body.field;

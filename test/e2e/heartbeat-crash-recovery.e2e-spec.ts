@@ -69,7 +69,9 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
 
     svc = await start();
     // killed at start-up (SIGTERM), at the latest within a reaper period plus the grace period
-    await waitFor(async () => !groupAlive(pid1), 'old process group gone', REAPER_MS * 4 + 2000);
+    await waitFor(async () => !groupAlive(pid1), 'old process group gone', REAPER_MS * 4 + 2000).catch((err) => {
+      throw new Error(`${(err as Error).message}\nservice output:\n${svc?.output()}`);
+    });
     const [, pid2] = await waitFor(async () => pidsIn(pids).length === 2 && pidsIn(pids), 'retried process');
     const runs = await runsOf(agentId);
     expect(runs).toHaveLength(2);
