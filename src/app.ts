@@ -10,6 +10,7 @@ import * as qs from 'qs';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { DomainError } from './common/errors/domain-error';
+import { registerInputGuard } from './common/http/input-guard';
 import { AppConfig } from './config/app-config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { requestId } from './logger';
@@ -105,6 +106,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   app.setGlobalPrefix('api');
   const fastify = app.getHttpAdapter().getInstance();
   registerJsonParser(fastify);
+  registerInputGuard(fastify);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
   await app.register(fastifyCookie);
   // uploads are read by SingleFileUploadInterceptor, which applies the per-request limits

@@ -33,7 +33,8 @@ function addErrorResponses(doc: OpenAPIObject): void {
     for (const op of Object.values(item) as Array<{ responses?: Record<string, unknown>; 'x-callers'?: { public?: boolean } }>) {
       if (!op || typeof op !== 'object' || !('responses' in op)) continue;
       op.responses = op.responses ?? {};
-      for (const [status, description] of Object.entries(DEFAULT_ERRORS)) {
+      const errors = 'requestBody' in op ? { ...DEFAULT_ERRORS, '413': 'Body larger than 1 MiB' } : DEFAULT_ERRORS;
+      for (const [status, description] of Object.entries(errors)) {
         if (op['x-callers']?.public && (status === '401' || status === '403')) continue;
         const existing = op.responses[status] as { description?: string } | undefined;
         op.responses[status] = {
@@ -52,7 +53,10 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
       'Multi-tenant service that runs organisations of autonomous software agents. ' +
         'Board callers: the implicit local board (local_trusted mode) or a user session/board token. ' +
         'Agent callers: `Authorization: Bearer <agent API key or run token>`, with `X-Service-Run-Id` naming the current run. ' +
-        'Each operation lists its allowed callers under `x-callers`. Errors are JSON `{ error, code, ... }`.',
+        'Each operation lists its allowed callers under `x-callers`. Errors are JSON `{ error, code, ... }`. ' +
+        'Input limits for every route: a JSON body of at most 1 MiB (413 `payload_too_large` above it), nested at most 32 levels ' +
+        '(400 `body_too_deep`); no NUL character and no lone UTF-16 surrogate in any string, key, query value or path segment ' +
+        '(400 `invalid_characters` / `invalid_unicode`, naming the field).',
     )
     .setVersion(VERSION)
     .addBearerAuth()

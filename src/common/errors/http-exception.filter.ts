@@ -77,7 +77,13 @@ export class HttpExceptionFilter implements ExceptionFilter {
     }
     const e = exception as { type?: string; status?: number; statusCode?: number; code?: string; message?: string; name?: string };
     if (exception instanceof QueryFailedError) {
-      const pg = (exception as QueryFailedError & { driverError?: { code?: string } }).driverError;
+      const pg = (exception as QueryFailedError & { driverError?: { code?: string; column?: string } }).driverError;
+      if (pg?.code === '23502') {
+        // a required field sent as null (the DTO let it through): name it, as validation would
+        const field = (pg.column ?? 'field').replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+        const message = `${field} must not be null`;
+        return [400, { error: `Validation failed: ${message}`, code: 'validation_failed', fields: [{ field, messages: [message] }] }];
+      }
       const mapped = pg?.code ? PG_ERRORS[pg.code] : undefined;
       if (mapped) return [mapped[0], { error: mapped[2], code: mapped[1] }];
     }

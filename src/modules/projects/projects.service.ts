@@ -134,7 +134,8 @@ export class ProjectsService {
     if (dto.status !== undefined) project.status = dto.status;
     if (dto.targetDate !== undefined) project.targetDate = dto.targetDate;
     if (dto.color !== undefined) project.color = dto.color ? dto.color.toLowerCase() : (await this.paletteColor(project.companyId));
-    if (dto.env !== undefined) project.env = await this.normalizeEnv(project.companyId, dto.env);
+    // null clears the variables
+    if (dto.env !== undefined) project.env = await this.normalizeEnv(project.companyId, dto.env ?? {});
     if (dto.executionWorkspacePolicy !== undefined) project.executionWorkspacePolicy = dto.executionWorkspacePolicy;
     if (dto.archivedAt !== undefined) project.archivedAt = dto.archivedAt === null ? null : new Date(dto.archivedAt);
     const goalIds = await this.requestedGoals(project.companyId, dto);

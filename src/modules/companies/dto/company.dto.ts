@@ -1,3 +1,4 @@
+import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf,
@@ -18,7 +19,7 @@ export class CreateCompanyDto {
 }
 
 export class BrandingDto {
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(10_000) description?: string | null;
   @ApiPropertyOptional({ example: '#1f6feb', nullable: true })
   @IsOptional() @ValidateIf((_, v) => v !== null) @Matches(HEX_COLOR, { message: 'brandColor must be a hex color #rrggbb' }) brandColor?: string | null;

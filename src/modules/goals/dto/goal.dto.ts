@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { OmittableNotNull } from '../../../common/http/optional';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
 import { GOAL_LEVELS, GOAL_STATUSES, GoalLevel, GoalStatus } from '../goal.entity';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
@@ -22,8 +23,14 @@ export class CreateGoalDto {
   @IsOptional() @IsBoolean() isCompanyDefault?: boolean;
 }
 
-/** Partial goal fields: omitted ones stay unchanged. */
-export class UpdateGoalDto extends PartialType(CreateGoalDto) {}
+/** Partial goal fields: omitted ones stay unchanged; `null` clears the nullable ones and is refused for the others. */
+export class UpdateGoalDto extends PartialType(OmitType(CreateGoalDto, ['title', 'level', 'status'] as const)) {
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
+  @ApiPropertyOptional({ enum: GOAL_LEVELS })
+  @OmittableNotNull() @IsIn(GOAL_LEVELS) level?: GoalLevel;
+  @ApiPropertyOptional({ enum: GOAL_STATUSES })
+  @OmittableNotNull() @IsIn(GOAL_STATUSES) status?: GoalStatus;
+}
 
 export class GoalResponseDto {
   id: string;

@@ -1,3 +1,4 @@
+import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMaxSize, IsArray, IsIn, IsISO8601, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateIf,
@@ -36,7 +37,7 @@ class ProjectFieldsDto {
 
 export class UpdateProjectDto extends ProjectFieldsDto {
   /** renaming changes the urlKey; a collision with another project's shortname is 409 */
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
 }
 
 export class CreateProjectDto extends ProjectFieldsDto {

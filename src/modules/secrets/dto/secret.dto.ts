@@ -1,3 +1,4 @@
+import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 
@@ -14,7 +15,7 @@ export class CreateSecretDto {
 }
 
 export class UpdateSecretDto {
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(10_000) description?: string | null;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @IsNotEmpty() @MaxLength(1000) externalRef?: string | null;
 }

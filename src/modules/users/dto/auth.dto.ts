@@ -1,3 +1,4 @@
+import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsEmail, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
 import { UserResponseDto } from '../user.types';
@@ -16,7 +17,7 @@ export class SignInDto {
 }
 
 export class UpdateProfileDto {
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) name?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) name?: string;
   /** avatar URL; null clears it */
   @ApiProperty({ nullable: true, type: String, required: false })
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsUrl({ require_tld: false, protocols: ['http', 'https'] }) @MaxLength(2000) image?: string | null;
