@@ -58,14 +58,32 @@ describe('skills', () => {
       const bundled = list.find((s: any) => s.key === BUNDLED);
       expect(bundled).toMatchObject({ slug: 'agent-protocol', sourceType: 'catalog', bundled: true, editable: false, trustLevel: 'markdown_only', catalogKind: 'bundled' });
       expect(bundled.fileInventory.map((f: any) => [f.path, f.kind])).toEqual([['SKILL.md', 'skill'], ['references/api-cheatsheet.md', 'reference']]);
-      expect(bundled.fileInventory[0].sha256).toMatch(/^[0-9a-f]{64}$/);
-      expect(bundled.originHash).toBe(bundled.contentHash);
+      const detail = (await t.http.get(`/api/companies/${co.id}/skills/${bundled.id}`).expect(200)).body;
+      expect(detail.fileInventory[0]).toEqual({ path: 'SKILL.md', kind: 'skill', sizeBytes: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      expect(bundled.originHash).toBe(detail.contentHash);
       expect(bundled.auditVerdict).toBe('pass');
       const del = await t.http.delete(`/api/companies/${co.id}/skills/${bundled.id}`).expect(409);
       expect(del.body.code).toBe('skill_not_deletable');
       await t.http.patch(`/api/companies/${co.id}/skills/${bundled.id}/files`).send({ path: 'SKILL.md', content: '# x' }).expect(422);
       // a second list re-imports nothing and keeps the id
       expect((await t.http.get(`/api/companies/${co.id}/skills`).expect(200)).body.find((s: any) => s.key === BUNDLED).id).toBe(bundled.id);
+    });
+
+    it('the list (JSON built by the database) has the fields and values of the detail except metadata and contentHash, inventory reduced to path and kind', async () => {
+      const co = await createCompany(t);
+      const dir = writeSkill(tmpRoot(), 'same', { 'SKILL.md': skillMd('same'), 'scripts/x.sh': 'echo\n' });
+      const [imp] = (await importSkill(t, co.id, dir)).imported;
+      await t.http.post(`/api/companies/${co.id}/skills/install-catalog`).send({ catalogSkillId: 'daily-brief' }).expect(201);
+      await createSkill(t, co.id, { name: 'plain' });
+      await createAgent(t, co.id, { desiredSkills: [imp.key, BUNDLED] });
+      const res = await t.http.get(`/api/companies/${co.id}/skills`).expect(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.length).toBe(4);
+      for (const item of res.body) {
+        const { usedByAgents: _u, audit: _a, metadata: _m, contentHash: _c, fileInventory, ...detail } = (await t.http.get(`/api/companies/${co.id}/skills/${item.id}`).expect(200)).body;
+        expect(item).toEqual({ ...detail, fileInventory: fileInventory.map((f: any) => ({ path: f.path, kind: f.kind })) });
+      }
+      expect(res.body.find((s: any) => s.id === imp.id).attachedAgentCount).toBe(1);
     });
 
     it('creates an empty managed skill with key company/<id>/<slug>; duplicate key 409; bad input 400', async () => {

@@ -62,7 +62,13 @@ export class AgentSkillsService {
    * references fail with `Invalid company skill selection (...)` and nothing is changed.
    */
   async resolveReferences(companyId: string, refs: string[]): Promise<string[]> {
-    const rows = await this.refsWithBundled(companyId);
+    if (!refs.length) return [];
+    await this.skills.ensureBundled(companyId);
+    const rows = await this.repo.refsMatching(
+      companyId,
+      refs.map((r) => r.trim().toLowerCase()).filter((r) => isUuid(r)),
+      refs.map(normalizeRef),
+    );
     const out: string[] = [];
     const ambiguous: string[] = [];
     const unknown: string[] = [];
@@ -86,15 +92,6 @@ export class AgentSkillsService {
     return [...new Set(out)];
   }
 
-  /** id, key, slug of every skill, after making sure the bundled skills exist in the company. */
-  private async refsWithBundled(companyId: string) {
-    const rows = await this.repo.refs(companyId);
-    const keys = new Set(rows.map((r) => r.key));
-    if (!this.catalog.bundled().some((c) => !keys.has(c.key))) return rows;
-    await this.skills.listRecords(companyId);
-    return this.repo.refs(companyId);
-  }
-
   async snapshot(actor: Actor, agentId: string): Promise<AgentSkillSnapshot> {
     const agent = await this.agents.byId(actor, agentId);
     await this.authz.assert({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id });
@@ -107,14 +104,14 @@ export class AgentSkillsService {
     await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
     const keys = await this.resolveReferences(agent.companyId, refs);
     agent.adapterConfig = withDesiredSkills(agent.adapterConfig, keys);
-    await this.agents.repo.save(agent);
+    await this.agents.repo.update({ id: agent.id }, { adapterConfig: agent.adapterConfig as never });
     return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
   }
 
   /** Skills a run receives: the bundled ones plus the desired ones, minus those whose audit failed. */
   private async deliverable(companyId: string, desired: string[]): Promise<{ skills: SkillRecord[]; missing: string[]; blocked: SkillRecord[] }> {
     const bundledKeys = this.catalog.bundled().map((c) => c.key);
-    await this.refsWithBundled(companyId);
+    await this.skills.ensureBundled(companyId);
     const rows = await this.repo.byKeys(companyId, [...new Set([...bundledKeys, ...desired])]);
     const byKey = new Map(rows.map((r) => [r.key, r]));
     const ordered = [...new Set([...bundledKeys, ...desired])].map((k) => byKey.get(k)).filter((r): r is SkillRecord => !!r);

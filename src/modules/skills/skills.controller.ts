@@ -1,5 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
@@ -23,11 +23,17 @@ export class SkillsController {
     private readonly imports: SkillImportService,
   ) {}
 
-  /** The company's skills; the service's bundled skills are (re-)imported on each list and listed first. */
+  /**
+   * The company's skills; the service's bundled skills are (re-)imported on each list and listed
+   * first. Lean rows: inventory entries carry `path` and `kind`, and `metadata` and `contentHash`
+   * are left out (all of them: the detail route).
+   */
   @Get('companies/:companyId/skills')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<SkillResponseDto[]> {
-    return this.skills.list(actor, companyId);
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOkResponse({ type: [SkillResponseDto] })
+  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<string> {
+    return this.skills.listJson(actor, companyId);
   }
 
   /** Creates an empty managed skill with key `company/<companyId>/<slug>`; 409 when that key exists. */

@@ -89,6 +89,48 @@ export class SkillsRepository extends CompanyScopedRepository {
     return rows.map(toRecord);
   }
 
+  /**
+   * The list page as JSON text: each row's entry is kept by a trigger in `list_json` (see the
+   * migration SkillListJson), the per-request `attachedAgentCount` comes from the live agents'
+   * desired keys (a read of the agents table, owned by the agents module, for this page).
+   */
+  async listJson(companyId: string): Promise<string> {
+    const rows = await this.rows<{ list_json: string; n: number }>(
+      companyId,
+      `WITH usage AS (
+         SELECT k AS key, count(DISTINCT a.id)::int AS n
+           FROM agents a,
+                LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.adapter_config->'serviceSkillSync'->'desiredSkills') = 'array'
+                                                       THEN a.adapter_config->'serviceSkillSync'->'desiredSkills' ELSE '[]'::jsonb END) k
+          WHERE a.company_id = $1 AND a.status <> 'terminated'
+          GROUP BY k)
+       SELECT s.list_json, coalesce(u.n, 0) AS n
+         FROM company_skills s LEFT JOIN usage u ON u.key = s.key
+        WHERE s.company_id = $1
+        ORDER BY s.bundled DESC, s.name, s.id`,
+    );
+    return `[${rows.map((r) => `${r.list_json.slice(0, -1)},"attachedAgentCount":${Number(r.n)}}`).join(',')}]`;
+  }
+
+  /** Key, hash and bundled flag of the given keys (the bundled-skills check on every list). */
+  async hashesOf(companyId: string, keys: string[]): Promise<Map<string, { contentHash: string; bundled: boolean }>> {
+    const rows = await this.rows<{ key: string; content_hash: string; bundled: boolean }>(
+      companyId,
+      `SELECT key, content_hash, bundled FROM company_skills WHERE company_id = $1 AND key = ANY($2)`,
+      [keys],
+    );
+    return new Map(rows.map((r) => [r.key, { contentHash: r.content_hash, bundled: r.bundled }]));
+  }
+
+  /** Skills a reference list can name: by id, key or slug (the candidates of reference resolution). */
+  async refsMatching(companyId: string, ids: string[], refs: string[]): Promise<Array<{ id: string; key: string; slug: string }>> {
+    return this.rows(
+      companyId,
+      `SELECT id, key, slug FROM company_skills WHERE company_id = $1 AND (id = ANY($2::uuid[]) OR key = ANY($3) OR slug = ANY($3))`,
+      [ids, refs],
+    );
+  }
+
   async byId(companyId: string, id: string, lock = false): Promise<SkillRecord | null> {
     const r = await this.row<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [id]);
     return r ? toRecord(r) : null;

@@ -87,8 +87,10 @@ export class SkillsService {
   }
 
   /** Bundled catalog skills are (re-)imported whenever a company's list is read: missing or outdated rows are written. */
-  async ensureBundled(companyId: string, current: SkillRecord[]): Promise<boolean> {
-    const byKey = new Map(current.map((s) => [s.key, s]));
+  async ensureBundled(companyId: string, current?: SkillRecord[]): Promise<boolean> {
+    const byKey: Map<string, { contentHash: string; bundled: boolean }> = current
+      ? new Map(current.map((s) => [s.key, s]))
+      : await this.repo.hashesOf(companyId, this.catalog.bundled().map((c) => c.key));
     const stale = this.catalog.bundled().filter((c) => byKey.get(c.key)?.contentHash !== c.contentHash || !byKey.get(c.key)?.bundled);
     if (!stale.length) return false;
     await this.db.transaction(async () => {
@@ -116,6 +118,14 @@ export class SkillsService {
     return rows;
   }
 
+  /** The list as JSON text (built by the database; see SkillsRepository.listJson). */
+  async listJson(actor: Actor, companyId: string): Promise<string> {
+    await this.assertRead(actor, companyId);
+    await this.ensureBundled(companyId);
+    return this.repo.listJson(companyId);
+  }
+
+  /** The list as objects (same content as listJson; used by other modules and tests of the mapping). */
   async list(actor: Actor, companyId: string): Promise<SkillResponseDto[]> {
     await this.assertRead(actor, companyId);
     const [rows, counts] = await Promise.all([this.listRecords(companyId), this.usageCounts(companyId)]);
