@@ -16,7 +16,7 @@ const GLOBAL_DOMAIN_MODULE = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/node_modules/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/node_modules/**', 'src/openapi-metadata.generated.ts'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.mjs', '**/*.js'],

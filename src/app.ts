@@ -4,6 +4,7 @@ import fastifyMultipart from '@fastify/multipart';
 import { INestApplication, ValidationError, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { SwaggerModule } from '@nestjs/swagger';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import * as qs from 'qs';
@@ -24,6 +25,11 @@ export interface CreateAppOptions {
   /** run pending migrations first (the test template is migrated already) */
   migrate?: boolean;
   poolSize?: number;
+  /**
+   * The swagger plugin's DTO metadata, for builds that did not apply the plugin at compile time
+   * (the tests run the sources through ts-jest; see scripts/openapi-metadata.js).
+   */
+  openApiMetadata?: () => Promise<Record<string, unknown>>;
 }
 
 export interface ValidationFieldError {
@@ -51,6 +57,7 @@ export async function createApp(opts: CreateAppOptions): Promise<{ app: NestFast
       { bufferLogs: true, bodyParser: false },
     );
     app.useLogger(app.get(Logger));
+    if (opts.openApiMetadata) await SwaggerModule.loadPluginMetadata(opts.openApiMetadata);
     await configureApp(app);
     await app.init();
     await app.getHttpAdapter().getInstance().ready();

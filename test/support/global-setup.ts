@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -13,6 +14,8 @@ export const TEMPLATE_DB = 'svc_test_template';
  * database; every test file clones it (CREATE DATABASE … TEMPLATE), so files run in parallel.
  */
 export default async function globalSetup(): Promise<void> {
+  // the swagger plugin's DTO metadata for the served OpenAPI document, made while Postgres starts
+  const metadata = generateOpenApiMetadata();
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
@@ -36,6 +39,7 @@ export default async function globalSetup(): Promise<void> {
   await ds.initialize();
   await runMigrations(ds);
   await ds.destroy();
+  await metadata;
   process.env.TEST_PG_ADMIN_URL = adminUrl;
   process.env.TEST_PG_TEMPLATE = TEMPLATE_DB;
 }
@@ -44,4 +48,14 @@ export function withDatabase(url: string, db: string): string {
   const u = new URL(url);
   u.pathname = `/${db}`;
   return u.toString();
+}
+
+/** Runs scripts/openapi-metadata.js (ts-jest cannot apply the swagger compiler plugin that `nest build` applies). */
+function generateOpenApiMetadata(): Promise<void> {
+  const script = path.join(__dirname, '..', '..', 'scripts', 'openapi-metadata.js');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`openapi metadata generation failed (${code})`))));
+  });
 }

@@ -59,7 +59,15 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     PORT: '0',
     ...opts.env,
   });
-  const { app, dataSource } = await createApp({ config, databaseUrl, scheduler: opts.scheduler ?? false, migrate: false, poolSize: 10 });
+  const { app, dataSource } = await createApp({
+    config,
+    databaseUrl,
+    scheduler: opts.scheduler ?? false,
+    migrate: false,
+    poolSize: 10,
+    // written by jest's globalSetup (scripts/openapi-metadata.js)
+    openApiMetadata: () => require('../../src/openapi-metadata.generated').default(),
+  });
   let baseUrl: string | undefined;
   if (opts.listen) {
     await app.listen(0, '127.0.0.1');

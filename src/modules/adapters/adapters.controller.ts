@@ -1,20 +1,13 @@
 import { Controller, Delete, Get, Param } from '@nestjs/common';
-import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { conflict, forbidden, notFound } from '../../common/errors/domain-error';
 import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
 import { AdapterRegistry, AdapterTypeDefinition } from './adapter-registry.service';
+import { AdapterTypeDto } from './dto/adapter.dto';
 
-class AdapterTypeDto {
-  type: string;
-  label: string;
-  builtIn: boolean;
-  /** an executor is available on this instance, so runs of this type can start */
-  executable: boolean;
-  @ApiProperty({ type: Object }) configSchema: Record<string, unknown>;
-}
 
 const toDto = (d: AdapterTypeDefinition, executable: boolean): AdapterTypeDto => ({
   type: d.type,

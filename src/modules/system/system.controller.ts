@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
-import { ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
@@ -7,25 +7,9 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { VERSION } from '../../version';
+import { HealthDto, IdentityDto } from './dto/system.dto';
 
-class HealthDto {
-  @ApiProperty({ enum: ['ok', 'degraded'] }) status: string;
-  version: string;
-  @ApiProperty({ enum: ['local_trusted', 'authenticated'] }) deploymentMode: string;
-  database: { reachable: boolean; latencyMs?: number };
-  time: string;
-}
 
-class IdentityDto {
-  @ApiProperty({ enum: ['board', 'agent'] }) persona: string;
-  @ApiProperty({ nullable: true, type: Object }) user: { id: string; isInstanceAdmin: boolean } | null;
-  @ApiProperty({ nullable: true, type: Object }) agent: { id: string; companyId: string } | null;
-  @ApiProperty({ enum: ['instance', 'company'] }) scope: string;
-  @ApiProperty({ nullable: true, type: String }) companyId: string | null;
-  @ApiProperty({ enum: ['local_implicit', 'session', 'board_token', 'api_key', 'run_token'] }) credential: string;
-  @ApiProperty({ nullable: true, type: String }) runId: string | null;
-  deploymentMode: string;
-}
 
 @ApiTags('system')
 @Controller()

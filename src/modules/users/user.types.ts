@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { UserResponseDto } from './dto/user.dto';
 
 export interface UserRow {
   id: string;
@@ -13,18 +13,6 @@ export interface UserRow {
   updated_at: Date;
 }
 
-export class UserResponseDto {
-  id: string;
-  @ApiProperty({ nullable: true, type: String }) email: string | null;
-  name: string;
-  slug: string;
-  @ApiProperty({ nullable: true, type: String }) image: string | null;
-  @ApiProperty({ nullable: true, type: String }) bio: string | null;
-  isInstanceAdmin: boolean;
-  @ApiProperty({ nullable: true, enum: ['owner', 'admin'] }) instanceRole: 'owner' | 'admin' | null;
-  createdAt: string;
-  updatedAt: string;
-}
 
 /** Never the password hash. */
 export function toUserResponse(u: UserRow): UserResponseDto {
@@ -41,3 +29,5 @@ export function toUserResponse(u: UserRow): UserResponseDto {
     updatedAt: new Date(u.updated_at).toISOString(),
   };
 }
+
+export { UserResponseDto };

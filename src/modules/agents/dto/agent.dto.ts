@@ -1,3 +1,4 @@
+import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   Allow, ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf,
@@ -39,8 +40,8 @@ export class HireAgentDto extends CreateAgentDto {
 }
 
 export class UpdateAgentDto {
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) role?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) role?: string;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(200) title?: string | null;
   @IsOptional() @IsString() @MaxLength(20_000) capabilities?: string;
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
@@ -52,7 +53,7 @@ export class UpdateAgentDto {
   @IsOptional() @IsObject() runtimeConfig?: Record<string, unknown>;
   @IsOptional() @IsInt() @Min(0) @Max(MAX_CENTS) budgetMonthlyCents?: number;
   @ApiPropertyOptional({ enum: AGENT_STATUSES }) @IsOptional() @IsIn(AGENT_STATUSES) status?: AgentStatus;
-  @IsOptional() @IsObject() metadata?: Record<string, unknown>;
+  @OmittableNotNull() @IsObject() metadata?: Record<string, unknown>;
   /** not accepted here: use PATCH /api/agents/{agentId}/permissions */
   @ApiPropertyOptional({ deprecated: true, description: 'rejected; use PATCH /permissions' }) @Allow() permissions?: unknown;
   /** not accepted here: use POST /api/agents/{agentId}/skills/sync */
