@@ -68,8 +68,8 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
     expect(groupAlive(pid1)).toBe(true); // what the crash leaves behind: the group, reparented
 
     svc = await start();
-    // killed at start-up (SIGTERM), at the latest within a reaper period plus the grace period
-    await waitFor(async () => !groupAlive(pid1), 'old process group gone', REAPER_MS * 4 + 2000).catch((err) => {
+    // killed at start-up (SIGTERM, SIGKILL after graceSec) before the run is finalised; slack for a loaded machine
+    await waitFor(async () => !groupAlive(pid1), 'old process group gone', 10_000).catch((err) => {
       throw new Error(`${(err as Error).message}\nservice output:\n${svc?.output()}`);
     });
     const [, pid2] = await waitFor(async () => pidsIn(pids).length === 2 && pidsIn(pids), 'retried process');
@@ -87,7 +87,7 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
     // a second loss of the retried wake is final
     await svc.crash();
     svc = await start();
-    await waitFor(async () => !groupAlive(pid2), 'second process group gone', REAPER_MS * 4 + 2000);
+    await waitFor(async () => !groupAlive(pid2), 'second process group gone', 10_000);
     await waitFor(async () => (await runsOf(agentId))[1]?.status === 'failed', 'retried run failed');
     await sleep(REAPER_MS * 3);
     const after = await runsOf(agentId);

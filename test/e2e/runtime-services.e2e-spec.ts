@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
 import { activityOf, describeWithoutCredentials, createProject, createWorkspace, freePort, insertAgentWithKey, isAlive } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
+import { scratchDir } from '../support/heartbeat';
 
 const SERVER = `require('http').createServer((q, s) => s.end('hello ' + process.env.GREETING + ' from ' + process.cwd())).listen(Number(process.env.PORT), '127.0.0.1')`;
 
@@ -26,7 +26,7 @@ describe('workspace runtime services', () => {
   let cwd: string;
   beforeAll(async () => {
     t = await createTestApp();
-    cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-runtime-'));
+    cwd = scratchDir('svc-runtime-'); // the service runs as the agent user when the tests run as root
   });
   afterAll(async () => {
     await t.close();

@@ -163,8 +163,11 @@ export function agentSpawnOptions<T extends SpawnOptions>(identity: ProcessIdent
   const given = options.env ?? {};
   // the service's own HOME/USER are replaced; values an agent's config set explicitly stay
   const own = (k: string) => given[k] === undefined || given[k] === process.env[k];
+  // PATH entries the user cannot enter only turn "not found" into EACCES: leave them out
+  const pathVar = typeof given.PATH === 'string' ? given.PATH.split(':').filter((d) => d && !inaccessibleReason(d, identity)).join(':') : undefined;
   const env = {
     ...given,
+    ...(pathVar !== undefined ? { PATH: pathVar } : {}),
     ...(own('HOME') ? { HOME: identity.home } : {}),
     ...(own('USER') ? { USER: identity.user } : {}),
     ...(own('LOGNAME') ? { LOGNAME: identity.user } : {}),

@@ -6,6 +6,7 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import type { RuntimeConfig } from './project-workspace.entity';
+import { agentSpawnOptions, inaccessibleReason, resolveAgentIdentity } from '../../common/process/agent-user';
 
 interface Supervised {
   workspaceId: string;
@@ -89,13 +90,17 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
     const fd = fs.openSync(logPath, 'a', 0o600);
     let child: ChildProcess;
     try {
-      child = spawn(cfg.command, cfg.args ?? [], {
+      // as root, a workspace's service runs as the unprivileged agent user, like agent processes
+      const runAs = resolveAgentIdentity(this.config.agentUser);
+      const denied = inaccessibleReason(cwd, runAs);
+      if (denied) throw new Error(`working directory ${cwd}: ${denied}`);
+      child = spawn(cfg.command, cfg.args ?? [], agentSpawnOptions(runAs, {
         cwd,
         env: this.environment(cfg),
         detached: true,
         shell: false,
-        stdio: ['ignore', fd, fd],
-      });
+        stdio: ['ignore', fd, fd] as ['ignore', number, number],
+      }));
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', reject);
