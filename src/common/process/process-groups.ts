@@ -23,14 +23,31 @@ export function processStartTicks(pid: number): number | null {
   }
 }
 
-/** Does any process of group `pgid` exist? */
+/** Does any live (not zombie) process of group `pgid` exist? */
 export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  // members exist; a group left only with zombies (reparented, not yet reaped) is gone for us
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[2]) === pgid && rest[0] !== 'Z') return true;
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return false;
 }
 
 /**
