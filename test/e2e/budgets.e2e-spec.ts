@@ -362,6 +362,46 @@ describe('budgets', () => {
       expect((await t.dataSource.query(`SELECT count(*)::int AS n FROM budget_incidents WHERE company_id = $1`, [c.id]))[0].n).toBe(n);
     });
 
+    it('the sweep works beside a company at the maximum budget (no int4 overflow) and enforces a lowered budget', async () => {
+      const rich = await createCompany(t);
+      await t.http.patch(`/api/companies/${rich.id}/budgets`).send({ budgetMonthlyCents: 2_147_483_647 }).expect(200);
+      const richAgent = await insertAgent(t, rich.id, { budgetMonthlyCents: 2_147_483_647 });
+      await reportCost(t, rich.id, richAgent.id, 100).expect(201);
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id, { budgetMonthlyCents: 100_000 });
+      await reportCost(t, c.id, a.id, 500).expect(201);
+      // lowered below the spend: only the sweep (or the next event) enforces it
+      await t.http.patch(`/api/agents/${a.id}/budgets`).send({ budgetMonthlyCents: 400 }).expect(200);
+      await t.app.get(BudgetWindowService).enforceOverdue();
+      expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget' });
+      expect((await agentRow(t, richAgent.id)).status).not.toBe('paused');
+    });
+
+    it('one company whose enforcement fails does not stop the sweep for the others', async () => {
+      const broken = await createCompany(t);
+      const ba = await insertAgent(t, broken.id, { budgetMonthlyCents: 100_000 });
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id, { budgetMonthlyCents: 100_000 });
+      for (const [co, ag] of [[broken.id, ba.id], [c.id, a.id]]) {
+        await reportCost(t, co, ag, 500).expect(201);
+        await t.http.patch(`/api/agents/${ag}/budgets`).send({ budgetMonthlyCents: 400 }).expect(200);
+      }
+      await t.dataSource.query(`
+        CREATE FUNCTION test_fail_incident() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.company_id = '${broken.id}' THEN RAISE EXCEPTION 'incident refused'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_fail_incident BEFORE INSERT ON budget_incidents FOR EACH ROW EXECUTE FUNCTION test_fail_incident();`);
+      try {
+        await t.app.get(BudgetWindowService).enforceOverdue();
+      } finally {
+        await t.dataSource.query(`DROP TRIGGER test_fail_incident ON budget_incidents; DROP FUNCTION test_fail_incident();`);
+      }
+      expect((await agentRow(t, ba.id)).status).not.toBe('paused');
+      expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget' });
+    });
+
     it('budgets tokens: a total_tokens policy stops zero-cent subscription usage', async () => {
       const c = await createCompany(t);
       const a = await insertAgent(t, c.id);

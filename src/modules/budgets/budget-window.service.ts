@@ -54,17 +54,24 @@ export class BudgetWindowService {
          CROSS JOIN LATERAL (SELECT CASE p.metric WHEN 'billed_cents' THEN u.billed_cents
                                                   ELSE u.input_tokens + u.cached_input_tokens + u.output_tokens END AS observed) o
         WHERE p.is_active AND p.amount > 0 AND p.metric IN ('billed_cents', 'total_tokens')
-          AND ((p.notify_enabled AND o.observed >= ceil(p.amount * p.warn_percent / 100.0) AND NOT ${this.incidentOf('soft')})
+          AND ((p.notify_enabled AND o.observed >= ceil(p.amount::numeric * p.warn_percent / 100) AND NOT ${this.incidentOf('soft')})
             OR (p.hard_stop_enabled AND o.observed >= p.amount AND NOT ${this.incidentOf('hard')}))`,
       [monthStartUtc(this.clock.now()), LIFETIME_START],
     );
+    // each company on its own: one company's failure must not leave the others unenforced
+    let failed = 0;
     for (const { company_id: companyId } of companies) {
-      await this.db.transaction(async () => {
-        // evaluate opens only what a policy's observed value calls for, once per window and amount
-        await this.enforcement.evaluate(await this.usage.observe(companyId, { activeOnly: true }));
-      });
+      try {
+        await this.db.transaction(async () => {
+          // evaluate opens only what a policy's observed value calls for, once per window and amount
+          await this.enforcement.evaluate(await this.usage.observe(companyId, { activeOnly: true }));
+        });
+      } catch (err) {
+        failed++;
+        this.logger.error({ companyId, err }, `budget sweep failed for company ${companyId}: ${(err as Error).message}`);
+      }
     }
-    return companies.length;
+    return companies.length - failed;
   }
 
   private incidentOf(kind: 'soft' | 'hard'): string {
