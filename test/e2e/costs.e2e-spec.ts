@@ -1,4 +1,5 @@
 import { Clock } from '../../src/modules/budgets/clock.service';
+import { RunTokenService } from '../../src/modules/heartbeat/run-token.service';
 import { bearer, createCompany } from '../support/factories';
 import {
   agentRow, companyRow, costBody, insertAgent, insertAgentKey, insertProject, insertRun, reportCost, unknownId,
@@ -14,6 +15,22 @@ describe('costs', () => {
   afterEach(() => t.app.get(Clock).set(null));
 
   describe('POST /api/companies/:companyId/cost-events', () => {
+    it('accepts the run token of a run that just ended (a hard stop cancelled it) for cost events only, within the grace period', async () => {
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id);
+      const run = await insertRun(t, a, 'running');
+      const token = t.app.get(RunTokenService).issue({ agentId: a.id, companyId: c.id, runId: run.id });
+      await t.dataSource.query(`UPDATE heartbeat_runs SET status = 'cancelled', finished_at = now() WHERE id = $1`, [run.id]);
+      await reportCost(t, c.id, a.id, 70, {}, token).expect(201);
+      expect((await agentRow(t, a.id)).spent_monthly_cents).toBe(70);
+      // nothing else: the token is no longer live for any other route
+      await t.http.get(`/api/agents/${a.id}`).set(bearer(token)).expect(401);
+      await t.http.get(`/api/companies/${c.id}/issues`).set(bearer(token)).expect(401);
+      // past the grace period the cost event is refused too
+      await t.dataSource.query(`UPDATE heartbeat_runs SET finished_at = now() - interval '301 seconds' WHERE id = $1`, [run.id]);
+      await reportCost(t, c.id, a.id, 5, {}, token).expect(401);
+    });
+
     it('stores an event with the defaults: biller = provider, billingType unknown, costStatus reported (201)', async () => {
       const c = await createCompany(t);
       const a = await insertAgent(t, c.id);

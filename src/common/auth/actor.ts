@@ -21,6 +21,8 @@ export interface AgentActor {
   keyId?: string;
   /** the heartbeat run this call belongs to (run token, or a verified X-Service-Run-Id header) */
   runId?: string;
+  /** a run token whose run ended within the grace period: accepted only by routes that opt in (cost events) */
+  runEnded?: boolean;
 }
 
 export type Actor = BoardActor | AgentActor;

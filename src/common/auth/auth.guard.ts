@@ -28,7 +28,8 @@ export class AuthGuard implements CanActivate {
     const targets = [ctx.getHandler(), ctx.getClass()];
     const req = ctx.switchToHttp().getRequest<RequestWithActor>();
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_KEY, targets)) {
-      req.actor = await this.resolveActor(req).catch(() => undefined);
+      const actor = await this.resolveActor(req).catch(() => undefined);
+      req.actor = actor?.kind === 'agent' && actor.runEnded ? undefined : actor;
       return true;
     }
     const rule = this.reflector.getAllAndOverride<AuthorizeOptions>(AUTHORIZE_KEY, targets);
@@ -44,6 +45,7 @@ export class AuthGuard implements CanActivate {
         reason: 'deny_unsupported_action',
       });
     }
+    if (actor.kind === 'agent' && actor.runEnded && !rule.acceptsEndedRun) throw unauthorized('Run token of a run that is no longer live');
     if (actor.kind === 'agent') await this.bindRun(req, actor);
     if (rule.runBound && (actor.kind !== 'agent' || !actor.runId)) {
       throw forbidden('This route requires an agent credential backed by a live heartbeat run', { code: 'run_required' });

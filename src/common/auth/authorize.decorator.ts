@@ -6,7 +6,15 @@ export interface AuthorizeOptions {
   callers: CallerKind[];
   /** only an agent caller backed by a live, verified heartbeat run */
   runBound?: boolean;
+  /**
+   * also accept the run token of a run that ended within the last ENDED_RUN_GRACE_SEC seconds (cost
+   * events only: an agent reports the spend of a run that a hard stop or a timeout just ended)
+   */
+  acceptsEndedRun?: boolean;
 }
+
+/** How long after its run ended a run token may still report cost events. */
+export const ENDED_RUN_GRACE_SEC = 300;
 
 export const AUTHORIZE_KEY = 'service:authorize';
 export const PUBLIC_KEY = 'service:public';

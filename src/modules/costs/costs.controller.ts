@@ -21,7 +21,7 @@ export class CostsController {
 
   /** Stores a cost event (201; a duplicate returns the original with 200), updates spend, enforces budgets. */
   @Post('cost-events')
-  @Authorize({ callers: ['board', 'agent'] })
+  @Authorize({ callers: ['board', 'agent'], acceptsEndedRun: true })
   async report(
     @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,

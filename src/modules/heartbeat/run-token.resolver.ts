@@ -1,11 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { AgentActor } from '../../common/auth/actor';
 import type { CredentialResolver } from '../../common/auth/auth-registry';
+import { ENDED_RUN_GRACE_SEC } from '../../common/auth/authorize.decorator';
 import { unauthorized } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { RunTokenService } from './run-token.service';
 
-/** Accepts a run token as agent credentials while its run is queued or running (and its agent may act). */
+/**
+ * Accepts a run token as agent credentials while its run is queued or running (and its agent may
+ * act). A run that ended within ENDED_RUN_GRACE_SEC gives an actor marked `runEnded`, which the
+ * guard refuses except on routes that opt in (cost events).
+ */
 @Injectable()
 export class RunTokenResolver implements CredentialResolver {
   readonly name = 'run_token';
@@ -19,13 +24,16 @@ export class RunTokenResolver implements CredentialResolver {
     if (!token || !RunTokenService.looksLikeJwt(token)) return null;
     const claims = this.tokens.verify(token);
     if (!claims) throw unauthorized('Invalid or expired run token');
-    const rows = await this.db.dataSource.query(
-      `SELECT 1 FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
-        WHERE r.id = $1 AND r.agent_id = $2 AND r.company_id = $3 AND r.status IN ('queued','running')
+    const rows = await this.db.dataSource.query<Array<{ live: boolean }>>(
+      `SELECT r.status IN ('queued','running') AS live FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
+        WHERE r.id = $1 AND r.agent_id = $2 AND r.company_id = $3
+          AND (r.status IN ('queued','running') OR r.finished_at > now() - make_interval(secs => $4))
           AND a.status NOT IN ('terminated','pending_approval')`,
-      [claims.runId, claims.agentId, claims.companyId],
+      [claims.runId, claims.agentId, claims.companyId, ENDED_RUN_GRACE_SEC],
     );
     if (rows.length === 0) throw unauthorized('Run token of a run that is no longer live');
-    return { kind: 'agent', agentId: claims.agentId, companyId: claims.companyId, source: 'run_token', runId: claims.runId };
+    const actor: AgentActor = { kind: 'agent', agentId: claims.agentId, companyId: claims.companyId, source: 'run_token', runId: claims.runId };
+    if (!rows[0].live) actor.runEnded = true;
+    return actor;
   }
 }
