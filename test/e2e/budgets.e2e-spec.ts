@@ -377,6 +377,20 @@ describe('budgets', () => {
       expect((await agentRow(t, richAgent.id)).status).not.toBe('paused');
     });
 
+    it('a hard stop records the wakes of the runs it cancelled as cancelled with reason budget, not completed', async () => {
+      const c = await createCompany(t);
+      const a = await insertAgent(t, c.id, { budgetMonthlyCents: 1000 });
+      const wake = await insertWakeup(t, a);
+      const run = await insertRun(t, a, 'queued');
+      await t.dataSource.query(`UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $2 WHERE id = $1`, [wake.id, run.id]);
+      await t.dataSource.query(`UPDATE heartbeat_runs SET wakeup_request_id = $2 WHERE id = $1`, [run.id, wake.id]);
+      await reportCost(t, c.id, a.id, 1000).expect(201);
+      const [row] = await t.dataSource.query(`SELECT status, skip_reason FROM agent_wakeup_requests WHERE id = $1`, [wake.id]);
+      expect(row).toEqual({ status: 'cancelled', skip_reason: 'budget' });
+      const [r] = await t.dataSource.query(`SELECT status FROM heartbeat_runs WHERE id = $1`, [run.id]);
+      expect(r.status).toBe('cancelled');
+    });
+
     it('one company whose enforcement fails does not stop the sweep for the others', async () => {
       const broken = await createCompany(t);
       const ba = await insertAgent(t, broken.id, { budgetMonthlyCents: 100_000 });

@@ -54,8 +54,10 @@ export function withDatabase(url: string, db: string): string {
 function generateOpenApiMetadata(): Promise<void> {
   const script = path.join(__dirname, '..', '..', 'scripts', 'openapi-metadata.js');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`openapi metadata generation failed (${code})`))));
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`openapi metadata generation failed (${code}): ${stderr}`))));
   });
 }

@@ -27,6 +27,8 @@ export interface FinishOptions {
   onlyIfLeaseExpired?: boolean;
   /** scope cancellation: deferred wakes of the scope were cancelled, nothing to promote */
   promote?: boolean;
+  /** the run was cancelled for this reason (a budget hard stop, a pause): its wake is recorded as cancelled with it, not completed */
+  wakeCancelReason?: string;
 }
 
 const commentIdOf = (payload: Record<string, unknown>): string | null =>
@@ -113,8 +115,10 @@ export class RunLifecycle implements OnModuleInit {
         return null;
       }
       await this.db.query(
-        `UPDATE agent_wakeup_requests SET status = 'completed', updated_at = now() WHERE run_id = $1 AND status = 'claimed'`,
-        [runId],
+        `UPDATE agent_wakeup_requests
+            SET status = CASE WHEN $2::text IS NULL THEN 'completed' ELSE 'cancelled' END, skip_reason = COALESCE($2, skip_reason), updated_at = now()
+          WHERE run_id = $1 AND status = 'claimed'`,
+        [runId, opts.wakeCancelReason ?? null],
       );
       const failed = run.status === 'failed' || run.status === 'timed_out';
       await this.db.query(
@@ -226,7 +230,7 @@ export class RunLifecycle implements OnModuleInit {
       params,
     );
     for (const r of runs) {
-      await this.finishRun(r.id, { status: 'cancelled', errorCode: 'scope_cancelled', error: `cancelled: ${reason}` }, { promote: false });
+      await this.finishRun(r.id, { status: 'cancelled', errorCode: 'scope_cancelled', error: `cancelled: ${reason}` }, { promote: false, wakeCancelReason: reason });
     }
   }
 
