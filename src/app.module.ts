@@ -39,6 +39,7 @@ import { RoutinesModule } from './modules/routines/routines.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SkillsModule } from './modules/skills/skills.module';
 import { LlmsModule } from './modules/llms/llms.module';
+import { PortabilityModule } from './modules/portability/portability.module';
 import { SystemModule } from './modules/system/system.module';
 import { UsersModule } from './modules/users/users.module';
 
@@ -70,6 +71,7 @@ const DOMAIN_MODULES = [
   BuiltInAgentsModule,
   SkillsModule,
   LlmsModule,
+  PortabilityModule,
 ];
 
 @Module({})

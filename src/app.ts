@@ -15,6 +15,7 @@ import { registerInputGuard } from './common/http/input-guard';
 import { AppConfig } from './config/app-config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { requestId } from './logger';
+import { allowLargePackageBodies } from './modules/portability/body-limit';
 import { setupOpenApi } from './openapi';
 
 export interface CreateAppOptions {
@@ -114,6 +115,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   registerJsonParser(fastify);
   registerInputGuard(fastify);
+  allowLargePackageBodies(fastify);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
   await app.register(fastifyCookie);
   // uploads are read by SingleFileUploadInterceptor, which applies the per-request limits

@@ -27,6 +27,6 @@ import { Clock } from './clock.service';
     BudgetIncidentsService,
     BudgetWindowService,
   ],
-  exports: [Clock, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate, BudgetWindowService],
+  exports: [Clock, BudgetPoliciesService, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate, BudgetWindowService],
 })
 export class BudgetsModule {}

@@ -59,6 +59,15 @@ export class DocumentsService {
     }
   }
 
+  /** The latest body of every document of a company's issues (portability export). */
+  async latestOfCompany(companyId: string): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
+    return this.db.query(
+      `SELECT d.issue_id, d.key, d.title, d.format, r.body FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
+        WHERE d.company_id = $1 ORDER BY d.issue_id, d.key`,
+      [companyId],
+    );
+  }
+
   /** The issue and its document, 404 when either is missing. */
   async load(actor: Actor, ref: string, key: string, opts: { lock?: boolean } = {}): Promise<{ issue: IssueRow; doc: DocumentRow }> {
     this.assertKey(key);

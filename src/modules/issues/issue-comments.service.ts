@@ -40,6 +40,11 @@ export class IssueComments {
     private readonly recorder: ActivityRecorder,
   ) {}
 
+  /** Every comment of a company's issues, oldest first (portability export). */
+  async allOfCompany(companyId: string): Promise<CommentRow[]> {
+    return this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 ORDER BY created_at, id`, [companyId]);
+  }
+
   async list(actor: Actor, ref: string, q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
     const issue = await this.store.load(actor, ref);
     const order = q.order === 'desc' ? 'DESC' : 'ASC';
@@ -93,7 +98,7 @@ export class IssueComments {
   }
 
   /** Inserts a comment, bumps the issue's updatedAt and wakes the assignee and mentioned agents. */
-  async add(actor: Actor, issue: IssueRow, body: string, opts: { touch?: boolean } = {}): Promise<CommentRow> {
+  async add(actor: Actor, issue: IssueRow, body: string, opts: { touch?: boolean; quiet?: boolean } = {}): Promise<CommentRow> {
     const [comment] = await this.db.query<CommentRow>(
       `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id, run_id)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COMMENT_COLUMNS}`,
@@ -107,7 +112,7 @@ export class IssueComments {
       ],
     );
     if (opts.touch !== false) await this.db.query(`UPDATE issues SET updated_at = now() WHERE id = $1`, [issue.id]);
-    await this.wakeups.commented(issue, comment, actor);
+    if (!opts.quiet) await this.wakeups.commented(issue, comment, actor);
     return comment;
   }
 

@@ -109,6 +109,17 @@ export class IssueStore {
     return row;
   }
 
+  /** Every issue of a company with its label names, oldest first (portability export). */
+  async allOfCompany(companyId: string, opts: { includeRoutineExecutions?: boolean } = {}): Promise<Array<IssueRow & { label_names: string[] }>> {
+    return this.db.query<IssueRow & { label_names: string[] }>(
+      `SELECT ${ISSUE_COLUMNS.split(',').map((c) => `i.${c.trim()}`).join(', ')},
+              array(SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id ORDER BY lower(l.name)) AS label_names
+         FROM issues i WHERE i.company_id = $1 AND i.hidden_at IS NULL ${opts.includeRoutineExecutions ? '' : `AND i.origin_kind <> 'routine_execution'`}
+        ORDER BY i.issue_number`,
+      [companyId],
+    );
+  }
+
   /** Labels and blocker ids of a page of issues, in one query. */
   async setsOf(issueIds: string[]): Promise<Map<string, IssueSets>> {
     if (!issueIds.length) return new Map();

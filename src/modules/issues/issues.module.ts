@@ -25,7 +25,7 @@ import { LabelsService } from './labels.service';
     IssueStore, IssuesService, IssueListService, IssueDetailService, IssueRelations, IssueCheckout, IssueComments,
     IssueWakeups, IssueRunsService, IssueInboxService, LabelsService, ExecutionWorkspaceGate,
   ],
-  exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate],
+  exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate, LabelsService],
 })
 export class IssuesModule implements OnModuleInit {
   constructor(

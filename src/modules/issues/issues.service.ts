@@ -61,7 +61,12 @@ export class IssuesService {
     return this.insert(null, companyId, dto);
   }
 
-  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+  /** An issue brought in by a company package import: same rules, no assignee wakeup. */
+  async createImported(companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+    return this.insert(null, companyId, dto, { quiet: true });
+  }
+
+  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto, opts: { quiet?: boolean } = {}): Promise<IssueRow> {
     const changes = await this.prepare(actor, companyId, null, dto);
     const status: IssueStatus = dto.status ?? 'backlog';
     Object.assign(changes, statusTimestamps(status), {
@@ -82,7 +87,7 @@ export class IssuesService {
     );
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
-    await this.wakeups.assigned(row, actor ?? undefined);
+    if (!opts.quiet) await this.wakeups.assigned(row, actor ?? undefined);
     return row;
   }
 

@@ -1,0 +1,152 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+
+/** What an export contains (omitted: everything but issues). */
+export class ExportIncludeDto {
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() agents?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() skills?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() routines?: boolean;
+  /** issues (tasks) with their documents and comments; default false */
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() issues?: boolean;
+}
+
+/** Body of the export routes (all fields optional; `{}` exports the configuration). */
+export class ExportRequestDto {
+  @ApiPropertyOptional({ type: ExportIncludeDto }) @IsOptional() @ValidateNested() @Type(() => ExportIncludeDto) include?: ExportIncludeDto;
+}
+
+export interface ExportSelectionDto {
+  includeAgents?: boolean;
+  includeSkills?: boolean;
+  includeRoutines?: boolean;
+  includeIssues?: boolean;
+}
+
+export const selectionOf = (dto: ExportRequestDto | undefined): ExportSelectionDto => ({
+  includeAgents: dto?.include?.agents,
+  includeSkills: dto?.include?.skills,
+  includeRoutines: dto?.include?.routines,
+  includeIssues: dto?.include?.issues ?? false,
+});
+
+export class PackageManifestDto {
+  @ApiProperty({ example: 'agentcompanies/v1' }) schema: string;
+  formatVersion: number;
+  @ApiProperty({ example: { slug: 'acme', name: 'Acme' } }) company: { slug: string; name: string; description: string | null };
+  @ApiProperty({ example: [{ slug: 'ceo', name: 'CEO' }] }) agents: Array<{ slug: string; name: string }>;
+  @ApiProperty({ example: { agents: 1, projects: 0, goals: 0, skills: 0, routines: 0, issues: 0, labels: 0, budgetPolicies: 0 } })
+  counts: Record<string, number>;
+  /** secrets the package declares by name (never their values) */
+  requiredSecrets: Array<{ name: string; description: string | null }>;
+}
+
+/** The package as JSON: markdown files keyed by their path under `rootPath`. */
+export class ExportResponseDto {
+  @ApiProperty({ example: 'acme' }) rootPath: string;
+  manifest: PackageManifestDto;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { 'COMPANY.md': '---\nschema: agentcompanies/v1\n...' } })
+  files: Record<string, string>;
+  /** e.g. inline sensitive env values dropped */
+  warnings: string[];
+}
+
+export class ExportPreviewFileDto {
+  path: string;
+  bytes: number;
+}
+
+export class ExportPreviewResponseDto {
+  @ApiProperty({ example: 'acme' }) rootPath: string;
+  manifest: PackageManifestDto;
+  @ApiProperty({ type: [ExportPreviewFileDto] }) files: ExportPreviewFileDto[];
+  totalBytes: number;
+  warnings: string[];
+}
+
+export const COLLISION_STRATEGIES = ['rename', 'skip', 'replace'] as const;
+export type CollisionStrategy = (typeof COLLISION_STRATEGIES)[number];
+
+export class ImportSourceDto {
+  @ApiProperty({ enum: ['inline'] }) @IsIn(['inline']) type: 'inline';
+  /** folder the file paths may start with (stripped) */
+  @IsOptional() @IsString() @MaxLength(200) rootPath?: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'file contents keyed by relative path' })
+  @IsObject() files: Record<string, string>;
+}
+
+export class ImportTargetDto {
+  @ApiProperty({ enum: ['new_company', 'existing_company'] }) @IsIn(['new_company', 'existing_company']) mode: 'new_company' | 'existing_company';
+  /** existing_company: the company to import into (company-scoped routes: the route company) */
+  @IsOptional() @IsUUID() companyId?: string;
+  /** new_company: name of the new company (default: the package's) */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) newCompanyName?: string;
+}
+
+export class ImportIncludeDto {
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() company?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() agents?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() projects?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() goals?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() skills?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() routines?: boolean;
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() issues?: boolean;
+}
+
+/**
+ * Body of the import routes. Collision: an entity of the package whose slug already exists in the
+ * target company is renamed (`rename`, default: created under a free name), left as it is (`skip`),
+ * or overwritten (`replace`, board-level routes only).
+ */
+export class ImportRequestDto {
+  @ApiProperty({ type: ImportSourceDto }) @ValidateNested() @Type(() => ImportSourceDto) source: ImportSourceDto;
+  @ApiPropertyOptional({ type: ImportTargetDto, description: 'default on company-scoped routes: the route company' })
+  @IsOptional() @ValidateNested() @Type(() => ImportTargetDto) target?: ImportTargetDto;
+  @ApiPropertyOptional({ enum: COLLISION_STRATEGIES, default: 'rename' }) @IsOptional() @IsIn(COLLISION_STRATEGIES) collisionStrategy?: CollisionStrategy;
+  @ApiPropertyOptional({ type: ImportIncludeDto }) @IsOptional() @ValidateNested() @Type(() => ImportIncludeDto) include?: ImportIncludeDto;
+}
+
+export class PlanItemDto {
+  @ApiProperty({ enum: ['company', 'label', 'agent', 'goal', 'project', 'skill', 'routine', 'budget_policy', 'issue'] }) kind: string;
+  slug: string;
+  /** the package file it comes from */
+  path: string;
+  @ApiProperty({ enum: ['create', 'update', 'skip', 'rename'] }) action: string;
+  name: string;
+  /** rename: the name it gets */
+  @ApiPropertyOptional({ nullable: true, type: String }) targetName?: string | null;
+  /** update/skip/rename: the entity already in the company with that slug */
+  @ApiPropertyOptional({ nullable: true, type: String }) existingId?: string | null;
+}
+
+export class SecretToSetDto {
+  name: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  /** package files whose env declares it */
+  usedBy: string[];
+}
+
+/** What an import does (preview) or did (apply): the same planner computes both. */
+export class ImportPlanDto {
+  @ApiProperty({ enum: ['new_company', 'existing_company'] }) mode: string;
+  @ApiProperty({ nullable: true, type: String }) companyId: string | null;
+  companyName: string;
+  @ApiProperty({ enum: COLLISION_STRATEGIES }) collisionStrategy: string;
+  @ApiProperty({ type: [PlanItemDto] }) creates: PlanItemDto[];
+  @ApiProperty({ type: [PlanItemDto] }) updates: PlanItemDto[];
+  @ApiProperty({ type: [PlanItemDto] }) skips: PlanItemDto[];
+  @ApiProperty({ type: [PlanItemDto] }) renames: PlanItemDto[];
+  /** entities whose slug exists in the target, with the resolution the strategy chose */
+  @ApiProperty({ type: [PlanItemDto] }) conflicts: PlanItemDto[];
+  warnings: string[];
+  @ApiProperty({ type: [SecretToSetDto] }) secretsToSet: SecretToSetDto[];
+  counts: Record<string, number>;
+}
+
+export class ImportApplyResponseDto extends ImportPlanDto {
+  /** the company imported into (created for new_company) */
+  declare companyId: string;
+  /** ids of the entities created or updated, by kind and package slug */
+  @ApiProperty({ example: { agent: { ceo: '00000000-0000-0000-0000-000000000000' } } })
+  ids: Record<string, Record<string, string>>;
+}

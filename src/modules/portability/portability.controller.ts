@@ -1,0 +1,89 @@
+import { Body, Controller, HttpCode, Param, Post, StreamableFile } from '@nestjs/common';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { NoActivity } from '../../common/activity/log-activity.decorator';
+import type { Actor } from '../../common/auth/actor';
+import { Authorize } from '../../common/auth/authorize.decorator';
+import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import {
+  ExportPreviewResponseDto, ExportRequestDto, ExportResponseDto, ImportApplyResponseDto, ImportPlanDto, ImportRequestDto,
+} from './dto/portability.dto';
+import { PortabilityService } from './portability.service';
+
+/**
+ * Company packages (agentcompanies/v1 markdown with YAML frontmatter). Limits of an imported
+ * package: 50,000 files, 1 MiB per file, 64 MiB in all (JSON body up to 96 MiB); beyond: 422.
+ */
+@ApiTags('portability')
+@Controller()
+export class PortabilityController {
+  constructor(private readonly portability: PortabilityService) {}
+
+  /** The company as a package: markdown files keyed by path. Any caller with company access. Never secret values, keys, runs, costs or activity. */
+  @Post('companies/:companyId/export')
+  @HttpCode(200)
+  @NoActivity('read-only')
+  @Authorize({ callers: ['board', 'agent'] })
+  exportJson(@Param('companyId') companyId: string, @Body() body: ExportRequestDto): Promise<ExportResponseDto> {
+    return this.portability.exportJson(companyId, body);
+  }
+
+  /** What an export with these selections contains: manifest, file list with sizes, warnings. Board or the company's CEO agent. */
+  @Post('companies/:companyId/exports/preview')
+  @HttpCode(200)
+  @NoActivity('read-only')
+  @Authorize({ callers: ['board', 'agent'] })
+  exportPreview(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ExportRequestDto): Promise<ExportPreviewResponseDto> {
+    return this.portability.exportPreview(actor, companyId, body);
+  }
+
+  /** The package as a downloadable `.tar.gz` (streamed; folder `<company-slug>/`). Board or the company's CEO agent. */
+  @Post('companies/:companyId/exports')
+  @HttpCode(200)
+  @NoActivity('read-only')
+  @ApiProduces('application/gzip')
+  @ApiOkResponse({ description: 'tar.gz of the package folder' })
+  @Authorize({ callers: ['board', 'agent'] })
+  async exportArchive(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ExportRequestDto): Promise<StreamableFile> {
+    const { filename, stream } = await this.portability.exportArchive(actor, companyId, body);
+    return new StreamableFile(stream, { type: 'application/gzip', disposition: `attachment; filename="${filename}"` });
+  }
+
+  /** Board only: what importing the package would do, into a new company (`target.mode` new_company, default) or an existing one. */
+  @Post('companies/import/preview')
+  @HttpCode(200)
+  @NoActivity('read-only')
+  @Authorize({ callers: ['board'] })
+  boardPreview(@CurrentActor() actor: Actor, @Body() body: ImportRequestDto): Promise<ImportPlanDto> {
+    return this.portability.boardPreview(actor, body);
+  }
+
+  /**
+   * Board only: applies the import `companies/import/preview` shows (new or existing company; all
+   * collision strategies including `replace`), in one transaction with its activity records.
+   */
+  @Post('companies/import')
+  @HttpCode(201)
+  @NoActivity('the service records company.imported and one record per entity')
+  @Authorize({ callers: ['board'] })
+  boardApply(@CurrentActor() actor: Actor, @Body() body: ImportRequestDto): Promise<ImportApplyResponseDto> {
+    return this.portability.boardApply(actor, body);
+  }
+
+  /** Board or the company's CEO agent: what importing into this company would do. `replace` is refused (422). */
+  @Post('companies/:companyId/imports/preview')
+  @HttpCode(200)
+  @NoActivity('read-only')
+  @Authorize({ callers: ['board', 'agent'] })
+  companyPreview(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ImportRequestDto): Promise<ImportPlanDto> {
+    return this.portability.companyPreview(actor, companyId, body);
+  }
+
+  /** Board or the company's CEO agent: applies the previewed import into this company, all or nothing. `replace` is refused (422). */
+  @Post('companies/:companyId/imports/apply')
+  @HttpCode(200)
+  @NoActivity('the service records company.imported and one record per entity')
+  @Authorize({ callers: ['board', 'agent'] })
+  companyApply(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ImportRequestDto): Promise<ImportApplyResponseDto> {
+    return this.portability.companyApply(actor, companyId, body);
+  }
+}
