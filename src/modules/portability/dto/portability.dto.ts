@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
 
 /** What an export contains (omitted: everything but issues). */
 export class ExportIncludeDto {
@@ -30,21 +30,37 @@ export const selectionOf = (dto: ExportRequestDto | undefined): ExportSelectionD
   includeIssues: dto?.include?.issues ?? false,
 });
 
+export class SecretDeclarationDto {
+  name: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+}
+
+export class PackageCompanyDto {
+  slug: string;
+  name: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+}
+
+export class PackageAgentDto {
+  slug: string;
+  name: string;
+}
+
 export class PackageManifestDto {
   @ApiProperty({ example: 'agentcompanies/v1' }) schema: string;
   formatVersion: number;
-  @ApiProperty({ example: { slug: 'acme', name: 'Acme' } }) company: { slug: string; name: string; description: string | null };
-  @ApiProperty({ example: [{ slug: 'ceo', name: 'CEO' }] }) agents: Array<{ slug: string; name: string }>;
-  @ApiProperty({ example: { agents: 1, projects: 0, goals: 0, skills: 0, routines: 0, issues: 0, labels: 0, budgetPolicies: 0 } })
+  @ApiProperty({ type: () => PackageCompanyDto }) company: PackageCompanyDto;
+  @ApiProperty({ type: () => [PackageAgentDto] }) agents: PackageAgentDto[];
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { agents: 1, projects: 0, goals: 0, skills: 0, routines: 0, issues: 0, labels: 0, budgetPolicies: 0 } })
   counts: Record<string, number>;
   /** secrets the package declares by name (never their values) */
-  requiredSecrets: Array<{ name: string; description: string | null }>;
+  @ApiProperty({ type: () => [SecretDeclarationDto] }) requiredSecrets: SecretDeclarationDto[];
 }
 
 /** The package as JSON: markdown files keyed by their path under `rootPath`. */
 export class ExportResponseDto {
   @ApiProperty({ example: 'acme' }) rootPath: string;
-  manifest: PackageManifestDto;
+  @ApiProperty({ type: () => PackageManifestDto }) manifest: PackageManifestDto;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { 'COMPANY.md': '---\nschema: agentcompanies/v1\n...' } })
   files: Record<string, string>;
   /** e.g. inline sensitive env values dropped */
@@ -58,7 +74,7 @@ export class ExportPreviewFileDto {
 
 export class ExportPreviewResponseDto {
   @ApiProperty({ example: 'acme' }) rootPath: string;
-  manifest: PackageManifestDto;
+  @ApiProperty({ type: () => PackageManifestDto }) manifest: PackageManifestDto;
   @ApiProperty({ type: [ExportPreviewFileDto] }) files: ExportPreviewFileDto[];
   totalBytes: number;
   warnings: string[];
@@ -99,7 +115,7 @@ export class ImportIncludeDto {
  * or overwritten (`replace`, board-level routes only).
  */
 export class ImportRequestDto {
-  @ApiProperty({ type: ImportSourceDto }) @ValidateNested() @Type(() => ImportSourceDto) source: ImportSourceDto;
+  @ApiProperty({ type: ImportSourceDto }) @IsDefined() @IsObject() @ValidateNested() @Type(() => ImportSourceDto) source: ImportSourceDto;
   @ApiPropertyOptional({ type: ImportTargetDto, description: 'default on company-scoped routes: the route company' })
   @IsOptional() @ValidateNested() @Type(() => ImportTargetDto) target?: ImportTargetDto;
   @ApiPropertyOptional({ enum: COLLISION_STRATEGIES, default: 'rename' }) @IsOptional() @IsIn(COLLISION_STRATEGIES) collisionStrategy?: CollisionStrategy;
@@ -140,13 +156,11 @@ export class ImportPlanDto {
   @ApiProperty({ type: [PlanItemDto] }) conflicts: PlanItemDto[];
   warnings: string[];
   @ApiProperty({ type: [SecretToSetDto] }) secretsToSet: SecretToSetDto[];
-  counts: Record<string, number>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { 'agent.create': 2 } }) counts: Record<string, number>;
 }
 
 export class ImportApplyResponseDto extends ImportPlanDto {
-  /** the company imported into (created for new_company) */
-  declare companyId: string;
   /** ids of the entities created or updated, by kind and package slug */
-  @ApiProperty({ example: { agent: { ceo: '00000000-0000-0000-0000-000000000000' } } })
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string' } }, example: { agent: { ceo: '00000000-0000-0000-0000-000000000000' } } })
   ids: Record<string, Record<string, string>>;
 }
