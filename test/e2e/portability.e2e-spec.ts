@@ -1,4 +1,8 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { extract, list } from 'tar';
 import { createAgent, createAgentWithKey, bearer } from '../support/agents';
 import { createCompany, uniq } from '../support/factories';
 import { createSecret, secretRef } from '../support/secrets';
@@ -103,7 +107,15 @@ describe('portability', () => {
     expect(res.headers['content-disposition']).toContain('.tar.gz');
     const gz = res.body as Buffer;
     const raw = gunzipSync(gz);
-    expect(raw.toString('latin1')).toContain('COMPANY.md');
+    // a valid archive of the package folder, the same files as the JSON export
+    const file = join(mkdtempSync(join(tmpdir(), 'pkg-')), 'p.tar.gz');
+    writeFileSync(file, gz);
+    const paths: string[] = [];
+    list({ file, sync: true, onReadEntry: (e) => paths.push(e.path) });
+    expect(paths.sort()).toEqual(Object.keys(a.files).map((p) => `${a.rootPath}/${p}`).sort());
+    const dir = mkdtempSync(join(tmpdir(), 'pkgx-'));
+    extract({ file, cwd: dir, sync: true });
+    expect(readFileSync(join(dir, a.rootPath, 'agents/chief/AGENTS.md'), 'utf8')).toBe(a.files['agents/chief/AGENTS.md']);
     for (const bytes of [gz, raw]) {
       for (const s of secrets) expect(bytes.includes(Buffer.from(s.plaintext))).toBe(false);
       expect(bytes.includes(Buffer.from('inline-sensitive-value-123'))).toBe(false);

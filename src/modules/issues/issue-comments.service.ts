@@ -98,7 +98,7 @@ export class IssueComments {
   }
 
   /** Inserts a comment, bumps the issue's updatedAt and wakes the assignee and mentioned agents. */
-  async add(actor: Actor, issue: IssueRow, body: string, opts: { touch?: boolean; quiet?: boolean } = {}): Promise<CommentRow> {
+  async add(actor: Actor, issue: IssueRow, body: string, opts: { touch?: boolean } = {}): Promise<CommentRow> {
     const [comment] = await this.db.query<CommentRow>(
       `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id, run_id)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COMMENT_COLUMNS}`,
@@ -112,7 +112,7 @@ export class IssueComments {
       ],
     );
     if (opts.touch !== false) await this.db.query(`UPDATE issues SET updated_at = now() WHERE id = $1`, [issue.id]);
-    if (!opts.quiet) await this.wakeups.commented(issue, comment, actor);
+    await this.wakeups.commented(issue, comment, actor);
     return comment;
   }
 

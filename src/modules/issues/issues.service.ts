@@ -35,6 +35,22 @@ const WORKSPACE_FIELDS = ['executionWorkspaceId', 'executionWorkspacePreference'
 
 type Changes = Record<string, unknown>;
 
+/** An issue of a package import, its references already resolved to records of the company. */
+export interface ImportedIssue {
+  id: string;
+  title: string;
+  description: string | null;
+  status: IssueStatus;
+  priority: string;
+  projectId: string | null;
+  goalId: string | null;
+  parentId: string | null;
+  assigneeAgentId: string | null;
+  labelIds: string[];
+  /** comment bodies, oldest first (authored by the importing caller) */
+  comments: string[];
+}
+
 /** Create and update: placement, assignment, status moves, blockers, labels, comment in the same flow. */
 @Injectable()
 export class IssuesService {
@@ -61,12 +77,64 @@ export class IssuesService {
     return this.insert(null, companyId, dto);
   }
 
-  /** An issue brought in by a company package import: same rules, no assignee wakeup. */
-  async createImported(companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
-    return this.insert(null, companyId, dto, { quiet: true });
+  /**
+   * Issues brought in by a company package import (the portability planner has resolved every
+   * reference to a record of the company): numbered in one counter update and inserted in batches,
+   * with their labels and comments; no wakeups. Parents come before their children in `items`.
+   * Returns the identifier of each issue by id.
+   */
+  async insertImported(companyId: string, items: ImportedIssue[], by: Actor): Promise<Map<string, string>> {
+    const identifiers = new Map<string, string>();
+    if (!items.length) return identifiers;
+    const [c] = await this.db.query<{ issue_prefix: string; first: number }>(
+      `WITH n AS (UPDATE companies SET issue_counter = issue_counter + $2::int WHERE id = $1 RETURNING issue_prefix, issue_counter - $2::int AS first)
+       SELECT issue_prefix, first FROM n`,
+      [companyId, items.length],
+    );
+    const first = Number(c.first);
+    const agentId = by.kind === 'agent' ? by.agentId : null;
+    const userId = by.kind === 'board' ? by.userId : null;
+    const now = new Date();
+    for (let start = 0; start < items.length; start += 1000) {
+      const batch = items.slice(start, start + 1000);
+      const col = <T>(f: (i: ImportedIssue, n: number) => T) => batch.map((i, k) => f(i, start + k));
+      await this.db.query(
+        `INSERT INTO issues (id, company_id, issue_number, identifier, title, description, status, priority, project_id, goal_id, parent_id,
+                             assignee_agent_id, created_by_agent_id, created_by_user_id, started_at, completed_at, cancelled_at)
+         SELECT x.id, $1::uuid, x.num, $2::text || '-' || x.num, x.title, x.description, x.status, x.priority, x.project_id, x.goal_id, x.parent_id,
+                x.assignee_agent_id, $3::uuid, $4::text,
+                CASE WHEN x.status = 'in_progress' THEN $5::timestamptz END,
+                CASE WHEN x.status = 'done' THEN $5::timestamptz END,
+                CASE WHEN x.status = 'cancelled' THEN $5::timestamptz END
+           FROM unnest($6::uuid[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::uuid[], $13::uuid[], $14::uuid[], $15::uuid[])
+             AS x(id, num, title, description, status, priority, project_id, goal_id, parent_id, assignee_agent_id)`,
+        [
+          companyId, c.issue_prefix, agentId, userId, now,
+          col((i) => i.id), col((_, n) => first + n), col((i) => i.title), col((i) => i.description), col((i) => i.status), col((i) => i.priority),
+          col((i) => i.projectId), col((i) => i.goalId), col((i) => i.parentId), col((i) => i.assigneeAgentId),
+        ],
+      );
+      const labels = batch.flatMap((i) => i.labelIds.map((l) => [i.id, l]));
+      if (labels.length) {
+        await this.db.query(
+          `INSERT INTO issue_labels (issue_id, label_id, company_id) SELECT x.i, x.l, $1::uuid FROM unnest($2::uuid[], $3::uuid[]) AS x(i, l) ON CONFLICT DO NOTHING`,
+          [companyId, labels.map((x) => x[0]), labels.map((x) => x[1])],
+        );
+      }
+      const comments = batch.flatMap((i) => i.comments.map((body) => [i.id, body]));
+      if (comments.length) {
+        await this.db.query(
+          `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id)
+           SELECT $1::uuid, x.i, x.b, $2::uuid, $3::text FROM unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS x(i, b, n) ORDER BY x.n`,
+          [companyId, agentId, userId, comments.map((x) => x[0]), comments.map((x) => x[1])],
+        );
+      }
+      batch.forEach((i, k) => identifiers.set(i.id, `${c.issue_prefix}-${first + start + k}`));
+    }
+    return identifiers;
   }
 
-  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto, opts: { quiet?: boolean } = {}): Promise<IssueRow> {
+  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
     const changes = await this.prepare(actor, companyId, null, dto);
     const status: IssueStatus = dto.status ?? 'backlog';
     Object.assign(changes, statusTimestamps(status), {
@@ -87,7 +155,7 @@ export class IssuesService {
     );
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
-    if (!opts.quiet) await this.wakeups.assigned(row, actor ?? undefined);
+    await this.wakeups.assigned(row, actor ?? undefined);
     return row;
   }
 

@@ -1,41 +1,33 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { create } from 'tar';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { Header, Pax } from 'tar';
+
+const BLOCK = 512;
+
+/** The tar records of one file: header (plus a PAX header for long paths), content, padding. */
+function fileRecords(path: string, content: string, mtime: Date): Buffer[] {
+  const body = Buffer.from(content, 'utf8');
+  const header = new Header({ path, mode: 0o644, size: body.length, mtime, type: 'File', uname: '', gname: '' });
+  const out: Buffer[] = [];
+  if (header.encode()) out.push(new Pax({ path, mtime }).encode());
+  const block = header.block!;
+  out.push(block, body);
+  const pad = (BLOCK - (body.length % BLOCK)) % BLOCK;
+  if (pad) out.push(Buffer.alloc(pad));
+  return out;
+}
 
 /**
- * A `.tar.gz` of the package, streamed: the files are written once to a private temporary folder
- * and the `tar` library packs and gzips them as the client reads (memory stays bounded by the
- * stream's buffers, not the package size). The folder is removed when the stream ends or fails.
+ * A `.tar.gz` of the package under the folder `rootPath/`, streamed: tar records (headers made
+ * by the `tar` library) are produced file by file as the gzip stream is read, so memory holds a
+ * few files at a time, never the whole archive.
  */
-export async function packageArchive(rootPath: string, files: Record<string, string>): Promise<Readable> {
-  const dir = await mkdtemp(join(tmpdir(), 'company-export-'));
-  try {
-    const root = join(dir, rootPath);
-    const made = new Set<string>();
-    for (const [path, content] of Object.entries(files)) {
-      const full = join(root, path);
-      const parent = dirname(full);
-      if (!made.has(parent)) {
-        await mkdir(parent, { recursive: true });
-        made.add(parent);
-      }
-      await writeFile(full, content, { mode: 0o600 });
-    }
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
+export function packageArchive(rootPath: string, files: Record<string, string>): Readable {
+  const mtime = new Date();
+  const paths = Object.keys(files).sort();
+  function* records(): Generator<Buffer> {
+    for (const p of paths) yield* fileRecords(`${rootPath}/${p}`, files[p], mtime);
+    yield Buffer.alloc(BLOCK * 2);
   }
-  const stream = create({ gzip: true, cwd: dir, portable: true }, [rootPath]) as unknown as Readable;
-  let cleaned = false;
-  const cleanup = () => {
-    if (cleaned) return;
-    cleaned = true;
-    void rm(dir, { recursive: true, force: true });
-  };
-  stream.on('end', cleanup);
-  stream.on('error', cleanup);
-  stream.on('close', cleanup);
-  return stream;
+  return Readable.from(records(), { objectMode: false }).pipe(createGzip());
 }

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import YAML from 'yaml';
 import { urlKeyOf } from '../../common/http/url-key';
+import { ISSUE_PRIORITIES, ISSUE_STATUSES } from '../issues/issue.types';
 import { portabilityError } from './portability.errors';
 
 /**
@@ -511,13 +512,19 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
           }),
         });
       } else {
+        const status = str(f.status) ?? 'todo';
+        const priority = str(f.priority) ?? 'medium';
+        if (!(ISSUE_STATUSES as readonly string[]).includes(status)) throw bad(path, `unknown status "${status}" (one of ${ISSUE_STATUSES.join(', ')})`);
+        if (!(ISSUE_PRIORITIES as readonly string[]).includes(priority)) throw bad(path, `unknown priority "${priority}" (one of ${ISSUE_PRIORITIES.join(', ')})`);
+        if (title.length > 500) throw bad(path, 'name is longer than 500 characters');
+        if (body.length > 100_000) throw bad(path, 'description is longer than 100,000 characters');
         pkg.issues.push({
           path,
           slug,
           title,
           description: body || null,
-          status: str(f.status) ?? 'todo',
-          priority: str(f.priority) ?? 'medium',
+          status,
+          priority,
           assignee: str(f.assignee),
           project: str(f.project) ?? projectFromPath,
           goal: str(f.goal),

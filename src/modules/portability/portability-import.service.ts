@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { DomainError } from '../../common/errors/domain-error';
@@ -8,8 +9,8 @@ import { BudgetPoliciesService } from '../budgets/budget-policies.service';
 import { CompaniesService } from '../companies/companies.service';
 import { DocumentsService } from '../documents/documents.service';
 import { GoalsService } from '../goals/goals.service';
-import { IssueComments } from '../issues/issue-comments.service';
-import { IssuesService } from '../issues/issues.service';
+import { IssuesService, type ImportedIssue } from '../issues/issues.service';
+import type { IssueStatus } from '../issues/issue.types';
 import { LabelsService } from '../issues/labels.service';
 import { ProjectsService } from '../projects/projects.service';
 import { WorkspacesService } from '../projects/workspaces.service';
@@ -43,7 +44,6 @@ export class PortabilityImportService {
     private readonly agentSkills: AgentSkillsService,
     private readonly routines: RoutinesService,
     private readonly issues: IssuesService,
-    private readonly comments: IssueComments,
     private readonly documents: DocumentsService,
     private readonly activity: ActivityRecorder,
   ) {}
@@ -57,17 +57,11 @@ export class PortabilityImportService {
     const ids: Ids = {};
     let companyId = target.companyId;
     for (const step of plan.steps) {
-      try {
-        companyId = (await this.applyStep(actor, pkg, step, companyId, target, ids)) ?? companyId;
-      } catch (err) {
-        // the request transaction rolls back everything applied so far
-        const problem = err instanceof DomainError ? err.message : 'unexpected error';
-        if (!(err instanceof DomainError)) throw err;
-        throw portabilityError('import_failed', `${step.item.path}: ${problem} (nothing was imported)`, {
-          file: step.item.path, problem, kind: step.item.kind, slug: step.item.slug, cause: err.code,
-        });
-      }
+      if (step.kind === 'issue') continue;
+      // a failure rolls back the request's transaction: everything applied so far
+      companyId = (await this.step(step.item.path, step.item.kind, step.item.slug, () => this.applyStep(actor, pkg, step, companyId, target, ids))) ?? companyId;
     }
+    await this.applyIssues(actor, plan.steps.flatMap((s) => (s.kind === 'issue' ? [s] : [])), companyId!, ids);
     await this.activity.record({
       companyId: companyId!, action: 'company.imported', entityType: 'company', entityId: companyId!, actor,
       details: { mode: plan.dto.mode, collisionStrategy: plan.dto.collisionStrategy, counts: plan.dto.counts, secretsToSet: plan.dto.secretsToSet.map((s) => s.name) },
@@ -106,6 +100,41 @@ export class PortabilityImportService {
     for (const s of await this.secrets.list(companyId)) t.secrets.set(s.name, s.id);
     for (const p of (await this.budgets.overview(companyId)).policies) t.policies.add(`${p.scopeType}:${p.scopeId}:${p.metric}:${p.windowKind}`);
     return t;
+  }
+
+  /** Issues in batches (parents first), then their documents; a failure names the first file of the batch. */
+  private async applyIssues(actor: Actor, steps: Array<Extract<Step, { kind: 'issue' }>>, cid: string, ids: Ids): Promise<void> {
+    if (!steps.length) return;
+    for (const s of steps) this.remember(ids, 'issue', s.issue.slug, randomUUID());
+    const items: ImportedIssue[] = steps.map(({ issue: i }) => ({
+      id: ids.issue.get(i.slug)!,
+      title: i.title,
+      description: i.description,
+      status: i.status as IssueStatus,
+      priority: i.priority,
+      projectId: this.idOf(ids, 'project', i.project),
+      goalId: this.idOf(ids, 'goal', i.goal),
+      parentId: this.idOf(ids, 'issue', i.parent),
+      assigneeAgentId: this.idOf(ids, 'agent', i.assignee),
+      labelIds: i.labels.map((l) => ids.label?.get(l.toLowerCase())).filter((x): x is string => !!x),
+      comments: i.comments.map((c) => c.body),
+    }));
+    await this.step(steps[0].item.path, 'issue', steps[0].item.slug, () => this.issues.insertImported(cid, items, actor));
+    for (const { issue: i, item } of steps) {
+      for (const d of i.documents) {
+        await this.step(item.path, 'issue', i.slug, () => this.documents.put(actor, ids.issue.get(i.slug)!, d.key, { title: d.title, format: d.format as never, body: d.body }));
+      }
+    }
+  }
+
+  /** Runs one apply step; a domain error becomes 422 import_failed naming the file (the transaction then rolls back). */
+  private async step<T>(file: string, kind: string, slug: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      throw portabilityError('import_failed', `${file}: ${err.message} (nothing was imported)`, { file, problem: err.message, kind, slug, cause: err.code });
+    }
   }
 
   private idOf(ids: Ids, kind: string, slug: string | null): string | null {
@@ -271,19 +300,8 @@ export class PortabilityImportService {
         await this.record(actor, cid, step, policy.id);
         return;
       }
-      case 'issue': {
-        const i = step.issue;
-        const row = await this.issues.createImported(cid, {
-          title: i.title, description: i.description, status: i.status as never, priority: i.priority as never,
-          assigneeAgentId: this.idOf(ids, 'agent', i.assignee), projectId: this.idOf(ids, 'project', i.project),
-          goalId: this.idOf(ids, 'goal', i.goal), parentId: this.idOf(ids, 'issue', i.parent),
-          labelIds: i.labels.map((l) => ids.label?.get(l.toLowerCase())).filter((x): x is string => !!x),
-        });
-        this.remember(ids, 'issue', i.slug, row.id);
-        for (const c of i.comments) await this.comments.add(actor, row, c.body, { touch: false, quiet: true });
-        for (const d of i.documents) await this.documents.put(actor, row.id, d.key, { title: d.title, format: d.format as never, body: d.body });
-        return;
-      }
+      case 'issue':
+        return; // in bulk, see applyIssues
     }
   }
 }

@@ -47,7 +47,7 @@ export class PortabilityService {
     await this.assertBoardOrCeo(actor, companyId);
     const r = await this.exporter.build(companyId, selectionOf(body));
     const root = r.pkg.company.slug;
-    return { filename: `${root}.tar.gz`, stream: await packageArchive(root, r.files), warnings: r.warnings };
+    return { filename: `${root}.tar.gz`, stream: packageArchive(root, r.files), warnings: r.warnings };
   }
 
   /** POST companies/import/preview (board): into a new company, or an existing one the caller can reach. */
