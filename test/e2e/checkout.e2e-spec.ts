@@ -183,15 +183,18 @@ describe('checkout and release', () => {
       await t.http.patch(`/api/issues/${issue.id}`).send({ title: 'board' }).expect(200);
     });
 
-    it('the owner comments only with its run header; other agents may comment', async () => {
+    it('the owner comments only with its run header; other agents may not comment while it is checked out (409)', async () => {
       const c = await createCompany(t);
       const { agent, runId, issue } = await checkedOutIssue(t, c.id);
       await t.http.post(`/api/issues/${issue.id}/comments`).set(agentHeaders(agent)).send({ body: 'without' }).expect(403);
       await t.http.post(`/api/issues/${issue.id}/comments`).set(agentHeaders(agent, runId)).send({ body: 'with' }).expect(201);
       const other = await insertAgent(t, c.id);
-      await t.http.post(`/api/issues/${issue.id}/comments`).set(bearer(other.token)).send({ body: 'peer' }).expect(201);
+      const refused = await t.http.post(`/api/issues/${issue.id}/comments`).set(bearer(other.token)).send({ body: 'peer' }).expect(409);
+      expect(refused.body.code).toBe('issue_checked_out');
+      // a board user may still comment
+      await t.http.post(`/api/issues/${issue.id}/comments`).send({ body: 'board' }).expect(201);
       const bodies = (await t.http.get(`/api/issues/${issue.id}/comments`).expect(200)).body.map((x: { body: string }) => x.body);
-      expect(bodies).toEqual(['with', 'peer']);
+      expect(bodies).toEqual(['with', 'board']);
     });
 
     it('a new run of the owner adopts a stale lock when it updates', async () => {

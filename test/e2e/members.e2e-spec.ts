@@ -40,12 +40,18 @@ describe('members (authenticated mode)', () => {
       expect(by(owner.id).grants[0].scope).toBeNull();
     });
 
-    it('answers 401 without credentials and 403 for another company; agents of the company may read', async () => {
+    it('answers 401 without credentials and 403 for another company; agents read only with users:invite or users:manage_permissions', async () => {
       const { company } = await ownedCompany(t);
       const other = await ownedCompany(t);
       await t.http.get(`/api/companies/${company.id}/members`).expect(401);
       await t.http.get(`/api/companies/${company.id}/members`).set(auth(other.owner.token)).expect(403);
       const agent = await insertAgentWithKey(t, company.id);
+      const refused = await t.http.get(`/api/companies/${company.id}/members`).set(auth(agent.token)).expect(403);
+      expect(refused.body.permissionKey).toBeDefined();
+      await t.dataSource.query(
+        `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key) VALUES ($1, 'agent', $2, 'users:invite')`,
+        [company.id, agent.agentId],
+      );
       const seen = await t.http.get(`/api/companies/${company.id}/members`).set(auth(agent.token)).expect(200);
       expect(seen.body[0].user).toMatchObject({ email: null });
       await t.http.get(`/api/companies/${company.id}/members`).set(auth((await insertAgentWithKey(t, other.company.id)).token)).expect(403);

@@ -253,9 +253,9 @@ describe('secret bindings and run-bound access', () => {
       const peer = await agentWithRun(co.id, {});
       await t.http.get('/api/agents/me/secrets').expect(403);
       await list(agent).expect(403);
-      await list(agent, peer.runId).expect(422);
+      await list(agent, peer.runId).expect(403);
       await finishRun(t, runId);
-      await list(agent, runId).expect(422);
+      await list(agent, runId).expect(403);
     });
 
     it('lists granted entries without values, secret ids or config paths', async () => {
@@ -303,7 +303,7 @@ describe('secret bindings and run-bound access', () => {
   });
 
   describe('POST /api/agents/me/secrets/:key/value', () => {
-    it('is refused before a run (403), served during it (200), refused after it (422)', async () => {
+    it('is refused before a run (403), served during it (200), refused after it (403)', async () => {
       const co = await createCompany(t);
       const s = await createSecret(t, co.id);
       const agent = await insertAgent(t, co.id, { adapterConfig: { env: { API_KEY: secretRef(s.id) } } });
@@ -314,7 +314,7 @@ describe('secret bindings and run-bound access', () => {
       expect(during.body).toEqual({ key: 'API_KEY', value: s.plaintext, version: 1 });
       expect(during.headers['cache-control']).toBe('no-store');
       await finishRun(t, runId);
-      const after = await read(agent, runId, 'API_KEY').expect(422);
+      const after = await read(agent, runId, 'API_KEY').expect(403);
       expect(after.text).not.toContain(s.plaintext);
       await read(agent, undefined, 'API_KEY').expect(403);
     });

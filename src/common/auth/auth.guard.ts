@@ -46,7 +46,7 @@ export class AuthGuard implements CanActivate {
       });
     }
     if (actor.kind === 'agent' && actor.runEnded && !rule.acceptsEndedRun) throw unauthorized('Run token of a run that is no longer live');
-    if (actor.kind === 'agent') await this.bindRun(req, actor);
+    if (actor.kind === 'agent') await this.bindRun(req, actor, rule.runBound === true);
     if (rule.runBound && (actor.kind !== 'agent' || !actor.runId)) {
       throw forbidden('This route requires an agent credential backed by a live heartbeat run', { code: 'run_required' });
     }
@@ -75,21 +75,24 @@ export class AuthGuard implements CanActivate {
   }
 
   /**
-   * X-Service-Run-Id: with a run token it must equal the token's run (422 otherwise); with an API key
-   * it must name a live run of that agent (422 otherwise). A verified header makes the call run-bound.
+   * X-Service-Run-Id: with a run token it must equal the token's run; with an API key it must name a
+   * live run of that agent. Otherwise 403 on run-bound routes (secrets), 422 elsewhere. A verified
+   * header makes the call run-bound.
    */
-  private async bindRun(req: RequestWithActor, actor: Extract<Actor, { kind: 'agent' }>): Promise<void> {
+  private async bindRun(req: RequestWithActor, actor: Extract<Actor, { kind: 'agent' }>, runBound: boolean): Promise<void> {
+    // on a run-bound route the header is the credential's proof of a live run: a bad one is a refusal (403)
+    const status = runBound ? 403 : 422;
     const raw = req.headers[RUN_ID_HEADER];
     const header = Array.isArray(raw) ? raw[0] : raw;
     if (header === undefined || header === '') return;
     if (actor.source === 'run_token') {
       if (header !== actor.runId) {
-        throw new DomainError(422, 'run_id_mismatch', 'X-Service-Run-Id does not match the run of the run token');
+        throw new DomainError(status, 'run_id_mismatch', 'X-Service-Run-Id does not match the run of the run token');
       }
       return;
     }
     if (!isUuid(header) || !(await this.registry.isLiveRun(actor, header))) {
-      throw new DomainError(422, 'run_not_live', 'X-Service-Run-Id does not name a live run of this agent');
+      throw new DomainError(status, 'run_not_live', 'X-Service-Run-Id does not name a live run of this agent');
     }
     actor.runId = header;
   }

@@ -6,7 +6,10 @@ import { DirectoryUserDto } from './dto/member.dto';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import { MembershipRole, MembershipStatus, normalizeGrants } from './permission-keys';
 
-/** The members routes: reading needs company access; changes need `users:manage_permissions`. */
+/**
+ * The members routes: board members read on company access, agents need `users:manage_permissions`
+ * or `users:invite` (the keys that act on members); changes need `users:manage_permissions`.
+ */
 @Injectable()
 export class MembersService {
   constructor(
@@ -16,6 +19,9 @@ export class MembersService {
   ) {}
 
   async list(actor: Actor, companyId: string): Promise<MemberResponse[]> {
+    if (actor.kind === 'agent') {
+      await this.permissions.assert(actor, companyId, 'users:manage_permissions').catch(() => this.permissions.assert(actor, companyId, 'users:invite'));
+    }
     const members = await this.memberships.list(companyId);
     if (actor.kind === 'board') return members;
     return members.map((m) => (m.user ? { ...m, user: { ...m.user, email: null } } : m));

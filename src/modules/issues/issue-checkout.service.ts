@@ -109,12 +109,12 @@ export class IssueCheckout {
   /**
    * Authentication point 4: an agent working on its own checked-out in_progress issue acts only from
    * its current checkout run (X-Service-Run-Id). A stale lock (run no longer live) is adopted by the
-   * calling run. Other agents may not update the issue (`comment` mode lets them comment).
+   * calling run. Other agents may neither update nor comment on it while it is checked out.
    */
-  async assertRunOwnership(actor: Actor, issue: IssueRow, mode: 'update' | 'comment'): Promise<void> {
+  async assertRunOwnership(actor: Actor, issue: IssueRow, _mode: 'update' | 'comment'): Promise<void> {
     if (actor.kind !== 'agent' || issue.status !== 'in_progress' || !issue.assignee_agent_id) return;
     if (issue.assignee_agent_id !== actor.agentId) {
-      if (mode === 'comment' || !issue.checkout_run_id) return;
+      if (!issue.checkout_run_id) return;
       throw conflict('The issue is checked out by another agent', 'issue_checked_out', {
         assigneeAgentId: issue.assignee_agent_id,
         checkoutRunId: issue.checkout_run_id,
