@@ -26,6 +26,7 @@ import { CompaniesModule } from './modules/companies/companies.module';
 import { GoalsModule } from './modules/goals/goals.module';
 import { CostsModule } from './modules/costs/costs.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { PluginsModule } from './modules/plugins/plugins.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
 import { ProjectsModule } from './modules/projects/projects.module';
 import { InstanceModule } from './modules/instance/instance.module';
@@ -67,6 +68,7 @@ const DOMAIN_MODULES = [
   DocumentsModule,
   AttachmentsModule,
   ArtifactsModule,
+  PluginsModule,
   RoutinesModule,
   BuiltInAgentsModule,
   SkillsModule,

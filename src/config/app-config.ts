@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
+import { loadPluginSettings, PluginSettings } from './plugins-config';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
 export type DeploymentMode = 'local_trusted' | 'authenticated';
@@ -56,6 +57,8 @@ export class AppConfig {
   agentUser!: AgentUserSettings;
   /** skill import sources and limits */
   skills!: SkillSourceSettings;
+  /** plugin runtime settings */
+  plugins!: PluginSettings;
 }
 
 export class ConfigError extends Error {}
@@ -225,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
   try {
     c.skills = loadSkillSourceSettings(env);
+    c.plugins = loadPluginSettings(env, c.dataDir);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

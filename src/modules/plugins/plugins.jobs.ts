@@ -1,0 +1,138 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { CronExpressionParser } from 'cron-parser';
+import { AppConfig } from '../../config/app-config';
+import { Db } from '../../database/db.service';
+import { PluginSupervisor } from './plugin-supervisor.service';
+import { PluginRecord, PluginsRepository } from './plugins.repository';
+import { PluginsService } from './plugins.service';
+
+const TICK = 'plugins.tick';
+/** an occurrence later than this is not run any more (the service was down) */
+const MISSED_GRACE_MS = 5 * 60_000;
+const EVENT_BATCH = 50;
+const STREAMS_PER_TICK = 20;
+const PRUNE_EVERY_MS = 10 * 60_000;
+const KEEP_DELIVERED_MS = 24 * 3600_000;
+
+/**
+ * Scheduled plugin work of this instance, each tick:
+ * - cron jobs: the latest occurrence of each job of each enabled plugin is claimed by inserting
+ *   its run (unique per plugin, job and occurrence), so it runs once across all instances;
+ * - events: pending outbox events are delivered per (plugin, company) under a transaction-scoped
+ *   advisory lock, in id order, marked delivered in the same transaction (at least once, in order);
+ * - reconcile: workers of plugins disabled or uninstalled elsewhere are stopped here.
+ * One plugin's failure never stops the others.
+ */
+@Injectable()
+export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('PluginsScheduler');
+  private busy = false;
+  private stopped = false;
+  private lastPrune = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: AppConfig,
+    private readonly repo: PluginsRepository,
+    private readonly plugins: PluginsService,
+    private readonly supervisor: PluginSupervisor,
+    @Optional() private readonly registry?: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.registry) return;
+    this.registry.addInterval(TICK, setInterval(() => void this.guardedTick(), this.config.plugins.tickMs));
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    try {
+      this.registry?.deleteInterval(TICK);
+    } catch {
+      /* not registered */
+    }
+  }
+
+  private async guardedTick(): Promise<void> {
+    if (this.busy || this.stopped) return;
+    this.busy = true;
+    try {
+      await this.tick();
+    } catch (err) {
+      if (!this.stopped) this.logger.error(`plugins tick failed: ${(err as Error).message}`);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async tick(now = new Date()): Promise<{ jobsRun: number; eventsDelivered: number }> {
+    const enabled = await this.repo.listEnabled();
+    const ids = new Set(enabled.map((p) => p.id));
+    for (const id of this.supervisor.runningIds()) if (!ids.has(id)) await this.supervisor.stop(id);
+    let jobsRun = 0;
+    for (const p of enabled) {
+      if (this.stopped) break;
+      jobsRun += await this.fireJobs(p, now).catch((err) => {
+        this.logger.error(`plugin ${p.pluginKey}: jobs failed: ${(err as Error).message}`);
+        return 0;
+      });
+    }
+    const eventsDelivered = await this.deliverEvents();
+    if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
+      this.lastPrune = Date.now();
+      await this.repo.pruneDelivered(new Date(Date.now() - KEEP_DELIVERED_MS)).catch(() => undefined);
+    }
+    return { jobsRun, eventsDelivered };
+  }
+
+  private async fireJobs(p: PluginRecord, now: Date): Promise<number> {
+    let n = 0;
+    for (const job of p.manifest.jobs) {
+      let occurrence: Date;
+      try {
+        occurrence = CronExpressionParser.parse(job.schedule, { tz: job.timezone ?? 'UTC', currentDate: new Date(now.getTime() + 1) }).prev().toDate();
+      } catch {
+        continue;
+      }
+      if (p.enabledAt && occurrence.getTime() < new Date(p.enabledAt).getTime()) continue;
+      if (now.getTime() - occurrence.getTime() > MISSED_GRACE_MS) continue;
+      const run = await this.repo.claimOccurrence(p.id, job.key, occurrence, this.config.instanceId);
+      if (!run) continue;
+      n++;
+      await this.plugins.runJob(p, run);
+    }
+    return n;
+  }
+
+  /** Delivers pending events; returns how many were delivered. */
+  async deliverEvents(): Promise<number> {
+    let delivered = 0;
+    const streams = await this.repo.pendingStreams(STREAMS_PER_TICK);
+    for (const s of streams) {
+      if (this.stopped) break;
+      try {
+        delivered += await this.db.transaction(async () => {
+          if (!(await this.repo.lockStream(s.pluginId, s.companyId))) return 0;
+          const plugin = await this.repo.find(s.pluginId);
+          if (!plugin || plugin.status !== 'enabled') return 0;
+          let n = 0;
+          for (const e of await this.repo.pendingEvents(s.pluginId, s.companyId, EVENT_BATCH)) {
+            try {
+              await this.plugins.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000);
+            } catch (err) {
+              await this.repo.markFailed(e.id, (err as Error).message);
+              break; // later events of this company wait: order is kept
+            }
+            await this.repo.markDelivered(e.id);
+            n++;
+          }
+          return n;
+        });
+      } catch (err) {
+        this.logger.error(`plugin events (${s.pluginId}, company ${s.companyId}): ${(err as Error).message}`);
+      }
+    }
+    return delivered;
+  }
+}

@@ -1,0 +1,245 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as tar from 'tar';
+import { PluginsScheduler } from '../../src/modules/plugins/plugins.jobs';
+import { createAgentWithKey } from '../support/agents';
+import { createCompany } from '../support/factories';
+import { createTestApp, TestApp } from '../support/test-app';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(fn: () => Promise<T | undefined | null | false>, ms = 5000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+/** A local HTTP server that records POSTs (the digest's webhook URL). */
+async function recorder(): Promise<{ url: string; bodies: unknown[]; headers: http.IncomingHttpHeaders[]; close: () => Promise<void> }> {
+  const bodies: unknown[] = [];
+  const headers: http.IncomingHttpHeaders[] = [];
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (c) => (data += c));
+    req.on('end', () => {
+      bodies.push(JSON.parse(data || 'null'));
+      headers.push(req.headers);
+      res.writeHead(200).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/digest`, bodies, headers, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+describe('plugins', () => {
+  let t: TestApp;
+  let examples: Record<string, { localPath: string; packageName: string }>;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'plugins-e2e-'));
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SERVICE_PLUGINS_FOLDER_ROOTS: tmp } });
+    const res = await t.http.get('/api/plugins/examples').expect(200);
+    examples = Object.fromEntries(res.body.map((e: { pluginKey: string }) => [e.pluginKey, e]));
+  });
+  afterAll(async () => {
+    await t.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const install = async (localPath: string) => (await t.http.post('/api/plugins/install').send({ localPath }).expect(201)).body;
+
+  it('lists the bundled examples with the fields of the bundled plugin entry; ui-contributions is [] with nothing enabled', async () => {
+    expect(Object.keys(examples).sort()).toEqual(['daily-digest', 'team-pulse', 'word-tools']);
+    expect(examples['word-tools']).toMatchObject({ packageName: '@service-plugins/word-tools', displayName: 'Word tools', tag: 'example', experimental: true, localPath: expect.any(String) });
+    expect((await t.http.get('/api/plugins/ui-contributions').expect(200)).body).toEqual([]);
+  });
+
+  it('refuses invalid manifests, unknown sources and a second install of a key', async () => {
+    const bad = path.join(tmp, 'bad');
+    fs.mkdirSync(bad);
+    fs.writeFileSync(path.join(bad, 'plugin.json'), JSON.stringify({ protocolVersion: 99, key: 'Bad Key', version: '1', displayName: 'x', entry: 'w.js' }));
+    const res = await t.http.post('/api/plugins/install').send({ localPath: bad }).expect(422);
+    expect(res.body.code).toBe('plugin_manifest_invalid');
+    await t.http.post('/api/plugins/install').send({ localPath: path.join(tmp, 'nope') }).expect(422);
+    await t.http.post('/api/plugins/install').send({}).expect(422);
+    await t.http.post('/api/plugins/install').send({ localPath: 5 }).expect(400);
+  });
+
+  it('agents are refused on administration routes (403)', async () => {
+    const c = await createCompany(t);
+    const { token } = await createAgentWithKey(t, c.id);
+    const auth = { Authorization: `Bearer ${token}` };
+    await t.http.get('/api/plugins').set(auth).expect(403);
+    await t.http.post('/api/plugins/install').set(auth).send({ localPath: examples['word-tools'].localPath }).expect(403);
+    await t.http.get('/api/plugins/examples').set(auth).expect(403);
+  });
+
+  it('word-tools from a tarball: enable, tool list and call (schema checked, time limit), webhook, disable, uninstall', async () => {
+    const tgz = path.join(tmp, 'word-tools.tgz');
+    // npm pack layout: package/<files>
+    const stage = path.join(tmp, 'stage');
+    fs.cpSync(examples['word-tools'].localPath, path.join(stage, 'package'), { recursive: true });
+    await tar.c({ gzip: true, file: tgz, cwd: stage }, ['package']);
+    const p = await install(tgz);
+    expect(p).toMatchObject({ pluginKey: 'word-tools', status: 'disabled', source: { kind: 'tarball' } });
+    await t.http.post('/api/plugins/install').send({ localPath: tgz }).expect(409);
+
+    // disabled: no tools, webhook 409
+    expect((await t.http.get('/api/plugins/tools').expect(200)).body).toEqual([]);
+    await t.http.post(`/api/plugins/${p.id}/webhooks/echo`).send({ a: 1 }).expect(409);
+
+    await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
+    const tools = (await t.http.get('/api/plugins/tools').expect(200)).body;
+    expect(tools.map((x: { key: string }) => x.key).sort()).toEqual(['word-tools:sleep', 'word-tools:word-count']);
+
+    const c = await createCompany(t);
+    const { token } = await createAgentWithKey(t, c.id);
+    const run = await t.http.post('/api/plugins/tools/execute').set('Authorization', `Bearer ${token}`)
+      .send({ tool: 'word-tools:word-count', input: { text: 'three small words' } }).expect(200);
+    expect(run.body.output).toEqual({ words: 3, characters: 17, companyId: c.id });
+    const bad = await t.http.post('/api/plugins/tools/execute').send({ tool: 'word-count', input: { text: 5 } }).expect(422);
+    expect(bad.body.code).toBe('plugin_tool_input_invalid');
+    await t.http.post('/api/plugins/tools/execute').send({ tool: 'word-tools:nope', input: {} }).expect(404);
+    const slow = await t.http.post('/api/plugins/tools/execute').send({ tool: 'sleep', input: { ms: 2000 } }).expect(502);
+    expect(slow.body.code).toBe('plugin_worker_timeout');
+
+    // webhook: delivered to the worker, its answer returned (no credentials needed)
+    const hook = await t.http.post(`/api/plugins/${p.id}/webhooks/echo`).set('Authorization', '').send({ hello: 'world' });
+    expect(hook.status).toBe(202);
+    expect(hook.body).toEqual({ endpoint: 'echo', received: { hello: 'world' }, contentType: 'application/json' });
+    await t.http.post(`/api/plugins/${p.id}/webhooks/nope`).send({}).expect(404);
+
+    const health = (await t.http.get(`/api/plugins/${p.id}/health`).expect(200)).body;
+    expect(health).toMatchObject({ healthy: true, worker: { state: 'running', pid: expect.any(Number) } });
+    const pid = health.worker.pid as number;
+
+    await t.http.post(`/api/plugins/${p.id}/disable`).expect(200);
+    expect(() => process.kill(pid, 0)).toThrow(); // the worker is gone
+    expect((await t.http.get('/api/plugins/tools').expect(200)).body).toEqual([]);
+    await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+    await t.http.get(`/api/plugins/${p.id}`).expect(404);
+    await t.http.get('/api/plugins/not-a-uuid').expect(404);
+  });
+
+  it('team-pulse: config and config test, ui contributions, dashboard, data, crash and restart, events delivered after the restart, local folders', async () => {
+    const p = await install(examples['team-pulse'].localPath);
+    await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
+    const ui = (await t.http.get('/api/plugins/ui-contributions').expect(200)).body;
+    expect(ui).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'slot', slot: 'dashboard.widget', pluginKey: 'team-pulse' })]));
+
+    // config: defaults resolved, test validates without saving, write persists
+    expect((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body.config).toEqual({ title: 'Team pulse', dailyTarget: 20 });
+    const test = (await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { dailyTarget: 0 } }).expect(200)).body;
+    expect(test.ok).toBe(false);
+    expect(test.problems.join()).toMatch(/dailyTarget/);
+    const blank = (await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { title: '  ' } }).expect(200)).body;
+    expect(blank).toMatchObject({ ok: false, problems: ['title must not be blank'] });
+    expect((await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { title: 'Ops' } }).expect(200)).body.ok).toBe(true);
+    expect((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body.config.title).toBe('Team pulse');
+    await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { dailyTarget: -1 } }).expect(422);
+    await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { title: 'Ops', dailyTarget: 5 } }).expect(200);
+    const dash = (await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard;
+    expect(dash).toMatchObject({ title: 'Ops', target: 5 });
+
+    // events: an activity of a company reaches the worker from the outbox
+    const scheduler = t.app.get(PluginsScheduler);
+    const c = await createCompany(t);
+    await t.http.post(`/api/companies/${c.id}/goals`).send({ title: 'first' }).expect(201);
+    await scheduler.deliverEvents();
+    const feed = async () => (await t.http.post(`/api/plugins/${p.id}/data/events`).send({ companyId: c.id }).expect(200)).body.data as { action: string }[];
+    expect((await feed()).map((e) => e.action)).toContain('goal.created');
+
+    // crash: the supervisor restarts it within 2 s
+    const before = (await t.http.get(`/api/plugins/${p.id}/health`).expect(200)).body.worker;
+    process.kill(before.pid, 'SIGKILL');
+    const started = Date.now();
+    const after = await waitFor(async () => {
+      const h = (await t.http.get(`/api/plugins/${p.id}`).expect(200)).body.worker;
+      return h.state === 'running' && h.pid !== before.pid ? h : null;
+    }, 4000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(after.restarts).toBe(1);
+    const logs = (await t.http.get(`/api/plugins/${p.id}/logs`).expect(200)).body.lines.map((l: { message: string }) => l.message).join('\n');
+    expect(logs).toMatch(/crashed/);
+
+    // events written while it was down (or before) are delivered after the restart, in order
+    process.kill(after.pid, 'SIGKILL');
+    await t.http.post(`/api/companies/${c.id}/goals`).send({ title: 'second' }).expect(201);
+    await t.http.post(`/api/companies/${c.id}/goals`).send({ title: 'third' }).expect(201);
+    await waitFor(async () => (await t.http.get(`/api/plugins/${p.id}`).expect(200)).body.worker.state === 'running', 5000);
+    await scheduler.deliverEvents();
+    const got = (await feed()).filter((e) => e.action === 'goal.created');
+    expect(got.length).toBe(2); // the new worker's memory: the two goals created since the crash, once each
+
+    // local folders: inside the allowed roots only
+    const dir = path.join(tmp, 'reports');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'a.md'), 'x');
+    const base = `/api/plugins/${p.id}/companies/${c.id}/local-folders`;
+    expect((await t.http.get(base).expect(200)).body).toEqual([expect.objectContaining({ folderKey: 'reports', configured: false })]);
+    expect((await t.http.post(`${base}/reports/validate`).send({ path: '/etc' }).expect(200)).body.valid).toBe(false);
+    expect((await t.http.post(`${base}/reports/validate`).send({ path: dir }).expect(200)).body).toMatchObject({ valid: true, listing: { files: 1 } });
+    await t.http.put(`${base}/reports`).send({ path: '/etc' }).expect(422);
+    await t.http.put(`${base}/reports`).send({ path: dir }).expect(200);
+    expect((await t.http.get(`${base}/reports/status`).expect(200)).body).toMatchObject({ configured: true, problems: [], listing: { files: 1 } });
+    await t.http.get(`${base}/nope/status`).expect(404);
+
+    await t.http.post(`/api/plugins/${p.id}/disable`).expect(200);
+    expect((await t.http.get('/api/plugins/ui-contributions').expect(200)).body).toEqual([]);
+    await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+  });
+
+  it('daily-digest: secret config stored as a reference; the cron job fires once per occurrence across two instances; manual trigger and runs', async () => {
+    const rec = await recorder();
+    const second = await createTestApp({ databaseUrl: t.databaseUrl });
+    try {
+      // the example with a schedule of every second
+      const copy = path.join(tmp, 'digest');
+      fs.cpSync(examples['daily-digest'].localPath, copy, { recursive: true });
+      const manifest = JSON.parse(fs.readFileSync(path.join(copy, 'plugin.json'), 'utf8'));
+      manifest.jobs[0].schedule = '* * * * * *';
+      fs.writeFileSync(path.join(copy, 'plugin.json'), JSON.stringify(manifest));
+      const p = await install(copy);
+
+      const c = await createCompany(t);
+      await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { webhookUrl: rec.url, authToken: 's3cret' } }).expect(422); // needs a company for the secret
+      const saved = (await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { webhookUrl: rec.url, authToken: 's3cret' }, secretsCompanyId: c.id }).expect(200)).body;
+      expect(saved.config.authToken).toMatchObject({ type: 'secret_ref', companyId: c.id, secretId: expect.any(String) });
+      expect(JSON.stringify((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body)).not.toContain('s3cret');
+      expect((await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { webhookUrl: 'ftp://x' } }).expect(200)).body.ok).toBe(false);
+
+      await t.http.post(`/api/plugins/${p.id}/jobs/post-digest/trigger`).expect(409); // disabled
+      await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
+      const manual = (await t.http.post(`/api/plugins/${p.id}/jobs/post-digest/trigger`).expect(200)).body;
+      expect(manual).toMatchObject({ trigger: 'manual', status: 'succeeded', durationMs: expect.any(Number) });
+      expect(rec.headers[0].authorization).toBe('Bearer s3cret');
+
+      // both instances tick at the same occurrence: one run, one POST
+      await sleep(1100);
+      const now = new Date();
+      const results = await Promise.all([t.app.get(PluginsScheduler).tick(now), second.app.get(PluginsScheduler).tick(now)]);
+      expect(results[0].jobsRun + results[1].jobsRun).toBe(1);
+      const again = await Promise.all([t.app.get(PluginsScheduler).tick(now), second.app.get(PluginsScheduler).tick(now)]);
+      expect(again[0].jobsRun + again[1].jobsRun).toBe(0);
+      const runs = (await t.http.get(`/api/plugins/${p.id}/jobs/post-digest/runs`).expect(200)).body;
+      expect(runs.filter((r: { trigger: string }) => r.trigger === 'schedule')).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+      expect(rec.bodies.length).toBe(2);
+      const jobs = (await t.http.get(`/api/plugins/${p.id}/jobs`).expect(200)).body;
+      expect(jobs[0]).toMatchObject({ key: 'post-digest', lastRun: expect.objectContaining({ status: 'succeeded' }) });
+      await t.http.get(`/api/plugins/${p.id}/jobs/nope/runs`).expect(404);
+
+      await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+      await second.app.get(PluginsScheduler).tick(); // the other instance stops its worker of an uninstalled plugin
+    } finally {
+      await second.close();
+      await rec.close();
+    }
+  });
+});
