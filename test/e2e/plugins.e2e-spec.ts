@@ -196,6 +196,30 @@ describe('plugins', () => {
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
 
+  it('the host API refuses what the capabilities of the manifest do not grant', async () => {
+    const dir = path.join(tmp, 'nocaps');
+    fs.mkdirSync(dir);
+    fs.copyFileSync(path.join(examples['word-tools'].localPath, 'runtime.js'), path.join(dir, 'runtime.js'));
+    fs.writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify({
+      protocolVersion: 1, key: 'no-caps', version: '0.1.0', displayName: 'No caps', entry: 'worker.js', capabilities: ['config.read'],
+      tools: [{ name: 'probe', description: 'calls the host', inputSchema: { type: 'object' } }],
+    }));
+    fs.writeFileSync(path.join(dir, 'worker.js'), `
+      const { serve } = require('./runtime');
+      const attempt = (host, m, p) => host.call(m, p).then(() => 'ok', (e) => e.code);
+      serve({ 'tools.execute': async (_, host) => ({
+        config: await attempt(host, 'config.get'),
+        fetch: await attempt(host, 'http.fetch', { url: 'http://127.0.0.1:1/' }),
+        publish: await attempt(host, 'stream.publish', { channel: 'x' }),
+        unknown: await attempt(host, 'db.query', {}),
+      }) });`);
+    const p = await install(dir);
+    await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
+    const out = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'no-caps:probe', input: {} }).expect(200)).body.output;
+    expect(out).toEqual({ config: 'ok', fetch: -32001, publish: -32001, unknown: -32601 });
+    await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+  });
+
   it('daily-digest: secret config stored as a reference; the cron job fires once per occurrence across two instances; manual trigger and runs', async () => {
     const rec = await recorder();
     const second = await createTestApp({ databaseUrl: t.databaseUrl });
