@@ -6,6 +6,8 @@ export const PREPARE_AFTER = 3;
 /** At most this many distinct statements are prepared per process (and so per connection). */
 export const MAX_PREPARED = 500;
 
+// Relies on pg Client internals (query(config, values, callback) dispatch and named-statement
+// handling), so package.json pins pg to a minor range (~8.23.x): check this file before widening it.
 type QueryFn = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 
 /**

@@ -1,5 +1,7 @@
 import { Client } from 'pg';
 
+// Relies on pg Client internals (its `connection.stream` socket and per-statement writes), so
+// package.json pins pg to a minor range (~8.23.x): check this file before widening it.
 type QueryFn = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 interface Corkable {
   cork(): void;
