@@ -77,13 +77,19 @@ const MANIFEST_SCHEMA = {
 export const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false });
 const validateManifestShape = ajv.compile(MANIFEST_SCHEMA);
 
-const schemaCache = new WeakMap<object, ValidateFunction>();
-/** A compiled validator for a JSON schema a plugin declared (cached per manifest object). */
+const schemaCache = new Map<string, ValidateFunction>();
+const SCHEMA_CACHE_MAX = 1000;
+/**
+ * A compiled validator for a JSON schema a plugin declared, cached by the schema's text (records
+ * are read from the database per request; compiling costs milliseconds, a lookup microseconds).
+ */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
-  let v = schemaCache.get(schema);
+  const key = JSON.stringify(schema);
+  let v = schemaCache.get(key);
   if (!v) {
+    if (schemaCache.size >= SCHEMA_CACHE_MAX) schemaCache.delete(schemaCache.keys().next().value as string);
     v = ajv.compile(schema);
-    schemaCache.set(schema, v);
+    schemaCache.set(key, v);
   }
   return v;
 }
