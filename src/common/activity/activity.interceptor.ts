@@ -1,13 +1,19 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { defaultIfEmpty, from, lastValueFrom, Observable } from 'rxjs';
 import { Db } from '../../database/db.service';
 import type { RequestWithActor } from '../auth/actor';
 import { isUuid } from '../http/uuid';
 import { ActivityRecorder } from './activity-recorder.service';
-import { ActivityContext, LOG_ACTIVITY_KEY, LogActivityMeta } from './log-activity.decorator';
+import { ActivityContext, INSTANCE_AUDIT_KEY, LOG_ACTIVITY_KEY, LogActivityMeta } from './log-activity.decorator';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Who acted, without credentials. */
+function describeActor(actor: RequestWithActor['actor']): Record<string, unknown> | undefined {
+  if (!actor) return undefined;
+  return actor.kind === 'board' ? { kind: 'board', userId: actor.userId, source: actor.source } : { kind: 'agent', agentId: actor.agentId, companyId: actor.companyId };
+}
 
 /**
  * One transaction per mutation: every mutating route runs inside a transaction, and the activity
@@ -15,6 +21,8 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 @Injectable()
 export class ActivityInterceptor implements NestInterceptor {
+  private readonly logger = new Logger('Audit');
+
   constructor(
     private readonly reflector: Reflector,
     private readonly db: Db,
@@ -25,11 +33,13 @@ export class ActivityInterceptor implements NestInterceptor {
     const req = ctx.switchToHttp().getRequest<RequestWithActor>();
     if (!MUTATING.has(req.method)) return next.handle();
     const meta = this.reflector.get<LogActivityMeta | undefined>(LOG_ACTIVITY_KEY, ctx.getHandler());
+    const audit = this.reflector.get<string | undefined>(INSTANCE_AUDIT_KEY, ctx.getHandler());
     return from(
       this.db.transaction(async () => {
         const result = await lastValueFrom(next.handle().pipe(defaultIfEmpty(undefined)));
         // the record travels with the COMMIT; if it fails, nothing of the mutation is committed
         if (meta) await this.db.sendWithCommit(() => this.write(meta, req, result));
+        if (audit) this.db.afterCommit(() => this.logger.log({ audit, actor: describeActor(req.actor), params: req.params }, `instance audit: ${audit}`));
         return result;
       }),
     );

@@ -43,3 +43,13 @@ export const LogActivity = (action: LogActivityMeta['action'], options: LogActiv
  * session, a personal preference). Shown in OpenAPI as `x-activity: { none: reason }`.
  */
 export const NoActivity = (reason: string) => ApiExtension('x-activity', { none: reason });
+
+export const INSTANCE_AUDIT_KEY = 'service:instance-audit';
+
+/**
+ * An instance-level change (no company, so no company activity log): once it succeeds, the
+ * interceptor writes an audit line to the service log (`audit`: the action, the actor, the path
+ * parameters; never the body). Shown in OpenAPI as `x-activity: { instanceAudit: action }`.
+ */
+export const InstanceAudit = (action: string) =>
+  applyDecorators(SetMetadata(INSTANCE_AUDIT_KEY, action), ApiExtension('x-activity', { instanceAudit: action }));

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Authorize } from '../../common/auth/authorize.decorator';
@@ -18,6 +19,7 @@ export class ActivityController {
 
   /** Board-only: append a record (actorType defaults to `system`; details are sanitised). */
   @Post()
+  @NoActivity('the route writes the activity record itself (the caller\'s action)')
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   create(@Param('companyId') companyId: string, @Body() dto: CreateActivityDto): Promise<ActivityResponseDto> {

@@ -1,9 +1,11 @@
+import { assertInstanceAdmin } from '../../common/auth/instance-admin';
+import { InstanceAudit } from '../../common/activity/log-activity.decorator';
 import { Controller, Delete, Get, Param } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { conflict, forbidden, notFound } from '../../common/errors/domain-error';
+import { conflict, notFound } from '../../common/errors/domain-error';
 import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
 import { AdapterRegistry, AdapterTypeDefinition } from './adapter-registry.service';
 import { AdapterTypeDto } from './dto/adapter.dto';
@@ -16,12 +18,6 @@ const toDto = (d: AdapterTypeDefinition, executable: boolean): AdapterTypeDto =>
   executable,
   configSchema: d.configSchema as unknown as Record<string, unknown>,
 });
-
-function assertInstanceAdmin(actor: Actor): void {
-  if (actor.kind !== 'board' || !(actor.source === 'local_implicit' || actor.isInstanceAdmin)) {
-    throw forbidden('Instance administrators only');
-  }
-}
 
 /** The adapter registry: built-in types and externally registered ones. */
 @ApiTags('adapters')
@@ -50,6 +46,7 @@ export class AdaptersController {
 
   /** Removes an external adapter type (instance admins); built-in types cannot be deleted (409). */
   @Delete(':type')
+  @InstanceAudit('instance.adapter_removed')
   @Authorize({ callers: ['board'] })
   remove(@CurrentActor() actor: Actor, @Param('type') type: string): AdapterTypeDto {
     assertInstanceAdmin(actor);

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
-import { LogActivity } from '../../common/activity/log-activity.decorator';
+import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
@@ -59,6 +59,7 @@ export class BudgetsController {
 
   /** keep_paused, or raise_budget_and_resume with `amount` above the observed value (422 otherwise). */
   @Post('companies/:companyId/budget-incidents/:incidentId/resolve')
+  @NoActivity('the service records budget.incident_resolved with the resolution it applied')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   resolveIncident(

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiTags } from '@nestjs/swagger';
-import { LogActivity } from '../../common/activity/log-activity.decorator';
+import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
@@ -90,6 +90,7 @@ export class CompaniesController {
 
   /** Destructive; refused (403 `company_deletion_disabled`) unless SERVICE_ENABLE_COMPANY_DELETION=true. Returns the deleted row. */
   @Delete(':companyId')
+  @NoActivity('the company\'s activity log is deleted with the company')
   @Authorize({ callers: ['board'] })
   remove(@Param('companyId') companyId: string): Promise<CompanyResponseDto> {
     return this.companies.remove(companyId);

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -21,6 +22,7 @@ export class CostsController {
 
   /** Stores a cost event (201; a duplicate returns the original with 200), updates spend, enforces budgets. */
   @Post('cost-events')
+  @NoActivity('the service records cost.reported with the COMMIT (a duplicate writes none)')
   @Authorize({ callers: ['board', 'agent'], acceptsEndedRun: true })
   async report(
     @CurrentActor() actor: Actor,

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -18,6 +19,7 @@ export class FinanceController {
 
   /** Board-only. 201; a repeated idempotencyKey returns the original with 200. */
   @Post('finance-events')
+  @NoActivity('the service records the finance event in the same transaction')
   @Authorize({ callers: ['board'] })
   async create(
     @CurrentActor() actor: Actor,

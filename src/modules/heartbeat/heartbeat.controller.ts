@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiExtraModels, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
@@ -22,6 +23,7 @@ export class HeartbeatController {
 
   /** 202 with the run record (queued, coalesced, or the live run a deferred wake waits for), or `{ skipped: true, reason }`. 409 for paused, terminated or pending_approval agents; agents wake only themselves. */
   @Post('agents/:agentId/wakeup')
+  @NoActivity('the wakeup queue records the wake (or its coalescing) with its outcome')
   @HttpCode(202)
   @Authorize({ callers: ['board', 'agent'] })
   @ApiAcceptedResponse({ schema: { oneOf: [{ $ref: getSchemaPath(WakeupRunResponseDto) }, { $ref: getSchemaPath(SkippedWakeupDto) }] } })
@@ -52,6 +54,7 @@ export class HeartbeatController {
 
   /** Cancels a queued or running run: its process group is killed, an async remote is abandoned. 409 if it already ended. */
   @Post('heartbeat-runs/:runId/cancel')
+  @NoActivity('the run lifecycle records heartbeat.run_cancelled when it ends the run')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   cancel(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunResponse> {
@@ -60,6 +63,7 @@ export class HeartbeatController {
 
   /** Completion callback of async adapters, authenticated as the run (run token): `{ status, summary, usage, costCents }`. */
   @Post('heartbeat-runs/:runId/complete')
+  @NoActivity('the run lifecycle records heartbeat.run_<status> when it ends the run')
   @HttpCode(200)
   @Authorize({ callers: ['agent'] })
   complete(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Body() dto: CompleteRunDto): Promise<RunResponse> {

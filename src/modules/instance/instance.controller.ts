@@ -1,3 +1,4 @@
+import { InstanceAudit } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put, Query, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest as Request } from 'fastify';
@@ -8,7 +9,7 @@ import { UserResponseDto } from '../users/user.types';
 import { AdminUsersService } from './admin-users.service';
 import { AdminUsersQueryDto, CompanyAccessResponseDto, PutCompanyAccessDto } from './dto/admin-users.dto';
 import { ExperimentalSettingsDto, GeneralSettingsDto } from './dto/instance-settings.dto';
-import { assertInstanceAdmin } from './instance-admin';
+import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import { InstanceSettingsService } from './instance-settings.service';
 
 const rawBody = (req: Request) => (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {});
@@ -32,6 +33,7 @@ export class InstanceController {
 
   /** Partial update; unknown fields and nulls are rejected (400). */
   @Patch('instance/settings/general')
+  @InstanceAudit('instance.settings_general_updated')
   @Authorize({ callers: ['board'] })
   patchGeneral(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: GeneralSettingsDto): Promise<GeneralSettingsDto> {
     assertInstanceAdmin(actor);
@@ -48,6 +50,7 @@ export class InstanceController {
 
   /** Partial update of the feature flags; unknown flags and nulls are rejected (400). */
   @Patch('instance/settings/experimental')
+  @InstanceAudit('instance.settings_experimental_updated')
   @Authorize({ callers: ['board'] })
   patchExperimental(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: ExperimentalSettingsDto): Promise<ExperimentalSettingsDto> {
     assertInstanceAdmin(actor);
@@ -65,6 +68,7 @@ export class InstanceController {
 
   /** Makes the user an instance admin (idempotent). */
   @Post('admin/users/:userId/promote-instance-admin')
+  @InstanceAudit('instance.admin_promoted')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   promote(@CurrentActor() actor: Actor, @Param('userId') userId: string): Promise<UserResponseDto> {
@@ -74,6 +78,7 @@ export class InstanceController {
 
   /** Removes the instance admin role; the last instance admin cannot be demoted (409). */
   @Post('admin/users/:userId/demote-instance-admin')
+  @InstanceAudit('instance.admin_demoted')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   demote(@CurrentActor() actor: Actor, @Param('userId') userId: string): Promise<UserResponseDto> {
@@ -91,6 +96,7 @@ export class InstanceController {
 
   /** Replaces the user's company access: listed companies active, every other membership inactive. */
   @Put('admin/users/:userId/company-access')
+  @InstanceAudit('instance.company_access_updated')
   @Authorize({ callers: ['board'] })
   putCompanyAccess(@CurrentActor() actor: Actor, @Param('userId') userId: string, @Body() dto: PutCompanyAccessDto): Promise<CompanyAccessResponseDto> {
     assertInstanceAdmin(actor);

@@ -1,3 +1,4 @@
+import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Controller, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { AgentActor, RequestWithActor } from '../../common/auth/actor';
@@ -21,6 +22,7 @@ export class AgentSecretsController {
 
   /** The value of a granted alias (delivery api|both) as `{ key, value, version }`; audited; alias not granted: 403. */
   @Post(':key/value')
+  @NoActivity('the service records the read (never the value) and writes the security audit trail')
   @HttpCode(200)
   @Authorize({ callers: ['agent'], runBound: true })
   @Header('Cache-Control', 'no-store')

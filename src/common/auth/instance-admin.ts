@@ -1,5 +1,5 @@
-import type { Actor, BoardActor } from '../../common/auth/actor';
-import { forbidden } from '../../common/errors/domain-error';
+import { forbidden } from '../errors/domain-error';
+import type { Actor, BoardActor } from './actor';
 
 /** Instance administration: board callers who are instance admins (the local board is one). */
 export function assertInstanceAdmin(actor: Actor): asserts actor is BoardActor {
