@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { assertInstanceAdmin } from '../instance/instance-admin';
+import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import {
   BridgeCallDto, ExecuteToolDto, InstallPluginDto, LocalFolderDto, PluginCallDto, PluginConfigDto, RecentQueryDto, TestPluginConfigDto, UpgradePluginDto,
 } from './dto/plugin.dto';

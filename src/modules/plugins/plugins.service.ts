@@ -8,7 +8,7 @@ import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { assertInstanceAdmin } from '../instance/instance-admin';
+import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import { SecretsService } from '../secrets/secrets.service';
 import { compileSchema, MANIFEST_FILE, parseManifest, PluginManifest, schemaProblems, secretFields } from './manifest';
 import { PackageSource, removeInstall, unpackPackage } from './plugin-packages';
