@@ -1,3 +1,4 @@
+import { InstanceAudit, NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -56,6 +57,7 @@ export class PluginsController {
    * they can access (or none).
    */
   @Post('tools/execute')
+  @NoActivity('a call into a plugin worker; the tool records what it changes through the host API')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   execute(@CurrentActor() actor: Actor, @Body() dto: ExecuteToolDto) {
@@ -64,6 +66,7 @@ export class PluginsController {
 
   /** Installs a package (validated manifest; disabled until enabled). 409 when the key is installed. */
   @Post('install')
+  @InstanceAudit('plugin.installed')
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   install(@CurrentActor() actor: Actor, @Body() dto: InstallPluginDto) {
@@ -80,6 +83,7 @@ export class PluginsController {
 
   /** Uninstalls: the worker stops, the record, job runs, folders and pending events are deleted. */
   @Delete(':pluginId')
+  @InstanceAudit('plugin.uninstalled')
   @Authorize({ callers: ['board'] })
   uninstall(@CurrentActor() actor: Actor, @Param('pluginId') id: string) {
     return this.plugins.uninstall(actor, id);
@@ -87,6 +91,7 @@ export class PluginsController {
 
   /** Enables the plugin and starts its worker. */
   @Post(':pluginId/enable')
+  @InstanceAudit('plugin.enabled')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   enable(@CurrentActor() actor: Actor, @Param('pluginId') id: string) {
@@ -95,6 +100,7 @@ export class PluginsController {
 
   /** Disables: hides UI contributions and tools, drains and stops the worker (TERM, then KILL). */
   @Post(':pluginId/disable')
+  @InstanceAudit('plugin.disabled')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   disable(@CurrentActor() actor: Actor, @Param('pluginId') id: string) {
@@ -103,6 +109,7 @@ export class PluginsController {
 
   /** Replaces the package with a newer one of the same key (422 for another key). */
   @Post(':pluginId/upgrade')
+  @InstanceAudit('plugin.upgraded')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   upgrade(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: UpgradePluginDto) {
@@ -132,6 +139,7 @@ export class PluginsController {
 
   /** Writes the instance config (422 with problems when it does not fit the schema). */
   @Post(':pluginId/config')
+  @InstanceAudit('plugin.config_updated')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   setConfig(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: PluginConfigDto) {
@@ -140,6 +148,7 @@ export class PluginsController {
 
   /** Validates a candidate config (schema, then the worker's `config.test`) without saving: `{ ok, problems }`. */
   @Post(':pluginId/config/test')
+  @NoActivity('validates a configuration without saving it')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   testConfig(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: TestPluginConfigDto) {
@@ -162,6 +171,7 @@ export class PluginsController {
 
   /** Runs the job now and answers the finished run. 409 when the plugin is disabled. */
   @Post(':pluginId/jobs/:jobId/trigger')
+  @InstanceAudit('plugin.job_triggered')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   trigger(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('jobId') jobId: string) {
@@ -174,6 +184,7 @@ export class PluginsController {
    * endpoint 404; a disabled plugin 409.
    */
   @Post(':pluginId/webhooks/:endpointKey')
+  @NoActivity('an inbound webhook handed to the plugin worker; it records what it changes')
   @Public()
   async webhook(
     @Param('pluginId') id: string, @Param('endpointKey') key: string, @Req() req: FastifyRequest, @Headers() headers: Record<string, unknown>,
@@ -200,6 +211,7 @@ export class PluginsController {
 
   /** Validates a path (inside the allowed roots, a readable directory) without saving. */
   @Post(':pluginId/companies/:companyId/local-folders/:folderKey/validate')
+  @NoActivity('validates a path without saving it')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   validateFolder(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('folderKey') key: string, @Body() dto: LocalFolderDto) {
@@ -208,6 +220,7 @@ export class PluginsController {
 
   /** Saves the mount (422 with problems for a path outside the allowed roots). */
   @Put(':pluginId/companies/:companyId/local-folders/:folderKey')
+  @InstanceAudit('plugin.local_folder_set')
   @Authorize({ callers: ['board'] })
   putFolder(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('companyId') companyId: string, @Param('folderKey') key: string, @Body() dto: LocalFolderDto) {
     return this.plugins.putFolder(actor, id, companyId, key, dto.path);
@@ -222,6 +235,7 @@ export class PluginsController {
 
   /** Bridge data request `{ key, params, companyId }` to a declared data feed. */
   @Post(':pluginId/bridge/data')
+  @NoActivity('a read through the plugin worker')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   bridgeData(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: BridgeCallDto) {
@@ -230,6 +244,7 @@ export class PluginsController {
 
   /** Bridge action request `{ key, params, companyId }` to a declared action. */
   @Post(':pluginId/bridge/action')
+  @NoActivity('handed to the plugin worker; it records what it changes through the host API')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   bridgeAction(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: BridgeCallDto) {
@@ -259,6 +274,7 @@ export class PluginsController {
 
   /** UI entry point to a data feed. */
   @Post(':pluginId/data/:key')
+  @NoActivity('a read of a plugin data feed')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   data(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('key') key: string, @Body() dto: PluginCallDto) {
@@ -267,6 +283,7 @@ export class PluginsController {
 
   /** UI entry point to an action. */
   @Post(':pluginId/actions/:key')
+  @NoActivity('handed to the plugin worker; it records what it changes through the host API')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   action(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('key') key: string, @Body() dto: PluginCallDto) {
