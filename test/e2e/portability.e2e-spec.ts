@@ -242,6 +242,37 @@ describe('portability', () => {
     await t.http.post(`/api/companies/${c.id}/export`).set('Authorization', 'Bearer nope').send({}).expect(401);
   });
 
+  it('selections: issues only when asked; exports/preview lists the files with their sizes', async () => {
+    const { c } = await seed();
+    const without = await exportOf(c.id, {});
+    expect(Object.keys(without.files).some((p) => p.startsWith('tasks/'))).toBe(false);
+    const noAgents = await exportOf(c.id, { agents: false, skills: false, routines: false });
+    expect(Object.keys(noAgents.files).filter((p) => /^(agents|skills|routines)\//.test(p))).toEqual([]);
+    const preview = (await t.http.post(`/api/companies/${c.id}/exports/preview`).send({ include: { issues: true } }).expect(200)).body;
+    const withIssues = await exportOf(c.id, { issues: true });
+    expect(preview.files.map((f: { path: string }) => f.path).sort()).toEqual(Object.keys(withIssues.files).sort());
+    expect(preview.manifest.counts.issues).toBe(2);
+    expect(preview.totalBytes).toBe(Object.values(withIssues.files).reduce((n, f) => n + Buffer.byteLength(f), 0));
+    expect(withIssues.files[Object.keys(withIssues.files).find((p) => p.endsWith('/documents/plan.md'))!]).toContain('# The plan');
+    await t.http.post(`/api/companies/${c.id}/export`).send({ include: { issues: 'yes' } }).expect(400);
+  });
+
+  it('the CEO agent imports into its own company (creates, with activity by the agent)', async () => {
+    const { c, ceo } = await seed();
+    const ceoKey = (await t.http.post(`/api/agents/${ceo.id}/keys`).send({ name: 'k' }).expect(201)).body.token as string;
+    const files: Files = {
+      'COMPANY.md': '---\nschema: agentcompanies/v1\nname: Whatever\n---\n',
+      'agents/helper/AGENTS.md': '---\nname: Helper\nreportsTo: chief\nadapter:\n  type: process\n  config:\n    command: "true"\n---\nHelp.\n',
+      'agents/chief/AGENTS.md': '---\nname: Chief\nrole: ceo\n---\n',
+    };
+    const applied = (await t.http.post(`/api/companies/${c.id}/imports/apply`).set(bearer(ceoKey)).send({ source: { type: 'inline', files }, collisionStrategy: 'skip' }).expect(200)).body;
+    expect(applied.creates.map((i: { slug: string }) => i.slug)).toEqual(['helper']);
+    const helper = (await t.http.get(`/api/agents/${applied.ids.agent.helper}`).expect(200)).body;
+    expect(helper.reportsTo).toBe(ceo.id);
+    const acts = (await t.http.get(`/api/companies/${c.id}/activity?entityId=${helper.id}`).expect(200)).body;
+    expect(acts[0]).toMatchObject({ action: 'agent.created', actorType: 'agent', agentId: ceo.id });
+  });
+
   it('apply is all or nothing: a failure halfway leaves the company unchanged', async () => {
     const { c } = await seed();
     const a = await exportOf(c.id, { issues: true });
