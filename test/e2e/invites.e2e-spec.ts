@@ -97,7 +97,9 @@ describe('invites and join requests (authenticated mode)', () => {
       expect(txt.headers['content-type']).toMatch(/^text\/plain/);
       expect(txt.text).toContain(`POST ${inv.inviteUrl}/accept`);
       const index = await t.http.get(`/api/invites/${inv.token}/skills/index`).expect(200);
-      expect(index.body.map((s: { name: string }) => s.name)).toEqual(['join-company', 'service-basics']);
+      // the bundled catalog skills (the agent protocol) are offered beside the onboarding ones
+      expect(index.body.map((s: { name: string }) => s.name)).toEqual(['join-company', 'service-basics', 'agent-protocol']);
+      expect((await t.http.get(`/api/invites/${inv.token}/skills/agent-protocol`).expect(200)).text).toContain('X-Service-Run-Id');
       const skill = await t.http.get(`/api/invites/${inv.token}/skills/join-company`).expect(200);
       expect(skill.headers['content-type']).toMatch(/^text\/markdown/);
       expect(skill.text).toMatch(/^---\nname: join-company/);

@@ -370,6 +370,13 @@ describe('skills', () => {
       expect((await t.http.get('/api/skills/catalog/code-review').expect(200)).body.id).toBe(all.find((c: any) => c.slug === 'code-review').id);
       expect((await t.http.get(`/api/skills/catalog/${encodeURIComponent('service/catalog/daily-brief')}/files`).expect(200)).body.content).toContain('# Daily brief');
       await t.http.get('/api/skills/catalog/nope').expect(404);
+      // our own catalog passes our own audit
+      const co = await createCompany(t);
+      for (const c of all.filter((x: any) => x.kind === 'optional')) {
+        const installed = (await t.http.post(`/api/companies/${co.id}/skills/install-catalog`).send({ catalogSkillId: c.id }).expect(201)).body;
+        expect([c.slug, installed.skill.auditVerdict, installed.warnings]).toEqual([c.slug, 'pass', []]);
+        expect(installed.skill.name).toBe(c.slug);
+      }
       await t.http.get(`/api/skills/catalog/${all[0].id}/files`).query({ path: 'references/none.md' }).expect(404);
     });
 

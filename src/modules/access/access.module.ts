@@ -14,7 +14,7 @@ import { MembershipsService } from './memberships.service';
 @Module({
   controllers: [MembersController, InvitesController, JoinRequestsController],
   providers: [MembershipsService, MembersService, AccessPermissions, InvitesService, JoinRequestsService, MembershipChecker],
-  exports: [MembershipsService, AccessPermissions],
+  exports: [MembershipsService, AccessPermissions, InvitesService],
 })
 export class AccessModule implements OnModuleInit {
   constructor(

@@ -113,7 +113,11 @@ export class InvitesController {
   async skillsIndex(@Param('token') token: string): Promise<Array<{ name: string; description: string; url: string }>> {
     await this.invites.resolve(token);
     const base = `${(await this.invites.onboardingContext(token)).baseUrl}/api/invites/${encodeURIComponent(token)}/skills`;
-    return Object.entries(ONBOARDING_SKILLS).map(([name, s]) => ({ name, description: s.description, url: `${base}/${name}` }));
+    const extra = (this.invites.extraSkills?.() ?? []).filter((s) => !Object.prototype.hasOwnProperty.call(ONBOARDING_SKILLS, s.name));
+    return [
+      ...Object.entries(ONBOARDING_SKILLS).map(([name, s]) => ({ name, description: s.description, url: `${base}/${name}` })),
+      ...extra.map((s) => ({ name: s.name, description: s.description, url: `${base}/${s.name}` })),
+    ];
   }
 
   /** One skill as markdown (SKILL.md). */
@@ -124,8 +128,10 @@ export class InvitesController {
   async skill(@Param('token') token: string, @Param('skillName') skillName: string): Promise<string> {
     const ctx = await this.invites.onboardingContext(token);
     const skill = Object.prototype.hasOwnProperty.call(ONBOARDING_SKILLS, skillName) ? ONBOARDING_SKILLS[skillName] : undefined;
-    if (!skill) throw notFound('Skill');
-    return skill.body(ctx);
+    if (skill) return skill.body(ctx);
+    const extra = this.invites.extraSkills?.().find((s) => s.name === skillName);
+    if (!extra) throw notFound('Skill');
+    return extra.markdown;
   }
 
   /**

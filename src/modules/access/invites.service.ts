@@ -55,6 +55,9 @@ export function toInviteResponse(row: InviteRow): InviteResponseDto {
 /** Invites: created by holders of `users:invite`; the token is shown once and only its hash is stored. */
 @Injectable()
 export class InvitesService {
+  /** Skills beyond the onboarding ones offered at /invites/{token}/skills (the skills module adds the bundled catalog skills). */
+  extraSkills?: () => Array<{ name: string; description: string; markdown: string }>;
+
   constructor(
     private readonly db: Db,
     private readonly config: AppConfig,

@@ -1,5 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AgentConfigService } from '../agents/agent-config.service';
+import { AccessModule } from '../access/access.module';
+import { InvitesService } from '../access/invites.service';
 import { AgentsModule } from '../agents/agents.module';
 import { BuiltInAgentsModule } from '../built-in-agents/built-in-agents.module';
 import { BuiltInAgentsService } from '../built-in-agents/built-in-agents.service';
@@ -23,7 +25,7 @@ import { skillError } from './skills.errors';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [AgentsModule, ProjectsModule, BuiltInAgentsModule],
+  imports: [AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [SkillsRepository, SkillsService, SkillCatalogService, SkillImportService, AgentSkillsService, SkillsJobs],
   exports: [SkillsService, SkillCatalogService, AgentSkillsService],
@@ -36,6 +38,8 @@ export class SkillsModule implements OnModuleInit {
     private readonly runEvents: RunLifecycleEvents,
     private readonly skills: SkillsService,
     private readonly builtIns: BuiltInAgentsService,
+    private readonly invites: InvitesService,
+    private readonly catalog: SkillCatalogService,
   ) {}
 
   onModuleInit(): void {
@@ -44,6 +48,9 @@ export class SkillsModule implements OnModuleInit {
     // every run of a process or local CLI agent gets its skills as files (SERVICE_SKILLS_DIR)
     this.runEnv.registerLaunchContributor((ctx) => this.agentSkills.materialiseForRun(ctx));
     this.runEvents.onRunFinished((e) => this.agentSkills.cleanupRun(e.runId));
+    // invite onboarding offers the bundled skills (the agent protocol) beside its own
+    this.invites.extraSkills = () =>
+      this.catalog.bundled().map((c) => ({ name: c.slug, description: c.description ?? '', markdown: c.storedFiles.find((f) => f.path === 'SKILL.md')?.content ?? '' }));
     // the built-in agents: the reflection coach's catalog skill, and approved skill suggestions
     this.builtIns.skills = {
       installCatalogSkill: async (companyId, slug, { reset }) => {
