@@ -385,6 +385,7 @@ describe('built-in agents', () => {
       await t.http.post(`/api/agents/${worker.id}/config-suggestions`).set(auth).send({ changes: { title: 'x' } }).expect(400);
       await t.http.post(`/api/agents/${worker.id}/config-suggestions`).set(auth).send({ changes: { name: 5 }, reason: 'r' }).expect(400);
       await t.http.post(`/api/agents/${worker.id}/config-suggestions`).set(auth).send({ changes: { adapterConfig: { command: 5 } }, reason: 'r' }).expect(422);
+      await t.http.post(`/api/agents/${worker.id}/config-suggestions`).set(auth).send({ changes: { runtimeConfig: { heartbeat: { intervalSec: -1 } } }, reason: 'r' }).expect(422);
       await t.http.post(`/api/agents/${randomUUID()}/config-suggestions`).set(auth).send({ changes: { title: 'x' }, reason: 'r' }).expect(404);
       const other = await createCompany(t);
       const foreign = await createAgent(t, other.id);

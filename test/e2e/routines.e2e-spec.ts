@@ -173,6 +173,15 @@ describe('routines', () => {
       expect(await issuesOf(c.id, r.id)).toHaveLength(2);
     });
 
+    it('an archived company creates no work: the execution is skipped', async () => {
+      const { c, agent } = await setup();
+      const r = await createRoutine(c.id, { assigneeAgentId: agent.id });
+      await t.http.post(`/api/companies/${c.id}/archive`).expect(200);
+      const run = (await t.http.post(`/api/routines/${r.id}/run`).expect(202)).body;
+      expect(run).toMatchObject({ status: 'skipped', linkedIssueId: null, failureReason: 'the company is archived' });
+      expect(await issuesOf(c.id, r.id)).toHaveLength(0);
+    });
+
     it('always_create: one issue per firing even while earlier ones are open', async () => {
       const { c, agent } = await setup();
       const r = await createRoutine(c.id, { assigneeAgentId: agent.id, concurrencyPolicy: 'always_create' });

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AgentConfigService } from '../agents/agent-config.service';
-import { mergeAdapterConfig } from '../agents/agent-fields';
+import { mergeAdapterConfig, normalizeRuntimeConfig } from '../agents/agent-fields';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import { AgentsService } from '../agents/agents.service';
 import type { UpdateAgentDto } from '../agents/dto/agent.dto';
@@ -60,6 +60,7 @@ export class ChangeSuggestionsService implements OnModuleInit {
     const update = toAgentUpdate(dto.changes);
     if (!Object.keys(update).length) throw builtInError('invalid_suggestion', 'changes must name at least one field', { field: 'changes' });
     // a change that could never be applied is refused now, not at approval time
+    if (update.runtimeConfig) normalizeRuntimeConfig(update.runtimeConfig, agent.runtimeConfig);
     if (update.adapterConfig) {
       await this.agentConfig.forUpdate(agent.companyId, agent.adapterType, mergeAdapterConfig(agent.adapterConfig, update.adapterConfig, false));
     }

@@ -54,11 +54,13 @@ export class RoutineFiring {
       createdByAgentId: actor?.kind === 'agent' ? actor.agentId : null,
       createdByUserId: actor?.kind === 'board' ? actor.userId : null,
     };
-    const assigneeStatus = await this.repo.agentStatus(companyId, routine.assignee_agent_id);
+    const { companyStatus, agentStatus: assigneeStatus } = await this.repo.firingContext(companyId, routine.assignee_agent_id);
     const [open] = routine.concurrency_policy === 'skip_if_active' ? await this.repo.openExecutions(companyId, [routineId]) : [];
     let outcome: Pick<RunInsert, 'status' | 'linkedIssueId' | 'coalescedIntoRunId' | 'failureReason'>;
     if (input.skipReason) {
       outcome = { status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: input.skipReason };
+    } else if (companyStatus === 'archived') {
+      outcome = { status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: 'the company is archived' };
     } else if (!assigneeStatus || UNUSABLE_ASSIGNEE.includes(assigneeStatus)) {
       outcome = { status: 'failed', linkedIssueId: null, coalescedIntoRunId: null, failureReason: `assignee agent is ${assigneeStatus ?? 'missing'}` };
     } else if (open) {

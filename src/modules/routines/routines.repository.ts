@@ -190,6 +190,17 @@ export class RoutinesRepository extends CompanyScopedRepository {
     return Object.entries(r).filter(([, ok]) => !ok).map(([field]) => field);
   }
 
+  /** What a firing checks first, in one round trip: the company's and the assignee's status. */
+  async firingContext(companyId: string, agentId: string): Promise<{ companyStatus: string | null; agentStatus: string | null }> {
+    const r = await this.row<{ company_status: string | null; agent_status: string | null }>(
+      companyId,
+      `SELECT (SELECT status FROM companies WHERE id = $1) AS company_status,
+              (SELECT status FROM agents WHERE company_id = $1 AND id = $2) AS agent_status`,
+      [agentId],
+    );
+    return { companyStatus: r?.company_status ?? null, agentStatus: r?.agent_status ?? null };
+  }
+
   /** The assignee's status (a terminated or pending agent cannot take executions). */
   async agentStatus(companyId: string, agentId: string): Promise<string | null> {
     const r = await this.row<{ status: string }>(companyId, `SELECT status FROM agents WHERE company_id = $1 AND id = $2`, [agentId]);
