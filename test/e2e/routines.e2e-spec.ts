@@ -268,20 +268,23 @@ describe('routines', () => {
     });
 
     it('coalesces the firings missed during downtime into one execution (catchUpPolicy coalesce)', async () => {
-      const { c, agent } = await setup();
-      const r = await createRoutine(c.id, { assigneeAgentId: agent.id, concurrencyPolicy: 'always_create', triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }] });
-      // the service was down for two hours: 24 five-minute firings came and went
-      await makeDue(r.id, new Date(Date.now() - 2 * 3600_000 - 1000));
-      await scheduler.tick();
-      expect(await issuesOf(c.id, r.id)).toHaveLength(1);
-      const runs = (await t.http.get(`/api/routines/${r.id}/runs`).expect(200)).body;
-      expect(runs).toHaveLength(1);
-      expect(runs[0].missedCount).toBeGreaterThanOrEqual(23);
-      expect(runs[0].missedCount).toBeLessThanOrEqual(24);
-      expect(runs[0].triggerPayload).toEqual({ missedCount: runs[0].missedCount });
-      const next = (await t.http.get(`/api/routines/${r.id}`).expect(200)).body.triggers[0].nextRunAt;
-      expect(new Date(next).getTime()).toBeGreaterThan(Date.now());
-      expect(new Date(next).getTime()).toBeLessThanOrEqual(Date.now() + 5 * 60_000);
+      const clock = t.app.get(Clock);
+      try {
+        const { c, agent } = await setup();
+        const r = await createRoutine(c.id, { assigneeAgentId: agent.id, concurrencyPolicy: 'always_create', triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }] });
+        // the service was down from just before 10:00 to 12:00:30: the 10:00 firing and the 24 after it came and went
+        await makeDue(r.id, new Date('2026-01-01T10:00:00Z'));
+        clock.set('2026-01-01T12:00:30Z');
+        await scheduler.tick();
+        await scheduler.tick();
+        expect(await issuesOf(c.id, r.id)).toHaveLength(1);
+        const runs = (await t.http.get(`/api/routines/${r.id}/runs`).expect(200)).body;
+        expect(runs).toHaveLength(1);
+        expect(runs[0]).toMatchObject({ scheduledFor: '2026-01-01T10:00:00.000Z', missedCount: 24, triggerPayload: { missedCount: 24 } });
+        expect((await t.http.get(`/api/routines/${r.id}`).expect(200)).body.triggers[0].nextRunAt).toBe('2026-01-01T12:05:00.000Z');
+      } finally {
+        clock.set(null);
+      }
     });
 
     it('drops firings missed during downtime with catchUpPolicy skip_missed (recorded as skipped)', async () => {
