@@ -42,7 +42,7 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
   });
 
   const runsOf = async (agentId: string) =>
-    (await db.query(`SELECT id, status, error_code, context_snapshot, process_group_id FROM heartbeat_runs WHERE agent_id = $1 ORDER BY created_at`, [agentId])).rows;
+    (await db.query(`SELECT id, status, error_code, context_snapshot, process_group_id, process_start_ticks, claimed_by, started_at FROM heartbeat_runs WHERE agent_id = $1 ORDER BY created_at`, [agentId])).rows;
   const pidsIn = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
 
   it('kills the dead instance\'s process group, runs exactly one process, and retries the wake once', async () => {
@@ -69,8 +69,8 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
 
     svc = await start();
     // killed at start-up (SIGTERM, SIGKILL after graceSec) before the run is finalised; slack for a loaded machine
-    await waitFor(async () => !groupAlive(pid1), 'old process group gone', 10_000).catch((err) => {
-      throw new Error(`${(err as Error).message}\nservice output:\n${svc?.output()}`);
+    await waitFor(async () => !groupAlive(pid1), 'old process group gone', 10_000).catch(async (err) => {
+      throw new Error(`${(err as Error).message}\nruns: ${JSON.stringify(await runsOf(agentId))}\nservice output:\n${svc?.output()}`);
     });
     const [, pid2] = await waitFor(async () => pidsIn(pids).length === 2 && pidsIn(pids), 'retried process');
     const runs = await runsOf(agentId);
@@ -82,12 +82,15 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
     expect(groupAlive(pid1)).toBe(false); // exactly one process group of the agent
     const retried = await db.query(`SELECT details FROM activity_log WHERE entity_id = $1 AND action = 'heartbeat.run_retried'`, [firstRunId]);
     expect(retried.rows).toHaveLength(1);
+    await waitFor(async () => (await runsOf(agentId))[1]?.process_group_id === pid2, 'retried process group recorded');
     await sleep(2100);
 
     // a second loss of the retried wake is final
     await svc.crash();
     svc = await start();
-    await waitFor(async () => !groupAlive(pid2), 'second process group gone', 10_000);
+    await waitFor(async () => !groupAlive(pid2), 'second process group gone', 10_000).catch(async (err) => {
+      throw new Error(`${(err as Error).message}\nruns: ${JSON.stringify(await runsOf(agentId))}\nservice output:\n${svc?.output()}`);
+    });
     await waitFor(async () => (await runsOf(agentId))[1]?.status === 'failed', 'retried run failed');
     await sleep(REAPER_MS * 3);
     const after = await runsOf(agentId);

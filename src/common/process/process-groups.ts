@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 
@@ -79,6 +80,39 @@ export async function terminateGroup(pgid: number, graceMs: number): Promise<voi
   }
   signalGroup(pgid, 'SIGKILL');
   for (let i = 0; i < 20 && groupAlive(pgid); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
+let clockTicks: number | undefined;
+let bootTimeMs: number | undefined;
+
+/** When a process started (ms since epoch), or null when unknown. */
+export function processStartedAt(pid: number): number | null {
+  const ticks = processStartTicks(pid);
+  if (ticks === null) return null;
+  try {
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()) || 100;
+  } catch {
+    clockTicks = 100;
+  }
+  try {
+    bootTimeMs ??= Number(/^btime (\d+)$/m.exec(fs.readFileSync('/proc/stat', 'utf8'))?.[1]) * 1000;
+  } catch {
+    return null;
+  }
+  return Number.isFinite(bootTimeMs) ? bootTimeMs + (ticks / clockTicks) * 1000 : null;
+}
+
+/**
+ * Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. With
+ * `claimedAt`, a live process that started after it is a recycled pid, not the owner.
+ */
+export function isGoneLocalOwner(owner: string, claimedAt?: Date | null): boolean {
+  if (isDeadLocalOwner(owner)) return true;
+  const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
+  if (!claimedAt || !m || m[1] !== os.hostname() || Number(m[2]) === process.pid) return false;
+  const started = processStartedAt(Number(m[2]));
+  // one second of slack for clock-tick rounding
+  return started !== null && started > new Date(claimedAt).getTime() + 1000;
 }
 
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { isDeadLocalOwner, isRecordedGroup, processStartTicks, terminateGroup, thisHost } from '../../common/process/process-groups';
+import { isGoneLocalOwner, isRecordedGroup, processStartTicks, terminateGroup, thisHost } from '../../common/process/process-groups';
 import { RunRecoveryRepository } from './run-recovery.repository';
 
 const DEFAULT_GRACE_SEC = 15;
@@ -54,7 +54,7 @@ export class RunProcessGroups {
     const stale = rows.filter((r) => {
       if (!r.claimed_by) return true;
       if (r.claimed_by === instanceId) return !r.started_at || Date.now() - new Date(r.started_at).getTime() > LAUNCH_SLACK_MS;
-      return isDeadLocalOwner(r.claimed_by);
+      return isGoneLocalOwner(r.claimed_by, r.started_at);
     });
     let killed = 0;
     await Promise.all(stale.map(async (r) => {
