@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { groupAlive, isRecordedGroup, processStartTicks, terminateGroup } from '../../src/common/process/process-groups';
+import { groupAlive, isRecordedGroup, localOwnerPid, processStartTicks, terminateGroup } from '../../src/common/process/process-groups';
 
 describe('process groups', () => {
   it('knows a live group, matches its leader by start time, and terminates the whole group', async () => {
@@ -14,5 +14,14 @@ describe('process groups', () => {
     await terminateGroup(pgid, 1000);
     expect(groupAlive(pgid)).toBe(false);
     expect(isRecordedGroup(pgid, ticks)).toBe(false);
+  });
+
+  it('reads the pid of a lease owner of this host even when the hex suffix is all digits', () => {
+    expect(localOwnerPid('vm-28346-278153', 'vm')).toBe(28346);
+    expect(localOwnerPid('vm-28346-a1b2c3', 'vm')).toBe(28346);
+    expect(localOwnerPid('vm-28346', 'vm')).toBe(28346);
+    expect(localOwnerPid('my-host-7-0000ff', 'my-host')).toBe(7);
+    expect(localOwnerPid('other-28346-278153', 'vm')).toBeNull();
+    expect(localOwnerPid('vm-custom-name', 'vm')).toBeNull();
   });
 });

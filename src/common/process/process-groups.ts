@@ -108,19 +108,28 @@ export function processStartedAt(pid: number): number | null {
  */
 export function isGoneLocalOwner(owner: string, claimedAt?: Date | null): boolean {
   if (isDeadLocalOwner(owner)) return true;
-  const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
-  if (!claimedAt || !m || m[1] !== os.hostname() || Number(m[2]) === process.pid) return false;
-  const started = processStartedAt(Number(m[2]));
+  const pid = localOwnerPid(owner);
+  if (!claimedAt || pid === null || pid === process.pid) return false;
+  const started = processStartedAt(pid);
   // one second of slack for clock-tick rounding
   return started !== null && started > new Date(claimedAt).getTime() + 1000;
 }
 
+/**
+ * The pid in a lease owner id (`host-pid[-suffix]`) of this host, or null for another host's. The
+ * host name is matched as a prefix: a suffix of six hex digits may be all decimal digits
+ * (`vm-28346-278153`), so the id cannot be split from the right.
+ */
+export function localOwnerPid(owner: string, host = os.hostname()): number | null {
+  if (!owner.startsWith(`${host}-`)) return null;
+  const m = /^(\d+)(?:-[0-9a-f]{6})?$/.exec(owner.slice(host.length + 1));
+  return m ? Number(m[1]) : null;
+}
+
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
 export function isDeadLocalOwner(owner: string): boolean {
-  const m = /^(.*)-(\d+)(?:-[0-9a-f]{6})?$/.exec(owner);
-  if (!m || m[1] !== os.hostname()) return false;
-  const pid = Number(m[2]);
-  if (pid === process.pid) return false;
+  const pid = localOwnerPid(owner);
+  if (pid === null || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
     return false;
