@@ -11,6 +11,7 @@ import { AuthGuard } from './common/auth/auth.guard';
 import { AuthModule } from './common/auth/auth.module';
 import { HttpExceptionFilter } from './common/errors/http-exception.filter';
 import { EventsModule } from './common/events/work-cancellation';
+import { LiveEventsModule } from './common/events/live-events.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
@@ -90,6 +91,7 @@ export class AppModule {
         ActivityCoreModule,
         CompanyReferencesModule,
         EventsModule,
+        LiveEventsModule,
         ...DOMAIN_MODULES,
       ],
       providers: [

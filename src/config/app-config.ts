@@ -59,6 +59,17 @@ export class AppConfig {
   skills!: SkillSourceSettings;
   /** plugin runtime settings */
   plugins!: PluginSettings;
+  /** live event stream (WebSocket and SSE) */
+  events!: LiveEventSettings;
+}
+
+export interface LiveEventSettings {
+  /** how long events stay resumable (SERVICE_EVENTS_RETENTION_SEC, default 900) */
+  retentionSec: number;
+  /** ping interval of idle connections, and how often a connection's credential and access are re-checked (SERVICE_EVENTS_PING_MS) */
+  pingMs: number;
+  /** a client with more unsent bytes than this is closed as too slow (SERVICE_EVENTS_MAX_BUFFER_BYTES) */
+  maxBufferedBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -223,6 +234,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     wakeLoopLimit: parseInteger('SERVICE_WAKE_LOOP_LIMIT', env.SERVICE_WAKE_LOOP_LIMIT, 10, 1, 1_000_000),
     wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
     runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  };
+  c.events = {
+    retentionSec: parseInteger('SERVICE_EVENTS_RETENTION_SEC', env.SERVICE_EVENTS_RETENTION_SEC, 900, 60, 7 * 86_400),
+    pingMs: parseInteger('SERVICE_EVENTS_PING_MS', env.SERVICE_EVENTS_PING_MS, 25_000, 100, 600_000),
+    maxBufferedBytes: parseInteger('SERVICE_EVENTS_MAX_BUFFER_BYTES', env.SERVICE_EVENTS_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
   c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 250, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);

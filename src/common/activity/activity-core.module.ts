@@ -1,9 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { ActivityInterceptor } from './activity.interceptor';
 import { ActivityRecorder } from './activity-recorder.service';
+import { LiveEventsModule } from '../events/live-events.module';
 
 @Global()
 @Module({
+  imports: [LiveEventsModule],
   providers: [ActivityRecorder, ActivityInterceptor],
   exports: [ActivityRecorder, ActivityInterceptor],
 })

@@ -3,6 +3,7 @@ import { ActivityActorType, ActivityEntity } from './activity.entity';
 import { Db } from '../../database/db.service';
 import type { Actor } from '../auth/actor';
 import { sanitizeDetails } from './sanitize';
+import { LiveEventBus } from '../events/live-event-bus';
 
 export interface ActivityInput {
   companyId: string;
@@ -18,10 +19,16 @@ export interface ActivityInput {
   details?: Record<string, unknown> | null;
 }
 
-/** Writes activity records in the caller's transaction. Details are always sanitised. */
+/**
+ * Writes activity records in the caller's transaction. Details are always sanitised. Each record is
+ * published on the live stream (`activity.logged`) once the transaction commits.
+ */
 @Injectable()
 export class ActivityRecorder {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: LiveEventBus,
+  ) {}
 
   async record(input: ActivityInput): Promise<ActivityEntity> {
     const a = input.actor;
@@ -42,6 +49,8 @@ export class ActivityRecorder {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id, created_at`,
       [row.companyId, row.actorType, row.actorId, row.action, row.entityType, row.entityId, row.agentId, row.runId, row.details],
     );
+    const { companyId, ...payload } = row;
+    this.events.publish(companyId, 'activity.logged', { id: saved.id, ...payload });
     return { id: saved.id, createdAt: saved.created_at, ...row };
   }
 }

@@ -1,9 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AppConfig } from '../../config/app-config';
 import { DomainError, forbidden, unauthorized } from '../errors/domain-error';
+import { ActorResolver } from './actor-resolver';
 import { isUuid } from '../http/uuid';
-import { Actor, LOCAL_BOARD_USER_ID, RequestWithActor, RUN_ID_HEADER } from './actor';
+import { Actor, RequestWithActor, RUN_ID_HEADER } from './actor';
 import { AuthRegistry } from './auth-registry';
 import { AUTHORIZE_KEY, AuthorizeOptions, PUBLIC_KEY } from './authorize.decorator';
 import { CompanyAccessService } from './company-access.service';
@@ -19,7 +19,7 @@ export class AuthGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly config: AppConfig,
+    private readonly actors: ActorResolver,
     private readonly registry: AuthRegistry,
     private readonly companies: CompanyAccessService,
   ) {}
@@ -55,23 +55,8 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  private async resolveActor(req: RequestWithActor): Promise<Actor | undefined> {
-    const header = req.headers.authorization;
-    let token: string | undefined;
-    if (header !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m) throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
-      token = m[1];
-    }
-    for (const resolver of this.registry.resolvers) {
-      const actor = await resolver.resolve(token, req);
-      if (actor) return actor;
-    }
-    if (token) throw unauthorized('Invalid or revoked credentials');
-    if (this.config.deploymentMode === 'local_trusted') {
-      return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
-    }
-    return undefined;
+  private resolveActor(req: RequestWithActor): Promise<Actor | undefined> {
+    return this.actors.resolve(req);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { ActorResolver } from './actor-resolver';
 import { AgentKeyResolver } from './agent-key.resolver';
 import { AuthRegistry } from './auth-registry';
 import { AuthGuard } from './auth.guard';
@@ -7,8 +8,8 @@ import { DbRunVerifier } from './run-verifier';
 
 @Global()
 @Module({
-  providers: [AuthRegistry, AuthGuard, CompanyAccessService, AgentKeyResolver, DbRunVerifier],
-  exports: [AuthRegistry, AuthGuard, CompanyAccessService],
+  providers: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService, AgentKeyResolver, DbRunVerifier],
+  exports: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService],
 })
 export class AuthModule implements OnModuleInit {
   constructor(

@@ -1,5 +1,6 @@
 import { Global, Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
+import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
 import { AgentWakeupService } from './agent-wakeup.service';
@@ -11,6 +12,7 @@ import { RunEnvResolver } from './run-env.service';
 import { RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
+import { RunLiveEvents } from './run-live-events';
 import { RunLogService } from './run-log.service';
 import { RunProcessGroups } from './run-process-groups.service';
 import { RunRecoveryRepository } from './run-recovery.repository';
@@ -26,11 +28,12 @@ import { WakeupQueue } from './wakeup-queue.service';
  */
 @Global()
 @Module({
+  imports: [LiveEventsModule],
   controllers: [HeartbeatController],
   providers: [
     WakeupQueue, RunLifecycle, RunLifecycleEvents, RunDispatcher, RunExecutor, HeartbeatScheduler, HeartbeatRunsService,
     AgentWakeupService, RunLogService, RunTokenService, RunTokenResolver, RunEnvResolver, AdapterExecutors,
-    RunRecoveryRepository, RunProcessGroups, RunRetry,
+    RunRecoveryRepository, RunProcessGroups, RunRetry, RunLiveEvents,
   ],
   exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService],
 })

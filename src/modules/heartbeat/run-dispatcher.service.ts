@@ -9,6 +9,7 @@ import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunProcessGroups } from './run-process-groups.service';
+import { RunLiveEvents } from './run-live-events';
 import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
 
 const CLAIM_PARALLELISM = 6;
@@ -41,6 +42,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     private readonly recorder: ActivityRecorder,
     private readonly budgetGate: BudgetGate,
     private readonly processGroups: RunProcessGroups,
+    private readonly live: RunLiveEvents,
   ) {}
 
   get instanceId(): string {
@@ -172,7 +174,11 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       [runId, this.instanceId, this.config.heartbeat.leaseSec, this.lifecycle.logPathFor(agent.company_id, runId)],
     );
     if (!run) return null;
-    await this.db.query(`UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error')`, [agentId]);
+    const agentNow = await updateReturning(this.db,
+      `UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error') RETURNING status`, [agentId]);
+    this.live.status(run);
+    this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapter_type });
+    if (agentNow.length > 0) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
     await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
     return { run, agent };
   }

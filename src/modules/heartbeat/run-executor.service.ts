@@ -6,6 +6,7 @@ import { AdapterExecutors } from './adapters/adapter-executors';
 import type { AdapterRunContext } from './adapters/adapter.types';
 import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
+import { RunLiveEvents } from './run-live-events';
 import { RunLogService, RunLogWriter } from './run-log.service';
 import { RunProcessGroups } from './run-process-groups.service';
 import { RunTokenService } from './run-token.service';
@@ -52,6 +53,7 @@ export class RunExecutor {
     private readonly envResolver: RunEnvResolver,
     private readonly lifecycle: RunLifecycle,
     private readonly processGroups: RunProcessGroups,
+    private readonly live: RunLiveEvents,
   ) {}
 
   launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
@@ -82,7 +84,7 @@ export class RunExecutor {
             const projectId = typeof run.context_snapshot.projectId === 'string' ? run.context_snapshot.projectId : null;
             const resolved = await this.envResolver.resolve(config.env, { companyId: run.company_id, agentId: run.agent_id, runId: run.id, projectId });
             const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
-            writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets]);
+            writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
             const w = writer;
             const apiUrl = this.config.publicUrl;
             const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.lastSessionId(run);

@@ -6,6 +6,7 @@ import { Db } from '../../database/db.service';
 import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLogService } from './run-log.service';
+import { RunLiveEvents } from './run-live-events';
 import { lockAgent, recordRunActivity, updateReturning } from './run-store';
 
 interface WakeRow {
@@ -64,6 +65,7 @@ export class RunLifecycle implements OnModuleInit {
     private readonly events: RunLifecycleEvents,
     private readonly logs: RunLogService,
     private readonly cancellation: WorkCancellation,
+    private readonly live: RunLiveEvents,
   ) {}
 
   onModuleInit(): void {
@@ -91,6 +93,7 @@ export class RunLifecycle implements OnModuleInit {
       source: wake.source, triggerDetail: wake.trigger_detail, reason: wake.reason, issueId: wake.issue_id,
     });
     this.db.afterCommit(() => this.queuedListeners.forEach((l) => l()));
+    this.live.queued(run);
     return run;
   }
 
@@ -121,12 +124,16 @@ export class RunLifecycle implements OnModuleInit {
         [runId, opts.wakeCancelReason ?? null],
       );
       const failed = run.status === 'failed' || run.status === 'timed_out';
-      await this.db.query(
+      const agentNow = await updateReturning<{ status: string }>(this.db,
         `UPDATE agents SET status = $2, updated_at = now()
           WHERE id = $1 AND status = 'running'
-            AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = $1 AND r.status = 'running')`,
+            AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = $1 AND r.status = 'running')
+          RETURNING status`,
         [run.agent_id, failed ? 'error' : 'idle'],
       );
+      this.live.status(run);
+      this.live.event(run, 'lifecycle', `run ${run.status}`, { status: run.status, exitCode: run.exit_code, errorCode: run.error_code });
+      if (agentNow.length > 0) this.live.agentStatus(run.company_id, run.agent_id, failed ? 'error' : 'idle', run.status);
       await recordRunActivity(this.recorder, `heartbeat.run_${run.status}`, run, {
         status: run.status, errorCode: run.error_code, error: run.error, exitCode: run.exit_code,
       }, opts.actor);

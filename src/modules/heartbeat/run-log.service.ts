@@ -6,6 +6,12 @@ import { AppConfig } from '../../config/app-config';
 
 export type LogStream = 'stdout' | 'stderr' | 'system';
 
+/** Where a run's redacted output also goes (the live stream). */
+export interface RunLogSink {
+  write(stream: LogStream, chunk: string): void;
+  close(): void;
+}
+
 /**
  * One run's log: NDJSON lines `{ ts, stream, chunk }` appended to
  * `<dataDir>/run-logs/<companyId>/<runId>.ndjson`. Known secret values (resolved env secrets, the
@@ -25,6 +31,7 @@ export class RunLogWriter {
     private readonly absolutePath: string,
     private readonly maxBytes: number,
     secrets: string[],
+    private readonly sink?: RunLogSink,
   ) {
     this.forms = redactionForms(secrets);
   }
@@ -50,11 +57,13 @@ export class RunLogWriter {
       return;
     }
     this.append(line);
+    this.sink?.write(stream, text);
   }
 
   close(): void {
     for (const [stream, redactor] of this.redactors) this.appendChunk(stream, redactor.flush());
     this.redactors.clear();
+    this.sink?.close();
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
   }
@@ -81,9 +90,9 @@ export class RunLogService {
     return path.join('run-logs', companyId, `${runId}.ndjson`);
   }
 
-  open(companyId: string, runId: string, secrets: string[]): RunLogWriter {
+  open(companyId: string, runId: string, secrets: string[], sink?: RunLogSink): RunLogWriter {
     const rel = this.relativePath(companyId, runId);
-    return new RunLogWriter(rel, this.absolute(rel), this.config.heartbeat.runLogMaxBytes, secrets);
+    return new RunLogWriter(rel, this.absolute(rel), this.config.heartbeat.runLogMaxBytes, secrets, sink);
   }
 
   /** Up to `limit` bytes from `offset`; an empty read at the end. Logs live on the instance that ran the run. */

@@ -86,6 +86,15 @@ export class IssueStore {
     private readonly access: CompanyAccessService,
   ) {}
 
+  /** Which of these issues of the company are hidden (live events about them are not delivered). */
+  async hiddenAmong(companyId: string, ids: string[]): Promise<Set<string>> {
+    const uuids = ids.filter(looksLikeUuid);
+    if (uuids.length === 0) return new Set();
+    const rows = await this.db.dataSource.query(
+      `SELECT id FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[]) AND hidden_at IS NOT NULL`, [companyId, uuids]) as Array<{ id: string }>;
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** `{issueId}` is a UUID or an identifier such as `ABC-12` (case-insensitive). */
   async findByRef(ref: string, opts: { lock?: boolean; companyId?: string } = {}): Promise<IssueRow | null> {
     const byId = looksLikeUuid(ref);

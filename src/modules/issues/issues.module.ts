@@ -1,3 +1,5 @@
+import { LiveEventHub } from '../../common/events/live-event-hub';
+import { LiveEventsModule } from '../../common/events/live-events.module';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { ActivityModule } from '../activity/activity.module';
@@ -19,7 +21,7 @@ import { LabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
 
 @Module({
-  imports: [ActivityModule],
+  imports: [ActivityModule, LiveEventsModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController],
   providers: [
     IssueStore, IssuesService, IssueListService, IssueDetailService, IssueRelations, IssueCheckout, IssueComments,
@@ -31,10 +33,14 @@ export class IssuesModule implements OnModuleInit {
   constructor(
     private readonly runEvents: RunLifecycleEvents,
     private readonly checkouts: IssueCheckout,
+    private readonly hub: LiveEventHub,
+    private readonly store: IssueStore,
   ) {}
 
   /** Runs that end without succeeding (including runs reaped after their instance died) release their checkouts. */
   onModuleInit(): void {
+    // live events about hidden issues stay out of the stream, as out of the activity feed
+    this.hub.setHiddenIssueCheck((companyId, ids) => this.store.hiddenAmong(companyId, ids));
     this.runEvents.onRunFinished((e) =>
       e.status === 'succeeded' ? undefined : this.checkouts.releaseRunCheckouts(e.companyId, e.runId, e.errorCode ?? e.status),
     );

@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { AppConfig } from '../../config/app-config';
+import { unauthorized } from '../errors/domain-error';
+import { Actor, LOCAL_BOARD_USER_ID } from './actor';
+import { AuthRegistry } from './auth-registry';
+
+/** What credential resolution reads of a request: its headers and parsed cookies. */
+export type CredentialRequest = Pick<FastifyRequest, 'headers' | 'cookies'>;
+
+/**
+ * Who is calling: the bearer token (or a session cookie) through the registered resolvers; in local
+ * trusted mode a call without credentials is the implicit board. 401 for a malformed header or an
+ * invalid credential; undefined when there is none. Used by the guard and by the live-event socket.
+ */
+@Injectable()
+export class ActorResolver {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly registry: AuthRegistry,
+  ) {}
+
+  async resolve(req: CredentialRequest): Promise<Actor | undefined> {
+    const header = req.headers.authorization;
+    let token: string | undefined;
+    if (header !== undefined) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!m) throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
+      token = m[1];
+    }
+    for (const resolver of this.registry.resolvers) {
+      const actor = await resolver.resolve(token, req as FastifyRequest);
+      if (actor) return actor;
+    }
+    if (token) throw unauthorized('Invalid or revoked credentials');
+    if (this.config.deploymentMode === 'local_trusted') {
+      return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
+    }
+    return undefined;
+  }
+}

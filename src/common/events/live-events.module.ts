@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { LiveEventBus } from './live-event-bus';
+import { LiveEventHub } from './live-event-hub';
+import { LiveEventStreams } from './live-event-streams';
+import { LiveEventsController } from './live-events.controller';
+import { LiveEventsJobs } from './live-events.jobs';
+import { LiveEventsRepository } from './live-events.repository';
+
+/** The live event bus: publish through PostgreSQL, deliver to WebSocket and SSE clients of every instance. */
+@Module({
+  controllers: [LiveEventsController],
+  providers: [LiveEventsRepository, LiveEventBus, LiveEventHub, LiveEventStreams, LiveEventsJobs],
+  exports: [LiveEventBus, LiveEventHub],
+})
+export class LiveEventsModule {}

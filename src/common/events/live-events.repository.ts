@@ -1,0 +1,127 @@
+import { Injectable } from '@nestjs/common';
+import { Client, ClientConfig, Notification, Pool } from 'pg';
+import { Db } from '../../database/db.service';
+import type { LiveEvent, PendingLiveEvent } from './live-event.types';
+
+export const LIVE_EVENTS_CHANNEL = 'live_events';
+
+interface EventRow {
+  company_id: string;
+  id: string;
+  type: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
+const toEvent = (r: EventRow): LiveEvent => ({
+  id: Number(r.id),
+  companyId: r.company_id,
+  type: r.type,
+  createdAt: new Date(r.created_at).toISOString(),
+  payload: r.payload,
+});
+
+/** A dedicated connection that LISTENs (not from the pool: it stays open). */
+export interface EventListener {
+  listen(channel: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The only place live_events and live_event_counters are read or written. */
+@Injectable()
+export class LiveEventsRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Stores a batch in one autocommit statement: each company's counter row is bumped by its
+   * number of events (locked only while this statement runs, companies in a fixed order so two
+   * instances never deadlock), the events get the ids in between in batch order, and one NOTIFY
+   * per company (`<companyId>:<last id>`) is sent when the statement commits.
+   */
+  async insertBatch(events: PendingLiveEvent[]): Promise<void> {
+    await this.db.detached(() =>
+      this.db.dataSource.query(
+        `WITH input AS (
+           SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::timestamptz[]) WITH ORDINALITY AS t(company_id, type, payload, created_at, ord)
+         ), counts AS (
+           SELECT company_id, count(*) AS n FROM input GROUP BY company_id
+         ), bumped AS (
+           INSERT INTO live_event_counters AS c (company_id, last_id)
+           SELECT company_id, n FROM counts ORDER BY company_id
+           ON CONFLICT (company_id) DO UPDATE SET last_id = c.last_id + EXCLUDED.last_id
+           RETURNING company_id, last_id
+         ), inserted AS (
+           INSERT INTO live_events (company_id, id, type, payload, created_at)
+           SELECT i.company_id, b.last_id - k.n + row_number() OVER (PARTITION BY i.company_id ORDER BY i.ord), i.type, i.payload, i.created_at
+             FROM input i JOIN bumped b USING (company_id) JOIN counts k USING (company_id)
+           RETURNING company_id, id
+         )
+         SELECT pg_notify('${LIVE_EVENTS_CHANNEL}', company_id || ':' || max(id)) FROM inserted GROUP BY company_id`,
+        [
+          events.map((e) => e.companyId),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.payload)),
+          events.map((e) => e.createdAt),
+        ],
+      ),
+    );
+  }
+
+  /**
+   * Opens a connection with the pool's settings that LISTENs on `channels`; `onLost` is called once
+   * when it breaks (the caller reconnects).
+   */
+  async openListener(name: string, channels: string[], onNotify: (n: Notification) => void, onLost: (err?: Error) => void): Promise<EventListener> {
+    const pool = (this.db.dataSource.driver as unknown as { master: Pool & { options: ClientConfig } }).master;
+    const client = new Client({ ...pool.options, application_name: name.slice(0, 63) });
+    let lost = false;
+    const lose = (err?: Error) => {
+      if (lost) return;
+      lost = true;
+      client.end().catch(() => undefined);
+      onLost(err);
+    };
+    client.on('notification', onNotify);
+    client.on('error', (err) => lose(err));
+    client.on('end', () => lose());
+    const listen = async (channel: string) => {
+      if (!CHANNEL_NAME.test(channel)) throw new Error(`bad channel name ${channel}`);
+      await client.query(`LISTEN ${channel}`);
+    };
+    await client.connect();
+    for (const channel of channels) await listen(channel);
+    return {
+      listen,
+      close: async () => {
+        lost = true;
+        await client.end().catch(() => undefined);
+      },
+    };
+  }
+
+  /** Events of a company after `afterId`, oldest first. */
+  async after(companyId: string, afterId: number, limit: number): Promise<LiveEvent[]> {
+    const rows: EventRow[] = await this.db.dataSource.query(
+      `SELECT company_id, id, type, payload, created_at FROM live_events WHERE company_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+      [companyId, afterId, limit],
+    );
+    return rows.map(toEvent);
+  }
+
+  /** The id of the company's newest event (0 before its first). */
+  async lastId(companyId: string): Promise<number> {
+    const [row] = (await this.db.dataSource.query(`SELECT last_id FROM live_event_counters WHERE company_id = $1`, [companyId])) as { last_id: string }[];
+    return row ? Number(row.last_id) : 0;
+  }
+
+  /** Drops events older than the retention window; returns how many. */
+  async prune(olderThanSec: number): Promise<number> {
+    const res = (await this.db.dataSource.query(
+      `WITH gone AS (DELETE FROM live_events WHERE created_at < now() - make_interval(secs => $1) RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+      [olderThanSec],
+    )) as { n: number }[];
+    return res[0]?.n ?? 0;
+  }
+}
