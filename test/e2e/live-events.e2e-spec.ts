@@ -218,3 +218,38 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     client.ws.close();
   });
 });
+
+describe('a run queued on one instance starts on another without waiting for its tick', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    // A runs one process at a time; B's tick is an hour away, so only the NOTIFY can wake it
+    a = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_MAX_LOCAL_RUNS: '1', SERVICE_INSTANCE_ID: 'busy-a' } });
+    b = await createTestApp({ listen: true, databaseUrl: a.databaseUrl, env: { SERVICE_HEARTBEAT_TICK_MS: '3600000', SERVICE_INSTANCE_ID: 'idle-b' } });
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('is claimed by the idle instance within a second', async () => {
+    const company = await createCompany(a);
+    const { agent: long } = await createAgentWithKey(a, company.id, { adapterConfig: { command: 'sleep', args: ['30'] } });
+    const { agent: quick } = await createAgentWithKey(a, company.id, { adapterConfig: { command: 'true' } });
+    const first = await a.http.post(`/api/agents/${long.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual' }).expect(202);
+    const firstRun = await waitFor(async () => {
+      const r = await a.http.get(`/api/heartbeat-runs/${first.body.id}`);
+      return r.body.status === 'running' && r.body;
+    }, 'first run running');
+    const started = Date.now();
+    const second = await a.http.post(`/api/agents/${quick.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual' }).expect(202);
+    const run = await waitFor(async () => {
+      const r = await a.dataSource.query(`SELECT status, claimed_by FROM heartbeat_runs WHERE id = $1`, [second.body.id]);
+      return r[0]?.claimed_by && r[0];
+    }, 'second run claimed', 5000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(run.claimed_by).toBe('idle-b');
+    expect(firstRun).toBeTruthy();
+    await a.http.post(`/api/heartbeat-runs/${first.body.id}/cancel`).expect(200);
+  });
+});

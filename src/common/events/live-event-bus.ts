@@ -33,6 +33,14 @@ export class LiveEventBus implements OnModuleDestroy {
     else this.enqueue({ companyId, type, payload, createdAt: new Date() });
   }
 
+  /**
+   * A signal to every instance (no stored event), e.g. "a run was queued": sent with the current
+   * transaction's COMMIT (nothing when it rolls back). Listen with LiveEventHub.onNotification.
+   */
+  async signal(channel: string, payload = ''): Promise<void> {
+    await this.db.sendWithCommit(() => this.repo.notify(channel, payload));
+  }
+
   /** Resolves once everything published so far is stored (and notified). */
   async flush(): Promise<void> {
     while (this.pending.length > 0 || this.flushing) {

@@ -101,6 +101,11 @@ export class LiveEventsRepository {
     };
   }
 
+  /** NOTIFY on `channel`; inside a transaction it is delivered when the transaction commits. */
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.db.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
+  }
+
   /** Events of a company after `afterId`, oldest first. */
   async after(companyId: string, afterId: number, limit: number): Promise<LiveEvent[]> {
     const rows: EventRow[] = await this.db.dataSource.query(

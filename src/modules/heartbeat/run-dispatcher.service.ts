@@ -9,7 +9,8 @@ import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunProcessGroups } from './run-process-groups.service';
-import { RunLiveEvents } from './run-live-events';
+import { LiveEventHub } from '../../common/events/live-event-hub';
+import { RUN_QUEUED_CHANNEL, RunLiveEvents } from './run-live-events';
 import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
 
 const CLAIM_PARALLELISM = 6;
@@ -43,6 +44,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     private readonly budgetGate: BudgetGate,
     private readonly processGroups: RunProcessGroups,
     private readonly live: RunLiveEvents,
+    private readonly hub: LiveEventHub,
   ) {}
 
   get instanceId(): string {
@@ -51,6 +53,9 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
 
   async onApplicationBootstrap(): Promise<void> {
     this.lifecycle.onRunQueued(() => this.kick());
+    // runs queued on other instances (NOTIFY with their COMMIT): no waiting for the next tick
+    this.hub.onNotification(RUN_QUEUED_CHANNEL, () => this.kick());
+    void this.hub.start().catch((err) => this.logger.warn(`live event listener not started: ${(err as Error).message}`));
     this.events.onRunFinished((e) => {
       this.local.get(e.runId)?.cancel(`run ${e.status}`);
       this.kick();

@@ -94,6 +94,7 @@ export class RunLifecycle implements OnModuleInit {
     });
     this.db.afterCommit(() => this.queuedListeners.forEach((l) => l()));
     this.live.queued(run);
+    await this.live.signalQueued();
     return run;
   }
 

@@ -9,12 +9,20 @@ const LOG_COALESCE_MS = 100;
 /** and at most this much text per event (a longer chunk is cut into several events) */
 const LOG_EVENT_MAX_CHARS = 16_384;
 
+/** NOTIFY channel: a run was queued; every instance's dispatcher looks for claimable runs at once. */
+export const RUN_QUEUED_CHANNEL = 'heartbeat_run_queued';
+
 type RunRef = Pick<RunRow, 'id' | 'company_id' | 'agent_id' | 'issue_id'>;
 
 /** Publishes the engine's changes on the live stream: runs queued, run status, run output and lifecycle events, agent status. */
 @Injectable()
 export class RunLiveEvents {
   constructor(private readonly bus: LiveEventBus) {}
+
+  /** Sent with the queuing transaction's COMMIT: other instances hear of the run without waiting for their tick. */
+  signalQueued(): Promise<void> {
+    return this.bus.signal(RUN_QUEUED_CHANNEL);
+  }
 
   queued(run: RunRow): void {
     this.bus.publish(run.company_id, 'heartbeat.run.queued', {
