@@ -42,6 +42,9 @@ export function pluginView(p: PluginRecord, health?: unknown) {
  * first use and stops on disable), calls into the worker (tools, webhooks, data, actions,
  * dashboard, jobs), config with secret references, and local folders per company.
  */
+/** how long the list of enabled plugins is reused by tool calls */
+const ENABLED_CACHE_MS = 1000;
+
 @Injectable()
 export class PluginsService implements OnModuleInit {
   private examplesCache: BundledPlugin[] | null = null;
@@ -128,6 +131,7 @@ export class PluginsService implements OnModuleInit {
   async install(actor: Actor, src: PackageSource) {
     assertInstanceAdmin(actor);
     const pkg = await unpackPackage(src, this.installDir, this.config.plugins.npmRegistry);
+    this.forgetEnabled();
     const inserted = await this.repo.insert({
       pluginKey: pkg.manifest.key, version: pkg.manifest.version, displayName: pkg.manifest.displayName, description: pkg.manifest.description ?? null,
       protocolVersion: pkg.manifest.protocolVersion, manifest: pkg.manifest, sourceKind: pkg.sourceKind, sourceRef: pkg.sourceRef, installPath: pkg.installPath,
@@ -152,6 +156,7 @@ export class PluginsService implements OnModuleInit {
       removeInstall(pkg.installPath, this.installDir);
       throw pluginError('plugin_key_mismatch', `The package is plugin ${pkg.manifest.key}, not ${current.pluginKey}`);
     }
+    this.forgetEnabled();
     const updated = await this.repo.replacePackage(id, {
       pluginKey: pkg.manifest.key, version: pkg.manifest.version, displayName: pkg.manifest.displayName, description: pkg.manifest.description ?? null,
       protocolVersion: pkg.manifest.protocolVersion, manifest: pkg.manifest, sourceKind: pkg.sourceKind, sourceRef: pkg.sourceRef, installPath: pkg.installPath,
@@ -165,6 +170,7 @@ export class PluginsService implements OnModuleInit {
 
   async uninstall(actor: Actor, id: string) {
     assertInstanceAdmin(actor);
+    this.forgetEnabled();
     const removed = await this.repo.remove(this.checkId(id));
     if (!removed) throw pluginError('plugin_not_found', 'Plugin not found');
     this.afterCommit(async () => {
@@ -178,6 +184,7 @@ export class PluginsService implements OnModuleInit {
   async enable(actor: Actor, id: string) {
     assertInstanceAdmin(actor);
     await this.load(id, true);
+    this.forgetEnabled();
     const p = (await this.repo.setStatus(id, 'enabled'))!;
     this.afterCommit(() => this.supervisor.ensure(p).then(() => undefined, () => undefined));
     return pluginView(p);
@@ -187,6 +194,7 @@ export class PluginsService implements OnModuleInit {
   async disable(actor: Actor, id: string) {
     assertInstanceAdmin(actor);
     await this.load(id, true);
+    this.forgetEnabled();
     const p = (await this.repo.setStatus(id, 'disabled'))!;
     this.afterCommit(() => this.supervisor.stop(id));
     return pluginView(p);
@@ -223,6 +231,7 @@ export class PluginsService implements OnModuleInit {
     const p = await this.load(id, true);
     const stored = await this.storeSecrets(actor, p, config, secretsCompanyId);
     this.validateConfig(p.manifest, stored);
+    this.forgetEnabled();
     const updated = await this.repo.setConfig(id, stored);
     this.afterCommit(() => this.supervisor.notifyConfig(updated));
     return { pluginId: p.id, config: this.resolvedConfig(p.manifest, stored), configSchema: p.manifest.configSchema ?? null, secretFields: secretFields(p.manifest) };
@@ -302,9 +311,32 @@ export class PluginsService implements OnModuleInit {
 
   // ---------------------------------------------------------------- calls into the worker
 
+  private enabledCache: { until: number; rows: Promise<PluginRecord[]> } | null = null;
+
+  /**
+   * Enabled plugins, read at most once a second (outside any transaction): a tool call then costs
+   * no database round trip. Changes made here are seen at once (the cache is dropped, and again
+   * after the change commits); changes made on another instance within a second.
+   */
+  private enabledPlugins(): Promise<PluginRecord[]> {
+    if (!this.enabledCache || this.enabledCache.until < Date.now()) {
+      const cache = { until: Date.now() + ENABLED_CACHE_MS, rows: this.db.detached(() => this.repo.listEnabled()) };
+      cache.rows.catch(() => {
+        if (this.enabledCache === cache) this.enabledCache = null;
+      });
+      this.enabledCache = cache;
+    }
+    return this.enabledCache.rows;
+  }
+
+  private forgetEnabled(): void {
+    this.enabledCache = null;
+    this.db.afterCommit(() => (this.enabledCache = null));
+  }
+
   async executeTool(actor: Actor, tool: string, input: unknown, companyId?: string) {
     const [pluginKey, name] = tool.includes(':') ? tool.split(':', 2) : [undefined, tool];
-    const enabled = await this.repo.listEnabled();
+    const enabled = await this.enabledPlugins();
     const matches = enabled.filter((p) => (!pluginKey || p.pluginKey === pluginKey) && p.manifest.tools.some((t) => t.name === name));
     if (matches.length === 0) throw pluginError('plugin_tool_not_found', `No enabled plugin has a tool ${tool}`);
     if (matches.length > 1) throw pluginError('plugin_tool_not_found', `Tool ${name} is ambiguous: name it as pluginKey:${name}`);
@@ -313,7 +345,8 @@ export class PluginsService implements OnModuleInit {
     const company = actor.kind === 'agent' ? actor.companyId : companyId;
     if (company !== undefined) {
       if (!isUuid(company)) throw pluginError('plugin_tool_input_invalid', 'companyId must be a UUID');
-      await this.companies.assertCompanyAccess(actor, company);
+      // outside the request's transaction: no pooled connection waits idle while the worker answers
+      await this.db.detached(() => this.companies.assertCompanyAccess(actor, company));
     }
     const validate = compileSchema(def.inputSchema);
     if (!validate(input)) throw pluginError('plugin_tool_input_invalid', `Invalid tool input: ${schemaProblems(validate).join('; ')}`, { problems: schemaProblems(validate) });
