@@ -118,31 +118,21 @@ export const FAST_ENGINE_ENV = {
   SERVICE_HEARTBEAT_KEEPALIVE_MS: '100',
 };
 
-/** A minimal WebSocket server for the gateway adapter: `onMessage(text, send, close)` per connection. */
+/** A WebSocket server (`ws`) for the gateway adapter: `onMessage(text, send, close)` per connection. */
 export async function startWsServer(onMessage: (text: string, send: (text: string) => void, close: () => void) => void): Promise<TestServer & { received: string[] }> {
-  const { acceptKey, encodeFrame, FrameParser, OP } = await import('../../src/modules/heartbeat/adapters/websocket-client');
+  const { WebSocketServer } = await import('ws');
   const received: string[] = [];
   const server = http.createServer((_req, res) => {
     res.statusCode = 426;
     res.end();
   });
-  server.on('upgrade', (req, socket) => {
-    socket.write(
-      'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
-        `Sec-WebSocket-Accept: ${acceptKey(String(req.headers['sec-websocket-key']))}\r\n\r\n`,
-    );
-    const send = (text: string) => socket.write(encodeFrame(OP.text, Buffer.from(text), false));
-    const close = () => {
-      socket.write(encodeFrame(OP.close, Buffer.from([0x03, 0xe8]), false));
-      socket.end();
-    };
-    const parser = new FrameParser((_fin, opcode, payload) => {
-      if (opcode === OP.text) {
-        received.push(payload.toString('utf8'));
-        onMessage(payload.toString('utf8'), send, close);
-      } else if (opcode === OP.close) socket.end();
+  const wss = new WebSocketServer({ server });
+  wss.on('connection', (socket) => {
+    socket.on('message', (data) => {
+      const text = String(data);
+      received.push(text);
+      onMessage(text, (t) => socket.send(t), () => socket.close(1000));
     });
-    socket.on('data', (d: Buffer) => parser.push(d));
     socket.on('error', () => undefined);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -152,6 +142,8 @@ export async function startWsServer(onMessage: (text: string, send: (text: strin
     requests: [],
     received,
     close: () => new Promise<void>((r) => {
+      for (const c of wss.clients) c.terminate();
+      wss.close();
       server.closeAllConnections();
       server.close(() => r());
     }),
