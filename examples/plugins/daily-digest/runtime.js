@@ -6,7 +6,8 @@
  *   const { serve } = require('./runtime');
  *   serve({ 'tools.execute': async (params, host) => ..., ... });
  *
- * `host.call(method, params)` calls the host API (log, config.get, http.fetch, stream.publish);
+ * `host.call(method, params)` calls the host API (log, config.get, http.fetch, stream.publish,
+ * folders.list, folders.read);
  * methods the manifest's capabilities do not grant are refused (error -32001).
  * Never write to stdout yourself: it carries the protocol. console.error goes to the plugin's logs.
  */

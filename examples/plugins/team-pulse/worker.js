@@ -24,7 +24,13 @@ serve({
     if (key !== 'events') throw new Error(`unknown feed ${key}`);
     return companyId ? events.filter((e) => e.companyId === companyId) : events;
   },
-  'actions.run': async ({ key }) => {
+  'actions.run': async ({ key, params, companyId }, host) => {
+    if (key === 'read-report') {
+      // the host reads the company's configured `reports` folder for us (capability folders.read)
+      const listing = await host.call('folders.list', { companyId, folderKey: 'reports', path: '' });
+      const report = params && params.file ? await host.call('folders.read', { companyId, folderKey: 'reports', path: params.file }) : null;
+      return { files: listing.entries.map((e) => e.name), report };
+    }
     if (key !== 'reset') throw new Error(`unknown action ${key}`);
     const dropped = events.length;
     events = [];

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
@@ -108,17 +108,28 @@ async function fetchNpm(registry: string, name: string, version: string | undefi
     throw pluginError('plugin_source_invalid', `npm registry unreachable: ${err.message}`);
   });
   if (!meta.ok) throw pluginError('plugin_source_invalid', `npm registry answered ${meta.status} for ${name}`);
-  const doc = (await meta.json()) as { 'dist-tags'?: Record<string, string>; versions?: Record<string, { dist?: { tarball?: string } }> };
+  const doc = (await meta.json()) as { 'dist-tags'?: Record<string, string>; versions?: Record<string, { dist?: { tarball?: string; integrity?: string; shasum?: string } }> };
   const v = version ? (doc['dist-tags']?.[version] ?? version) : doc['dist-tags']?.latest;
-  const tarball = v ? doc.versions?.[v]?.dist?.tarball : undefined;
+  const dist = v ? doc.versions?.[v]?.dist : undefined;
+  const tarball = dist?.tarball;
   if (!v || !tarball) throw pluginError('plugin_source_invalid', `${name}@${version ?? 'latest'} not found in the registry`);
   const res = await fetch(tarball, { signal: AbortSignal.timeout(60_000) });
   if (!res.ok || !res.body) throw pluginError('plugin_source_invalid', `tarball download answered ${res.status}`);
+  // the registry's digest of the tarball (sha512 integrity, else the legacy sha1 shasum) must match what arrived
+  const sri = /^sha512-([A-Za-z0-9+/=]+)$/.exec(dist?.integrity?.split(/\s+/).find((i) => i.startsWith('sha512-')) ?? '');
+  const expected = sri ? { algo: 'sha512', digest: Buffer.from(sri[1], 'base64').toString('hex') } : dist?.shasum ? { algo: 'sha1', digest: dist.shasum.toLowerCase() } : null;
+  if (!expected) throw pluginError('plugin_source_invalid', `${name}@${v}: the registry gives no integrity or shasum for the tarball`);
+  const hash = createHash(expected.algo);
   let bytes = 0;
   const body = Readable.fromWeb(res.body as never).on('data', (c: Buffer) => {
     bytes += c.length;
+    hash.update(c);
     if (bytes > MAX_TARBALL_BYTES) body.destroy(new Error('tarball larger than 50 MB'));
   });
   await pipeline(body, fs.createWriteStream(to));
+  if (hash.digest('hex') !== expected.digest) {
+    fs.rmSync(to, { force: true });
+    throw pluginError('plugin_source_invalid', `${name}@${v}: the downloaded tarball does not match the registry's ${expected.algo} digest`);
+  }
   return v;
 }

@@ -44,6 +44,9 @@ export function pluginView(p: PluginRecord, health?: unknown) {
  */
 /** how long the list of enabled plugins is reused by tool calls */
 const ENABLED_CACHE_MS = 1000;
+/** what folders.read hands a worker at most */
+const MAX_FOLDER_READ_BYTES = 1024 * 1024;
+const MAX_FOLDER_ENTRIES = 1000;
 
 @Injectable()
 export class PluginsService implements OnModuleInit {
@@ -503,6 +506,33 @@ export class PluginsService implements OnModuleInit {
     }
   }
 
+  /**
+   * A path inside a local folder the board configured for this plugin and company (`{ companyId,
+   * folderKey, path }`, path relative): resolved with symlinks followed, it must stay inside the
+   * folder, and the folder inside the allowed roots. The host reads for the worker (which may run as
+   * another user), read-only.
+   */
+  private async folderPath(p: PluginRecord, params: Record<string, unknown>): Promise<{ dir: string; rel: string }> {
+    const companyId = String(params.companyId ?? '');
+    const key = String(params.folderKey ?? '');
+    const rel = typeof params.path === 'string' ? params.path : '';
+    if (!isUuid(companyId)) throw new Error('companyId must be a UUID');
+    this.folderDef(p, key);
+    if (rel.length > 1024 || rel.includes('\0') || path.isAbsolute(rel)) throw new Error('path must be relative to the folder');
+    const stored = (await this.db.detached(() => this.repo.folders(p.id, companyId))).get(key);
+    if (!stored) throw new Error(`folder ${key} is not configured for this company`);
+    const base = this.checkFolder(stored.path);
+    if (base.problems.length) throw new Error(`folder ${key} is not usable: ${base.problems.join('; ')}`);
+    let target: string;
+    try {
+      target = fs.realpathSync(path.resolve(base.path, rel));
+    } catch {
+      throw new Error(`${rel || '.'} does not exist in folder ${key}`);
+    }
+    if (target !== base.path && !target.startsWith(base.path + path.sep)) throw new Error('path leaves the folder');
+    return { dir: target, rel: path.relative(base.path, target) || '.' };
+  }
+
   // ---------------------------------------------------------------- host API
 
   /** What a worker may call; each method needs the capability named (checked by the worker channel). */
@@ -529,6 +559,24 @@ export class PluginsService implements OnModuleInit {
         });
         const text = await res.text();
         return { status: res.status, body: text.slice(0, 1_000_000) };
+      } },
+      'folders.list': { capability: 'folders.read', handler: async (params) => {
+        const { dir, rel } = await this.folderPath(p, params);
+        const entries = fs.readdirSync(dir, { withFileTypes: true }).slice(0, MAX_FOLDER_ENTRIES);
+        return { path: rel, entries: entries.map((e) => ({ name: e.name, type: e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other' })) };
+      } },
+      'folders.read': { capability: 'folders.read', handler: async (params) => {
+        const { dir: file, rel } = await this.folderPath(p, params);
+        const stat = fs.statSync(file);
+        if (!stat.isFile()) throw new Error(`${rel} is not a file`);
+        const fd = fs.openSync(file, 'r');
+        try {
+          const buf = Buffer.alloc(Math.min(stat.size, MAX_FOLDER_READ_BYTES));
+          const n = fs.readSync(fd, buf, 0, buf.length, 0);
+          return { path: rel, size: stat.size, truncated: stat.size > n, content: buf.subarray(0, n).toString('utf8') };
+        } finally {
+          fs.closeSync(fd);
+        }
       } },
       'stream.publish': { capability: 'ui.stream', handler: (params) => {
         const channel = String(params.channel ?? '');
