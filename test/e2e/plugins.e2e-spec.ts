@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tar from 'tar';
+import { LiveEventBus } from '../../src/common/events/live-event-bus';
 import { PluginsScheduler } from '../../src/modules/plugins/plugins.jobs';
 import { createAgentWithKey } from '../support/agents';
 import { createCompany } from '../support/factories';
@@ -166,6 +167,14 @@ describe('plugins', () => {
     }, 4000);
     expect(Date.now() - started).toBeLessThan(2000);
     expect(after.restarts).toBe(1);
+    // the crash and the restart are on the company's live stream
+    const live = await waitFor(async () => {
+      await t.app.get(LiveEventBus).flush();
+      const rows = await t.dataSource.query(`SELECT type, payload FROM live_events WHERE company_id = $1 AND type LIKE 'plugin.worker.%' ORDER BY id`, [c.id]);
+      return rows.length >= 2 && rows;
+    });
+    expect(live.map((e: { type: string }) => e.type)).toEqual(['plugin.worker.crashed', 'plugin.worker.restarted']);
+    expect(live[0].payload).toMatchObject({ pluginId: p.id, pluginKey: 'team-pulse' });
     const logs = (await t.http.get(`/api/plugins/${p.id}/logs`).expect(200)).body.lines.map((l: { message: string }) => l.message).join('\n');
     expect(logs).toMatch(/crashed/);
 

@@ -33,6 +33,11 @@ export class LiveEventBus implements OnModuleDestroy {
     else this.enqueue({ companyId, type, payload, createdAt: new Date() });
   }
 
+  /** An instance-level event (e.g. a plugin worker crashed) on the stream of every active company. */
+  async publishToEveryCompany(type: LiveEventType, payload: Record<string, unknown>): Promise<void> {
+    for (const companyId of await this.db.detached(() => this.repo.activeCompanyIds())) this.enqueue({ companyId, type, payload, createdAt: new Date() });
+  }
+
   /**
    * A signal to every instance (no stored event), e.g. "a run was queued": sent with the current
    * transaction's COMMIT (nothing when it rolls back). Listen with LiveEventHub.onNotification.

@@ -106,6 +106,15 @@ export class LiveEventsRepository {
     await this.db.query(`SELECT pg_notify($1, $2)`, [channel, payload]);
   }
 
+  /**
+   * Ids of every company that is not archived: instance-level events (a plugin worker crashed) go to
+   * each company's stream. A read of the companies table outside its module, kept to this one line.
+   */
+  async activeCompanyIds(): Promise<string[]> {
+    const rows = (await this.db.dataSource.query(`SELECT id FROM companies WHERE status <> 'archived'`)) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
   /** Events of a company after `afterId`, oldest first. */
   async after(companyId: string, afterId: number, limit: number): Promise<LiveEvent[]> {
     const rows: EventRow[] = await this.db.dataSource.query(

@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { LiveEventBus } from '../../common/events/live-event-bus';
+import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginsController } from './plugins.controller';
@@ -8,9 +10,19 @@ import { PluginsService } from './plugins.service';
 
 /** Plugins: installable packages run as supervised JSON-RPC workers (jobs, webhooks, tools, data, actions, config, events). */
 @Module({
-  imports: [SecretsModule],
+  imports: [SecretsModule, LiveEventsModule],
   controllers: [PluginsController],
   providers: [PluginsRepository, PluginSupervisor, PluginsService, PluginsScheduler],
   exports: [PluginsService, PluginsScheduler, PluginSupervisor],
 })
-export class PluginsModule {}
+export class PluginsModule implements OnModuleInit {
+  constructor(
+    private readonly supervisor: PluginSupervisor,
+    private readonly events: LiveEventBus,
+  ) {}
+
+  /** Worker crashes and restarts appear on every company's live stream. */
+  onModuleInit(): void {
+    this.supervisor.eventSink = (type, payload) => void this.events.publishToEveryCompany(type, payload).catch(() => undefined);
+  }
+}
