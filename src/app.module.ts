@@ -20,12 +20,14 @@ import { AccessModule } from './modules/access/access.module';
 import { ActivityModule } from './modules/activity/activity.module';
 import { AdaptersModule } from './modules/adapters/adapters.module';
 import { AgentsModule } from './modules/agents/agents.module';
+import { AnnouncementsModule } from './modules/announcements/announcements.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
 import { CompaniesModule } from './modules/companies/companies.module';
 import { GoalsModule } from './modules/goals/goals.module';
 import { CostsModule } from './modules/costs/costs.module';
+import { DashboardModule } from './modules/dashboard/dashboard.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { PluginsModule } from './modules/plugins/plugins.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
@@ -75,6 +77,8 @@ const DOMAIN_MODULES = [
   SkillsModule,
   LlmsModule,
   PortabilityModule,
+  DashboardModule,
+  AnnouncementsModule,
 ];
 
 @Module({})

@@ -244,11 +244,15 @@ describe('heartbeat engine: wakeups and runs', () => {
       await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(409);
     });
 
-    it('is board-only (403 for agents) and 404 for unknown runs', async () => {
-      const agent = await insertAgent(t, companyId);
+    it('is for the board or the run\'s own agent (403 for another agent) and 404 for unknown runs', async () => {
+      const agent = await insertAgent(t, companyId, { adapterConfig: SLEEP });
+      const other = await insertAgent(t, companyId);
+      const otherToken = await insertAgentKey(t, other);
       const token = await insertAgentKey(t, agent);
       const runId = await wakeRun(t, agent.id);
-      await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set('Authorization', `Bearer ${token}`).expect(403);
+      await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set('Authorization', `Bearer ${otherToken}`).expect(403);
+      const own = await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set('Authorization', `Bearer ${token}`).expect(200);
+      expect(own.body).toMatchObject({ status: 'cancelled', errorCode: 'cancelled_by_agent' });
       await t.http.post('/api/heartbeat-runs/00000000-0000-4000-8000-000000000000/cancel').expect(404);
       await t.http.post('/api/heartbeat-runs/bad/cancel').expect(404);
     });

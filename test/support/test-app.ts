@@ -55,7 +55,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     SERVICE_DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',
     ...opts.env,
   });

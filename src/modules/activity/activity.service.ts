@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { Db } from '../../database/db.service';
-import { ActivityQueryDto, ActivityResponseDto, CreateActivityDto } from './dto/activity.dto';
+import { decodeCursor, keysetPage } from '../../common/http/keyset-cursor';
+import { ActivityQueryDto, ActivityResponseDto, AgentActionsPageDto, AgentActionsQueryDto, CreateActivityDto } from './dto/activity.dto';
 import { ActivityEntity } from '../../common/activity/activity.entity';
+import { ActivityRepository, NOT_ABOUT_HIDDEN_ISSUE } from './activity.repository';
 
 export function toActivityResponse(a: ActivityEntity): ActivityResponseDto {
   return {
@@ -25,6 +27,7 @@ export class ActivityService {
   constructor(
     private readonly db: Db,
     private readonly recorder: ActivityRecorder,
+    private readonly repo: ActivityRepository,
   ) {}
 
   /** Newest first, exact-match filters, no pagination (spec). */
@@ -39,11 +42,7 @@ export class ActivityService {
     add('agent_id', q.agentId);
     add('entity_type', q.entityType);
     add('entity_id', q.entityId);
-    // activity of hidden issues stays out of the feed; non-issue activity is kept
-    // (looked up by primary key; a non-uuid entity id, possible through POST, simply matches nothing)
-    where.push(`NOT (a.entity_type = 'issue' AND EXISTS (
-      SELECT 1 FROM issues i WHERE i.hidden_at IS NOT NULL AND i.company_id = a.company_id
-         AND i.id = CASE WHEN a.entity_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN a.entity_id::uuid END))`);
+    where.push(NOT_ABOUT_HIDDEN_ISSUE);
     const rows = await this.db.query<Record<string, unknown>>(
       `SELECT a.* FROM activity_log a
         WHERE ${where.join(' AND ')}
@@ -51,6 +50,14 @@ export class ActivityService {
       params,
     );
     return rows.map((r) => toActivityResponse(this.fromRow(r)));
+  }
+
+  /** The agent-action audit: activity whose actor is an agent, newest first, keyset pages; hidden issues left out as in the feed. */
+  async agentActions(companyId: string, q: AgentActionsQueryDto): Promise<AgentActionsPageDto> {
+    const limit = q.limit ?? 50;
+    const rows = await this.repo.agentActions(companyId, { after: q.cursor ? decodeCursor(q.cursor) : undefined, limit });
+    const page = keysetPage(rows, limit);
+    return { items: page.rows.map((r) => toActivityResponse(this.fromRow(r as unknown as Record<string, unknown>))), nextCursor: page.nextCursor };
   }
 
   async listForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityResponseDto[]> {

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { conflict, DomainError, forbidden, notFound } from '../../common/errors/domain-error';
+import { badRequest, conflict, DomainError, forbidden, notFound } from '../../common/errors/domain-error';
+import { decodeCursor, KeysetCursor, keysetPage } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { outcomeFromReport } from './adapters/http.adapter';
-import { CompleteRunDto, ListRunsQueryDto, RunLogResponseDto, SchedulerHeartbeatDto } from './dto/heartbeat.dto';
+import { CompleteRunDto, ListRunsQueryDto, LiveRunDto, RunLogResponseDto, SchedulerHeartbeatDto } from './dto/heartbeat.dto';
+import { HeartbeatRunsRepository, RunListFilter } from './heartbeat-runs.repository';
 import { heartbeatPolicy, RunResponse, RunRow, toRunResponse } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService } from './run-log.service';
@@ -20,6 +22,7 @@ export class HeartbeatRunsService {
     private readonly companies: CompanyAccessService,
     private readonly lifecycle: RunLifecycle,
     private readonly logs: RunLogService,
+    private readonly runsRepo: HeartbeatRunsRepository,
   ) {}
 
   /** The run, after the caller's company access is checked; 404 for unknown ids. */
@@ -34,19 +37,54 @@ export class HeartbeatRunsService {
     return toRunResponse(await this.getAccessible(actor, runId));
   }
 
-  async list(companyId: string, q: ListRunsQueryDto): Promise<RunResponse[]> {
-    const params: unknown[] = [companyId];
-    const where = ['company_id = $1'];
-    if (q.agentId) where.push(`agent_id = $${params.push(q.agentId)}`);
-    if (q.status) where.push(`status = $${params.push(q.status)}`);
-    if (q.issueId) where.push(`issue_id = $${params.push(q.issueId)}`);
+  /** Newest first; filters agentId, status, issueId; keyset pages (`cursor`), or the deprecated `offset`. */
+  async list(companyId: string, q: ListRunsQueryDto): Promise<{ items: RunResponse[]; nextCursor: string | null }> {
+    if (q.cursor !== undefined && q.offset !== undefined) throw badRequest('Use either cursor or offset, not both');
     const limit = q.limit ?? 50;
-    const offset = q.offset ?? 0;
-    const rows = await this.db.query<RunRow>(
-      `SELECT * FROM heartbeat_runs WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-      params,
-    );
-    return rows.map(toRunResponse);
+    const filter = { agentId: q.agentId, status: q.status, issueId: q.issueId, limit };
+    if (q.offset) {
+      // deprecated offset paging: walk the keyset pages up to the offset (bounded by the DTO)
+      let after: KeysetCursor | undefined;
+      for (let skipped = 0; skipped < q.offset; ) {
+        const step = Math.min(200, q.offset - skipped);
+        const rows = await this.runsRepo.list(companyId, { ...filter, limit: step, after });
+        if (rows.length <= step) return { items: [], nextCursor: null };
+        const last = rows[step - 1];
+        after = { createdAt: last.cursor_ts, id: last.id };
+        skipped += step;
+      }
+      return this.page(companyId, { ...filter, after });
+    }
+    return this.page(companyId, { ...filter, after: q.cursor ? decodeCursor(q.cursor) : undefined });
+  }
+
+  private async page(companyId: string, f: RunListFilter): Promise<{ items: RunResponse[]; nextCursor: string | null }> {
+    const { rows, nextCursor } = keysetPage(await this.runsRepo.list(companyId, f), f.limit);
+    return { items: rows.map(toRunResponse), nextCursor };
+  }
+
+  /** Queued and running runs of the company, with agent name and last output time. */
+  async live(companyId: string, limit: number, issue?: { id: string; checkoutRunId: string | null }): Promise<LiveRunDto[]> {
+    const rows = await this.runsRepo.live(companyId, { issueId: issue?.id, checkoutRunId: issue?.checkoutRunId, limit });
+    const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+    return rows.map((r) => ({
+      id: r.id,
+      companyId: r.company_id,
+      status: r.status,
+      agentId: r.agent_id,
+      agentName: r.agent_name,
+      adapterType: r.adapter_type,
+      invocationSource: r.invocation_source,
+      triggerDetail: r.trigger_detail,
+      wakeReason: r.wake_reason,
+      issueId: r.issue_id,
+      contextCommentId: r.comment_id,
+      startedAt: iso(r.started_at),
+      finishedAt: null,
+      createdAt: new Date(r.created_at).toISOString(),
+      logBytes: Number(r.log_bytes ?? 0),
+      lastOutputAt: iso(r.last_output_at),
+    }));
   }
 
   async readLog(actor: Actor, runId: string, offset: number, limit: number): Promise<RunLogResponseDto> {
@@ -56,12 +94,15 @@ export class HeartbeatRunsService {
     return { runId: run.id, offset, nextOffset: r.nextOffset, size: r.size, content: r.content, eof: ended && r.nextOffset >= r.size };
   }
 
+  /** The board, or the run's own agent (any of its credentials), cancels a live run. */
   async cancel(actor: Actor, runId: string): Promise<RunResponse> {
     const run = await this.getAccessible(actor, runId);
+    if (actor.kind === 'agent' && actor.agentId !== run.agent_id) throw forbidden('An agent may cancel only its own runs');
     if (run.status !== 'queued' && run.status !== 'running') {
       throw conflict(`Run already ended (${run.status})`, 'run_not_live', { status: run.status });
     }
-    const ended = await this.lifecycle.finishRun(run.id, { status: 'cancelled', errorCode: 'cancelled_by_board', error: 'cancelled by the board' }, { actor });
+    const by = actor.kind === 'agent' ? { errorCode: 'cancelled_by_agent', error: 'cancelled by its agent' } : { errorCode: 'cancelled_by_board', error: 'cancelled by the board' };
+    const ended = await this.lifecycle.finishRun(run.id, { status: 'cancelled', ...by }, { actor });
     return toRunResponse(ended ?? (await loadRun(this.db, run.id))!);
   }
 

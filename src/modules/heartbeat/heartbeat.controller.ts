@@ -1,12 +1,13 @@
 import { NoActivity } from '../../common/activity/log-activity.decorator';
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiExtraModels, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply as Response } from 'fastify';
+import { ApiAcceptedResponse, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AgentWakeupService } from './agent-wakeup.service';
 import {
-  CompleteRunDto, ListRunsQueryDto, RunLogQueryDto, RunLogResponseDto, RunResponseDto, SchedulerHeartbeatDto, SkippedWakeupDto, WakeupDto,
+  CompleteRunDto, ListRunsQueryDto, LiveRunDto, LiveRunsQueryDto, RunLogQueryDto, RunLogResponseDto, RunResponseDto, SchedulerHeartbeatDto, SkippedWakeupDto, WakeupDto,
   WakeupRunResponseDto,
 } from './dto/heartbeat.dto';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
@@ -31,11 +32,21 @@ export class HeartbeatController {
     return this.wakeups.wake(actor, agentId, dto);
   }
 
-  /** Runs of a company, newest first; filters agentId, status, issueId; paginated with limit/offset. */
+  /** Runs of a company, newest first; filters agentId, status, issueId; keyset pages: pass the `X-Next-Cursor` header of a page as `cursor`. */
   @Get('companies/:companyId/heartbeat-runs')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@Param('companyId') companyId: string, @Query() q: ListRunsQueryDto): Promise<RunResponseDto[]> {
-    return this.runs.list(companyId, q);
+  @ApiOkResponse({ type: [RunResponseDto], headers: { 'X-Next-Cursor': { description: 'cursor of the next page; absent on the last page', schema: { type: 'string' } } } })
+  async list(@Param('companyId') companyId: string, @Query() q: ListRunsQueryDto, @Res({ passthrough: true }) res: Response): Promise<RunResponseDto[]> {
+    const page = await this.runs.list(companyId, q);
+    if (page.nextCursor) res.header('X-Next-Cursor', page.nextCursor);
+    return page.items;
+  }
+
+  /** Queued and running runs of the company, newest first, with agent name, adapter type, trigger, start and last output time. */
+  @Get('companies/:companyId/live-runs')
+  @Authorize({ callers: ['board', 'agent'] })
+  liveRuns(@Param('companyId') companyId: string, @Query() q: LiveRunsQueryDto): Promise<LiveRunDto[]> {
+    return this.runs.live(companyId, q.limit ?? 200);
   }
 
   /** One run: status, why it ended (errorCode, error, exitCode), usage, result, log location. */
@@ -52,11 +63,11 @@ export class HeartbeatController {
     return this.runs.readLog(actor, runId, q.offset ?? 0, q.limitBytes ?? 65536);
   }
 
-  /** Cancels a queued or running run: its process group is killed, an async remote is abandoned. 409 if it already ended. */
+  /** Cancels a queued or running run (the board, or the run's own agent): its process group is killed, an async remote is abandoned. 409 if it already ended. */
   @Post('heartbeat-runs/:runId/cancel')
   @NoActivity('the run lifecycle records heartbeat.run_cancelled when it ends the run')
   @HttpCode(200)
-  @Authorize({ callers: ['board'] })
+  @Authorize({ callers: ['board', 'agent'] })
   cancel(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunResponse> {
     return this.runs.cancel(actor, runId);
   }

@@ -4,6 +4,7 @@ import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
 import { AgentWakeupService } from './agent-wakeup.service';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
 import { HeartbeatScheduler } from './heartbeat-scheduler.service';
 import { HeartbeatController } from './heartbeat.controller';
@@ -33,9 +34,9 @@ import { WakeupQueue } from './wakeup-queue.service';
   providers: [
     WakeupQueue, RunLifecycle, RunLifecycleEvents, RunDispatcher, RunExecutor, HeartbeatScheduler, HeartbeatRunsService,
     AgentWakeupService, RunLogService, RunTokenService, RunTokenResolver, RunEnvResolver, AdapterExecutors,
-    RunRecoveryRepository, RunProcessGroups, RunRetry, RunLiveEvents,
+    RunRecoveryRepository, RunProcessGroups, RunRetry, RunLiveEvents, HeartbeatRunsRepository,
   ],
-  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService],
+  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService, HeartbeatRunsService],
 })
 export class HeartbeatModule implements OnModuleInit {
   constructor(

@@ -43,6 +43,8 @@ export interface RunRow {
   result_json: Record<string, unknown> | null;
   log_path: string | null;
   log_bytes: string | number;
+  /** when the run's log last grew (the owner's keepalive notices it) */
+  last_output_at?: Date | null;
   claimed_by: string | null;
   lease_expires_at: Date | null;
   created_at: Date;
@@ -101,6 +103,7 @@ export function toRunResponse(r: RunRow): RunResponseDto {
     resultJson: r.result_json,
     logPath: r.log_path,
     logBytes: Number(r.log_bytes),
+    lastOutputAt: iso(r.last_output_at ?? null),
     claimedBy: r.claimed_by,
     leaseExpiresAt: iso(r.lease_expires_at),
     createdAt: new Date(r.created_at).toISOString(),

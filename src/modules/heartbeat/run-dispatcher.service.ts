@@ -195,7 +195,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     try {
       const bytes = ids.map((id) => this.local.get(id)?.logBytes() ?? 0);
       await this.db.dataSource.query(
-        `UPDATE heartbeat_runs r SET lease_expires_at = now() + make_interval(secs => $3), log_bytes = GREATEST(r.log_bytes, v.bytes)
+        `UPDATE heartbeat_runs r SET lease_expires_at = now() + make_interval(secs => $3), log_bytes = GREATEST(r.log_bytes, v.bytes),
+               last_output_at = CASE WHEN v.bytes > r.log_bytes THEN now() ELSE r.last_output_at END
            FROM unnest($1::uuid[], $2::bigint[]) AS v(id, bytes)
           WHERE r.id = v.id AND r.id IN (
             SELECT id FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND status = 'running' AND claimed_by = $4 ORDER BY id FOR UPDATE SKIP LOCKED)`,

@@ -108,7 +108,8 @@ export class RunLifecycle implements OnModuleInit {
         `UPDATE heartbeat_runs
             SET status = $2, finished_at = now(), exit_code = $3, error_code = $4, error = $5,
                 usage_json = COALESCE($6, usage_json), result_json = COALESCE($7, result_json),
-                log_bytes = GREATEST(log_bytes, $8), lease_expires_at = NULL, updated_at = now()
+                log_bytes = GREATEST(log_bytes, $8), lease_expires_at = NULL, updated_at = now(),
+                last_output_at = CASE WHEN $8 > log_bytes THEN now() ELSE last_output_at END
           WHERE id = $1 AND agent_id = $9 AND status IN ('queued','running') ${opts.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
           RETURNING *`,
         [runId, outcome.status, outcome.exitCode ?? null, outcome.errorCode ?? null, outcome.error?.slice(0, 4000) ?? null,

@@ -33,16 +33,44 @@ export class InstanceSettingsService {
   }
 
   async patch<K extends SettingsKey>(key: K, raw: Record<string, unknown>, validated: Partial<(typeof DEFAULTS)[K]>): Promise<(typeof DEFAULTS)[K]> {
+    await this.write(key, this.checkedPatch(key, raw, validated));
+    return this.read(key);
+  }
+
+  /** Both blocks at once (`{ general, experimental }`, each partial); nothing is written unless every field is known. */
+  async patchAll(
+    raw: Record<string, unknown>,
+    validated: { general?: Partial<GeneralSettings>; experimental?: Partial<ExperimentalSettings> },
+  ): Promise<{ general: GeneralSettings; experimental: ExperimentalSettings }> {
+    const unknown = Object.keys(raw).filter((k) => k !== 'general' && k !== 'experimental');
+    if (unknown.length) throw badRequest(`Unknown settings blocks: ${unknown.join(', ')}`, { fields: unknown.map((field) => ({ field, messages: ['unknown settings block'] })) }, 'validation_failed');
+    const block = (k: SettingsKey) => (raw[k] && typeof raw[k] === 'object' ? (raw[k] as Record<string, unknown>) : {});
+    const general = validated.general ? this.checkedPatch('general', block('general'), validated.general) : null;
+    const experimental = validated.experimental ? this.checkedPatch('experimental', block('experimental'), validated.experimental) : null;
+    await this.db.transaction(async () => {
+      if (general) await this.write('general', general);
+      if (experimental) await this.write('experimental', experimental);
+    });
+    return this.all();
+  }
+
+  async all(): Promise<{ general: GeneralSettings; experimental: ExperimentalSettings }> {
+    return { general: await this.read('general'), experimental: await this.read('experimental') };
+  }
+
+  private checkedPatch<K extends SettingsKey>(key: K, raw: Record<string, unknown>, validated: Partial<(typeof DEFAULTS)[K]>): Record<string, unknown> {
     // the validation pipe drops unknown fields silently; a settings typo must not look like success
     const unknown = Object.keys(raw).filter((k) => !(k in DEFAULTS[key]));
-    if (unknown.length) throw badRequest(`Unknown ${key} settings: ${unknown.join(', ')}`, { fields: unknown.map((field) => ({ field, messages: ['unknown setting'] })) }, 'validation_failed');
-    const patch = Object.fromEntries(Object.entries(validated).filter(([, v]) => v !== undefined));
+    if (unknown.length) throw badRequest(`Unknown ${key} settings: ${unknown.join(', ')}`, { fields: unknown.map((field) => ({ field: `${key}.${field}`, messages: ['unknown setting'] })) }, 'validation_failed');
+    return Object.fromEntries(Object.entries(validated).filter(([, v]) => v !== undefined));
+  }
+
+  private async write(key: SettingsKey, patch: Record<string, unknown>): Promise<void> {
     await this.db.query(
       `INSERT INTO instance_settings (key, value) VALUES ($1, $2::jsonb)
        ON CONFLICT (key) DO UPDATE SET value = instance_settings.value || EXCLUDED.value, updated_at = now()`,
       [key, JSON.stringify(patch)],
     );
-    return this.read(key);
   }
 
   private async read<K extends SettingsKey>(key: K): Promise<(typeof DEFAULTS)[K]> {

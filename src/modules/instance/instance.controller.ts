@@ -8,7 +8,7 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { UserResponseDto } from '../users/user.types';
 import { AdminUsersService } from './admin-users.service';
 import { AdminUsersQueryDto, CompanyAccessResponseDto, PutCompanyAccessDto } from './dto/admin-users.dto';
-import { ExperimentalSettingsDto, GeneralSettingsDto } from './dto/instance-settings.dto';
+import { ExperimentalSettingsDto, GeneralSettingsDto, InstanceSettingsDto, PatchInstanceSettingsDto } from './dto/instance-settings.dto';
 import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import { InstanceSettingsService } from './instance-settings.service';
 
@@ -22,6 +22,23 @@ export class InstanceController {
     private readonly settings: InstanceSettingsService,
     private readonly users: AdminUsersService,
   ) {}
+
+  /** General and experimental settings in one object (the same values as the two block routes). */
+  @Get('instance/settings')
+  @Authorize({ callers: ['board'] })
+  all(@CurrentActor() actor: Actor): Promise<InstanceSettingsDto> {
+    assertInstanceAdmin(actor);
+    return this.settings.all();
+  }
+
+  /** Partial update of `general`, `experimental` or both in one transaction; unknown blocks or fields and nulls are rejected (400). */
+  @Patch('instance/settings')
+  @InstanceAudit('instance.settings_updated')
+  @Authorize({ callers: ['board'] })
+  patchAll(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: PatchInstanceSettingsDto): Promise<InstanceSettingsDto> {
+    assertInstanceAdmin(actor);
+    return this.settings.patchAll(rawBody(req), dto);
+  }
 
   /** Instance-wide general settings. */
   @Get('instance/settings/general')

@@ -6,6 +6,8 @@ import type { Actor, AgentActor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { ActivityResponseDto } from '../activity/dto/activity.dto';
+import { LiveRunDto, LiveRunsQueryDto } from '../heartbeat/dto/heartbeat.dto';
+import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
 import {
   CheckoutIssueDto, CreateIssueDto, IssueDetailResponseDto, IssueResponseDto, IssueSummaryDto, ListIssuesQueryDto, UpdateIssueDto,
 } from './dto/issue.dto';
@@ -28,6 +30,7 @@ export class IssuesController {
     private readonly details: IssueDetailService,
     private readonly checkouts: IssueCheckout,
     private readonly runs: IssueRunsService,
+    private readonly heartbeatRuns: HeartbeatRunsService,
   ) {}
 
   /** Priority order, or best match with `q`; hidden issues and routine executions left out. Next page: `X-Next-Cursor` header. */
@@ -111,6 +114,14 @@ export class IssuesController {
   @Authorize({ callers: ['board', 'agent'] })
   runsOf(@CurrentActor() actor: Actor, @Param('issueId') issueId: string) {
     return this.runs.runsOf(actor, issueId);
+  }
+
+  /** Queued and running runs for the issue (woken for it, or holding its checkout), with agent name and last output time. */
+  @Get('issues/:issueId/live-runs')
+  @Authorize({ callers: ['board', 'agent'] })
+  async liveRuns(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query() q: LiveRunsQueryDto): Promise<LiveRunDto[]> {
+    const issue = await this.store.load(actor, issueId);
+    return this.heartbeatRuns.live(issue.company_id, q.limit ?? 200, { id: issue.id, checkoutRunId: issue.checkout_run_id });
   }
 
   /** Compact summaries of the issues a run touched; unknown run: empty array. */

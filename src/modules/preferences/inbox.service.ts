@@ -85,7 +85,7 @@ export class InboxService {
     const runs = (
       await this.db.query<{ id: string }>(
         `SELECT id FROM heartbeat_runs
-          WHERE company_id = $1 AND status IN ('failed', 'timed_out') AND coalesce(finished_at, updated_at) > now() - interval '24 hours'`,
+          WHERE company_id = $1 AND status IN ('failed', 'timed_out') AND finished_at > now() - interval '24 hours'`,
         [companyId],
       )
     ).map((r) => `run:${r.id}`);

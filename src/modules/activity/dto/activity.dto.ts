@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class ActivityQueryDto {
@@ -33,4 +34,20 @@ export class ActivityResponseDto {
   @ApiProperty({ nullable: true, type: String }) runId: string | null;
   @ApiProperty({ nullable: true, type: Object }) details: Record<string, unknown> | null;
   createdAt: string;
+}
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value);
+
+export class AgentActionsQueryDto {
+  /** `nextCursor` of the previous page */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) cursor?: string;
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) limit?: number;
+}
+
+export class AgentActionsPageDto {
+  /** activity whose actor is an agent, newest first */
+  @ApiProperty({ type: [ActivityResponseDto] }) items: ActivityResponseDto[];
+  /** pass as `cursor` for the next page; null on the last page */
+  @ApiProperty({ nullable: true, type: String }) nextCursor: string | null;
 }

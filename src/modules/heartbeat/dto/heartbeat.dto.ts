@@ -50,6 +50,7 @@ export class RunResponseDto {
   @ApiProperty({ nullable: true, type: Object }) resultJson: Record<string, unknown> | null;
   @ApiProperty({ nullable: true, type: String, description: 'NDJSON log, relative to the data directory' }) logPath: string | null;
   logBytes: number;
+  @ApiProperty({ nullable: true, type: String, description: 'when the log last grew (to the owner\'s keepalive interval)' }) lastOutputAt: string | null;
   @ApiProperty({ nullable: true, type: String }) claimedBy: string | null;
   @ApiProperty({ nullable: true, type: String }) leaseExpiresAt: string | null;
   createdAt: string;
@@ -69,8 +70,40 @@ export class ListRunsQueryDto {
   @IsOptional() @IsUUID() issueId?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) limit?: number;
-  @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) offset?: number;
+  /** deprecated: slow deep in a long history; use `cursor` (keyset) */
+  @ApiPropertyOptional({ minimum: 0, default: 0, deprecated: true })
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(100000) offset?: number;
+  /** the `X-Next-Cursor` header of the previous page */
+  @ApiPropertyOptional({ description: 'opaque keyset cursor from the previous page\'s X-Next-Cursor header' })
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) cursor?: string;
+}
+
+export class LiveRunsQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 200 })
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(500) limit?: number;
+}
+
+/** A queued or running run as the board's live views show it. */
+export class LiveRunDto {
+  id: string;
+  companyId: string;
+  @ApiProperty({ enum: ['queued', 'running'] }) status: string;
+  agentId: string;
+  agentName: string;
+  adapterType: string;
+  @ApiProperty({ enum: ['timer', 'assignment', 'on_demand', 'automation'] }) invocationSource: string;
+  @ApiProperty({ nullable: true, type: String }) triggerDetail: string | null;
+  /** the wake's reason, e.g. issue_assigned, issue_commented */
+  @ApiProperty({ nullable: true, type: String }) wakeReason: string | null;
+  @ApiProperty({ nullable: true, type: String }) issueId: string | null;
+  /** the comment that woke the run, if any */
+  @ApiProperty({ nullable: true, type: String }) contextCommentId: string | null;
+  @ApiProperty({ nullable: true, type: String }) startedAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) finishedAt: null;
+  createdAt: string;
+  logBytes: number;
+  /** when the log last grew (to the owner's keepalive interval); null before any output */
+  @ApiProperty({ nullable: true, type: String }) lastOutputAt: string | null;
 }
 
 export class RunLogQueryDto {

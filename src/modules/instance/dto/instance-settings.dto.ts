@@ -1,4 +1,6 @@
-import { IsBoolean, IsInt, IsNotEmpty, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsNotEmpty, IsObject, IsString, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 
 const present = (_: unknown, v: unknown) => v !== undefined;
 
@@ -16,6 +18,20 @@ export class GeneralSettingsDto {
 export class ExperimentalSettingsDto {
   /** the built-in agents feature (registry, provisioning); off by default */
   @ValidateIf(present) @IsBoolean() builtInAgents?: boolean;
+}
+
+/** Both blocks in one object (`GET /api/instance/settings`). */
+export class InstanceSettingsDto {
+  @ApiProperty({ type: GeneralSettingsDto }) general: GeneralSettingsDto;
+  @ApiProperty({ type: ExperimentalSettingsDto }) experimental: ExperimentalSettingsDto;
+}
+
+/** Partial update of either block or both; unknown blocks or fields and nulls are rejected (400). */
+export class PatchInstanceSettingsDto {
+  @ApiPropertyOptional({ type: GeneralSettingsDto })
+  @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => GeneralSettingsDto) general?: GeneralSettingsDto;
+  @ApiPropertyOptional({ type: ExperimentalSettingsDto })
+  @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => ExperimentalSettingsDto) experimental?: ExperimentalSettingsDto;
 }
 
 export type GeneralSettings = Required<GeneralSettingsDto>;

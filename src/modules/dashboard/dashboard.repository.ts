@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+
+export interface DashboardCountsRow {
+  agents: Record<string, number> | null;
+  issues: Record<string, number> | null;
+  spent_monthly_cents: number;
+  budget_monthly_cents: number;
+  pending_approvals: number;
+  active_incidents: number;
+  paused_projects: number;
+  runs: Array<{ day: string; status: string; error_code: string | null; n: number }> | null;
+}
+
+/**
+ * The company dashboard's counts in one statement. This read joins several domains (agents,
+ * issues, companies, approvals, budgets, projects, heartbeat runs) for speed; it lives here, in the
+ * owner of the page it serves, and only reads. Each part is an indexed count: agents and issues
+ * by (company, status); the run activity is an index-only scan of heartbeat_runs_company_created_idx
+ * over the window, grouped by day, status and error code.
+ */
+@Injectable()
+export class DashboardRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  counts(companyId: string, since: Date): Promise<DashboardCountsRow | null> {
+    return this.row(
+      companyId,
+      `SELECT
+         (SELECT json_object_agg(s.status, s.n) FROM (SELECT status, count(*)::int AS n FROM agents WHERE company_id = $1 GROUP BY status) s) AS agents,
+         (SELECT json_object_agg(s.status, s.n) FROM (SELECT status, count(*)::int AS n FROM issues WHERE company_id = $1 AND hidden_at IS NULL GROUP BY status) s) AS issues,
+         c.spent_monthly_cents, c.budget_monthly_cents,
+         (SELECT count(*)::int FROM approvals WHERE company_id = $1 AND status = 'pending') AS pending_approvals,
+         (SELECT count(*)::int FROM budget_incidents WHERE company_id = $1 AND (status = 'open' OR hold_active)) AS active_incidents,
+         (SELECT count(*)::int FROM projects WHERE company_id = $1 AND paused_at IS NOT NULL) AS paused_projects,
+         (SELECT json_agg(d) FROM (
+            SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, error_code, count(*)::int AS n
+              FROM heartbeat_runs WHERE company_id = $1 AND created_at >= $2
+             GROUP BY 1, 2, 3) d) AS runs
+       FROM companies c WHERE c.id = $1`,
+      [since],
+    );
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { notFound } from '../../common/errors/domain-error';
+import { DashboardRepository } from './dashboard.repository';
+import { DashboardResponseDto, DashboardRunDayDto } from './dto/dashboard.dto';
+
+export const RUN_ACTIVITY_DAYS = 14;
+const DAY_MS = 86_400_000;
+
+/** The board's company dashboard: agents, tasks, spend, approvals, budgets, and 14 days of run activity. */
+@Injectable()
+export class DashboardService {
+  constructor(private readonly repo: DashboardRepository) {}
+
+  async get(companyId: string, now = new Date()): Promise<DashboardResponseDto> {
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const first = today - (RUN_ACTIVITY_DAYS - 1) * DAY_MS;
+    const row = await this.repo.counts(companyId, new Date(first));
+    if (!row) throw notFound('Company');
+    const agents = row.agents ?? {};
+    const issues = row.issues ?? {};
+    const n = (m: Record<string, number>, ...keys: string[]) => keys.reduce((sum, k) => sum + (m[k] ?? 0), 0);
+    const openIssues = Object.entries(issues).filter(([s]) => s !== 'done' && s !== 'cancelled').reduce((sum, [, c]) => sum + c, 0);
+    const budget = row.budget_monthly_cents;
+    const spent = row.spent_monthly_cents;
+    return {
+      companyId,
+      agents: { active: n(agents, 'active', 'idle'), running: n(agents, 'running'), paused: n(agents, 'paused'), error: n(agents, 'error') },
+      tasks: { open: openIssues, inProgress: n(issues, 'in_progress'), blocked: n(issues, 'blocked'), done: n(issues, 'done') },
+      costs: {
+        monthSpendCents: spent,
+        monthBudgetCents: budget,
+        monthUtilizationPercent: budget > 0 ? Math.round((spent / budget) * 10000) / 100 : 0,
+      },
+      pendingApprovals: row.pending_approvals,
+      budgets: { activeIncidents: row.active_incidents, pendingApprovals: 0, pausedAgents: n(agents, 'paused'), pausedProjects: row.paused_projects },
+      runActivity: runActivity(first, row.runs ?? []),
+    };
+  }
+}
+
+/** One entry per UTC day from `first` (14 days), filled from (day, status, error code, count) groups. */
+export function runActivity(first: number, groups: Array<{ day: string; status: string; error_code: string | null; n: number }>): DashboardRunDayDto[] {
+  const days = new Map<string, DashboardRunDayDto>();
+  for (let i = 0; i < RUN_ACTIVITY_DAYS; i++) {
+    const date = new Date(first + i * DAY_MS).toISOString().slice(0, 10);
+    days.set(date, { date, succeeded: 0, failed: 0, recovered: 0, other: 0, total: 0, failedByErrorCode: {} });
+  }
+  for (const g of groups) {
+    const d = days.get(g.day);
+    if (!d) continue;
+    d.total += g.n;
+    if (g.status === 'succeeded') d.succeeded += g.n;
+    else if (g.status === 'failed' || g.status === 'timed_out') {
+      d.failed += g.n;
+      const code = g.error_code ?? 'unknown';
+      d.failedByErrorCode[code] = (d.failedByErrorCode[code] ?? 0) + g.n;
+    } else d.other += g.n;
+  }
+  return [...days.values()];
+}
