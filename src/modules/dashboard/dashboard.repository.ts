@@ -10,7 +10,13 @@ export interface DashboardCountsRow {
   pending_approvals: number;
   active_incidents: number;
   paused_projects: number;
-  runs: Array<{ day: string; status: string; error_code: string | null; n: number }> | null;
+}
+
+export interface RunGroupRow {
+  day: string;
+  status: string;
+  error_code: string | null;
+  n: number;
 }
 
 /**
@@ -18,7 +24,7 @@ export interface DashboardCountsRow {
  * issues, companies, approvals, budgets, projects, heartbeat runs) for speed; it lives here, in the
  * owner of the page it serves, and only reads. Each part is an indexed count: agents and issues
  * by (company, status); the run activity is an index-only scan of heartbeat_runs_company_created_idx
- * over the window, grouped by day, status and error code.
+ * over a time range, grouped by day, status and error code.
  */
 @Injectable()
 export class DashboardRepository extends CompanyScopedRepository {
@@ -26,7 +32,7 @@ export class DashboardRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  counts(companyId: string, since: Date): Promise<DashboardCountsRow | null> {
+  counts(companyId: string): Promise<DashboardCountsRow | null> {
     return this.row(
       companyId,
       `SELECT
@@ -35,13 +41,20 @@ export class DashboardRepository extends CompanyScopedRepository {
          c.spent_monthly_cents, c.budget_monthly_cents,
          (SELECT count(*)::int FROM approvals WHERE company_id = $1 AND status = 'pending') AS pending_approvals,
          (SELECT count(*)::int FROM budget_incidents WHERE company_id = $1 AND (status = 'open' OR hold_active)) AS active_incidents,
-         (SELECT count(*)::int FROM projects WHERE company_id = $1 AND paused_at IS NOT NULL) AS paused_projects,
-         (SELECT json_agg(d) FROM (
-            SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, error_code, count(*)::int AS n
-              FROM heartbeat_runs WHERE company_id = $1 AND created_at >= $2
-             GROUP BY 1, 2, 3) d) AS runs
+         (SELECT count(*)::int FROM projects WHERE company_id = $1 AND paused_at IS NOT NULL) AS paused_projects
        FROM companies c WHERE c.id = $1`,
-      [since],
+      [],
+    );
+  }
+
+  /** Runs created in [from, to) by UTC day, status and error code: an index-only range scan of heartbeat_runs_company_created_idx. */
+  runGroups(companyId: string, from: Date, to: Date): Promise<RunGroupRow[]> {
+    return this.rows<RunGroupRow>(
+      companyId,
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, error_code, count(*)::int AS n
+         FROM heartbeat_runs WHERE company_id = $1 AND created_at >= $2 AND created_at < $3
+        GROUP BY 1, 2, 3`,
+      [from, to],
     );
   }
 }

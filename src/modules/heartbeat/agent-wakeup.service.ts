@@ -4,7 +4,7 @@ import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { conflict, forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
-import { SkippedWakeupDto, WakeupDto, WakeupRunResponseDto } from './dto/heartbeat.dto';
+import { HeldWakeupDto, SkippedWakeupDto, WakeupDto, WakeupRunResponseDto } from './dto/heartbeat.dto';
 import { toRunResponse } from './heartbeat.types';
 import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
 import { WakeupQueue } from './wakeup-queue.service';
@@ -18,7 +18,7 @@ export class AgentWakeupService {
     private readonly queue: WakeupQueue,
   ) {}
 
-  async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto> {
+  async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
     const [agent] = isUuid(agentId)
       ? await this.db.query<{ id: string; company_id: string; status: string }>('SELECT id, company_id, status FROM agents WHERE id = $1', [agentId])
       : [];
@@ -41,6 +41,7 @@ export class AgentWakeupService {
       forceFreshSession: dto.forceFreshSession ?? false,
       requestedBy: actor,
     });
+    if (result.heldBy) return { deferred: true, reason: 'issue_tree_held', holdId: result.heldBy, wakeupRequestId: result.wakeupId };
     if (result.status === 'skipped' || !result.run) {
       return { skipped: true, reason: result.skipReason ?? 'skipped', wakeupRequestId: result.wakeupId };
     }

@@ -7,14 +7,14 @@ import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AgentWakeupService } from './agent-wakeup.service';
 import {
-  CompleteRunDto, ListRunsQueryDto, LiveRunDto, LiveRunsQueryDto, RunLogQueryDto, RunLogResponseDto, RunResponseDto, SchedulerHeartbeatDto, SkippedWakeupDto, WakeupDto,
+  CompleteRunDto, HeldWakeupDto, ListRunsQueryDto, LiveRunDto, LiveRunsQueryDto, RunLogQueryDto, RunLogResponseDto, RunResponseDto, SchedulerHeartbeatDto, SkippedWakeupDto, WakeupDto,
   WakeupRunResponseDto,
 } from './dto/heartbeat.dto';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
 import type { RunResponse } from './heartbeat.types';
 
 @ApiTags('heartbeat')
-@ApiExtraModels(WakeupRunResponseDto, SkippedWakeupDto)
+@ApiExtraModels(WakeupRunResponseDto, SkippedWakeupDto, HeldWakeupDto)
 @Controller()
 export class HeartbeatController {
   constructor(
@@ -22,13 +22,13 @@ export class HeartbeatController {
     private readonly wakeups: AgentWakeupService,
   ) {}
 
-  /** 202 with the run record (queued, coalesced, or the live run a deferred wake waits for), or `{ skipped: true, reason }`. 409 for paused, terminated or pending_approval agents; agents wake only themselves. */
+  /** 202 with the run record (queued, coalesced, or the live run a deferred wake waits for), `{ skipped: true, reason }`, or `{ deferred: true, reason: 'issue_tree_held', holdId }` while the issue's subtree is paused. 409 for paused, terminated or pending_approval agents; agents wake only themselves. */
   @Post('agents/:agentId/wakeup')
   @NoActivity('the wakeup queue records the wake (or its coalescing) with its outcome')
   @HttpCode(202)
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiAcceptedResponse({ schema: { oneOf: [{ $ref: getSchemaPath(WakeupRunResponseDto) }, { $ref: getSchemaPath(SkippedWakeupDto) }] } })
-  wake(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto> {
+  @ApiAcceptedResponse({ schema: { oneOf: [{ $ref: getSchemaPath(WakeupRunResponseDto) }, { $ref: getSchemaPath(SkippedWakeupDto) }, { $ref: getSchemaPath(HeldWakeupDto) }] } })
+  wake(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
     return this.wakeups.wake(actor, agentId, dto);
   }
 

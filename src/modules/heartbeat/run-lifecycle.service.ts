@@ -19,6 +19,9 @@ interface WakeRow {
   force_fresh_session: boolean;
 }
 
+/** Answers the id of the hold pausing an issue's subtree, or null. */
+export type IssueHoldProbe = (issueId: string) => Promise<string | null>;
+
 export interface FinishOptions {
   actor?: Actor;
   logBytes?: number;
@@ -58,6 +61,7 @@ export function contextForWake(w: WakeRow): WakeContext {
 export class RunLifecycle implements OnModuleInit {
   private readonly queuedListeners: Array<() => void> = [];
   private readonly endedHooks: Array<(run: RunRow) => Promise<void>> = [];
+  private readonly holdProbes: IssueHoldProbe[] = [];
 
   constructor(
     private readonly db: Db,
@@ -79,6 +83,20 @@ export class RunLifecycle implements OnModuleInit {
   /** Called in the transaction that ends a run (agent lock held), before deferred wakes are promoted (e.g. re-queueing a lost run). */
   onRunEnded(hook: (run: RunRow) => Promise<void>): void {
     this.endedHooks.push(hook);
+  }
+
+  /** The issues module answers whether an issue's subtree is paused (its wakes wait until the hold is released). */
+  registerIssueHoldProbe(probe: IssueHoldProbe): void {
+    this.holdProbes.push(probe);
+  }
+
+  /** The id of the hold pausing the issue (on it or an ancestor), or null. */
+  async issueHold(issueId: string): Promise<string | null> {
+    for (const probe of this.holdProbes) {
+      const hold = await probe(issueId);
+      if (hold) return hold;
+    }
+    return null;
   }
 
   /** A queued run for a wake (already inserted); the dispatcher hears of it after commit. Caller holds the agent lock. */
@@ -163,6 +181,8 @@ export class RunLifecycle implements OnModuleInit {
       [agentId, issueId],
     );
     if (wakes.length === 0) return null;
+    // a paused subtree keeps its wakes deferred until the hold is released (which promotes them)
+    if (await this.issueHold(issueId)) return null;
     const live = await this.db.query(
       `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running')`,
       [agentId, issueId],

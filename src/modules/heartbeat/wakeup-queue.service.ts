@@ -7,7 +7,7 @@ import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
 import { AgentRow, heartbeatPolicy, RunRow, WakeContext } from './heartbeat.types';
-import { contextForWake, RunLifecycle } from './run-lifecycle.service';
+import { contextForWake, IssueHoldProbe, RunLifecycle } from './run-lifecycle.service';
 import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
 
 export type WakeupSource = 'timer' | 'assignment' | 'on_demand' | 'automation';
@@ -40,6 +40,8 @@ export interface WakeupResult {
   skipReason?: string;
   /** the idempotency key matched an earlier wake; this is that wake's result */
   replayed?: boolean;
+  /** deferred because the issue's subtree is paused: the hold's id (the wake runs once it is released) */
+  heldBy?: string;
 }
 
 /** Answers whether an agent has work a timer wake should look at (issues module registers one). */
@@ -76,6 +78,29 @@ export class WakeupQueue {
   /** Called (after commit) whenever a run is queued, so a dispatcher can act at once. */
   onQueued(listener: () => void): void {
     this.lifecycle.onRunQueued(listener);
+  }
+
+  /** While the probe names a hold for an issue, wakes for it are deferred and not promoted (issues module: subtree holds). */
+  registerIssueHoldProbe(probe: IssueHoldProbe): void {
+    this.lifecycle.registerIssueHoldProbe(probe);
+  }
+
+  /** A hold was released: deferred wakes of these issues become runs (per agent and issue, as when a live run ends). */
+  async promoteDeferredOfIssues(issueIds: string[]): Promise<number> {
+    if (issueIds.length === 0) return 0;
+    const pairs = await this.db.query<{ agent_id: string; issue_id: string }>(
+      `SELECT DISTINCT agent_id, issue_id FROM agent_wakeup_requests WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
+      [issueIds],
+    );
+    let n = 0;
+    for (const p of pairs) {
+      const run = await this.db.transaction(async () => {
+        await lockAgent(this.db, p.agent_id);
+        return this.lifecycle.promoteDeferred(p.agent_id, p.issue_id);
+      });
+      if (run) n++;
+    }
+    return n;
   }
 
   /** Replaces the built-in idle check of timer wakes (which reads the issues table if present). */
@@ -118,6 +143,12 @@ export class WakeupQueue {
           source: input.source, reason: input.reason ?? null, issueId, skipReason,
         }, actor);
         return { wakeupId: wake.id, status: 'skipped', skipReason };
+      }
+      const heldBy = issueId ? await this.lifecycle.issueHold(issueId) : null;
+      if (heldBy) {
+        await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wake.id]);
+        await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, { heldBy, deferReason: 'issue_tree_held', source: input.source, issueId }, actor);
+        return { wakeupId: wake.id, status: 'deferred', heldBy };
       }
       const context = contextForWake(wake);
       const live = await this.liveRunToJoin(agent.id, input.source, issueId);

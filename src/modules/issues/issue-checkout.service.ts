@@ -9,6 +9,7 @@ import { CheckoutIssueDto } from './dto/issue.dto';
 import { ExecutionWorkspaceGate } from './execution-workspace.gate';
 import { IssueStore } from './issue-store.service';
 import { ISSUE_COLUMNS, isClosed, IssueRow } from './issue.types';
+import { IssueTreeHolds } from './issue-tree-holds.service';
 import { IssueWakeups } from './issue-wakeups.service';
 
 /** SQL: the checkout run of the `issues` row is not live (finished, failed, cancelled, timed out, or missing). */
@@ -30,6 +31,7 @@ export class IssueCheckout {
     private readonly workspaces: ExecutionWorkspaceGate,
     private readonly wakeups: IssueWakeups,
     private readonly recorder: ActivityRecorder,
+    private readonly holds: IssueTreeHolds,
   ) {}
 
   async checkout(actor: Actor, ref: string, dto: CheckoutIssueDto): Promise<IssueRow> {
@@ -49,6 +51,7 @@ export class IssueCheckout {
       }
     }
     await this.assertProjectActive(issue);
+    await this.holds.assertNotHeld(issue);
     await this.workspaces.assertUsable(issue);
     const [won] = await returning<IssueRow>(
       this.db,

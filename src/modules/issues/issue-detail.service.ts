@@ -5,6 +5,7 @@ import { Db } from '../../database/db.service';
 import { CommentResponseDto } from './dto/comment.dto';
 import { IssueDetailResponseDto, IssueSummaryDto, LegacyPlanDocumentDto } from './dto/issue.dto';
 import { toCommentResponse } from './issue-comments.service';
+import { IssueInteractions } from './issue-interactions.service';
 import { iso, IssueStore, toIssueSummary } from './issue-store.service';
 import { COMMENT_COLUMNS, CommentRow, issueColumns, IssueRow } from './issue.types';
 import { attachmentSummariesOf } from '../attachments/attachment.types';
@@ -54,6 +55,7 @@ export class IssueDetailService {
   constructor(
     private readonly db: Db,
     private readonly store: IssueStore,
+    private readonly interactions: IssueInteractions,
   ) {}
 
   async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
@@ -89,7 +91,7 @@ export class IssueDetailService {
   async heartbeatContext(actor: Actor, ref: string, wakeCommentId?: string) {
     const issue = await this.store.load(actor, ref);
     const project = await this.project(issue);
-    const [goal, ancestors, blockers, cursor, wakeComment, attachments, documents, planThreads] = await Promise.all([
+    const [goal, ancestors, blockers, cursor, wakeComment, attachments, documents, planThreads, interactions] = await Promise.all([
       this.goal(issue, project),
       this.ancestors(issue),
       this.related(issue.id, 'blockedBy'),
@@ -103,6 +105,7 @@ export class IssueDetailService {
       attachmentSummariesOf(this.db, issue.id),
       issueDocumentsView(this.db, issue.id),
       planReviewThreads(this.db, issue.id),
+      this.interactions.ofIssue(issue.company_id, issue.id),
     ]);
     const plan = documents.planDocument;
     return {
@@ -122,6 +125,8 @@ export class IssueDetailService {
       },
       ...(wakeComment ? { wakeComment } : {}),
       attachments,
+      // questions the agent asked a human on this issue, with the answers (an answer wakes the agent with its interactionId)
+      interactions,
       ...(plan
         ? {
             planReviewContext: {

@@ -79,6 +79,12 @@ export class IssueWakeups {
     await this.enqueue(issue, agentId, actor, { reason, extra });
   }
 
+  /** A board user answered the agent's question on the issue: the agent learns of it (payload `interactionId`). */
+  async interactionAnswered(issue: Pick<IssueRow, 'id' | 'company_id'>, agentId: string, interactionId: string, actor: Actor): Promise<void> {
+    if (!(await this.isWakeable(agentId))) return;
+    await this.enqueue(issue, agentId, actor, { reason: 'interaction_answered', extra: { interactionId } });
+  }
+
   private async isWakeable(agentId: string): Promise<boolean> {
     return (await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND ${WAKEABLE}`, [agentId])).length > 0;
   }

@@ -3,6 +3,14 @@ import { LiveEventsModule } from '../../common/events/live-events.module';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { ActivityModule } from '../activity/activity.module';
+import { AgentsModule } from '../agents/agents.module';
+import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
+import { IssueControlsController } from './issue-controls.controller';
+import { IssueInteractionsRepository } from './issue-interactions.repository';
+import { IssueInteractions } from './issue-interactions.service';
+import { IssueTreeHoldsRepository } from './issue-tree-holds.repository';
+import { IssueTreeHolds } from './issue-tree-holds.service';
+import { RunnerGoalService } from './runner-goal.service';
 import { ExecutionWorkspaceGate } from './execution-workspace.gate';
 import { IssueCheckout } from './issue-checkout.service';
 import { IssueCommentsController } from './issue-comments.controller';
@@ -21,13 +29,14 @@ import { LabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
 
 @Module({
-  imports: [ActivityModule, LiveEventsModule],
-  controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController],
+  imports: [ActivityModule, LiveEventsModule, AgentsModule],
+  controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
     IssueStore, IssuesService, IssueListService, IssueDetailService, IssueRelations, IssueCheckout, IssueComments,
     IssueWakeups, IssueRunsService, IssueInboxService, LabelsService, ExecutionWorkspaceGate,
+    IssueTreeHoldsRepository, IssueTreeHolds, IssueInteractionsRepository, IssueInteractions, RunnerGoalService,
   ],
-  exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate, LabelsService],
+  exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate, LabelsService, IssueTreeHolds],
 })
 export class IssuesModule implements OnModuleInit {
   constructor(
@@ -35,12 +44,16 @@ export class IssuesModule implements OnModuleInit {
     private readonly checkouts: IssueCheckout,
     private readonly hub: LiveEventHub,
     private readonly store: IssueStore,
+    private readonly queue: WakeupQueue,
+    private readonly holds: IssueTreeHolds,
   ) {}
 
   /** Runs that end without succeeding (including runs reaped after their instance died) release their checkouts. */
   onModuleInit(): void {
     // live events about hidden issues stay out of the stream, as out of the activity feed
     this.hub.setHiddenIssueCheck((companyId, ids) => this.store.hiddenAmong(companyId, ids));
+    // wakes for issues of a paused subtree wait until the hold is released
+    this.queue.registerIssueHoldProbe(this.holds.probe);
     this.runEvents.onRunFinished((e) =>
       e.status === 'succeeded' ? undefined : this.checkouts.releaseRunCheckouts(e.companyId, e.runId, e.errorCode ?? e.status),
     );

@@ -26,6 +26,14 @@ export class SkippedWakeupDto {
   wakeupRequestId: string;
 }
 
+/** The wake waits: the issue's subtree is paused by a hold; it runs once the hold is released. */
+export class HeldWakeupDto {
+  @ApiProperty({ example: true }) deferred: true;
+  @ApiProperty({ example: 'issue_tree_held' }) reason: string;
+  holdId: string;
+  wakeupRequestId: string;
+}
+
 export class RunResponseDto {
   id: string;
   /** same as id */

@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { badRequest, conflict, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
+import { isUuid } from '../../common/http/uuid';
+import { AnswerInteractionDto, CreateInteractionDto, InteractionDto } from './dto/issue-controls.dto';
+import { InteractionRow, IssueInteractionsRepository } from './issue-interactions.repository';
+import { IssueStore } from './issue-store.service';
+import { IssueWakeups } from './issue-wakeups.service';
+
+export const toInteraction = (r: InteractionRow): InteractionDto => ({
+  id: r.id,
+  companyId: r.company_id,
+  issueId: r.issue_id,
+  kind: r.kind,
+  status: r.status,
+  askedByAgentId: r.asked_by_agent_id,
+  runId: r.run_id,
+  prompt: r.prompt,
+  options: r.options,
+  allowFreeText: r.allow_free_text,
+  answer: r.status === 'answered'
+    ? { optionId: r.answer_option_id, text: r.answer_text, answeredByUserId: r.answered_by_user_id!, answeredAt: new Date(r.answered_at!).toISOString() }
+    : null,
+  createdAt: new Date(r.created_at).toISOString(),
+  updatedAt: new Date(r.updated_at).toISOString(),
+});
+
+/**
+ * Interactions: an agent asks a human a question on an issue (options to pick from, free text, or
+ * both); a board user answers once; the answer wakes the asking agent with the interaction in its
+ * wake payload, and the issue's heartbeat context lists the interactions with their answers.
+ */
+@Injectable()
+export class IssueInteractions {
+  constructor(
+    private readonly repo: IssueInteractionsRepository,
+    private readonly store: IssueStore,
+    private readonly wakeups: IssueWakeups,
+  ) {}
+
+  async ask(actor: Actor, ref: string, dto: CreateInteractionDto): Promise<InteractionDto> {
+    if (actor.kind !== 'agent') throw forbidden('Only agents ask questions through this route');
+    const issue = await this.store.load(actor, ref);
+    const options = dto.options ?? null;
+    if (options && new Set(options.map((o) => o.id)).size !== options.length) {
+      throw badRequest('Option ids must be unique', { fields: [{ field: 'options', messages: ['duplicate option id'] }] }, 'validation_failed');
+    }
+    const allowFreeText = dto.allowFreeText ?? !options;
+    if (!options && !allowFreeText) {
+      throw badRequest('A question needs options or free text', { fields: [{ field: 'allowFreeText', messages: ['must be true without options'] }] }, 'validation_failed');
+    }
+    const row = await this.repo.insert(issue.company_id, {
+      issueId: issue.id, agentId: actor.agentId, runId: actor.runId ?? null, prompt: dto.prompt, options, allowFreeText,
+    });
+    return toInteraction(row);
+  }
+
+  async list(actor: Actor, ref: string): Promise<InteractionDto[]> {
+    const issue = await this.store.load(actor, ref);
+    return (await this.repo.listOfIssue(issue.company_id, issue.id)).map(toInteraction);
+  }
+
+  /** For the heartbeat context: the issue's latest interactions with their answers. */
+  async ofIssue(companyId: string, issueId: string): Promise<InteractionDto[]> {
+    return (await this.repo.listOfIssue(companyId, issueId, 20)).map(toInteraction);
+  }
+
+  /** Board only. 409 once answered; 422 for an unknown option or free text where none is allowed. Wakes the asking agent. */
+  async answer(actor: Actor, ref: string, interactionId: string, dto: AnswerInteractionDto): Promise<InteractionDto> {
+    if (actor.kind !== 'board') throw forbidden('Only board users answer interactions');
+    const issue = await this.store.load(actor, ref);
+    const found = isUuid(interactionId) ? await this.repo.find(issue.company_id, issue.id, interactionId) : null;
+    if (!found) throw notFound('Interaction');
+    if (found.status !== 'pending') throw conflict('The interaction was already answered', 'interaction_answered', { answeredAt: found.answered_at });
+    if (dto.optionId === undefined && dto.text === undefined) {
+      throw badRequest('Answer with optionId or text', { fields: [{ field: 'optionId', messages: ['optionId or text required'] }] }, 'validation_failed');
+    }
+    if (dto.optionId !== undefined && !(found.options ?? []).some((o) => o.id === dto.optionId)) {
+      throw unprocessable('Not an option of this question', 'invalid_option', { optionId: dto.optionId });
+    }
+    if (dto.optionId === undefined && !found.allow_free_text) {
+      throw unprocessable('This question takes one of its options', 'option_required');
+    }
+    const answered = await this.repo.answer(issue.company_id, found.id, { optionId: dto.optionId ?? null, text: dto.text ?? null, userId: actor.userId });
+    if (!answered) throw conflict('The interaction was already answered', 'interaction_answered');
+    await this.wakeups.interactionAnswered(issue, answered.asked_by_agent_id, answered.id, actor);
+    return toInteraction(answered);
+  }
+}

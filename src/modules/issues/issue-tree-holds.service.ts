@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { conflict, forbidden } from '../../common/errors/domain-error';
+import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
+import { PauseTreeDto, TreeControlStateDto, TreeHoldDto, TreeResumeResultDto } from './dto/issue-controls.dto';
+import { IssueStore } from './issue-store.service';
+import { IssueTreeHoldsRepository, TreeHoldRow } from './issue-tree-holds.repository';
+import type { IssueRow } from './issue.types';
+
+const toHold = (h: TreeHoldRow, issueId: string): TreeHoldDto => ({
+  id: h.id,
+  rootIssueId: h.root_issue_id,
+  rootIssueIdentifier: h.root_identifier,
+  inherited: h.root_issue_id !== issueId,
+  reason: h.reason,
+  createdByUserId: h.created_by_user_id,
+  createdAt: new Date(h.created_at).toISOString(),
+});
+
+const boardUser = (actor: Actor) => {
+  if (actor.kind !== 'board') throw forbidden('Only board users pause or resume a subtree');
+  return actor.userId;
+};
+
+/**
+ * Subtree pause holds: the board pauses an issue and everything under it. While a hold covers an
+ * issue (on it or an ancestor), wakes for the issue are deferred (the heartbeat engine asks
+ * `probe`) and checkouts are refused with 409; releasing the hold promotes the deferred wakes.
+ */
+@Injectable()
+export class IssueTreeHolds {
+  constructor(
+    private readonly repo: IssueTreeHoldsRepository,
+    private readonly store: IssueStore,
+    private readonly queue: WakeupQueue,
+  ) {}
+
+  /** For the heartbeat engine: the hold covering an issue, by id alone. */
+  readonly probe = (issueId: string): Promise<string | null> => this.repo.coveringAnyCompany(issueId);
+
+  async state(actor: Actor, ref: string): Promise<TreeControlStateDto> {
+    const issue = await this.store.load(actor, ref);
+    return this.stateOf(issue);
+  }
+
+  /** 409 when the subtree is already paused (by a hold on this issue or an ancestor). */
+  async pause(actor: Actor, ref: string, dto: PauseTreeDto): Promise<TreeControlStateDto> {
+    const userId = boardUser(actor);
+    const issue = await this.store.load(actor, ref);
+    const covering = await this.repo.covering(issue.company_id, issue.id);
+    if (covering) throw this.alreadyPaused(covering);
+    const created = await this.repo.insert(issue.company_id, issue.id, userId, dto.reason ?? null);
+    if (!created) {
+      const now = await this.repo.covering(issue.company_id, issue.id);
+      throw now ? this.alreadyPaused(now) : conflict('The subtree was paused concurrently', 'issue_tree_already_paused');
+    }
+    return { issueId: issue.id, companyId: issue.company_id, activePauseHold: toHold(created, issue.id) };
+  }
+
+  /** Releases the hold rooted at this issue and promotes the subtree's deferred wakes; 409 when there is none here. */
+  async resume(actor: Actor, ref: string): Promise<TreeResumeResultDto> {
+    const userId = boardUser(actor);
+    const issue = await this.store.load(actor, ref);
+    const released = await this.repo.release(issue.company_id, issue.id, userId);
+    if (!released) {
+      const covering = await this.repo.covering(issue.company_id, issue.id);
+      if (covering) {
+        throw conflict('The subtree is paused by a hold on an ancestor; resume it there', 'issue_tree_held_by_ancestor', {
+          holdId: covering.id, rootIssueId: covering.root_issue_id,
+        });
+      }
+      throw conflict('The subtree of this issue is not paused', 'issue_tree_not_paused');
+    }
+    // issues still covered by another hold (an ancestor's) stay deferred: the engine asks the probe again
+    const promotedWakes = await this.queue.promoteDeferredOfIssues(await this.repo.subtree(issue.company_id, issue.id));
+    return { ...(await this.stateOf(issue)), releasedHoldId: released.id, promotedWakes };
+  }
+
+  /** Checkout guard: 409 `issue_tree_paused` while a hold covers the issue. */
+  async assertNotHeld(issue: Pick<IssueRow, 'id' | 'company_id'>): Promise<void> {
+    const hold = await this.repo.covering(issue.company_id, issue.id);
+    if (hold) {
+      throw conflict('The issue\'s subtree is paused; it cannot be checked out until the hold is released', 'issue_tree_paused', {
+        holdId: hold.id, rootIssueId: hold.root_issue_id,
+      });
+    }
+  }
+
+  private async stateOf(issue: Pick<IssueRow, 'id' | 'company_id'>): Promise<TreeControlStateDto> {
+    const hold = await this.repo.covering(issue.company_id, issue.id);
+    return { issueId: issue.id, companyId: issue.company_id, activePauseHold: hold ? toHold(hold, issue.id) : null };
+  }
+
+  private alreadyPaused(h: TreeHoldRow) {
+    return conflict('The subtree is already paused', 'issue_tree_already_paused', { holdId: h.id, rootIssueId: h.root_issue_id });
+  }
+}

@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { AgentLookup } from '../agents/agent-lookup.service';
+import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
+import { RunnerGoalCapabilityDto, RunnerGoalDto } from './dto/issue-controls.dto';
+import { IssueStore } from './issue-store.service';
+
+/**
+ * What the assigned agent's runtime holds as its objective for an issue. None of this service's
+ * adapters (process, http, the local CLI runtimes, the gateway) keeps a durable session goal: each
+ * run gets its context from the wake and the issue's heartbeat context, so the answer is truthfully
+ * `unsupported` for every one of them.
+ */
+const UNSUPPORTED: Omit<RunnerGoalCapabilityDto, 'reasonCode' | 'reason'> = {
+  availability: 'unsupported',
+  verified: true,
+  actions: [],
+  autonomousUpdates: false,
+  persistentAcrossResume: false,
+  maxObjectiveChars: null,
+  tokenBudgetControl: false,
+  usageReporting: false,
+};
+
+@Injectable()
+export class RunnerGoalService {
+  constructor(
+    private readonly store: IssueStore,
+    private readonly agents: AgentLookup,
+    private readonly runs: HeartbeatRunsService,
+  ) {}
+
+  async get(actor: Actor, ref: string): Promise<RunnerGoalDto> {
+    const issue = await this.store.load(actor, ref);
+    const agent = issue.assignee_agent_id ? await this.agents.byId(actor, issue.assignee_agent_id).catch(() => null) : null;
+    const live = agent ? (await this.runs.live(issue.company_id, 50, { id: issue.id, checkoutRunId: issue.checkout_run_id })).find((r) => r.agentId === agent.id) : undefined;
+    return {
+      issueId: issue.id,
+      agentId: agent?.id ?? null,
+      adapterType: agent?.adapterType ?? null,
+      sessionId: null,
+      capability: agent
+        ? { ...UNSUPPORTED, reasonCode: 'persistent_session_goal_extension_required', reason: `The ${agent.adapterType} adapter does not keep a durable session goal; each run is briefed by its wake and the issue's heartbeat context.` }
+        : { ...UNSUPPORTED, reasonCode: 'no_assigned_agent', reason: 'The issue has no assigned agent.' },
+      goal: null,
+      workingNow: !!live,
+      activeRunId: live?.id ?? null,
+      pendingAction: null,
+      revision: 0,
+      observedAt: null,
+    };
+  }
+}
