@@ -115,7 +115,7 @@ describe('adapter execution', () => {
       await t.http.get(`/api/heartbeat-runs/${runId}`).set(auth).set('X-Service-Run-Id', runId).expect(200);
       await t.http.get(`/api/heartbeat-runs/${runId}`).set(auth).set('X-Service-Run-Id', '00000000-0000-4000-8000-000000000000').expect(422);
       // board-only route: the token is an agent credential
-      await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set(auth).expect(403);
+      await t.http.get('/api/instance/settings/general').set(auth).expect(403);
       // a forged signature
       const [h, p] = token.split('.');
       await t.http.get(`/api/heartbeat-runs/${runId}`).set('Authorization', `Bearer ${h}.${p}.AAAA`).expect(401);

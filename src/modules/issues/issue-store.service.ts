@@ -129,6 +129,14 @@ export class IssueStore {
     );
   }
 
+  /** Summaries of issues of the company by id, in the order of `ids`; ids of deleted issues are left out. */
+  async summariesOf(companyId: string, ids: string[]): Promise<IssueSummaryDto[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.query<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])`, [companyId, ids]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.flatMap((id) => (byId.has(id) ? [toIssueSummary(byId.get(id)!)] : []));
+  }
+
   /** Labels and blocker ids of a page of issues, in one query. */
   async setsOf(issueIds: string[]): Promise<Map<string, IssueSets>> {
     if (!issueIds.length) return new Map();

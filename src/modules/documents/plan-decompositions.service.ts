@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { conflict, forbidden, unprocessable } from '../../common/errors/domain-error';
+import { IssueStore } from '../issues/issue-store.service';
+import { IssuesService } from '../issues/issues.service';
+import { DocumentsService } from './documents.service';
+import { AcceptPlanDto, PlanDecompositionDto } from './dto/plan-decomposition.dto';
+import { DecompositionRow, PlanDecompositionsRepository } from './plan-decompositions.repository';
+import { planItems } from './plan-items';
+
+export const PLAN_KEY = 'plan';
+/** A plan with more top-level items than this is not decomposed (422): it is a list, not a plan of tasks. */
+export const MAX_PLAN_ITEMS = 100;
+
+/**
+ * Accepted plan decompositions: the board accepts the issue's `plan` document at its latest
+ * revision; each top-level list item of that revision becomes a child issue (project and goal of
+ * the parent), all in one transaction with the record naming the revision and the children. A
+ * revision is accepted once; a changed plan can be accepted again at its new revision.
+ */
+@Injectable()
+export class PlanDecompositions {
+  constructor(
+    private readonly repo: PlanDecompositionsRepository,
+    private readonly documents: DocumentsService,
+    private readonly issues: IssuesService,
+    private readonly store: IssueStore,
+  ) {}
+
+  async accept(actor: Actor, ref: string, dto: AcceptPlanDto): Promise<PlanDecompositionDto> {
+    if (actor.kind !== 'board') throw forbidden('Only board users accept plans');
+    const { issue, doc } = await this.documents.load(actor, ref, PLAN_KEY, { lock: true });
+    if (dto.baseRevisionId && dto.baseRevisionId !== doc.latest_revision_id) {
+      throw conflict('The plan changed since that revision', 'stale_plan_revision', {
+        currentRevisionId: doc.latest_revision_id, currentRevisionNumber: doc.latest_revision_number,
+      });
+    }
+    const accepted = await this.repo.ofRevision(issue.company_id, issue.id, doc.latest_revision_id);
+    if (accepted) throw conflict('This plan revision was already accepted', 'plan_revision_already_accepted', { decompositionId: accepted.id });
+    const revision = (await this.documents.revision(doc))!;
+    const items = planItems(revision.body);
+    if (items.length === 0) throw unprocessable('The plan has no list items to turn into child issues', 'plan_has_no_items');
+    if (items.length > MAX_PLAN_ITEMS) throw unprocessable(`The plan has more than ${MAX_PLAN_ITEMS} list items`, 'plan_too_many_items', { items: items.length });
+    const children = [];
+    for (const item of items) {
+      children.push(await this.issues.create(actor, issue.company_id, {
+        title: item.title,
+        description: item.description,
+        status: dto.childStatus ?? 'todo',
+        parentId: issue.id,
+        projectId: issue.project_id,
+        goalId: issue.goal_id,
+      }));
+    }
+    const row = await this.repo.insert(issue.company_id, {
+      issueId: issue.id, documentKey: PLAN_KEY, revisionId: doc.latest_revision_id, revisionNumber: doc.latest_revision_number,
+      userId: actor.userId, childIssueIds: children.map((c) => c.id),
+    });
+    if (!row) throw conflict('This plan revision was accepted concurrently', 'plan_revision_already_accepted');
+    return this.toDto(row);
+  }
+
+  /** Newest first. */
+  async list(actor: Actor, ref: string): Promise<PlanDecompositionDto[]> {
+    const issue = await this.store.load(actor, ref);
+    const rows = await this.repo.listOfIssue(issue.company_id, issue.id);
+    return Promise.all(rows.map((r) => this.toDto(r)));
+  }
+
+  private async toDto(r: DecompositionRow): Promise<PlanDecompositionDto> {
+    return {
+      id: r.id,
+      companyId: r.company_id,
+      issueId: r.issue_id,
+      documentKey: r.document_key,
+      revisionId: r.revision_id,
+      revisionNumber: r.revision_number,
+      acceptedByUserId: r.accepted_by_user_id,
+      acceptedAt: new Date(r.created_at).toISOString(),
+      childIssues: await this.store.summariesOf(r.company_id, r.child_issue_ids),
+    };
+  }
+}
