@@ -219,8 +219,14 @@ describe('heartbeat engine: wakeups and runs', () => {
       const out = path.join(tmp, 'grace.json');
       const agent = await insertAgent(t, companyId, { adapterConfig: { ...probe(out, 'sleep', ['ignore-term']), timeoutSec: 1, graceSec: 1 } });
       const runId = await wakeRun(t, agent.id);
-      await waitFor(async () => fs.existsSync(out), 'probe started');
-      const { pid } = JSON.parse(fs.readFileSync(out, 'utf8'));
+      // the probe's file can exist before its JSON is complete: wait until it parses
+      const { pid } = await waitFor(async () => {
+        try {
+          return JSON.parse(fs.readFileSync(out, 'utf8')) as { pid: number };
+        } catch {
+          return null;
+        }
+      }, 'probe started');
       await sleep(1500);
       expect(alive(pid)).toBe(true); // SIGTERM ignored, still in grace
       const row = await waitRun(t, runId, TERMINAL, 10000);
@@ -236,8 +242,14 @@ describe('heartbeat engine: wakeups and runs', () => {
       const out = path.join(tmp, 'cancel.json');
       const agent = await insertAgent(t, companyId, { adapterConfig: probe(out, 'sleep') });
       const runId = await wakeRun(t, agent.id);
-      await waitFor(async () => fs.existsSync(out), 'probe started');
-      const { pid } = JSON.parse(fs.readFileSync(out, 'utf8'));
+      // the probe's file can exist before its JSON is complete: wait until it parses
+      const { pid } = await waitFor(async () => {
+        try {
+          return JSON.parse(fs.readFileSync(out, 'utf8')) as { pid: number };
+        } catch {
+          return null;
+        }
+      }, 'probe started');
       const res = await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(200);
       expect(res.body).toMatchObject({ status: 'cancelled', errorCode: 'cancelled_by_board' });
       await waitFor(async () => !alive(pid), 'process killed', 5000);
