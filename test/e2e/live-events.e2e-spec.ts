@@ -225,7 +225,6 @@ describe('a run queued on one instance starts on another without waiting for its
   beforeAll(async () => {
     // A runs one process at a time; B's tick is an hour away, so only the NOTIFY can wake it
     a = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_MAX_LOCAL_RUNS: '1', SERVICE_INSTANCE_ID: 'busy-a' } });
-    b = await createTestApp({ listen: true, databaseUrl: a.databaseUrl, env: { SERVICE_HEARTBEAT_TICK_MS: '3600000', SERVICE_INSTANCE_ID: 'idle-b' } });
   }, 120_000);
   afterAll(async () => {
     await b?.close();
@@ -241,6 +240,8 @@ describe('a run queued on one instance starts on another without waiting for its
       const r = await a.http.get(`/api/heartbeat-runs/${first.body.id}`);
       return r.body.status === 'running' && r.body;
     }, 'first run running');
+    // B starts once A is busy (else B might take the long run itself)
+    b = await createTestApp({ listen: true, databaseUrl: a.databaseUrl, env: { SERVICE_HEARTBEAT_TICK_MS: '3600000', SERVICE_INSTANCE_ID: 'idle-b' } });
     const started = Date.now();
     const second = await a.http.post(`/api/agents/${quick.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual' }).expect(202);
     const run = await waitFor(async () => {
