@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { LoggerModule } from 'nestjs-pino';
+import type pino from 'pino';
 import { DataSource } from 'typeorm';
 import { ActivityCoreModule } from './common/activity/activity-core.module';
 import { ActivityInterceptor } from './common/activity/activity.interceptor';
@@ -83,11 +84,11 @@ const DOMAIN_MODULES = [
 
 @Module({})
 export class AppModule {
-  static register(config: AppConfig, dataSource: DataSource, options: { scheduler: boolean }): DynamicModule {
+  static register(config: AppConfig, dataSource: DataSource, options: { scheduler: boolean; logger: pino.Logger }): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        LoggerModule.forRoot(loggerOptions(config)),
+        LoggerModule.forRoot(loggerOptions(options.logger)),
         ConfigModule.forConfig(config),
         DatabaseModule.forDataSource(dataSource),
         ...(options.scheduler ? [ScheduleModule.forRoot()] : []),

@@ -7,6 +7,7 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { SwaggerModule } from '@nestjs/swagger';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger } from 'nestjs-pino';
+import type pino from 'pino';
 import * as qs from 'qs';
 import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
@@ -14,7 +15,7 @@ import { DomainError } from './common/errors/domain-error';
 import { registerInputGuard } from './common/http/input-guard';
 import { AppConfig } from './config/app-config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
-import { requestId } from './logger';
+import { createRootLogger, nestLoggerFor, requestId } from './logger';
 import { allowLargePackageBodies } from './modules/portability/body-limit';
 import { setupOpenApi } from './openapi';
 
@@ -26,6 +27,8 @@ export interface CreateAppOptions {
   /** run pending migrations first (the test template is migrated already) */
   migrate?: boolean;
   poolSize?: number;
+  /** the process's root logger (main.ts creates it before the config is read); one per app otherwise */
+  logger?: pino.Logger;
   /**
    * The swagger plugin's DTO metadata, for builds that did not apply the plugin at compile time
    * (the tests run the sources through ts-jest; see scripts/openapi-metadata.js).
@@ -52,10 +55,11 @@ export async function createApp(opts: CreateAppOptions): Promise<{ app: NestFast
   await dataSource.initialize();
   try {
     if (opts.migrate !== false) await runMigrations(dataSource);
+    const root = opts.logger ?? createRootLogger(opts.config.logLevel);
     const app = await NestFactory.create<NestFastifyApplication>(
-      AppModule.register(opts.config, dataSource, { scheduler: opts.scheduler ?? true }),
+      AppModule.register(opts.config, dataSource, { scheduler: opts.scheduler ?? true, logger: root }),
       createHttpAdapter(),
-      { bufferLogs: true, bodyParser: false },
+      { logger: nestLoggerFor(root), bodyParser: false },
     );
     app.useLogger(app.get(Logger));
     if (opts.openApiMetadata) await SwaggerModule.loadPluginMetadata(opts.openApiMetadata);

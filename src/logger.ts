@@ -1,16 +1,52 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { RequestMethod } from '@nestjs/common';
-import type { Params } from 'nestjs-pino';
-import { AppConfig } from './config/app-config';
+import { LoggerService, RequestMethod } from '@nestjs/common';
+import { Logger as NestPinoLogger, Params, PinoLogger } from 'nestjs-pino';
+import pino from 'pino';
 
-/** JSON lines (pretty in a TTY), a request id on every line and response, credentials redacted. */
-export function loggerOptions(config: AppConfig): Params {
-  const pretty = process.stdout.isTTY && process.env.NODE_ENV !== 'production' && config.logLevel !== 'silent' && hasPrettyPrinter();
+/** Nest's start-up chatter (one line per module and per route) is debug, not info. */
+const DEBUG_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+/**
+ * The one logger of the process: every line, from the first start-up line to a fatal error, is a
+ * JSON line on stdout, or a pretty line when stdout is a terminal (and pino-pretty is installed).
+ * Writes are synchronous so that a line logged just before `process.exit` is never lost.
+ */
+export function createRootLogger(level: string, opts: { pretty?: boolean } = {}): pino.Logger {
+  const options: pino.LoggerOptions = {
+    level,
+    hooks: {
+      logMethod(args, method, lvl) {
+        const first = args[0] as unknown;
+        const context = typeof first === 'object' && first !== null ? (first as { context?: unknown }).context : undefined;
+        if (lvl === 30 && typeof context === 'string' && DEBUG_CONTEXTS.has(context)) {
+          if (this.isLevelEnabled('debug')) (this.debug as (...a: unknown[]) => void)(...args);
+          return;
+        }
+        return method.apply(this, args);
+      },
+    },
+  };
+  const pretty = opts.pretty ?? (process.stdout.isTTY === true && hasPrettyPrinter());
+  if (pretty) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const prettyStream = require('pino-pretty') as (o: Record<string, unknown>) => pino.DestinationStream;
+    return pino(options, prettyStream({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+  }
+  return pino(options, pino.destination({ dest: 1, sync: true }));
+}
+
+/** A Nest LoggerService writing through `root` (context as a field), for Nest's own lines and `new Logger(ctx)`. */
+export function nestLoggerFor(root: pino.Logger): LoggerService {
+  return new NestPinoLogger(new PinoLogger({ pinoHttp: { logger: root } }), {});
+}
+
+/** The request logger (nestjs-pino over `root`): a request id on every line and response, credentials redacted. */
+export function loggerOptions(root: pino.Logger): Params {
   return {
     forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
     pinoHttp: {
-      level: config.logLevel,
+      logger: root,
       // the HTTP layer assigns the id (requestId) and answers it in X-Request-Id; this is a fallback
       genReqId: requestId,
       redact: {
@@ -20,8 +56,8 @@ export function loggerOptions(config: AppConfig): Params {
       serializers: {
         req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
       },
-      autoLogging: { ignore: (req: IncomingMessage) => req.url === '/api/health' },
-      ...(pretty ? { transport: { target: 'pino-pretty', options: { singleLine: true } } } : {}),
+      // health checks are not logged (the middleware sees a rewritten url; originalUrl is the request's)
+      autoLogging: { ignore: (req: IncomingMessage) => isHealthCheck(req) },
     },
   };
 }
@@ -38,6 +74,11 @@ export function redactUrl(url: string | undefined): string | undefined {
     ?.split('?')[0]
     .replace(/\b(svc_[a-z]+_)[A-Za-z0-9_-]+/g, '$1[redacted]')
     .replace(/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[redacted]');
+}
+
+function isHealthCheck(req: IncomingMessage): boolean {
+  const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '';
+  return /^\/api\/health\/?(\?|$)/.test(url);
 }
 
 function hasPrettyPrinter(): boolean {

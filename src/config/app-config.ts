@@ -148,12 +148,39 @@ function tightenMode(p: string, mode: number): void {
 /** The data directory and its keys folder are 0700 (created so, or tightened when they exist). */
 function secureDataDir(dataDir: string): void {
   try {
-    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    mkdirParents(dataDir, 0o700);
   } catch (err) {
     throw new ConfigError(`SERVICE_DATA_DIR ${dataDir} cannot be created: ${(err as Error).message}`);
   }
   tightenMode(dataDir, 0o700);
   tightenMode(path.join(dataDir, 'keys'), 0o700);
+}
+
+/**
+ * `mkdir -p`, one level at a time: Node's recursive mkdirSync loops forever (100% CPU) under a
+ * pseudo file system that answers ENOENT for every new entry (`/proc/x`).
+ */
+export function mkdirParents(dir: string, mode: number): void {
+  const missing: string[] = [];
+  let cur = path.resolve(dir);
+  for (;;) {
+    const st = fs.statSync(cur, { throwIfNoEntry: false });
+    if (st) {
+      if (!st.isDirectory()) throw Object.assign(new Error(`${cur} is not a directory`), { code: 'ENOTDIR' });
+      break;
+    }
+    missing.unshift(cur);
+    const parent = path.dirname(cur);
+    if (parent === cur) break;
+    cur = parent;
+  }
+  for (const d of missing) {
+    try {
+      fs.mkdirSync(d, { mode });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
 }
 
 function decodeKey(source: string, raw: string): Buffer {
@@ -165,7 +192,12 @@ function decodeKey(source: string, raw: string): Buffer {
   return buf;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+export interface LoadConfigOptions {
+  /** generate missing key files in the data directory (the service does; `npm run migrate` must not) */
+  writeKeys?: boolean;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): AppConfig {
   const c = new AppConfig();
   c.port = parseInteger('PORT', env.PORT, 3100, 0, 65535);
   c.host = (env.HOST ?? '127.0.0.1').trim() || '127.0.0.1';
@@ -213,8 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(c.logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
-  const persistKeys = env.SERVICE_EPHEMERAL_KEYS !== 'true';
-  if (persistKeys) secureDataDir(c.dataDir);
+  const persistKeys = env.SERVICE_EPHEMERAL_KEYS !== 'true' && opts.writeKeys !== false;
+  if (persistKeys || !c.databaseUrl) secureDataDir(c.dataDir);
   c.jwtSecret = new Uint8Array(loadKey(env, 'SERVICE_JWT_SECRET', c.dataDir, 'jwt-secret', persistKeys));
   c.secretsMasterKey = loadKey(env, 'SERVICE_SECRETS_MASTER_KEY', c.dataDir, 'secrets-master-key', persistKeys);
   c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);

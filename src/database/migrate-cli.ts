@@ -5,7 +5,8 @@ import { resolveDatabase } from './database-url';
 
 /** `npm run migrate`: applies pending migrations to DATABASE_URL or the embedded database, then exits. */
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // migrations need no keys: nothing is written to the data directory but the embedded database
+  const config = loadConfig(process.env, { writeKeys: false });
   const db = await resolveDatabase(config, (m) => process.stdout.write(m + '\n'));
   const ds = new DataSource(dataSourceOptions(db.url, 2));
   try {

@@ -55,10 +55,15 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `node dist/src/main.js` as a child with `env`; resolves once /api/health answers. */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+/**
+ * Starts `node dist/src/main.js` (or `command`, e.g. `npm start`, from the repository root) as a
+ * child with `env`; resolves once /api/health answers.
+ */
+export async function startService(env: Record<string, string>, opts: { command?: [string, ...string[]] } = {}): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [await ensureBuilt()], {
+  const main = await ensureBuilt();
+  const [cmd, ...args] = opts.command ?? [process.execPath, main];
+  const child = spawn(cmd, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { generateToken, sha256Hex, tokenKind } from '../../common/auth/tokens';
 import { conflict, DomainError, notFound } from '../../common/errors/domain-error';
@@ -22,7 +22,8 @@ const CLAIM_VALIDITY_HOURS = 24;
  */
 @Injectable()
 export class BoardClaimService implements OnApplicationBootstrap {
-  private readonly logger = new Logger('BoardClaim');
+  /** the claim issued at start-up, announced by main.ts as the last start-up line */
+  private startupClaimUrl?: string;
 
   constructor(
     private readonly db: Db,
@@ -32,13 +33,23 @@ export class BoardClaimService implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.deploymentMode !== 'authenticated') return;
     const token = await this.issueIfUnowned();
-    if (token) {
-      // the one place a secret is logged, by design: the operator needs it to take over the instance
-      this.logger.warn(
-        `This instance has no owner. Sign in (or sign up), then claim it within ${CLAIM_VALIDITY_HOURS}h: ` +
-          `POST ${this.config.publicUrl}/api/board-claim/${token}/claim (inspect with GET). The link works once.`,
-      );
-    }
+    if (token) this.startupClaimUrl = `${this.config.publicUrl}/api/board-claim/${token}/claim`;
+  }
+
+  /**
+   * The start-up notice of an unowned instance (once): the one place a secret is logged, by design,
+   * since the operator needs it to take over the instance.
+   */
+  takeStartupNotice(): { message: string; claimUrl: string } | undefined {
+    const claimUrl = this.startupClaimUrl;
+    this.startupClaimUrl = undefined;
+    if (!claimUrl) return undefined;
+    return {
+      claimUrl,
+      message:
+        `BOARD CLAIM: this instance has no owner. Sign in (or sign up), then claim it within ${CLAIM_VALIDITY_HOURS}h: ` +
+        `POST ${claimUrl} (inspect with GET). The link works once.`,
+    };
   }
 
   /** A fresh claim token when no instance owner or admin exists; undefined otherwise. */

@@ -1,0 +1,129 @@
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { sleep } from '../support/heartbeat';
+import { ensureBuilt, startService } from '../support/service-process';
+import { createTestDatabase } from '../support/test-app';
+
+jest.setTimeout(120_000);
+
+const ROOT = path.join(__dirname, '..', '..');
+const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'svc-ops-'));
+const baseEnv = () => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of `pids` is alive; false after `ms`. */
+async function allGone(pids: number[], ms: number): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(100)) {
+    // a zombie (exited, not yet reaped by its parent) counts as gone
+    if (pids.every((p) => !alive(p) || /\) Z /.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8')))) return true;
+  }
+  return false;
+}
+
+function parentOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+describe('start-up with a data directory that cannot be created', () => {
+  beforeAll(() => ensureBuilt());
+
+  it.each(['/proc/x', '/sys/x', '/etc/passwd/x'])('SERVICE_DATA_DIR=%s: one clear JSON line and exit 1 at once', async (dir) => {
+    const started = Date.now();
+    const res = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
+      cwd: ROOT,
+      env: { ...baseEnv(), SERVICE_DATA_DIR: dir, PORT: '0' },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(1);
+    expect(elapsed).toBeLessThan(3_000); // under a second on an idle machine; it used to hang at 100% CPU
+    const lines = (res.stdout + res.stderr).trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]);
+    expect(line).toMatchObject({ level: 60 });
+    expect(line.msg).toContain(`SERVICE_DATA_DIR ${dir} cannot be created`);
+    expect(line.msg).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('npm start and signals', () => {
+  it('a SIGTERM to the process npm start started stops node and its embedded Postgres', async () => {
+    const dataDir = tmpDir();
+    const npm = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? [process.execPath, process.env.npm_execpath] : ['npm'];
+    const svc = await startService({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' }, { command: [npm[0], ...npm.slice(1), 'start', '--silent'] as [string, ...string[]] });
+    let nodePid = 0;
+    try {
+      const postgresPid = Number(fs.readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      nodePid = parentOf(postgresPid);
+      expect(fs.readFileSync(`/proc/${nodePid}/cmdline`, 'utf8')).toContain('main.js');
+      svc.child.kill('SIGTERM');
+      expect(await allGone([svc.child.pid!, nodePid, postgresPid], 20_000)).toBe(true);
+      expect(svc.output()).toContain('SIGTERM received, shutting down');
+    } finally {
+      await svc.crash();
+      if (nodePid && alive(nodePid)) process.kill(nodePid, 'SIGTERM'); // left behind when the test fails
+    }
+  });
+});
+
+describe('service log lines', () => {
+  it('are JSON lines without Nest console lines, health checks or route mappings; the bound address and the board claim banner come last', async () => {
+    const svc = await startService({
+      DATABASE_URL: await createTestDatabase(),
+      SERVICE_DATA_DIR: tmpDir(),
+      SERVICE_DEPLOYMENT_MODE: 'authenticated',
+      HOST: '0.0.0.0',
+      LOG_LEVEL: 'info',
+    });
+    try {
+      for (let i = 0; i < 3; i++) expect((await svc.api('GET', '/api/health')).status).toBe(200);
+      expect((await svc.api('GET', '/api/companies')).status).toBe(401);
+      await sleep(300);
+    } finally {
+      await svc.stop();
+    }
+    const out = svc.output();
+    expect(out).not.toMatch(/\x1b\[/); // no ANSI colours
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; context?: string; claimUrl?: string; req?: { url: string } });
+    expect(lines.filter((l) => /^Mapped \{/.test(l.msg) || l.context === 'InstanceLoader')).toEqual([]);
+    expect(lines.filter((l) => l.req?.url === '/api/health')).toEqual([]);
+    expect(lines.filter((l) => l.req?.url === '/api/companies')).toHaveLength(1);
+    const listening = lines.findIndex((l) => l.msg.startsWith('listening on'));
+    expect(lines[listening].msg).toMatch(/^listening on http:\/\/0\.0\.0\.0:\d+ \(authenticated\)/);
+    const claim = lines[listening + 1];
+    expect(claim).toMatchObject({ level: 40, context: 'BoardClaim' });
+    expect(claim.msg).toMatch(/^BOARD CLAIM: /);
+    expect(claim.claimUrl).toMatch(/\/api\/board-claim\/svc_bc_[A-Za-z0-9_-]+\/claim$/);
+    expect(lines.filter((l) => l.claimUrl)).toHaveLength(1);
+  });
+});
+
+describe('npm run migrate', () => {
+  it('applies migrations and writes no key files', async () => {
+    const dataDir = tmpDir();
+    await ensureBuilt();
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'database', 'migrate-cli.js')], {
+      cwd: ROOT,
+      env: { ...baseEnv(), DATABASE_URL: await createTestDatabase(), SERVICE_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect({ code, out }).toEqual({ code: 0, out: 'database is up to date\n' });
+    expect(fs.existsSync(path.join(dataDir, 'keys'))).toBe(false);
+  });
+});
