@@ -58,7 +58,7 @@ export async function createApp(opts: CreateAppOptions): Promise<{ app: NestFast
     const root = opts.logger ?? createRootLogger(opts.config.logLevel);
     const app = await NestFactory.create<NestFastifyApplication>(
       AppModule.register(opts.config, dataSource, { scheduler: opts.scheduler ?? true, logger: root }),
-      createHttpAdapter(),
+      createHttpAdapter(opts.config),
       { logger: nestLoggerFor(root), bodyParser: false },
     );
     app.useLogger(app.get(Logger));
@@ -78,12 +78,14 @@ const JSON_BODY_LIMIT = 1024 * 1024; // documents allow 512 KiB of markdown
 /**
  * The HTTP layer is Fastify (its router and request objects cost far less per request than
  * Express's; see the README's Performance section). Paths ignore a trailing slash, query strings
- * are parsed with `qs` (`a[b]=1` nests), and bodies are at most 1 MiB (multipart uploads have their
+ * are parsed with `qs` (`a[b]=1` nests), the proxy header is trusted only as SERVICE_TRUST_PROXY says, and bodies are at most 1 MiB (multipart uploads have their
  * own limit, see SingleFileUploadInterceptor).
  */
-function createHttpAdapter(): FastifyAdapter {
+function createHttpAdapter(config: AppConfig): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: JSON_BODY_LIMIT,
+    // client addresses (request.ip: sign-in limits, sessions) from X-Forwarded-For only behind a trusted proxy
+    trustProxy: config.trustProxy,
     genReqId: requestId,
     // errors Fastify's router raises before any route runs, in our error shape (the path is not echoed)
     frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
@@ -46,6 +47,11 @@ export class AppConfig {
   /** reject inline values for sensitive-looking env keys (SERVICE_SECRETS_STRICT; default on in authenticated mode) */
   secretsStrictMode!: boolean;
   logLevel!: string;
+  /**
+   * SERVICE_TRUST_PROXY: whether client addresses come from X-Forwarded-For (Fastify's trustProxy):
+   * false (default), true (any proxy), a hop count, or the proxies' addresses/CIDRs.
+   */
+  trustProxy!: boolean | number | string[];
   /** Instance label used as actor id when the system acts. */
   instanceId!: string;
   heartbeat!: HeartbeatSettings;
@@ -100,6 +106,26 @@ function parseBool(name: string, raw: string | undefined, def: boolean): boolean
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(`${name} must be a boolean (true/false), got "${raw}"`);
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  const v = raw?.trim() ?? '';
+  if (v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  try {
+    return parseBool('SERVICE_TRUST_PROXY', v, false);
+  } catch {
+    const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+    const bad = list.find((x) => {
+      const [addr, bits, extra] = x.split('/');
+      const family = net.isIP(addr);
+      return !family || extra !== undefined || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
+    });
+    if (bad !== undefined || !list.length) {
+      throw new ConfigError(`SERVICE_TRUST_PROXY must be true/false, a hop count, or proxy addresses/CIDRs separated by commas, got "${raw}"`);
+    }
+    return list;
+  }
 }
 
 function parseInteger(name: string, raw: string | undefined, def: number, min: number, max: number): number {
@@ -241,6 +267,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     c.allowedAttachmentTypes = DEFAULT_ALLOWED_ATTACHMENT_TYPES;
   }
   c.maxUploadBytes = parseInteger('SERVICE_MAX_UPLOAD_BYTES', env.SERVICE_MAX_UPLOAD_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024);
+  c.trustProxy = parseTrustProxy(env.SERVICE_TRUST_PROXY);
   c.logLevel = (env.LOG_LEVEL ?? 'info').trim();
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(c.logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);

@@ -63,9 +63,9 @@ describe('authentication (authenticated mode)', () => {
       await t.http.post('/api/auth/sign-in/email').send({ email: 42, password: 'x' }).expect(400);
     });
 
-    it(`locks an address after ${LOGIN_LIMITS.perEmail} attempts with 429 and Retry-After, even with the right password`, async () => {
+    it(`locks an address after ${LOGIN_LIMITS.perIpAndEmail} attempts with 429 and Retry-After, even with the right password`, async () => {
       const u = await signUp(t);
-      for (let i = 0; i < LOGIN_LIMITS.perEmail; i++) {
+      for (let i = 0; i < LOGIN_LIMITS.perIpAndEmail; i++) {
         await t.http.post('/api/auth/sign-in/email').send({ email: u.email, password: 'wrong password' }).expect(401);
       }
       const res = await t.http.post('/api/auth/sign-in/email').send({ email: u.email, password: u.password }).expect(429);
@@ -75,11 +75,11 @@ describe('authentication (authenticated mode)', () => {
 
     it('a successful sign-in resets the address count', async () => {
       const u = await signUp(t);
-      for (let i = 0; i < LOGIN_LIMITS.perEmail - 1; i++) {
+      for (let i = 0; i < LOGIN_LIMITS.perIpAndEmail - 1; i++) {
         await t.http.post('/api/auth/sign-in/email').send({ email: u.email, password: 'wrong password' }).expect(401);
       }
       await signIn(t, u.email, u.password);
-      for (let i = 0; i < LOGIN_LIMITS.perEmail - 1; i++) {
+      for (let i = 0; i < LOGIN_LIMITS.perIpAndEmail - 1; i++) {
         await t.http.post('/api/auth/sign-in/email').send({ email: u.email, password: 'wrong password' }).expect(401);
       }
       await signIn(t, u.email, u.password);
@@ -90,8 +90,8 @@ describe('authentication (authenticated mode)', () => {
       const results = await Promise.all(
         Array.from({ length: 12 }, () => t.http.post('/api/auth/sign-in/email').send({ email: u.email, password: 'wrong password' })),
       );
-      expect(results.filter((r) => r.status === 401)).toHaveLength(LOGIN_LIMITS.perEmail);
-      expect(results.filter((r) => r.status === 429)).toHaveLength(12 - LOGIN_LIMITS.perEmail);
+      expect(results.filter((r) => r.status === 401)).toHaveLength(LOGIN_LIMITS.perIpAndEmail);
+      expect(results.filter((r) => r.status === 429)).toHaveLength(12 - LOGIN_LIMITS.perIpAndEmail);
     });
 
     it(`limits one client IP to ${LOGIN_LIMITS.perIp} attempts across addresses`, async () => {
@@ -101,11 +101,54 @@ describe('authentication (authenticated mode)', () => {
       await expect(limiter.hit('ip-test-last@example.test', '203.0.113.10')).resolves.toBeUndefined();
     });
 
+    it('with SERVICE_TRUST_PROXY off (the default), X-Forwarded-For does not change the client address', async () => {
+      const u = await signUp(t);
+      for (let i = 0; i < LOGIN_LIMITS.perIpAndEmail; i++) {
+        await t.http.post('/api/auth/sign-in/email').set('X-Forwarded-For', `198.51.100.${i + 1}`).send({ email: u.email, password: 'wrong password' }).expect(401);
+      }
+      await t.http.post('/api/auth/sign-in/email').set('X-Forwarded-For', '198.51.100.200').send({ email: u.email, password: u.password }).expect(429);
+    });
+
+    describe('behind a trusted proxy (SERVICE_TRUST_PROXY=true)', () => {
+      let proxied: TestApp;
+      beforeAll(async () => {
+        proxied = await createTestApp({ env: { ...AUTHENTICATED, SERVICE_TRUST_PROXY: 'true' }, databaseUrl: t.databaseUrl });
+      });
+      afterAll(() => proxied.close());
+      const attempt = (ip: string, email: string, password: string) =>
+        proxied.http.post('/api/auth/sign-in/email').set('X-Forwarded-For', ip).send({ email, password });
+
+      it("a flood of wrong passwords from one address does not lock the owner out from another", async () => {
+        const u = await signUp(t);
+        const flood = [];
+        for (let i = 0; i < 3 * LOGIN_LIMITS.perIpAndEmail; i++) flood.push((await attempt('203.0.113.66', u.email, 'wrong password')).status);
+        expect(flood.filter((s) => s === 401)).toHaveLength(LOGIN_LIMITS.perIpAndEmail);
+        expect(flood.filter((s) => s === 429)).toHaveLength(2 * LOGIN_LIMITS.perIpAndEmail);
+        // the flooding address stays locked, even with the right password
+        expect((await attempt('203.0.113.66', u.email, u.password)).status).toBe(429);
+        const owner = await attempt('192.0.2.7', u.email, u.password);
+        expect(owner.status).toBe(200);
+        expect(owner.body.user.email).toBe(u.email);
+      });
+
+      it(`limits one address to ${LOGIN_LIMITS.perEmail} counted attempts from all client addresses together`, async () => {
+        const u = await signUp(t);
+        const perIp = LOGIN_LIMITS.perIpAndEmail;
+        for (let n = 0; n < LOGIN_LIMITS.perEmail; n++) {
+          const ip = `10.20.${Math.floor(n / perIp)}.1`;
+          expect((await attempt(ip, u.email, 'wrong password')).status).toBe(401);
+        }
+        const res = await attempt('10.99.0.1', u.email, u.password);
+        expect(res.status).toBe(429);
+        expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      });
+    });
+
     it('counts attempts in the database, across instances of the service', async () => {
       const second = await createTestApp({ env: AUTHENTICATED, databaseUrl: t.databaseUrl });
       try {
         const u = await signUp(t);
-        for (let i = 0; i < LOGIN_LIMITS.perEmail; i++) {
+        for (let i = 0; i < LOGIN_LIMITS.perIpAndEmail; i++) {
           const app = i % 2 ? second : t;
           await app.http.post('/api/auth/sign-in/email').send({ email: u.email, password: 'wrong password' }).expect(401);
         }

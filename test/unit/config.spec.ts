@@ -11,6 +11,13 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({ port: 3100, host: '127.0.0.1', deploymentMode: 'local_trusted', enableCompanyDeletion: false });
   });
 
+  it('reads SERVICE_TRUST_PROXY as off, on, a hop count or proxy addresses', () => {
+    expect(loadConfig({ SERVICE_DATA_DIR: dir() }).trustProxy).toBe(false);
+    expect(loadConfig({ SERVICE_DATA_DIR: dir(), SERVICE_TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ SERVICE_DATA_DIR: dir(), SERVICE_TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ SERVICE_DATA_DIR: dir(), SERVICE_TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+  });
+
   it('refuses a non-loopback HOST in local_trusted mode', () => {
     expect(() => loadConfig({ SERVICE_DATA_DIR: dir(), HOST: '0.0.0.0' })).toThrow(ConfigError);
     expect(loadConfig({ SERVICE_DATA_DIR: dir(), HOST: '0.0.0.0', SERVICE_DEPLOYMENT_MODE: 'authenticated' }).host).toBe('0.0.0.0');
@@ -25,6 +32,8 @@ describe('loadConfig', () => {
     ['SERVICE_PUBLIC_URL', 'ftp://x'],
     ['SERVICE_ALLOWED_ATTACHMENT_TYPES', 'image/png,not a type'],
     ['SERVICE_JWT_SECRET', 'short'],
+    ['SERVICE_TRUST_PROXY', 'maybe'],
+    ['SERVICE_TRUST_PROXY', '10.0.0.1/99'],
   ])('rejects %s=%s with a clear message', (name, value) => {
     expect(() => loadConfig({ SERVICE_DATA_DIR: dir(), [name]: value })).toThrow(new RegExp(name));
   });

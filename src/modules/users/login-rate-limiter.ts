@@ -3,8 +3,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 
-/** per address: a handful of tries; per client IP: more (shared offices, NAT) */
-export const LOGIN_LIMITS = { perEmail: 5, perIp: 100, windowSec: 15 * 60 };
+/**
+ * Per (client IP, address): a handful of tries. Per address from any IP: more, so that a flood of
+ * wrong passwords from one IP does not lock the owner out from another (attempts refused by the
+ * first limit are not counted here), while guessing from many IPs is still bounded. Per client IP
+ * across addresses: more again (shared offices, NAT).
+ */
+export const LOGIN_LIMITS = { perIpAndEmail: 5, perEmail: 50, perIp: 100, windowSec: 15 * 60 };
 
 /**
  * Sign-in attempts are counted in the database (fixed windows), so every instance of the service
@@ -17,10 +22,26 @@ export const LOGIN_LIMITS = { perEmail: 5, perIp: 100, windowSec: 15 * 60 };
 export class LoginRateLimiter {
   constructor(private readonly db: Db) {}
 
-  /** Counts an attempt for the address and the IP; 429 once either is over its limit. */
+  /**
+   * Counts an attempt for (IP, address) and the IP, then, when neither is over its limit, for the
+   * address; 429 once any is over its limit. Each count is one atomic upsert, so concurrent
+   * attempts are counted exactly.
+   */
   async hit(email: string, ip: string): Promise<void> {
-    const keys = [`email:${email}`, `ip:${ip}`];
-    const rows = await this.db.dataSource.query(
+    const local = await this.count([`ipemail:${ip}:${email}`, `ip:${ip}`]);
+    this.refuseOver(local.filter((r) => r.attempts > (r.key.startsWith('ip:') ? LOGIN_LIMITS.perIp : LOGIN_LIMITS.perIpAndEmail)));
+    const global = await this.count([`email:${email}`]);
+    this.refuseOver(global.filter((r) => r.attempts > LOGIN_LIMITS.perEmail));
+  }
+
+  /** A successful sign-in (in its transaction) clears the address's counts and takes its attempt back from the IP's. */
+  async succeeded(email: string, ip: string): Promise<void> {
+    await this.db.query(`DELETE FROM auth_rate_limits WHERE key = ANY($1::text[])`, [[`email:${email}`, `ipemail:${ip}:${email}`]]);
+    await this.db.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [`ip:${ip}`]);
+  }
+
+  private async count(keys: string[]): Promise<Array<{ key: string; attempts: number; retry_after: number }>> {
+    return (await this.db.dataSource.query(
       `INSERT INTO auth_rate_limits AS l (key, attempts, window_start)
        SELECT k, 1, now() FROM unnest($1::text[]) AS k
        ON CONFLICT (key) DO UPDATE SET
@@ -28,22 +49,18 @@ export class LoginRateLimiter {
          window_start = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN now() ELSE l.window_start END
        RETURNING key, attempts, ceil(extract(epoch FROM l.window_start + make_interval(secs => $2) - now()))::int AS retry_after`,
       [keys, LOGIN_LIMITS.windowSec],
-    ) as Array<{ key: string; attempts: number; retry_after: number }>;
-    const over = rows.filter((r) => r.attempts > (r.key.startsWith('email:') ? LOGIN_LIMITS.perEmail : LOGIN_LIMITS.perIp));
-    if (over.length) {
-      const retryAfterSec = Math.max(1, ...over.map((r) => r.retry_after));
-      throw new DomainError(429, 'too_many_attempts', 'Too many sign-in attempts; try again later', { retryAfterSec });
-    }
+    )) as Array<{ key: string; attempts: number; retry_after: number }>;
   }
 
-  /** A successful sign-in (in its transaction) clears the address's count and takes its attempt back from the IP's. */
-  async succeeded(email: string, ip: string): Promise<void> {
-    await this.db.query(`DELETE FROM auth_rate_limits WHERE key = $1`, [`email:${email}`]);
-    await this.db.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [`ip:${ip}`]);
+  private refuseOver(over: Array<{ retry_after: number }>): void {
+    if (!over.length) return;
+    const retryAfterSec = Math.max(1, ...over.map((r) => r.retry_after));
+    throw new DomainError(429, 'too_many_attempts', 'Too many sign-in attempts; try again later', { retryAfterSec });
   }
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+/** The client address: the socket's, or the proxy header's when SERVICE_TRUST_PROXY trusts the proxy (Fastify's trustProxy). */
 export const clientIp = (req: FastifyRequest) => req.ip ?? 'unknown';
 
 /** Route guard of sign-in: guards run before the transaction interceptor, so the count commits on its own. */
@@ -54,8 +71,8 @@ export class LoginRateLimitGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     const email = (req.body as { email?: unknown } | undefined)?.email;
-    // a malformed body is the validation pipe's to reject
-    if (typeof email !== 'string') return true;
+    // a malformed body (or an address too long to be one) is the validation pipe's to reject
+    if (typeof email !== 'string' || email.length > 254) return true;
     try {
       await this.limiter.hit(normalizeEmail(email), clientIp(req));
     } catch (err) {
