@@ -82,6 +82,7 @@ describe('agents', () => {
       [{ adapterType: 'process', adapterConfig: {} }, 'adapterConfig.command'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', args: 'a b' } }, 'adapterConfig.args'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: 1.5 } }, 'adapterConfig.timeoutSec'],
+      [{ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: -1 } }, 'adapterConfig.timeoutSec'],
       [{ adapterType: 'http', adapterConfig: { url: 'ftp://x' } }, 'adapterConfig.url'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: [1] } } }, 'adapterConfig.env.A'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: 'nope' } } } }, 'adapterConfig.env.A.secretId'],
@@ -94,6 +95,12 @@ describe('agents', () => {
       const res = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody(extra)).expect(422);
       expect(res.body.field).toBe(field);
       expect(await countAgents(co.id)).toBe(0);
+    });
+
+    it('accepts timeoutSec 0 (no time limit, as the README says) for a process agent', async () => {
+      const co = await createCompany(t);
+      const res = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: 0 } })).expect(201);
+      expect(res.body.adapterConfig.timeoutSec).toBe(0);
     });
 
     const makeSecret = async (companyId: string, rotations = 0): Promise<string> => {
@@ -548,4 +555,34 @@ describe('agents', () => {
     expect(rows.map((r: { action: string }) => r.action)).toEqual(['agent.created', 'agent.key_created']);
     expect(JSON.stringify(rows)).not.toContain(key.token);
   });
+
+  describe('POST /api/agents/:agentId/test-environment', () => {
+    it("runs the adapter's environment check and returns its report", async () => {
+      const co = await createCompany(t);
+      const good = await createAgent(t, co.id, { adapterConfig: { command: process.execPath } });
+      const res = await t.http.post(`/api/agents/${good.id}/test-environment`).expect(200);
+      expect(res.body).toMatchObject({ agentId: good.id, adapterType: 'process', ok: true, checks: [{ name: 'command', ok: true }] });
+      expect(Date.parse(res.body.testedAt)).not.toBeNaN();
+      const bad = await createAgent(t, co.id, { adapterConfig: { command: '/nonexistent/no-such-binary' } });
+      const report = (await t.http.post(`/api/agents/${bad.id}/test-environment`).expect(200)).body;
+      expect(report.ok).toBe(false);
+      expect(report.checks[0]).toMatchObject({ name: 'command', ok: false });
+      // nothing is recorded
+      const acts = await t.dataSource.query(`SELECT count(*)::int AS n FROM activity_log WHERE entity_id = $1 AND action LIKE '%environment%'`, [bad.id]);
+      expect(acts[0].n).toBe(0);
+    });
+
+    it('lets agents with agents:create test; others get 403; unknown agents 404', async () => {
+      const co = await createCompany(t);
+      const target = await createAgent(t, co.id);
+      const ceo = await createAgentWithKey(t, co.id, { role: 'ceo' });
+      await t.http.post(`/api/agents/${target.id}/test-environment`).set(bearer(ceo.token)).expect(200);
+      const plain = await createRestrictedAgentWithKey(t, co.id);
+      await t.http.post(`/api/agents/${target.id}/test-environment`).set(bearer(plain.token)).expect(403);
+      const other = await createAgentWithKey(t, (await createCompany(t)).id, { role: 'ceo' });
+      await t.http.post(`/api/agents/${target.id}/test-environment`).set(bearer(other.token)).expect(403);
+      await t.http.post(`/api/agents/${randomUUID()}/test-environment`).expect(404);
+    });
+  });
+
 });

@@ -22,7 +22,8 @@ export const BUILT_IN_ADAPTER_TYPES = [
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */
 const COMMON: Record<string, ConfigFieldSchema> = {
   env: { type: 'env', description: 'environment variables: inline strings or secret references' },
-  timeoutSec: { type: 'integer', minimum: 1, description: 'run time limit in seconds' },
+  // the executors' rule: 0 = no limit (process, local runtimes) or the adapter's default (http, gateway_a)
+  timeoutSec: { type: 'integer', minimum: 0, description: 'run time limit in seconds; 0 = none (http, gateway_a: their default)' },
   graceSec: { type: 'integer', minimum: 0, description: 'grace period after SIGTERM' },
   serviceSkillSync: { type: 'object', description: 'skills sync state; desiredSkills' },
 };

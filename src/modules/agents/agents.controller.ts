@@ -1,15 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { ActivityContext, LogActivity } from '../../common/activity/log-activity.decorator';
+import { ActivityContext, LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AgentAccessService } from './agent-access.service';
+import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentsService, HireResult } from './agents.service';
 import {
-  AgentDetailResponseDto, AgentKeyResponseDto, AgentResponseDto, CreateAgentDto, CreateAgentKeyDto,
+  AgentDetailResponseDto, AgentEnvironmentReportDto, AgentKeyResponseDto, AgentResponseDto, CreateAgentDto, CreateAgentKeyDto,
   CreatedAgentKeyResponseDto, GetAgentQueryDto, HireAgentDto, UpdateAgentBudgetDto, UpdateAgentDto, UpdateAgentPermissionsDto,
 } from './dto/agent.dto';
 
@@ -28,6 +29,7 @@ export class AgentsController {
     private readonly lifecycle: AgentLifecycleService,
     private readonly keys: AgentKeysService,
     private readonly access: AgentAccessService,
+    private readonly environment: AgentEnvironmentService,
   ) {}
 
   /** Roster without terminated agents; configuration redacted for callers that cannot read it. */
@@ -122,6 +124,19 @@ export class AgentsController {
   @LogActivity('agent.deleted', { entityType: 'agent', details: (c) => ({ name: c.result.name }) })
   remove(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentResponseDto> {
     return this.lifecycle.remove(actor, agentId);
+  }
+
+  /**
+   * Runs the adapter's environment check on the agent's configuration (e.g. `process`: the command
+   * is found and executable) and returns the report; nothing is stored. Board, or agents with
+   * `agents:create`.
+   */
+  @Post('agents/:agentId/test-environment')
+  @HttpCode(200)
+  @NoActivity('a read-only check: nothing changes')
+  @Authorize({ callers: ['board', 'agent'] })
+  testEnvironment(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentEnvironmentReportDto> {
+    return this.environment.test(actor, agentId);
   }
 
   /** Keys of the agent (revoked ones included); never the token. */

@@ -7,13 +7,14 @@ import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentsController } from './agents.controller';
+import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentsService } from './agents.service';
 import { MarkedAgentsRepository } from './marked-agents.repository';
 
 @Module({
   imports: [ApprovalsModule],
   controllers: [AgentsController],
-  providers: [AgentsService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService, MarkedAgentsRepository],
+  providers: [AgentsService, AgentEnvironmentService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService, MarkedAgentsRepository],
   exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],
 })
 export class AgentsModule implements OnModuleInit {

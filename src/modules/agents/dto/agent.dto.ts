@@ -174,3 +174,20 @@ export class AgentSkillsSnapshotDto {
   entries: Record<string, unknown>[];
   warnings: string[];
 }
+
+export class EnvironmentCheckDto {
+  /** what was checked, e.g. `command`, `url` */
+  name: string;
+  ok: boolean;
+  message: string;
+}
+
+/** The adapter's environment check of an agent's configuration (nothing is stored). */
+export class AgentEnvironmentReportDto {
+  @ApiProperty({ format: 'uuid' }) agentId: string;
+  adapterType: string;
+  /** every check passed */
+  ok: boolean;
+  @ApiProperty({ type: [EnvironmentCheckDto] }) checks: EnvironmentCheckDto[];
+  @ApiProperty({ format: 'date-time' }) testedAt: string;
+}
