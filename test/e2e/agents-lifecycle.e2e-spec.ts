@@ -222,10 +222,10 @@ describe('agent lifecycle, keys, permissions', () => {
     it('reactivates an inactive membership when canAssignTasks is granted', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
-      await t.dataSource.query(
-        `INSERT INTO company_memberships (company_id, principal_type, principal_id, status) VALUES ($1, 'agent', $2, 'inactive')`,
-        [co.id, a.id],
-      );
+      await t.dataSource.query(`UPDATE company_memberships SET status = 'inactive' WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [
+        co.id,
+        a.id,
+      ]);
       expect((await t.http.get(`/api/agents/${a.id}`)).body.access.taskAssignSource).toBe('none');
       await t.http.patch(`/api/agents/${a.id}/permissions`).send({ canAssignTasks: true }).expect(200);
       expect((await t.http.get(`/api/agents/${a.id}`)).body.access).toMatchObject({ canAssignTasks: true, membership: { status: 'active' } });

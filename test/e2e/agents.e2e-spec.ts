@@ -323,7 +323,12 @@ describe('agents', () => {
       const res = await t.http.get(`/api/agents/${dev.id}`).expect(200);
       expect(res.body.chainOfCommand.map((c: { id: string }) => c.id)).toEqual([lead.id, ceo.id]);
       expect(res.body.chainOfCommand[0]).toEqual({ id: lead.id, name: lead.name, urlKey: lead.urlKey, role: 'general', title: null });
-      expect(res.body.access).toEqual({ canAssignTasks: false, taskAssignSource: 'none', membership: null, grants: [] });
+      expect(res.body.access).toEqual({
+        canAssignTasks: false,
+        taskAssignSource: 'none',
+        membership: expect.objectContaining({ principalType: 'agent', principalId: dev.id, membershipRole: 'member', status: 'active' }),
+        grants: [],
+      });
       const ceoView = await t.http.get(`/api/agents/${ceo.id}`).expect(200);
       expect(ceoView.body.access).toMatchObject({ canAssignTasks: true, taskAssignSource: 'ceo_role' });
       expect(ceoView.body.chainOfCommand).toEqual([]);

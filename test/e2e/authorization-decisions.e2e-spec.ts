@@ -35,7 +35,9 @@ describe('AuthorizationService.decide', () => {
     );
   const member = (principalType: 'user' | 'agent', principalId: string, role = 'member', status = 'active') =>
     t.dataSource.query(
-      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status) VALUES ($1, $2, $3, $4, $5)`,
+      // agents are members from their creation: an upsert sets the role and status a test needs
+      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (company_id, principal_type, principal_id) DO UPDATE SET membership_role = EXCLUDED.membership_role, status = EXCLUDED.status`,
       [companyId, principalType, principalId, role, status],
     );
   const project = async (policy: unknown = null): Promise<string> =>

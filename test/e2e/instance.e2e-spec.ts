@@ -66,6 +66,20 @@ describe('instance administration (authenticated mode)', () => {
       const u = await signUp(t);
       await t.http.get('/api/instance/settings/experimental').set(auth(u.token)).expect(403);
     });
+
+    it('a PATCH of the current values round-trips unchanged, and the service reads the flag (built-in agents answer by it)', async () => {
+      const admin = await instanceAdmin(t);
+      const url = '/api/instance/settings/experimental';
+      for (const value of [false, true]) {
+        await t.http.patch(url).set(auth(admin.token)).send({ builtInAgents: value }).expect(200);
+        const current = (await t.http.get(url).set(auth(admin.token)).expect(200)).body;
+        expect((await t.http.patch(url).set(auth(admin.token)).send(current).expect(200)).body).toEqual(current);
+        expect((await t.http.get(url).set(auth(admin.token)).expect(200)).body).toEqual(current);
+        const { company } = await ownedCompany(t);
+        const res = await t.http.get(`/api/companies/${company.id}/built-in-agents`).set(auth(admin.token));
+        expect(res.status).toBe(value ? 200 : 404);
+      }
+    });
   });
 
   describe('GET /api/admin/users', () => {

@@ -57,15 +57,14 @@ describe('issues', () => {
       expect((await t.http.get(`/api/companies/${c.id}`).expect(200)).body.issueCounter).toBe(1);
     });
 
-    it('rejects placement in another company with 422 (project, goal, parent, blockers, labels, assignee)', async () => {
+    it('rejects placement in another company with 422 (project, goal, parent, blockers, labels)', async () => {
       const c = await createCompany(t);
       const other = await createCompany(t);
       const foreignIssue = await createIssue(t, other.id);
-      const foreignAgent = await insertAgent(t, other.id);
       const label = (await t.http.post(`/api/companies/${other.id}/labels`).send({ name: 'x' }).expect(201)).body;
       for (const body of [
         { projectId: await insertProject(t, other.id) }, { goalId: await insertGoal(t, other.id) }, { parentId: foreignIssue.id },
-        { blockedByIssueIds: [foreignIssue.identifier] }, { labelIds: [label.id] }, { assigneeAgentId: foreignAgent.id },
+        { blockedByIssueIds: [foreignIssue.identifier] }, { labelIds: [label.id] },
         { inheritExecutionWorkspaceFromIssueId: foreignIssue.id },
       ]) {
         const res = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'x', ...body });
@@ -74,10 +73,32 @@ describe('issues', () => {
       expect(await ids(c.id)).toEqual([]);
     });
 
-    it('rejects a terminated assignee and accepts an active agent of the company, waking it', async () => {
+    it('refuses an assignee of another company, or a terminated or pending one, with 403 deny_company_boundary (board and agents)', async () => {
       const c = await createCompany(t);
-      const dead = await insertAgent(t, c.id, { status: 'terminated' });
-      await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'x', assigneeAgentId: dead.id }).expect(422);
+      const other = await createCompany(t);
+      const ceo = await insertAgent(t, c.id, { role: 'ceo' });
+      const targets = [
+        (await insertAgent(t, other.id)).id,
+        (await insertAgent(t, c.id, { status: 'terminated' })).id,
+        (await insertAgent(t, c.id, { status: 'pending_approval' })).id,
+        randomUUID(),
+      ];
+      const existing = await createIssue(t, c.id);
+      for (const assigneeAgentId of targets) {
+        for (const req of [
+          t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'x', assigneeAgentId }),
+          t.http.post(`/api/companies/${c.id}/issues`).set(bearer(ceo.token)).send({ title: 'x', assigneeAgentId }),
+          t.http.patch(`/api/issues/${existing.id}`).send({ assigneeAgentId }),
+        ]) {
+          const res = await req;
+          expect([res.status, res.body.code, res.body.reason]).toEqual([403, 'forbidden', 'deny_company_boundary']);
+        }
+      }
+      expect(await ids(c.id)).toEqual([existing.id]);
+    });
+
+    it('accepts an active agent of the company as assignee, waking it', async () => {
+      const c = await createCompany(t);
       const a = await insertAgent(t, c.id);
       const issue = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: a.id, assigneeUserId: 'user-1' });
       expect(issue).toMatchObject({ assigneeAgentId: a.id, assigneeUserId: 'user-1' });

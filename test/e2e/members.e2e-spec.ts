@@ -217,12 +217,80 @@ describe('members (authenticated mode)', () => {
       expect(after.membershipRole).toBe('owner');
     });
 
-    it('requires membershipRole and grants (400)', async () => {
+    it('changes only what is given: role, status or grants (omitted keeps them); null or a bad value is 400', async () => {
       const { company, owner } = await ownedCompany(t);
-      const m = await makeMember(t, company.id);
+      const m = await makeMember(t, company.id, 'operator');
       const url = `/api/companies/${company.id}/members/${m.memberId}/role-and-grants`;
-      await t.http.patch(url).set(auth(owner.token)).send({ grants: [] }).expect(400);
-      await t.http.patch(url).set(auth(owner.token)).send({ membershipRole: 'admin' }).expect(400);
+      let res = await t.http.patch(url).set(auth(owner.token)).send({ grants: [{ permissionKey: 'joins:approve' }] }).expect(200);
+      expect(res.body).toMatchObject({ membershipRole: 'operator', status: 'active' });
+      expect(keysOf(res.body)).toEqual(['joins:approve']);
+      res = await t.http.patch(url).set(auth(owner.token)).send({ membershipRole: 'admin' }).expect(200);
+      expect(res.body.membershipRole).toBe('admin');
+      expect(keysOf(res.body)).toEqual(['joins:approve']);
+      res = await t.http.patch(url).set(auth(owner.token)).send({ status: 'inactive' }).expect(200);
+      expect(res.body).toMatchObject({ membershipRole: 'admin', status: 'inactive' });
+      for (const body of [{ membershipRole: null }, { grants: null }, { status: 'gone' }, { membershipRole: 'emperor' }]) {
+        await t.http.patch(url).set(auth(owner.token)).send(body).expect(400);
+      }
+    });
+  });
+
+  describe('agents as members', () => {
+    const createAgentAs = async (token: string, companyId: string, path: 'agents' | 'agent-hires', extra: Record<string, unknown> = {}) => {
+      const res = await t.http
+        .post(`/api/companies/${companyId}/${path}`)
+        .set(auth(token))
+        .send({ name: `A-${randomUUID().slice(0, 6)}`, role: 'engineer', adapterType: 'process', adapterConfig: { command: 'true' }, ...extra })
+        .expect(201);
+      return (path === 'agents' ? res.body : res.body.agent) as { id: string };
+    };
+    const memberOf = async (token: string, companyId: string, agentId: string) =>
+      (await t.http.get(`/api/companies/${companyId}/members`).set(auth(token)).expect(200)).body.find(
+        (m: { principalType: string; principalId: string }) => m.principalType === 'agent' && m.principalId === agentId,
+      );
+
+    it('an agent created or hired gets an active membership without grants', async () => {
+      const { company, owner } = await ownedCompany(t);
+      const created = await createAgentAs(owner.token, company.id, 'agents');
+      const hired = await createAgentAs(owner.token, company.id, 'agent-hires');
+      for (const a of [created, hired]) {
+        expect(await memberOf(owner.token, company.id, a.id)).toMatchObject({
+          companyId: company.id, principalType: 'agent', membershipRole: 'member', status: 'active', agent: { id: a.id }, grants: [],
+        });
+      }
+      const detail = (await t.http.get(`/api/agents/${created.id}`).set(auth(owner.token)).expect(200)).body;
+      expect(detail.access.membership).toMatchObject({ principalId: created.id, status: 'active' });
+    });
+
+    it("role-and-grants replaces an agent's grants and logs company_member.updated; a project-scoped tasks:assign_scope assigns there only", async () => {
+      const { company, owner } = await ownedCompany(t);
+      const lead = await createAgentAs(owner.token, company.id, 'agents');
+      const worker = await createAgentAs(owner.token, company.id, 'agents');
+      const key = (await t.http.post(`/api/agents/${lead.id}/keys`).set(auth(owner.token)).send({ name: 'k' }).expect(201)).body.token;
+      const project = async () => (await t.http.post(`/api/companies/${company.id}/projects`).set(auth(owner.token)).send({ name: `P-${randomUUID().slice(0, 6)}` }).expect(201)).body.id;
+      const [p1, p2] = [await project(), await project()];
+      const assign = (projectId?: string) =>
+        t.http.post(`/api/companies/${company.id}/issues`).set(auth(key)).send({ title: 'x', assigneeAgentId: worker.id, ...(projectId ? { projectId } : {}) });
+      expect((await assign(p1)).body.reason).toBe('deny_missing_grant');
+
+      const member = await memberOf(owner.token, company.id, lead.id);
+      const url = `/api/companies/${company.id}/members/${member.id}/role-and-grants`;
+      await t.http.patch(url).set(auth(owner.token)).send({ grants: [{ permissionKey: 'joins:approve' }] }).expect(200);
+      const res = await t.http.patch(url).set(auth(owner.token)).send({ grants: [{ permissionKey: 'tasks:assign_scope', scope: { projectId: p1 } }] }).expect(200);
+      expect(res.body.grants).toEqual([expect.objectContaining({ permissionKey: 'tasks:assign_scope', scope: { projectId: p1 } })]);
+      const logs = await t.dataSource.query(
+        `SELECT entity_type, entity_id FROM activity_log WHERE company_id = $1 AND action = 'company_member.updated' ORDER BY created_at`,
+        [company.id],
+      );
+      expect(logs).toEqual([{ entity_type: 'company_member', entity_id: member.id }, { entity_type: 'company_member', entity_id: member.id }]);
+
+      expect((await assign(p1)).status).toBe(201);
+      const elsewhere = await assign(p2);
+      expect([elsewhere.status, elsewhere.body.reason]).toEqual([403, 'deny_scope']);
+      const unplaced = await assign();
+      expect([unplaced.status, unplaced.body.reason]).toEqual([403, 'deny_scope']);
+      const access = (await t.http.get(`/api/agents/${lead.id}`).set(auth(owner.token)).expect(200)).body.access;
+      expect(access).toMatchObject({ canAssignTasks: true, taskAssignSource: 'explicit_grant' });
     });
   });
 

@@ -56,7 +56,10 @@ export class MembersController {
     return this.members.update(actor, companyId, memberId, { grants: dto.grants });
   }
 
-  /** Role and grants together, in one transaction; needs `users:manage_permissions`. */
+  /**
+   * Role, status and the whole grant set together, in one transaction, for a user's or an agent's
+   * membership; needs `users:manage_permissions`; the last active owner cannot be demoted.
+   */
   @Patch('members/:memberId/role-and-grants')
   @Authorize({ callers: ['board'] })
   @LogActivity('company_member.updated', { ...memberEntity, details: memberChange })
@@ -66,7 +69,7 @@ export class MembersController {
     @Param('memberId') memberId: string,
     @Body() dto: RoleAndGrantsDto,
   ): Promise<MemberResponseDto> {
-    return this.members.update(actor, companyId, memberId, { membershipRole: dto.membershipRole, grants: dto.grants });
+    return this.members.update(actor, companyId, memberId, { membershipRole: dto.membershipRole, status: dto.status, grants: dto.grants });
   }
 
   /** Status becomes inactive; the member loses access. Needs `users:manage_permissions`. */

@@ -92,6 +92,21 @@ export class AgentAccessService {
     return 'none';
   }
 
+  /**
+   * An active company membership of the agent (role `member`, no grants), created with the agent
+   * (spec, Permission grant and membership): its grants are then managed through the members
+   * routes like a human's. An inactive one is reactivated.
+   */
+  async ensureMembership(companyId: string, agentId: string): Promise<void> {
+    await this.db.query(
+      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
+       VALUES ($1, 'agent', $2, 'member', 'active')
+       ON CONFLICT (company_id, principal_type, principal_id) DO UPDATE SET status = 'active', updated_at = now()
+       WHERE company_memberships.status <> 'active'`,
+      [companyId, agentId],
+    );
+  }
+
   /** true: active membership plus one company-wide tasks:assign grant; false: the grant is cleared. */
   async setCanAssignTasks(agent: AgentEntity, enabled: boolean, grantedBy: string): Promise<void> {
     await this.db.query(
@@ -100,12 +115,7 @@ export class AgentAccessService {
       [agent.companyId, agent.id],
     );
     if (!enabled) return;
-    await this.db.query(
-      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
-       VALUES ($1, 'agent', $2, 'member', 'active')
-       ON CONFLICT (company_id, principal_type, principal_id) DO UPDATE SET status = 'active', updated_at = now()`,
-      [agent.companyId, agent.id],
-    );
+    await this.ensureMembership(agent.companyId, agent.id);
     await this.db.query(
       `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key, scope, granted_by)
        VALUES ($1, 'agent', $2, 'tasks:assign', NULL, $3)`,

@@ -123,6 +123,8 @@ export class AgentsService {
       JSON.stringify(runtimeConfig), dto.budgetMonthlyCents ?? 0, status, JSON.stringify(ceoDefaultPermissions(role)),
       JSON.stringify({ ...(dto.metadata ?? {}), ...(builtInMarker ?? {}) }), JSON.stringify(sourceIssueIds),
     ]);
+    // every created or hired agent is a member of its company (its grants live on the membership)
+    await this.access.ensureMembership(companyId, id);
     if ((dto.budgetMonthlyCents ?? 0) > 0) await this.budgets.syncMonthlyPolicy(companyId, 'agent', id, dto.budgetMonthlyCents!);
     return this.lookup.repo.findOneByOrFail({ id });
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, unprocessable } from '../../common/errors/domain-error';
+import { badRequest, forbidden, unprocessable } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { returning } from './returning';
 import { AuthorizationService } from '../authorization/authorization.service';
@@ -245,9 +245,11 @@ export class IssuesService {
         dto.assigneeAgentId,
         companyId,
       ]);
-      if (!agent) throw unprocessable('assigneeAgentId must be an agent of this company', 'invalid_reference', { field: 'assigneeAgentId' });
-      if (agent.status === 'terminated' || agent.status === 'pending_approval') {
-        throw unprocessable(`assigneeAgentId: agent is ${agent.status}`, 'invalid_assignee', { field: 'assigneeAgentId' });
+      // spec, Errors: a target agent of another company, or not active in this one, is a company-boundary
+      // denial, whoever assigns (the local board and instance admins included)
+      if (!agent || agent.status === 'terminated' || agent.status === 'pending_approval') {
+        const why = agent ? `the agent is ${agent.status}` : 'the agent is not an agent of this company';
+        throw forbidden(`Not allowed: issue.assign (deny_company_boundary): ${why}`, { reason: 'deny_company_boundary', field: 'assigneeAgentId' });
       }
     }
     const projectId = dto.projectId !== undefined ? dto.projectId : (issue?.project_id ?? null);

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsIn, IsOptional } from 'class-validator';
+import { OmittableNotNull } from '../../../common/http/optional';
 import { MEMBERSHIP_ROLES, MEMBERSHIP_STATUSES, MembershipRole, MembershipStatus, PERMISSION_KEYS } from '../permission-keys';
 
 /** `{ permissionKey, scope? }`; scope: object of scope keys or shorthand `project:<id>`, `agent:<id>`, `subtree:<id>` */
@@ -21,11 +22,15 @@ export class UpdateMemberPermissionsDto {
   @IsArray() grants: unknown[];
 }
 
+/** Any of role, status and the grant set (replaced whole); omitted fields keep their value. */
 export class RoleAndGrantsDto {
-  @ApiProperty({ enum: MEMBERSHIP_ROLES })
-  @IsIn(MEMBERSHIP_ROLES) membershipRole: MembershipRole;
-  @ApiProperty({ type: [GrantDto] })
-  @IsArray() grants: unknown[];
+  @ApiPropertyOptional({ enum: MEMBERSHIP_ROLES })
+  @OmittableNotNull() @IsIn(MEMBERSHIP_ROLES) membershipRole?: MembershipRole;
+  @ApiPropertyOptional({ enum: MEMBERSHIP_STATUSES })
+  @OmittableNotNull() @IsIn(MEMBERSHIP_STATUSES) status?: MembershipStatus;
+  /** replaces every grant of the member (deleted and re-inserted in the same transaction) */
+  @ApiPropertyOptional({ type: [GrantDto] })
+  @OmittableNotNull() @IsArray() grants?: unknown[];
 }
 
 export class MemberResponseDto {
