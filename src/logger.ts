@@ -12,7 +12,7 @@ const DEBUG_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplo
  * JSON line on stdout, or a pretty line when stdout is a terminal (and pino-pretty is installed).
  * Writes are synchronous so that a line logged just before `process.exit` is never lost.
  */
-export function createRootLogger(level: string, opts: { pretty?: boolean } = {}): pino.Logger {
+export function createRootLogger(level: string, opts: { pretty?: boolean; destination?: NodeJS.WritableStream } = {}): pino.Logger {
   const options: pino.LoggerOptions = {
     level,
     hooks: {
@@ -31,9 +31,9 @@ export function createRootLogger(level: string, opts: { pretty?: boolean } = {})
   if (pretty) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const prettyStream = require('pino-pretty') as (o: Record<string, unknown>) => pino.DestinationStream;
-    return pino(options, prettyStream({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' }));
+    return pino(options, prettyStream({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: opts.destination ?? 1 }));
   }
-  return pino(options, pino.destination({ dest: 1, sync: true }));
+  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: true }));
 }
 
 /** A Nest LoggerService writing through `root` (context as a field), for Nest's own lines and `new Logger(ctx)`. */
