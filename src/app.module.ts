@@ -30,6 +30,7 @@ import { GoalsModule } from './modules/goals/goals.module';
 import { CostsModule } from './modules/costs/costs.module';
 import { DashboardModule } from './modules/dashboard/dashboard.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { MetricsModule } from './modules/metrics/metrics.module';
 import { PluginsModule } from './modules/plugins/plugins.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
 import { ProjectsModule } from './modules/projects/projects.module';
@@ -80,6 +81,7 @@ const DOMAIN_MODULES = [
   PortabilityModule,
   DashboardModule,
   AnnouncementsModule,
+  MetricsModule,
 ];
 
 @Module({})

@@ -67,6 +67,8 @@ export class AppConfig {
   plugins!: PluginSettings;
   /** live event stream (WebSocket and SSE) */
   events!: LiveEventSettings;
+  /** GET /api/metrics access: a bearer token (SERVICE_METRICS_TOKEN), else loopback callers only unless SERVICE_METRICS_ALLOW_REMOTE */
+  metrics!: { token?: string; allowRemote: boolean };
 }
 
 export interface LiveEventSettings {
@@ -301,6 +303,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   };
   c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 250, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
+  c.metrics = {
+    token: env.SERVICE_METRICS_TOKEN?.trim() || undefined,
+    allowRemote: parseBool('SERVICE_METRICS_ALLOW_REMOTE', env.SERVICE_METRICS_ALLOW_REMOTE, false),
+  };
   try {
     c.skills = loadSkillSourceSettings(env);
     c.plugins = loadPluginSettings(env, c.dataDir);

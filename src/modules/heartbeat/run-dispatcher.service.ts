@@ -185,6 +185,9 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapter_type });
     if (agentNow.length > 0) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
     await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
+    this.db.afterCommit(() =>
+      this.events.emitStarted({ runId: run.id, companyId: run.company_id, agentId: run.agent_id, adapterType: run.adapter_type, createdAt: run.created_at, startedAt: run.started_at ?? new Date() }),
+    );
     return { run, agent };
   }
 

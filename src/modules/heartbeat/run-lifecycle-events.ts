@@ -11,6 +11,19 @@ export interface RunFinishedEvent {
   /** what the run reported (usage may carry costCents): the costs module can book it */
   usage: Record<string, unknown> | null;
   result: Record<string, unknown> | null;
+  /** when the run was queued, claimed (null: it never started) and ended */
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export interface RunStartedEvent {
+  runId: string;
+  companyId: string;
+  agentId: string;
+  adapterType: string;
+  createdAt: Date;
+  startedAt: Date;
 }
 
 export type RunFinishedListener = (e: RunFinishedEvent) => void | Promise<void>;
@@ -23,6 +36,22 @@ export type RunFinishedListener = (e: RunFinishedEvent) => void | Promise<void>;
 export class RunLifecycleEvents {
   private readonly logger = new Logger('RunLifecycleEvents');
   private readonly finished: RunFinishedListener[] = [];
+  private readonly started: Array<(e: RunStartedEvent) => void> = [];
+
+  /** A run was claimed by this instance (after commit); listeners must not throw or block. */
+  onRunStarted(listener: (e: RunStartedEvent) => void): void {
+    this.started.push(listener);
+  }
+
+  emitStarted(e: RunStartedEvent): void {
+    for (const l of this.started) {
+      try {
+        l(e);
+      } catch (err) {
+        this.logger.error(`run-started listener failed for run ${e.runId}: ${(err as Error).message}`);
+      }
+    }
+  }
 
   onRunFinished(listener: RunFinishedListener): void {
     this.finished.push(listener);

@@ -163,6 +163,7 @@ export class RunLifecycle implements OnModuleInit {
         this.events.emitFinished({
           runId: run.id, companyId: run.company_id, agentId: run.agent_id, issueId: run.issue_id,
           status: run.status as RunOutcome['status'], errorCode: run.error_code, usage: run.usage_json, result: run.result_json,
+          createdAt: run.created_at, startedAt: run.started_at, finishedAt: run.finished_at,
         }),
       );
       return run;

@@ -1,0 +1,61 @@
+import { Controller, Get, HttpStatus, Req, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
+import { Public } from '../../common/auth/authorize.decorator';
+import { DomainError } from '../../common/errors/domain-error';
+import { AppConfig } from '../../config/app-config';
+import { LivenessDto, ReadinessDto } from './dto/probe.dto';
+import { metricsAccess } from './metrics-access';
+import { MetricsRepository } from './metrics.repository';
+import { MetricsService } from './metrics.service';
+
+/** Operators' endpoints: Prometheus metrics and the liveness/readiness probes. */
+@ApiTags('system')
+@ApiExtraModels(LivenessDto, ReadinessDto)
+@Controller()
+export class MetricsController {
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly repo: MetricsRepository,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Prometheus text format: `http_requests_total` and `http_request_duration_seconds` (by route
+   * template and status), `heartbeat_runs` (by status), `heartbeat_wakeups` (queued, deferred,
+   * claimed), `heartbeat_wake_to_start_seconds`, `heartbeat_run_duration_seconds`,
+   * `budget_incidents`, `db_pool_connections`, `nodejs_eventloop_lag_seconds` and the process
+   * defaults. With `SERVICE_METRICS_TOKEN` set, `Authorization: Bearer <token>` is required (401);
+   * without it only loopback callers are served (403) unless `SERVICE_METRICS_ALLOW_REMOTE=true`.
+   */
+  @Get('metrics')
+  @Public()
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ description: 'Prometheus exposition format', schema: { type: 'string' } })
+  async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const access = metricsAccess(this.config.metrics, req.ip, req.headers.authorization);
+    if (access === 'token_required' || access === 'bad_token') {
+      throw new DomainError(401, 'metrics_token_required', access === 'bad_token' ? 'Invalid metrics token' : 'A metrics token is required (Authorization: Bearer <SERVICE_METRICS_TOKEN>)');
+    }
+    if (access === 'remote_refused') throw new DomainError(403, 'metrics_loopback_only', 'Metrics are served to loopback callers only (set SERVICE_METRICS_TOKEN or SERVICE_METRICS_ALLOW_REMOTE)');
+    const body = await this.metrics.text();
+    await res.status(200).header('Content-Type', this.metrics.contentType).header('Cache-Control', 'no-store').send(body);
+  }
+
+  /** Liveness: the process runs and its event loop answers (no database call). */
+  @Get('health/live')
+  @Public()
+  live(): LivenessDto {
+    return { status: 'ok', uptimeSec: Math.round(process.uptime()) };
+  }
+
+  /** Readiness: 503 while the database is unreachable, a migration runs, or migrations are pending. */
+  @Get('health/ready')
+  @Public()
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {
+    const r = await this.repo.readiness();
+    const ready = r.reachable && !r.migrating && !r.pendingMigrations;
+    if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
+    return { status: ready ? 'ready' : 'not_ready', databaseReachable: r.reachable, migrating: r.migrating, pendingMigrations: r.pendingMigrations };
+  }
+}
