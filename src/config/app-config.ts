@@ -69,6 +69,12 @@ export class AppConfig {
   events!: LiveEventSettings;
   /** GET /api/metrics access: a bearer token (SERVICE_METRICS_TOKEN), else loopback callers only unless SERVICE_METRICS_ALLOW_REMOTE */
   metrics!: { token?: string; allowRemote: boolean };
+  /**
+   * database backups: where files go (SERVICE_BACKUP_DIR, default `<data dir>/backups`), the engine
+   * (SERVICE_BACKUP_ENGINE: auto = pg_dump when a compatible one exists, else built-in), the tools
+   * (SERVICE_PG_DUMP_PATH, SERVICE_PG_RESTORE_PATH) and the scheduler tick (SERVICE_BACKUP_TICK_MS)
+   */
+  backups!: { dir: string; engine: 'auto' | 'pg_dump' | 'builtin'; pgDumpPath?: string; pgRestorePath?: string; tickMs: number };
 }
 
 export interface LiveEventSettings {
@@ -306,6 +312,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   c.metrics = {
     token: env.SERVICE_METRICS_TOKEN?.trim() || undefined,
     allowRemote: parseBool('SERVICE_METRICS_ALLOW_REMOTE', env.SERVICE_METRICS_ALLOW_REMOTE, false),
+  };
+  const engine = (env.SERVICE_BACKUP_ENGINE?.trim() || 'auto') as AppConfig['backups']['engine'];
+  if (!['auto', 'pg_dump', 'builtin'].includes(engine)) throw new ConfigError(`SERVICE_BACKUP_ENGINE must be auto, pg_dump or builtin, got "${engine}"`);
+  c.backups = {
+    dir: path.resolve(env.SERVICE_BACKUP_DIR?.trim() || path.join(c.dataDir, 'backups')),
+    engine,
+    pgDumpPath: env.SERVICE_PG_DUMP_PATH?.trim() || undefined,
+    pgRestorePath: env.SERVICE_PG_RESTORE_PATH?.trim() || undefined,
+    tickMs: parseInteger('SERVICE_BACKUP_TICK_MS', env.SERVICE_BACKUP_TICK_MS, 30_000, 50, 3_600_000),
   };
   try {
     c.skills = loadSkillSourceSettings(env);

@@ -24,6 +24,8 @@ export interface EmbeddedPostgresOptions {
   password?: string;
   passwordFile?: string;
   log?: (msg: string) => void;
+  /** directory of initdb/postgres (default: the npm package's binaries); tests use another major version */
+  binDir?: string;
 }
 
 /** The password of clusters initialised before passwords were random; only ever tried to replace it. */
@@ -88,7 +90,7 @@ export class EmbeddedPostgres {
   }
 
   async start(): Promise<void> {
-    const binDir = resolveBinDir();
+    const binDir = this.opts.binDir ?? resolveBinDir();
     const dataDir = path.resolve(this.opts.dataDir);
     const asRoot = process.getuid?.() === 0;
     const ids = asRoot ? ensureSystemUser() : undefined;

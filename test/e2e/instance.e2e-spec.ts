@@ -3,6 +3,9 @@ import { createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 import { auth, AUTHENTICATED, insertAgentWithKey, instanceAdmin, makeMember, ownedCompany, signUp } from '../support/users';
 
+
+const BACKUP_DEFAULTS = { databaseBackupEnabled: false, databaseBackupIntervalMinutes: 1440, databaseBackupRetentionDaily: 7, databaseBackupRetentionWeekly: 4, databaseBackupRetentionMonthly: 6 };
+
 describe('instance administration (authenticated mode)', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -14,9 +17,9 @@ describe('instance administration (authenticated mode)', () => {
     it('returns defaults and persists a partial PATCH', async () => {
       const admin = await instanceAdmin(t);
       const before = await t.http.get('/api/instance/settings/general').set(auth(admin.token)).expect(200);
-      expect(before.body).toEqual({ instanceName: 'Agent Orchestration Service', allowSignUp: true, sessionTtlHours: 720 });
+      expect(before.body).toEqual({ instanceName: 'Agent Orchestration Service', allowSignUp: true, sessionTtlHours: 720, ...BACKUP_DEFAULTS });
       const res = await t.http.patch('/api/instance/settings/general').set(auth(admin.token)).send({ instanceName: 'Acme', sessionTtlHours: 2 }).expect(200);
-      expect(res.body).toEqual({ instanceName: 'Acme', allowSignUp: true, sessionTtlHours: 2 });
+      expect(res.body).toEqual({ instanceName: 'Acme', allowSignUp: true, sessionTtlHours: 2, ...BACKUP_DEFAULTS });
       expect((await t.http.get('/api/instance/settings/general').set(auth(admin.token)).expect(200)).body).toEqual(res.body);
       // a new session now lives 2 hours
       const u = await signUp(t);

@@ -11,6 +11,8 @@ import { AdminUsersQueryDto, CompanyAccessResponseDto, PutCompanyAccessDto } fro
 import { ExperimentalSettingsDto, GeneralSettingsDto, InstanceSettingsDto, PatchInstanceSettingsDto } from './dto/instance-settings.dto';
 import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import { InstanceSettingsService } from './instance-settings.service';
+import { DatabaseBackupsService } from './database-backups.service';
+import { DatabaseBackupDto, DatabaseBackupListQueryDto } from './dto/database-backups.dto';
 
 const rawBody = (req: Request) => (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {});
 
@@ -21,6 +23,7 @@ export class InstanceController {
   constructor(
     private readonly settings: InstanceSettingsService,
     private readonly users: AdminUsersService,
+    private readonly backups: DatabaseBackupsService,
   ) {}
 
   /** General and experimental settings in one object (the same values as the two block routes). */
@@ -38,6 +41,29 @@ export class InstanceController {
   patchAll(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: PatchInstanceSettingsDto): Promise<InstanceSettingsDto> {
     assertInstanceAdmin(actor);
     return this.settings.patchAll(rawBody(req), dto);
+  }
+
+  /**
+   * Writes a compressed logical backup of the service's database into the backup directory
+   * (`SERVICE_BACKUP_DIR`, default `<data dir>/backups`) and answers with its file name, size and
+   * duration: `pg_dump --format=custom` when a pg_dump at least as new as the server exists
+   * (`SERVICE_PG_DUMP_PATH`), else the built-in dumper. Restore with `npm run restore -- <file>`.
+   * 503 `backup_failed` when the dump fails (the attempt stays listed as failed).
+   */
+  @Post('instance/database-backups')
+  @InstanceAudit('instance.database_backup_created')
+  @Authorize({ callers: ['board'] })
+  createBackup(@CurrentActor() actor: Actor): Promise<DatabaseBackupDto> {
+    assertInstanceAdmin(actor);
+    return this.backups.create('manual', actor);
+  }
+
+  /** Backups, newest first (manual and scheduled; failed attempts included, deleted ones not). */
+  @Get('instance/database-backups')
+  @Authorize({ callers: ['board'] })
+  listBackups(@CurrentActor() actor: Actor, @Query() q: DatabaseBackupListQueryDto): Promise<DatabaseBackupDto[]> {
+    assertInstanceAdmin(actor);
+    return this.backups.list(q.limit);
   }
 
   /** Instance-wide general settings. */

@@ -3,12 +3,15 @@ import { AccessModule } from '../access/access.module';
 import { AdminUsersService } from './admin-users.service';
 import { InstanceController } from './instance.controller';
 import { InstanceSettingsService } from './instance-settings.service';
+import { DatabaseBackupsScheduler } from './database-backups.jobs';
+import { DatabaseBackupsRepository } from './database-backups.repository';
+import { DatabaseBackupsService } from './database-backups.service';
 
-/** Instance settings, user administration, scheduler overview. */
+/** Instance settings, user administration, database backups. */
 @Module({
   imports: [AccessModule],
   controllers: [InstanceController],
-  providers: [InstanceSettingsService, AdminUsersService],
+  providers: [InstanceSettingsService, AdminUsersService, DatabaseBackupsRepository, DatabaseBackupsService, DatabaseBackupsScheduler],
   exports: [InstanceSettingsService],
 })
 export class InstanceModule {}

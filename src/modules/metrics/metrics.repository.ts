@@ -34,7 +34,7 @@ export class MetricsRepository {
   async readiness(): Promise<{ reachable: boolean; migrating: boolean; pendingMigrations: boolean }> {
     try {
       const [lock] = await this.db.query<{ held: boolean }>(
-        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = $1 AND granted) AS held`,
+        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND classid = 0 AND objid = $1 AND granted) AS held`,
         [MIGRATION_LOCK],
       );
       const pending = await this.db.dataSource.showMigrations();

@@ -12,6 +12,16 @@ export class GeneralSettingsDto {
   @ValidateIf(present) @IsBoolean() allowSignUp?: boolean;
   /** lifetime of a new sign-in session, in hours (1 to 8760) */
   @ValidateIf(present) @IsInt() @Min(1) @Max(8760) sessionTtlHours?: number;
+  /** scheduled database backups on or off (POST /api/instance/database-backups works either way) */
+  @ValidateIf(present) @IsBoolean() databaseBackupEnabled?: boolean;
+  /** minutes between scheduled backups (1 to 44640) */
+  @ValidateIf(present) @IsInt() @Min(1) @Max(44640) databaseBackupIntervalMinutes?: number;
+  /** scheduled backups kept: the newest of each of the last N days (0 to 366) */
+  @ValidateIf(present) @IsInt() @Min(0) @Max(366) databaseBackupRetentionDaily?: number;
+  /** ... of each of the last N ISO weeks (0 to 520) */
+  @ValidateIf(present) @IsInt() @Min(0) @Max(520) databaseBackupRetentionWeekly?: number;
+  /** ... of each of the last N calendar months, UTC (0 to 240) */
+  @ValidateIf(present) @IsInt() @Min(0) @Max(240) databaseBackupRetentionMonthly?: number;
 }
 
 /** Feature flags. */
@@ -37,5 +47,9 @@ export class PatchInstanceSettingsDto {
 export type GeneralSettings = Required<GeneralSettingsDto>;
 export type ExperimentalSettings = Required<ExperimentalSettingsDto>;
 
-export const GENERAL_DEFAULTS: GeneralSettings = { instanceName: 'Agent Orchestration Service', allowSignUp: true, sessionTtlHours: 720 };
+export const GENERAL_DEFAULTS: GeneralSettings = {
+  instanceName: 'Agent Orchestration Service', allowSignUp: true, sessionTtlHours: 720,
+  databaseBackupEnabled: false, databaseBackupIntervalMinutes: 1440,
+  databaseBackupRetentionDaily: 7, databaseBackupRetentionWeekly: 4, databaseBackupRetentionMonthly: 6,
+};
 export const EXPERIMENTAL_DEFAULTS: ExperimentalSettings = { builtInAgents: false };
