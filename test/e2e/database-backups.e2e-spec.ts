@@ -171,14 +171,13 @@ describe('database backups: access and scheduling', () => {
       const list = await t.http.get('/api/instance/database-backups').set(auth(admin.token)).expect(200);
       expect(list.body.find((x: { trigger: string }) => x.trigger === 'scheduled')).toMatchObject({ status: 'succeeded', engine: 'builtin' });
 
-      // retention (1 day): an older scheduled backup of the same instance is deleted at the next scheduled run
+      // retention (1 day): an older scheduled backup in an instance's directory is deleted at its next tick
       const old = 'backup-20200101T000000Z-scheduled-00000000.ndjson.gz';
       fs.copyFileSync(path.join(writer.dataDir, 'backups', rows[0].file_name), path.join(writer.dataDir, 'backups', old));
       await t.dataSource.query(
         `INSERT INTO database_backups (file_name, engine, trigger, status, instance_id, created_at, finished_at) VALUES ($1, 'builtin', 'scheduled', 'succeeded', 'x', '2020-01-01', '2020-01-01')`,
         [old],
       );
-      await t.dataSource.query(`UPDATE database_backup_schedule SET next_due_at = now() - interval '1 second', last_claimed_at = now() - interval '2 hours'`);
       await waitFor(async () => {
         const [r] = await t.dataSource.query(`SELECT status FROM database_backups WHERE file_name = $1`, [old]);
         return r.status === 'deleted';

@@ -82,12 +82,14 @@ export class DatabaseBackupsService {
     });
   }
 
-  /** The scheduled backup, when due and claimed by this instance (once across instances); then retention. */
+  /**
+   * The scheduled backup, when due and claimed by this instance (once across instances). Then the
+   * retention, on every tick of every instance: each deletes from its own backup directory.
+   */
   async runScheduled(): Promise<DatabaseBackupDto | null> {
     const s = await this.settings.general();
     if (!s.databaseBackupEnabled) return null;
-    if (!(await this.repo.claimDue(this.config.heartbeat.instanceId, s.databaseBackupIntervalMinutes))) return null;
-    const made = await this.create('scheduled');
+    const made = (await this.repo.claimDue(this.config.heartbeat.instanceId, s.databaseBackupIntervalMinutes)) ? await this.create('scheduled') : null;
     await this.applyRetention({ daily: s.databaseBackupRetentionDaily, weekly: s.databaseBackupRetentionWeekly, monthly: s.databaseBackupRetentionMonthly });
     return made;
   }
