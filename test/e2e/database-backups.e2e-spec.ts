@@ -182,7 +182,8 @@ describe('database backups: access and scheduling', () => {
         const [r] = await t.dataSource.query(`SELECT status FROM database_backups WHERE file_name = $1`, [old]);
         return r.status === 'deleted';
       }, 'the old backup deleted by retention', 30_000);
-      const files = [...fs.readdirSync(path.join(a.dataDir, 'backups')).filter(() => fs.existsSync(path.join(a.dataDir, 'backups'))), ...(fs.existsSync(path.join(b.dataDir, 'backups')) ? fs.readdirSync(path.join(b.dataDir, 'backups')) : [])];
+      const ls = (x: TestApp) => (fs.existsSync(path.join(x.dataDir, 'backups')) ? fs.readdirSync(path.join(x.dataDir, 'backups')) : []);
+      const files = [...ls(a), ...ls(b)];
       expect(files).not.toContain(old);
       const listed = await t.http.get('/api/instance/database-backups').set(auth(admin.token)).expect(200);
       expect(listed.body.map((x: { fileName: string }) => x.fileName)).not.toContain(old);
