@@ -30,6 +30,7 @@ import { GoalsModule } from './modules/goals/goals.module';
 import { CostsModule } from './modules/costs/costs.module';
 import { DashboardModule } from './modules/dashboard/dashboard.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
+import { FeedbackModule } from './modules/feedback/feedback.module';
 import { MetricsModule } from './modules/metrics/metrics.module';
 import { PluginsModule } from './modules/plugins/plugins.module';
 import { PreferencesModule } from './modules/preferences/preferences.module';
@@ -82,6 +83,7 @@ const DOMAIN_MODULES = [
   DashboardModule,
   AnnouncementsModule,
   MetricsModule,
+  FeedbackModule,
 ];
 
 @Module({})

@@ -36,6 +36,14 @@ export function toCompanyResponse(c: CompanyEntity): CompanyResponseDto {
     brandColor: c.brandColor,
     logoAssetId: c.logoAssetId,
     logoUrl: c.logoAssetId ? `/api/assets/${c.logoAssetId}/content` : null,
+    // the consent fields appear once set
+    ...(c.feedbackSharingEnabled !== null && c.feedbackSharingEnabled !== undefined
+      ? {
+          feedbackSharingEnabled: c.feedbackSharingEnabled,
+          feedbackSharingConsentedAt: c.feedbackSharingConsentedAt?.toISOString() ?? null,
+          feedbackSharingConsentedByUserId: c.feedbackSharingConsentedByUserId,
+        }
+      : {}),
     createdAt: c.createdAt.toISOString(),
     updatedAt: c.updatedAt.toISOString(),
   };
@@ -152,6 +160,12 @@ export class CompaniesService {
     }
     await this.applyBranding(company, dto);
     if (dto.requireBoardApprovalForNewAgents !== undefined) company.requireBoardApprovalForNewAgents = dto.requireBoardApprovalForNewAgents;
+    if (dto.feedbackSharingEnabled !== undefined && actor.kind === 'board' && dto.feedbackSharingEnabled !== company.feedbackSharingEnabled) {
+      // a new consent starts now; withdrawing it clears it (traces recorded before a consent never become shared)
+      company.feedbackSharingEnabled = dto.feedbackSharingEnabled;
+      company.feedbackSharingConsentedAt = dto.feedbackSharingEnabled ? new Date() : null;
+      company.feedbackSharingConsentedByUserId = dto.feedbackSharingEnabled ? actor.userId : null;
+    }
     if (dto.budgetMonthlyCents !== undefined && dto.budgetMonthlyCents !== company.budgetMonthlyCents) {
       company.budgetMonthlyCents = dto.budgetMonthlyCents;
       await this.budgets.syncMonthlyPolicy(company.id, 'company', company.id, dto.budgetMonthlyCents);

@@ -17,6 +17,10 @@ export class CompanyEntity {
   @Column('boolean') requireBoardApprovalForNewAgents: boolean;
   @Column('text', { nullable: true }) brandColor: string | null;
   @Column('uuid', { nullable: true }) logoAssetId: string | null;
+  /** feedback-sharing consent: null = never set */
+  @Column('boolean', { nullable: true }) feedbackSharingEnabled: boolean | null;
+  @Column('timestamptz', { nullable: true }) feedbackSharingConsentedAt: Date | null;
+  @Column('text', { nullable: true }) feedbackSharingConsentedByUserId: string | null;
   @CreateDateColumn({ type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ type: 'timestamptz' }) updatedAt: Date;
 }

@@ -33,6 +33,12 @@ export class UpdateCompanyDto extends BrandingDto {
   /** `archived` archives the company (agents paused); `paused` pauses it */
   @IsOptional() @IsIn(['active', 'paused', 'archived']) status?: 'active' | 'paused' | 'archived';
   @IsOptional() @IsBoolean() requireBoardApprovalForNewAgents?: boolean;
+  /**
+   * Feedback-sharing consent (board only): true records the consent (`feedbackSharingConsentedAt`,
+   * `feedbackSharingConsentedByUserId`); votes recorded from then on are `shared` feedback traces.
+   * false withdraws it: every trace is `local` again.
+   */
+  @OmittableNotNull() @IsBoolean() feedbackSharingEnabled?: boolean;
 }
 
 export class ListCompaniesQueryDto {
@@ -54,6 +60,12 @@ export class CompanyResponseDto {
   @ApiProperty({ nullable: true, type: String }) brandColor: string | null;
   @ApiProperty({ nullable: true, type: String }) logoAssetId: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'derived from logoAssetId; read-only' }) logoUrl: string | null;
+  /** feedback-sharing consent (present once set through PATCH): whether feedback traces may be shared */
+  @ApiPropertyOptional({ type: Boolean }) feedbackSharingEnabled?: boolean;
+  /** when the consent in force was given (null after a withdrawal) */
+  @ApiPropertyOptional({ type: String, nullable: true }) feedbackSharingConsentedAt?: string | null;
+  /** the board user who gave it */
+  @ApiPropertyOptional({ type: String, nullable: true }) feedbackSharingConsentedByUserId?: string | null;
   createdAt: string;
   updatedAt: string;
 }
