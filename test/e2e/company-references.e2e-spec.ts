@@ -42,6 +42,7 @@ const NOT_COMPANY_REFERENCES: Record<string, string> = {
   principalId: 'users or agents per principalType, checked by the access service',
   secretId: 'secret references are validated with their binding (invalid_secret_reference)',
   resourceId: 'the kind depends on resourceType',
+  targetId: 'its kind depends on targetType (feedback traces); the feedback service answers 422 invalid_reference itself',
   catalogSkillId: 'an entry of the instance-wide skill catalog, not a company record',
   optionId: 'the key of one of the question\'s options (issue interactions), not a record id',
   secretsCompanyId: 'names a company on an instance-admin plugin route (no company in the path); the plugins service checks it exists',
