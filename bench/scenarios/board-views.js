@@ -86,7 +86,26 @@ module.exports = async function boardViews(baseUrl, svc) {
       await r.text();
       cold.push(Number(process.hrtime.bigint() - t1) / 1e6);
     }
+    // service time without queueing: 300 sequential requests on one connection
+    const sequential = async (name, url) => {
+      const times = [];
+      for (let i = 0; i < 300; i++) {
+        const t1 = process.hrtime.bigint();
+        const r = await fetch(url);
+        await r.text();
+        times.push(Number(process.hrtime.bigint() - t1) / 1e6);
+      }
+      times.sort((a, b) => a - b);
+      return { name, reqPerSec: '-', p50Ms: times[150].toFixed(1), p99Ms: times[296].toFixed(1), errors: 0, non2xx: 0 };
+    };
+    const seq = [
+      await sequential('GET dashboard, 1 connection, sequential', `${baseUrl}/api/companies/${co.id}/dashboard`),
+      await sequential('GET live-runs, 1 connection, sequential', `${baseUrl}/api/companies/${co.id}/live-runs`),
+    ];
+    const loadavg = require('node:os').loadavg().map((x) => x.toFixed(1)).join(' ');
     return [
+      ...seq,
+      { name: `machine load average before the load: ${loadavg}`, reqPerSec: '-', p50Ms: '-', p99Ms: '-', errors: 0, non2xx: 0 },
       { name: `GET dashboard: first read, then 2 warm (1 connection)`, reqPerSec: '-', p50Ms: cold.map((x) => x.toFixed(1)).join(' / '), p99Ms: '-', errors: 0, non2xx: 0 },
       await load(`GET dashboard (${k} runs in company)`, { url: `${baseUrl}/api/companies/${co.id}/dashboard` }),
       await load(`GET live-runs (company, ${LIVE_RUNS} live)`, { url: `${baseUrl}/api/companies/${co.id}/live-runs` }),

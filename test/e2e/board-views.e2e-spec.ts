@@ -245,12 +245,16 @@ describe('board views', () => {
       do {
         const res: { body: { items: Array<Record<string, any>>; nextCursor: string | null } } = await t.http
           .get(`/api/companies/${co.id}/audit/agent-actions`).query({ limit: 2, ...(cursor ? { cursor } : {}) }).expect(200);
+        expect(res.body).toMatchObject({ accessTier: 'full' });
         seen.push(...res.body.items);
         cursor = res.body.nextCursor;
       } while (cursor);
       expect(seen.every((a) => a.actorType === 'agent' && a.actorId === agent.id)).toBe(true);
       const created = seen.filter((a) => a.action === 'issue.created').map((a) => a.entityId);
       expect(created).toEqual([issues[3].id, issues[2].id, issues[1].id]);
+      expect(seen.find((a) => a.entityId === issues[3].id)?.entity).toEqual({
+        issue: { id: issues[3].id, identifier: issues[3].identifier, title: expect.any(String), status: expect.any(String) }, comment: null, document: null,
+      });
       expect(seen.map((a) => a.createdAt)).toEqual([...seen.map((a) => a.createdAt)].sort().reverse());
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?cursor=zzz`).expect(400);
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).set(bearer(await outsiderToken())).expect(403);

@@ -82,6 +82,20 @@ describe('issue controls', () => {
       expect(await runsFor(child.id)).toBe(1);
     });
 
+    it('keeps held wakes deferred when the live run they waited for ends; resume runs them', async () => {
+      const { root, child } = await tree();
+      const agent = await insertAgent(t, companyId);
+      const live = await sqlRun(t, companyId, agent.id, { status: 'queued', issueId: child.id });
+      await t.http.post(`/api/issues/${root.id}/tree-control/pause`).send({}).expect(200);
+      const held = await wake(t, agent.id, wakeBody({ payload: { issueId: child.id } })).expect(202);
+      expect(held.body.deferred).toBe(true);
+      await t.http.post(`/api/heartbeat-runs/${live}/cancel`).expect(200);
+      const runs = async () => (await t.dataSource.query(`SELECT id FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND id <> $3`, [agent.id, child.id, live])).length;
+      expect(await runs()).toBe(0);
+      await t.http.post(`/api/issues/${root.id}/tree-control/resume`).expect(200);
+      expect(await runs()).toBe(1);
+    });
+
     it('is board-only for pause and resume; another company gets 403, unknown issues 404', async () => {
       const { root } = await tree();
       const token = await insertAgentKey(t, await insertAgent(t, companyId));

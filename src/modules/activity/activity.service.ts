@@ -57,7 +57,14 @@ export class ActivityService {
     const limit = q.limit ?? 50;
     const rows = await this.repo.agentActions(companyId, { after: q.cursor ? decodeCursor(q.cursor) : undefined, limit });
     const page = keysetPage(rows, limit);
-    return { items: page.rows.map((r) => toActivityResponse(this.fromRow(r as unknown as Record<string, unknown>))), nextCursor: page.nextCursor };
+    return {
+      items: page.rows.map((r) => ({
+        ...toActivityResponse(this.fromRow(r as unknown as Record<string, unknown>)),
+        entity: { issue: r.issue, comment: null, document: null },
+      })),
+      nextCursor: page.nextCursor,
+      accessTier: 'full',
+    };
   }
 
   async listForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityResponseDto[]> {

@@ -212,11 +212,13 @@ export class RunLifecycle implements OnModuleInit {
 
   /** The reaper's sweep: deferred wakes whose agent has no live run on their issue any more. */
   async promoteStrandedDeferred(): Promise<number> {
+    // in random order: pairs that stay deferred (their issue's subtree is paused) must not crowd out the others
     const pairs = await this.db.query<{ agent_id: string; issue_id: string }>(
-      `SELECT DISTINCT w.agent_id, w.issue_id FROM agent_wakeup_requests w
-        WHERE w.status = 'deferred' AND w.issue_id IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = w.agent_id AND r.issue_id = w.issue_id AND r.status IN ('queued','running'))
-        LIMIT 100`,
+      `SELECT agent_id, issue_id FROM (
+         SELECT DISTINCT w.agent_id, w.issue_id FROM agent_wakeup_requests w
+          WHERE w.status = 'deferred' AND w.issue_id IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = w.agent_id AND r.issue_id = w.issue_id AND r.status IN ('queued','running'))
+       ) p ORDER BY random() LIMIT 100`,
     );
     let n = 0;
     for (const p of pairs) {

@@ -45,9 +45,31 @@ export class AgentActionsQueryDto {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) limit?: number;
 }
 
+export class AuditEntityIssueDto {
+  id: string;
+  identifier: string;
+  title: string;
+  status: string;
+}
+
+export class AuditEntityDto {
+  /** the issue the record is about (entity type `issue`), else null */
+  @ApiProperty({ type: AuditEntityIssueDto, nullable: true }) issue: AuditEntityIssueDto | null;
+  /** always null (comments are named in `details`) */
+  @ApiProperty({ nullable: true, type: Object }) comment: null;
+  /** always null (documents are named in `details`) */
+  @ApiProperty({ nullable: true, type: Object }) document: null;
+}
+
+export class AgentActionDto extends ActivityResponseDto {
+  entity: AuditEntityDto;
+}
+
 export class AgentActionsPageDto {
   /** activity whose actor is an agent, newest first */
-  @ApiProperty({ type: [ActivityResponseDto] }) items: ActivityResponseDto[];
+  @ApiProperty({ type: [AgentActionDto] }) items: AgentActionDto[];
   /** pass as `cursor` for the next page; null on the last page */
   @ApiProperty({ nullable: true, type: String }) nextCursor: string | null;
+  /** what the caller may see of the records: always `full` here (agent actions are not redacted) */
+  @ApiProperty({ enum: ['full'] }) accessTier: 'full';
 }
