@@ -1,5 +1,5 @@
 import { bearer, createCompany } from '../support/factories';
-import { createIssue } from '../support/issues';
+import { createIssue, IssueRecord } from '../support/issues';
 import { insertAgent, insertAgentKey, SLEEP_CONFIG, useHeartbeatApp, waitFor, wakeRun } from '../support/heartbeat';
 import { sqlRun } from '../support/sql';
 import type { TestApp } from '../support/test-app';
@@ -236,7 +236,7 @@ describe('board views', () => {
       const co = await createCompany(t);
       const agent = await insertAgent(t, co.id);
       const token = await insertAgentKey(t, agent);
-      const issues = [];
+      const issues: IssueRecord[] = [];
       for (let i = 0; i < 4; i++) issues.push(await createIssue(t, co.id, {}, token));
       await createIssue(t, co.id); // a board action: not listed
       await t.http.patch(`/api/issues/${issues[0].id}`).send({ hiddenAt: new Date().toISOString() }).expect(200);
