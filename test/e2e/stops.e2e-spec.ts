@@ -30,7 +30,15 @@ describe('stops kill in-flight runs', () => {
     const wake = await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual', reason: 'stop test' }).expect(202);
     const runId = wake.body.id as string;
     await waitRun(t, runId, ['running']);
-    const pid = (await waitFor(async () => fs.existsSync(file) && JSON.parse(fs.readFileSync(file, 'utf8')), 'probe file')).pid as number;
+    // the probe's file can exist before its JSON is complete: wait until it parses
+    const readProbe = () => {
+      try {
+        return JSON.parse(fs.readFileSync(file, 'utf8')) as { pid: number };
+      } catch {
+        return null;
+      }
+    };
+    const pid = (await waitFor(async () => readProbe(), 'probe file')).pid;
     expect(alive(pid)).toBe(true);
     return { agent, runId, pid };
   }
