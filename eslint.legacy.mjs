@@ -86,9 +86,4 @@ export const LEGACY_SQL_FILES = [
 // Domain modules still declared @Global (their consumers do not import them yet).
 export const LEGACY_GLOBAL_MODULES = [
   'src/modules/adapters/adapters.module.ts',
-  'src/modules/authorization/authorization.module.ts',
-  'src/modules/budgets/budgets.module.ts',
-  'src/modules/heartbeat/heartbeat.module.ts',
-  'src/modules/secrets/secrets.module.ts',
-  'src/modules/storage/storage.module.ts',
 ];

@@ -9,9 +9,12 @@ import { MembersController } from './members.controller';
 import { MembersService } from './members.service';
 import { MembershipChecker } from './membership-checker';
 import { MembershipsService } from './memberships.service';
+import { StorageModule } from '../storage/storage.module';
+import { AuthorizationModule } from '../authorization/authorization.module';
 
 /** Members and grants, invites, join requests; registers the membership checker with the guard. */
 @Module({
+  imports: [AuthorizationModule, StorageModule],
   controllers: [MembersController, InvitesController, JoinRequestsController],
   providers: [MembershipsService, MembersService, AccessPermissions, InvitesService, JoinRequestsService, MembershipChecker],
   exports: [MembershipsService, AccessPermissions, InvitesService],

@@ -10,9 +10,12 @@ import { AgentsController } from './agents.controller';
 import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentsService } from './agents.service';
 import { MarkedAgentsRepository } from './marked-agents.repository';
+import { AuthorizationModule } from '../authorization/authorization.module';
+import { SecretsModule } from '../secrets/secrets.module';
+import { BudgetsModule } from '../budgets/budgets.module';
 
 @Module({
-  imports: [ApprovalsModule],
+  imports: [BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
   controllers: [AgentsController],
   providers: [AgentsService, AgentEnvironmentService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService, MarkedAgentsRepository],
   exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],

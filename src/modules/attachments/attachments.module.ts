@@ -2,9 +2,10 @@ import { Module } from '@nestjs/common';
 import { IssuesModule } from '../issues/issues.module';
 import { AttachmentsController } from './attachments.controller';
 import { AttachmentsService } from './attachments.service';
+import { StorageModule } from '../storage/storage.module';
 
 @Module({
-  imports: [IssuesModule],
+  imports: [StorageModule, IssuesModule],
   controllers: [AttachmentsController],
   providers: [AttachmentsService],
   exports: [AttachmentsService],

@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { BudgetEnforcementService } from './budget-enforcement.service';
 import { BudgetGate } from './budget-gate.service';
 import { BudgetIncidentsService } from './budget-incidents.service';
@@ -14,7 +14,6 @@ import { Clock } from './clock.service';
  * monthly policy (BudgetSyncService), the heartbeat engine can ask BudgetGate before a run, and the
  * costs module can feed usage and enforcement.
  */
-@Global()
 @Module({
   controllers: [BudgetsController],
   providers: [

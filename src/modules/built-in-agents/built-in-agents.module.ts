@@ -8,6 +8,7 @@ import { BuiltInAgentsController } from './built-in-agents.controller';
 import { BuiltInAgentsService } from './built-in-agents.service';
 import { ChangeSuggestionsController } from './change-suggestions.controller';
 import { ChangeSuggestionsService } from './change-suggestions.service';
+import { AuthorizationModule } from '../authorization/authorization.module';
 
 /**
  * Built-in agents from the registry (provisioning, lifecycle state, their routines) and suggested
@@ -15,7 +16,7 @@ import { ChangeSuggestionsService } from './change-suggestions.service';
  * `skills` is the hook a skills module sets).
  */
 @Module({
-  imports: [AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
+  imports: [AuthorizationModule, AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
   controllers: [BuiltInAgentsController, ChangeSuggestionsController],
   providers: [BuiltInAgentsService, ChangeSuggestionsService],
   exports: [BuiltInAgentsService],

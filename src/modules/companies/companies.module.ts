@@ -1,8 +1,11 @@
 import { Module } from '@nestjs/common';
 import { CompaniesController } from './companies.controller';
 import { CompaniesService } from './companies.service';
+import { StorageModule } from '../storage/storage.module';
+import { BudgetsModule } from '../budgets/budgets.module';
 
 @Module({
+  imports: [BudgetsModule, StorageModule],
   controllers: [CompaniesController],
   providers: [CompaniesService],
   exports: [CompaniesService],

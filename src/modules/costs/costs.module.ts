@@ -6,9 +6,12 @@ import { CostsController } from './costs.controller';
 import { FinanceController } from './finance.controller';
 import { FinanceService } from './finance.service';
 import { RunCostBooking } from './run-cost-booking.service';
+import { BudgetsModule } from '../budgets/budgets.module';
+import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 
 /** Cost events, cost reports and finance events. Budget enforcement comes from the global BudgetsModule. */
 @Module({
+  imports: [HeartbeatModule, BudgetsModule],
   controllers: [CostsController, FinanceController],
   providers: [CostEventsService, CostReportsService, FinanceService, RunCostBooking],
 })

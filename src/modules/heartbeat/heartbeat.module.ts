@@ -1,4 +1,4 @@
-import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
@@ -21,15 +21,16 @@ import { RunRetry } from './run-retry.service';
 import { RunTokenResolver } from './run-token.resolver';
 import { RunTokenService } from './run-token.service';
 import { WakeupQueue } from './wakeup-queue.service';
+import { SecretsModule } from '../secrets/secrets.module';
+import { BudgetsModule } from '../budgets/budgets.module';
 
 /**
  * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens, and
  * the adapter executors. Exported for other modules: WakeupQueue (enqueue), RunLifecycleEvents
  * (run-finished hook), RunEnvResolver (secret refs), AdapterExecutors (external types), RunDispatcher.
  */
-@Global()
 @Module({
-  imports: [LiveEventsModule],
+  imports: [BudgetsModule, SecretsModule, LiveEventsModule],
   controllers: [HeartbeatController],
   providers: [
     WakeupQueue, RunLifecycle, RunLifecycleEvents, RunDispatcher, RunExecutor, HeartbeatScheduler, HeartbeatRunsService,

@@ -27,9 +27,11 @@ import { IssuesController } from './issues.controller';
 import { IssuesService } from './issues.service';
 import { LabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
+import { AuthorizationModule } from '../authorization/authorization.module';
+import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 
 @Module({
-  imports: [ActivityModule, LiveEventsModule, AgentsModule],
+  imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
     IssueStore, IssuesService, IssueListService, IssueDetailService, IssueRelations, IssueCheckout, IssueComments,

@@ -1,14 +1,15 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AgentSecretsController } from './agent-secrets.controller';
 import { RunSecretsService } from './run-secrets.service';
 import { SecretBindingsService } from './secret-bindings.service';
 import { SecretProviders } from './secret-providers';
 import { SecretsController } from './secrets.controller';
 import { SecretsService } from './secrets.service';
+import { AuthorizationModule } from '../authorization/authorization.module';
 
 /** Global so agents, projects and the heartbeat engine can validate and resolve bindings. */
-@Global()
 @Module({
+  imports: [AuthorizationModule],
   controllers: [SecretsController, AgentSecretsController],
   providers: [SecretProviders, SecretsService, SecretBindingsService, RunSecretsService],
   exports: [SecretsService, SecretBindingsService],

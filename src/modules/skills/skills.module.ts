@@ -18,6 +18,8 @@ import { SkillsJobs } from './skills.jobs';
 import { SkillsRepository } from './skills.repository';
 import { isLocallyModified, SkillsService } from './skills.service';
 import { skillError } from './skills.errors';
+import { AuthorizationModule } from '../authorization/authorization.module';
+import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 
 /**
  * Company skills, the shipped catalog, imports and audits, and delivery of skills to agents' runs.
@@ -25,7 +27,7 @@ import { skillError } from './skills.errors';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule],
+  imports: [HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [SkillsRepository, SkillsService, SkillCatalogService, SkillImportService, AgentSkillsService, SkillsJobs],
   exports: [SkillsService, SkillCatalogService, AgentSkillsService],

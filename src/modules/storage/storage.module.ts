@@ -1,9 +1,8 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AssetsController } from './assets.controller';
 import { AssetsService } from './assets.service';
 import { StorageService } from './storage.service';
 
-@Global()
 @Module({
   controllers: [AssetsController],
   providers: [StorageService, AssetsService],
