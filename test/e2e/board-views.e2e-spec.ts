@@ -96,6 +96,20 @@ describe('board views', () => {
       await t.http.get(`/api/companies/${co.id}/live-runs?limit=0`).expect(400);
     });
 
+    it('tops up with the most recent ended runs when minCount asks for more than are live', async () => {
+      const co = await createCompany(t);
+      const agent = await insertAgent(t, co.id);
+      const live = await sqlRun(t, co.id, agent.id, { status: 'running' });
+      await sqlRun(t, co.id, agent.id, { status: 'failed' });
+      const newest = await sqlRun(t, co.id, agent.id, { status: 'succeeded' });
+      const two = (await t.http.get(`/api/companies/${co.id}/live-runs?minCount=2`).expect(200)).body as Array<Record<string, any>>;
+      expect(two.map((r) => r.id)).toEqual([live, newest]);
+      expect(two[1]).toMatchObject({ status: 'succeeded' });
+      expect((await t.http.get(`/api/companies/${co.id}/live-runs?minCount=5`).expect(200)).body).toHaveLength(3);
+      expect((await t.http.get(`/api/companies/${co.id}/live-runs`).expect(200)).body.map((r: { id: string }) => r.id)).toEqual([live]);
+      await t.http.get(`/api/companies/${co.id}/live-runs?minCount=-1`).expect(400);
+    });
+
     it('shows when a live run last wrote output (the keepalive notices the log growing)', async () => {
       const agent = await insertAgent(t, f.companyId, { adapterConfig: { command: 'sh', args: ['-c', 'echo started; sleep 60'], timeoutSec: 120 } });
       const runId = await wakeRun(t, agent.id);

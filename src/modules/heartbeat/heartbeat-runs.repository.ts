@@ -28,6 +28,7 @@ export interface LiveRunRow {
   log_bytes: string | number;
   last_output_at: Date | null;
   started_at: Date | null;
+  finished_at: Date | null;
   created_at: Date;
 }
 
@@ -64,22 +65,41 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** Queued and running runs of the company (or of one issue: runs for it and its checkout run), newest first. */
-  live(companyId: string, opts: { issueId?: string; checkoutRunId?: string | null; limit: number }): Promise<LiveRunRow[]> {
+  /** Queued and running runs (`finished: false`), or the most recent ended ones (`finished: true`). */
+  live(companyId: string, opts: { issueId?: string; checkoutRunId?: string | null; limit: number; finished?: boolean }): Promise<LiveRunRow[]> {
     const params: unknown[] = [opts.limit];
     let issueFilter = '';
     if (opts.issueId) {
       params.push(opts.issueId, opts.checkoutRunId ?? null);
       issueFilter = `AND (r.issue_id = $3 OR r.id = $4::uuid)`;
     }
+    const status = opts.finished ? `r.status NOT IN ('queued', 'running')` : `r.status IN ('queued', 'running')`;
     return this.rows(
       companyId,
       `SELECT r.id, r.company_id, r.agent_id, a.name AS agent_name, r.adapter_type, r.status, r.invocation_source, r.trigger_detail,
               r.issue_id, r.context_snapshot->>'commentId' AS comment_id, r.context_snapshot->>'reason' AS wake_reason,
-              r.log_bytes, r.last_output_at, r.started_at, r.created_at
+              r.log_bytes, r.last_output_at, r.started_at, r.finished_at, r.created_at
          FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
-        WHERE r.company_id = $1 AND r.status IN ('queued', 'running') ${issueFilter}
+        WHERE r.company_id = $1 AND ${status} ${issueFilter}
         ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
       params,
     );
+  }
+
+  /**
+   * Comments of an issue whose wakes have not reached a run yet: queued or deferred behind a live
+   * run, or coalesced into a run that is still queued.
+   */
+  async pendingWakeCommentIds(companyId: string, issueId: string): Promise<string[]> {
+    const rows = await this.rows<{ comment_id: string }>(
+      companyId,
+      `SELECT DISTINCT w.payload->>'commentId' AS comment_id
+         FROM agent_wakeup_requests w
+        WHERE w.company_id = $1 AND w.issue_id = $2 AND w.payload ? 'commentId'
+          AND (w.status IN ('queued', 'deferred')
+               OR (w.status = 'claimed' AND EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.id = w.run_id AND r.status = 'queued')))`,
+      [issueId],
+    );
+    return rows.map((r) => r.comment_id);
   }
 }

@@ -63,9 +63,18 @@ export class HeartbeatRunsService {
     return { items: rows.map(toRunResponse), nextCursor };
   }
 
+  /** Ids of the issue's comments whose wakes wait for a run (see the repository). */
+  pendingWakeCommentIds(companyId: string, issueId: string): Promise<string[]> {
+    return this.runsRepo.pendingWakeCommentIds(companyId, issueId);
+  }
+
   /** Queued and running runs of the company, with agent name and last output time. */
-  async live(companyId: string, limit: number, issue?: { id: string; checkoutRunId: string | null }): Promise<LiveRunDto[]> {
-    const rows = await this.runsRepo.live(companyId, { issueId: issue?.id, checkoutRunId: issue?.checkoutRunId, limit });
+  async live(companyId: string, limit: number, issue?: { id: string; checkoutRunId: string | null }, minCount = 0): Promise<LiveRunDto[]> {
+    const scope = { issueId: issue?.id, checkoutRunId: issue?.checkoutRunId };
+    const rows = await this.runsRepo.live(companyId, { ...scope, limit });
+    // minCount: fewer live runs than that are topped up with the most recent ended ones (the board's "recent runs" cards)
+    const fill = Math.min(minCount, limit) - rows.length;
+    if (fill > 0) rows.push(...(await this.runsRepo.live(companyId, { ...scope, limit: fill, finished: true })));
     const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
     return rows.map((r) => ({
       id: r.id,
@@ -80,7 +89,7 @@ export class HeartbeatRunsService {
       issueId: r.issue_id,
       contextCommentId: r.comment_id,
       startedAt: iso(r.started_at),
-      finishedAt: null,
+      finishedAt: iso(r.finished_at),
       createdAt: new Date(r.created_at).toISOString(),
       logBytes: Number(r.log_bytes ?? 0),
       lastOutputAt: iso(r.last_output_at),

@@ -42,11 +42,14 @@ export class HeartbeatController {
     return page.items;
   }
 
-  /** Queued and running runs of the company, newest first, with agent name, adapter type, trigger, start and last output time. */
+  /**
+   * Queued and running runs of the company, newest first, with agent name, adapter type, trigger,
+   * start and last output time; with `minCount`, topped up with the most recent ended runs.
+   */
   @Get('companies/:companyId/live-runs')
   @Authorize({ callers: ['board', 'agent'] })
   liveRuns(@Param('companyId') companyId: string, @Query() q: LiveRunsQueryDto): Promise<LiveRunDto[]> {
-    return this.runs.live(companyId, q.limit ?? 200);
+    return this.runs.live(companyId, q.limit ?? 200, undefined, q.minCount ?? 0);
   }
 
   /** One run: status, why it ended (errorCode, error, exitCode), usage, result, log location. */

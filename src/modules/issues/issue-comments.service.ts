@@ -11,6 +11,7 @@ import { IssueCheckout } from './issue-checkout.service';
 import { IssueStore } from './issue-store.service';
 import { COMMENT_COLUMNS, CommentRow, isClosed, ISSUE_COLUMNS, IssueRow } from './issue.types';
 import { IssueWakeups } from './issue-wakeups.service';
+import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
 
 export const COMMENT_LIMIT_CAP = 500;
 
@@ -38,6 +39,7 @@ export class IssueComments {
     private readonly wakeups: IssueWakeups,
     private readonly cancellation: WorkCancellation,
     private readonly recorder: ActivityRecorder,
+    private readonly runs: HeartbeatRunsService,
   ) {}
 
   /** Every comment of a company's issues, oldest first (portability export). */
@@ -62,6 +64,18 @@ export class IssueComments {
     const rows = await this.db.query<CommentRow>(
       `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1${after} ORDER BY created_at ${order}, id ${order} LIMIT $2`,
       params,
+    );
+    return rows.map(toCommentResponse);
+  }
+
+  /** Comments waiting for the agent they wake: their wake is queued, deferred behind a live run, or in a run not started yet. Oldest first. */
+  async queued(actor: Actor, ref: string): Promise<CommentResponseDto[]> {
+    const issue = await this.store.load(actor, ref);
+    const ids = (await this.runs.pendingWakeCommentIds(issue.company_id, issue.id)).filter(isUuid);
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<CommentRow>(
+      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1 AND id = ANY($2::uuid[]) ORDER BY created_at, id`,
+      [issue.id, ids],
     );
     return rows.map(toCommentResponse);
   }

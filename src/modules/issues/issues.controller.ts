@@ -17,6 +17,8 @@ import { IssueListService } from './issue-list.service';
 import { IssueRunsService } from './issue-runs.service';
 import { IssueStore } from './issue-store.service';
 import { IssuesService } from './issues.service';
+import { CommentResponseDto } from './dto/comment.dto';
+import { IssueComments } from './issue-comments.service';
 
 const RUN_HEADER = { name: 'X-Service-Run-Id', required: false, description: 'the calling agent’s current heartbeat run' };
 
@@ -31,6 +33,7 @@ export class IssuesController {
     private readonly checkouts: IssueCheckout,
     private readonly runs: IssueRunsService,
     private readonly heartbeatRuns: HeartbeatRunsService,
+    private readonly comments: IssueComments,
   ) {}
 
   /** Priority order, or best match with `q`; hidden issues and routine executions left out. Next page: `X-Next-Cursor` header. */
@@ -116,12 +119,19 @@ export class IssuesController {
     return this.runs.runsOf(actor, issueId);
   }
 
+  /** Comments not yet handed to an agent run: their wake is queued, deferred behind the live run, or in a run that has not started. Oldest first. */
+  @Get('issues/:issueId/queued-comments')
+  @Authorize({ callers: ['board', 'agent'] })
+  queuedComments(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<CommentResponseDto[]> {
+    return this.comments.queued(actor, issueId);
+  }
+
   /** Queued and running runs for the issue (woken for it, or holding its checkout), with agent name and last output time. */
   @Get('issues/:issueId/live-runs')
   @Authorize({ callers: ['board', 'agent'] })
   async liveRuns(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query() q: LiveRunsQueryDto): Promise<LiveRunDto[]> {
     const issue = await this.store.load(actor, issueId);
-    return this.heartbeatRuns.live(issue.company_id, q.limit ?? 200, { id: issue.id, checkoutRunId: issue.checkout_run_id });
+    return this.heartbeatRuns.live(issue.company_id, q.limit ?? 200, { id: issue.id, checkoutRunId: issue.checkout_run_id }, q.minCount ?? 0);
   }
 
   /** Compact summaries of the issues a run touched; unknown run: empty array. */

@@ -89,6 +89,10 @@ export class ListRunsQueryDto {
 export class LiveRunsQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 200 })
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(500) limit?: number;
+
+  /** fewer live runs than this are topped up with the most recent ended runs (newest first) */
+  @ApiPropertyOptional({ minimum: 0, maximum: 500, default: 0 })
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(500) minCount?: number;
 }
 
 /** A queued or running run as the board's live views show it. */
@@ -107,7 +111,7 @@ export class LiveRunDto {
   /** the comment that woke the run, if any */
   @ApiProperty({ nullable: true, type: String }) contextCommentId: string | null;
   @ApiProperty({ nullable: true, type: String }) startedAt: string | null;
-  @ApiProperty({ nullable: true, type: String }) finishedAt: null;
+  @ApiProperty({ nullable: true, type: String }) finishedAt: string | null;
   createdAt: string;
   logBytes: number;
   /** when the log last grew (to the owner's keepalive interval); null before any output */
