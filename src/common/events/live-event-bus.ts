@@ -92,6 +92,8 @@ export class LiveEventBus implements OnModuleDestroy {
         await this.repo.insertBatch(batch);
         return;
       } catch (err) {
+        // events published while the service shuts down (runs it ends) find the database closed: nothing to report
+        if (/not connected|pool.*(ended|closed)|after calling end/i.test((err as Error).message)) return;
         // a deadlock or a lost connection is retried once; then the batch is dropped (best effort), not the service
         if (attempt >= 2) {
           this.logger.error(`could not publish ${batch.length} live events: ${(err as Error).message}`);
