@@ -273,5 +273,26 @@ describe('board views', () => {
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?cursor=zzz`).expect(400);
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).set(bearer(await outsiderToken())).expect(403);
     });
+
+    it('filters as the audit page asks: actorScope all, action, entity type, agent, time window', async () => {
+      const co = await createCompany(t);
+      const agent = await insertAgent(t, co.id);
+      const token = await insertAgentKey(t, agent);
+      const before = new Date().toISOString();
+      const mine = await createIssue(t, co.id, {}, token);
+      const boards = await createIssue(t, co.id);
+      await t.http.post(`/api/companies/${co.id}/goals`).set(bearer(token)).send({ title: 'a goal' }).expect(201);
+      const q = async (query: Record<string, string>) =>
+        ((await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).query(query).expect(200)).body.items as Array<Record<string, any>>);
+      const all = await q({ actorScope: 'all', action: 'issue.created' });
+      expect(all.map((a) => a.entityId).sort()).toEqual([mine.id, boards.id].sort());
+      expect((await q({ action: 'issue.created' })).map((a) => a.entityId)).toEqual([mine.id]);
+      expect((await q({ entityType: 'goal' })).map((a) => a.action)).toEqual(['goal.created']);
+      expect((await q({ agentId: agent.id })).every((a) => a.agentId === agent.id)).toBe(true);
+      expect(await q({ to: before })).toEqual([]);
+      expect((await q({ from: before, actorScope: 'all' })).length).toBeGreaterThanOrEqual(3);
+      await t.http.get(`/api/companies/${co.id}/audit/agent-actions?actorScope=robots`).expect(400);
+      await t.http.get(`/api/companies/${co.id}/audit/agent-actions?from=yesterday`).expect(400);
+    });
   });
 });

@@ -37,16 +37,31 @@ export class ActivityRepository extends CompanyScopedRepository {
   }
 
   /**
-   * Activity whose actor is an agent, newest first, `limit + 1` rows (index activity_agent_actor_idx),
+   * The audit: activity newest first, `limit + 1` rows; agents' actions only unless `allActors`
+   * (index activity_agent_actor_idx for agents, the company's time index otherwise); exact filters;
    * with the issue a record is about (a read for the audit page, joined here for speed).
    */
-  agentActions(companyId: string, opts: { after?: KeysetCursor; limit: number }): Promise<ActivityRow[]> {
+  agentActions(
+    companyId: string,
+    opts: { after?: KeysetCursor; limit: number; allActors?: boolean; action?: string; entityType?: string; agentId?: string; from?: string; to?: string },
+  ): Promise<ActivityRow[]> {
     const params: unknown[] = [opts.limit + 1];
-    let after = '';
+    const where: string[] = [];
+    const add = (sql: (n: number) => string, v: unknown) => {
+      if (v === undefined) return;
+      params.push(v);
+      where.push(sql(params.length + 1));
+    };
+    if (!opts.allActors) where.push(`a.actor_type = 'agent'`);
     if (opts.after) {
       params.push(opts.after.createdAt, opts.after.id);
-      after = `AND (a.created_at, a.id) < ($3::timestamptz, $4::uuid)`;
+      where.push(`(a.created_at, a.id) < ($${params.length}::timestamptz, $${params.length + 1}::uuid)`);
     }
+    add((n) => `a.action = $${n}`, opts.action);
+    add((n) => `a.entity_type = $${n}`, opts.entityType);
+    add((n) => `a.agent_id = $${n}::uuid`, opts.agentId);
+    add((n) => `a.created_at >= $${n}::timestamptz`, opts.from);
+    add((n) => `a.created_at < $${n}::timestamptz`, opts.to);
     return this.rows(
       companyId,
       `SELECT a.*, a.created_at::text AS cursor_ts,
@@ -54,7 +69,7 @@ export class ActivityRepository extends CompanyScopedRepository {
          FROM activity_log a
          LEFT JOIN issues i ON a.entity_type = 'issue' AND i.company_id = a.company_id
                AND i.id = CASE WHEN a.entity_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN a.entity_id::uuid END
-        WHERE a.company_id = $1 AND a.actor_type = 'agent' ${after} AND ${NOT_ABOUT_HIDDEN_ISSUE}
+        WHERE a.company_id = $1 ${where.map((w) => `AND ${w}`).join(' ')} AND ${NOT_ABOUT_HIDDEN_ISSUE}
         ORDER BY a.created_at DESC, a.id DESC LIMIT $2`,
       params,
     );

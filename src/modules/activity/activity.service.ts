@@ -55,7 +55,10 @@ export class ActivityService {
   /** The agent-action audit: activity whose actor is an agent, newest first, keyset pages; hidden issues left out as in the feed. */
   async agentActions(companyId: string, q: AgentActionsQueryDto): Promise<AgentActionsPageDto> {
     const limit = q.limit ?? 50;
-    const rows = await this.repo.agentActions(companyId, { after: q.cursor ? decodeCursor(q.cursor) : undefined, limit });
+    const rows = await this.repo.agentActions(companyId, {
+      after: q.cursor ? decodeCursor(q.cursor) : undefined, limit, allActors: q.actorScope === 'all',
+      action: q.action, entityType: q.entityType, agentId: q.agentId, from: q.from, to: q.to,
+    });
     const page = keysetPage(rows, limit);
     return {
       items: page.rows.map((r) => ({

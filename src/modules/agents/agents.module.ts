@@ -13,9 +13,10 @@ import { MarkedAgentsRepository } from './marked-agents.repository';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
+import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 
 @Module({
-  imports: [BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
+  imports: [HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
   controllers: [AgentsController],
   providers: [AgentsService, AgentEnvironmentService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService, MarkedAgentsRepository],
   exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],

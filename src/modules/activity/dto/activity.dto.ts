@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsISO8601, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class ActivityQueryDto {
@@ -43,6 +43,19 @@ export class AgentActionsQueryDto {
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) cursor?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) limit?: number;
+  /** `agents` (default): actions of agents; `all`: every actor (users and the system too) */
+  @ApiPropertyOptional({ enum: ['agents', 'all'], default: 'agents' })
+  @IsOptional() @IsIn(['agents', 'all']) actorScope?: 'agents' | 'all';
+  /** exact action name, e.g. `issue.updated` */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) action?: string;
+  /** exact entity type, e.g. `issue` */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) entityType?: string;
+  /** only this agent's actions */
+  @IsOptional() @IsUUID() agentId?: string;
+  /** from this time (inclusive; ISO 8601) */
+  @IsOptional() @IsISO8601() from?: string;
+  /** before this time (exclusive; ISO 8601) */
+  @IsOptional() @IsISO8601() to?: string;
 }
 
 export class AuditEntityIssueDto {
