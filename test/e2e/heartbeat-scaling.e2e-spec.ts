@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import { WorkCancellation } from '../../src/common/events/work-cancellation';
 import { Db } from '../../src/database/db.service';
 import { createCompany } from '../support/factories';
-import { FAST_ENGINE_ENV, insertAgent, sleep, SLEEP_CONFIG, TERMINAL, waitFor, waitRun, wake, wakeBody, wakeRun } from '../support/heartbeat';
+import { FAST_ENGINE_ENV, insertAgent, runRow, sleep, SLEEP_CONFIG, TERMINAL, waitFor, waitRun, wake, wakeBody, wakeRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const SLEEP = SLEEP_CONFIG;
@@ -179,8 +179,10 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
       expect(row).toMatchObject({ status: 'cancelled', error_code: 'scope_cancelled' });
       const [w] = await first.dataSource.query(`SELECT status FROM agent_wakeup_requests WHERE id = $1`, [deferred.body.wakeupRequestIdOfThisWake]);
       expect(w.status).toBe('cancelled');
+      // the log lives on the instance that ran the run (either may have claimed it)
+      const owner = (await runRow(first, runId)).claimed_by === 'instance-two' ? second : first;
       await waitFor(async () => {
-        const log = await first.http.get(`/api/heartbeat-runs/${runId}/log`);
+        const log = await owner.http.get(`/api/heartbeat-runs/${runId}/log`);
         return String(log.body.content).includes('SIGTERM');
       }, 'process killed', 5000);
       await sleep(300);
