@@ -69,6 +69,8 @@ export class AppConfig {
   events!: LiveEventSettings;
   /** GET /api/metrics access: a bearer token (SERVICE_METRICS_TOKEN), else loopback callers only unless SERVICE_METRICS_ALLOW_REMOTE */
   metrics!: { token?: string; allowRemote: boolean };
+  /** external adapters: where packages are unpacked (SERVICE_ADAPTERS_DIR, default `<data dir>/adapters`) and how often installs are polled (SERVICE_ADAPTERS_SYNC_MS) */
+  adapters!: { installDir: string; syncMs: number };
   /**
    * database backups: where files go (SERVICE_BACKUP_DIR, default `<data dir>/backups`), the engine
    * (SERVICE_BACKUP_ENGINE: auto = pg_dump when a compatible one exists, else built-in), the tools
@@ -309,6 +311,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   };
   c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 250, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
+  c.adapters = {
+    installDir: path.resolve(env.SERVICE_ADAPTERS_DIR?.trim() || path.join(c.dataDir, 'adapters')),
+    syncMs: parseInteger('SERVICE_ADAPTERS_SYNC_MS', env.SERVICE_ADAPTERS_SYNC_MS, 2000, 50, 3_600_000),
+  };
   c.metrics = {
     token: env.SERVICE_METRICS_TOKEN?.trim() || undefined,
     allowRemote: parseBool('SERVICE_METRICS_ALLOW_REMOTE', env.SERVICE_METRICS_ALLOW_REMOTE, false),

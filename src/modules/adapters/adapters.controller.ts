@@ -1,38 +1,62 @@
-import { assertInstanceAdmin } from '../../common/auth/instance-admin';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply as Response } from 'fastify';
 import { InstanceAudit } from '../../common/activity/log-activity.decorator';
-import { Controller, Delete, Get, Param } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { conflict, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
 import { AdapterRegistry, AdapterTypeDefinition } from './adapter-registry.service';
-import { AdapterTypeDto } from './dto/adapter.dto';
+import { AdapterSettingsRow, ExternalAdapterRow } from './adapters.repository';
+import { AdapterOverrideDto, AdapterTypeDto, InstallAdapterDto, PatchAdapterConfigDto } from './dto/adapter.dto';
+import { ExternalAdaptersService } from './external-adapters.service';
 
-
-const toDto = (d: AdapterTypeDefinition, executable: boolean): AdapterTypeDto => ({
-  type: d.type,
-  label: d.label,
-  builtIn: d.builtIn,
-  executable,
-  configSchema: d.configSchema as unknown as Record<string, unknown>,
-});
-
-/** The adapter registry: built-in types and externally registered ones. */
+/** The adapter registry: built-in types and external packages; administration needs an instance admin. */
 @ApiTags('adapters')
 @Controller('adapters')
 export class AdaptersController {
   constructor(
     private readonly registry: AdapterRegistry,
     private readonly executors: AdapterExecutors,
+    private readonly external: ExternalAdaptersService,
   ) {}
 
-  /** Every adapter type an agent may use, with its configuration schema. */
+  private view(d: AdapterTypeDefinition | undefined, type: string, ext: ExternalAdapterRow | null, s: AdapterSettingsRow | null | undefined): AdapterTypeDto {
+    return {
+      type,
+      label: d?.label ?? ext?.label ?? type,
+      builtIn: d?.builtIn ?? false,
+      executable: !!this.executors.get(type),
+      configSchema: (d?.configSchema ?? { type: 'object', properties: {} }) as unknown as Record<string, unknown>,
+      instanceConfig: s?.config ?? {},
+      override: { disabled: s?.disabled ?? false, reason: s?.disabled_reason ?? null, pinnedVersion: s?.pinned_version ?? null },
+      package: ext
+        ? {
+            name: ext.package_name, version: ext.version, sourceKind: ext.source_kind, sourceRef: ext.source_ref, hasUiParser: ext.has_ui_parser,
+            installGeneration: Number(ext.install_generation), loadGeneration: Number(ext.load_generation),
+            installedAt: ext.created_at.toISOString(), updatedAt: ext.updated_at.toISOString(),
+          }
+        : null,
+      ...(ext ? { loaded: this.external.loadState(type), loadError: this.external.loadError(type) } : {}),
+    };
+  }
+
+  private async one(type: string): Promise<AdapterTypeDto> {
+    const [exts, settings] = await Promise.all([this.external.externals(), this.external.settings()]);
+    const ext = exts.find((e) => e.type === type) ?? null;
+    const d = this.registry.get(type);
+    if (!d && !ext) throw notFound('Adapter type');
+    return this.view(d, type, ext, settings.get(type));
+  }
+
+  /** Every adapter type: built-in ones and installed packages (also those this instance failed to load), with instance config and overrides. */
   @Get()
   @Authorize({ callers: ['board'] })
-  list(): AdapterTypeDto[] {
-    return this.registry.list().map((d) => toDto(d, !!this.executors.get(d.type)));
+  async list(): Promise<AdapterTypeDto[]> {
+    const [exts, settings] = await Promise.all([this.external.externals(), this.external.settings()]);
+    const types = new Set([...this.registry.list().map((d) => d.type), ...exts.map((e) => e.type)]);
+    return [...types].map((type) => this.view(this.registry.get(type), type, exts.find((e) => e.type === type) ?? null, settings.get(type)));
   }
 
   /** JSON schema of the type's settings (for a settings form). */
@@ -44,16 +68,77 @@ export class AdaptersController {
     return d.configSchema as unknown as Record<string, unknown>;
   }
 
-  /** Removes an external adapter type (instance admins); built-in types cannot be deleted (409). */
+  /**
+   * Installs an external adapter package (instance admins): a folder (loaded in place), a tarball,
+   * or an npm package. The package.json has a `serviceAdapter` object (`entry`, optional `uiParser`);
+   * the module exports `type`, `label`, `configSchema`, `execute(ctx)` and `testEnvironment(config)`.
+   * Every instance loads it. 409 for a built-in or installed type, 422 for an invalid package.
+   */
+  @Post('install')
+  @InstanceAudit('instance.adapter_installed')
+  @Authorize({ callers: ['board'] })
+  async install(@CurrentActor() actor: Actor, @Body() dto: InstallAdapterDto): Promise<AdapterTypeDto> {
+    const row = await this.external.install(actor, dto.localPath ? { localPath: dto.localPath } : { packageName: dto.packageName, version: dto.version });
+    return this.one(row.type);
+  }
+
+  /** Re-imports the module in place on every instance: new runs use the new code, running runs finish on the old. */
+  @Post(':type/reload')
+  @HttpCode(200)
+  @InstanceAudit('instance.adapter_reloaded')
+  @Authorize({ callers: ['board'] })
+  async reload(@CurrentActor() actor: Actor, @Param('type') type: string): Promise<AdapterTypeDto> {
+    await this.external.reload(actor, type);
+    return this.one(type);
+  }
+
+  /** Re-runs the install from the recorded source (npm: the pinned version, else latest); every instance re-fetches. */
+  @Post(':type/reinstall')
+  @HttpCode(200)
+  @InstanceAudit('instance.adapter_reinstalled')
+  @Authorize({ callers: ['board'] })
+  async reinstall(@CurrentActor() actor: Actor, @Param('type') type: string): Promise<AdapterTypeDto> {
+    await this.external.reinstall(actor, type);
+    return this.one(type);
+  }
+
+  /** Replaces the type's instance-level configuration, merged under each agent's adapterConfig at run time (the agent's keys win; `env` merges per variable). */
+  @Patch(':type')
+  @InstanceAudit('instance.adapter_config_updated')
+  @Authorize({ callers: ['board'] })
+  async patchConfig(@CurrentActor() actor: Actor, @Param('type') type: string, @Body() dto: PatchAdapterConfigDto): Promise<AdapterTypeDto> {
+    await this.external.putConfig(actor, type, dto.config);
+    return this.one(type);
+  }
+
+  /** Operator override: `disabled` (wakes of the type's agents are skipped with reason `adapter_disabled`), `reason`, `pinnedVersion` (external types). */
+  @Patch(':type/override')
+  @InstanceAudit('instance.adapter_override_updated')
+  @Authorize({ callers: ['board'] })
+  async patchOverride(@CurrentActor() actor: Actor, @Param('type') type: string, @Body() dto: AdapterOverrideDto): Promise<AdapterTypeDto> {
+    await this.external.putOverride(actor, type, dto);
+    return this.one(type);
+  }
+
+  /** Removes an external adapter type from every instance (instance admins); built-in types cannot be deleted (409). */
   @Delete(':type')
   @InstanceAudit('instance.adapter_removed')
   @Authorize({ callers: ['board'] })
-  remove(@CurrentActor() actor: Actor, @Param('type') type: string): AdapterTypeDto {
-    assertInstanceAdmin(actor);
-    const d = this.registry.get(type);
-    if (!d) throw notFound('Adapter type');
-    if (d.builtIn) throw conflict(`Built-in adapter type ${type} cannot be deleted`, 'adapter_builtin');
-    this.registry.unregister(type);
-    return toDto(d, !!this.executors.get(type));
+  async remove(@CurrentActor() actor: Actor, @Param('type') type: string): Promise<AdapterTypeDto> {
+    const before = await this.one(type).catch(() => null);
+    const row = await this.external.remove(actor, type);
+    return before ?? this.view(undefined, type, row, null);
+  }
+
+  /** The package's UI parser script (JavaScript); 404 when the type has none. */
+  @Get(':type/ui-parser.js')
+  @Authorize({ callers: ['board'] })
+  @ApiProduces('application/javascript')
+  @ApiOkResponse({ description: 'JavaScript source', schema: { type: 'string' } })
+  uiParser(@Param('type') type: string, @Res({ passthrough: true }) res: Response): string {
+    const script = this.external.uiParser(type);
+    if (script === null) throw notFound('UI parser script');
+    void res.header('Content-Type', 'application/javascript; charset=utf-8').header('Cache-Control', 'no-cache');
+    return script;
   }
 }

@@ -77,7 +77,7 @@ export class RunExecutor {
         const executor = this.executors.get(run.adapter_type);
         if (!executor) outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
         else {
-          const config = agent.adapter_config ?? {};
+          const config = await this.executors.effectiveConfig(run.adapter_type, agent.adapter_config ?? {});
           const problems = executor.validateConfig(config);
           if (problems.length) outcome = { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
           else {

@@ -65,6 +65,13 @@ interface StoredWake {
  */
 @Injectable()
 export class WakeupQueue {
+  private readonly skipChecks: Array<(adapterType: string) => Promise<string | null>> = [];
+
+  /** Another module's reason to skip a wake by the agent's adapter type (e.g. a force-disabled adapter: `adapter_disabled`). */
+  registerSkipCheck(check: (adapterType: string) => Promise<string | null>): void {
+    this.skipChecks.push(check);
+  }
+
   private readonly probes: ActionableWorkProbe[] = [];
 
   constructor(
@@ -171,6 +178,10 @@ export class WakeupQueue {
   /** Why this wake must not run, or null. Order: the agent, the own-comment rule, policy, budget, loop, idleness. */
   private async skipReason(agent: AgentRow, input: WakeupInput, issueId: string | null, payload: Record<string, unknown>): Promise<string | null> {
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return `agent_${agent.status}`;
+    for (const check of this.skipChecks) {
+      const reason = await check(agent.adapter_type);
+      if (reason) return reason;
+    }
     const author = input.commentAuthorAgentId ?? (input.requestedBy?.kind === 'agent' && typeof payload.commentId === 'string' ? input.requestedBy.agentId : null);
     if (author === agent.id) return 'self_comment';
     const policy = heartbeatPolicy(agent.runtime_config);

@@ -9,6 +9,8 @@ import { ProcessAdapter } from './process.adapter';
  * Executors by adapter type. Built-ins are registered here; external types join with register().
  * (Which types exist and their create-time validation is the adapters module's registry.)
  */
+const BUILT_IN = new Set<string>();
+
 @Injectable()
 export class AdapterExecutors {
   private readonly byType = new Map<string, AdapterExecutor>();
@@ -18,10 +20,34 @@ export class AdapterExecutors {
     this.register(new HttpAdapter());
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
     this.register(new GatewayAdapter());
+    for (const t of this.byType.keys()) BUILT_IN.add(t);
   }
+
+  private instanceConfigSource: (type: string) => Promise<Record<string, unknown>> = async () => ({});
 
   register(executor: AdapterExecutor): void {
     this.byType.set(executor.type, executor);
+  }
+
+  /** Drops an external type's executor (built-in executors stay). */
+  unregister(type: string): void {
+    if (BUILT_IN.has(type)) return;
+    this.byType.delete(type);
+  }
+
+  /** Where the instance-level configuration of a type comes from (the adapters module's settings). */
+  setInstanceConfigSource(source: (type: string) => Promise<Record<string, unknown>>): void {
+    this.instanceConfigSource = source;
+  }
+
+  /** The agent's config over the type's instance-level config (the agent's keys win; `env` merges per variable). */
+  async effectiveConfig(type: string, agentConfig: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const base = await this.instanceConfigSource(type);
+    if (!base || Object.keys(base).length === 0) return agentConfig;
+    const merged: Record<string, unknown> = { ...base, ...agentConfig };
+    const envOf = (c: Record<string, unknown>) => (c.env && typeof c.env === 'object' && !Array.isArray(c.env) ? (c.env as Record<string, unknown>) : null);
+    if (envOf(base) && envOf(agentConfig)) merged.env = { ...envOf(base), ...envOf(agentConfig) };
+    return merged;
   }
 
   get(type: string): AdapterExecutor | undefined {

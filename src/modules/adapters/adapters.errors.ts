@@ -1,0 +1,16 @@
+import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
+
+/** What the adapter administration may answer besides validation and access errors. */
+export const ADAPTER_ERRORS = {
+  adapter_not_found: 404,
+  adapter_builtin: 409,
+  adapter_exists: 409,
+  adapter_type_mismatch: 422,
+  adapter_package_invalid: 422,
+  adapter_source_invalid: 422,
+  adapter_version_pinned: 409,
+  adapter_config_invalid: 422,
+  adapter_not_external: 409,
+} as const satisfies ErrorTable;
+
+export const adapterError = domainErrors(ADAPTER_ERRORS);

@@ -1,0 +1,111 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+
+export interface ExternalAdapterRow {
+  type: string;
+  package_name: string;
+  version: string;
+  label: string;
+  source_kind: 'local' | 'tarball' | 'npm';
+  source_ref: string;
+  has_ui_parser: boolean;
+  /** bumped by install/reinstall: every instance re-fetches the package */
+  install_generation: string;
+  /** bumped by reload (and install/reinstall): every instance re-imports the module */
+  load_generation: string;
+  installed_by_user_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AdapterSettingsRow {
+  type: string;
+  config: Record<string, unknown>;
+  disabled: boolean;
+  disabled_reason: string | null;
+  pinned_version: string | null;
+  updated_at: Date;
+}
+
+/** Tables external_adapters (installed packages) and adapter_settings (instance config and operator overrides of any type). */
+@Injectable()
+export class AdaptersRepository {
+  constructor(private readonly db: Db) {}
+
+  listExternal(): Promise<ExternalAdapterRow[]> {
+    return this.db.query<ExternalAdapterRow>(`SELECT * FROM external_adapters ORDER BY type`);
+  }
+
+  async findExternal(type: string, lock = false): Promise<ExternalAdapterRow | null> {
+    const [row] = await this.db.query<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [type]);
+    return row ?? null;
+  }
+
+  /** null when the type is installed already (unique type). */
+  async insertExternal(r: { type: string; packageName: string; version: string; label: string; sourceKind: string; sourceRef: string; hasUiParser: boolean; userId: string | null }): Promise<ExternalAdapterRow | null> {
+    const [row] = await this.db.query<ExternalAdapterRow>(
+      `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (type) DO NOTHING RETURNING *`,
+      [r.type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.userId],
+    );
+    return row ?? null;
+  }
+
+  async reinstalled(type: string, r: { packageName: string; version: string; label: string; sourceKind: string; sourceRef: string; hasUiParser: boolean }): Promise<ExternalAdapterRow> {
+    const [[row]] = (await this.db.query(
+      `UPDATE external_adapters SET package_name = $2, version = $3, label = $4, source_kind = $5, source_ref = $6, has_ui_parser = $7,
+              install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
+        WHERE type = $1 RETURNING *`,
+      [type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser],
+    )) as unknown as [ExternalAdapterRow[]];
+    return row;
+  }
+
+  async reloaded(type: string, r: { version: string; label: string; hasUiParser: boolean }): Promise<ExternalAdapterRow> {
+    const [[row]] = (await this.db.query(
+      `UPDATE external_adapters SET version = $2, label = $3, has_ui_parser = $4, load_generation = load_generation + 1, updated_at = now() WHERE type = $1 RETURNING *`,
+      [type, r.version, r.label, r.hasUiParser],
+    )) as unknown as [ExternalAdapterRow[]];
+    return row;
+  }
+
+  async removeExternal(type: string): Promise<ExternalAdapterRow | null> {
+    const [rows] = (await this.db.query(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type])) as unknown as [ExternalAdapterRow[]];
+    await this.db.query(`DELETE FROM adapter_settings WHERE type = $1`, [type]);
+    return rows[0] ?? null;
+  }
+
+  async settings(type: string): Promise<AdapterSettingsRow | null> {
+    const [row] = await this.db.query<AdapterSettingsRow>(`SELECT * FROM adapter_settings WHERE type = $1`, [type]);
+    return row ?? null;
+  }
+
+  listSettings(): Promise<AdapterSettingsRow[]> {
+    return this.db.query<AdapterSettingsRow>(`SELECT * FROM adapter_settings`);
+  }
+
+  async putConfig(type: string, config: Record<string, unknown>): Promise<AdapterSettingsRow> {
+    const [row] = await this.db.query<AdapterSettingsRow>(
+      `INSERT INTO adapter_settings (type, config) VALUES ($1, $2::jsonb)
+       ON CONFLICT (type) DO UPDATE SET config = EXCLUDED.config, updated_at = now() RETURNING *`,
+      [type, JSON.stringify(config)],
+    );
+    return row;
+  }
+
+  /** Only the fields given change (`undefined` keeps the stored value). */
+  async putOverride(type: string, o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null }): Promise<AdapterSettingsRow> {
+    const [row] = await this.db.query<AdapterSettingsRow>(
+      `INSERT INTO adapter_settings (type, disabled, disabled_reason, pinned_version)
+       VALUES ($1, COALESCE($2::boolean, false), CASE WHEN COALESCE($2::boolean, false) THEN $3::text END, $5::text)
+       ON CONFLICT (type) DO UPDATE SET
+         disabled = COALESCE($2::boolean, adapter_settings.disabled),
+         disabled_reason = CASE WHEN NOT COALESCE($2::boolean, adapter_settings.disabled) THEN NULL WHEN $4::boolean THEN $3::text ELSE adapter_settings.disabled_reason END,
+         pinned_version = CASE WHEN $6::boolean THEN $5::text ELSE adapter_settings.pinned_version END,
+         updated_at = now()
+       RETURNING *`,
+      [type, o.disabled ?? null, o.reason ?? null, o.reason !== undefined, o.pinnedVersion ?? null, o.pinnedVersion !== undefined],
+    );
+    return row;
+  }
+}
