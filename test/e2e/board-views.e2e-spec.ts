@@ -274,7 +274,7 @@ describe('board views', () => {
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).set(bearer(await outsiderToken())).expect(403);
     });
 
-    it('filters as the audit page asks: actorScope all, action, entity type, agent, time window', async () => {
+    it('filters as the audit page asks: actorScope all, action, entity type and id, agent, run, user, time window', async () => {
       const co = await createCompany(t);
       const agent = await insertAgent(t, co.id);
       const token = await insertAgentKey(t, agent);
@@ -291,6 +291,12 @@ describe('board views', () => {
       expect((await q({ agentId: agent.id })).every((a) => a.agentId === agent.id)).toBe(true);
       expect(await q({ to: before })).toEqual([]);
       expect((await q({ from: before, actorScope: 'all' })).length).toBeGreaterThanOrEqual(3);
+      expect((await q({ entityType: 'issue', entityId: mine.id })).map((a) => a.action)).toEqual(['issue.created']);
+      expect((await q({ actorScope: 'all', responsibleUserId: 'local-board', action: 'issue.created' })).map((a) => a.entityId)).toEqual([boards.id]);
+      const runId = await sqlRun(t, co.id, agent.id, { status: 'running' });
+      const inRun = (await t.http.post(`/api/companies/${co.id}/issues`).set(bearer(token)).set('X-Service-Run-Id', runId).send({ title: 'from a run' }).expect(201)).body;
+      expect((await q({ runId })).map((a) => a.entityId)).toEqual([inRun.id]);
+      await t.http.get(`/api/companies/${co.id}/audit/agent-actions?runId=nope`).expect(400);
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?actorScope=robots`).expect(400);
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?from=yesterday`).expect(400);
     });

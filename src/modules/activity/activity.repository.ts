@@ -43,7 +43,10 @@ export class ActivityRepository extends CompanyScopedRepository {
    */
   agentActions(
     companyId: string,
-    opts: { after?: KeysetCursor; limit: number; allActors?: boolean; action?: string; entityType?: string; agentId?: string; from?: string; to?: string },
+    opts: {
+      after?: KeysetCursor; limit: number; allActors?: boolean; action?: string; entityType?: string; entityId?: string; agentId?: string; runId?: string;
+      responsibleUserId?: string; from?: string; to?: string;
+    },
   ): Promise<ActivityRow[]> {
     const params: unknown[] = [opts.limit + 1];
     const where: string[] = [];
@@ -59,7 +62,11 @@ export class ActivityRepository extends CompanyScopedRepository {
     }
     add((n) => `a.action = $${n}`, opts.action);
     add((n) => `a.entity_type = $${n}`, opts.entityType);
+    add((n) => `a.entity_id = $${n}`, opts.entityId);
     add((n) => `a.agent_id = $${n}::uuid`, opts.agentId);
+    add((n) => `a.run_id = $${n}::uuid`, opts.runId);
+    // the user who acted (board actions; with the default agents scope nothing matches)
+    add((n) => `a.actor_type = 'user' AND a.actor_id = $${n}`, opts.responsibleUserId);
     add((n) => `a.created_at >= $${n}::timestamptz`, opts.from);
     add((n) => `a.created_at < $${n}::timestamptz`, opts.to);
     return this.rows(

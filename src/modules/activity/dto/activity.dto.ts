@@ -50,8 +50,14 @@ export class AgentActionsQueryDto {
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) action?: string;
   /** exact entity type, e.g. `issue` */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) entityType?: string;
+  /** exact entity id (with entityType: one record's trail) */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) entityId?: string;
   /** only this agent's actions */
   @IsOptional() @IsUUID() agentId?: string;
+  /** only what happened in this heartbeat run */
+  @IsOptional() @IsUUID() runId?: string;
+  /** only this user's actions (with `actorScope=all`) */
+  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) responsibleUserId?: string;
   /** from this time (inclusive; ISO 8601) */
   @IsOptional() @IsISO8601() from?: string;
   /** before this time (exclusive; ISO 8601) */
