@@ -218,6 +218,9 @@ describe('checkout and release', () => {
     it('GET /api/agents/me/inbox-lite lists open assignments with blocker readiness and active run; agent-only', async () => {
       const c = await createCompany(t);
       const a = await insertAgent(t, c.id);
+      // its assignment wakes are skipped: the only live run is the one inserted below (a dispatched
+      // assignment run of `true` could still be running when the inbox is read on a busy machine)
+      await t.dataSource.query(`UPDATE agents SET runtime_config = '{"heartbeat":{"enabled":false,"wakeOnDemand":false}}' WHERE id = $1`, [a.id]);
       const blocker = await createIssue(t, c.id, { status: 'todo' });
       const blocked = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: a.id, blockedByIssueIds: [blocker.id] });
       const free = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: a.id, priority: 'critical' });
