@@ -207,6 +207,26 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     expect(client.closed()!.reason).toMatch(/after=\d+/);
   });
 
+  it('stores nothing for a company nobody watches; a subscriber makes its events stored (and resumable after it leaves)', async () => {
+    const quiet = await createCompany(a);
+    await a.http.post(`/api/companies/${quiet.id}/issues`).send({ title: 'unwatched' }).expect(201);
+    await a.app.get(LiveEventBus).flush();
+    const count = async () => (await a.dataSource.query(`SELECT count(*)::int AS n FROM live_events WHERE company_id = $1`, [quiet.id]))[0].n;
+    expect(await count()).toBe(0);
+    const client = openWs(wsUrl(b, quiet.id));
+    await client.opened;
+    const watched = await a.http.post(`/api/companies/${quiet.id}/issues`).send({ title: 'watched' }).expect(201);
+    const seen = await client.waitFor((e) => e.payload.entityId === watched.body.id, 'event of the watched company');
+    client.ws.close();
+    // after the client left, events are still kept for a while: a reconnect resumes
+    const later = await a.http.post(`/api/companies/${quiet.id}/issues`).send({ title: 'while away' }).expect(201);
+    await a.app.get(LiveEventBus).flush();
+    const resumed = openWs(wsUrl(b, quiet.id, `?after=${seen.id}`));
+    await resumed.opened;
+    await resumed.waitFor((e) => e.payload.entityId === later.body.id, 'resumed event');
+    resumed.ws.close();
+  });
+
   it('keeps idle connections alive with pings', async () => {
     const client = openWs(wsUrl(b, companyId));
     await client.opened;

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tar from 'tar';
 import { LiveEventBus } from '../../src/common/events/live-event-bus';
+import { LiveEventHub } from '../../src/common/events/live-event-hub';
 import { PluginsScheduler } from '../../src/modules/plugins/plugins.jobs';
 import { createAgentWithKey } from '../support/agents';
 import { createCompany } from '../support/factories';
@@ -157,6 +158,8 @@ describe('plugins', () => {
     const feed = async () => (await t.http.post(`/api/plugins/${p.id}/data/events`).send({ companyId: c.id }).expect(200)).body.data as { action: string }[];
     expect((await feed()).map((e) => e.action)).toContain('goal.created');
 
+    // someone watches the company's live stream (its events are stored only then)
+    await t.app.get(LiveEventHub).position(c.id);
     // crash: the supervisor restarts it within 2 s
     const before = (await t.http.get(`/api/plugins/${p.id}/health`).expect(200)).body.worker;
     process.kill(before.pid, 'SIGKILL');

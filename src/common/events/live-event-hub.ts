@@ -6,6 +6,12 @@ import type { LiveEvent } from './live-event.types';
 import { EventListener, LIVE_EVENTS_CHANNEL, LiveEventsRepository } from './live-events.repository';
 
 const PAGE = 500;
+/**
+ * A company stays watched this long after its last subscriber here (refreshed while one is
+ * connected): its events are stored, so a client that reconnects within it resumes without a gap.
+ */
+const WATCH_SEC = 300;
+const WATCH_REFRESH_MS = 60_000;
 
 /** Where a subscription's events go (a WebSocket or an SSE response). */
 export interface LiveEventSink {
@@ -67,6 +73,7 @@ export class LiveEventHub implements OnModuleDestroy {
   private stopped = false;
   private hiddenIssues: HiddenIssueCheck = async () => new Set();
   private readonly notifyListeners = new Map<string, Array<(payload: string) => void>>();
+  private watchTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly repo: LiveEventsRepository,
@@ -91,9 +98,13 @@ export class LiveEventHub implements OnModuleDestroy {
     return this.ensureListening();
   }
 
-  /** The id of the company's newest event this instance knows of: where a new subscription starts. */
+  /**
+   * The id of the company's newest event this instance knows of: where a new subscription starts.
+   * The company is marked watched first, so that every event after this position is stored.
+   */
   async position(companyId: string): Promise<number> {
     await this.ensureListening();
+    await this.repo.watch([companyId], WATCH_SEC);
     return this.feeds.get(companyId)?.fetched ?? (await this.repo.lastId(companyId));
   }
 
@@ -103,6 +114,9 @@ export class LiveEventHub implements OnModuleDestroy {
    */
   async subscribe(companyId: string, actor: Actor, sink: LiveEventSink, after?: number): Promise<LiveSubscription> {
     await this.ensureListening();
+    await this.repo.watch([companyId], WATCH_SEC);
+    this.watchTimer ??= setInterval(() => void this.repo.watch([...this.feeds.keys()], WATCH_SEC).catch(() => undefined), WATCH_REFRESH_MS);
+    this.watchTimer.unref();
     let feed = this.feeds.get(companyId);
     if (!feed) {
       feed = { companyId, fetched: await this.repo.lastId(companyId), subs: new Set(), pulling: null, again: false };
@@ -133,6 +147,7 @@ export class LiveEventHub implements OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
+    if (this.watchTimer) clearInterval(this.watchTimer);
     for (const feed of this.feeds.values()) for (const s of [...feed.subs]) s.sink.close(1001, 'service shutting down');
     this.feeds.clear();
     const l = this.listener;

@@ -41,10 +41,12 @@ export class LiveEventsRepository {
    * per company (`<companyId>:<last id>`) is sent when the statement commits.
    */
   async insertBatch(events: PendingLiveEvent[]): Promise<void> {
+    // events of companies nobody watches (see watch()) are dropped here, before any row is written
     await this.db.detached(() =>
       this.db.dataSource.query(
         `WITH input AS (
-           SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::timestamptz[]) WITH ORDINALITY AS t(company_id, type, payload, created_at, ord)
+           SELECT t.* FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::timestamptz[]) WITH ORDINALITY AS t(company_id, type, payload, created_at, ord)
+            WHERE EXISTS (SELECT 1 FROM live_event_watch w WHERE w.company_id = t.company_id AND w.until > now())
          ), counts AS (
            SELECT company_id, count(*) AS n FROM input GROUP BY company_id
          ), bumped AS (
@@ -115,6 +117,22 @@ export class LiveEventsRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * Marks companies as watched for `seconds` (a subscriber is connected; refreshed while it stays).
+   * Committed before the subscriber reads its start position, so every event stored after it counts.
+   */
+  async watch(companyIds: string[], seconds: number): Promise<void> {
+    if (companyIds.length === 0) return;
+    await this.db.detached(() =>
+      this.db.dataSource.query(
+        `INSERT INTO live_event_watch (company_id, until)
+         SELECT c, now() + make_interval(secs => $2) FROM unnest($1::uuid[]) AS c ORDER BY c
+         ON CONFLICT (company_id) DO UPDATE SET until = GREATEST(live_event_watch.until, EXCLUDED.until)`,
+        [companyIds, seconds],
+      ),
+    );
+  }
+
   /** Events of a company after `afterId`, oldest first. */
   async after(companyId: string, afterId: number, limit: number): Promise<LiveEvent[]> {
     const rows: EventRow[] = await this.db.dataSource.query(
@@ -133,7 +151,9 @@ export class LiveEventsRepository {
   /** Drops events older than the retention window; returns how many. */
   async prune(olderThanSec: number): Promise<number> {
     const res = (await this.db.dataSource.query(
-      `WITH gone AS (DELETE FROM live_events WHERE created_at < now() - make_interval(secs => $1) RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+      `WITH gone AS (DELETE FROM live_events WHERE created_at < now() - make_interval(secs => $1) RETURNING 1),
+            unwatched AS (DELETE FROM live_event_watch WHERE until < now() - interval '1 hour')
+       SELECT count(*)::int AS n FROM gone`,
       [olderThanSec],
     )) as { n: number }[];
     return res[0]?.n ?? 0;
