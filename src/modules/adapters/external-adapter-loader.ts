@@ -23,20 +23,13 @@ export interface ExternalAdapterModule {
   validateConfig?(config: Record<string, unknown>): string[];
 }
 
-/** The context an external adapter's execute() gets. */
-export interface ExternalRunContext {
-  runId: string;
-  agentId: string;
-  companyId: string;
-  adapterType: string;
-  config: Record<string, unknown>;
-  configEnv: Record<string, string>;
-  agent: AdapterRunContext['agent'];
-  context: AdapterRunContext['context'];
-  apiUrl: string;
-  runToken: string;
-  serviceEnv: Record<string, string>;
-  resumeSessionId: string | null;
+/**
+ * The context an external adapter's execute() gets: the built-in adapters' context without the
+ * process hooks (external modules start no tracked process groups), log without the system stream,
+ * and an abort signal for cancellation.
+ */
+export interface ExternalRunContext
+  extends Pick<AdapterRunContext, 'runId' | 'agentId' | 'companyId' | 'adapterType' | 'config' | 'configEnv' | 'agent' | 'context' | 'apiUrl' | 'runToken' | 'serviceEnv' | 'resumeSessionId'> {
   log(stream: 'stdout' | 'stderr', chunk: string): void;
   /** aborted when the run is cancelled */
   signal: AbortSignal;
