@@ -91,8 +91,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
   async install(actor: Actor, src: PackageSource): Promise<ExternalAdapterRow> {
     assertInstanceAdmin(actor);
     const staged = await this.materialize(src);
-    try {
-      const loaded = importAdapter(staged.dir);
+    return this.fromStaged(staged, async (loaded) => {
       const type = loaded.module.type;
       if (this.registry.get(type)?.builtIn) throw adapterError('adapter_builtin', `${type} is a built-in adapter type`);
       await this.assertPin(type, loaded.info.version);
@@ -101,12 +100,8 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
         sourceKind: staged.sourceKind, sourceRef: staged.sourceRef, hasUiParser: !!loaded.info.uiParser, userId: actor.kind === 'board' ? actor.userId : null,
       });
       if (!row) throw adapterError('adapter_exists', `Adapter type ${type} is already installed (use reinstall)`);
-      this.activate(row, loaded, staged.owned);
       return row;
-    } catch (err) {
-      if (staged.owned) fs.rmSync(staged.dir, { recursive: true, force: true });
-      throw err;
-    }
+    });
   }
 
   /** Re-runs the install from the recorded source (npm: the pinned version, else latest). */
@@ -116,14 +111,27 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     const pin = (await this.repo.settings(type))?.pinned_version ?? undefined;
     const src: PackageSource = current.source_kind === 'npm' ? { packageName: current.package_name, version: pin } : { localPath: current.source_ref };
     const staged = await this.materialize(src);
-    try {
-      const loaded = importAdapter(staged.dir);
+    return this.fromStaged(staged, async (loaded) => {
       if (loaded.module.type !== type) throw adapterError('adapter_type_mismatch', `The package now exports type ${loaded.module.type}, not ${type}`);
       await this.assertPin(type, loaded.info.version);
-      const row = await this.repo.reinstalled(type, {
+      return this.repo.reinstalled(type, {
         packageName: loaded.info.packageName, version: loaded.info.version, label: loaded.label,
         sourceKind: staged.sourceKind, sourceRef: staged.sourceRef, hasUiParser: !!loaded.info.uiParser,
       });
+    });
+  }
+
+  /**
+   * Imports a staged package and records it with `record`; the recorded row becomes this instance's
+   * loaded type. A failure removes the staged copy (when it is ours).
+   */
+  private async fromStaged(
+    staged: Awaited<ReturnType<ExternalAdaptersService['materialize']>>,
+    record: (loaded: ReturnType<typeof importAdapter>) => Promise<ExternalAdapterRow>,
+  ): Promise<ExternalAdapterRow> {
+    try {
+      const loaded = importAdapter(staged.dir);
+      const row = await record(loaded);
       this.activate(row, loaded, staged.owned);
       return row;
     } catch (err) {
