@@ -8,7 +8,7 @@ import { LEGACY_GLOBAL_MODULES, LEGACY_SQL_FILES } from './eslint.legacy.mjs';
 
 const SQL_OUTSIDE_REPOSITORY = {
   selector: "CallExpression[callee.property.name='query']",
-  message: 'SQL belongs in the owning module\'s <domain>.repository.ts (or src/database/).',
+  message: "SQL belongs in the owning module's <domain>.repository.ts (or src/database/).",
 };
 const GLOBAL_DOMAIN_MODULE = {
   selector: "Decorator[expression.callee.name='Global']",
@@ -63,7 +63,9 @@ export default tseslint.config(
     // plain JavaScript (fixtures, bench, examples run by node) and tests
     files: ['**/*.js', '**/*.cjs', 'test/**/*.ts', 'bench/**'],
     rules: { '@typescript-eslint/no-require-imports': 'off', '@typescript-eslint/no-explicit-any': 'off' },
-    languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' } },
+    languageOptions: {
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly' },
+    },
   },
   prettier,
 );

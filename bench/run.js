@@ -8,7 +8,10 @@ const { startService } = require('./lib');
 
 async function main() {
   const dir = path.join(__dirname, 'scenarios');
-  const all = fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => f.replace(/\.js$/, ''));
+  const all = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => f.replace(/\.js$/, ''));
   const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
   const svc = await startService();
   console.log(`service healthy after ${svc.startupMs} ms at ${svc.baseUrl}`);
@@ -17,7 +20,9 @@ async function main() {
       if (!all.includes(name)) throw new Error(`unknown scenario ${name}; have ${all.join(', ')}`);
       const rows = await require(path.join(dir, name))(svc.baseUrl, svc);
       for (const r of rows) {
-        console.log(`${r.name.padEnd(48)} ${String(r.reqPerSec).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  errors ${r.errors}  non2xx ${r.non2xx}`);
+        console.log(
+          `${r.name.padEnd(48)} ${String(r.reqPerSec).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  errors ${r.errors}  non2xx ${r.non2xx}`,
+        );
       }
     }
   } finally {

@@ -89,9 +89,10 @@ function createHttpAdapter(config: AppConfig): FastifyAdapter {
     genReqId: requestId,
     // errors Fastify's router raises before any route runs, in our error shape (the path is not echoed)
     frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
-      const [status, code, error] = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-        ? [414, 'uri_too_long', 'A path parameter is too long']
-        : [400, 'bad_request', 'Malformed URL (invalid percent-encoding)'];
+      const [status, code, error] =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? [414, 'uri_too_long', 'A path parameter is too long']
+          : [400, 'bad_request', 'Malformed URL (invalid percent-encoding)'];
       void reply.status(status).header('X-Request-Id', req.id).send({ error, code });
     },
     // long path parameters reach validation (a 400 that names them) instead of a bare 404

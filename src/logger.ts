@@ -31,7 +31,16 @@ export function createRootLogger(level: string, opts: { pretty?: boolean; destin
   if (pretty) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const prettyStream = require('pino-pretty') as (o: Record<string, unknown>) => pino.DestinationStream;
-    return pino(options, prettyStream({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', destination: opts.destination ?? 1 }));
+    return pino(
+      options,
+      prettyStream({
+        sync: true,
+        singleLine: true,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+        destination: opts.destination ?? 1,
+      }),
+    );
   }
   return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: true }));
 }

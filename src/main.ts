@@ -69,7 +69,9 @@ async function main(): Promise<void> {
     if (closing) return;
     await app.listen(config.port, config.host);
     const bound = boundAddress(app.getHttpServer().address());
-    logger.log(`listening on http://${bound} (${config.deploymentMode}); API docs at ${config.publicUrl}/api/docs; data in ${config.dataDir}`);
+    logger.log(
+      `listening on http://${bound} (${config.deploymentMode}); API docs at ${config.publicUrl}/api/docs; data in ${config.dataDir}`,
+    );
     const claim = app.get(BoardClaimService, { strict: false }).takeStartupNotice();
     if (claim) root.warn({ context: 'BoardClaim', claimUrl: claim.claimUrl }, claim.message);
   } catch (err) {

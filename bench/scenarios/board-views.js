@@ -36,17 +36,23 @@ module.exports = async function boardViews(baseUrl, svc) {
       const co = await api(baseUrl, 'POST', '/api/companies', { name });
       const agents = [];
       for (let i = 0; i < 20; i++) {
-        agents.push((await db.query(
-          `INSERT INTO agents (company_id, name, url_key, adapter_type, adapter_config, status) VALUES ($1, $2, $2, 'process', '{"command":"true"}', $3) RETURNING id`,
-          [co.id, `bench-agent-${i}`, ['idle', 'running', 'paused', 'error'][i % 4]],
-        )).rows[0].id);
+        agents.push(
+          (
+            await db.query(
+              `INSERT INTO agents (company_id, name, url_key, adapter_type, adapter_config, status) VALUES ($1, $2, $2, 'process', '{"command":"true"}', $3) RETURNING id`,
+              [co.id, `bench-agent-${i}`, ['idle', 'running', 'paused', 'error'][i % 4]],
+            )
+          ).rows[0].id,
+        );
       }
-      const issues = (await db.query(
-        `INSERT INTO issues (company_id, issue_number, identifier, title, status, priority)
+      const issues = (
+        await db.query(
+          `INSERT INTO issues (company_id, issue_number, identifier, title, status, priority)
          SELECT $1, g, $2 || '-' || g, 'Bench issue ' || g, (ARRAY['backlog','todo','in_progress','blocked','done','cancelled'])[1 + g % 6], 'medium'
            FROM generate_series(1, 2000) g RETURNING id`,
-        [co.id, co.issuePrefix],
-      )).rows.map((r) => r.id);
+          [co.id, co.issuePrefix],
+        )
+      ).rows.map((r) => r.id);
       await db.query(`UPDATE companies SET issue_counter = 2001 WHERE id = $1`, [co.id]);
       const t0 = Date.now();
       await seedRuns(db, co.id, agents, issues, runs);
@@ -69,10 +75,18 @@ module.exports = async function boardViews(baseUrl, svc) {
     console.log(`  vacuum analyze in ${Date.now() - t0} ms`);
     const issue = (await db.query(`SELECT identifier FROM issues WHERE id = $1`, [issues[1]])).rows[0].identifier;
     if (process.env.BENCH_EXPLAIN) {
-      const explain = async (sql, params) => console.log((await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n'));
-      const day = new Date(); day.setUTCHours(0, 0, 0, 0);
-      await explain(`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, error_code, count(*)::int AS n FROM heartbeat_runs WHERE company_id = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1, 2, 3`, [co.id, day, new Date(day.getTime() + 86400000)]);
-      await explain(`SELECT r.id, a.name FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id WHERE r.company_id = $1 AND r.status IN ('queued', 'running') ORDER BY r.created_at DESC, r.id DESC LIMIT 200`, [co.id]);
+      const explain = async (sql, params) =>
+        console.log((await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n'));
+      const day = new Date();
+      day.setUTCHours(0, 0, 0, 0);
+      await explain(
+        `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, status, error_code, count(*)::int AS n FROM heartbeat_runs WHERE company_id = $1 AND created_at >= $2 AND created_at < $3 GROUP BY 1, 2, 3`,
+        [co.id, day, new Date(day.getTime() + 86400000)],
+      );
+      await explain(
+        `SELECT r.id, a.name FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id WHERE r.company_id = $1 AND r.status IN ('queued', 'running') ORDER BY r.created_at DESC, r.id DESC LIMIT 200`,
+        [co.id],
+      );
       await explain(`SELECT r.* FROM heartbeat_runs r WHERE r.company_id = $1 ORDER BY r.created_at DESC, r.id DESC LIMIT 51`, [co.id]);
       await explain(`SELECT status, count(*)::int AS n FROM issues WHERE company_id = $1 AND hidden_at IS NULL GROUP BY status`, [co.id]);
       return [];
@@ -102,11 +116,21 @@ module.exports = async function boardViews(baseUrl, svc) {
       await sequential('GET dashboard, 1 connection, sequential', `${baseUrl}/api/companies/${co.id}/dashboard`),
       await sequential('GET live-runs, 1 connection, sequential', `${baseUrl}/api/companies/${co.id}/live-runs`),
     ];
-    const loadavg = require('node:os').loadavg().map((x) => x.toFixed(1)).join(' ');
+    const loadavg = require('node:os')
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ');
     return [
       ...seq,
       { name: `machine load average before the load: ${loadavg}`, reqPerSec: '-', p50Ms: '-', p99Ms: '-', errors: 0, non2xx: 0 },
-      { name: `GET dashboard: first read, then 2 warm (1 connection)`, reqPerSec: '-', p50Ms: cold.map((x) => x.toFixed(1)).join(' / '), p99Ms: '-', errors: 0, non2xx: 0 },
+      {
+        name: `GET dashboard: first read, then 2 warm (1 connection)`,
+        reqPerSec: '-',
+        p50Ms: cold.map((x) => x.toFixed(1)).join(' / '),
+        p99Ms: '-',
+        errors: 0,
+        non2xx: 0,
+      },
       await load(`GET dashboard (${k} runs in company)`, { url: `${baseUrl}/api/companies/${co.id}/dashboard` }),
       await load(`GET live-runs (company, ${LIVE_RUNS} live)`, { url: `${baseUrl}/api/companies/${co.id}/live-runs` }),
       await load(`GET issues/:id/live-runs`, { url: `${baseUrl}/api/issues/${issue}/live-runs` }),

@@ -25,8 +25,14 @@ module.exports = async function costs(baseUrl, svc) {
     const hot = await api(baseUrl, 'POST', '/api/companies', { name: 'Bench Costs', budgetMonthlyCents: 2_000_000_000 });
     const agents = await insertAgents(db, hot.id, 10);
     for (const id of agents) await api(baseUrl, 'PATCH', `/api/agents/${id}/budgets`, { budgetMonthlyCents: 1_000_000_000 });
-    const { rows: [project] } = await db.query(`INSERT INTO projects (company_id, name, url_key) VALUES ($1, 'bench', 'bench') RETURNING id`, [hot.id]);
-    await api(baseUrl, 'POST', `/api/companies/${hot.id}/budgets/policies`, { scopeType: 'project', scopeId: project.id, amount: 2_000_000_000 });
+    const {
+      rows: [project],
+    } = await db.query(`INSERT INTO projects (company_id, name, url_key) VALUES ($1, 'bench', 'bench') RETURNING id`, [hot.id]);
+    await api(baseUrl, 'POST', `/api/companies/${hot.id}/budgets/policies`, {
+      scopeType: 'project',
+      scopeId: project.id,
+      amount: 2_000_000_000,
+    });
     let n = 0;
     const body = () => {
       n++;

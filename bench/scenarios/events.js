@@ -60,14 +60,16 @@ module.exports = async function events(baseUrl, svc) {
     const seconds = (performance.now() - started) / 1000;
     for (const r of reqs) r.destroy();
     const latencies = arrivals.map(([title, at]) => Math.max(0, at - committedAt.get(title))).sort((x, y) => x - y);
-    return [{
-      name: `events: ${clients} SSE clients on 2 instances, ${changes} changes`,
-      reqPerSec: Math.round(latencies.length / seconds),
-      p50Ms: Math.round(pct(latencies, 50)),
-      p99Ms: Math.round(pct(latencies, 99)),
-      errors: expected - latencies.length, // events not delivered
-      non2xx: 0,
-    }];
+    return [
+      {
+        name: `events: ${clients} SSE clients on 2 instances, ${changes} changes`,
+        reqPerSec: Math.round(latencies.length / seconds),
+        p50Ms: Math.round(pct(latencies, 50)),
+        p99Ms: Math.round(pct(latencies, 99)),
+        errors: expected - latencies.length, // events not delivered
+        non2xx: 0,
+      },
+    ];
   } finally {
     await second.stop();
   }

@@ -25,7 +25,10 @@ const post = async (base, p, body) => {
 
 async function untilEnded(db, ids) {
   for (;;) {
-    const { rows } = await db.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) AND status NOT IN ('queued','running')`, [ids]);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) AND status NOT IN ('queued','running')`,
+      [ids],
+    );
     if (rows[0].n === ids.length) return;
     await sleep(10);
   }
@@ -34,18 +37,25 @@ async function untilEnded(db, ids) {
 module.exports = async function heartbeat() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-hb-'));
   const one = await startService({ SERVICE_DATA_DIR: dataDir, SERVICE_INSTANCE_ID: 'bench-one' });
-  const pgPort = fs.readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n')[3].trim();
+  const pgPort = fs
+    .readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8')
+    .split('\n')[3]
+    .trim();
   const databaseUrl = `postgres://service:service@127.0.0.1:${pgPort}/service`;
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   let two;
   try {
     const co = await post(one.baseUrl, '/api/companies', { name: `Heartbeat Bench ${Date.now()}` });
-    const agent = async (name) => (await db.query(
-      `INSERT INTO agents (company_id, name, url_key, adapter_type, adapter_config) VALUES ($1, $2, $2, 'process', '{"command":"true"}') RETURNING id`,
-      [co.id, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`],
-    )).rows[0].id;
-    const wake = (base, id, payload = {}) => post(base, `/api/agents/${id}/wakeup`, { source: 'on_demand', triggerDetail: 'manual', reason: 'bench', payload });
+    const agent = async (name) =>
+      (
+        await db.query(
+          `INSERT INTO agents (company_id, name, url_key, adapter_type, adapter_config) VALUES ($1, $2, $2, 'process', '{"command":"true"}') RETURNING id`,
+          [co.id, `${name}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`],
+        )
+      ).rows[0].id;
+    const wake = (base, id, payload = {}) =>
+      post(base, `/api/agents/${id}/wakeup`, { source: 'on_demand', triggerDetail: 'manual', reason: 'bench', payload });
 
     const latencyAgent = await agent('latency');
     const lat = [];
@@ -73,22 +83,32 @@ module.exports = async function heartbeat() {
     t0 = Date.now();
     for (let batch = 0; batch < 20; batch++) {
       // 50 wakes per batch, for distinct issues so that none coalesces: 1,000 runs
-      const replies = await Promise.all(burst.map((a, i) => wake(bases[(batch + i) % 2], a, { issueId: `00000000-0000-4000-8000-${String(batch).padStart(12, '0')}` })));
+      const replies = await Promise.all(
+        burst.map((a, i) => wake(bases[(batch + i) % 2], a, { issueId: `00000000-0000-4000-8000-${String(batch).padStart(12, '0')}` })),
+      );
       ids.push(...replies.map((r) => r.id));
     }
     await untilEnded(db, ids);
     const seconds = (Date.now() - t0) / 1000;
     const { rows: dup } = await db.query(
-      `SELECT count(*)::int AS n FROM (SELECT run_id FROM activity_log WHERE action = 'heartbeat.run_started' AND run_id = ANY($1) GROUP BY run_id HAVING count(*) > 1) d`, [ids],
+      `SELECT count(*)::int AS n FROM (SELECT run_id FROM activity_log WHERE action = 'heartbeat.run_started' AND run_id = ANY($1) GROUP BY run_id HAVING count(*) > 1) d`,
+      [ids],
     );
-    const { rows: by } = await db.query(`SELECT claimed_by, count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) GROUP BY 1 ORDER BY 1`, [ids]);
+    const { rows: by } = await db.query(
+      `SELECT claimed_by, count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) GROUP BY 1 ORDER BY 1`,
+      [ids],
+    );
     const { rows: ok } = await db.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) AND status = 'succeeded'`, [ids]);
     return [
       { name: 'wake -> process start (100 sequential)', reqPerSec: '-', p50Ms: pct(lat, 50), p99Ms: pct(lat, 99), errors: 0, non2xx: 0 },
       { name: 'runs completed/s, 50 agents x 4 rounds', reqPerSec: runsPerSec, p50Ms: '-', p99Ms: '-', errors: 0, non2xx: 0 },
       {
         name: `2 instances, ${new Set(ids).size} runs (${by.map((b) => `${b.claimed_by} ${b.n}`).join(', ')}), duplicated ${dup[0].n}`,
-        reqPerSec: Math.round(ids.length / seconds), p50Ms: '-', p99Ms: '-', errors: ids.length - ok[0].n, non2xx: 0,
+        reqPerSec: Math.round(ids.length / seconds),
+        p50Ms: '-',
+        p99Ms: '-',
+        errors: ids.length - ok[0].n,
+        non2xx: 0,
       },
     ];
   } finally {

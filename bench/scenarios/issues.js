@@ -17,7 +17,10 @@ const STATUSES = ['backlog', 'todo', 'in_review', 'done'];
 // descriptions, as words are in real issue texts: Postgres' full-text statistics, and so its plans
 // for a search, depend on that shape
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tus', 'vo', 'zel', 'pra', 'qui', 'dor'];
-const VOCABULARY = Array.from({ length: 1000 }, (_, i) => SYLLABLES[i % 10] + SYLLABLES[Math.floor(i / 10) % 10] + SYLLABLES[Math.floor(i / 100)] + 'x');
+const VOCABULARY = Array.from(
+  { length: 1000 },
+  (_, i) => SYLLABLES[i % 10] + SYLLABLES[Math.floor(i / 10) % 10] + SYLLABLES[Math.floor(i / 100)] + 'x',
+);
 /** the n-th word of issue i: deterministic, word k drawn with probability ~ 1/k */
 function vocabularyWord(i, n) {
   const x = Math.sin(i * 12.9898 + n * 78.233) * 43758.5453;
@@ -30,12 +33,14 @@ const RARE_WORD = VOCABULARY[600];
 /** Runs fn over items with at most `width` in flight. */
 async function pool(items, width, fn) {
   let i = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (i < items.length) {
-      const n = i++;
-      await fn(items[n], n);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (i < items.length) {
+        const n = i++;
+        await fn(items[n], n);
+      }
+    }),
+  );
 }
 
 /**
@@ -52,16 +57,25 @@ async function seedAgents(baseUrl, companyId) {
     const ids = [(await probe.json()).id];
     for (let i = 1; i < AGENTS; i++) {
       const a = await api(baseUrl, 'POST', `/api/companies/${companyId}/agents`, {
-        name: `Bench Agent ${i}`, role: 'general', adapterType: 'process', adapterConfig: { command: 'true' },
+        name: `Bench Agent ${i}`,
+        role: 'general',
+        adapterType: 'process',
+        adapterConfig: { command: 'true' },
       });
       ids.push(a.id);
     }
     return ids;
   }
-  const dirs = fs.readdirSync(os.tmpdir()).filter((d) => d.startsWith('svc-bench-')).map((d) => path.join(os.tmpdir(), d));
+  const dirs = fs
+    .readdirSync(os.tmpdir())
+    .filter((d) => d.startsWith('svc-bench-'))
+    .map((d) => path.join(os.tmpdir(), d));
   dirs.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
   const dataDir = process.env.BENCH_DATA_DIR ?? dirs[0];
-  const port = fs.readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n')[3].trim();
+  const port = fs
+    .readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8')
+    .split('\n')[3]
+    .trim();
   const client = new Client({ connectionString: `postgres://service:service@127.0.0.1:${port}/service` });
   await client.connect();
   try {
@@ -82,15 +96,19 @@ module.exports = async function issues(baseUrl, svc) {
   const agents = await seedAgents(baseUrl, company.id);
   const started = Date.now();
   const seeded = [];
-  await pool(Array.from({ length: ISSUES }, (_, i) => i), 20, async (i) => {
-    const issue = await api(baseUrl, 'POST', `/api/companies/${company.id}/issues`, {
-      title: `Bench issue ${i} ${WORDS[i % WORDS.length]} ${vocabularyWord(i, 6)} ${vocabularyWord(i, 7)} ${WORDS[(i * 7) % WORDS.length]}`,
-      description: `Seeded issue number ${i} about ${WORDS[(i * 3) % WORDS.length]}: ${[0, 1, 2, 3, 4, 5].map((n) => vocabularyWord(i, n)).join(' ')}.`,
-      priority: PRIORITIES[i % PRIORITIES.length],
-      status: STATUSES[i % STATUSES.length],
-    });
-    seeded.push(issue);
-  });
+  await pool(
+    Array.from({ length: ISSUES }, (_, i) => i),
+    20,
+    async (i) => {
+      const issue = await api(baseUrl, 'POST', `/api/companies/${company.id}/issues`, {
+        title: `Bench issue ${i} ${WORDS[i % WORDS.length]} ${vocabularyWord(i, 6)} ${vocabularyWord(i, 7)} ${WORDS[(i * 7) % WORDS.length]}`,
+        description: `Seeded issue number ${i} about ${WORDS[(i * 3) % WORDS.length]}: ${[0, 1, 2, 3, 4, 5].map((n) => vocabularyWord(i, n)).join(' ')}.`,
+        priority: PRIORITIES[i % PRIORITIES.length],
+        status: STATUSES[i % STATUSES.length],
+      });
+      seeded.push(issue);
+    },
+  );
   console.log(`seeded ${ISSUES} issues and ${agents.length} agents in ${Date.now() - started} ms`);
   if (svc) {
     // what autovacuum does within a minute of a bulk load: statistics, so that plans see the data
@@ -131,7 +149,12 @@ module.exports = async function issues(baseUrl, svc) {
       setupClient: (c) => {
         const pair = pairs[client++ % pairs.length];
         c.setRequests([
-          { method: 'POST', path: `/api/issues/${pair.issueId}/checkout`, headers: json, body: JSON.stringify({ agentId: pair.agentId, expectedStatuses: ['todo', 'in_progress'] }) },
+          {
+            method: 'POST',
+            path: `/api/issues/${pair.issueId}/checkout`,
+            headers: json,
+            body: JSON.stringify({ agentId: pair.agentId, expectedStatuses: ['todo', 'in_progress'] }),
+          },
           { method: 'POST', path: `/api/issues/${pair.issueId}/release`, headers: json, body: '{}' },
         ]);
       },

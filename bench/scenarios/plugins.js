@@ -27,10 +27,14 @@ module.exports = async function plugins(baseUrl, svc) {
   const rows = [];
   const tool = await api(baseUrl, 'POST', '/api/plugins/install', { localPath: path.join(examples, 'word-tools') });
   await api(baseUrl, 'POST', `/api/plugins/${tool.id}/enable`);
-  rows.push(await load('plugins: tool execute (word-count)', {
-    url: `${baseUrl}/api/plugins/tools/execute`, method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ tool: 'word-tools:word-count', input: { text: 'a few words to count here' } }),
-  }));
+  rows.push(
+    await load('plugins: tool execute (word-count)', {
+      url: `${baseUrl}/api/plugins/tools/execute`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'word-tools:word-count', input: { text: 'a few words to count here' } }),
+    }),
+  );
 
   const recoveries = [];
   for (let i = 0; i < 3; i++) {
@@ -46,7 +50,14 @@ module.exports = async function plugins(baseUrl, svc) {
     recoveries.push(Date.now() - t0);
     await sleep(200);
   }
-  rows.push({ name: `plugins: crash -> running (ms, ${recoveries.join(', ')})`, reqPerSec: '-', p50Ms: recoveries.sort((a, b) => a - b)[1], p99Ms: Math.max(...recoveries), errors: 0, non2xx: 0 });
+  rows.push({
+    name: `plugins: crash -> running (ms, ${recoveries.join(', ')})`,
+    reqPerSec: '-',
+    p50Ms: recoveries.sort((a, b) => a - b)[1],
+    p99Ms: Math.max(...recoveries),
+    errors: 0,
+    non2xx: 0,
+  });
 
   const base = await startupMs(svc);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-plugins-'));
@@ -70,6 +81,13 @@ module.exports = async function plugins(baseUrl, svc) {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   const withPlugins = await startupMs(svc);
-  rows.push({ name: `plugins: start, 0 vs 100 plugins (${base} vs ${withPlugins} ms)`, reqPerSec: '-', p50Ms: withPlugins - base, p99Ms: withPlugins - base, errors: 0, non2xx: 0 });
+  rows.push({
+    name: `plugins: start, 0 vs 100 plugins (${base} vs ${withPlugins} ms)`,
+    reqPerSec: '-',
+    p50Ms: withPlugins - base,
+    p99Ms: withPlugins - base,
+    errors: 0,
+    non2xx: 0,
+  });
   return rows;
 };

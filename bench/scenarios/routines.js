@@ -36,7 +36,11 @@ module.exports = async function routines(baseUrl, svc) {
       companies.push(co.id);
       const agents = [];
       for (let i = 0; i < AGENTS_PER_COMPANY; i++) {
-        const agent = await api(baseUrl, 'POST', `/api/companies/${co.id}/agents`, { name: `Scheduled ${i}`, adapterType: 'process', adapterConfig: { command: 'true' } });
+        const agent = await api(baseUrl, 'POST', `/api/companies/${co.id}/agents`, {
+          name: `Scheduled ${i}`,
+          adapterType: 'process',
+          adapterConfig: { command: 'true' },
+        });
         await api(baseUrl, 'POST', `/api/agents/${agent.id}/pause`);
         agents.push(agent.id);
       }
@@ -65,7 +69,9 @@ module.exports = async function routines(baseUrl, svc) {
     const execMs = plan.rows[0]['QUERY PLAN'][0]['Execution Time'];
 
     // 2. due firings among the 10,000
-    const { rows: picked } = await db.query(`SELECT id FROM routine_triggers WHERE company_id = ANY($1) ORDER BY random() LIMIT 500`, [companies]);
+    const { rows: picked } = await db.query(`SELECT id FROM routine_triggers WHERE company_id = ANY($1) ORDER BY random() LIMIT 500`, [
+      companies,
+    ]);
     const start = Date.now() + 3000;
     const burst = picked.slice(0, 200).map((r) => [r.id, new Date(start)]);
     const spread = picked.slice(200).map((r, i) => [r.id, new Date(start + 1000 + Math.floor((i * 30_000) / 300))]);
@@ -94,13 +100,38 @@ module.exports = async function routines(baseUrl, svc) {
       [ids],
     );
     return [
-      { name: `idle tick statement, ${ROUTINES} routines (plan exec ${execMs.toFixed(2)} ms)`, reqPerSec: '-', p50Ms: +pct(idle, 50).toFixed(2), p99Ms: +pct(idle, 99).toFixed(2), errors: 0, non2xx: 0 },
+      {
+        name: `idle tick statement, ${ROUTINES} routines (plan exec ${execMs.toFixed(2)} ms)`,
+        reqPerSec: '-',
+        p50Ms: +pct(idle, 50).toFixed(2),
+        p99Ms: +pct(idle, 99).toFixed(2),
+        errors: 0,
+        non2xx: 0,
+      },
       {
         name: `due firing -> issue, ${ms.length}/${ids.length} fired, duplicated ${dup[0].n}`,
-        reqPerSec: '-', p50Ms: Math.round(pct(ms, 50)), p99Ms: Math.round(pct(ms, 99)), errors: ids.length - ms.length, non2xx: 0,
+        reqPerSec: '-',
+        p50Ms: Math.round(pct(ms, 50)),
+        p99Ms: Math.round(pct(ms, 99)),
+        errors: ids.length - ms.length,
+        non2xx: 0,
       },
-      { name: `  of which ${burst.length} due in the same second`, reqPerSec: '-', p50Ms: Math.round(pct(burstMs, 50)), p99Ms: Math.round(pct(burstMs, 99)), errors: 0, non2xx: 0 },
-      { name: `  of which ${spread.length} spread over 30 s`, reqPerSec: '-', p50Ms: Math.round(pct(spreadMs, 50)), p99Ms: Math.round(pct(spreadMs, 99)), errors: 0, non2xx: 0 },
+      {
+        name: `  of which ${burst.length} due in the same second`,
+        reqPerSec: '-',
+        p50Ms: Math.round(pct(burstMs, 50)),
+        p99Ms: Math.round(pct(burstMs, 99)),
+        errors: 0,
+        non2xx: 0,
+      },
+      {
+        name: `  of which ${spread.length} spread over 30 s`,
+        reqPerSec: '-',
+        p50Ms: Math.round(pct(spreadMs, 50)),
+        p99Ms: Math.round(pct(spreadMs, 99)),
+        errors: 0,
+        non2xx: 0,
+      },
     ];
   } finally {
     await db.end();

@@ -38,15 +38,33 @@ module.exports = async function skills(baseUrl) {
   }
   for (const d of folders) fs.rmSync(d, { recursive: true, force: true });
   const sorted = [...importMs].sort((a, b) => a - b);
-  rows.push({ name: 'POST skills/import, folder of 100 skills (ms, 5 runs)', reqPerSec: '-', p50Ms: Math.round(sorted[2]), p99Ms: Math.round(sorted[4]), errors: 0, non2xx: 0 });
+  rows.push({
+    name: 'POST skills/import, folder of 100 skills (ms, 5 runs)',
+    reqPerSec: '-',
+    p50Ms: Math.round(sorted[2]),
+    p99Ms: Math.round(sorted[4]),
+    errors: 0,
+    non2xx: 0,
+  });
   const list = await api(baseUrl, 'GET', `/api/companies/${co.id}/skills`);
   if (list.length < 500) throw new Error(`list has ${list.length} skills`);
   rows.push(await load(`GET company skills (${list.length} skills)`, { url: `${baseUrl}/api/companies/${co.id}/skills` }));
-  rows.push(await load(`GET company skills (${list.length} skills), 1 connection`, { url: `${baseUrl}/api/companies/${co.id}/skills`, connections: 1 }));
+  rows.push(
+    await load(`GET company skills (${list.length} skills), 1 connection`, {
+      url: `${baseUrl}/api/companies/${co.id}/skills`,
+      connections: 1,
+    }),
+  );
   // ten agents, each request syncs the next one (one agent's syncs are serialised by its row lock)
   const agents = [];
   for (let i = 0; i < 10; i++) {
-    agents.push(await api(baseUrl, 'POST', `/api/companies/${co.id}/agents`, { name: `Bench Skill Agent ${i}`, adapterType: 'process', adapterConfig: { command: 'true' } }));
+    agents.push(
+      await api(baseUrl, 'POST', `/api/companies/${co.id}/agents`, {
+        name: `Bench Skill Agent ${i}`,
+        adapterType: 'process',
+        adapterConfig: { command: 'true' },
+      }),
+    );
   }
   const picks = [list[10], list[200], list[400]];
   const body = JSON.stringify({ desiredSkills: [picks[0].id, picks[1].key, picks[2].slug] });

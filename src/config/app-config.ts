@@ -125,14 +125,19 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
   try {
     return parseBool('SERVICE_TRUST_PROXY', v, false);
   } catch {
-    const list = v.split(',').map((x) => x.trim()).filter(Boolean);
+    const list = v
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
     const bad = list.find((x) => {
       const [addr, bits, extra] = x.split('/');
       const family = net.isIP(addr);
       return !family || extra !== undefined || (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)));
     });
     if (bad !== undefined || !list.length) {
-      throw new ConfigError(`SERVICE_TRUST_PROXY must be true/false, a hop count, or proxy addresses/CIDRs separated by commas, got "${raw}"`);
+      throw new ConfigError(
+        `SERVICE_TRUST_PROXY must be true/false, a hop count, or proxy addresses/CIDRs separated by commas, got "${raw}"`,
+      );
     }
     return list;
   }
@@ -248,7 +253,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   }
   c.deploymentMode = mode;
   if (mode === 'local_trusted' && !isLoopbackHost(c.host)) {
-    throw new ConfigError(`local_trusted mode binds to loopback only; HOST=${c.host} is not a loopback address (use SERVICE_DEPLOYMENT_MODE=authenticated)`);
+    throw new ConfigError(
+      `local_trusted mode binds to loopback only; HOST=${c.host} is not a loopback address (use SERVICE_DEPLOYMENT_MODE=authenticated)`,
+    );
   }
   const publicUrl = env.SERVICE_PUBLIC_URL?.trim();
   if (publicUrl) {
@@ -266,7 +273,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   c.enableCompanyDeletion = parseBool('SERVICE_ENABLE_COMPANY_DELETION', env.SERVICE_ENABLE_COMPANY_DELETION, false);
   const types = env.SERVICE_ALLOWED_ATTACHMENT_TYPES?.trim();
   if (types) {
-    const list = types.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean);
+    const list = types
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean);
     for (const t of list) {
       if (!/^([a-z0-9!#$&^_.+-]+|\*)\/([a-z0-9!#$&^_.+-]+|\*)$/.test(t)) {
         throw new ConfigError(`SERVICE_ALLOWED_ATTACHMENT_TYPES has an invalid MIME type or pattern: "${t}"`);
@@ -307,7 +317,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   c.events = {
     retentionSec: parseInteger('SERVICE_EVENTS_RETENTION_SEC', env.SERVICE_EVENTS_RETENTION_SEC, 900, 60, 7 * 86_400),
     pingMs: parseInteger('SERVICE_EVENTS_PING_MS', env.SERVICE_EVENTS_PING_MS, 25_000, 100, 600_000),
-    maxBufferedBytes: parseInteger('SERVICE_EVENTS_MAX_BUFFER_BYTES', env.SERVICE_EVENTS_MAX_BUFFER_BYTES, 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxBufferedBytes: parseInteger(
+      'SERVICE_EVENTS_MAX_BUFFER_BYTES',
+      env.SERVICE_EVENTS_MAX_BUFFER_BYTES,
+      4 * 1024 * 1024,
+      1024,
+      1024 * 1024 * 1024,
+    ),
   };
   c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 250, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
@@ -320,7 +336,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     allowRemote: parseBool('SERVICE_METRICS_ALLOW_REMOTE', env.SERVICE_METRICS_ALLOW_REMOTE, false),
   };
   const engine = (env.SERVICE_BACKUP_ENGINE?.trim() || 'auto') as AppConfig['backups']['engine'];
-  if (!['auto', 'pg_dump', 'builtin'].includes(engine)) throw new ConfigError(`SERVICE_BACKUP_ENGINE must be auto, pg_dump or builtin, got "${engine}"`);
+  if (!['auto', 'pg_dump', 'builtin'].includes(engine))
+    throw new ConfigError(`SERVICE_BACKUP_ENGINE must be auto, pg_dump or builtin, got "${engine}"`);
   c.backups = {
     dir: path.resolve(env.SERVICE_BACKUP_DIR?.trim() || path.join(c.dataDir, 'backups')),
     engine,

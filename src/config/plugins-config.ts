@@ -29,7 +29,10 @@ export function loadPluginSettings(env: NodeJS.ProcessEnv, dataDir: string): Plu
     if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max}`);
     return n;
   };
-  const roots = (env.SERVICE_PLUGINS_FOLDER_ROOTS ?? '').split(path.delimiter).map((s) => s.trim()).filter(Boolean);
+  const roots = (env.SERVICE_PLUGINS_FOLDER_ROOTS ?? '')
+    .split(path.delimiter)
+    .map((s) => s.trim())
+    .filter(Boolean);
   return {
     npmRegistry: (env.SERVICE_PLUGINS_NPM_REGISTRY?.trim() || 'https://registry.npmjs.org').replace(/\/+$/, ''),
     tickMs: int('SERVICE_PLUGINS_TICK_MS', 1000, 50, 3_600_000),

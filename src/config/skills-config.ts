@@ -28,8 +28,17 @@ export function loadSkillSourceSettings(env: NodeJS.ProcessEnv): SkillSourceSett
     githubApiUrl,
     githubToken: env.SERVICE_GITHUB_TOKEN?.trim() || undefined,
     maxFileBytes: int('SERVICE_SKILLS_FETCH_MAX_FILE_BYTES', env.SERVICE_SKILLS_FETCH_MAX_FILE_BYTES, 1024 * 1024, 1024, 64 * 1024 * 1024),
-    maxTotalBytes: int('SERVICE_SKILLS_FETCH_MAX_TOTAL_BYTES', env.SERVICE_SKILLS_FETCH_MAX_TOTAL_BYTES, 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxTotalBytes: int(
+      'SERVICE_SKILLS_FETCH_MAX_TOTAL_BYTES',
+      env.SERVICE_SKILLS_FETCH_MAX_TOTAL_BYTES,
+      16 * 1024 * 1024,
+      1024,
+      1024 * 1024 * 1024,
+    ),
     timeoutMs: int('SERVICE_SKILLS_FETCH_TIMEOUT_MS', env.SERVICE_SKILLS_FETCH_TIMEOUT_MS, 15_000, 100, 600_000),
-    localRoots: (env.SERVICE_SKILLS_LOCAL_ROOTS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    localRoots: (env.SERVICE_SKILLS_LOCAL_ROOTS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
   };
 }

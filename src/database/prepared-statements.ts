@@ -19,7 +19,11 @@ type QueryFn = (config: unknown, values?: unknown, callback?: unknown) => unknow
  * scripts) keeps the simple protocol, and a query config object (Db's `prepare: false`) stays unnamed. Statements seen fewer than PREPARE_AFTER times, and any beyond
  * MAX_PREPARED distinct texts, stay unnamed, which bounds what each connection keeps on the server.
  */
-export function preparingClientClass(prepareAfter = PREPARE_AFTER, maxPrepared = MAX_PREPARED, baseClient: typeof Client = Client): typeof Client {
+export function preparingClientClass(
+  prepareAfter = PREPARE_AFTER,
+  maxPrepared = MAX_PREPARED,
+  baseClient: typeof Client = Client,
+): typeof Client {
   const seen = new Map<string, number>();
   const names = new Map<string, string>();
 

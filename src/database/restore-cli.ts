@@ -27,7 +27,9 @@ async function main(): Promise<void> {
   try {
     const started = Date.now();
     const r = await restoreBackup(file, db.url, config.backups);
-    process.stdout.write(`restored ${file} (${r.format}${r.rows !== undefined ? `, ${r.tables} tables, ${r.rows} rows` : ''}) in ${Date.now() - started} ms\n`);
+    process.stdout.write(
+      `restored ${file} (${r.format}${r.rows !== undefined ? `, ${r.tables} tables, ${r.rows} rows` : ''}) in ${Date.now() - started} ms\n`,
+    );
     if (r.secretsMasterKeyFingerprint && r.secretsMasterKeyFingerprint !== config.secretsMasterKeyFingerprint) {
       process.stdout.write(
         `warning: the backup was made with secrets master key ${r.secretsMasterKeyFingerprint}, this configuration has ${config.secretsMasterKeyFingerprint}; ` +

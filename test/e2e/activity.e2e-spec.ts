@@ -16,7 +16,16 @@ describe('activity', () => {
         .post(`/api/companies/${c.id}/activity`)
         .send({ actorId: 'cron', action: 'custom.thing', entityType: 'widget', entityId: 'w1', details: { n: 1 } })
         .expect(201);
-      expect(res.body).toMatchObject({ companyId: c.id, actorType: 'system', actorId: 'cron', action: 'custom.thing', entityType: 'widget', entityId: 'w1', agentId: null, details: { n: 1 } });
+      expect(res.body).toMatchObject({
+        companyId: c.id,
+        actorType: 'system',
+        actorId: 'cron',
+        action: 'custom.thing',
+        entityType: 'widget',
+        entityId: 'w1',
+        agentId: null,
+        details: { n: 1 },
+      });
     });
 
     it('sanitises details: secret values, tokens and key hashes never stored', async () => {
@@ -25,8 +34,17 @@ describe('activity', () => {
       const res = await t.http
         .post(`/api/companies/${c.id}/activity`)
         .send({
-          actorId: 'x', action: 'a', entityType: 'e', entityId: '1',
-          details: { password: 'hunter2', apiKey: 'k', nested: { runToken: 'eyJa.b.c', keyHash: 'abc', note: token }, secretId: 's1', env: { OPENAI_KEY: 'sk-live' } },
+          actorId: 'x',
+          action: 'a',
+          entityType: 'e',
+          entityId: '1',
+          details: {
+            password: 'hunter2',
+            apiKey: 'k',
+            nested: { runToken: 'eyJa.b.c', keyHash: 'abc', note: token },
+            secretId: 's1',
+            env: { OPENAI_KEY: 'sk-live' },
+          },
         })
         .expect(201);
       const stored = JSON.stringify((await t.dataSource.query(`SELECT details FROM activity_log WHERE id = $1`, [res.body.id]))[0].details);
@@ -39,19 +57,32 @@ describe('activity', () => {
       const c = await createCompany(t);
       const res = await t.http.post(`/api/companies/${c.id}/activity`).send({ action: 'a' }).expect(400);
       expect(res.body.fields.map((f: { field: string }) => f.field)).toEqual(expect.arrayContaining(['actorId', 'entityType', 'entityId']));
-      await t.http.post(`/api/companies/${c.id}/activity`).send({ actorId: 'x', action: 'a', entityType: 'e', entityId: '1', agentId: 'nope' }).expect(400);
+      await t.http
+        .post(`/api/companies/${c.id}/activity`)
+        .send({ actorId: 'x', action: 'a', entityType: 'e', entityId: '1', agentId: 'nope' })
+        .expect(400);
     });
 
     it('answers 404 for an unknown company', async () => {
-      await t.http.post(`/api/companies/${randomUUID()}/activity`).send({ actorId: 'x', action: 'a', entityType: 'e', entityId: '1' }).expect(404);
+      await t.http
+        .post(`/api/companies/${randomUUID()}/activity`)
+        .send({ actorId: 'x', action: 'a', entityType: 'e', entityId: '1' })
+        .expect(404);
     });
   });
 
   describe('GET /api/companies/:companyId/activity', () => {
     it('lists newest first with exact-match filters', async () => {
       const c = await createCompany(t);
-      for (const [type, id] of [['widget', 'w1'], ['widget', 'w2'], ['gadget', 'w1']]) {
-        await t.http.post(`/api/companies/${c.id}/activity`).send({ actorId: 'x', action: 'made', entityType: type, entityId: id }).expect(201);
+      for (const [type, id] of [
+        ['widget', 'w1'],
+        ['widget', 'w2'],
+        ['gadget', 'w1'],
+      ]) {
+        await t.http
+          .post(`/api/companies/${c.id}/activity`)
+          .send({ actorId: 'x', action: 'made', entityType: type, entityId: id })
+          .expect(201);
       }
       const all = (await t.http.get(`/api/companies/${c.id}/activity`).expect(200)).body;
       const times = all.map((a: { createdAt: string }) => Date.parse(a.createdAt));
@@ -66,7 +97,8 @@ describe('activity', () => {
 
     it('never lets records be updated', async () => {
       const c = await createCompany(t);
-      const rec = (await t.http.post(`/api/companies/${c.id}/activity`).send({ actorId: 'x', action: 'a', entityType: 'e', entityId: '1' })).body;
+      const rec = (await t.http.post(`/api/companies/${c.id}/activity`).send({ actorId: 'x', action: 'a', entityType: 'e', entityId: '1' }))
+        .body;
       await expect(t.dataSource.query(`UPDATE activity_log SET action = 'changed' WHERE id = $1`, [rec.id])).rejects.toThrow(/append-only/);
     });
   });

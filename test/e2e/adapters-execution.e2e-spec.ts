@@ -1,7 +1,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  FIXTURES, insertAgent, insertAgentKey, probeConfig, startServer, startWsServer, TERMINAL, TestServer, useHeartbeatApp, waitFor, waitRun, wakeRun,
+  FIXTURES,
+  insertAgent,
+  insertAgentKey,
+  probeConfig,
+  startServer,
+  startWsServer,
+  TERMINAL,
+  TestServer,
+  useHeartbeatApp,
+  waitFor,
+  waitRun,
+  wakeRun,
 } from '../support/heartbeat';
 import type { TestApp } from '../support/test-app';
 
@@ -25,10 +36,21 @@ describe('adapter execution', () => {
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ summary: 'did the thing', usage: { inputTokens: 10 }, costCents: 3 }));
       });
-      const agent = await insertAgent(t, companyId, { adapterType: 'http', adapterConfig: { url: `${server.url}/hook`, headers: { 'x-extra': 'yes' } } });
-      const runId = await wakeRun(t, agent.id, { source: 'on_demand', reason: 'hello', payload: { issueId: '66666666-6666-4666-8666-666666666666' } });
+      const agent = await insertAgent(t, companyId, {
+        adapterType: 'http',
+        adapterConfig: { url: `${server.url}/hook`, headers: { 'x-extra': 'yes' } },
+      });
+      const runId = await wakeRun(t, agent.id, {
+        source: 'on_demand',
+        reason: 'hello',
+        payload: { issueId: '66666666-6666-4666-8666-666666666666' },
+      });
       const row = await waitRun(t, runId, TERMINAL);
-      expect(row).toMatchObject({ status: 'succeeded', usage_json: { inputTokens: 10, costCents: 3 }, result_json: { summary: 'did the thing' } });
+      expect(row).toMatchObject({
+        status: 'succeeded',
+        usage_json: { inputTokens: 10, costCents: 3 },
+        result_json: { summary: 'did the thing' },
+      });
       const [req] = server.requests;
       expect(req.method).toBe('POST');
       expect(req.url).toBe('/hook');
@@ -45,7 +67,10 @@ describe('adapter execution', () => {
       const bad = await insertAgent(t, companyId, { adapterType: 'http', adapterConfig: { url: server.url } });
       expect(await waitRun(t, await wakeRun(t, bad.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'adapter_http_status' });
       const gone = await insertAgent(t, companyId, { adapterType: 'http', adapterConfig: { url: 'http://127.0.0.1:9/none' } });
-      expect(await waitRun(t, await wakeRun(t, gone.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'adapter_http_unreachable' });
+      expect(await waitRun(t, await wakeRun(t, gone.id), TERMINAL)).toMatchObject({
+        status: 'failed',
+        error_code: 'adapter_http_unreachable',
+      });
     });
 
     it('times out a slow remote (timed_out)', async () => {
@@ -71,12 +96,24 @@ describe('adapter execution', () => {
       expect((await waitRun(t, runId, ['running'])).status).toBe('running');
       const { runToken } = server.requests[0].body;
       // another run's header with this token: 422
-      await t.http.post(`/api/heartbeat-runs/${runId}/complete`).set('Authorization', `Bearer ${runToken}`).set('X-Service-Run-Id', '00000000-0000-4000-8000-000000000000').send({}).expect(422);
+      await t.http
+        .post(`/api/heartbeat-runs/${runId}/complete`)
+        .set('Authorization', `Bearer ${runToken}`)
+        .set('X-Service-Run-Id', '00000000-0000-4000-8000-000000000000')
+        .send({})
+        .expect(422);
       // the board cannot complete a run
       await t.http.post(`/api/heartbeat-runs/${runId}/complete`).send({}).expect(403);
-      await t.http.post(`/api/heartbeat-runs/${runId}/complete`).set('Authorization', `Bearer ${runToken}`).send({ status: 'bogus' }).expect(400);
-      const done = await t.http.post(`/api/heartbeat-runs/${runId}/complete`).set('Authorization', `Bearer ${runToken}`)
-        .send({ status: 'succeeded', summary: 'async done', usage: { outputTokens: 7 } }).expect(200);
+      await t.http
+        .post(`/api/heartbeat-runs/${runId}/complete`)
+        .set('Authorization', `Bearer ${runToken}`)
+        .send({ status: 'bogus' })
+        .expect(400);
+      const done = await t.http
+        .post(`/api/heartbeat-runs/${runId}/complete`)
+        .set('Authorization', `Bearer ${runToken}`)
+        .send({ status: 'succeeded', summary: 'async done', usage: { outputTokens: 7 } })
+        .expect(200);
       expect(done.body).toMatchObject({ status: 'succeeded', resultJson: { summary: 'async done' }, usageJson: { outputTokens: 7 } });
       // the token died with the run
       await t.http.post(`/api/heartbeat-runs/${runId}/complete`).set('Authorization', `Bearer ${runToken}`).send({}).expect(401);
@@ -84,7 +121,10 @@ describe('adapter execution', () => {
 
     it('an agent API key of another run cannot complete it (403); the run times out without a callback', async () => {
       server = await startServer((_req, res) => res.end('{}'));
-      const agent = await insertAgent(t, companyId, { adapterType: 'http', adapterConfig: { url: server.url, mode: 'async', timeoutSec: 1 } });
+      const agent = await insertAgent(t, companyId, {
+        adapterType: 'http',
+        adapterConfig: { url: server.url, mode: 'async', timeoutSec: 1 },
+      });
       const key = await insertAgentKey(t, agent);
       const runId = await wakeRun(t, agent.id);
       await waitRun(t, runId, ['running']);
@@ -94,7 +134,10 @@ describe('adapter execution', () => {
 
     it('cancel abandons an async run and tells the remote at cancelUrl', async () => {
       server = await startServer((_req, res) => res.end('{}'));
-      const agent = await insertAgent(t, companyId, { adapterType: 'http', adapterConfig: { url: server.url, mode: 'async', cancelUrl: `${server.url}/cancel` } });
+      const agent = await insertAgent(t, companyId, {
+        adapterType: 'http',
+        adapterConfig: { url: server.url, mode: 'async', cancelUrl: `${server.url}/cancel` },
+      });
       const runId = await wakeRun(t, agent.id);
       await waitRun(t, runId, ['running']);
       await waitFor(async () => server.requests.length > 0, 'remote called');
@@ -113,7 +156,11 @@ describe('adapter execution', () => {
       const auth = { Authorization: `Bearer ${token}` };
       await t.http.get(`/api/heartbeat-runs/${runId}`).set(auth).expect(200);
       await t.http.get(`/api/heartbeat-runs/${runId}`).set(auth).set('X-Service-Run-Id', runId).expect(200);
-      await t.http.get(`/api/heartbeat-runs/${runId}`).set(auth).set('X-Service-Run-Id', '00000000-0000-4000-8000-000000000000').expect(422);
+      await t.http
+        .get(`/api/heartbeat-runs/${runId}`)
+        .set(auth)
+        .set('X-Service-Run-Id', '00000000-0000-4000-8000-000000000000')
+        .expect(422);
       // board-only route: the token is an agent credential
       await t.http.get('/api/instance/settings/general').set(auth).expect(403);
       // a forged signature
@@ -135,11 +182,14 @@ describe('adapter execution', () => {
   });
 
   describe('CLI runtimes', () => {
-    it.each(['runtime_a_local', 'runtime_f_local', 'runtime_g'])('%s with a missing CLI fails at once with adapter_command_not_found', async (type) => {
-      const agent = await insertAgent(t, companyId, { adapterType: type, adapterConfig: {} });
-      const row = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 5000);
-      expect(row).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_found' });
-    });
+    it.each(['runtime_a_local', 'runtime_f_local', 'runtime_g'])(
+      '%s with a missing CLI fails at once with adapter_command_not_found',
+      async (type) => {
+        const agent = await insertAgent(t, companyId, { adapterType: type, adapterConfig: {} });
+        const row = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 5000);
+        expect(row).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_found' });
+      },
+    );
 
     it('passes the prompt on stdin and parses JSON-lines usage and session id', async () => {
       const script = path.join(FIXTURES, 'fake-cli-runtime.js');
@@ -149,7 +199,11 @@ describe('adapter execution', () => {
       });
       const runId = await wakeRun(t, agent.id, { source: 'on_demand', reason: 'cli-test' });
       const row = await waitRun(t, runId, TERMINAL);
-      expect(row).toMatchObject({ status: 'succeeded', usage_json: { input_tokens: 5, output_tokens: 8 }, result_json: { sessionId: 'sess-1' } });
+      expect(row).toMatchObject({
+        status: 'succeeded',
+        usage_json: { input_tokens: 5, output_tokens: 8 },
+        result_json: { sessionId: 'sess-1' },
+      });
       expect(row.result_json.summary).toContain('Be brief.');
       expect(row.result_json.summary).toContain('Reason: cli-test');
     });
@@ -160,7 +214,8 @@ describe('adapter execution', () => {
         // the fixture is executable (#!/usr/bin/env node), so flags come straight after the command
         adapterConfig: { command: path.join(FIXTURES, 'fake-cli-runtime.js'), modelArg: '', resumeArg: '--resume' },
       });
-      const summary = async (body: Record<string, unknown>) => (await waitRun(t, await wakeRun(t, agent.id, body), TERMINAL)).result_json.summary as string;
+      const summary = async (body: Record<string, unknown>) =>
+        (await waitRun(t, await wakeRun(t, agent.id, body), TERMINAL)).result_json.summary as string;
       expect(await summary({})).toMatch(/ARGS:$/);
       expect(await summary({})).toMatch(/ARGS:--resume sess-1$/);
       expect(await summary({ forceFreshSession: true })).not.toContain('--resume');
@@ -173,13 +228,23 @@ describe('adapter execution', () => {
 
     it('injects bound secrets into the process env, follows rotation for latest, keeps pins, and redacts values from the log', async () => {
       const plain = `s3cret-${Date.now()}-value`;
-      const secretId = (await t.http.post(`/api/companies/${companyId}/secrets`).send({ name: `TOKEN_${Date.now()}`, value: plain }).expect(201)).body.id;
-      await t.http.post(`/api/secrets/${secretId}/rotate`).send({ value: `${plain}-v2` }).expect(200);
-      const script = "const h=(v)=>require('crypto').createHash('sha256').update(v).digest('hex');" +
+      const secretId = (
+        await t.http
+          .post(`/api/companies/${companyId}/secrets`)
+          .send({ name: `TOKEN_${Date.now()}`, value: plain })
+          .expect(201)
+      ).body.id;
+      await t.http
+        .post(`/api/secrets/${secretId}/rotate`)
+        .send({ value: `${plain}-v2` })
+        .expect(200);
+      const script =
+        "const h=(v)=>require('crypto').createHash('sha256').update(v).digest('hex');" +
         "console.log('LATEST='+h(process.env.LATEST));console.log('PINNED='+h(process.env.PINNED));console.log('echo '+process.env.PINNED)";
       const agent = await insertAgent(t, companyId, {
         adapterConfig: {
-          command: process.execPath, args: ['-e', script],
+          command: process.execPath,
+          args: ['-e', script],
           env: { LATEST: { type: 'secret_ref', secretId, version: 'latest' }, PINNED: { type: 'secret_ref', secretId, version: 1 } },
         },
       });
@@ -193,7 +258,9 @@ describe('adapter execution', () => {
     });
 
     it('a secret reference to a missing secret fails the run before the process starts (secret_not_found)', async () => {
-      const agent = await insertAgent(t, companyId, { adapterConfig: { command: 'true', env: { TOKEN: { type: 'secret_ref', secretId: '77777777-7777-4777-8777-777777777777' } } } });
+      const agent = await insertAgent(t, companyId, {
+        adapterConfig: { command: 'true', env: { TOKEN: { type: 'secret_ref', secretId: '77777777-7777-4777-8777-777777777777' } } },
+      });
       expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'secret_not_found' });
     });
   });
@@ -214,7 +281,14 @@ describe('adapter execution', () => {
       const row = await waitRun(t, runId, TERMINAL);
       expect(row).toMatchObject({ status: 'succeeded', result_json: { summary: `handled ${runId}` }, usage_json: { tokens: 4 } });
       const wakeMsg = JSON.parse(server.received[0]);
-      expect(wakeMsg).toMatchObject({ type: 'wake', runId, agentId: agent.id, companyId, runToken: expect.stringMatching(/^eyJ/), context: { reason: 'gw' } });
+      expect(wakeMsg).toMatchObject({
+        type: 'wake',
+        runId,
+        agentId: agent.id,
+        companyId,
+        runToken: expect.stringMatching(/^eyJ/),
+        context: { reason: 'gw' },
+      });
       const log = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);
       expect(log.body.content).toContain('progress');
     });
@@ -226,7 +300,11 @@ describe('adapter execution', () => {
       });
       const agent = await insertAgent(t, companyId, { adapterType: 'gateway_a', adapterConfig: { url: server.url } });
       expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'gateway_closed' });
-      expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({ status: 'failed', error_code: 'remote_reported_failure', error: 'no capacity' });
+      expect(await waitRun(t, await wakeRun(t, agent.id), TERMINAL)).toMatchObject({
+        status: 'failed',
+        error_code: 'remote_reported_failure',
+        error: 'no capacity',
+      });
     });
 
     it('times out a silent gateway, and cancel tells the gateway', async () => {
@@ -237,7 +315,11 @@ describe('adapter execution', () => {
       const runId = await wakeRun(t, agent.id);
       await waitFor(async () => server.received.some((m) => JSON.parse(m).runId === runId), 'wake received');
       await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(200);
-      await waitFor(async () => server.received.some((m) => JSON.parse(m).type === 'cancel' && JSON.parse(m).runId === runId), 'cancel message', 3000);
+      await waitFor(
+        async () => server.received.some((m) => JSON.parse(m).type === 'cancel' && JSON.parse(m).runId === runId),
+        'cancel message',
+        3000,
+      );
     });
 
     it('fails with gateway_unreachable when nothing listens', async () => {

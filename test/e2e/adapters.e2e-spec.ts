@@ -14,7 +14,11 @@ describe('adapters registry routes', () => {
       const res = await t.http.get('/api/adapters').expect(200);
       const types = res.body.map((a: { type: string }) => a.type);
       expect(types).toEqual(expect.arrayContaining(['process', 'http', 'runtime_a_local', 'runtime_g', 'gateway_a']));
-      expect(res.body.find((a: { type: string }) => a.type === 'process')).toMatchObject({ builtIn: true, executable: true, configSchema: expect.any(Object) });
+      expect(res.body.find((a: { type: string }) => a.type === 'process')).toMatchObject({
+        builtIn: true,
+        executable: true,
+        configSchema: expect.any(Object),
+      });
     });
 
     it('refuses agent callers', async () => {

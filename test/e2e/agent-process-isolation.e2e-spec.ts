@@ -9,7 +9,11 @@ const PG_MODULE = path.dirname(require.resolve('pg/package.json'));
 
 async function runLog(t: TestApp, runId: string): Promise<string> {
   const res = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);
-  return (res.body.content as string).split('\n').filter(Boolean).map((l) => JSON.parse(l).chunk).join('');
+  return (res.body.content as string)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).chunk)
+    .join('');
 }
 
 function probeResult(log: string): Record<string, any> {
@@ -18,7 +22,7 @@ function probeResult(log: string): Record<string, any> {
   return JSON.parse(line.slice('PROBE '.length));
 }
 
-describe('agent processes cannot read the service\'s data or database', () => {
+describe("agent processes cannot read the service's data or database", () => {
   let t: TestApp;
   let companyId: string;
   let work: string;
@@ -37,10 +41,18 @@ describe('agent processes cannot read the service\'s data or database', () => {
   const probeAgent = (extra: Record<string, unknown> = {}) => {
     const keys = path.join(t.dataDir, 'keys');
     const args = JSON.stringify({
-      readFiles: [path.join(keys, 'secrets-master-key'), path.join(keys, 'jwt-secret'), process.env.TEST_PG_PASSWORD_FILE ?? '/nonexistent'],
-      pgPort, pgModule: PG_MODULE, passFile: process.env.TEST_PG_PASSWORD_FILE ?? '/nonexistent',
+      readFiles: [
+        path.join(keys, 'secrets-master-key'),
+        path.join(keys, 'jwt-secret'),
+        process.env.TEST_PG_PASSWORD_FILE ?? '/nonexistent',
+      ],
+      pgPort,
+      pgModule: PG_MODULE,
+      passFile: process.env.TEST_PG_PASSWORD_FILE ?? '/nonexistent',
     });
-    return insertAgent(t, companyId, { adapterConfig: { command: process.execPath, args: [path.join(FIXTURES, 'agent-isolation-probe.js'), args], cwd: work, ...extra } });
+    return insertAgent(t, companyId, {
+      adapterConfig: { command: process.execPath, args: [path.join(FIXTURES, 'agent-isolation-probe.js'), args], cwd: work, ...extra },
+    });
   };
 
   it('keeps the data directory 0700 and its key files 0600', () => {
@@ -50,26 +62,29 @@ describe('agent processes cannot read the service\'s data or database', () => {
     if (process.env.TEST_PG_PASSWORD_FILE) expect(fs.statSync(process.env.TEST_PG_PASSWORD_FILE).mode & 0o777).toBe(0o600);
   });
 
-  (asRoot ? it : it.skip)('as root: the process runs as the unprivileged agent user; the master key, the password file and the database are out of reach, and the run still works', async () => {
-    const agent = await probeAgent();
-    const runId = await wakeRun(t, agent.id);
-    expect(await waitRun(t, runId, TERMINAL)).toMatchObject({ status: 'succeeded' });
-    const probe = probeResult(await runLog(t, runId));
-    expect(probe.uid).not.toBe(0);
-    expect(probe.gid).not.toBe(0);
-    expect(probe.groups).not.toContain(0);
-    // readable by nobody but the service
-    for (const result of Object.values(probe.reads)) expect(result).toBe('EACCES');
-    // no well-known credentials, and the password file is unreadable
-    expect(probe.db.legacyDefault).toBe('28P01');
-    expect(probe.db.postgresUser).toBe('28P01');
-    expect(probe.db.passFile).not.toBe('connected');
-    expect(probe.db.passFilePathAsPassword).toBe('28P01');
-    // a HOME and a working directory of its own that it may write
-    expect(probe.writes).toBe('ok');
-    expect(probe.home).toMatch(/^\/var\/lib\//);
-    expect(probe.cwd).toBe(work);
-  });
+  (asRoot ? it : it.skip)(
+    'as root: the process runs as the unprivileged agent user; the master key, the password file and the database are out of reach, and the run still works',
+    async () => {
+      const agent = await probeAgent();
+      const runId = await wakeRun(t, agent.id);
+      expect(await waitRun(t, runId, TERMINAL)).toMatchObject({ status: 'succeeded' });
+      const probe = probeResult(await runLog(t, runId));
+      expect(probe.uid).not.toBe(0);
+      expect(probe.gid).not.toBe(0);
+      expect(probe.groups).not.toContain(0);
+      // readable by nobody but the service
+      for (const result of Object.values(probe.reads)) expect(result).toBe('EACCES');
+      // no well-known credentials, and the password file is unreadable
+      expect(probe.db.legacyDefault).toBe('28P01');
+      expect(probe.db.postgresUser).toBe('28P01');
+      expect(probe.db.passFile).not.toBe('connected');
+      expect(probe.db.passFilePathAsPassword).toBe('28P01');
+      // a HOME and a working directory of its own that it may write
+      expect(probe.writes).toBe('ok');
+      expect(probe.home).toMatch(/^\/var\/lib\//);
+      expect(probe.cwd).toBe(work);
+    },
+  );
 
   (asRoot ? it : it.skip)('a working directory the agent user cannot enter fails the run with a clear error naming the path', async () => {
     const closed = fs.mkdtempSync(path.join(work, 'closed-'));
@@ -86,7 +101,12 @@ describe('agent processes cannot read the service\'s data or database', () => {
     try {
       const co = (await createCompany(optOut)).id;
       const file = path.join(work, `optout-${Date.now()}.json`);
-      const agent = await insertAgent(optOut, co, { adapterConfig: { command: process.execPath, args: ['-e', `require('fs').writeFileSync(${JSON.stringify(file)}, String(process.getuid()))`] } });
+      const agent = await insertAgent(optOut, co, {
+        adapterConfig: {
+          command: process.execPath,
+          args: ['-e', `require('fs').writeFileSync(${JSON.stringify(file)}, String(process.getuid()))`],
+        },
+      });
       expect(await waitRun(optOut, await wakeRun(optOut, agent.id), TERMINAL)).toMatchObject({ status: 'succeeded' });
       expect(fs.readFileSync(file, 'utf8')).toBe('0');
     } finally {

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { generateToken, sha256Hex } from '../../src/common/auth/tokens';
 import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation';
-import { agentBody, createAgent, createAgentKey, createAgentWithKey, createPendingHire, createRestrictedAgentWithKey } from '../support/agents';
+import {
+  agentBody,
+  createAgent,
+  createAgentKey,
+  createAgentWithKey,
+  createPendingHire,
+  createRestrictedAgentWithKey,
+} from '../support/agents';
 import { bearer, createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -64,7 +71,9 @@ describe('agent lifecycle, keys, permissions', () => {
       const co = await createCompany(t);
       const boss = await createRestrictedAgentWithKey(t, co.id);
       const worker = await createRestrictedAgentWithKey(t, co.id, { reportsTo: boss.agent.id });
-      expect((await t.http.post(`/api/agents/${boss.agent.id}/pause`).set(bearer(worker.token)).expect(403)).body.reason).toBe('deny_missing_grant');
+      expect((await t.http.post(`/api/agents/${boss.agent.id}/pause`).set(bearer(worker.token)).expect(403)).body.reason).toBe(
+        'deny_missing_grant',
+      );
       await t.http.post(`/api/agents/${worker.agent.id}/pause`).set(bearer(worker.token)).expect(403);
       const paused = await t.http.post(`/api/agents/${worker.agent.id}/pause`).set(bearer(boss.token)).expect(200);
       // the manager may run the lifecycle but, without agents:create, not read the configuration
@@ -222,13 +231,16 @@ describe('agent lifecycle, keys, permissions', () => {
     it('reactivates an inactive membership when canAssignTasks is granted', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
-      await t.dataSource.query(`UPDATE company_memberships SET status = 'inactive' WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [
-        co.id,
-        a.id,
-      ]);
+      await t.dataSource.query(
+        `UPDATE company_memberships SET status = 'inactive' WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
+        [co.id, a.id],
+      );
       expect((await t.http.get(`/api/agents/${a.id}`)).body.access.taskAssignSource).toBe('none');
       await t.http.patch(`/api/agents/${a.id}/permissions`).send({ canAssignTasks: true }).expect(200);
-      expect((await t.http.get(`/api/agents/${a.id}`)).body.access).toMatchObject({ canAssignTasks: true, membership: { status: 'active' } });
+      expect((await t.http.get(`/api/agents/${a.id}`)).body.access).toMatchObject({
+        canAssignTasks: true,
+        membership: { status: 'active' },
+      });
     });
 
     it('accepts board callers and the company CEO agent; other agents get 403', async () => {
@@ -237,10 +249,18 @@ describe('agent lifecycle, keys, permissions', () => {
       const eng = await createAgentWithKey(t, co.id, { role: 'engineer' });
       await t.http.patch(`/api/agents/${eng.agent.id}/permissions`).send({ canCreateAgents: true }).expect(200);
       const ceo = await createAgentWithKey(t, co.id, { role: 'ceo' });
-      const denied = await t.http.patch(`/api/agents/${target.id}/permissions`).set(bearer(eng.token)).send({ canCreateAgents: true }).expect(403);
+      const denied = await t.http
+        .patch(`/api/agents/${target.id}/permissions`)
+        .set(bearer(eng.token))
+        .send({ canCreateAgents: true })
+        .expect(403);
       expect(denied.body).toMatchObject({ code: 'forbidden', reason: 'deny_missing_grant' });
       expect((await t.http.get(`/api/agents/${target.id}`)).body.permissions).toEqual({});
-      await t.http.patch(`/api/agents/${target.id}/permissions`).set(bearer(ceo.token)).send({ canCreateAgents: true, canAssignTasks: true }).expect(200);
+      await t.http
+        .patch(`/api/agents/${target.id}/permissions`)
+        .set(bearer(ceo.token))
+        .send({ canCreateAgents: true, canAssignTasks: true })
+        .expect(200);
       const g = (await t.http.get(`/api/agents/${target.id}`)).body;
       expect(g.permissions).toEqual({ canCreateAgents: true });
       expect(g.access.grants[0].grantedBy).toBe(`agent:${ceo.agent.id}`);
@@ -255,9 +275,14 @@ describe('agent lifecycle, keys, permissions', () => {
       const policy = { assignmentPolicy: { mode: 'protected' } };
       const res = await t.http.patch(`/api/agents/${a.id}/permissions`).send({ authorizationPolicy: policy }).expect(200);
       expect(res.body.permissions).toEqual({ authorizationPolicy: policy });
-      const bad = await t.http.patch(`/api/agents/${a.id}/permissions`).send({ authorizationPolicy: { weird: true } }).expect(422);
+      const bad = await t.http
+        .patch(`/api/agents/${a.id}/permissions`)
+        .send({ authorizationPolicy: { weird: true } })
+        .expect(422);
       expect(bad.body.field).toBe('authorizationPolicy');
-      expect((await t.http.patch(`/api/agents/${a.id}/permissions`).send({ authorizationPolicy: null }).expect(200)).body.permissions).toEqual({});
+      expect(
+        (await t.http.patch(`/api/agents/${a.id}/permissions`).send({ authorizationPolicy: null }).expect(200)).body.permissions,
+      ).toEqual({});
     });
 
     it('validates the body', async () => {
@@ -272,12 +297,16 @@ describe('agent lifecycle, keys, permissions', () => {
     it('sets budgetMonthlyCents and keeps one synced policy', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
-      expect((await t.http.patch(`/api/agents/${a.id}/budgets`).send({ budgetMonthlyCents: 2500 }).expect(200)).body.budgetMonthlyCents).toBe(2500);
+      expect(
+        (await t.http.patch(`/api/agents/${a.id}/budgets`).send({ budgetMonthlyCents: 2500 }).expect(200)).body.budgetMonthlyCents,
+      ).toBe(2500);
       await t.http.patch(`/api/agents/${a.id}/budgets`).send({ budgetMonthlyCents: 3100 }).expect(200);
       const rows = await t.dataSource.query(`SELECT amount, is_active FROM budget_policies WHERE scope_id = $1`, [a.id]);
       expect(rows).toEqual([{ amount: 3100, is_active: true }]);
       await t.http.patch(`/api/agents/${a.id}/budgets`).send({ budgetMonthlyCents: 0 }).expect(200);
-      expect(await t.dataSource.query(`SELECT amount, is_active FROM budget_policies WHERE scope_id = $1`, [a.id])).toEqual([{ amount: 0, is_active: false }]);
+      expect(await t.dataSource.query(`SELECT amount, is_active FROM budget_policies WHERE scope_id = $1`, [a.id])).toEqual([
+        { amount: 0, is_active: false },
+      ]);
     });
 
     it('rejects bad input and callers without authority', async () => {
@@ -296,7 +325,13 @@ describe('agent lifecycle, keys, permissions', () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id, { desiredSkills: ['service/catalog/agent-protocol'] });
       const res = await t.http.get(`/api/agents/${a.id}/skills`).expect(200);
-      expect(res.body).toMatchObject({ adapterType: 'process', supported: true, mode: 'ephemeral', desiredSkills: ['service/catalog/agent-protocol'], warnings: [] });
+      expect(res.body).toMatchObject({
+        adapterType: 'process',
+        supported: true,
+        mode: 'ephemeral',
+        desiredSkills: ['service/catalog/agent-protocol'],
+        warnings: [],
+      });
       const peer = await createRestrictedAgentWithKey(t, co.id);
       await t.http.get(`/api/agents/${a.id}/skills`).set(bearer(peer.token)).expect(403);
       await t.http.get(`/api/agents/${peer.agent.id}/skills`).set(bearer(peer.token)).expect(200);
@@ -312,7 +347,10 @@ describe('agent lifecycle, keys, permissions', () => {
       await t.http.get(`/api/companies/${other.id}`).set(bearer(token)).expect(403);
       await t.http.post('/api/companies').set(bearer(token)).send({ name: 'Nope Co' }).expect(403);
       await t.http.get('/api/companies').set(bearer(token)).expect(403);
-      await t.http.get(`/api/companies/${co.id}`).set(bearer(generateToken('ak'))).expect(401);
+      await t.http
+        .get(`/api/companies/${co.id}`)
+        .set(bearer(generateToken('ak')))
+        .expect(401);
     });
   });
 });

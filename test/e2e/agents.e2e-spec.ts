@@ -19,7 +19,15 @@ describe('agents', () => {
       const co = await createCompany(t);
       const res = await t.http
         .post(`/api/companies/${co.id}/agents`)
-        .send(agentBody({ name: 'Build Bot', title: 'Builder', capabilities: 'builds', runtimeConfig: { heartbeat: { intervalSec: 60 } }, metadata: { team: 'x' } }))
+        .send(
+          agentBody({
+            name: 'Build Bot',
+            title: 'Builder',
+            capabilities: 'builds',
+            runtimeConfig: { heartbeat: { intervalSec: 60 } },
+            metadata: { team: 'x' },
+          }),
+        )
         .expect(201);
       expect(res.body).toMatchObject({
         companyId: co.id,
@@ -65,15 +73,27 @@ describe('agents', () => {
 
     it('rejects missing name and adapterType with 400', async () => {
       const co = await createCompany(t);
-      await t.http.post(`/api/companies/${co.id}/agents`).send({ adapterType: 'process', adapterConfig: { command: 'x' } }).expect(400);
+      await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send({ adapterType: 'process', adapterConfig: { command: 'x' } })
+        .expect(400);
       await t.http.post(`/api/companies/${co.id}/agents`).send({ name: 'x' }).expect(400);
-      await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ budgetMonthlyCents: -1 })).expect(400);
-      await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ desiredSkills: 'a' })).expect(400);
+      await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ budgetMonthlyCents: -1 }))
+        .expect(400);
+      await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ desiredSkills: 'a' }))
+        .expect(400);
     });
 
     it('rejects an unknown adapter type with 422 naming adapterType', async () => {
       const co = await createCompany(t);
-      const res = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'nope' })).expect(422);
+      const res = await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ adapterType: 'nope' }))
+        .expect(422);
       expect(res.body).toMatchObject({ code: 'unknown_adapter_type', field: 'adapterType' });
       expect(await countAgents(co.id)).toBe(0);
     });
@@ -85,8 +105,14 @@ describe('agents', () => {
       [{ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: -1 } }, 'adapterConfig.timeoutSec'],
       [{ adapterType: 'http', adapterConfig: { url: 'ftp://x' } }, 'adapterConfig.url'],
       [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: [1] } } }, 'adapterConfig.env.A'],
-      [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: 'nope' } } } }, 'adapterConfig.env.A.secretId'],
-      [{ adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: randomUUID(), version: 0 } } } }, 'adapterConfig.env.A.version'],
+      [
+        { adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: 'nope' } } } },
+        'adapterConfig.env.A.secretId',
+      ],
+      [
+        { adapterType: 'process', adapterConfig: { command: 'x', env: { A: { type: 'secret_ref', secretId: randomUUID(), version: 0 } } } },
+        'adapterConfig.env.A.version',
+      ],
       [{ runtimeConfig: { heartbeat: { intervalSec: 'soon' } } }, 'runtimeConfig.heartbeat.intervalSec'],
       [{ runtimeConfig: { heartbeat: { enabled: 'yes' } } }, 'runtimeConfig.heartbeat.enabled'],
       [{ metadata: { serviceBuiltInAgent: { key: 'briefs' } } }, 'metadata.serviceBuiltInAgent'],
@@ -99,13 +125,25 @@ describe('agents', () => {
 
     it('accepts timeoutSec 0 (no time limit, as the README says) for a process agent', async () => {
       const co = await createCompany(t);
-      const res = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: 0 } })).expect(201);
+      const res = await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ adapterType: 'process', adapterConfig: { command: 'x', timeoutSec: 0 } }))
+        .expect(201);
       expect(res.body.adapterConfig.timeoutSec).toBe(0);
     });
 
     const makeSecret = async (companyId: string, rotations = 0): Promise<string> => {
-      const id = (await t.http.post(`/api/companies/${companyId}/secrets`).send({ name: `S-${randomUUID().slice(0, 8)}`, value: 'v1' }).expect(201)).body.id;
-      for (let i = 0; i < rotations; i++) await t.http.post(`/api/secrets/${id}/rotate`).send({ value: `v${i + 2}` }).expect(200);
+      const id = (
+        await t.http
+          .post(`/api/companies/${companyId}/secrets`)
+          .send({ name: `S-${randomUUID().slice(0, 8)}`, value: 'v1' })
+          .expect(201)
+      ).body.id;
+      for (let i = 0; i < rotations; i++)
+        await t.http
+          .post(`/api/secrets/${id}/rotate`)
+          .send({ value: `v${i + 2}` })
+          .expect(200);
       return id;
     };
 
@@ -113,7 +151,10 @@ describe('agents', () => {
       const co = await createCompany(t);
       const secretId = await makeSecret(co.id, 2);
       const a = await createAgent(t, co.id, {
-        adapterConfig: { command: 'x', env: { PLAIN: 'v', REF: { type: 'secret_ref', secretId }, PINNED: { type: 'secret_ref', secretId, version: 3 } } },
+        adapterConfig: {
+          command: 'x',
+          env: { PLAIN: 'v', REF: { type: 'secret_ref', secretId }, PINNED: { type: 'secret_ref', secretId, version: 3 } },
+        },
       });
       expect(a.adapterConfig).toMatchObject({
         command: 'x',
@@ -127,7 +168,10 @@ describe('agents', () => {
       const ref = { type: 'secret_ref', secretId, version: 2, delivery: 'api', projectionClass: 'token' };
       const a = await createAgent(t, co.id, { adapterConfig: { command: 'x', env: { TOKEN: ref, N: 3 } } });
       expect((a.adapterConfig as { env: Record<string, unknown> }).env.TOKEN).toEqual(ref);
-      const bad = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterConfig: { command: 'x', env: { T: { ...ref, delivery: 'mail' } } } })).expect(422);
+      const bad = await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ adapterConfig: { command: 'x', env: { T: { ...ref, delivery: 'mail' } } } }))
+        .expect(422);
       expect(bad.body.field).toBe('adapterConfig.env.T.delivery');
     });
 
@@ -140,32 +184,61 @@ describe('agents', () => {
       const res = await t.http.post(`/api/companies/${co.id}/agents`).send(body(foreign)).expect(422);
       expect(res.body).toMatchObject({ code: 'invalid_secret_reference', field: 'adapterConfig.env.K.secretId' });
       const ok = await t.http.post(`/api/companies/${co.id}/agents`).send(body(own)).expect(201);
-      await t.http.patch(`/api/agents/${ok.body.id}`).send({ adapterConfig: { env: { K: { type: 'secret_ref', secretId: randomUUID() } } } }).expect(422);
+      await t.http
+        .patch(`/api/agents/${ok.body.id}`)
+        .send({ adapterConfig: { env: { K: { type: 'secret_ref', secretId: randomUUID() } } } })
+        .expect(422);
       expect(await countAgents(co.id)).toBe(1);
     });
 
     it('fills create-time adapter defaults: a local runtime model and a gateway device key', async () => {
       const co = await createCompany(t);
-      expect((await createAgent(t, co.id, { adapterType: 'runtime_a_local', adapterConfig: {} })).adapterConfig).toEqual({ model: 'runtime-a-default' });
-      expect((await createAgent(t, co.id, { adapterType: 'runtime_a_local', adapterConfig: { model: 'm' } })).adapterConfig).toEqual({ model: 'm' });
+      expect((await createAgent(t, co.id, { adapterType: 'runtime_a_local', adapterConfig: {} })).adapterConfig).toEqual({
+        model: 'runtime-a-default',
+      });
+      expect((await createAgent(t, co.id, { adapterType: 'runtime_a_local', adapterConfig: { model: 'm' } })).adapterConfig).toEqual({
+        model: 'm',
+      });
       const gw = await createAgent(t, co.id, { adapterType: 'gateway_a', adapterConfig: { url: 'wss://gw.example' } });
       expect(String((gw.adapterConfig as Record<string, unknown>).devicePrivateKeyPem)).toContain('PRIVATE KEY');
-      const off = await createAgent(t, co.id, { adapterType: 'gateway_a', adapterConfig: { url: 'wss://gw.example', disableDeviceAuth: true } });
+      const off = await createAgent(t, co.id, {
+        adapterType: 'gateway_a',
+        adapterConfig: { url: 'wss://gw.example', disableDeviceAuth: true },
+      });
       expect(off.adapterConfig).toEqual({ url: 'wss://gw.example', disableDeviceAuth: true });
     });
 
     it('accepts every built-in adapter type and externally registered ones', async () => {
       const co = await createCompany(t);
       for (const type of ['runtime_b_local', 'runtime_c_local', 'runtime_d_local', 'runtime_e_local', 'runtime_f_local', 'runtime_g']) {
-        await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: type, adapterConfig: {} })).expect(201);
+        await t.http
+          .post(`/api/companies/${co.id}/agents`)
+          .send(agentBody({ adapterType: type, adapterConfig: {} }))
+          .expect(201);
       }
-      await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'http', adapterConfig: { url: 'https://x.example/hook' } })).expect(201);
+      await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ adapterType: 'http', adapterConfig: { url: 'https://x.example/hook' } }))
+        .expect(201);
       const registry = t.app.get(AdapterRegistry);
-      await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'ext_test' })).expect(422);
-      registry.register({ type: 'ext_test', label: 'Ext', configSchema: { type: 'object', required: ['endpoint'], properties: { endpoint: { type: 'string' } } } });
+      await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ adapterType: 'ext_test' }))
+        .expect(422);
+      registry.register({
+        type: 'ext_test',
+        label: 'Ext',
+        configSchema: { type: 'object', required: ['endpoint'], properties: { endpoint: { type: 'string' } } },
+      });
       try {
-        await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'ext_test', adapterConfig: {} })).expect(422);
-        await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ adapterType: 'ext_test', adapterConfig: { endpoint: 'e' } })).expect(201);
+        await t.http
+          .post(`/api/companies/${co.id}/agents`)
+          .send(agentBody({ adapterType: 'ext_test', adapterConfig: {} }))
+          .expect(422);
+        await t.http
+          .post(`/api/companies/${co.id}/agents`)
+          .send(agentBody({ adapterType: 'ext_test', adapterConfig: { endpoint: 'e' } }))
+          .expect(201);
         expect(() => registry.register({ type: 'process', label: 'x', configSchema: { type: 'object', properties: {} } })).toThrow();
       } finally {
         registry.unregister('ext_test');
@@ -176,7 +249,10 @@ describe('agents', () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id, { budgetMonthlyCents: 4321 });
       const none = await createAgent(t, co.id);
-      const rows = await t.dataSource.query(`SELECT scope_id, amount, window_kind FROM budget_policies WHERE company_id = $1 AND scope_type = 'agent'`, [co.id]);
+      const rows = await t.dataSource.query(
+        `SELECT scope_id, amount, window_kind FROM budget_policies WHERE company_id = $1 AND scope_type = 'agent'`,
+        [co.id],
+      );
       expect(rows).toEqual([{ scope_id: a.id, amount: 4321, window_kind: 'calendar_month_utc' }]);
       expect(rows.some((r: { scope_id: string }) => r.scope_id === none.id)).toBe(false);
     });
@@ -186,7 +262,10 @@ describe('agents', () => {
       for (const slug of ['one', 'two']) await t.http.post(`/api/companies/${co.id}/skills`).send({ name: slug }).expect(201);
       // references (here unique slugs) are persisted as canonical keys
       const a = await createAgent(t, co.id, { desiredSkills: ['one', 'two', 'one'] });
-      expect(a.adapterConfig).toEqual({ command: 'true', serviceSkillSync: { desiredSkills: [`company/${co.id}/one`, `company/${co.id}/two`] } });
+      expect(a.adapterConfig).toEqual({
+        command: 'true',
+        serviceSkillSync: { desiredSkills: [`company/${co.id}/one`, `company/${co.id}/two`] },
+      });
     });
 
     it('validates reportsTo: same company and known agent', async () => {
@@ -210,7 +289,9 @@ describe('agents', () => {
 
     it('gives concurrent creates with the same name distinct URL keys', async () => {
       const co = await createCompany(t);
-      const results = await Promise.all(Array.from({ length: 6 }, () => t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ name: 'Racer' }))));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ name: 'Racer' }))),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
       const keys = results.map((r) => r.body.urlKey).sort();
       expect(new Set(keys).size).toBe(6);
@@ -258,8 +339,14 @@ describe('agents', () => {
 
     it('leaves no agent and no approval when the hire fails', async () => {
       const co = await createCompany(t, { requireBoardApprovalForNewAgents: true });
-      await t.http.post(`/api/companies/${co.id}/agent-hires`).send(agentBody({ adapterConfig: { args: [] } })).expect(422);
-      await t.http.post(`/api/companies/${co.id}/agent-hires`).send(agentBody({ sourceIssueIds: ['x'] })).expect(400);
+      await t.http
+        .post(`/api/companies/${co.id}/agent-hires`)
+        .send(agentBody({ adapterConfig: { args: [] } }))
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${co.id}/agent-hires`)
+        .send(agentBody({ sourceIssueIds: ['x'] }))
+        .expect(400);
       expect(await countAgents(co.id)).toBe(0);
       expect(await t.dataSource.query(`SELECT 1 FROM approvals WHERE company_id = $1`, [co.id])).toHaveLength(0);
     });
@@ -300,7 +387,11 @@ describe('agents', () => {
       expect(res.text).not.toContain('secret-cmd');
       const mine = res.body.find((a: { id: string }) => a.id === peer.agent.id);
       expect(mine).toMatchObject({ configRedacted: false, adapterConfig: { command: 'true' } });
-      expect(res.body.find((a: { id: string }) => a.id === target.id)).toMatchObject({ configRedacted: true, adapterConfig: {}, runtimeConfig: {} });
+      expect(res.body.find((a: { id: string }) => a.id === target.id)).toMatchObject({
+        configRedacted: true,
+        adapterConfig: {},
+        runtimeConfig: {},
+      });
       const creator = await createAgentWithKey(t, co.id, { role: 'ceo' });
       const full = await t.http.get(`/api/companies/${co.id}/agents`).set(bearer(creator.token)).expect(200);
       expect(full.text).toContain('secret-cmd');
@@ -409,22 +500,48 @@ describe('agents', () => {
     it('rejects a permissions field with 400 and leaves permissions unchanged', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id, { role: 'engineer' });
-      const res = await t.http.patch(`/api/agents/${a.id}`).send({ permissions: { canCreateAgents: true } }).expect(400);
+      const res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ permissions: { canCreateAgents: true } })
+        .expect(400);
       expect(res.body).toMatchObject({ code: 'permissions_not_patchable', field: 'permissions' });
-      await t.http.patch(`/api/agents/${a.id}`).send({ desiredSkills: ['x'] }).expect(400);
+      await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ desiredSkills: ['x'] })
+        .expect(400);
       expect((await t.http.get(`/api/agents/${a.id}`)).body.permissions).toEqual({});
     });
 
     it('merges adapterConfig unless replaceAdapterConfig is true (skill sync settings survive a replace)', async () => {
       const co = await createCompany(t);
-      const a = await createAgent(t, co.id, { adapterConfig: { command: 'true', args: ['one'], timeoutSec: 30 }, desiredSkills: ['service/catalog/agent-protocol'] });
-      let res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { args: ['two'] } }).expect(200);
-      expect(res.body.adapterConfig).toEqual({ command: 'true', args: ['two'], timeoutSec: 30, serviceSkillSync: { desiredSkills: ['service/catalog/agent-protocol'] } });
-      res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { command: 'echo' }, replaceAdapterConfig: true }).expect(200);
+      const a = await createAgent(t, co.id, {
+        adapterConfig: { command: 'true', args: ['one'], timeoutSec: 30 },
+        desiredSkills: ['service/catalog/agent-protocol'],
+      });
+      let res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ adapterConfig: { args: ['two'] } })
+        .expect(200);
+      expect(res.body.adapterConfig).toEqual({
+        command: 'true',
+        args: ['two'],
+        timeoutSec: 30,
+        serviceSkillSync: { desiredSkills: ['service/catalog/agent-protocol'] },
+      });
+      res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ adapterConfig: { command: 'echo' }, replaceAdapterConfig: true })
+        .expect(200);
       expect(res.body.adapterConfig).toEqual({ command: 'echo', serviceSkillSync: { desiredSkills: ['service/catalog/agent-protocol'] } });
       // a null removes a known key in merge mode
-      res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { timeoutSec: 5 } }).expect(200);
-      res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { timeoutSec: null } }).expect(200);
+      res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ adapterConfig: { timeoutSec: 5 } })
+        .expect(200);
+      res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ adapterConfig: { timeoutSec: null } })
+        .expect(200);
       expect(res.body.adapterConfig.timeoutSec).toBeUndefined();
     });
 
@@ -435,7 +552,10 @@ describe('agents', () => {
       expect(res.body.field).toBe('adapterConfig.url');
       res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterType: 'bogus' }).expect(422);
       expect(res.body.field).toBe('adapterType');
-      res = await t.http.patch(`/api/agents/${a.id}`).send({ adapterConfig: { command: 42 } }).expect(422);
+      res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ adapterConfig: { command: 42 } })
+        .expect(422);
       expect(res.body.field).toBe('adapterConfig.command');
       res = await t.http
         .patch(`/api/agents/${a.id}`)
@@ -519,18 +639,33 @@ describe('agents', () => {
     it('moves status by PATCH for live agents (paused, active)', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
-      expect((await t.http.patch(`/api/agents/${a.id}`).send({ status: 'paused' }).expect(200)).body).toMatchObject({ status: 'paused', pauseReason: 'manual' });
-      expect((await t.http.patch(`/api/agents/${a.id}`).send({ status: 'active' }).expect(200)).body).toMatchObject({ status: 'active', pauseReason: null });
+      expect((await t.http.patch(`/api/agents/${a.id}`).send({ status: 'paused' }).expect(200)).body).toMatchObject({
+        status: 'paused',
+        pauseReason: 'manual',
+      });
+      expect((await t.http.patch(`/api/agents/${a.id}`).send({ status: 'active' }).expect(200)).body).toMatchObject({
+        status: 'active',
+        pauseReason: null,
+      });
     });
 
     it('protects the built-in marker in metadata', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
       await t.dataSource.query(`UPDATE agents SET metadata = '{"serviceBuiltInAgent":{"key":"briefs"}}' WHERE id = $1`, [a.id]);
-      const res = await t.http.patch(`/api/agents/${a.id}`).send({ metadata: { note: 'x' } }).expect(200);
+      const res = await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ metadata: { note: 'x' } })
+        .expect(200);
       expect(res.body.metadata).toEqual({ note: 'x', serviceBuiltInAgent: { key: 'briefs' } });
-      await t.http.patch(`/api/agents/${a.id}`).send({ metadata: { serviceBuiltInAgent: { key: 'other' } } }).expect(422);
-      await t.http.patch(`/api/agents/${a.id}`).send({ metadata: { serviceBuiltInAgent: { key: 'briefs' }, note: 'y' } }).expect(200);
+      await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ metadata: { serviceBuiltInAgent: { key: 'other' } } })
+        .expect(422);
+      await t.http
+        .patch(`/api/agents/${a.id}`)
+        .send({ metadata: { serviceBuiltInAgent: { key: 'briefs' }, note: 'y' } })
+        .expect(200);
     });
 
     it('lets an agent update itself, its managers and config-authorised agents; others get 403', async () => {
@@ -556,7 +691,10 @@ describe('agents', () => {
     const co = await createCompany(t);
     const a = await createAgent(t, co.id);
     const key = await createAgentKey(t, a.id, uniq('k'));
-    const rows = await t.dataSource.query(`SELECT action, details FROM activity_log WHERE company_id = $1 AND entity_type = 'agent' ORDER BY created_at`, [co.id]);
+    const rows = await t.dataSource.query(
+      `SELECT action, details FROM activity_log WHERE company_id = $1 AND entity_type = 'agent' ORDER BY created_at`,
+      [co.id],
+    );
     expect(rows.map((r: { action: string }) => r.action)).toEqual(['agent.created', 'agent.key_created']);
     expect(JSON.stringify(rows)).not.toContain(key.token);
   });
@@ -573,7 +711,10 @@ describe('agents', () => {
       expect(report.ok).toBe(false);
       expect(report.checks[0]).toMatchObject({ name: 'command', ok: false });
       // nothing is recorded
-      const acts = await t.dataSource.query(`SELECT count(*)::int AS n FROM activity_log WHERE entity_id = $1 AND action LIKE '%environment%'`, [bad.id]);
+      const acts = await t.dataSource.query(
+        `SELECT count(*)::int AS n FROM activity_log WHERE entity_id = $1 AND action LIKE '%environment%'`,
+        [bad.id],
+      );
       expect(acts[0].n).toBe(0);
     });
 
@@ -589,5 +730,4 @@ describe('agents', () => {
       await t.http.post(`/api/agents/${randomUUID()}/test-environment`).expect(404);
     });
   });
-
 });

@@ -23,12 +23,26 @@ describe('document annotations', () => {
     it('creates an open, active thread carrying its first comment', async () => {
       const { issue, base } = await setup();
       const rev = await latestRevision(t, issue.id, 'spec');
-      const res = await t.http.post(base).send({
-        baseRevisionId: rev.id, baseRevisionNumber: rev.number, selector: selectorFor(TEXT, 'quick brown fox'), body: 'first!',
-      }).expect(201);
+      const res = await t.http
+        .post(base)
+        .send({
+          baseRevisionId: rev.id,
+          baseRevisionNumber: rev.number,
+          selector: selectorFor(TEXT, 'quick brown fox'),
+          body: 'first!',
+        })
+        .expect(201);
       expect(res.body).toMatchObject({
-        status: 'open', anchorState: 'active', documentKey: 'spec', baseRevisionId: rev.id, baseRevisionNumber: 1,
-        anchorRevisionId: rev.id, commentCount: 1, resolvedAt: null, resolvedByUserId: null, createdByUserId: 'local-board',
+        status: 'open',
+        anchorState: 'active',
+        documentKey: 'spec',
+        baseRevisionId: rev.id,
+        baseRevisionNumber: 1,
+        anchorRevisionId: rev.id,
+        commentCount: 1,
+        resolvedAt: null,
+        resolvedByUserId: null,
+        createdByUserId: 'local-board',
       });
       expect(res.body.comments).toEqual([expect.objectContaining({ body: 'first!', authorUserId: 'local-board' })]);
       expect(res.body.selector.position).toEqual({ markdownStart: 28, markdownEnd: 43, normalizedStart: 28, normalizedEnd: 43 });
@@ -39,10 +53,16 @@ describe('document annotations', () => {
       const { issue, base } = await setup();
       const rev1 = await latestRevision(t, issue.id, 'spec');
       const rev2 = (await putDoc(t, issue.id, 'spec', `${TEXT} Appendix.`, { baseRevisionId: rev1.id }).expect(200)).body;
-      const res = await t.http.post(base).send({ baseRevisionId: rev1.id, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'lazy dog'), body: 'late' }).expect(409);
+      const res = await t.http
+        .post(base)
+        .send({ baseRevisionId: rev1.id, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'lazy dog'), body: 'late' })
+        .expect(409);
       expect(res.body).toMatchObject({ code: 'stale_revision', currentRevisionId: rev2.latestRevisionId, currentRevisionNumber: 2 });
       // the right id with a wrong number is stale too
-      await t.http.post(base).send({ baseRevisionId: rev2.latestRevisionId, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'lazy dog'), body: 'x' }).expect(409);
+      await t.http
+        .post(base)
+        .send({ baseRevisionId: rev2.latestRevisionId, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'lazy dog'), body: 'x' })
+        .expect(409);
     });
 
     it('rejects a selector that does not match the text with 422', async () => {
@@ -57,7 +77,10 @@ describe('document annotations', () => {
     it('accepts stale offsets when the quote is in the text and stores the resolved offsets', async () => {
       const { issue, base } = await setup();
       const rev = await latestRevision(t, issue.id, 'spec');
-      const selector = { quote: { exact: 'lazy dog' }, position: { normalizedStart: 0, normalizedEnd: 8, markdownStart: 0, markdownEnd: 8 } };
+      const selector = {
+        quote: { exact: 'lazy dog' },
+        position: { normalizedStart: 0, normalizedEnd: 8, markdownStart: 0, markdownEnd: 8 },
+      };
       const res = await t.http.post(base).send({ baseRevisionId: rev.id, baseRevisionNumber: 1, selector, body: 'b' }).expect(201);
       expect(res.body.selector.position.markdownStart).toBe(TEXT.indexOf('lazy dog'));
       expect(res.body.originalSelector).toEqual(selector);
@@ -67,7 +90,10 @@ describe('document annotations', () => {
       const body = '# Title\n\nSome **bold claim** here.';
       const { issue, base } = await setup(body);
       const rev = await latestRevision(t, issue.id, 'spec');
-      const res = await t.http.post(base).send({ baseRevisionId: rev.id, baseRevisionNumber: 1, selector: { quote: { exact: 'bold claim' } }, body: 'src?' }).expect(201);
+      const res = await t.http
+        .post(base)
+        .send({ baseRevisionId: rev.id, baseRevisionNumber: 1, selector: { quote: { exact: 'bold claim' } }, body: 'src?' })
+        .expect(201);
       const p = res.body.selector.position;
       expect(body.slice(p.markdownStart, p.markdownEnd)).toBe('bold claim');
       expect(p.normalizedStart).toBe('Title Some '.length);
@@ -78,19 +104,30 @@ describe('document annotations', () => {
       const rev = await latestRevision(t, issue.id, 'spec');
       const ok = { baseRevisionId: rev.id, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'beta'), body: 'x' };
       for (const bad of [
-        { ...ok, body: '' }, { ...ok, body: 'x'.repeat(20_001) }, { ...ok, baseRevisionId: 'nope' }, { ...ok, baseRevisionNumber: 0 },
-        { ...ok, selector: {} }, { ...ok, selector: { quote: { exact: '' } } }, { ...ok, selector: { quote: { exact: 'beta' }, position: { markdownStart: -1 } } },
+        { ...ok, body: '' },
+        { ...ok, body: 'x'.repeat(20_001) },
+        { ...ok, baseRevisionId: 'nope' },
+        { ...ok, baseRevisionNumber: 0 },
+        { ...ok, selector: {} },
+        { ...ok, selector: { quote: { exact: '' } } },
+        { ...ok, selector: { quote: { exact: 'beta' }, position: { markdownStart: -1 } } },
       ]) {
         await t.http.post(base).send(bad).expect(400);
       }
-      await t.http.post(base).send({ ...ok, body: 'x'.repeat(20_000) }).expect(201);
+      await t.http
+        .post(base)
+        .send({ ...ok, body: 'x'.repeat(20_000) })
+        .expect(201);
     });
 
     it('answers 404 for a missing document and 403 for an agent of another company', async () => {
       const { issue, base } = await setup();
       const rev = await latestRevision(t, issue.id, 'spec');
       const payload = { baseRevisionId: rev.id, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'beta'), body: 'x' };
-      await t.http.post(`${docPath(issue.id, 'missing')}/annotations`).send(payload).expect(404);
+      await t.http
+        .post(`${docPath(issue.id, 'missing')}/annotations`)
+        .send(payload)
+        .expect(404);
       const stranger = await insertAgent(t, (await createCompany(t)).id);
       await t.http.post(base).set(agentHeaders(stranger)).send(payload).expect(403);
       await t.http.get(base).set(agentHeaders(stranger)).expect(403);
@@ -104,13 +141,24 @@ describe('document annotations', () => {
       await createDoc(t, issue.id, 'spec', TEXT);
       const before = (await wakeups(t, assignee.id)).length;
       const thread = await createThread(t, issue.id, 'spec', TEXT, 'lazy dog', agentHeaders(other));
-      await t.http.post(`${docPath(issue.id, 'spec')}/annotations/${thread.id}/comments`).set(agentHeaders(other)).send({ body: 'ping' }).expect(201);
+      await t.http
+        .post(`${docPath(issue.id, 'spec')}/annotations/${thread.id}/comments`)
+        .set(agentHeaders(other))
+        .send({ body: 'ping' })
+        .expect(201);
       const mine = (await wakeups(t, assignee.id)).slice(before);
       expect(mine.map((w) => w.reason)).toEqual(['document_annotation_thread_created', 'document_annotation_comment_added']);
-      expect(mine[0]).toMatchObject({ issue_id: issue.id, payload: expect.objectContaining({ issueId: issue.id, threadId: thread.id, documentKey: 'spec' }) });
+      expect(mine[0]).toMatchObject({
+        issue_id: issue.id,
+        payload: expect.objectContaining({ issueId: issue.id, threadId: thread.id, documentKey: 'spec' }),
+      });
       // the assignee writing itself wakes nobody
       await createThread(t, issue.id, 'spec', TEXT, 'Omega', agentHeaders(assignee));
-      await t.http.post(`${docPath(issue.id, 'spec')}/annotations/${thread.id}/comments`).set(agentHeaders(assignee)).send({ body: 'done' }).expect(201);
+      await t.http
+        .post(`${docPath(issue.id, 'spec')}/annotations/${thread.id}/comments`)
+        .set(agentHeaders(assignee))
+        .send({ body: 'done' })
+        .expect(201);
       expect((await wakeups(t, assignee.id)).length).toBe(before + 2);
       expect(await wakeups(t, other.id)).toEqual([]);
     });
@@ -123,7 +171,13 @@ describe('document annotations', () => {
       const t2 = await createThread(t, issue.id, 'spec', TEXT, 'lazy dog');
       const t3 = await createThread(t, issue.id, 'spec', TEXT, 'Omega');
       await t.http.patch(`${base}/${t1.id}`).send({ status: 'resolved' }).expect(200);
-      const ids = async (status?: string) => (await t.http.get(base).query(status ? { status } : {}).expect(200)).body.map((x: { id: string }) => x.id);
+      const ids = async (status?: string) =>
+        (
+          await t.http
+            .get(base)
+            .query(status ? { status } : {})
+            .expect(200)
+        ).body.map((x: { id: string }) => x.id);
       expect(await ids('open')).toEqual([t3.id, t2.id]);
       expect(await ids('resolved')).toEqual([t1.id]);
       expect(await ids('all')).toEqual([t3.id, t2.id, t1.id]);
@@ -154,8 +208,14 @@ describe('document annotations', () => {
       await t.http.get(`${docPath(issue.id, 'other')}/annotations/${th.id}`).expect(404);
       await t.http.get(`${base}/00000000-0000-4000-8000-000000000000`).expect(404);
       await t.http.get(`${base}/nope`).expect(404);
-      await t.http.post(`${docPath(issue.id, 'other')}/annotations/${th.id}/comments`).send({ body: 'x' }).expect(404);
-      await t.http.patch(`${docPath(issue.id, 'other')}/annotations/${th.id}`).send({ status: 'resolved' }).expect(404);
+      await t.http
+        .post(`${docPath(issue.id, 'other')}/annotations/${th.id}/comments`)
+        .send({ body: 'x' })
+        .expect(404);
+      await t.http
+        .patch(`${docPath(issue.id, 'other')}/annotations/${th.id}`)
+        .send({ status: 'resolved' })
+        .expect(404);
     });
   });
 
@@ -168,7 +228,10 @@ describe('document annotations', () => {
       const after = (await t.http.get(`${base}/${th.id}`).expect(200)).body;
       expect(Date.parse(after.lastActivityAt)).toBeGreaterThan(Date.parse(th.lastActivityAt));
       await t.http.post(`${base}/${th.id}/comments`).send({ body: '' }).expect(400);
-      await t.http.post(`${base}/${th.id}/comments`).send({ body: 'x'.repeat(20_001) }).expect(400);
+      await t.http
+        .post(`${base}/${th.id}/comments`)
+        .send({ body: 'x'.repeat(20_001) })
+        .expect(400);
       expect(await activityActions(t, issue.id)).toContain('issue.document_annotation_comment_added');
     });
   });
@@ -270,7 +333,10 @@ describe('document annotations', () => {
       const rev = await createDoc(t, issue.id, 'plan', TEXT);
       const open = await createThread(t, issue.id, 'plan', TEXT, 'lazy dog', {}, 'too vague');
       const done = await createThread(t, issue.id, 'plan', TEXT, 'Omega');
-      await t.http.patch(`${docPath(issue.id, 'plan')}/annotations/${done.id}`).send({ status: 'resolved' }).expect(200);
+      await t.http
+        .patch(`${docPath(issue.id, 'plan')}/annotations/${done.id}`)
+        .send({ status: 'resolved' })
+        .expect(200);
       const ctx = (await t.http.get(`/api/issues/${issue.id}/heartbeat-context`).expect(200)).body;
       expect(ctx.planReviewContext).toMatchObject({ documentKey: 'plan', latestRevisionId: rev.id, latestRevisionNumber: 1 });
       expect(ctx.planReviewContext.annotationThreads).toEqual([
@@ -292,9 +358,17 @@ describe('document annotations', () => {
       const issue = await createIssue(s, c.id, {}, a.token);
       await s.http.put(docPath(issue.id, 'spec')).set(bearer(a.token)).send({ body: TEXT }).expect(201);
       const base = `${docPath(issue.id, 'spec')}/annotations`;
-      const th = (await s.http.get(`${docPath(issue.id, 'spec')}/revisions`).set(bearer(a.token)).expect(200)).body[0];
-      const created = await s.http.post(base).set(bearer(a.token))
-        .send({ baseRevisionId: th.id, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'beta'), body: 'x' }).expect(201);
+      const th = (
+        await s.http
+          .get(`${docPath(issue.id, 'spec')}/revisions`)
+          .set(bearer(a.token))
+          .expect(200)
+      ).body[0];
+      const created = await s.http
+        .post(base)
+        .set(bearer(a.token))
+        .send({ baseRevisionId: th.id, baseRevisionNumber: 1, selector: selectorFor(TEXT, 'beta'), body: 'x' })
+        .expect(201);
       await s.http.get(base).expect(401);
       await s.http.post(base).send({}).expect(401);
       await s.http.get(`${base}/${created.body.id}`).expect(401);

@@ -45,7 +45,11 @@ describe('approvals', () => {
       const { agent, approval } = await createPendingHire(t, co.id, { adapterConfig: { command: 'snap' }, budgetMonthlyCents: 700 });
       const res = await t.http.get(`/api/approvals/${approval.id}`).expect(200);
       expect(res.body).toMatchObject({ id: approval.id, type: 'hire_agent', status: 'pending', agentId: agent.id, decidedAt: null });
-      expect(res.body.payload.agent).toMatchObject({ adapterConfig: { command: 'snap' }, budgetMonthlyCents: 700, status: 'pending_approval' });
+      expect(res.body.payload.agent).toMatchObject({
+        adapterConfig: { command: 'snap' },
+        budgetMonthlyCents: 700,
+        status: 'pending_approval',
+      });
     });
 
     it('answers 404 for unknown ids and 403 for agents of another company', async () => {
@@ -93,7 +97,10 @@ describe('approvals', () => {
 
     it('is board-only', async () => {
       const co = await approvalCompany();
-      const ceo = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ role: 'ceo' })).expect(201);
+      const ceo = await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ role: 'ceo' }))
+        .expect(201);
       const { token } = await createAgentKey(t, ceo.body.id);
       const { approval } = await createPendingHire(t, co.id);
       await t.http.post(`/api/approvals/${approval.id}/approve`).set(bearer(token)).send({}).expect(403);
@@ -117,7 +124,10 @@ describe('approvals', () => {
 
     it('hires by an agent are decided by the board', async () => {
       const co = await approvalCompany();
-      const ceo = await t.http.post(`/api/companies/${co.id}/agents`).send(agentBody({ role: 'ceo' })).expect(201);
+      const ceo = await t.http
+        .post(`/api/companies/${co.id}/agents`)
+        .send(agentBody({ role: 'ceo' }))
+        .expect(201);
       const { token } = await createAgentKey(t, ceo.body.id);
       const hire = await t.http.post(`/api/companies/${co.id}/agent-hires`).set(bearer(token)).send(agentBody()).expect(201);
       expect(hire.body.approval).toMatchObject({ requestedByActorType: 'agent', requestedByActorId: ceo.body.id });

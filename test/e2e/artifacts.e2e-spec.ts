@@ -18,8 +18,17 @@ describe('artifacts and work products', () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id);
       const base = `/api/issues/${issue.id}/work-products`;
-      const pr = (await t.http.post(base).send({ type: 'pull_request', title: 'PR #1', url: 'https://git.example/pr/1', status: 'open' }).expect(201)).body;
-      expect(pr).toMatchObject({ issueId: issue.id, type: 'pull_request', title: 'PR #1', url: 'https://git.example/pr/1', attachmentId: null, createdByUserId: 'local-board' });
+      const pr = (
+        await t.http.post(base).send({ type: 'pull_request', title: 'PR #1', url: 'https://git.example/pr/1', status: 'open' }).expect(201)
+      ).body;
+      expect(pr).toMatchObject({
+        issueId: issue.id,
+        type: 'pull_request',
+        title: 'PR #1',
+        url: 'https://git.example/pr/1',
+        attachmentId: null,
+        createdByUserId: 'local-board',
+      });
       const file = (await upload(t, c.id, issue.id, 'shot.png', 'image/png', PNG_1x1).expect(201)).body;
       const art = (await t.http.post(base).send({ type: 'artifact', title: 'Screenshot', attachmentId: file.id }).expect(201)).body;
       expect(art.contentPath).toBe(file.contentPath);
@@ -27,10 +36,15 @@ describe('artifacts and work products', () => {
       const upd = (await t.http.patch(`${base}/${pr.id}`).send({ status: 'merged', summary: 'done' }).expect(200)).body;
       expect(upd).toMatchObject({ status: 'merged', summary: 'done', url: pr.url, title: 'PR #1' });
       expect((await t.http.get(`${base}/${pr.id}`).expect(200)).body.status).toBe('merged');
-      expect((await t.http.get(`/api/issues/${issue.id}`).expect(200)).body.workProducts.map((w: { id: string }) => w.id)).toEqual([pr.id, art.id]);
+      expect((await t.http.get(`/api/issues/${issue.id}`).expect(200)).body.workProducts.map((w: { id: string }) => w.id)).toEqual([
+        pr.id,
+        art.id,
+      ]);
       await t.http.delete(`${base}/${pr.id}`).expect(200);
       await t.http.get(`${base}/${pr.id}`).expect(404);
-      expect(await activityActions(t, issue.id)).toEqual(expect.arrayContaining(['issue.work_product_created', 'issue.work_product_updated', 'issue.work_product_deleted']));
+      expect(await activityActions(t, issue.id)).toEqual(
+        expect.arrayContaining(['issue.work_product_created', 'issue.work_product_updated', 'issue.work_product_deleted']),
+      );
     });
 
     it('needs a url or an attachment of the same issue (422) and validates its fields (400)', async () => {
@@ -41,7 +55,12 @@ describe('artifacts and work products', () => {
       const base = `/api/issues/${issue.id}/work-products`;
       await t.http.post(base).send({ type: 'artifact', title: 'x' }).expect(422);
       await t.http.post(base).send({ type: 'artifact', title: 'x', attachmentId: foreign.id }).expect(422);
-      for (const bad of [{ type: 'thing', title: 'x', url: 'https://a.b' }, { type: 'artifact', title: '', url: 'https://a.b' }, { type: 'artifact', title: 'x', url: 'javascript:alert(1)' }, { type: 'artifact', title: 'x', url: 'https://a.b', metadata: 'm' }]) {
+      for (const bad of [
+        { type: 'thing', title: 'x', url: 'https://a.b' },
+        { type: 'artifact', title: '', url: 'https://a.b' },
+        { type: 'artifact', title: 'x', url: 'javascript:alert(1)' },
+        { type: 'artifact', title: 'x', url: 'https://a.b', metadata: 'm' },
+      ]) {
         await t.http.post(base).send(bad).expect(400);
       }
       const w = (await t.http.post(base).send({ type: 'artifact', title: 'x', url: 'https://a.b/c' }).expect(201)).body;
@@ -62,21 +81,53 @@ describe('artifacts and work products', () => {
       await putDoc(t, issue.id, 'findings', 'agent findings body', { title: 'Findings', headers: agentHeaders(agent) }).expect(201);
       await createDoc(t, issue.id, 'board-notes', 'board only'); // not agent-authored: left out
       const file = (await upload(t, c.id, issue.id, 'shot.png', 'image/png', PNG_1x1, { headers: agentHeaders(agent) }).expect(201)).body;
-      const wp = (await t.http.post(`/api/issues/${issue.id}/work-products`).set(agentHeaders(agent))
-        .send({ type: 'artifact', title: 'Report', url: 'https://files.example/report.pdf', summary: 'the report' }).expect(201)).body;
-      await t.http.post(`/api/issues/${issue.id}/work-products`).send({ type: 'pull_request', title: 'PR', url: 'https://x.example/pr' }).expect(201);
+      const wp = (
+        await t.http
+          .post(`/api/issues/${issue.id}/work-products`)
+          .set(agentHeaders(agent))
+          .send({ type: 'artifact', title: 'Report', url: 'https://files.example/report.pdf', summary: 'the report' })
+          .expect(201)
+      ).body;
+      await t.http
+        .post(`/api/issues/${issue.id}/work-products`)
+        .send({ type: 'pull_request', title: 'PR', url: 'https://x.example/pr' })
+        .expect(201);
 
       const body = await artifacts(c.id);
       expect(body.nextCursor).toBeNull();
-      expect(body.artifacts.map((a: { id: string }) => a.id)).toEqual([`work_product:${wp.id}`, `attachment:${file.id}`, expect.stringMatching(/^document:/)]);
+      expect(body.artifacts.map((a: { id: string }) => a.id)).toEqual([
+        `work_product:${wp.id}`,
+        `attachment:${file.id}`,
+        expect.stringMatching(/^document:/),
+      ]);
       const [w, a, d] = body.artifacts;
       expect(d).toMatchObject({
-        source: 'document', mediaKind: 'document', title: 'Findings', previewText: 'agent findings body', contentType: 'text/markdown',
-        issue: { id: issue.id, identifier: issue.identifier, title: issue.title }, project: { id: projectId },
-        createdByAgent: { id: agent.id, name: agent.name }, openPath: `/api/issues/${issue.id}/documents/findings`,
+        source: 'document',
+        mediaKind: 'document',
+        title: 'Findings',
+        previewText: 'agent findings body',
+        contentType: 'text/markdown',
+        issue: { id: issue.id, identifier: issue.identifier, title: issue.title },
+        project: { id: projectId },
+        createdByAgent: { id: agent.id, name: agent.name },
+        openPath: `/api/issues/${issue.id}/documents/findings`,
       });
-      expect(a).toMatchObject({ source: 'attachment', mediaKind: 'image', title: 'shot.png', contentType: 'image/png', contentPath: file.contentPath, downloadPath: file.downloadPath });
-      expect(w).toMatchObject({ source: 'work_product', mediaKind: 'document', title: 'Report', previewText: 'the report', openPath: wp.url, href: wp.url });
+      expect(a).toMatchObject({
+        source: 'attachment',
+        mediaKind: 'image',
+        title: 'shot.png',
+        contentType: 'image/png',
+        contentPath: file.contentPath,
+        downloadPath: file.downloadPath,
+      });
+      expect(w).toMatchObject({
+        source: 'work_product',
+        mediaKind: 'document',
+        title: 'Report',
+        previewText: 'the report',
+        openPath: wp.url,
+        href: wp.url,
+      });
       expect(Date.parse(d.updatedAt)).not.toBeNaN();
     });
 
@@ -91,7 +142,8 @@ describe('artifacts and work products', () => {
       await upload(t, c.id, loose.id, 'log.txt', 'text/plain', 'log').expect(201);
       await upload(t, c.id, loose.id, 'bundle.zip', 'application/zip', 'PK').expect(201);
       await putDoc(t, loose.id, 'spec', 'Quarterly telemetry analysis', { headers: agentHeaders(agent), title: 'Spec' }).expect(201);
-      const titles = async (query: Record<string, string>) => (await artifacts(c.id, query)).artifacts.map((a: { title: string }) => a.title).sort();
+      const titles = async (query: Record<string, string>) =>
+        (await artifacts(c.id, query)).artifacts.map((a: { title: string }) => a.title).sort();
       expect(await titles({ kind: 'image' })).toEqual(['chart.png']);
       expect(await titles({ kind: 'video' })).toEqual(['clip.mp4']);
       expect(await titles({ kind: 'text' })).toEqual(['log.txt']);
@@ -102,7 +154,10 @@ describe('artifacts and work products', () => {
       expect(await titles({ q: 'telemetry' })).toEqual(['Spec', 'chart.png']);
       expect(await titles({ q: '100%' })).toEqual([]);
       expect(await titles({ q: 'x'.repeat(160) })).toEqual([]);
-      await t.http.get(`/api/companies/${c.id}/artifacts`).query({ q: 'x'.repeat(161) }).expect(400);
+      await t.http
+        .get(`/api/companies/${c.id}/artifacts`)
+        .query({ q: 'x'.repeat(161) })
+        .expect(400);
       await t.http.get(`/api/companies/${c.id}/artifacts`).query({ kind: 'audio' }).expect(400);
       await t.http.get(`/api/companies/${c.id}/artifacts`).query({ projectId: 'nope' }).expect(400);
     });
@@ -115,7 +170,10 @@ describe('artifacts and work products', () => {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: { artifacts: Array<{ id: string }>; nextCursor: string | null } = await artifacts(c.id, { limit: 2, ...(cursor ? { cursor } : {}) });
+        const page: { artifacts: Array<{ id: string }>; nextCursor: string | null } = await artifacts(c.id, {
+          limit: 2,
+          ...(cursor ? { cursor } : {}),
+        });
         seen.push(...page.artifacts.map((a) => a.id));
         cursor = page.nextCursor;
         pages++;
@@ -151,7 +209,10 @@ describe('artifacts and work products', () => {
       expect(a.previewArtifacts[0].title).toBe('a3.png');
 
       const byParent = await artifacts(c.id, { groupBy: 'parent_task' });
-      expect(byParent.groups.map((g: { issue: { id: string }; count: number }) => [g.issue.id, g.count])).toEqual([[solo.id, 1], [parent.id, 5]]);
+      expect(byParent.groups.map((g: { issue: { id: string }; count: number }) => [g.issue.id, g.count])).toEqual([
+        [solo.id, 1],
+        [parent.id, 5],
+      ]);
       expect(byParent.groups[1].mediaKinds).toEqual(['image', 'text']);
 
       const paged = await artifacts(c.id, { groupBy: 'task', limit: 2 });
@@ -199,7 +260,13 @@ describe('artifacts and work products', () => {
       const c = await insertCompany(s);
       const a = await insertAgent(s, c.id);
       const issue = await createIssue(s, c.id, {}, a.token);
-      const w = (await s.http.post(`/api/issues/${issue.id}/work-products`).set(bearer(a.token)).send({ type: 'artifact', title: 'x', url: 'https://a.b' }).expect(201)).body;
+      const w = (
+        await s.http
+          .post(`/api/issues/${issue.id}/work-products`)
+          .set(bearer(a.token))
+          .send({ type: 'artifact', title: 'x', url: 'https://a.b' })
+          .expect(201)
+      ).body;
       await s.http.get(`/api/companies/${c.id}/artifacts`).expect(401);
       await s.http.get(`/api/issues/${issue.id}/work-products`).expect(401);
       await s.http.post(`/api/issues/${issue.id}/work-products`).send({}).expect(401);

@@ -31,12 +31,22 @@ describe('attachments', () => {
       const res = await upload(t, c.id, issue.id, 'pixel.png', 'image/png', PNG_1x1).expect(201);
       const a = res.body;
       expect(a).toMatchObject({
-        issueId: issue.id, companyId: c.id, contentType: 'image/png', byteSize: PNG_1x1.length, originalFilename: 'pixel.png',
-        issueCommentId: null, createdByUserId: 'local-board',
-        contentPath: `/api/attachments/${a.id}/content`, openPath: `/api/attachments/${a.id}/content`, downloadPath: `/api/attachments/${a.id}/content?download=1`,
+        issueId: issue.id,
+        companyId: c.id,
+        contentType: 'image/png',
+        byteSize: PNG_1x1.length,
+        originalFilename: 'pixel.png',
+        issueCommentId: null,
+        createdByUserId: 'local-board',
+        contentPath: `/api/attachments/${a.id}/content`,
+        openPath: `/api/attachments/${a.id}/content`,
+        downloadPath: `/api/attachments/${a.id}/content?download=1`,
       });
       expect(a.sha256).toMatch(/^[0-9a-f]{64}$/);
-      const [row] = await t.dataSource.query(`SELECT s.storage_key FROM issue_attachments x JOIN assets s ON s.id = x.asset_id WHERE x.id = $1`, [a.id]);
+      const [row] = await t.dataSource.query(
+        `SELECT s.storage_key FROM issue_attachments x JOIN assets s ON s.id = x.asset_id WHERE x.id = $1`,
+        [a.id],
+      );
       expect(row.storage_key.startsWith(`${c.id}/`)).toBe(true);
       expect(await activityActions(t, issue.id)).toContain('issue.attachment_added');
       const got = await content(a.contentPath).expect(200);
@@ -73,7 +83,7 @@ describe('attachments', () => {
       expect(got.headers['content-type']).toBe('video/quicktime');
     });
 
-    it('links an issueCommentId of the same issue; another issue\'s comment is 422', async () => {
+    it("links an issueCommentId of the same issue; another issue's comment is 422", async () => {
       const { c, issue } = await setup();
       const other = await createIssue(t, c.id);
       const mine = (await t.http.post(`/api/issues/${issue.id}/comments`).send({ body: 'see file' }).expect(201)).body;
@@ -107,7 +117,7 @@ describe('attachments', () => {
   });
 
   describe('GET /api/issues/:issueId/attachments', () => {
-    it('lists the issue\'s attachments with their paths, oldest first', async () => {
+    it("lists the issue's attachments with their paths, oldest first", async () => {
       const { c, issue } = await setup();
       const a = (await upload(t, c.id, issue.id, 'a.txt', 'text/plain', 'a').expect(201)).body;
       const b = (await upload(t, c.id, issue.id, 'b.txt', 'text/plain', 'b').expect(201)).body;
@@ -127,8 +137,11 @@ describe('attachments', () => {
       expect(full.headers['accept-ranges']).toBe('bytes');
       expect(full.headers['content-length']).toBe('11');
       const cases: Array<[string, string, string]> = [
-        ['bytes=6-10', 'world', 'bytes 6-10/11'], ['bytes=0-4', 'hello', 'bytes 0-4/11'], ['bytes=6-', 'world', 'bytes 6-10/11'],
-        ['bytes=-5', 'world', 'bytes 6-10/11'], ['bytes=6-99', 'world', 'bytes 6-10/11'],
+        ['bytes=6-10', 'world', 'bytes 6-10/11'],
+        ['bytes=0-4', 'hello', 'bytes 0-4/11'],
+        ['bytes=6-', 'world', 'bytes 6-10/11'],
+        ['bytes=-5', 'world', 'bytes 6-10/11'],
+        ['bytes=6-99', 'world', 'bytes 6-10/11'],
       ];
       for (const [range, text, cr] of cases) {
         const r = await content(a.contentPath).set('Range', range).expect(206);
@@ -145,7 +158,8 @@ describe('attachments', () => {
       const { c, issue } = await setup();
       const png = (await upload(t, c.id, issue.id, 'pixel.png', 'image/png', PNG_1x1).expect(201)).body;
       const html = (await upload(t, c.id, issue.id, 'page.html', 'text/html', '<b>x</b>').expect(201)).body;
-      const svg = (await upload(t, c.id, issue.id, 'logo.svg', 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg"/>').expect(201)).body;
+      const svg = (await upload(t, c.id, issue.id, 'logo.svg', 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg"/>').expect(201))
+        .body;
       const p = await content(png.contentPath).expect(200);
       expect(p.headers['content-disposition']).toMatch(/^inline; filename="pixel.png"/);
       expect(p.headers['x-content-type-options']).toBe('nosniff');
@@ -159,8 +173,10 @@ describe('attachments', () => {
     it('infers video types for generic stored types from the extension', async () => {
       const { c, issue } = await setup();
       const cases: Array<[string, string, string]> = [
-        ['a.mp4', 'application/octet-stream', 'video/mp4'], ['a.m4v', 'binary/octet-stream', 'video/mp4'],
-        ['a.webm', 'application/x-binary', 'video/webm'], ['a.qt', 'application/octet-stream', 'video/quicktime'],
+        ['a.mp4', 'application/octet-stream', 'video/mp4'],
+        ['a.m4v', 'binary/octet-stream', 'video/mp4'],
+        ['a.webm', 'application/x-binary', 'video/webm'],
+        ['a.qt', 'application/octet-stream', 'video/quicktime'],
       ];
       for (const [name, stored, served] of cases) {
         const a = (await upload(t, c.id, issue.id, name, stored, 'data').expect(201)).body;
@@ -186,7 +202,10 @@ describe('attachments', () => {
       const other = await insertAgent(t, c.id);
       const a = (await upload(t, c.id, issue.id, 'a.txt', 'text/plain', 'x', { headers: agentHeaders(uploader) }).expect(201)).body;
       const b = (await upload(t, c.id, issue.id, 'b.txt', 'text/plain', 'y').expect(201)).body;
-      const [row] = await t.dataSource.query(`SELECT s.storage_key FROM issue_attachments x JOIN assets s ON s.id = x.asset_id WHERE x.id = $1`, [a.id]);
+      const [row] = await t.dataSource.query(
+        `SELECT s.storage_key FROM issue_attachments x JOIN assets s ON s.id = x.asset_id WHERE x.id = $1`,
+        [a.id],
+      );
       await t.http.delete(`/api/attachments/${a.id}`).set(agentHeaders(other)).expect(403);
       await t.http.delete(`/api/attachments/${b.id}`).set(agentHeaders(uploader)).expect(403);
       await t.http.delete(`/api/attachments/${a.id}`).set(agentHeaders(uploader)).expect(200);

@@ -15,8 +15,16 @@ describe('authentication (authenticated mode)', () => {
   describe('POST /api/auth/sign-up/email', () => {
     it('creates a user, signs it in with a cookie and a bearer token, and stores only an scrypt hash', async () => {
       const email = `${uniq('new')}@Example.test`;
-      const res = await t.http.post('/api/auth/sign-up/email').send({ email, password: 'correct horse battery', name: 'Ada Lovelace' }).expect(201);
-      expect(res.body.user).toMatchObject({ email: email.toLowerCase(), name: 'Ada Lovelace', slug: 'ada-lovelace', isInstanceAdmin: false });
+      const res = await t.http
+        .post('/api/auth/sign-up/email')
+        .send({ email, password: 'correct horse battery', name: 'Ada Lovelace' })
+        .expect(201);
+      expect(res.body.user).toMatchObject({
+        email: email.toLowerCase(),
+        name: 'Ada Lovelace',
+        slug: 'ada-lovelace',
+        isInstanceAdmin: false,
+      });
       expect(res.body.token).toMatch(/^svc_ss_/);
       expect(JSON.stringify(res.body)).not.toMatch(/correct horse|passwordHash|password_hash/);
       expect(res.headers['set-cookie'][0]).toMatch(/^svc_session=svc_ss_.*HttpOnly.*SameSite=Lax/i);
@@ -28,7 +36,10 @@ describe('authentication (authenticated mode)', () => {
 
     it('rejects a taken email (case-insensitive) with 409', async () => {
       const u = await signUp(t);
-      const res = await t.http.post('/api/auth/sign-up/email').send({ email: u.email.toUpperCase(), password: 'another password' }).expect(409);
+      const res = await t.http
+        .post('/api/auth/sign-up/email')
+        .send({ email: u.email.toUpperCase(), password: 'another password' })
+        .expect(409);
       expect(res.body.code).toBe('email_taken');
     });
 
@@ -41,7 +52,10 @@ describe('authentication (authenticated mode)', () => {
 
     it('rejects a bad email or a short password with 400', async () => {
       await t.http.post('/api/auth/sign-up/email').send({ email: 'nope', password: 'long enough pw' }).expect(400);
-      const res = await t.http.post('/api/auth/sign-up/email').send({ email: `${uniq('x')}@example.test`, password: 'short' }).expect(400);
+      const res = await t.http
+        .post('/api/auth/sign-up/email')
+        .send({ email: `${uniq('x')}@example.test`, password: 'short' })
+        .expect(400);
       expect(res.body.code).toBe('validation_failed');
     });
   });
@@ -53,7 +67,10 @@ describe('authentication (authenticated mode)', () => {
       expect(token).toMatch(/^svc_ss_/);
       expect(token).not.toBe(u.token);
       const wrong = await t.http.post('/api/auth/sign-in/email').send({ email: u.email, password: 'wrong password' }).expect(401);
-      const unknown = await t.http.post('/api/auth/sign-in/email').send({ email: `${uniq('no')}@example.test`, password: 'whatever' }).expect(401);
+      const unknown = await t.http
+        .post('/api/auth/sign-in/email')
+        .send({ email: `${uniq('no')}@example.test`, password: 'whatever' })
+        .expect(401);
       expect(wrong.body).toEqual(unknown.body);
       expect(wrong.body.code).toBe('invalid_credentials');
     });
@@ -97,16 +114,27 @@ describe('authentication (authenticated mode)', () => {
     it(`limits one client IP to ${LOGIN_LIMITS.perIp} attempts across addresses`, async () => {
       const limiter = t.app.get(LoginRateLimiter);
       for (let i = 0; i < LOGIN_LIMITS.perIp; i++) await limiter.hit(`ip-test-${i}@example.test`, '203.0.113.9');
-      await expect(limiter.hit('ip-test-last@example.test', '203.0.113.9')).rejects.toMatchObject({ status: 429, code: 'too_many_attempts' });
+      await expect(limiter.hit('ip-test-last@example.test', '203.0.113.9')).rejects.toMatchObject({
+        status: 429,
+        code: 'too_many_attempts',
+      });
       await expect(limiter.hit('ip-test-last@example.test', '203.0.113.10')).resolves.toBeUndefined();
     });
 
     it('with SERVICE_TRUST_PROXY off (the default), X-Forwarded-For does not change the client address', async () => {
       const u = await signUp(t);
       for (let i = 0; i < LOGIN_LIMITS.perIpAndEmail; i++) {
-        await t.http.post('/api/auth/sign-in/email').set('X-Forwarded-For', `198.51.100.${i + 1}`).send({ email: u.email, password: 'wrong password' }).expect(401);
+        await t.http
+          .post('/api/auth/sign-in/email')
+          .set('X-Forwarded-For', `198.51.100.${i + 1}`)
+          .send({ email: u.email, password: 'wrong password' })
+          .expect(401);
       }
-      await t.http.post('/api/auth/sign-in/email').set('X-Forwarded-For', '198.51.100.200').send({ email: u.email, password: u.password }).expect(429);
+      await t.http
+        .post('/api/auth/sign-in/email')
+        .set('X-Forwarded-For', '198.51.100.200')
+        .send({ email: u.email, password: u.password })
+        .expect(429);
     });
 
     describe('behind a trusted proxy (SERVICE_TRUST_PROXY=true)', () => {
@@ -118,10 +146,11 @@ describe('authentication (authenticated mode)', () => {
       const attempt = (ip: string, email: string, password: string) =>
         proxied.http.post('/api/auth/sign-in/email').set('X-Forwarded-For', ip).send({ email, password });
 
-      it("a flood of wrong passwords from one address does not lock the owner out from another", async () => {
+      it('a flood of wrong passwords from one address does not lock the owner out from another', async () => {
         const u = await signUp(t);
         const flood = [];
-        for (let i = 0; i < 3 * LOGIN_LIMITS.perIpAndEmail; i++) flood.push((await attempt('203.0.113.66', u.email, 'wrong password')).status);
+        for (let i = 0; i < 3 * LOGIN_LIMITS.perIpAndEmail; i++)
+          flood.push((await attempt('203.0.113.66', u.email, 'wrong password')).status);
         expect(flood.filter((s) => s === 401)).toHaveLength(LOGIN_LIMITS.perIpAndEmail);
         expect(flood.filter((s) => s === 429)).toHaveLength(2 * LOGIN_LIMITS.perIpAndEmail);
         // the flooding address stays locked, even with the right password
@@ -170,7 +199,10 @@ describe('authentication (authenticated mode)', () => {
 
     it('answers 401 without credentials, for unknown, expired and revoked sessions, and ignores a stale cookie', async () => {
       await t.http.get('/api/cli-auth/me').expect(401);
-      await t.http.get('/api/cli-auth/me').set(auth(generateToken('ss'))).expect(401);
+      await t.http
+        .get('/api/cli-auth/me')
+        .set(auth(generateToken('ss')))
+        .expect(401);
       await t.http.get('/api/cli-auth/me').set(auth('not-a-token')).expect(401);
       const u = await signUp(t);
       await t.dataSource.query(`UPDATE user_sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [u.id]);
@@ -209,7 +241,10 @@ describe('authentication (authenticated mode)', () => {
       expect(new Date(res.body.session.expiresAt).getTime()).toBeGreaterThan(Date.now() + 29 * 24 * 3600_000);
       const none = await t.http.get('/api/auth/get-session').expect(200);
       expect(none.body).toEqual({ session: null, user: null, credential: null });
-      const bad = await t.http.get('/api/auth/get-session').set(auth(generateToken('ss'))).expect(200);
+      const bad = await t.http
+        .get('/api/auth/get-session')
+        .set(auth(generateToken('ss')))
+        .expect(200);
       expect(bad.body.user).toBeNull();
     });
   });
@@ -218,7 +253,11 @@ describe('authentication (authenticated mode)', () => {
     it('reads and updates the caller profile; 401 without credentials', async () => {
       await t.http.get('/api/auth/profile').expect(401);
       const u = await signUp(t);
-      const res = await t.http.patch('/api/auth/profile').set(auth(u.token)).send({ name: 'Grace', bio: 'compilers', image: 'https://img.example/g.png' }).expect(200);
+      const res = await t.http
+        .patch('/api/auth/profile')
+        .set(auth(u.token))
+        .send({ name: 'Grace', bio: 'compilers', image: 'https://img.example/g.png' })
+        .expect(200);
       expect(res.body).toMatchObject({ id: u.id, name: 'Grace', bio: 'compilers', image: 'https://img.example/g.png', email: u.email });
       const got = await t.http.get('/api/auth/profile').set(auth(u.token)).expect(200);
       expect(got.body.name).toBe('Grace');
@@ -260,7 +299,10 @@ describe('authentication (authenticated mode)', () => {
       const created = await t.http.post('/api/auth/board-tokens').set(auth(u.token)).send({ name: 'short', expiresInDays: 1 }).expect(201);
       await t.dataSource.query(`UPDATE board_api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1`, [created.body.id]);
       await t.http.get('/api/cli-auth/me').set(auth(created.body.token)).expect(401);
-      await t.http.get('/api/cli-auth/me').set(auth(generateToken('bt'))).expect(401);
+      await t.http
+        .get('/api/cli-auth/me')
+        .set(auth(generateToken('bt')))
+        .expect(401);
     });
 
     it('validate the body', async () => {

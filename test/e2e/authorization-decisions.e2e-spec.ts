@@ -41,11 +41,14 @@ describe('AuthorizationService.decide', () => {
       [companyId, principalType, principalId, role, status],
     );
   const project = async (policy: unknown = null): Promise<string> =>
-    (await t.dataSource.query(
-      `INSERT INTO projects (company_id, name, url_key, execution_workspace_policy) VALUES ($1, 'P', $2, $3) RETURNING id`,
-      [companyId, randomUUID(), policy === null ? null : JSON.stringify(policy)],
-    ))[0].id;
-  const restrictedAgent = async (extra: Record<string, unknown> = {}) => (await createAgent(t, companyId, { role: 'engineer', ...extra })).id;
+    (
+      await t.dataSource.query(
+        `INSERT INTO projects (company_id, name, url_key, execution_workspace_policy) VALUES ($1, 'P', $2, $3) RETURNING id`,
+        [companyId, randomUUID(), policy === null ? null : JSON.stringify(policy)],
+      )
+    )[0].id;
+  const restrictedAgent = async (extra: Record<string, unknown> = {}) =>
+    (await createAgent(t, companyId, { role: 'engineer', ...extra })).id;
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -85,7 +88,9 @@ describe('AuthorizationService.decide', () => {
       const a = await restrictedAgent();
       await grant('agent', a, 'tasks:assign_scope', `project:${p}`);
       expect(await reason(agent(a), 'issue.assign', { targetAgentId: peer, projectId: p })).toBe('allow_explicit_grant');
-      expect(await reason(agent(a), 'issue.assign', { targetAgentId: peer, issue: { assigneeAgentId: null, projectId: p } })).toBe('allow_explicit_grant');
+      expect(await reason(agent(a), 'issue.assign', { targetAgentId: peer, issue: { assigneeAgentId: null, projectId: p } })).toBe(
+        'allow_explicit_grant',
+      );
     });
 
     it('allow_explicit_grant: subtree and assignee scopes', async () => {
@@ -113,7 +118,9 @@ describe('AuthorizationService.decide', () => {
     });
 
     it('allow_company_agent: the change leaves the issue without an agent assignee', async () => {
-      expect(await reason(agent(peer), 'issue.assign', { issue: { id: randomUUID(), assigneeAgentId: worker } })).toBe('allow_company_agent');
+      expect(await reason(agent(peer), 'issue.assign', { issue: { id: randomUUID(), assigneeAgentId: worker } })).toBe(
+        'allow_company_agent',
+      );
     });
 
     it('allow_simple_company_member: any active non-viewer member may assign', async () => {
@@ -178,24 +185,45 @@ describe('AuthorizationService.decide', () => {
 
     it('deny_policy_restricted: protected project, private or approval-requiring agent, issue policy, unclassifiable policy', async () => {
       const protectedProject = await project({ enabled: false, authorizationPolicy: { assignmentPolicy: { mode: 'protected' } } });
-      expect(await reason(agent(ceo), 'issue.assign', { targetAgentId: worker, projectId: protectedProject })).toBe('deny_policy_restricted');
-      expect(await reason(user('u-member'), 'issue.assign', { targetAgentId: worker, projectId: protectedProject })).toBe('deny_policy_restricted');
+      expect(await reason(agent(ceo), 'issue.assign', { targetAgentId: worker, projectId: protectedProject })).toBe(
+        'deny_policy_restricted',
+      );
+      expect(await reason(user('u-member'), 'issue.assign', { targetAgentId: worker, projectId: protectedProject })).toBe(
+        'deny_policy_restricted',
+      );
       // an explicit grant opens a protected target
-      expect(await reason(user('u-granted'), 'issue.assign', { targetAgentId: worker, projectId: protectedProject })).toBe('allow_explicit_grant');
+      expect(await reason(user('u-granted'), 'issue.assign', { targetAgentId: worker, projectId: protectedProject })).toBe(
+        'allow_explicit_grant',
+      );
 
       const privateAgent = await restrictedAgent();
-      await t.dataSource.query(`UPDATE agents SET permissions = $2 WHERE id = $1`, [privateAgent, JSON.stringify({ authorizationPolicy: { agentVisibility: { mode: 'private' } } })]);
+      await t.dataSource.query(`UPDATE agents SET permissions = $2 WHERE id = $1`, [
+        privateAgent,
+        JSON.stringify({ authorizationPolicy: { agentVisibility: { mode: 'private' } } }),
+      ]);
       expect(await reason(agent(ceo), 'issue.assign', { targetAgentId: privateAgent })).toBe('deny_policy_restricted');
       expect(await reason(agent(creator), 'agent.config.update', { targetAgentId: privateAgent })).toBe('deny_policy_restricted');
 
       const approvalAgent = await restrictedAgent();
-      await t.dataSource.query(`UPDATE agents SET permissions = $2 WHERE id = $1`, [approvalAgent, JSON.stringify({ authorizationPolicy: { protectedAgent: { requiresApproval: true } } })]);
+      await t.dataSource.query(`UPDATE agents SET permissions = $2 WHERE id = $1`, [
+        approvalAgent,
+        JSON.stringify({ authorizationPolicy: { protectedAgent: { requiresApproval: true } } }),
+      ]);
       expect(await reason(user('u-granted'), 'issue.assign', { targetAgentId: approvalAgent })).toBe('deny_policy_restricted');
 
       const issue = (policy: unknown) => ({ id: randomUUID(), assigneeAgentId: null, executionPolicy: { authorizationPolicy: policy } });
-      expect(await reason(user('u-granted'), 'issue.assign', { targetAgentId: worker, issue: issue({ assignmentPolicy: { protectedAgentRequiresApproval: true } }) })).toBe('deny_policy_restricted');
-      expect(await reason(user('u-granted'), 'issue.assign', { targetAgentId: worker, issue: issue({ mystery: 1 }) })).toBe('deny_policy_restricted');
-      expect(await reason(agent(manager), 'issue.assign', { targetAgentId: worker, issue: issue({ assignmentPolicy: { mode: 'protected' } }) })).toBe('deny_policy_restricted');
+      expect(
+        await reason(user('u-granted'), 'issue.assign', {
+          targetAgentId: worker,
+          issue: issue({ assignmentPolicy: { protectedAgentRequiresApproval: true } }),
+        }),
+      ).toBe('deny_policy_restricted');
+      expect(await reason(user('u-granted'), 'issue.assign', { targetAgentId: worker, issue: issue({ mystery: 1 }) })).toBe(
+        'deny_policy_restricted',
+      );
+      expect(
+        await reason(agent(manager), 'issue.assign', { targetAgentId: worker, issue: issue({ assignmentPolicy: { mode: 'protected' } }) }),
+      ).toBe('deny_policy_restricted');
     });
 
     it('deny_scope: scoped grants that do not cover the project, assignee or subtree', async () => {
@@ -232,8 +260,13 @@ describe('AuthorizationService.decide', () => {
   });
 
   it('assert() throws 403 { code: forbidden, reason } on deny and returns the decision on allow', async () => {
-    await expect(authz.assert({ actor: local, action: 'agent.create', companyId })).resolves.toEqual({ allowed: true, reason: 'allow_local_board' });
-    const err = await authz.assert({ actor: agent(peer), action: 'issue.assign', companyId, targetAgentId: worker }).catch((e: unknown) => e);
+    await expect(authz.assert({ actor: local, action: 'agent.create', companyId })).resolves.toEqual({
+      allowed: true,
+      reason: 'allow_local_board',
+    });
+    const err = await authz
+      .assert({ actor: agent(peer), action: 'issue.assign', companyId, targetAgentId: worker })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DomainError);
     expect(err).toMatchObject({ status: 403, code: 'forbidden', extra: { reason: 'deny_missing_grant' } });
   });

@@ -35,7 +35,9 @@ describe('board views', () => {
       await t.http.patch(`/api/issues/${hidden.id}`).send({ hiddenAt: new Date().toISOString() }).expect(200);
       await t.dataSource.query(`UPDATE companies SET spent_monthly_cents = 250 WHERE id = $1`, [co.id]);
       const run = (status: string, createdAt: Date, errorCode: string | null = null) =>
-        sqlRun(t, co.id, idle.id, { status, createdAt }).then((id) => t.dataSource.query(`UPDATE heartbeat_runs SET error_code = $2 WHERE id = $1`, [id, errorCode]));
+        sqlRun(t, co.id, idle.id, { status, createdAt }).then((id) =>
+          t.dataSource.query(`UPDATE heartbeat_runs SET error_code = $2 WHERE id = $1`, [id, errorCode]),
+        );
       await run('succeeded', daysAgo(0));
       await run('failed', daysAgo(0), 'adapter_exit_nonzero');
       await run('timed_out', daysAgo(0), 'timeout');
@@ -56,7 +58,12 @@ describe('board views', () => {
       const days = res.body.runActivity as Array<Record<string, any>>;
       expect(days).toHaveLength(14);
       expect(days[13]).toEqual({
-        date: new Date().toISOString().slice(0, 10), succeeded: 1, failed: 2, recovered: 0, other: 1, total: 4,
+        date: new Date().toISOString().slice(0, 10),
+        succeeded: 1,
+        failed: 2,
+        recovered: 0,
+        other: 1,
+        total: 4,
         failedByErrorCode: { adapter_exit_nonzero: 1, timeout: 1 },
       });
       expect(days[10]).toMatchObject({ date: daysAgo(3).toISOString().slice(0, 10), succeeded: 1, total: 1 });
@@ -70,7 +77,10 @@ describe('board views', () => {
 
     it('answers 403 to an agent of another company, 404 for an unknown company; agents of the company may read it', async () => {
       const co = await createCompany(t);
-      await t.http.get(`/api/companies/${co.id}/dashboard`).set(bearer(await outsiderToken())).expect(403);
+      await t.http
+        .get(`/api/companies/${co.id}/dashboard`)
+        .set(bearer(await outsiderToken()))
+        .expect(403);
       await t.http.get('/api/companies/00000000-0000-4000-8000-000000000000/dashboard').expect(404);
       const own = await insertAgentKey(t, await insertAgent(t, co.id));
       await t.http.get(`/api/companies/${co.id}/dashboard`).set(bearer(own)).expect(200);
@@ -88,8 +98,16 @@ describe('board views', () => {
       const res = await t.http.get(`/api/companies/${co.id}/live-runs`).expect(200);
       expect(res.body.map((r: { id: string }) => r.id).sort()).toEqual([running, queued].sort());
       expect(res.body.find((r: { id: string }) => r.id === running)).toMatchObject({
-        companyId: co.id, agentId: agent.id, agentName: 'Live Probe', adapterType: 'process', status: 'running',
-        invocationSource: 'assignment', issueId: issue.id, startedAt: expect.any(String), lastOutputAt: null, finishedAt: null,
+        companyId: co.id,
+        agentId: agent.id,
+        agentName: 'Live Probe',
+        adapterType: 'process',
+        status: 'running',
+        invocationSource: 'assignment',
+        issueId: issue.id,
+        startedAt: expect.any(String),
+        lastOutputAt: null,
+        finishedAt: null,
       });
       const forIssue = await t.http.get(`/api/issues/${issue.identifier}/live-runs`).expect(200);
       expect(forIssue.body.map((r: { id: string }) => r.id)).toEqual([running]);
@@ -111,7 +129,9 @@ describe('board views', () => {
     });
 
     it('shows when a live run last wrote output (the keepalive notices the log growing)', async () => {
-      const agent = await insertAgent(t, f.companyId, { adapterConfig: { command: 'sh', args: ['-c', 'echo started; sleep 60'], timeoutSec: 120 } });
+      const agent = await insertAgent(t, f.companyId, {
+        adapterConfig: { command: 'sh', args: ['-c', 'echo started; sleep 60'], timeoutSec: 120 },
+      });
       const runId = await wakeRun(t, agent.id);
       try {
         const live = await waitFor(async () => {
@@ -126,7 +146,7 @@ describe('board views', () => {
       }
     });
 
-    it('answers 403 to another company\'s agent and 404 for an unknown issue', async () => {
+    it("answers 403 to another company's agent and 404 for an unknown issue", async () => {
       const co = await createCompany(t);
       const issue = await createIssue(t, co.id);
       const token = await outsiderToken();
@@ -149,7 +169,10 @@ describe('board views', () => {
       let cursor: string | undefined;
       let pages = 0;
       do {
-        const res = await t.http.get(`/api/companies/${co.id}/heartbeat-runs`).query({ agentId: a.id, limit: 3, ...(cursor ? { cursor } : {}) }).expect(200);
+        const res = await t.http
+          .get(`/api/companies/${co.id}/heartbeat-runs`)
+          .query({ agentId: a.id, limit: 3, ...(cursor ? { cursor } : {}) })
+          .expect(200);
         seen.push(...res.body.map((r: { id: string }) => r.id));
         cursor = res.headers['x-next-cursor'];
         pages++;
@@ -169,32 +192,51 @@ describe('board views', () => {
       const issue = await createIssue(t, co.id);
       const mine = await sqlRun(t, co.id, a.id, { status: 'succeeded', issueId: issue.id });
       await sqlRun(t, co.id, a.id, { status: 'succeeded' });
-      expect((await t.http.get(`/api/companies/${co.id}/heartbeat-runs?issueId=${issue.id}`).expect(200)).body.map((r: { id: string }) => r.id)).toEqual([mine]);
+      expect(
+        (await t.http.get(`/api/companies/${co.id}/heartbeat-runs?issueId=${issue.id}`).expect(200)).body.map((r: { id: string }) => r.id),
+      ).toEqual([mine]);
       await t.http.get(`/api/companies/${co.id}/heartbeat-runs?cursor=bm9wZQ`).expect(400);
-      await t.http.get(`/api/companies/${co.id}/heartbeat-runs?cursor=${Buffer.from("x'; drop|00000000-0000-4000-8000-000000000000").toString('base64url')}`).expect(400);
+      await t.http
+        .get(
+          `/api/companies/${co.id}/heartbeat-runs?cursor=${Buffer.from("x'; drop|00000000-0000-4000-8000-000000000000").toString('base64url')}`,
+        )
+        .expect(400);
       const first = await t.http.get(`/api/companies/${co.id}/heartbeat-runs?limit=1`).expect(200);
       await t.http.get(`/api/companies/${co.id}/heartbeat-runs?offset=1&cursor=${first.headers['x-next-cursor']}`).expect(400);
       const second = await t.http.get(`/api/companies/${co.id}/heartbeat-runs?limit=1&offset=1`).expect(200);
-      const viaCursor = await t.http.get(`/api/companies/${co.id}/heartbeat-runs?limit=1&cursor=${first.headers['x-next-cursor']}`).expect(200);
+      const viaCursor = await t.http
+        .get(`/api/companies/${co.id}/heartbeat-runs?limit=1&cursor=${first.headers['x-next-cursor']}`)
+        .expect(200);
       expect(second.body).toEqual(viaCursor.body);
     });
   });
 
   describe('POST /api/heartbeat-runs/:runId/cancel', () => {
-    it('lets the run\'s own agent cancel it; another agent of the company gets 403, another company 403', async () => {
+    it("lets the run's own agent cancel it; another agent of the company gets 403, another company 403", async () => {
       const agent = await insertAgent(t, f.companyId, { adapterConfig: SLEEP_CONFIG });
       const peer = await insertAgent(t, f.companyId);
       const runId = await wakeRun(t, agent.id);
-      await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set(bearer(await insertAgentKey(t, peer))).expect(403);
-      await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set(bearer(await outsiderToken())).expect(403);
-      const res = await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).set(bearer(await insertAgentKey(t, agent))).expect(200);
+      await t.http
+        .post(`/api/heartbeat-runs/${runId}/cancel`)
+        .set(bearer(await insertAgentKey(t, peer)))
+        .expect(403);
+      await t.http
+        .post(`/api/heartbeat-runs/${runId}/cancel`)
+        .set(bearer(await outsiderToken()))
+        .expect(403);
+      const res = await t.http
+        .post(`/api/heartbeat-runs/${runId}/cancel`)
+        .set(bearer(await insertAgentKey(t, agent)))
+        .expect(200);
       expect(res.body).toMatchObject({ status: 'cancelled', errorCode: 'cancelled_by_agent' });
     });
   });
 
   describe('GET /api/heartbeat-runs/:runId/log (offset pages)', () => {
     it('pages through the log by byte offset', async () => {
-      const agent = await insertAgent(t, f.companyId, { adapterConfig: { command: 'sh', args: ['-c', 'for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.05; done'] } });
+      const agent = await insertAgent(t, f.companyId, {
+        adapterConfig: { command: 'sh', args: ['-c', 'for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.05; done'] },
+      });
       const runId = await wakeRun(t, agent.id);
       await waitFor(async () => !['queued', 'running'].includes((await t.http.get(`/api/heartbeat-runs/${runId}`)).body.status), 'run end');
       let offset = 0;
@@ -218,18 +260,33 @@ describe('board views', () => {
         general: (await t.http.get('/api/instance/settings/general').expect(200)).body,
         experimental: (await t.http.get('/api/instance/settings/experimental').expect(200)).body,
       });
-      const patched = await t.http.patch('/api/instance/settings').send({ general: { instanceName: 'Board Views' }, experimental: { builtInAgents: true } }).expect(200);
+      const patched = await t.http
+        .patch('/api/instance/settings')
+        .send({ general: { instanceName: 'Board Views' }, experimental: { builtInAgents: true } })
+        .expect(200);
       expect(patched.body.general.instanceName).toBe('Board Views');
       expect(patched.body.experimental.builtInAgents).toBe(true);
       expect((await t.http.get('/api/instance/settings/general').expect(200)).body.instanceName).toBe('Board Views');
-      await t.http.patch('/api/instance/settings').send({ experimental: { builtInAgents: false } }).expect(200);
+      await t.http
+        .patch('/api/instance/settings')
+        .send({ experimental: { builtInAgents: false } })
+        .expect(200);
     });
 
     it('rejects unknown blocks or fields and nulls with 400, writing nothing; agents get 403', async () => {
-      await t.http.patch('/api/instance/settings').send({ general: { instanceName: 'Not Written' }, experimental: { nope: true } }).expect(400);
-      await t.http.patch('/api/instance/settings').send({ general: { instanceName: 'Not Written' }, other: {} }).expect(400);
+      await t.http
+        .patch('/api/instance/settings')
+        .send({ general: { instanceName: 'Not Written' }, experimental: { nope: true } })
+        .expect(400);
+      await t.http
+        .patch('/api/instance/settings')
+        .send({ general: { instanceName: 'Not Written' }, other: {} })
+        .expect(400);
       await t.http.patch('/api/instance/settings').send({ general: null }).expect(400);
-      await t.http.patch('/api/instance/settings').send({ general: { instanceName: null } }).expect(400);
+      await t.http
+        .patch('/api/instance/settings')
+        .send({ general: { instanceName: null } })
+        .expect(400);
       expect((await t.http.get('/api/instance/settings').expect(200)).body.general.instanceName).not.toBe('Not Written');
       const token = await insertAgentKey(t, await insertAgent(t, f.companyId));
       await t.http.get('/api/instance/settings').set(bearer(token)).expect(403);
@@ -258,7 +315,9 @@ describe('board views', () => {
       let cursor: string | null = null;
       do {
         const res: { body: { items: Array<Record<string, any>>; nextCursor: string | null } } = await t.http
-          .get(`/api/companies/${co.id}/audit/agent-actions`).query({ limit: 2, ...(cursor ? { cursor } : {}) }).expect(200);
+          .get(`/api/companies/${co.id}/audit/agent-actions`)
+          .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+          .expect(200);
         expect(res.body).toMatchObject({ accessTier: 'full' });
         seen.push(...res.body.items);
         cursor = res.body.nextCursor;
@@ -267,11 +326,16 @@ describe('board views', () => {
       const created = seen.filter((a) => a.action === 'issue.created').map((a) => a.entityId);
       expect(created).toEqual([issues[3].id, issues[2].id, issues[1].id]);
       expect(seen.find((a) => a.entityId === issues[3].id)?.entity).toEqual({
-        issue: { id: issues[3].id, identifier: issues[3].identifier, title: expect.any(String), status: expect.any(String) }, comment: null, document: null,
+        issue: { id: issues[3].id, identifier: issues[3].identifier, title: expect.any(String), status: expect.any(String) },
+        comment: null,
+        document: null,
       });
       expect(seen.map((a) => a.createdAt)).toEqual([...seen.map((a) => a.createdAt)].sort().reverse());
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?cursor=zzz`).expect(400);
-      await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).set(bearer(await outsiderToken())).expect(403);
+      await t.http
+        .get(`/api/companies/${co.id}/audit/agent-actions`)
+        .set(bearer(await outsiderToken()))
+        .expect(403);
     });
 
     it('filters as the audit page asks: actorScope all, action, entity type and id, agent, run, user, time window', async () => {
@@ -283,7 +347,7 @@ describe('board views', () => {
       const boards = await createIssue(t, co.id);
       await t.http.post(`/api/companies/${co.id}/goals`).set(bearer(token)).send({ title: 'a goal' }).expect(201);
       const q = async (query: Record<string, string>) =>
-        ((await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).query(query).expect(200)).body.items as Array<Record<string, any>>);
+        (await t.http.get(`/api/companies/${co.id}/audit/agent-actions`).query(query).expect(200)).body.items as Array<Record<string, any>>;
       const all = await q({ actorScope: 'all', action: 'issue.created' });
       expect(all.map((a) => a.entityId).sort()).toEqual([mine.id, boards.id].sort());
       expect((await q({ action: 'issue.created' })).map((a) => a.entityId)).toEqual([mine.id]);
@@ -292,9 +356,18 @@ describe('board views', () => {
       expect(await q({ to: before })).toEqual([]);
       expect((await q({ from: before, actorScope: 'all' })).length).toBeGreaterThanOrEqual(3);
       expect((await q({ entityType: 'issue', entityId: mine.id })).map((a) => a.action)).toEqual(['issue.created']);
-      expect((await q({ actorScope: 'all', responsibleUserId: 'local-board', action: 'issue.created' })).map((a) => a.entityId)).toEqual([boards.id]);
+      expect((await q({ actorScope: 'all', responsibleUserId: 'local-board', action: 'issue.created' })).map((a) => a.entityId)).toEqual([
+        boards.id,
+      ]);
       const runId = await sqlRun(t, co.id, agent.id, { status: 'running' });
-      const inRun = (await t.http.post(`/api/companies/${co.id}/issues`).set(bearer(token)).set('X-Service-Run-Id', runId).send({ title: 'from a run' }).expect(201)).body;
+      const inRun = (
+        await t.http
+          .post(`/api/companies/${co.id}/issues`)
+          .set(bearer(token))
+          .set('X-Service-Run-Id', runId)
+          .send({ title: 'from a run' })
+          .expect(201)
+      ).body;
       expect((await q({ runId })).map((a) => a.entityId)).toEqual([inRun.id]);
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?runId=nope`).expect(400);
       await t.http.get(`/api/companies/${co.id}/audit/agent-actions?actorScope=robots`).expect(400);

@@ -32,7 +32,9 @@ describe('budget windows: the UTC month boundary', () => {
     expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget', spent_monthly_cents: 1000 });
     expect((await companyRow(t, c.id)).spent_monthly_cents).toBe(1100);
     // the board keeps b paused for this month
-    const bIncident = (await budgetOverview(t, c.id)).activeIncidents.find((i: { scopeId: string; kind: string }) => i.scopeId === b.id && i.kind === 'hard');
+    const bIncident = (await budgetOverview(t, c.id)).activeIncidents.find(
+      (i: { scopeId: string; kind: string }) => i.scopeId === b.id && i.kind === 'hard',
+    );
     await t.http.post(`/api/companies/${c.id}/budget-incidents/${bIncident.id}/resolve`).send({ action: 'keep_paused' }).expect(200);
 
     setNow('2026-01-31T23:59:59.999Z');
@@ -44,7 +46,10 @@ describe('budget windows: the UTC month boundary', () => {
     expect(await agentRow(t, a.id)).toMatchObject({ status: 'idle', pause_reason: null, spent_monthly_cents: 0 });
     expect(await agentRow(t, b.id)).toMatchObject({ status: 'idle', spent_monthly_cents: 0 });
     expect((await companyRow(t, c.id)).spent_monthly_cents).toBe(0);
-    const incidents = await t.dataSource.query(`SELECT scope_type, status, resolution, hold_active FROM budget_incidents WHERE company_id = $1 AND kind = 'hard' ORDER BY scope_type`, [c.id]);
+    const incidents = await t.dataSource.query(
+      `SELECT scope_type, status, resolution, hold_active FROM budget_incidents WHERE company_id = $1 AND kind = 'hard' ORDER BY scope_type`,
+      [c.id],
+    );
     expect(incidents).toEqual(
       expect.arrayContaining([
         { scope_type: 'agent', status: 'resolved', resolution: 'window_reset', hold_active: false },
@@ -58,7 +63,9 @@ describe('budget windows: the UTC month boundary', () => {
     const gate = t.app.get(BudgetGate);
     expect(await gate.checkBeforeRun(c.id, a.id)).toEqual({ allowed: true });
     expect((await gate.checkBeforeRun(c.id, a.id, p.id)).allowed).toBe(false);
-    const lifted = await t.dataSource.query(`SELECT entity_id FROM activity_log WHERE company_id = $1 AND action = 'budget.hold_lifted'`, [c.id]);
+    const lifted = await t.dataSource.query(`SELECT entity_id FROM activity_log WHERE company_id = $1 AND action = 'budget.hold_lifted'`, [
+      c.id,
+    ]);
     expect(lifted.map((r: { entity_id: string }) => r.entity_id).sort()).toEqual([a.id, b.id].sort());
     expect(await tick()).toBe(false);
 

@@ -5,7 +5,16 @@ import { BudgetGate } from '../../src/modules/budgets/budget-gate.service';
 import { BudgetWindowService } from '../../src/modules/budgets/budget-window.service';
 import { bearer, createCompany } from '../support/factories';
 import {
-  agentRow, budgetOverview, companyRow, insertAgent, insertAgentKey, insertProject, insertRun, insertWakeup, reportCost, unknownId,
+  agentRow,
+  budgetOverview,
+  companyRow,
+  insertAgent,
+  insertAgentKey,
+  insertProject,
+  insertRun,
+  insertWakeup,
+  reportCost,
+  unknownId,
 } from '../support/costs';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -35,20 +44,32 @@ describe('budgets', () => {
   const incidents = async (companyId: string, kind?: string): Promise<Incident[]> =>
     ((await budgetOverview(t, companyId)).activeIncidents as Incident[]).filter((i) => !kind || i.kind === kind);
   const gate = () => t.app.get(BudgetGate);
-  const upsertPolicy = (companyId: string, body: Record<string, unknown>) => t.http.post(`/api/companies/${companyId}/budgets/policies`).send(body);
+  const upsertPolicy = (companyId: string, body: Record<string, unknown>) =>
+    t.http.post(`/api/companies/${companyId}/budgets/policies`).send(body);
 
   describe('PATCH /api/companies/:companyId/budgets', () => {
     it('sets budgetMonthlyCents and syncs a calendar-month UTC billed_cents policy with the defaults', async () => {
       const c = await createCompany(t);
       const res = await t.http.patch(`/api/companies/${c.id}/budgets`).send({ budgetMonthlyCents: 5000 }).expect(200);
       expect(res.body).toMatchObject({ id: c.id, companyId: c.id, scopeType: 'company', budgetMonthlyCents: 5000, spentMonthlyCents: 0 });
-      expect(res.body.policy).toMatchObject({ metric: 'billed_cents', windowKind: 'calendar_month_utc', amount: 5000, warnPercent: 80, hardStopEnabled: true, notifyEnabled: true, isActive: true });
+      expect(res.body.policy).toMatchObject({
+        metric: 'billed_cents',
+        windowKind: 'calendar_month_utc',
+        amount: 5000,
+        warnPercent: 80,
+        hardStopEnabled: true,
+        notifyEnabled: true,
+        isActive: true,
+      });
       expect((await companyRow(t, c.id)).budget_monthly_cents).toBe(5000);
       const summary = await t.http.get(`/api/companies/${c.id}/costs/summary`).expect(200);
       expect(summary.body.budgetCents).toBe(5000);
       const overview = await budgetOverview(t, c.id);
       expect(overview.policies).toHaveLength(1);
-      const [activity] = await t.dataSource.query(`SELECT action, entity_id FROM activity_log WHERE company_id = $1 AND action = 'company.budget_updated'`, [c.id]);
+      const [activity] = await t.dataSource.query(
+        `SELECT action, entity_id FROM activity_log WHERE company_id = $1 AND action = 'company.budget_updated'`,
+        [c.id],
+      );
       expect(activity.entity_id).toBe(c.id);
     });
 
@@ -78,10 +99,16 @@ describe('budgets', () => {
       expect(res.body).toMatchObject({ id: a.id, companyId: c.id, budgetMonthlyCents: 1000 });
       const overview = (await t.http.get(`/api/companies/${c.id}/budgets/overview`).expect(200)).body;
       expect(JSON.stringify(overview)).toContain(a.id);
-      const [policy] = await t.dataSource.query(`SELECT amount, window_kind FROM budget_policies WHERE scope_type = 'agent' AND scope_id = $1`, [a.id]);
+      const [policy] = await t.dataSource.query(
+        `SELECT amount, window_kind FROM budget_policies WHERE scope_type = 'agent' AND scope_id = $1`,
+        [a.id],
+      );
       expect(policy).toEqual({ amount: 1000, window_kind: 'calendar_month_utc' });
       expect((await agentRow(t, a.id)).budget_monthly_cents).toBe(1000);
-      const [activity] = await t.dataSource.query(`SELECT entity_id FROM activity_log WHERE action = 'agent.budget_updated' AND company_id = $1`, [c.id]);
+      const [activity] = await t.dataSource.query(
+        `SELECT entity_id FROM activity_log WHERE action = 'agent.budget_updated' AND company_id = $1`,
+        [c.id],
+      );
       expect(activity.entity_id).toBe(a.id);
     });
 
@@ -173,7 +200,14 @@ describe('budgets', () => {
       await t.dataSource.query(`UPDATE projects SET paused_at = now(), pause_reason = 'manual' WHERE id = $1`, [p.id]);
       await reportCost(t, c.id, a.id, 100).expect(201);
       const o = await budgetOverview(t, c.id);
-      expect(o).toMatchObject({ companyId: c.id, budgetMonthlyCents: 10_000, spentMonthlyCents: 100, pausedAgentCount: 2, pausedProjectCount: 1, pendingApprovalCount: 0 });
+      expect(o).toMatchObject({
+        companyId: c.id,
+        budgetMonthlyCents: 10_000,
+        spentMonthlyCents: 100,
+        pausedAgentCount: 2,
+        pausedProjectCount: 1,
+        pendingApprovalCount: 0,
+      });
       const agentPolicy = o.policies.find((x: { scopeType: string }) => x.scopeType === 'agent');
       expect(agentPolicy).toMatchObject({ observedAmount: 100, remainingAmount: 0, utilizationPercent: 100, state: 'exceeded' });
       const companyPolicy = o.policies.find((x: { scopeType: string }) => x.scopeType === 'company');
@@ -183,7 +217,16 @@ describe('budgets', () => {
 
     it('counts pending hire approvals', async () => {
       const c = await createCompany(t, { requireBoardApprovalForNewAgents: true });
-      const hire = () => t.http.post(`/api/companies/${c.id}/agent-hires`).send({ name: `H-${Math.random().toString(36).slice(2, 8)}`, role: 'general', adapterType: 'process', adapterConfig: { command: 'true' } }).expect(201);
+      const hire = () =>
+        t.http
+          .post(`/api/companies/${c.id}/agent-hires`)
+          .send({
+            name: `H-${Math.random().toString(36).slice(2, 8)}`,
+            role: 'general',
+            adapterType: 'process',
+            adapterConfig: { command: 'true' },
+          })
+          .expect(201);
       await hire();
       const second = (await hire()).body;
       expect((await budgetOverview(t, c.id)).pendingApprovalCount).toBe(2);
@@ -211,7 +254,14 @@ describe('budgets', () => {
       await reportCost(t, c.id, a.id, 50).expect(201);
       const soft = await incidents(c.id, 'soft');
       expect(soft).toHaveLength(1);
-      expect(soft[0]).toMatchObject({ scopeType: 'agent', scopeId: a.id, status: 'open', holdActive: false, thresholdAmount: 800, budgetAmount: 1000 });
+      expect(soft[0]).toMatchObject({
+        scopeType: 'agent',
+        scopeId: a.id,
+        status: 'open',
+        holdActive: false,
+        thresholdAmount: 800,
+        budgetAmount: 1000,
+      });
       expect(await incidents(c.id, 'hard')).toHaveLength(0);
       expect((await agentRow(t, a.id)).status).toBe('idle');
       const [activity] = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_id = $1`, [soft[0].id]);
@@ -238,7 +288,9 @@ describe('budgets', () => {
       expect(hard[0]).toMatchObject({ scopeType: 'agent', scopeId: a.id, holdActive: true, status: 'open', observedAmount: 1000 });
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget' });
       expect((await agentRow(t, peer.id)).status).toBe('idle');
-      const rows = await t.dataSource.query(`SELECT id, status, skip_reason FROM agent_wakeup_requests WHERE id = ANY($1)`, [[queued.id, peerWakeup.id]]);
+      const rows = await t.dataSource.query(`SELECT id, status, skip_reason FROM agent_wakeup_requests WHERE id = ANY($1)`, [
+        [queued.id, peerWakeup.id],
+      ]);
       expect(rows.find((r: { id: string }) => r.id === queued.id)).toMatchObject({ status: 'cancelled', skip_reason: 'budget' });
       expect(rows.find((r: { id: string }) => r.id === peerWakeup.id)).toMatchObject({ status: 'queued', skip_reason: null });
       expect(cancellations).toEqual([{ scope: { companyId: c.id, agentIds: [a.id] }, reason: 'budget' }]);
@@ -335,7 +387,9 @@ describe('budgets', () => {
       const a = await insertAgent(t, c.id, { budgetMonthlyCents: 1000 });
       const results = await Promise.all(Array.from({ length: 50 }, () => reportCost(t, c.id, a.id, 25)));
       expect(results.every((r) => r.status === 201)).toBe(true);
-      const rows = await t.dataSource.query(`SELECT kind, observed_amount FROM budget_incidents WHERE company_id = $1 ORDER BY kind`, [c.id]);
+      const rows = await t.dataSource.query(`SELECT kind, observed_amount FROM budget_incidents WHERE company_id = $1 ORDER BY kind`, [
+        c.id,
+      ]);
       expect(rows.map((r: { kind: string }) => r.kind)).toEqual(['hard', 'soft']);
       expect(Number(rows[0].observed_amount)).toBe(1000); // the event that reached 100 percent, not a later one
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget', spent_monthly_cents: 1250 });
@@ -352,8 +406,13 @@ describe('budgets', () => {
       expect(await incidents(c.id)).toHaveLength(0);
       const sweep = () => t.app.get(BudgetWindowService).enforceOverdue();
       await Promise.all([sweep(), sweep()]);
-      const rows = await t.dataSource.query(`SELECT kind, observed_amount FROM budget_incidents WHERE company_id = $1 ORDER BY kind`, [c.id]);
-      expect(rows.map((r: { kind: string; observed_amount: string }) => [r.kind, Number(r.observed_amount)])).toEqual([['hard', 1200], ['soft', 1200]]);
+      const rows = await t.dataSource.query(`SELECT kind, observed_amount FROM budget_incidents WHERE company_id = $1 ORDER BY kind`, [
+        c.id,
+      ]);
+      expect(rows.map((r: { kind: string; observed_amount: string }) => [r.kind, Number(r.observed_amount)])).toEqual([
+        ['hard', 1200],
+        ['soft', 1200],
+      ]);
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget' });
       expect(cancellations.filter((x) => x.scope.companyId === c.id)).toHaveLength(1);
       // nothing is left to sweep for this company
@@ -396,7 +455,10 @@ describe('budgets', () => {
       const ba = await insertAgent(t, broken.id, { budgetMonthlyCents: 100_000 });
       const c = await createCompany(t);
       const a = await insertAgent(t, c.id, { budgetMonthlyCents: 100_000 });
-      for (const [co, ag] of [[broken.id, ba.id], [c.id, a.id]]) {
+      for (const [co, ag] of [
+        [broken.id, ba.id],
+        [c.id, a.id],
+      ]) {
         await reportCost(t, co, ag, 500).expect(201);
         await t.http.patch(`/api/agents/${ag}/budgets`).send({ budgetMonthlyCents: 400 }).expect(200);
       }
@@ -469,14 +531,23 @@ describe('budgets', () => {
       }
       expect((await agentRow(t, a.id)).status).toBe('paused');
       const res = await t.http.post(resolveUrl(c.id, incident.id)).send({ action: 'raise_budget_and_resume', amount: 5000 }).expect(200);
-      expect(res.body).toMatchObject({ id: incident.id, status: 'resolved', resolution: 'raise_budget_and_resume', holdActive: false, resumed: true });
+      expect(res.body).toMatchObject({
+        id: incident.id,
+        status: 'resolved',
+        resolution: 'raise_budget_and_resume',
+        holdActive: false,
+        resumed: true,
+      });
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'idle', pause_reason: null, budget_monthly_cents: 5000 });
       expect(await gate().checkBeforeRun(c.id, a.id)).toEqual({ allowed: true });
       const o = await budgetOverview(t, c.id);
       expect(o.activeIncidents).toHaveLength(0); // the soft incident of the old amount is resolved too
       expect(o.policies[0]).toMatchObject({ amount: 5000, observedAmount: 1200 });
       await t.http.post(resolveUrl(c.id, incident.id)).send({ action: 'keep_paused' }).expect(409);
-      const [activity] = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_id = $1 AND action = 'budget.incident_resolved'`, [incident.id]);
+      const [activity] = await t.dataSource.query(
+        `SELECT action FROM activity_log WHERE entity_id = $1 AND action = 'budget.incident_resolved'`,
+        [incident.id],
+      );
       expect(activity).toBeDefined();
     });
 
@@ -507,7 +578,10 @@ describe('budgets', () => {
       await reportCost(t, c.id, a.id, 60).expect(201);
       await reportCost(t, c.id, b.id, 40).expect(201);
       const companyIncident = (await incidents(c.id, 'hard')).find((i) => i.scopeType === 'company')!;
-      const res = await t.http.post(resolveUrl(c.id, companyIncident.id)).send({ action: 'raise_budget_and_resume', amount: 1000 }).expect(200);
+      const res = await t.http
+        .post(resolveUrl(c.id, companyIncident.id))
+        .send({ action: 'raise_budget_and_resume', amount: 1000 })
+        .expect(200);
       expect(res.body.resumed).toBe(true);
       expect(await companyRow(t, c.id)).toMatchObject({ status: 'active', pause_reason: null, budget_monthly_cents: 1000 });
       expect((await agentRow(t, b.id)).status).toBe('idle');
@@ -521,10 +595,16 @@ describe('budgets', () => {
       const hard = await incidents(c.id, 'hard');
       const agentIncident = hard.find((i) => i.scopeType === 'agent')!;
       const companyIncident = hard.find((i) => i.scopeType === 'company')!;
-      const first = await t.http.post(resolveUrl(c.id, agentIncident.id)).send({ action: 'raise_budget_and_resume', amount: 500 }).expect(200);
+      const first = await t.http
+        .post(resolveUrl(c.id, agentIncident.id))
+        .send({ action: 'raise_budget_and_resume', amount: 500 })
+        .expect(200);
       expect(first.body.resumed).toBe(false);
       expect((await agentRow(t, a.id)).status).toBe('paused');
-      const second = await t.http.post(resolveUrl(c.id, companyIncident.id)).send({ action: 'raise_budget_and_resume', amount: 500 }).expect(200);
+      const second = await t.http
+        .post(resolveUrl(c.id, companyIncident.id))
+        .send({ action: 'raise_budget_and_resume', amount: 500 })
+        .expect(200);
       expect(second.body.resumed).toBe(true);
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'idle', pause_reason: null });
       expect((await companyRow(t, c.id)).status).toBe('active');

@@ -13,10 +13,12 @@ describe('checkout and release', () => {
   const checkout = (issueId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
     t.http.post(`/api/issues/${issueId}/checkout`).set(headers).send(body);
   const agentsWithRuns = (companyId: string, n: number) =>
-    Promise.all(Array.from({ length: n }, async () => {
-      const agent = await insertAgent(t, companyId);
-      return { agent, run: await insertRun(t, agent) };
-    }));
+    Promise.all(
+      Array.from({ length: n }, async () => {
+        const agent = await insertAgent(t, companyId);
+        return { agent, run: await insertRun(t, agent) };
+      }),
+    );
   const getIssue = async (id: string) => (await t.http.get(`/api/issues/${id}`).expect(200)).body;
 
   describe('POST /api/issues/:issueId/checkout', () => {
@@ -44,7 +46,12 @@ describe('checkout and release', () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
       const a = await insertAgent(t, c.id);
-      for (const body of [{ agentId: a.id }, { agentId: a.id, expectedStatuses: [] }, { agentId: a.id, expectedStatuses: ['open'] }, { agentId: 'x', expectedStatuses: ['todo'] }]) {
+      for (const body of [
+        { agentId: a.id },
+        { agentId: a.id, expectedStatuses: [] },
+        { agentId: a.id, expectedStatuses: ['open'] },
+        { agentId: 'x', expectedStatuses: ['todo'] },
+      ]) {
         await checkout(issue.id, body).expect(400);
       }
       await checkout(issue.id, { agentId: randomUUID(), expectedStatuses: ['todo'] }).expect(422);
@@ -83,19 +90,29 @@ describe('checkout and release', () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
       const racers = await agentsWithRuns(c.id, 20);
-      const results = await Promise.all(racers.map((r) => checkout(issue.id, { agentId: r.agent.id, expectedStatuses: ['todo'] }, agentHeaders(r.agent, r.run))));
+      const results = await Promise.all(
+        racers.map((r) => checkout(issue.id, { agentId: r.agent.id, expectedStatuses: ['todo'] }, agentHeaders(r.agent, r.run))),
+      );
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(1);
       expect(statuses.filter((s) => s === 409)).toHaveLength(19);
       const winner = racers[statuses.indexOf(200)];
-      expect(await getIssue(issue.id)).toMatchObject({ status: 'in_progress', assigneeAgentId: winner.agent.id, checkoutRunId: winner.run });
+      expect(await getIssue(issue.id)).toMatchObject({
+        status: 'in_progress',
+        assigneeAgentId: winner.agent.id,
+        checkoutRunId: winner.run,
+      });
     });
 
     it('20 agents racing with in_progress also expected: still exactly one owner', async () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
       const racers = await agentsWithRuns(c.id, 20);
-      const results = await Promise.all(racers.map((r) => checkout(issue.id, { agentId: r.agent.id, expectedStatuses: ['todo', 'in_progress'] }, agentHeaders(r.agent, r.run))));
+      const results = await Promise.all(
+        racers.map((r) =>
+          checkout(issue.id, { agentId: r.agent.id, expectedStatuses: ['todo', 'in_progress'] }, agentHeaders(r.agent, r.run)),
+        ),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 409).every((r) => r.body.code === 'checkout_conflict')).toBe(true);
     });
@@ -107,7 +124,9 @@ describe('checkout and release', () => {
       const otherRun = await insertRun(t, other);
       await checkout(issue.id, { agentId: other.id, expectedStatuses: ['in_progress'] }, agentHeaders(other, otherRun)).expect(409);
       const secondRun = await insertRun(t, agent);
-      const res = await checkout(issue.id, { agentId: agent.id, expectedStatuses: ['in_progress'] }, agentHeaders(agent, secondRun)).expect(409);
+      const res = await checkout(issue.id, { agentId: agent.id, expectedStatuses: ['in_progress'] }, agentHeaders(agent, secondRun)).expect(
+        409,
+      );
       expect(res.body).toMatchObject({ code: 'checkout_conflict', checkoutRunId: runId });
     });
 
@@ -122,11 +141,18 @@ describe('checkout and release', () => {
       // the run row vanished entirely
       await t.dataSource.query(`DELETE FROM heartbeat_runs WHERE id = $1`, [next]);
       const third = await insertRun(t, agent);
-      expect((await checkout(issue.id, { agentId: agent.id, expectedStatuses: ['in_progress'] }, agentHeaders(agent, third)).expect(200)).body.checkoutRunId).toBe(third);
+      expect(
+        (await checkout(issue.id, { agentId: agent.id, expectedStatuses: ['in_progress'] }, agentHeaders(agent, third)).expect(200)).body
+          .checkoutRunId,
+      ).toBe(third);
       // but a stale lock is not free for another agent
       const other = await insertAgent(t, c.id);
       await finishRun(t, third);
-      await checkout(issue.id, { agentId: other.id, expectedStatuses: ['in_progress'] }, agentHeaders(other, await insertRun(t, other))).expect(409);
+      await checkout(
+        issue.id,
+        { agentId: other.id, expectedStatuses: ['in_progress'] },
+        agentHeaders(other, await insertRun(t, other)),
+      ).expect(409);
     });
 
     it('answers 409 when the project is paused', async () => {
@@ -141,7 +167,11 @@ describe('checkout and release', () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
       const stranger = await insertAgent(t, (await createCompany(t)).id);
-      await checkout(issue.id, { agentId: stranger.id, expectedStatuses: ['todo'] }, agentHeaders(stranger, await insertRun(t, stranger))).expect(403);
+      await checkout(
+        issue.id,
+        { agentId: stranger.id, expectedStatuses: ['todo'] },
+        agentHeaders(stranger, await insertRun(t, stranger)),
+      ).expect(403);
     });
   });
 
@@ -160,9 +190,15 @@ describe('checkout and release', () => {
       const c = await createCompany(t);
       const { agent, runId, issue } = await checkedOutIssue(t, c.id);
       const other = await insertAgent(t, c.id);
-      await t.http.post(`/api/issues/${issue.id}/release`).set(agentHeaders(other, await insertRun(t, other))).expect(403);
+      await t.http
+        .post(`/api/issues/${issue.id}/release`)
+        .set(agentHeaders(other, await insertRun(t, other)))
+        .expect(403);
       await t.http.post(`/api/issues/${issue.id}/release`).set(agentHeaders(agent)).expect(403);
-      await t.http.post(`/api/issues/${issue.id}/release`).set(agentHeaders(agent, await insertRun(t, agent))).expect(409);
+      await t.http
+        .post(`/api/issues/${issue.id}/release`)
+        .set(agentHeaders(agent, await insertRun(t, agent)))
+        .expect(409);
       const res = await t.http.post(`/api/issues/${issue.id}/release`).set(agentHeaders(agent, runId)).expect(200);
       expect(res.body).toMatchObject({ status: 'todo', assigneeAgentId: null, checkoutRunId: null });
       const done = await createIssue(t, c.id, { status: 'done' });
@@ -175,8 +211,14 @@ describe('checkout and release', () => {
       const c = await createCompany(t);
       const { agent, runId, issue } = await checkedOutIssue(t, c.id);
       await t.http.patch(`/api/issues/${issue.id}`).set(agentHeaders(agent)).send({ title: 'no header' }).expect(403);
-      await t.http.patch(`/api/issues/${issue.id}`).set(agentHeaders(agent, await insertRun(t, agent))).send({ title: 'other run' }).expect(409);
-      expect((await t.http.patch(`/api/issues/${issue.id}`).set(agentHeaders(agent, runId)).send({ title: 'ok' }).expect(200)).body.title).toBe('ok');
+      await t.http
+        .patch(`/api/issues/${issue.id}`)
+        .set(agentHeaders(agent, await insertRun(t, agent)))
+        .send({ title: 'other run' })
+        .expect(409);
+      expect(
+        (await t.http.patch(`/api/issues/${issue.id}`).set(agentHeaders(agent, runId)).send({ title: 'ok' }).expect(200)).body.title,
+      ).toBe('ok');
       const other = await insertAgent(t, c.id);
       const res = await t.http.patch(`/api/issues/${issue.id}`).set(bearer(other.token)).send({ title: 'steal' }).expect(409);
       expect(res.body.code).toBe('issue_checked_out');
@@ -220,7 +262,9 @@ describe('checkout and release', () => {
       const a = await insertAgent(t, c.id);
       // its assignment wakes are skipped: the only live run is the one inserted below (a dispatched
       // assignment run of `true` could still be running when the inbox is read on a busy machine)
-      await t.dataSource.query(`UPDATE agents SET runtime_config = '{"heartbeat":{"enabled":false,"wakeOnDemand":false}}' WHERE id = $1`, [a.id]);
+      await t.dataSource.query(`UPDATE agents SET runtime_config = '{"heartbeat":{"enabled":false,"wakeOnDemand":false}}' WHERE id = $1`, [
+        a.id,
+      ]);
       const blocker = await createIssue(t, c.id, { status: 'todo' });
       const blocked = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: a.id, blockedByIssueIds: [blocker.id] });
       const free = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: a.id, priority: 'critical' });
@@ -229,9 +273,29 @@ describe('checkout and release', () => {
       const items = (await t.http.get('/api/agents/me/inbox-lite').set(bearer(a.token)).expect(200)).body;
       expect(items.map((i: { id: string }) => i.id)).toEqual([free.id, blocked.id]);
       expect(Object.keys(items[1]).sort()).toEqual(
-        ['id', 'identifier', 'title', 'status', 'priority', 'projectId', 'goalId', 'parentId', 'updatedAt', 'activeRun', 'dependencyReady', 'unresolvedBlockerCount', 'unresolvedBlockerIssueIds'].sort(),
+        [
+          'id',
+          'identifier',
+          'title',
+          'status',
+          'priority',
+          'projectId',
+          'goalId',
+          'parentId',
+          'updatedAt',
+          'activeRun',
+          'dependencyReady',
+          'unresolvedBlockerCount',
+          'unresolvedBlockerIssueIds',
+        ].sort(),
       );
-      expect(items[1]).toMatchObject({ identifier: blocked.identifier, dependencyReady: false, unresolvedBlockerCount: 1, unresolvedBlockerIssueIds: [blocker.id], activeRun: null });
+      expect(items[1]).toMatchObject({
+        identifier: blocked.identifier,
+        dependencyReady: false,
+        unresolvedBlockerCount: 1,
+        unresolvedBlockerIssueIds: [blocker.id],
+        activeRun: null,
+      });
       expect(items[0]).toMatchObject({ dependencyReady: true, unresolvedBlockerCount: 0, activeRun: { id: run, status: 'running' } });
       await t.http.patch(`/api/issues/${blocker.id}`).send({ status: 'done' }).expect(200);
       const after = (await t.http.get('/api/agents/me/inbox-lite').set(bearer(a.token)).expect(200)).body;
@@ -247,7 +311,9 @@ describe('checkout and release', () => {
       await insertRun(t, agent, 'succeeded');
       const runs = (await t.http.get(`/api/issues/${issue.identifier}/runs`).expect(200)).body;
       expect(runs.map((r: { runId: string }) => r.runId).sort()).toEqual([runId, byContext, byPayload].sort());
-      expect(runs[0]).toEqual(expect.objectContaining({ agentId: agent.id, adapterType: 'process', invocationSource: 'on_demand', logBytes: 0, usageJson: null }));
+      expect(runs[0]).toEqual(
+        expect.objectContaining({ agentId: agent.id, adapterType: 'process', invocationSource: 'on_demand', logBytes: 0, usageJson: null }),
+      );
       const issues = (await t.http.get(`/api/heartbeat-runs/${runId}/issues`).expect(200)).body;
       expect(issues).toEqual([expect.objectContaining({ id: issue.id, identifier: issue.identifier, status: 'in_progress' })]);
       expect((await t.http.get(`/api/heartbeat-runs/${randomUUID()}/issues`).expect(200)).body).toEqual([]);
@@ -264,7 +330,9 @@ describe('checkout and release', () => {
       const issue = await createIssue(t, c.id, { parentId: parent.id, status: 'todo', assigneeAgentId: a.id });
       const first = (await t.http.post(`/api/issues/${issue.id}/comments`).send({ body: 'one' }).expect(201)).body;
       const last = (await t.http.post(`/api/issues/${issue.id}/comments`).send({ body: 'two' }).expect(201)).body;
-      const ctx = (await t.http.get(`/api/issues/${issue.identifier}/heartbeat-context?wakeCommentId=${first.id}`).set(bearer(a.token)).expect(200)).body;
+      const ctx = (
+        await t.http.get(`/api/issues/${issue.identifier}/heartbeat-context?wakeCommentId=${first.id}`).set(bearer(a.token)).expect(200)
+      ).body;
       expect(ctx.issue).toMatchObject({ id: issue.id, identifier: issue.identifier, status: 'todo', assigneeAgentId: a.id });
       expect(ctx.ancestors.map((x: { id: string }) => x.id)).toEqual([parent.id]);
       expect(ctx.commentCursor).toEqual({ totalComments: 2, latestCommentId: last.id, latestCommentAt: last.createdAt });

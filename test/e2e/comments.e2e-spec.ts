@@ -20,12 +20,24 @@ describe('comments', () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id);
       const res = await post(issue.identifier, { body: '**hello**' }).expect(201);
-      expect(res.body).toMatchObject({ issueId: issue.id, companyId: c.id, body: '**hello**', authorUserId: 'local-board', authorAgentId: null });
+      expect(res.body).toMatchObject({
+        issueId: issue.id,
+        companyId: c.id,
+        body: '**hello**',
+        authorUserId: 'local-board',
+        authorAgentId: null,
+      });
       const one = await t.http.get(`/api/issues/${issue.id}/comments/${res.body.id}`).expect(200);
       expect(one.body).toEqual(res.body);
       const activity = (await t.http.get(`/api/issues/${issue.id}/activity`).expect(200)).body;
-      expect(activity[0]).toMatchObject({ action: 'issue.comment_added', entityId: issue.id, details: expect.objectContaining({ commentId: res.body.id }) });
-      expect(Date.parse((await t.http.get(`/api/issues/${issue.id}`).expect(200)).body.updatedAt)).toBeGreaterThan(Date.parse(issue.updatedAt as string));
+      expect(activity[0]).toMatchObject({
+        action: 'issue.comment_added',
+        entityId: issue.id,
+        details: expect.objectContaining({ commentId: res.body.id }),
+      });
+      expect(Date.parse((await t.http.get(`/api/issues/${issue.id}`).expect(200)).body.updatedAt)).toBeGreaterThan(
+        Date.parse(issue.updatedAt as string),
+      );
     });
 
     it('rejects an empty or missing body with 400; unknown issue 404; agent of another company 403', async () => {
@@ -68,7 +80,8 @@ describe('comments', () => {
       expect((await list(issue.id, { afterCommentId: made[3] })).map((x) => x.id)).toEqual([made[4]]);
       expect((await list(issue.id, { limit: '2' })).map((x) => x.id)).toEqual(made.slice(0, 2));
       expect((await list(issue.id, { limit: '100000' })).length).toBe(5);
-      for (const bad of ['limit=0', 'limit=-2', 'limit=x', 'order=up', 'after=nope']) await t.http.get(`/api/issues/${issue.id}/comments?${bad}`).expect(400);
+      for (const bad of ['limit=0', 'limit=-2', 'limit=x', 'order=up', 'after=nope'])
+        await t.http.get(`/api/issues/${issue.id}/comments?${bad}`).expect(400);
       const other = await createIssue(t, c.id);
       await t.http.get(`/api/issues/${other.id}/comments?after=${made[0]}`).expect(400);
       await t.http.get(`/api/issues/${other.id}/comments/${made[0]}`).expect(404);
@@ -88,13 +101,19 @@ describe('comments', () => {
   });
 
   describe('wakeups', () => {
-    it('a comment wakes the assignee; the assignee\'s own comment does not wake itself', async () => {
+    it("a comment wakes the assignee; the assignee's own comment does not wake itself", async () => {
       const c = await createCompany(t);
       const a = await insertAgent(t, c.id);
       const issue = await createIssue(t, c.id, { assigneeAgentId: a.id });
       const res = await post(issue.id, { body: 'please look' }).expect(201);
       expect(await wakeups(t, a.id)).toEqual([
-        expect.objectContaining({ source: 'automation', trigger_detail: 'system', reason: 'issue_commented', issue_id: issue.id, payload: { issueId: issue.id, commentId: res.body.id } }),
+        expect.objectContaining({
+          source: 'automation',
+          trigger_detail: 'system',
+          reason: 'issue_commented',
+          issue_id: issue.id,
+          payload: { issueId: issue.id, commentId: res.body.id },
+        }),
       ]);
       await post(issue.id, { body: 'on it' }, bearer(a.token)).expect(201);
       expect(await wakeups(t, a.id)).toHaveLength(1);
@@ -120,7 +139,9 @@ describe('comments', () => {
       const assignee = await insertAgent(t, c.id);
       const issue = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: assignee.id });
       const before = (await wakeups(t, assignee.id)).length;
-      await post(issue.id, { body: `hey @alice bot and @BOB, also @bob again, mail x@bobby.com, @ghost, @${assignee.name.toUpperCase()}` }).expect(201);
+      await post(issue.id, {
+        body: `hey @alice bot and @BOB, also @bob again, mail x@bobby.com, @ghost, @${assignee.name.toUpperCase()}`,
+      }).expect(201);
       expect(await wakeups(t, alice.id)).toEqual([expect.objectContaining({ reason: 'mentioned', issue_id: issue.id })]);
       expect(await wakeups(t, bob.id)).toHaveLength(1);
       expect(await wakeups(t, bobby.id)).toEqual([]);

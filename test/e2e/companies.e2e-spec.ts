@@ -4,10 +4,7 @@ import * as path from 'node:path';
 import { createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 
-const PNG_1PX = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
+const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
 describe('companies', () => {
   let t: TestApp;
@@ -54,7 +51,14 @@ describe('companies', () => {
       const c = await createCompany(t, { budgetMonthlyCents: 5000 });
       const rows = await t.dataSource.query(`SELECT * FROM budget_policies WHERE company_id = $1`, [c.id]);
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ scope_type: 'company', scope_id: c.id, amount: 5000, window_kind: 'calendar_month_utc', metric: 'billed_cents', warn_percent: 80 });
+      expect(rows[0]).toMatchObject({
+        scope_type: 'company',
+        scope_id: c.id,
+        amount: 5000,
+        window_kind: 'calendar_month_utc',
+        metric: 'billed_cents',
+        warn_percent: 80,
+      });
       const none = await createCompany(t);
       expect(await t.dataSource.query(`SELECT * FROM budget_policies WHERE company_id = $1`, [none.id])).toHaveLength(0);
     });
@@ -157,11 +161,14 @@ describe('companies', () => {
         '<rect width="10" height="10" onclick="alert(2)" fill="red"/><a href="https://evil.example"><circle r="2"/></a>' +
         '<image href="https://evil.example/x.png"/></svg>';
       const res = await uploadLogo(c.id, svg, 'image/svg+xml', 'logo.svg').expect(201);
-      const content = await t.http.get(res.body.contentPath).buffer(true).parse((r, cb) => {
-        let d = '';
-        r.on('data', (x: Buffer) => (d += x.toString()));
-        r.on('end', () => cb(null, d));
-      });
+      const content = await t.http
+        .get(res.body.contentPath)
+        .buffer(true)
+        .parse((r, cb) => {
+          let d = '';
+          r.on('data', (x: Buffer) => (d += x.toString()));
+          r.on('end', () => cb(null, d));
+        });
       const text = content.body as string;
       expect(text).toContain('<rect');
       expect(text).toContain('viewBox');
@@ -171,7 +178,9 @@ describe('companies', () => {
 
     it('rejects an empty or unsafe SVG, an empty file, a wrong type, an oversize file and two files', async () => {
       const c = await createCompany(t);
-      await uploadLogo(c.id, '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', 'image/svg+xml', 'x.svg').expect(422);
+      await uploadLogo(c.id, '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', 'image/svg+xml', 'x.svg').expect(
+        422,
+      );
       await uploadLogo(c.id, Buffer.alloc(0)).expect(400);
       await uploadLogo(c.id, 'hello', 'text/plain', 'x.txt').expect(415);
       await uploadLogo(c.id, Buffer.alloc(5000, 1)).expect(413);

@@ -9,18 +9,49 @@ import { sqlAgent, sqlRun } from '../support/sql';
 import { startService } from '../support/service-process';
 import { createTestApp, createTestDatabase, TestApp } from '../support/test-app';
 
-type Kind = 'agent' | 'issue' | 'project' | 'goal' | 'workspace' | 'label' | 'comment' | 'run' | 'cost_event' | 'attachment' | 'asset' | 'document_revision';
+type Kind =
+  | 'agent'
+  | 'issue'
+  | 'project'
+  | 'goal'
+  | 'workspace'
+  | 'label'
+  | 'comment'
+  | 'run'
+  | 'cost_event'
+  | 'attachment'
+  | 'asset'
+  | 'document_revision';
 
 /** What each id-holding body field names (by field name; `parentId` depends on the route). */
 function kindOf(field: string, path: string): Kind | null {
   if (field === 'parentId') return path.includes('/goals') ? 'goal' : 'issue';
   const map: Record<string, Kind> = {
-    agentId: 'agent', reportsTo: 'agent', ownerAgentId: 'agent', leadAgentId: 'agent', agentOrder: 'agent',
-    issueId: 'issue', sourceIssueId: 'issue', sourceIssueIds: 'issue', parentIssueId: 'issue', blockedByIssueIds: 'issue',
+    agentId: 'agent',
+    reportsTo: 'agent',
+    ownerAgentId: 'agent',
+    leadAgentId: 'agent',
+    agentOrder: 'agent',
+    issueId: 'issue',
+    sourceIssueId: 'issue',
+    sourceIssueIds: 'issue',
+    parentIssueId: 'issue',
+    blockedByIssueIds: 'issue',
     inheritExecutionWorkspaceFromIssueId: 'issue',
-    projectId: 'project', projectIds: 'project', workspaceIds: 'workspace', projectOrder: 'project', goalId: 'goal', goalIds: 'goal', labelIds: 'label',
-    executionWorkspaceId: 'workspace', heartbeatRunId: 'run', costEventId: 'cost_event', attachmentId: 'attachment',
-    issueCommentId: 'comment', logoAssetId: 'asset', baseRevisionId: 'document_revision',
+    projectId: 'project',
+    projectIds: 'project',
+    workspaceIds: 'workspace',
+    projectOrder: 'project',
+    goalId: 'goal',
+    goalIds: 'goal',
+    labelIds: 'label',
+    executionWorkspaceId: 'workspace',
+    heartbeatRunId: 'run',
+    costEventId: 'cost_event',
+    attachmentId: 'attachment',
+    issueCommentId: 'comment',
+    logoAssetId: 'asset',
+    baseRevisionId: 'document_revision',
   };
   return map[field] ?? null;
 }
@@ -30,10 +61,10 @@ function kindOf(field: string, path: string): Kind | null {
  * Everything else that looks like an id must be refused with 422 invalid_reference.
  */
 const NOT_COMPANY_REFERENCES: Record<string, string> = {
-  assigneeAgentId: 'another company\'s or a terminated assignee is a company-boundary denial (403 deny_company_boundary, issue 17)',
+  assigneeAgentId: "another company's or a terminated assignee is a company-boundary denial (403 deny_company_boundary, issue 17)",
   assigneeUserId: 'users are not company-owned records',
   companyId: 'names the company itself (instance admin grants, joins), checked by access rules',
-  companyOrder: 'the caller\'s own companies (global sidebar), checked by the preferences service',
+  companyOrder: "the caller's own companies (global sidebar), checked by the preferences service",
   scopeId: 'its kind depends on scopeType; the budgets service checks it',
   originId: 'free-form origin reference, not a record id',
   actorId: 'free-form actor label of an imported activity record',
@@ -44,14 +75,27 @@ const NOT_COMPANY_REFERENCES: Record<string, string> = {
   resourceId: 'the kind depends on resourceType',
   targetId: 'its kind depends on targetType (feedback traces); the feedback service answers 422 invalid_reference itself',
   catalogSkillId: 'an entry of the instance-wide skill catalog, not a company record',
-  optionId: 'the key of one of the question\'s options (issue interactions), not a record id',
+  optionId: "the key of one of the question's options (issue interactions), not a record id",
   secretsCompanyId: 'names a company on an instance-admin plugin route (no company in the path); the plugins service checks it exists',
 };
 
 /** The keys of a wake payload that name records. */
-const PAYLOAD_KEYS: Record<string, Kind> = { issueId: 'issue', commentId: 'comment', projectId: 'project', goalId: 'goal', agentId: 'agent' };
+const PAYLOAD_KEYS: Record<string, Kind> = {
+  issueId: 'issue',
+  commentId: 'comment',
+  projectId: 'project',
+  goalId: 'goal',
+  agentId: 'agent',
+};
 
-interface Case { method: string; path: string; field: string; kind: Kind; array: boolean; nested?: string }
+interface Case {
+  method: string;
+  path: string;
+  field: string;
+  kind: Kind;
+  array: boolean;
+  nested?: string;
+}
 
 /** Every JSON request-body field of a mutating route that holds an id, from the OpenAPI document. */
 function idFields(doc: any): { cases: Case[]; unknown: string[] } {
@@ -70,9 +114,14 @@ function idFields(doc: any): { cases: Case[]; unknown: string[] } {
         const p = resolve(raw);
         const isArray = p?.type === 'array';
         const item = isArray ? resolve(p.items) : p;
-        const looksLikeId = item?.format === 'uuid' || (/(Id|Ids)$/.test(field) && (item?.type === 'string' || item?.type === undefined)) || field === 'reportsTo' || /Order$/.test(field);
+        const looksLikeId =
+          item?.format === 'uuid' ||
+          (/(Id|Ids)$/.test(field) && (item?.type === 'string' || item?.type === undefined)) ||
+          field === 'reportsTo' ||
+          /Order$/.test(field);
         if (field === 'payload' && path.endsWith('/wakeup')) {
-          for (const [key, kind] of Object.entries(PAYLOAD_KEYS)) cases.push({ method, path, field: `payload.${key}`, kind, array: false, nested: key });
+          for (const [key, kind] of Object.entries(PAYLOAD_KEYS))
+            cases.push({ method, path, field: `payload.${key}`, kind, array: false, nested: key });
           continue;
         }
         if (!looksLikeId || NOT_COMPANY_REFERENCES[field]) continue;
@@ -85,7 +134,7 @@ function idFields(doc: any): { cases: Case[]; unknown: string[] } {
   return { cases, unknown };
 }
 
-describe('every id in a request body belongs to the route\'s company (422 invalid_reference)', () => {
+describe("every id in a request body belongs to the route's company (422 invalid_reference)", () => {
   let t: TestApp;
   let openapi: any;
   const mine: Record<string, string> = {};
@@ -98,23 +147,50 @@ describe('every id in a request body belongs to the route\'s company (422 invali
     const goal = await createGoal(t, companyId);
     const issue = await createIssue(t, companyId, { title: 'Reference target' });
     const workspace = await createWorkspace(t, project.id);
-    const label = (await t.http.post(`/api/companies/${companyId}/labels`).send({ name: `l-${Math.random().toString(36).slice(2, 8)}`, color: '#112233' }).expect(201)).body;
+    const label = (
+      await t.http
+        .post(`/api/companies/${companyId}/labels`)
+        .send({ name: `l-${Math.random().toString(36).slice(2, 8)}`, color: '#112233' })
+        .expect(201)
+    ).body;
     const comment = (await t.http.post(`/api/issues/${issue.id}/comments`).send({ body: 'hello' }).expect(201)).body;
     const run = await sqlRun(t, companyId, agent.id);
-    const cost = (await t.http.post(`/api/companies/${companyId}/cost-events`)
-      .send({ agentId: agent.id, provider: 'p', model: 'm', costCents: 1, occurredAt: new Date().toISOString() }).expect(201)).body;
+    const cost = (
+      await t.http
+        .post(`/api/companies/${companyId}/cost-events`)
+        .send({ agentId: agent.id, provider: 'p', model: 'm', costCents: 1, occurredAt: new Date().toISOString() })
+        .expect(201)
+    ).body;
     const attachment = (await upload(t, companyId, issue.id, 'a.txt', 'text/plain', 'x').expect(201)).body;
-    const logo = (await t.http.post(`/api/companies/${companyId}/logo`).attach('file', PNG_1x1, { filename: 'l.png', contentType: 'image/png' }).expect(201)).body;
+    const logo = (
+      await t.http
+        .post(`/api/companies/${companyId}/logo`)
+        .attach('file', PNG_1x1, { filename: 'l.png', contentType: 'image/png' })
+        .expect(201)
+    ).body;
     const revision = await createDoc(t, issue.id, 'plan', 'Plan body');
     return {
-      agent: agent.id, issue: issue.id, project: project.id, goal: goal.id, workspace: workspace.id, label: label.id, comment: comment.id,
-      run, cost_event: cost.id, attachment: attachment.id, asset: logo.assetId, document_revision: revision.id,
+      agent: agent.id,
+      issue: issue.id,
+      project: project.id,
+      goal: goal.id,
+      workspace: workspace.id,
+      label: label.id,
+      comment: comment.id,
+      run,
+      cost_event: cost.id,
+      attachment: attachment.id,
+      asset: logo.assetId,
+      document_revision: revision.id,
     };
   }
 
   beforeAll(async () => {
     // the OpenAPI document of the built service: its DTO fields come from the swagger compiler plugin (not run by ts-jest)
-    const svc = await startService({ DATABASE_URL: await createTestDatabase(), SERVICE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'refs-openapi-')) });
+    const svc = await startService({
+      DATABASE_URL: await createTestDatabase(),
+      SERVICE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'refs-openapi-')),
+    });
     try {
       openapi = (await svc.api('GET', '/api/openapi.json')).body;
     } finally {
@@ -125,12 +201,27 @@ describe('every id in a request body belongs to the route\'s company (422 invali
     const b = await createCompany(t);
     const ra = await records(a.id);
     Object.assign(theirs, await records(b.id));
-    const routine = (await t.http.post(`/api/companies/${a.id}/routines`).send({ title: 'Daily', assigneeAgentId: ra.agent }).expect(201)).body;
-    const product = (await t.http.post(`/api/issues/${ra.issue}/work-products`).send({ type: 'artifact', title: 'Out', url: 'https://example.test/x' }).expect(201)).body;
+    const routine = (await t.http.post(`/api/companies/${a.id}/routines`).send({ title: 'Daily', assigneeAgentId: ra.agent }).expect(201))
+      .body;
+    const product = (
+      await t.http
+        .post(`/api/issues/${ra.issue}/work-products`)
+        .send({ type: 'artifact', title: 'Out', url: 'https://example.test/x' })
+        .expect(201)
+    ).body;
     Object.assign(mine, { routineId: routine.id, workProductId: product.id });
     Object.assign(mine, {
-      companyId: a.id, agentId: ra.agent, issueId: ra.issue, projectId: ra.project, goalId: ra.goal, workspaceId: ra.workspace,
-      labelId: ra.label, commentId: ra.comment, runId: ra.run, attachmentId: ra.attachment, key: 'plan',
+      companyId: a.id,
+      agentId: ra.agent,
+      issueId: ra.issue,
+      projectId: ra.project,
+      goalId: ra.goal,
+      workspaceId: ra.workspace,
+      labelId: ra.label,
+      commentId: ra.comment,
+      runId: ra.run,
+      attachmentId: ra.attachment,
+      key: 'plan',
     });
   }, 300_000);
   afterAll(() => t.close());
@@ -150,17 +241,21 @@ describe('every id in a request body belongs to the route\'s company (422 invali
     return ok ? out.join('/') : null;
   }
 
-  it('walks every id field of every request body with another company\'s id', async () => {
+  it("walks every id field of every request body with another company's id", async () => {
     const { cases, unknown } = idFields(openapi);
     expect(unknown).toEqual([]); // a new id field needs a kind here (and @RefersTo on its DTO)
     // the fields the defect report named are among those walked
     const walked = new Set(cases.map((c) => `${c.method.toUpperCase()} ${c.path} ${c.field}`));
     for (const must of [
-      'POST /api/companies/{companyId}/issues executionWorkspaceId', 'PATCH /api/issues/{issueId} executionWorkspaceId',
-      'POST /api/companies/{companyId}/cost-events issueId', 'POST /api/agents/{agentId}/wakeup payload.issueId',
-      'POST /api/companies/{companyId}/agent-hires sourceIssueId', 'POST /api/companies/{companyId}/agent-hires sourceIssueIds',
+      'POST /api/companies/{companyId}/issues executionWorkspaceId',
+      'PATCH /api/issues/{issueId} executionWorkspaceId',
+      'POST /api/companies/{companyId}/cost-events issueId',
+      'POST /api/agents/{agentId}/wakeup payload.issueId',
+      'POST /api/companies/{companyId}/agent-hires sourceIssueId',
+      'POST /api/companies/{companyId}/agent-hires sourceIssueIds',
       'POST /api/companies/{companyId}/activity agentId',
-    ]) expect(walked).toContain(must);
+    ])
+      expect(walked).toContain(must);
 
     const failures: string[] = [];
     const skipped: string[] = [];
@@ -183,13 +278,24 @@ describe('every id in a request body belongs to the route\'s company (422 invali
     expect(cases.length).toBeGreaterThan(30);
   });
 
-  it('accepts the same fields with ids of the route\'s own company (spot checks)', async () => {
+  it("accepts the same fields with ids of the route's own company (spot checks)", async () => {
     const issue = await t.http.patch(`/api/issues/${mine.issueId}`).send({ executionWorkspaceId: mine.workspaceId });
     expect(issue.status).toBe(200);
     expect(issue.body.executionWorkspaceId).toBe(mine.workspaceId);
-    await t.http.post(`/api/companies/${mine.companyId}/cost-events`)
-      .send({ agentId: mine.agentId, issueId: mine.issueId, provider: 'p', model: 'm', costCents: 1, occurredAt: new Date().toISOString() }).expect(201);
-    await t.http.post(`/api/companies/${mine.companyId}/activity`)
-      .send({ actorType: 'system', actorId: 'import', action: 'x.imported', entityType: 'issue', entityId: mine.issueId, agentId: mine.agentId }).expect(201);
+    await t.http
+      .post(`/api/companies/${mine.companyId}/cost-events`)
+      .send({ agentId: mine.agentId, issueId: mine.issueId, provider: 'p', model: 'm', costCents: 1, occurredAt: new Date().toISOString() })
+      .expect(201);
+    await t.http
+      .post(`/api/companies/${mine.companyId}/activity`)
+      .send({
+        actorType: 'system',
+        actorId: 'import',
+        action: 'x.imported',
+        entityType: 'issue',
+        entityId: mine.issueId,
+        agentId: mine.agentId,
+      })
+      .expect(201);
   });
 });

@@ -2,7 +2,15 @@ import { Clock } from '../../src/modules/budgets/clock.service';
 import { RunTokenService } from '../../src/modules/heartbeat/run-token.service';
 import { bearer, createCompany } from '../support/factories';
 import {
-  agentRow, companyRow, costBody, insertAgent, insertAgentKey, insertProject, insertRun, reportCost, unknownId,
+  agentRow,
+  companyRow,
+  costBody,
+  insertAgent,
+  insertAgentKey,
+  insertProject,
+  insertRun,
+  reportCost,
+  unknownId,
 } from '../support/costs';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -97,7 +105,10 @@ describe('costs', () => {
       const summary = await t.http.get(`/api/companies/${c.id}/costs/summary`).expect(200);
       expect(summary.body).toMatchObject({ spendCents: 0, eventCount: 1, unpricedEventCount: 1, inputTokens: 500 });
       // an unpriced event with money is a contradiction
-      await t.http.post(`/api/companies/${c.id}/cost-events`).send({ ...body, costCents: 5 }).expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/cost-events`)
+        .send({ ...body, costCents: 5 })
+        .expect(422);
     });
 
     it('rejects a missing required field with 400 and stores nothing', async () => {
@@ -165,7 +176,9 @@ describe('costs', () => {
       const peer = await insertAgent(t, c.id);
       const token = await insertAgentKey(t, self);
       const own = await reportCost(t, c.id, self.id, 7, {}, token).expect(201);
-      const [event] = await t.dataSource.query(`SELECT reported_by_actor_type, reported_by_actor_id FROM cost_events WHERE id = $1`, [own.body.id]);
+      const [event] = await t.dataSource.query(`SELECT reported_by_actor_type, reported_by_actor_id FROM cost_events WHERE id = $1`, [
+        own.body.id,
+      ]);
       expect(event).toEqual({ reported_by_actor_type: 'agent', reported_by_actor_id: self.id });
       await reportCost(t, c.id, peer.id, 7, {}, token).expect(403);
       const other = await createCompany(t);
@@ -294,7 +307,10 @@ describe('costs', () => {
     it('rejects malformed or inverted from/to with 400', async () => {
       const c = await createCompany(t);
       await t.http.get(`/api/companies/${c.id}/costs/summary`).query({ from: 'soon' }).expect(400);
-      await t.http.get(`/api/companies/${c.id}/costs/by-agent`).query({ from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' }).expect(400);
+      await t.http
+        .get(`/api/companies/${c.id}/costs/by-agent`)
+        .query({ from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' })
+        .expect(400);
     });
 
     it('breaks spend down by agent, agent+model, provider, biller and project with token sums', async () => {
@@ -303,15 +319,43 @@ describe('costs', () => {
       const b = await insertAgent(t, c.id, { name: 'Beta' });
       const p = await insertProject(t, c.id);
       const at = '2026-05-05T05:00:00.000Z';
-      await reportCost(t, c.id, a.id, 100, { provider: 'p1', model: 'm1', biller: 'gw', inputTokens: 10, outputTokens: 1, projectId: p.id, occurredAt: at }).expect(201);
+      await reportCost(t, c.id, a.id, 100, {
+        provider: 'p1',
+        model: 'm1',
+        biller: 'gw',
+        inputTokens: 10,
+        outputTokens: 1,
+        projectId: p.id,
+        occurredAt: at,
+      }).expect(201);
       await reportCost(t, c.id, a.id, 50, { provider: 'p2', model: 'm2', inputTokens: 5, occurredAt: at }).expect(201);
       await reportCost(t, c.id, b.id, 30, { provider: 'p1', model: 'm1', cachedInputTokens: 7, occurredAt: at }).expect(201);
       const base = `/api/companies/${c.id}/costs`;
       for (const query of [{}, { from: '2026-05-01T00:00:00Z', to: '2026-06-01T00:00:00Z' }]) {
         const byAgent = (await t.http.get(`${base}/by-agent`).query(query).expect(200)).body;
         expect(byAgent).toEqual([
-          { agentId: a.id, agentName: 'Alpha', agentStatus: 'idle', costCents: 150, inputTokens: 15, cachedInputTokens: 0, outputTokens: 1, eventCount: 2, unpricedEventCount: 0 },
-          { agentId: b.id, agentName: 'Beta', agentStatus: 'idle', costCents: 30, inputTokens: 0, cachedInputTokens: 7, outputTokens: 0, eventCount: 1, unpricedEventCount: 0 },
+          {
+            agentId: a.id,
+            agentName: 'Alpha',
+            agentStatus: 'idle',
+            costCents: 150,
+            inputTokens: 15,
+            cachedInputTokens: 0,
+            outputTokens: 1,
+            eventCount: 2,
+            unpricedEventCount: 0,
+          },
+          {
+            agentId: b.id,
+            agentName: 'Beta',
+            agentStatus: 'idle',
+            costCents: 30,
+            inputTokens: 0,
+            cachedInputTokens: 7,
+            outputTokens: 0,
+            eventCount: 1,
+            unpricedEventCount: 0,
+          },
         ]);
       }
       const byModel = (await t.http.get(`${base}/by-agent-model`).expect(200)).body;
@@ -345,7 +389,7 @@ describe('costs', () => {
       const agents = [await insertAgent(t, c.id), await insertAgent(t, c.id), await insertAgent(t, c.id)];
       const day0 = Date.parse('2026-07-01T00:00:00.000Z');
       let seed = 7;
-      const rnd = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+      const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
       const events: Array<{ agentId: string; at: number; cents: number; tokens: number }> = [];
       for (let i = 0; i < 60; i++) {
         // some events exactly at midnight, the rest anywhere in ten days
@@ -418,7 +462,12 @@ describe('costs', () => {
       const res = await t.http.get(`/api/companies/${c.id}/costs/quota-windows`).expect(200);
       expect(res.body.providers).toHaveLength(1);
       const [w5] = res.body.providers[0].windows;
-      expect(w5).toMatchObject({ window: '5h', spendCents: 7, oldestEventAt: '2026-06-10T10:00:00.000Z', nextReleaseAt: '2026-06-10T15:00:00.000Z' });
+      expect(w5).toMatchObject({
+        window: '5h',
+        spendCents: 7,
+        oldestEventAt: '2026-06-10T10:00:00.000Z',
+        nextReleaseAt: '2026-06-10T15:00:00.000Z',
+      });
       await t.http.get(`/api/companies/${c.id}/costs/quota-windows`).set(bearer(token)).expect(403);
       await t.http.get(`/api/companies/${unknownId()}/costs/quota-windows`).expect(404);
     });

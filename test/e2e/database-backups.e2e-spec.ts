@@ -21,7 +21,10 @@ const freshName = () => `restore_${process.pid}_${Date.now().toString(36)}_${dbC
 async function seed(t: TestApp): Promise<{ companyId: string }> {
   const company = await createCompany(t, { name: 'Backup Co', budgetMonthlyCents: 5000 });
   await insertAgent(t, company.id, { adapterType: 'process', adapterConfig: { command: 'true' }, name: 'Bob' });
-  const issue = await t.http.post(`/api/companies/${company.id}/issues`).send({ title: 'Back me up', description: 'with "quotes", üñíçødé and \\ backslashes' }).expect(201);
+  const issue = await t.http
+    .post(`/api/companies/${company.id}/issues`)
+    .send({ title: 'Back me up', description: 'with "quotes", üñíçødé and \\ backslashes' })
+    .expect(201);
   await t.http.post(`/api/issues/${issue.body.id}/comments`).send({ body: 'a comment\nwith lines' }).expect(201);
   await t.http.post(`/api/companies/${company.id}/secrets`).send({ name: 'API_TOKEN', value: 'super-secret-value-123' }).expect(201);
   return { companyId: company.id };
@@ -31,7 +34,9 @@ async function seed(t: TestApp): Promise<{ companyId: string }> {
 async function startOn(url: string, source: TestApp, companyId: string): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-restored-'));
   const svc = await startService({
-    DATABASE_URL: url, SERVICE_DATA_DIR: dataDir, SERVICE_SECRETS_MASTER_KEY_FILE: path.join(source.dataDir, 'keys', 'secrets-master-key'),
+    DATABASE_URL: url,
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_SECRETS_MASTER_KEY_FILE: path.join(source.dataDir, 'keys', 'secrets-master-key'),
   });
   try {
     expect((await svc.api('GET', '/api/health/ready')).status).toBe(200);
@@ -155,13 +160,25 @@ describe('database backups: access and scheduling', () => {
     const a = await createTestApp({ databaseUrl: t.databaseUrl, scheduler: true, env });
     const b = await createTestApp({ databaseUrl: t.databaseUrl, scheduler: true, env });
     try {
-      await t.http.patch('/api/instance/settings/general').set(auth(admin.token))
-        .send({ databaseBackupEnabled: true, databaseBackupIntervalMinutes: 60, databaseBackupRetentionDaily: 1, databaseBackupRetentionWeekly: 0, databaseBackupRetentionMonthly: 0 })
+      await t.http
+        .patch('/api/instance/settings/general')
+        .set(auth(admin.token))
+        .send({
+          databaseBackupEnabled: true,
+          databaseBackupIntervalMinutes: 60,
+          databaseBackupRetentionDaily: 1,
+          databaseBackupRetentionWeekly: 0,
+          databaseBackupRetentionMonthly: 0,
+        })
         .expect(200);
-      const rows = await waitFor(async () => {
-        const r = await t.dataSource.query(`SELECT * FROM database_backups WHERE trigger = 'scheduled'`);
-        return r.length && r.every((x: { status: string }) => x.status !== 'running') ? r : null;
-      }, 'a scheduled backup', 30_000);
+      const rows = await waitFor(
+        async () => {
+          const r = await t.dataSource.query(`SELECT * FROM database_backups WHERE trigger = 'scheduled'`);
+          return r.length && r.every((x: { status: string }) => x.status !== 'running') ? r : null;
+        },
+        'a scheduled backup',
+        30_000,
+      );
       await sleep(1000); // a dozen more ticks of both instances
       const all = await t.dataSource.query(`SELECT * FROM database_backups WHERE trigger = 'scheduled'`);
       expect(all).toHaveLength(1);
@@ -169,7 +186,10 @@ describe('database backups: access and scheduling', () => {
       const writer = [a, b].find((x) => fs.existsSync(path.join(x.dataDir, 'backups', rows[0].file_name)))!;
       expect(writer).toBeDefined();
       const list = await t.http.get('/api/instance/database-backups').set(auth(admin.token)).expect(200);
-      expect(list.body.find((x: { trigger: string }) => x.trigger === 'scheduled')).toMatchObject({ status: 'succeeded', engine: 'builtin' });
+      expect(list.body.find((x: { trigger: string }) => x.trigger === 'scheduled')).toMatchObject({
+        status: 'succeeded',
+        engine: 'builtin',
+      });
 
       // retention (1 day): an older scheduled backup in an instance's directory is deleted at its next tick
       const old = 'backup-20200101T000000Z-scheduled-00000000.ndjson.gz';
@@ -178,10 +198,14 @@ describe('database backups: access and scheduling', () => {
         `INSERT INTO database_backups (file_name, engine, trigger, status, instance_id, created_at, finished_at) VALUES ($1, 'builtin', 'scheduled', 'succeeded', 'x', '2020-01-01', '2020-01-01')`,
         [old],
       );
-      await waitFor(async () => {
-        const [r] = await t.dataSource.query(`SELECT status FROM database_backups WHERE file_name = $1`, [old]);
-        return r.status === 'deleted';
-      }, 'the old backup deleted by retention', 30_000);
+      await waitFor(
+        async () => {
+          const [r] = await t.dataSource.query(`SELECT status FROM database_backups WHERE file_name = $1`, [old]);
+          return r.status === 'deleted';
+        },
+        'the old backup deleted by retention',
+        30_000,
+      );
       const ls = (x: TestApp) => (fs.existsSync(path.join(x.dataDir, 'backups')) ? fs.readdirSync(path.join(x.dataDir, 'backups')) : []);
       const files = [...ls(a), ...ls(b)];
       expect(files).not.toContain(old);
@@ -211,7 +235,10 @@ const havePg15 = fs.existsSync(path.join(PG15, 'postgres')) && fs.existsSync(pat
     await ds.initialize();
     await runMigrations(ds);
     await ds.destroy();
-    t = await createTestApp({ databaseUrl: url, env: { SERVICE_BACKUP_ENGINE: 'pg_dump', SERVICE_PG_DUMP_PATH: path.join(PG15, 'pg_dump') } });
+    t = await createTestApp({
+      databaseUrl: url,
+      env: { SERVICE_BACKUP_ENGINE: 'pg_dump', SERVICE_PG_DUMP_PATH: path.join(PG15, 'pg_dump') },
+    });
     ({ companyId } = await seed(t));
   });
   afterAll(async () => {

@@ -131,7 +131,11 @@ describe('database layer', () => {
           };
         }
         try {
-          const rows = await Promise.all([client.query('SELECT 1 AS a'), client.query('SELECT $1::int AS b', [2]), client.query('SELECT $1::int AS c', [3])]);
+          const rows = await Promise.all([
+            client.query('SELECT 1 AS a'),
+            client.query('SELECT $1::int AS b', [2]),
+            client.query('SELECT $1::int AS c', [3]),
+          ]);
           expect(rows.map((r) => r.rows[0])).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }]);
           expect(writes).toBe(1);
           await client.query('SELECT 4');
@@ -220,7 +224,9 @@ describe('database layer', () => {
     afterAll(() => client.end());
 
     const prepared = async () =>
-      (await client.query(`SELECT statement FROM pg_prepared_statements ORDER BY statement`)).rows.map((r: { statement: string }) => r.statement);
+      (await client.query(`SELECT statement FROM pg_prepared_statements ORDER BY statement`)).rows.map(
+        (r: { statement: string }) => r.statement,
+      );
 
     it('names a parameterised statement once it has run often enough, and only up to the cap', async () => {
       for (let i = 0; i < 2; i++) await client.query('SELECT $1::int AS a', [i]);

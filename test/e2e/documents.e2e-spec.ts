@@ -21,8 +21,17 @@ describe('issue documents', () => {
       const { issue } = await setup();
       const created = await putDoc(t, issue.id, 'notes', 'v1', { title: 'Notes', changeSummary: 'first' }).expect(201);
       expect(created.body).toMatchObject({
-        key: 'notes', title: 'Notes', format: 'markdown', body: 'v1', changeSummary: 'first', latestRevisionNumber: 1, issueId: issue.id,
-        lockedAt: null, lockedByAgentId: null, lockedByUserId: null, createdByUserId: 'local-board',
+        key: 'notes',
+        title: 'Notes',
+        format: 'markdown',
+        body: 'v1',
+        changeSummary: 'first',
+        latestRevisionNumber: 1,
+        issueId: issue.id,
+        lockedAt: null,
+        lockedByAgentId: null,
+        lockedByUserId: null,
+        createdByUserId: 'local-board',
       });
       const updated = await putDoc(t, issue.id, 'notes', 'v2', { baseRevisionId: created.body.latestRevisionId }).expect(200);
       expect(updated.body).toMatchObject({ body: 'v2', latestRevisionNumber: 2 });
@@ -128,7 +137,12 @@ describe('issue documents', () => {
       await t.http.post(`${docPath(issue.id, 'plan')}/lock`).expect(200);
       const first = await putDoc(t, issue.id, 'plan', 'agent v2', { baseRevisionId: rev.id, headers: agentHeaders(agent) }).expect(201);
       expect(first.body).toMatchObject({ key: 'plan-2', body: 'agent v2', latestRevisionNumber: 1 });
-      expect(first.body.redirectedFromLockedDocument).toMatchObject({ sourceKey: 'plan', key: 'plan-2', newKey: 'plan-2', lockedByUserId: 'local-board' });
+      expect(first.body.redirectedFromLockedDocument).toMatchObject({
+        sourceKey: 'plan',
+        key: 'plan-2',
+        newKey: 'plan-2',
+        lockedByUserId: 'local-board',
+      });
       const second = await putDoc(t, issue.id, 'plan', 'agent v3', { headers: agentHeaders(agent) }).expect(201);
       expect(second.body.redirectedFromLockedDocument).toMatchObject({ sourceKey: 'plan', newKey: 'plan-3' });
       expect((await t.http.get(docPath(issue.id, 'plan')).expect(200)).body.body).toBe('v1');
@@ -166,10 +180,19 @@ describe('issue documents', () => {
       const a1 = await insertAgent(t, c.id);
       const a2 = await insertAgent(t, c.id);
       await createDoc(t, issue.id, 'plan', 'v1');
-      const locked = await t.http.post(`${docPath(issue.id, 'plan')}/lock`).set(agentHeaders(a1)).expect(200);
+      const locked = await t.http
+        .post(`${docPath(issue.id, 'plan')}/lock`)
+        .set(agentHeaders(a1))
+        .expect(200);
       expect(locked.body.lockedByAgentId).toBe(a1.id);
-      await t.http.post(`${docPath(issue.id, 'plan')}/unlock`).set(agentHeaders(a2)).expect(403);
-      await t.http.post(`${docPath(issue.id, 'plan')}/unlock`).set(agentHeaders(a1)).expect(200);
+      await t.http
+        .post(`${docPath(issue.id, 'plan')}/unlock`)
+        .set(agentHeaders(a2))
+        .expect(403);
+      await t.http
+        .post(`${docPath(issue.id, 'plan')}/unlock`)
+        .set(agentHeaders(a1))
+        .expect(200);
     });
 
     it('answers 404 when locking a missing document', async () => {
@@ -184,19 +207,34 @@ describe('issue documents', () => {
       const agent = await insertAgent(t, c.id);
       const body = 'Alpha beta gamma delta.';
       const rev = await createDoc(t, issue.id, 'spec', body);
-      await t.http.post(`${docPath(issue.id, 'spec')}/annotations`).send({
-        baseRevisionId: rev.id, baseRevisionNumber: 1, body: 'why?',
-        selector: { quote: { exact: 'beta' }, position: { normalizedStart: 6, normalizedEnd: 10, markdownStart: 6, markdownEnd: 10 } },
-      }).expect(201);
+      await t.http
+        .post(`${docPath(issue.id, 'spec')}/annotations`)
+        .send({
+          baseRevisionId: rev.id,
+          baseRevisionNumber: 1,
+          body: 'why?',
+          selector: { quote: { exact: 'beta' }, position: { normalizedStart: 6, normalizedEnd: 10, markdownStart: 6, markdownEnd: 10 } },
+        })
+        .expect(201);
       const asAgent = await t.http.get(docPath(issue.id, 'spec')).set(agentHeaders(agent)).expect(200);
       expect(asAgent.body.annotations).toHaveLength(1);
       expect(asAgent.body.annotations[0].comments).toBeUndefined();
-      const withComments = await t.http.get(docPath(issue.id, 'spec')).query({ includeAnnotationComments: 'true' }).set(agentHeaders(agent)).expect(200);
+      const withComments = await t.http
+        .get(docPath(issue.id, 'spec'))
+        .query({ includeAnnotationComments: 'true' })
+        .set(agentHeaders(agent))
+        .expect(200);
       expect(withComments.body.annotations[0].comments.map((x: { body: string }) => x.body)).toEqual(['why?']);
-      const optOut = await t.http.get(docPath(issue.id, 'spec')).query({ includeAnnotations: 'false' }).set(agentHeaders(agent)).expect(200);
+      const optOut = await t.http
+        .get(docPath(issue.id, 'spec'))
+        .query({ includeAnnotations: 'false' })
+        .set(agentHeaders(agent))
+        .expect(200);
       expect(optOut.body.annotations).toBeUndefined();
       expect((await t.http.get(docPath(issue.id, 'spec')).expect(200)).body.annotations).toBeUndefined();
-      expect((await t.http.get(docPath(issue.id, 'spec')).query({ includeAnnotations: 'true' }).expect(200)).body.annotations).toHaveLength(1);
+      expect((await t.http.get(docPath(issue.id, 'spec')).query({ includeAnnotations: 'true' }).expect(200)).body.annotations).toHaveLength(
+        1,
+      );
       await t.http.get(docPath(issue.id, 'spec')).query({ includeAnnotations: 'maybe' }).expect(400);
     });
 
@@ -243,7 +281,10 @@ describe('issue documents', () => {
       await t.http.post(`${docPath(issue.id, 'notes')}/unlock`).expect(200);
       await t.http.delete(docPath(issue.id, 'notes')).expect(200);
       await t.http.get(docPath(issue.id, 'notes')).expect(404);
-      const left = await t.dataSource.query(`SELECT count(*)::int AS n FROM issue_document_revisions r JOIN issue_documents d ON d.id = r.document_id WHERE d.issue_id = $1`, [issue.id]);
+      const left = await t.dataSource.query(
+        `SELECT count(*)::int AS n FROM issue_document_revisions r JOIN issue_documents d ON d.id = r.document_id WHERE d.issue_id = $1`,
+        [issue.id],
+      );
       expect(left[0].n).toBe(0);
       expect(await activityActions(t, issue.id)).toContain('issue.document_deleted');
     });

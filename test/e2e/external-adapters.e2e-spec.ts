@@ -47,7 +47,10 @@ async function packTarball(dir: string): Promise<string> {
 }
 
 async function runOf(t: TestApp, agentId: string): Promise<Record<string, any>> {
-  const res = await t.http.post(`/api/agents/${agentId}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual', reason: 'test' }).expect(202);
+  const res = await t.http
+    .post(`/api/agents/${agentId}/wakeup`)
+    .send({ source: 'on_demand', triggerDetail: 'manual', reason: 'test' })
+    .expect(202);
   expect(res.body.id).toBeDefined();
   return waitFor(async () => {
     const [r] = await t.dataSource.query(`SELECT * FROM heartbeat_runs WHERE id = $1`, [res.body.id]);
@@ -68,12 +71,20 @@ describe('external adapters (one instance)', () => {
       if (req.url === '/@service-examples%2fecho-npm') {
         res.setHeader('content-type', 'application/json');
         const integrity = `sha512-${createHash('sha512').update(tgz).digest('base64')}`;
-        res.end(JSON.stringify({ 'dist-tags': { latest: '3.1.0' }, versions: { '3.1.0': { dist: { tarball: `${base}/echo-npm-3.1.0.tgz`, integrity } } } }));
+        res.end(
+          JSON.stringify({
+            'dist-tags': { latest: '3.1.0' },
+            versions: { '3.1.0': { dist: { tarball: `${base}/echo-npm-3.1.0.tgz`, integrity } } },
+          }),
+        );
       } else if (req.url === '/echo-npm-3.1.0.tgz') res.end(tgz);
       else res.writeHead(404).end('{}');
     });
     await new Promise<void>((r) => registry.listen(0, '127.0.0.1', r));
-    t = await createTestApp({ listen: true, env: { SERVICE_PLUGINS_NPM_REGISTRY: `http://127.0.0.1:${(registry.address() as { port: number }).port}` } });
+    t = await createTestApp({
+      listen: true,
+      env: { SERVICE_PLUGINS_NPM_REGISTRY: `http://127.0.0.1:${(registry.address() as { port: number }).port}` },
+    });
     folder = copyExample();
   });
   afterAll(async () => {
@@ -84,9 +95,22 @@ describe('external adapters (one instance)', () => {
   it('installs from a local folder (201), lists it, refuses a second install (409)', async () => {
     const res = await t.http.post('/api/adapters/install').send({ localPath: folder }).expect(201);
     expect(res.body).toMatchObject({
-      type: TYPE, builtIn: false, executable: true, label: 'Echo (example external adapter)',
-      package: { name: '@service-examples/echo-adapter', version: '1.0.0', sourceKind: 'local', sourceRef: folder, hasUiParser: true, installGeneration: 1, loadGeneration: 1 },
-      loaded: { version: '1.0.0', loadGeneration: 1 }, override: { disabled: false, reason: null, pinnedVersion: null }, instanceConfig: {},
+      type: TYPE,
+      builtIn: false,
+      executable: true,
+      label: 'Echo (example external adapter)',
+      package: {
+        name: '@service-examples/echo-adapter',
+        version: '1.0.0',
+        sourceKind: 'local',
+        sourceRef: folder,
+        hasUiParser: true,
+        installGeneration: 1,
+        loadGeneration: 1,
+      },
+      loaded: { version: '1.0.0', loadGeneration: 1 },
+      override: { disabled: false, reason: null, pinnedVersion: null },
+      instanceConfig: {},
     });
     expect(res.body.configSchema.properties).toHaveProperty('message');
     const list = (await t.http.get('/api/adapters').expect(200)).body;
@@ -98,18 +122,31 @@ describe('external adapters (one instance)', () => {
   it('installs from a tarball and from the npm registry', async () => {
     const tarball = await packTarball(copyExample({ type: 'echo_tarball', uiParser: false }));
     const a = await t.http.post('/api/adapters/install').send({ localPath: tarball }).expect(201);
-    expect(a.body).toMatchObject({ type: 'echo_tarball', package: { sourceKind: 'tarball', hasUiParser: false }, loaded: { version: '1.0.0' } });
+    expect(a.body).toMatchObject({
+      type: 'echo_tarball',
+      package: { sourceKind: 'tarball', hasUiParser: false },
+      loaded: { version: '1.0.0' },
+    });
     const b = await t.http.post('/api/adapters/install').send({ packageName: '@service-examples/echo-npm' }).expect(201);
-    expect(b.body).toMatchObject({ type: 'echo_npm', package: { sourceKind: 'npm', sourceRef: '@service-examples/echo-npm@3.1.0', version: '3.1.0' } });
-    expect((await t.http.post('/api/adapters/install').send({ packageName: '@service-examples/missing' }).expect(422)).body.code).toBe('adapter_source_invalid');
+    expect(b.body).toMatchObject({
+      type: 'echo_npm',
+      package: { sourceKind: 'npm', sourceRef: '@service-examples/echo-npm@3.1.0', version: '3.1.0' },
+    });
+    expect((await t.http.post('/api/adapters/install').send({ packageName: '@service-examples/missing' }).expect(422)).body.code).toBe(
+      'adapter_source_invalid',
+    );
   });
 
   it('refuses bad sources and bodies: 422 for no package or no adapter, 409 for a built-in type, 400 for bad fields', async () => {
     expect((await t.http.post('/api/adapters/install').send({}).expect(422)).body.code).toBe('adapter_source_invalid');
-    expect((await t.http.post('/api/adapters/install').send({ localPath: '/nonexistent/adapter' }).expect(422)).body.code).toBe('adapter_source_invalid');
+    expect((await t.http.post('/api/adapters/install').send({ localPath: '/nonexistent/adapter' }).expect(422)).body.code).toBe(
+      'adapter_source_invalid',
+    );
     const notAdapter = fs.mkdtempSync(path.join(os.tmpdir(), 'not-adapter-'));
     fs.writeFileSync(path.join(notAdapter, 'package.json'), JSON.stringify({ name: 'x', version: '1.0.0' }));
-    expect((await t.http.post('/api/adapters/install').send({ localPath: notAdapter }).expect(422)).body.code).toBe('adapter_package_invalid');
+    expect((await t.http.post('/api/adapters/install').send({ localPath: notAdapter }).expect(422)).body.code).toBe(
+      'adapter_package_invalid',
+    );
     const builtin = copyExample({ type: 'process' });
     expect((await t.http.post('/api/adapters/install').send({ localPath: builtin }).expect(409)).body.code).toBe('adapter_builtin');
     await t.http.post('/api/adapters/install').send({ localPath: 5 }).expect(400);
@@ -128,26 +165,46 @@ describe('external adapters (one instance)', () => {
     await t.http.get('/api/adapters/nope/ui-parser.js').expect(404);
   });
 
-  it('runs agents of the type with the instance configuration merged under the agent\'s', async () => {
+  it("runs agents of the type with the instance configuration merged under the agent's", async () => {
     const c = await createCompany(t);
-    const agent = (await t.http.post(`/api/companies/${c.id}/agents`).send({ name: 'Echoer', role: 'general', adapterType: TYPE, adapterConfig: { message: 'world' } }).expect(201)).body;
+    const agent = (
+      await t.http
+        .post(`/api/companies/${c.id}/agents`)
+        .send({ name: 'Echoer', role: 'general', adapterType: TYPE, adapterConfig: { message: 'world' } })
+        .expect(201)
+    ).body;
     const first = await runOf(t, agent.id);
     expect(first).toMatchObject({ status: 'succeeded', adapter_type: TYPE });
     expect(first.result_json).toMatchObject({ echoed: 'hello world', codeVersion: 'v1' });
-    const patched = await t.http.patch(`/api/adapters/${TYPE}`).send({ config: { greeting: 'bonjour', message: 'default' } }).expect(200);
+    const patched = await t.http
+      .patch(`/api/adapters/${TYPE}`)
+      .send({ config: { greeting: 'bonjour', message: 'default' } })
+      .expect(200);
     expect(patched.body.instanceConfig).toEqual({ greeting: 'bonjour', message: 'default' });
     const second = await runOf(t, agent.id);
     expect(second.result_json).toMatchObject({ echoed: 'bonjour world' }); // the agent's message wins over the instance's
     const log = await t.http.get(`/api/heartbeat-runs/${second.id}/log`).expect(200);
     expect(JSON.stringify(log.body)).toContain('echo v1: bonjour world');
-    expect((await t.http.patch(`/api/adapters/${TYPE}`).send({ config: { delayMs: 'soon' } }).expect(422)).body).toMatchObject({ code: 'adapter_config_invalid', field: 'config.delayMs' });
+    expect(
+      (
+        await t.http
+          .patch(`/api/adapters/${TYPE}`)
+          .send({ config: { delayMs: 'soon' } })
+          .expect(422)
+      ).body,
+    ).toMatchObject({ code: 'adapter_config_invalid', field: 'config.delayMs' });
     await t.http.patch('/api/adapters/nope').send({ config: {} }).expect(404);
     await t.http.patch(`/api/adapters/${TYPE}`).send({ config: {} }).expect(200);
   });
 
-  it('force-disable skips the wakes of the type\'s agents with a clear reason; lifting it runs them again', async () => {
+  it("force-disable skips the wakes of the type's agents with a clear reason; lifting it runs them again", async () => {
     const c = await createCompany(t);
-    const agent = (await t.http.post(`/api/companies/${c.id}/agents`).send({ name: 'Echoer', role: 'general', adapterType: TYPE, adapterConfig: {} }).expect(201)).body;
+    const agent = (
+      await t.http
+        .post(`/api/companies/${c.id}/agents`)
+        .send({ name: 'Echoer', role: 'general', adapterType: TYPE, adapterConfig: {} })
+        .expect(201)
+    ).body;
     const off = await t.http.patch(`/api/adapters/${TYPE}/override`).send({ disabled: true, reason: 'vendor outage' }).expect(200);
     expect(off.body.override).toEqual({ disabled: true, reason: 'vendor outage', pinnedVersion: null });
     const wake = await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual' }).expect(202);
@@ -155,7 +212,10 @@ describe('external adapters (one instance)', () => {
     // built-in types can be force-disabled too
     const p = await createAgentWithKey(t, c.id);
     await t.http.patch('/api/adapters/process/override').send({ disabled: true }).expect(200);
-    expect((await t.http.post(`/api/agents/${p.agent.id}/wakeup`).send({ source: 'on_demand' }).expect(202)).body).toMatchObject({ skipped: true, reason: 'adapter_disabled' });
+    expect((await t.http.post(`/api/agents/${p.agent.id}/wakeup`).send({ source: 'on_demand' }).expect(202)).body).toMatchObject({
+      skipped: true,
+      reason: 'adapter_disabled',
+    });
     await t.http.patch('/api/adapters/process/override').send({ disabled: false }).expect(200);
     const on = await t.http.patch(`/api/adapters/${TYPE}/override`).send({ disabled: false }).expect(200);
     expect(on.body.override).toEqual({ disabled: false, reason: null, pinnedVersion: null });
@@ -163,14 +223,24 @@ describe('external adapters (one instance)', () => {
   });
 
   it('pins a version: another version is refused on reinstall until unpinned; built-in types cannot be pinned', async () => {
-    expect((await t.http.patch('/api/adapters/process/override').send({ pinnedVersion: '1.0.0' }).expect(409)).body.code).toBe('adapter_not_external');
-    expect((await t.http.patch(`/api/adapters/${TYPE}/override`).send({ pinnedVersion: '9.9.9' }).expect(409)).body.code).toBe('adapter_version_pinned');
+    expect((await t.http.patch('/api/adapters/process/override').send({ pinnedVersion: '1.0.0' }).expect(409)).body.code).toBe(
+      'adapter_not_external',
+    );
+    expect((await t.http.patch(`/api/adapters/${TYPE}/override`).send({ pinnedVersion: '9.9.9' }).expect(409)).body.code).toBe(
+      'adapter_version_pinned',
+    );
     await t.http.patch(`/api/adapters/${TYPE}/override`).send({ pinnedVersion: '1.0.0' }).expect(200);
     editExample(folder, { version: '2.0.0', codeVersion: 'v2' });
-    expect((await t.http.post(`/api/adapters/${TYPE}/reinstall`).expect(409)).body).toMatchObject({ code: 'adapter_version_pinned', pinnedVersion: '1.0.0' });
+    expect((await t.http.post(`/api/adapters/${TYPE}/reinstall`).expect(409)).body).toMatchObject({
+      code: 'adapter_version_pinned',
+      pinnedVersion: '1.0.0',
+    });
     await t.http.patch(`/api/adapters/${TYPE}/override`).send({ pinnedVersion: null }).expect(200);
     const re = await t.http.post(`/api/adapters/${TYPE}/reinstall`).expect(200);
-    expect(re.body).toMatchObject({ package: { version: '2.0.0', installGeneration: 2, loadGeneration: 2 }, loaded: { version: '2.0.0', loadGeneration: 2 } });
+    expect(re.body).toMatchObject({
+      package: { version: '2.0.0', installGeneration: 2, loadGeneration: 2 },
+      loaded: { version: '2.0.0', loadGeneration: 2 },
+    });
     expect((await t.http.post('/api/adapters/process/reinstall').expect(409)).body.code).toBe('adapter_not_external');
     expect((await t.http.post('/api/adapters/nope/reload').expect(404)).body.code).toBe('adapter_not_found');
   });
@@ -238,10 +308,14 @@ describe('external adapters across two service instances on one database', () =>
 
   const entry = async (s: ServiceProcess) => (await s.api('GET', '/api/adapters')).body.find((x: { type: string }) => x.type === TYPE);
   const endedRun = async (s: ServiceProcess, runId: string) =>
-    waitFor(async () => {
-      const r = await s.api('GET', `/api/heartbeat-runs/${runId}`);
-      return ['succeeded', 'failed', 'cancelled', 'timed_out'].includes(r.body?.status) ? r.body : null;
-    }, `run ${runId} to end`, 30_000);
+    waitFor(
+      async () => {
+        const r = await s.api('GET', `/api/heartbeat-runs/${runId}`);
+        return ['succeeded', 'failed', 'cancelled', 'timed_out'].includes(r.body?.status) ? r.body : null;
+      },
+      `run ${runId} to end`,
+      30_000,
+    );
 
   it('an install on one instance is loaded by the other; reload brings new code to both; override and delete reach both', async () => {
     const installed = await a.api('POST', '/api/adapters/install', { localPath: folder });
@@ -251,7 +325,12 @@ describe('external adapters across two service instances on one database', () =>
 
     // B validates agents of the new type and runs them
     const company = (await b.api('POST', '/api/companies', { name: 'Two instances' })).body;
-    const agent = await b.api('POST', `/api/companies/${company.id}/agents`, { name: 'Echo', role: 'general', adapterType: TYPE, adapterConfig: { message: 'twice' } });
+    const agent = await b.api('POST', `/api/companies/${company.id}/agents`, {
+      name: 'Echo',
+      role: 'general',
+      adapterType: TYPE,
+      adapterConfig: { message: 'twice' },
+    });
     expect(agent.status).toBe(201);
     const wake1 = await b.api('POST', `/api/agents/${agent.body.id}/wakeup`, { source: 'on_demand' });
     expect(wake1.status).toBe(202);

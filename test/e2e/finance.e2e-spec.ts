@@ -69,16 +69,28 @@ describe('finance events', () => {
       const c = await createCompany(t);
       const other = await createCompany(t);
       const foreign = await insertAgent(t, other.id);
-      await t.http.post(`/api/companies/${c.id}/finance-events`).send(fe({ agentId: foreign.id })).expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/finance-events`)
+        .send(fe({ agentId: foreign.id }))
+        .expect(422);
       const ev = await reportCost(t, other.id, foreign.id, 5).expect(201);
-      await t.http.post(`/api/companies/${c.id}/finance-events`).send(fe({ costEventId: ev.body.id })).expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/finance-events`)
+        .send(fe({ costEventId: ev.body.id }))
+        .expect(422);
       await t.http.post(`/api/companies/${unknownId()}/finance-events`).send(fe()).expect(404);
     });
 
     it('returns the original with 200 for a repeated idempotencyKey', async () => {
       const c = await createCompany(t);
-      const first = await t.http.post(`/api/companies/${c.id}/finance-events`).send(fe({ idempotencyKey: 'f1' })).expect(201);
-      const again = await t.http.post(`/api/companies/${c.id}/finance-events`).send(fe({ idempotencyKey: 'f1', amountCents: 99 })).expect(200);
+      const first = await t.http
+        .post(`/api/companies/${c.id}/finance-events`)
+        .send(fe({ idempotencyKey: 'f1' }))
+        .expect(201);
+      const again = await t.http
+        .post(`/api/companies/${c.id}/finance-events`)
+        .send(fe({ idempotencyKey: 'f1', amountCents: 99 }))
+        .expect(200);
       expect(again.body).toEqual(first.body);
     });
   });
@@ -142,7 +154,8 @@ describe('finance events', () => {
         ['platform_fee', 300, 1],
         ['credit_refund', 0, 1],
       ]);
-      const empty = (await t.http.get(`/api/companies/${c.id}/costs/finance-summary`).query({ to: '2000-01-01T00:00:00Z' }).expect(200)).body;
+      const empty = (await t.http.get(`/api/companies/${c.id}/costs/finance-summary`).query({ to: '2000-01-01T00:00:00Z' }).expect(200))
+        .body;
       expect(empty.totals).toEqual([]);
     });
   });

@@ -173,7 +173,8 @@ describe('fuzz: every operation of the OpenAPI document answers malformed input 
         signal: AbortSignal.timeout(15_000),
       }).catch((err: Error) => ({ status: 599, text: async () => err.message }));
       sent++;
-      if (res.status >= 500) failures.push(`${res.status} ${method.toUpperCase()} ${v.path} [${v.label}] ${(await res.text()).slice(0, 200)}`);
+      if (res.status >= 500)
+        failures.push(`${res.status} ${method.toUpperCase()} ${v.path} [${v.label}] ${(await res.text()).slice(0, 200)}`);
       else if ('body' in res && res.body) await res.arrayBuffer().catch(() => undefined);
     };
     for (const { method, path, op } of ops) {

@@ -14,7 +14,16 @@ describe('goals', () => {
     it('creates a goal with level task and status planned by default', async () => {
       const c = await createCompany(t);
       const res = await t.http.post(`/api/companies/${c.id}/goals`).send({ title: 'Ship it', description: 'soon' }).expect(201);
-      expect(res.body).toMatchObject({ companyId: c.id, title: 'Ship it', description: 'soon', level: 'task', status: 'planned', parentId: null, ownerAgentId: null, isCompanyDefault: false });
+      expect(res.body).toMatchObject({
+        companyId: c.id,
+        title: 'Ship it',
+        description: 'soon',
+        level: 'task',
+        status: 'planned',
+        parentId: null,
+        ownerAgentId: null,
+        isCompanyDefault: false,
+      });
       expect((await activityOf(t, c.id, 'goal.created')).map((a) => a.entityId)).toEqual([res.body.id]);
     });
 
@@ -46,7 +55,11 @@ describe('goals', () => {
       await t.http.post(`/api/companies/${b.id}/goals`).set(agent.auth).send({ title: 'x' }).expect(403);
       await t.http.get(`/api/companies/${b.id}/goals`).set(agent.auth).expect(403);
       const own = await t.http.post(`/api/companies/${a.id}/goals`).set(agent.auth).send({ title: 'by agent' }).expect(201);
-      expect((await activityOf(t, a.id, 'goal.created'))[0]).toMatchObject({ actorType: 'agent', agentId: agent.id, entityId: own.body.id });
+      expect((await activityOf(t, a.id, 'goal.created'))[0]).toMatchObject({
+        actorType: 'agent',
+        agentId: agent.id,
+        entityId: own.body.id,
+      });
     });
   });
 

@@ -33,31 +33,45 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const start = () => startService({
-    DATABASE_URL: databaseUrl,
-    SERVICE_DATA_DIR: dataDir,
-    SERVICE_HEARTBEAT_TICK_MS: '200',
-    SERVICE_HEARTBEAT_REAPER_MS: String(REAPER_MS),
-    SERVICE_HEARTBEAT_KEEPALIVE_MS: '200',
-  });
+  const start = () =>
+    startService({
+      DATABASE_URL: databaseUrl,
+      SERVICE_DATA_DIR: dataDir,
+      SERVICE_HEARTBEAT_TICK_MS: '200',
+      SERVICE_HEARTBEAT_REAPER_MS: String(REAPER_MS),
+      SERVICE_HEARTBEAT_KEEPALIVE_MS: '200',
+    });
 
   const runsOf = async (agentId: string) =>
-    (await db.query(`SELECT id, status, error_code, context_snapshot, process_group_id, process_start_ticks, claimed_by, started_at FROM heartbeat_runs WHERE agent_id = $1 ORDER BY created_at`, [agentId])).rows;
-  const pidsIn = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []);
+    (
+      await db.query(
+        `SELECT id, status, error_code, context_snapshot, process_group_id, process_start_ticks, claimed_by, started_at FROM heartbeat_runs WHERE agent_id = $1 ORDER BY created_at`,
+        [agentId],
+      )
+    ).rows;
+  const pidsIn = (file: string) =>
+    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : [];
 
-  it('kills the dead instance\'s process group, runs exactly one process, and retries the wake once', async () => {
+  it("kills the dead instance's process group, runs exactly one process, and retries the wake once", async () => {
     svc = await start();
     const company = await svc.api('POST', '/api/companies', { name: `Crash Co ${Date.now()}` });
     expect(company.status).toBe(201);
     const pids = path.join(work, 'pids.txt');
     // a leader and a child in one process group; each start appends the leader's pid
     const agent = await svc.api('POST', `/api/companies/${company.body.id}/agents`, {
-      name: 'Long runner', role: 'general', adapterType: 'process',
+      name: 'Long runner',
+      role: 'general',
+      adapterType: 'process',
       adapterConfig: { command: 'sh', args: ['-c', `echo $$ >> ${pids}; sleep 300 & wait`], graceSec: 1 },
     });
     expect(agent.status).toBe(201);
     const agentId = agent.body.id as string;
-    const wake = await svc.api('POST', `/api/agents/${agentId}/wakeup`, { source: 'on_demand', triggerDetail: 'manual', reason: 'finish the report', payload: { note: 'keep me' } });
+    const wake = await svc.api('POST', `/api/agents/${agentId}/wakeup`, {
+      source: 'on_demand',
+      triggerDetail: 'manual',
+      reason: 'finish the report',
+      payload: { note: 'keep me' },
+    });
     expect(wake.status).toBe(202);
     const firstRunId = wake.body.id as string;
     const [pid1] = await waitFor(async () => pidsIn(pids).length === 1 && pidsIn(pids), 'first process');
@@ -80,7 +94,9 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
     expect(runs[1].context_snapshot).toMatchObject({ reason: 'finish the report', payload: { note: 'keep me' }, retryOfRunId: firstRunId });
     expect(groupAlive(pid2)).toBe(true);
     expect(groupAlive(pid1)).toBe(false); // exactly one process group of the agent
-    const retried = await db.query(`SELECT details FROM activity_log WHERE entity_id = $1 AND action = 'heartbeat.run_retried'`, [firstRunId]);
+    const retried = await db.query(`SELECT details FROM activity_log WHERE entity_id = $1 AND action = 'heartbeat.run_retried'`, [
+      firstRunId,
+    ]);
     expect(retried.rows).toHaveLength(1);
     await waitFor(async () => (await runsOf(agentId))[1]?.process_group_id === pid2, 'retried process group recorded');
     await sleep(2100);

@@ -2,13 +2,29 @@ import * as os from 'node:os';
 import { WorkCancellation } from '../../src/common/events/work-cancellation';
 import { Db } from '../../src/database/db.service';
 import { createCompany } from '../support/factories';
-import { FAST_ENGINE_ENV, insertAgent, runRow, sleep, SLEEP_CONFIG, TERMINAL, waitFor, waitRun, wake, wakeBody, wakeRun } from '../support/heartbeat';
+import {
+  FAST_ENGINE_ENV,
+  insertAgent,
+  runRow,
+  sleep,
+  SLEEP_CONFIG,
+  TERMINAL,
+  waitFor,
+  waitRun,
+  wake,
+  wakeBody,
+  wakeRun,
+} from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const SLEEP = SLEEP_CONFIG;
 const ISSUE = (n: number) => `${String(n).padStart(8, '0')}-0000-4000-8000-000000000000`;
 
-async function insertRunningRun(t: TestApp, agent: { id: string; companyId: string }, o: { claimedBy: string; leaseSecFromNow: number; issueId?: string }): Promise<string> {
+async function insertRunningRun(
+  t: TestApp,
+  agent: { id: string; companyId: string },
+  o: { claimedBy: string; leaseSecFromNow: number; issueId?: string },
+): Promise<string> {
   const [r] = await t.dataSource.query(
     `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, issue_id, started_at, claimed_by, lease_expires_at)
      VALUES ($1, $2, 'running', 'on_demand', 'process', $3, now() - interval '1 minute', $4, now() + make_interval(secs => $5)) RETURNING id`,
@@ -23,7 +39,11 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
   let companyId: string;
   beforeAll(async () => {
     first = await createTestApp({ scheduler: true, env: { ...FAST_ENGINE_ENV, SERVICE_INSTANCE_ID: 'instance-one' } });
-    second = await createTestApp({ databaseUrl: first.databaseUrl, scheduler: true, env: { ...FAST_ENGINE_ENV, SERVICE_INSTANCE_ID: 'instance-two' } });
+    second = await createTestApp({
+      databaseUrl: first.databaseUrl,
+      scheduler: true,
+      env: { ...FAST_ENGINE_ENV, SERVICE_INSTANCE_ID: 'instance-two' },
+    });
     companyId = (await createCompany(first)).id;
   });
   afterAll(async () => {
@@ -42,10 +62,14 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
       await first.dataSource.query(`UPDATE heartbeat_runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [runId]);
       const row = await waitRun(first, runId, TERMINAL, 5000);
       expect(row).toMatchObject({ status: 'failed', error_code: 'lease_expired' });
-      const next = await waitFor(async () => {
-        const [r] = await first.dataSource.query(`SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND id <> $2`, [agent.id, runId]);
-        return r;
-      }, 'promoted run', 5000);
+      const next = await waitFor(
+        async () => {
+          const [r] = await first.dataSource.query(`SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND id <> $2`, [agent.id, runId]);
+          return r;
+        },
+        'promoted run',
+        5000,
+      );
       expect(next.issue_id).toBe(issueId);
       expect((await waitRun(first, next.id, TERMINAL)).status).toBe('succeeded');
       const acts = await first.dataSource.query(`SELECT action FROM activity_log WHERE run_id = $1`, [runId]);
@@ -57,7 +81,9 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
       const runId = await wakeRun(first, agent.id);
       await waitRun(first, runId, ['running']);
       await sleep(600);
-      const [r] = await first.dataSource.query(`SELECT status, lease_expires_at > now() AS leased FROM heartbeat_runs WHERE id = $1`, [runId]);
+      const [r] = await first.dataSource.query(`SELECT status, lease_expires_at > now() AS leased FROM heartbeat_runs WHERE id = $1`, [
+        runId,
+      ]);
       expect(r).toEqual({ status: 'running', leased: true });
       await first.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(200);
     });
@@ -77,36 +103,60 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
 
   describe('two instances on one database', () => {
     it('never executes a run twice and keeps each agent within its concurrency limit', async () => {
-      const agents = await Promise.all(Array.from({ length: 10 }, () => insertAgent(first, companyId, { adapterConfig: { command: 'true' } })));
+      const agents = await Promise.all(
+        Array.from({ length: 10 }, () => insertAgent(first, companyId, { adapterConfig: { command: 'true' } })),
+      );
       const runIds: string[] = [];
-      await Promise.all(agents.flatMap((a, i) => [0, 1, 2].map(async (k) => {
-        const app = (i + k) % 2 ? first : second;
-        const res = await wake(app, a.id, wakeBody({ payload: { issueId: ISSUE(100 + k) } })).expect(202);
-        runIds.push(res.body.id);
-      })));
+      await Promise.all(
+        agents.flatMap((a, i) =>
+          [0, 1, 2].map(async (k) => {
+            const app = (i + k) % 2 ? first : second;
+            const res = await wake(app, a.id, wakeBody({ payload: { issueId: ISSUE(100 + k) } })).expect(202);
+            runIds.push(res.body.id);
+          }),
+        ),
+      );
       const unique = [...new Set(runIds)];
       expect(unique).toHaveLength(30);
-      await waitFor(async () => {
-        const [{ n }] = await first.dataSource.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) AND status = 'succeeded'`, [unique]);
-        return n === 30;
-      }, 'all runs succeeded', 30000);
+      await waitFor(
+        async () => {
+          const [{ n }] = await first.dataSource.query(
+            `SELECT count(*)::int AS n FROM heartbeat_runs WHERE id = ANY($1) AND status = 'succeeded'`,
+            [unique],
+          );
+          return n === 30;
+        },
+        'all runs succeeded',
+        30000,
+      );
       const starts = await first.dataSource.query(
-        `SELECT run_id, count(*)::int AS n FROM activity_log WHERE action = 'heartbeat.run_started' AND run_id = ANY($1) GROUP BY run_id`, [unique],
+        `SELECT run_id, count(*)::int AS n FROM activity_log WHERE action = 'heartbeat.run_started' AND run_id = ANY($1) GROUP BY run_id`,
+        [unique],
       );
       expect(starts).toHaveLength(30);
       expect(starts.every((s: { n: number }) => s.n === 1)).toBe(true);
     });
 
     it('runs at most maxConcurrentRuns of one agent at a time across instances', async () => {
-      const agent = await insertAgent(first, companyId, { adapterConfig: SLEEP, runtimeConfig: { heartbeat: { enabled: false, maxConcurrentRuns: 2 } } });
+      const agent = await insertAgent(first, companyId, {
+        adapterConfig: SLEEP,
+        runtimeConfig: { heartbeat: { enabled: false, maxConcurrentRuns: 2 } },
+      });
       const ids = [];
-      for (let k = 0; k < 4; k++) ids.push((await wake(k % 2 ? first : second, agent.id, wakeBody({ payload: { issueId: ISSUE(200 + k) } })).expect(202)).body.id);
+      for (let k = 0; k < 4; k++)
+        ids.push((await wake(k % 2 ? first : second, agent.id, wakeBody({ payload: { issueId: ISSUE(200 + k) } })).expect(202)).body.id);
       await waitFor(async () => {
-        const [{ n }] = await first.dataSource.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`, [agent.id]);
+        const [{ n }] = await first.dataSource.query(
+          `SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`,
+          [agent.id],
+        );
         return n === 2;
       }, 'two running');
       await sleep(500);
-      const [{ n }] = await first.dataSource.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`, [agent.id]);
+      const [{ n }] = await first.dataSource.query(
+        `SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`,
+        [agent.id],
+      );
       expect(n).toBe(2);
       for (const id of ids) await first.http.post(`/api/heartbeat-runs/${id}/cancel`);
     });
@@ -118,26 +168,35 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
       const other = row.claimed_by === 'instance-one' ? second : first;
       await other.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(200);
       // the owner notices at its next keepalive and kills the process: the log says so
-      await waitFor(async () => {
-        const log = await (other === first ? second : first).http.get(`/api/heartbeat-runs/${runId}/log`);
-        return String(log.body.content).includes('SIGTERM');
-      }, 'owner killed the process', 5000);
+      await waitFor(
+        async () => {
+          const log = await (other === first ? second : first).http.get(`/api/heartbeat-runs/${runId}/log`);
+          return String(log.body.content).includes('SIGTERM');
+        },
+        'owner killed the process',
+        5000,
+      );
     });
   });
 
   describe('timers', () => {
     it('fires a timer once per interval across both instances', async () => {
-      const agent = await insertAgent(first, companyId, { runtimeConfig: { heartbeat: { enabled: true, intervalSec: 1, skipWhenIdle: false } } });
+      const agent = await insertAgent(first, companyId, {
+        runtimeConfig: { heartbeat: { enabled: true, intervalSec: 1, skipWhenIdle: false } },
+      });
       await sleep(3600);
       const wakes = await first.dataSource.query(
-        `SELECT created_at FROM agent_wakeup_requests WHERE agent_id = $1 AND source = 'timer' ORDER BY created_at`, [agent.id],
+        `SELECT created_at FROM agent_wakeup_requests WHERE agent_id = $1 AND source = 'timer' ORDER BY created_at`,
+        [agent.id],
       );
       expect(wakes.length).toBeGreaterThanOrEqual(2);
       expect(wakes.length).toBeLessThanOrEqual(4);
       for (let i = 1; i < wakes.length; i++) {
         expect(new Date(wakes[i].created_at).getTime() - new Date(wakes[i - 1].created_at).getTime()).toBeGreaterThanOrEqual(900);
       }
-      const runs = await first.dataSource.query(`SELECT invocation_source, trigger_detail FROM heartbeat_runs WHERE agent_id = $1`, [agent.id]);
+      const runs = await first.dataSource.query(`SELECT invocation_source, trigger_detail FROM heartbeat_runs WHERE agent_id = $1`, [
+        agent.id,
+      ]);
       expect(runs.length).toBeGreaterThanOrEqual(1);
       expect(runs[0]).toEqual({ invocation_source: 'timer', trigger_detail: 'system' });
     });
@@ -145,10 +204,14 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
     it('skips an idle timer wake (skipWhenIdle default) and records it; a disabled timer never fires', async () => {
       const idle = await insertAgent(first, companyId, { runtimeConfig: { heartbeat: { enabled: true, intervalSec: 1 } } });
       const off = await insertAgent(first, companyId, { runtimeConfig: { heartbeat: { enabled: false, intervalSec: 1 } } });
-      await waitFor(async () => {
-        const rows = await first.dataSource.query(`SELECT status, skip_reason FROM agent_wakeup_requests WHERE agent_id = $1`, [idle.id]);
-        return rows.length > 0 ? rows : null;
-      }, 'idle timer wake', 5000).then((rows) => expect(rows[0]).toEqual({ status: 'skipped', skip_reason: 'no_actionable_work' }));
+      await waitFor(
+        async () => {
+          const rows = await first.dataSource.query(`SELECT status, skip_reason FROM agent_wakeup_requests WHERE agent_id = $1`, [idle.id]);
+          return rows.length > 0 ? rows : null;
+        },
+        'idle timer wake',
+        5000,
+      ).then((rows) => expect(rows[0]).toEqual({ status: 'skipped', skip_reason: 'no_actionable_work' }));
       const [{ n }] = await first.dataSource.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1`, [idle.id]);
       expect(n).toBe(0);
       const offWakes = await first.dataSource.query(`SELECT 1 FROM agent_wakeup_requests WHERE agent_id = $1`, [off.id]);
@@ -177,16 +240,25 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
       });
       const row = await waitRun(first, runId, TERMINAL, 3000);
       expect(row).toMatchObject({ status: 'cancelled', error_code: 'scope_cancelled' });
-      const [w] = await first.dataSource.query(`SELECT status FROM agent_wakeup_requests WHERE id = $1`, [deferred.body.wakeupRequestIdOfThisWake]);
+      const [w] = await first.dataSource.query(`SELECT status FROM agent_wakeup_requests WHERE id = $1`, [
+        deferred.body.wakeupRequestIdOfThisWake,
+      ]);
       expect(w.status).toBe('cancelled');
       // the log lives on the instance that ran the run (either may have claimed it)
       const owner = (await runRow(first, runId)).claimed_by === 'instance-two' ? second : first;
-      await waitFor(async () => {
-        const log = await owner.http.get(`/api/heartbeat-runs/${runId}/log`);
-        return String(log.body.content).includes('SIGTERM');
-      }, 'process killed', 5000);
+      await waitFor(
+        async () => {
+          const log = await owner.http.get(`/api/heartbeat-runs/${runId}/log`);
+          return String(log.body.content).includes('SIGTERM');
+        },
+        'process killed',
+        5000,
+      );
       await sleep(300);
-      const [{ n }] = await first.dataSource.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`, [agent.id]);
+      const [{ n }] = await first.dataSource.query(
+        `SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`,
+        [agent.id],
+      );
       expect(n).toBe(0);
       expect((await first.dataSource.query('SELECT status FROM heartbeat_runs WHERE id = $1', [otherRun]))[0].status).toBe('running');
       await first.http.post(`/api/heartbeat-runs/${otherRun}/cancel`).expect(200);
@@ -206,13 +278,17 @@ describe('heartbeat engine: deleted agents', () => {
       await t.dataSource.query('DELETE FROM agents WHERE id = $1', [agent.id]);
       const fs = await import('node:fs');
       const path = await import('node:path');
-      await waitFor(async () => {
-        try {
-          return fs.readFileSync(path.join(t.dataDir, logFile), 'utf8').includes('run deleted');
-        } catch {
-          return false;
-        }
-      }, 'process killed', 5000);
+      await waitFor(
+        async () => {
+          try {
+            return fs.readFileSync(path.join(t.dataDir, logFile), 'utf8').includes('run deleted');
+          } catch {
+            return false;
+          }
+        },
+        'process killed',
+        5000,
+      );
     } finally {
       await t.close();
     }

@@ -12,8 +12,12 @@ describe('a scripted agent does a full heartbeat through the API', () => {
 
   it('checks out its issue, comments, marks it done and reports a cost; the run succeeds', async () => {
     const co = await createCompany(t, { budgetMonthlyCents: 100000 });
-    const agent = await insertAgent(t, co.id, { adapterConfig: { command: process.execPath, args: [path.join(FIXTURES, 'scripted-agent.js')], timeoutSec: 60 } });
-    const created = await t.http.post(`/api/companies/${co.id}/issues`).send({ title: 'Scripted work', status: 'todo', assigneeAgentId: agent.id });
+    const agent = await insertAgent(t, co.id, {
+      adapterConfig: { command: process.execPath, args: [path.join(FIXTURES, 'scripted-agent.js')], timeoutSec: 60 },
+    });
+    const created = await t.http
+      .post(`/api/companies/${co.id}/issues`)
+      .send({ title: 'Scripted work', status: 'todo', assigneeAgentId: agent.id });
     expect(created.status).toBe(201);
     const issueId = created.body.id as string;
     const runId = await wakeRun(t, agent.id, { source: 'assignment', triggerDetail: 'system', payload: { issueId } });

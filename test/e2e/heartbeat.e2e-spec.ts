@@ -2,7 +2,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
 import {
-  alive, insertAgent, insertAgentKey, probeConfig, sleep, SLEEP_CONFIG, TERMINAL, useHeartbeatApp, waitFor, waitRun, wake, wakeBody, wakeRun,
+  alive,
+  insertAgent,
+  insertAgentKey,
+  probeConfig,
+  sleep,
+  SLEEP_CONFIG,
+  TERMINAL,
+  useHeartbeatApp,
+  waitFor,
+  waitRun,
+  wake,
+  wakeBody,
+  wakeRun,
 } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -22,7 +34,14 @@ describe('heartbeat engine: wakeups and runs', () => {
     it('answers 202 with the queued run record, which then runs (the conformance live run)', async () => {
       const agent = await insertAgent(t, companyId, { adapterConfig: SLEEP });
       const res = await wake(t, agent.id).expect(202);
-      expect(res.body).toMatchObject({ id: expect.any(String), agentId: agent.id, companyId, invocationSource: 'on_demand', triggerDetail: 'manual', wakeupStatus: 'queued' });
+      expect(res.body).toMatchObject({
+        id: expect.any(String),
+        agentId: agent.id,
+        companyId,
+        invocationSource: 'on_demand',
+        triggerDetail: 'manual',
+        wakeupStatus: 'queued',
+      });
       expect(['queued', 'running']).toContain(res.body.status);
       await waitFor(async () => (await t.http.get(`/api/heartbeat-runs/${res.body.id}`)).body.status === 'running', 'running');
       const agentRow = (await t.dataSource.query('SELECT status FROM agents WHERE id = $1', [agent.id]))[0];
@@ -62,7 +81,9 @@ describe('heartbeat engine: wakeups and runs', () => {
       const agent = await insertAgent(t, companyId, { runtimeConfig: { heartbeat: { enabled: false, wakeOnDemand: false } } });
       const res = await wake(t, agent.id).expect(202);
       expect(res.body).toMatchObject({ skipped: true, reason: 'wake_on_demand_disabled' });
-      const [w] = await t.dataSource.query('SELECT status, skip_reason FROM agent_wakeup_requests WHERE id = $1', [res.body.wakeupRequestId]);
+      const [w] = await t.dataSource.query('SELECT status, skip_reason FROM agent_wakeup_requests WHERE id = $1', [
+        res.body.wakeupRequestId,
+      ]);
       expect(w).toEqual({ status: 'skipped', skip_reason: 'wake_on_demand_disabled' });
       const acts = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_id = $1`, [res.body.wakeupRequestId]);
       expect(acts.map((a: { action: string }) => a.action)).toContain('heartbeat.wakeup_skipped');
@@ -105,7 +126,10 @@ describe('heartbeat engine: wakeups and runs', () => {
       expect(second.body).toMatchObject({ id: first, wakeupStatus: 'deferred' });
       const third = await wake(t, agent.id, wakeBody({ payload: { issueId, commentId: 'c-3' } })).expect(202);
       expect(third.body.wakeupStatus).toBe('deferred');
-      const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`, [agent.id]);
+      const [{ n }] = await t.dataSource.query(
+        `SELECT count(*)::int AS n FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`,
+        [agent.id],
+      );
       expect(n).toBe(1);
       await t.http.post(`/api/heartbeat-runs/${first}/cancel`).expect(200);
       const next = await waitFor(async () => {
@@ -143,16 +167,21 @@ describe('heartbeat engine: wakeups and runs', () => {
         for (let i = 0; i < 4; i++) replies.push((await wake(loop, agent.id, wakeBody({ payload: { issueId } })).expect(202)).body);
         expect(replies.slice(0, 3).every((r) => r.id)).toBe(true);
         expect(replies[3]).toMatchObject({ skipped: true, reason: 'wake_loop_suppressed' });
-        const acts = await loop.dataSource.query(`SELECT action FROM activity_log WHERE action = 'heartbeat.wake_loop_suppressed' AND agent_id = $1`, [agent.id]);
+        const acts = await loop.dataSource.query(
+          `SELECT action FROM activity_log WHERE action = 'heartbeat.wake_loop_suppressed' AND agent_id = $1`,
+          [agent.id],
+        );
         expect(acts).toHaveLength(1);
         // another issue is not affected
-        await wake(loop, agent.id, wakeBody({ payload: { issueId: '33333333-3333-4333-8333-333333333333' } })).expect(202).expect((r) => expect(r.body.id).toBeDefined());
+        await wake(loop, agent.id, wakeBody({ payload: { issueId: '33333333-3333-4333-8333-333333333333' } }))
+          .expect(202)
+          .expect((r) => expect(r.body.id).toBeDefined());
       } finally {
         await loop.close();
       }
     });
 
-    it("never wakes an agent for its own comment", async () => {
+    it('never wakes an agent for its own comment', async () => {
       const agent = await insertAgent(t, companyId);
       const token = await insertAgentKey(t, agent);
       const res = await wake(t, agent.id, wakeBody({ payload: { issueId, commentId: 'own' } }), token).expect(202);
@@ -164,31 +193,56 @@ describe('heartbeat engine: wakeups and runs', () => {
     it('injects the SERVICE_* environment, logs stdout/stderr as NDJSON, and succeeds on exit 0', async () => {
       const out = path.join(tmp, 'env-ok.json');
       const agent = await insertAgent(t, companyId, { adapterConfig: { ...probe(out), cwd: tmp, env: { EXTRA: 'inline-value' } } });
-      const runId = await wakeRun(t, agent.id, wakeBody({ reason: 'because', payload: { issueId: '44444444-4444-4444-8444-444444444444', commentId: 'cm-1' } }));
+      const runId = await wakeRun(
+        t,
+        agent.id,
+        wakeBody({ reason: 'because', payload: { issueId: '44444444-4444-4444-8444-444444444444', commentId: 'cm-1' } }),
+      );
       const row = await waitRun(t, runId, ['succeeded', 'failed']);
       expect(row).toMatchObject({ status: 'succeeded', exit_code: 0, error_code: null });
       const seen = JSON.parse(fs.readFileSync(out, 'utf8'));
       expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(tmp));
       expect(seen.env).toMatchObject({
-        SERVICE_API_URL: t.baseUrl, SERVICE_RUN_ID: runId, SERVICE_AGENT_ID: agent.id, SERVICE_COMPANY_ID: companyId,
-        SERVICE_TASK_ID: '44444444-4444-4444-8444-444444444444', SERVICE_WAKE_REASON: 'because', SERVICE_WAKE_COMMENT_ID: 'cm-1', EXTRA: 'inline-value',
+        SERVICE_API_URL: t.baseUrl,
+        SERVICE_RUN_ID: runId,
+        SERVICE_AGENT_ID: agent.id,
+        SERVICE_COMPANY_ID: companyId,
+        SERVICE_TASK_ID: '44444444-4444-4444-8444-444444444444',
+        SERVICE_WAKE_REASON: 'because',
+        SERVICE_WAKE_COMMENT_ID: 'cm-1',
+        EXTRA: 'inline-value',
       });
-      expect(JSON.parse(seen.env.SERVICE_WAKE_PAYLOAD_JSON)).toEqual({ issueId: '44444444-4444-4444-8444-444444444444', commentId: 'cm-1' });
+      expect(JSON.parse(seen.env.SERVICE_WAKE_PAYLOAD_JSON)).toEqual({
+        issueId: '44444444-4444-4444-8444-444444444444',
+        commentId: 'cm-1',
+      });
       expect(seen.env.SERVICE_API_KEY).toMatch(/^eyJ/);
       const log = await t.http.get(`/api/heartbeat-runs/${runId}/log`).expect(200);
-      const lines = log.body.content.trim().split('\n').map((l: string) => JSON.parse(l));
-      expect(lines).toEqual(expect.arrayContaining([
-        expect.objectContaining({ stream: 'stdout', chunk: 'hello from stdout\n' }),
-        expect.objectContaining({ stream: 'stderr', chunk: 'hello from stderr\n' }),
-      ]));
+      const lines = log.body.content
+        .trim()
+        .split('\n')
+        .map((l: string) => JSON.parse(l));
+      expect(lines).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ stream: 'stdout', chunk: 'hello from stdout\n' }),
+          expect.objectContaining({ stream: 'stderr', chunk: 'hello from stderr\n' }),
+        ]),
+      );
       expect(log.body.eof).toBe(true);
       const run = await t.http.get(`/api/heartbeat-runs/${runId}`).expect(200);
       expect(run.body.logBytes).toBe(log.body.size);
       // tailing from an offset
       const tail = await t.http.get(`/api/heartbeat-runs/${runId}/log?offset=${log.body.size}`).expect(200);
       expect(tail.body).toMatchObject({ content: '', nextOffset: log.body.size, eof: true });
-      const acts = await t.dataSource.query(`SELECT action FROM activity_log WHERE run_id = $1 AND entity_type = 'heartbeat_run' ORDER BY created_at`, [runId]);
-      expect(acts.map((a: { action: string }) => a.action)).toEqual(['heartbeat.run_queued', 'heartbeat.run_started', 'heartbeat.run_succeeded']);
+      const acts = await t.dataSource.query(
+        `SELECT action FROM activity_log WHERE run_id = $1 AND entity_type = 'heartbeat_run' ORDER BY created_at`,
+        [runId],
+      );
+      expect(acts.map((a: { action: string }) => a.action)).toEqual([
+        'heartbeat.run_queued',
+        'heartbeat.run_started',
+        'heartbeat.run_succeeded',
+      ]);
     });
 
     it('fails a run that exits non-zero, with the exit code and reason', async () => {
@@ -217,7 +271,9 @@ describe('heartbeat engine: wakeups and runs', () => {
 
     it('kills a process that ignores SIGTERM with SIGKILL after graceSec', async () => {
       const out = path.join(tmp, 'grace.json');
-      const agent = await insertAgent(t, companyId, { adapterConfig: { ...probe(out, 'sleep', ['ignore-term']), timeoutSec: 1, graceSec: 1 } });
+      const agent = await insertAgent(t, companyId, {
+        adapterConfig: { ...probe(out, 'sleep', ['ignore-term']), timeoutSec: 1, graceSec: 1 },
+      });
       const runId = await wakeRun(t, agent.id);
       // the probe's file can exist before its JSON is complete: wait until it parses
       const { pid } = await waitFor(async () => {
@@ -256,7 +312,7 @@ describe('heartbeat engine: wakeups and runs', () => {
       await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(409);
     });
 
-    it('is for the board or the run\'s own agent (403 for another agent) and 404 for unknown runs', async () => {
+    it("is for the board or the run's own agent (403 for another agent) and 404 for unknown runs", async () => {
       const agent = await insertAgent(t, companyId, { adapterConfig: SLEEP });
       const other = await insertAgent(t, companyId);
       const otherToken = await insertAgentKey(t, other);
@@ -271,7 +327,7 @@ describe('heartbeat engine: wakeups and runs', () => {
   });
 
   describe('GET /api/heartbeat-runs', () => {
-    it('lists a company\'s runs with filters and pagination; other companies get 403', async () => {
+    it("lists a company's runs with filters and pagination; other companies get 403", async () => {
       const co = await createCompany(t);
       const a = await insertAgent(t, co.id);
       const b = await insertAgent(t, co.id, { adapterConfig: { command: 'false' } });
@@ -316,7 +372,9 @@ describe('heartbeat engine: wakeups and runs', () => {
       const runId = await wakeRun(t, agent.id, wakeBody({ payload: { issueId } }));
       const res = await t.http.get(`/api/issues/${issueId}/runs`).expect(200);
       expect(res.body.map((r: { runId: string }) => r.runId)).toContain(runId);
-      expect(res.body[0]).toEqual(expect.objectContaining({ runId, agentId: agent.id, adapterType: 'process', invocationSource: 'on_demand' }));
+      expect(res.body[0]).toEqual(
+        expect.objectContaining({ runId, agentId: agent.id, adapterType: 'process', invocationSource: 'on_demand' }),
+      );
     });
   });
 });

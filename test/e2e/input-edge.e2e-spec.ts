@@ -18,7 +18,10 @@ describe('input at the edge', () => {
   });
 
   it('refuses a NUL character in a nested key, a query value and a path segment', async () => {
-    const nested = await t.http.post(`/api/companies/${companyId}/agents`).send({ name: 'n', adapterType: 'process', adapterConfig: { ['k\u0000']: 1 } }).expect(400);
+    const nested = await t.http
+      .post(`/api/companies/${companyId}/agents`)
+      .send({ name: 'n', adapterType: 'process', adapterConfig: { ['k\u0000']: 1 } })
+      .expect(400);
     expect(nested.body.field).toBe('adapterConfig.k\u0000');
     const query = await t.http.get(`/api/companies/${companyId}/activity?entityId=%00`).expect(400);
     expect(query.body).toMatchObject({ code: 'invalid_characters', field: 'entityId' });
@@ -34,7 +37,10 @@ describe('input at the edge', () => {
   });
 
   it('answers 413 in the error shape above the 1 MiB body limit', async () => {
-    const res = await t.http.post('/api/companies').send({ name: 'x'.repeat(1_100_000) }).expect(413);
+    const res = await t.http
+      .post('/api/companies')
+      .send({ name: 'x'.repeat(1_100_000) })
+      .expect(413);
     expect(res.body).toEqual({ error: expect.any(String), code: 'payload_too_large' });
   });
 
@@ -46,7 +52,12 @@ describe('input at the edge', () => {
     expect(level.body.fields[0].field).toBe('level');
     const cleared = await t.http.patch(`/api/goals/${goal.id}`).send({ description: null }).expect(200);
     expect(cleared.body.description).toBeNull();
-    const project = (await t.http.post(`/api/companies/${companyId}/projects`).send({ name: 'p', env: { A: 'b' } }).expect(201)).body;
+    const project = (
+      await t.http
+        .post(`/api/companies/${companyId}/projects`)
+        .send({ name: 'p', env: { A: 'b' } })
+        .expect(201)
+    ).body;
     const noEnv = await t.http.patch(`/api/projects/${project.id}`).send({ env: null }).expect(200);
     expect(noEnv.body.env).toEqual({});
     await t.http.patch(`/api/projects/${project.id}`).send({ name: null }).expect(400);
@@ -69,7 +80,10 @@ describe('input at the edge', () => {
     });
 
     it('refuses a 3,000-character email at sign-in before the rate limiter stores anything', async () => {
-      const res = await a.http.post('/api/auth/sign-in/email').send({ email: `${'a'.repeat(3000)}@example.com`, password: 'x' }).expect(400);
+      const res = await a.http
+        .post('/api/auth/sign-in/email')
+        .send({ email: `${'a'.repeat(3000)}@example.com`, password: 'x' })
+        .expect(400);
       expect(res.body.code).toBe('validation_failed');
     });
   });

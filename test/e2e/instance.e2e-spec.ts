@@ -3,8 +3,13 @@ import { createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 import { auth, AUTHENTICATED, insertAgentWithKey, instanceAdmin, makeMember, ownedCompany, signUp } from '../support/users';
 
-
-const BACKUP_DEFAULTS = { databaseBackupEnabled: false, databaseBackupIntervalMinutes: 1440, databaseBackupRetentionDaily: 7, databaseBackupRetentionWeekly: 4, databaseBackupRetentionMonthly: 6 };
+const BACKUP_DEFAULTS = {
+  databaseBackupEnabled: false,
+  databaseBackupIntervalMinutes: 1440,
+  databaseBackupRetentionDaily: 7,
+  databaseBackupRetentionWeekly: 4,
+  databaseBackupRetentionMonthly: 6,
+};
 
 describe('instance administration (authenticated mode)', () => {
   let t: TestApp;
@@ -17,8 +22,17 @@ describe('instance administration (authenticated mode)', () => {
     it('returns defaults and persists a partial PATCH', async () => {
       const admin = await instanceAdmin(t);
       const before = await t.http.get('/api/instance/settings/general').set(auth(admin.token)).expect(200);
-      expect(before.body).toEqual({ instanceName: 'Agent Orchestration Service', allowSignUp: true, sessionTtlHours: 720, ...BACKUP_DEFAULTS });
-      const res = await t.http.patch('/api/instance/settings/general').set(auth(admin.token)).send({ instanceName: 'Acme', sessionTtlHours: 2 }).expect(200);
+      expect(before.body).toEqual({
+        instanceName: 'Agent Orchestration Service',
+        allowSignUp: true,
+        sessionTtlHours: 720,
+        ...BACKUP_DEFAULTS,
+      });
+      const res = await t.http
+        .patch('/api/instance/settings/general')
+        .set(auth(admin.token))
+        .send({ instanceName: 'Acme', sessionTtlHours: 2 })
+        .expect(200);
       expect(res.body).toEqual({ instanceName: 'Acme', allowSignUp: true, sessionTtlHours: 2, ...BACKUP_DEFAULTS });
       expect((await t.http.get('/api/instance/settings/general').set(auth(admin.token)).expect(200)).body).toEqual(res.body);
       // a new session now lives 2 hours
@@ -30,7 +44,13 @@ describe('instance administration (authenticated mode)', () => {
 
     it('rejects unknown fields, nulls and wrong types with 400', async () => {
       const admin = await instanceAdmin(t);
-      for (const body of [{ colour: 'red' }, { instanceName: null }, { allowSignUp: 'yes' }, { sessionTtlHours: 0 }, { instanceName: '' }]) {
+      for (const body of [
+        { colour: 'red' },
+        { instanceName: null },
+        { allowSignUp: 'yes' },
+        { sessionTtlHours: 0 },
+        { instanceName: '' },
+      ]) {
         const res = await t.http.patch('/api/instance/settings/general').set(auth(admin.token)).send(body).expect(400);
         expect(res.body.code).toBe('validation_failed');
       }
@@ -40,7 +60,10 @@ describe('instance administration (authenticated mode)', () => {
       const admin = await instanceAdmin(t);
       await t.http.patch('/api/instance/settings/general').set(auth(admin.token)).send({ allowSignUp: false }).expect(200);
       try {
-        const res = await t.http.post('/api/auth/sign-up/email').send({ email: `${randomUUID()}@example.test`, password: 'long enough' }).expect(403);
+        const res = await t.http
+          .post('/api/auth/sign-up/email')
+          .send({ email: `${randomUUID()}@example.test`, password: 'long enough' })
+          .expect(403);
         expect(res.body.code).toBe('sign_up_disabled');
       } finally {
         await t.http.patch('/api/instance/settings/general').set(auth(admin.token)).send({ allowSignUp: true }).expect(200);
@@ -60,10 +83,18 @@ describe('instance administration (authenticated mode)', () => {
   describe('GET/PATCH /api/instance/settings/experimental', () => {
     it('holds feature flags: builtInAgents off by default, persisted, validated', async () => {
       const admin = await instanceAdmin(t);
-      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toEqual({ builtInAgents: false });
-      const res = await t.http.patch('/api/instance/settings/experimental').set(auth(admin.token)).send({ builtInAgents: true }).expect(200);
+      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toEqual({
+        builtInAgents: false,
+      });
+      const res = await t.http
+        .patch('/api/instance/settings/experimental')
+        .set(auth(admin.token))
+        .send({ builtInAgents: true })
+        .expect(200);
       expect(res.body).toEqual({ builtInAgents: true });
-      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toEqual({ builtInAgents: true });
+      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toEqual({
+        builtInAgents: true,
+      });
       await t.http.patch('/api/instance/settings/experimental').set(auth(admin.token)).send({ builtInAgents: 1 }).expect(400);
       await t.http.patch('/api/instance/settings/experimental').set(auth(admin.token)).send({ warpDrive: true }).expect(400);
       const u = await signUp(t);
@@ -139,18 +170,37 @@ describe('instance administration (authenticated mode)', () => {
       const got = await t.http.get(`/api/admin/users/${u.id}/company-access`).set(auth(admin.token)).expect(200);
       expect(got.body).toEqual(put.body);
       // reactivating keeps the existing role unless one is given
-      const back = await t.http.put(`/api/admin/users/${u.id}/company-access`).set(auth(admin.token)).send({ companies: [{ companyId: a.company.id }] }).expect(200);
-      expect(back.body.companies.find((c: { companyId: string }) => c.companyId === a.company.id)).toMatchObject({ membershipRole: 'viewer', status: 'active' });
+      const back = await t.http
+        .put(`/api/admin/users/${u.id}/company-access`)
+        .set(auth(admin.token))
+        .send({ companies: [{ companyId: a.company.id }] })
+        .expect(200);
+      expect(back.body.companies.find((c: { companyId: string }) => c.companyId === a.company.id)).toMatchObject({
+        membershipRole: 'viewer',
+        status: 'active',
+      });
     });
 
     it('keeps the last owner of a company (409), rejects unknown companies (422), bad bodies (400), unknown users (404)', async () => {
       const admin = await instanceAdmin(t);
       const { company, owner } = await ownedCompany(t);
-      const res = await t.http.put(`/api/admin/users/${owner.id}/company-access`).set(auth(admin.token)).send({ companies: [] }).expect(409);
+      const res = await t.http
+        .put(`/api/admin/users/${owner.id}/company-access`)
+        .set(auth(admin.token))
+        .send({ companies: [] })
+        .expect(409);
       expect(res.body.code).toBe('last_owner');
       await t.http.get(`/api/companies/${company.id}`).set(auth(owner.token)).expect(200);
-      await t.http.put(`/api/admin/users/${owner.id}/company-access`).set(auth(admin.token)).send({ companies: [{ companyId: randomUUID() }] }).expect(422);
-      await t.http.put(`/api/admin/users/${owner.id}/company-access`).set(auth(admin.token)).send({ companies: [{ companyId: 'x' }] }).expect(400);
+      await t.http
+        .put(`/api/admin/users/${owner.id}/company-access`)
+        .set(auth(admin.token))
+        .send({ companies: [{ companyId: randomUUID() }] })
+        .expect(422);
+      await t.http
+        .put(`/api/admin/users/${owner.id}/company-access`)
+        .set(auth(admin.token))
+        .send({ companies: [{ companyId: 'x' }] })
+        .expect(400);
       await t.http.put(`/api/admin/users/${owner.id}/company-access`).set(auth(admin.token)).send({}).expect(400);
       await t.http.get(`/api/admin/users/${randomUUID()}/company-access`).set(auth(admin.token)).expect(404);
       await t.http.get(`/api/admin/users/${owner.id}/company-access`).set(auth(owner.token)).expect(403);
@@ -204,7 +254,10 @@ describe('instance administration (local trusted mode)', () => {
   it('company access can be granted to a signed-up user', async () => {
     const c = await createCompany(t);
     const u = await signUp(t);
-    await t.http.put(`/api/admin/users/${u.id}/company-access`).send({ companies: [{ companyId: c.id, membershipRole: 'owner' }] }).expect(200);
+    await t.http
+      .put(`/api/admin/users/${u.id}/company-access`)
+      .send({ companies: [{ companyId: c.id, membershipRole: 'owner' }] })
+      .expect(200);
     const members = (await t.http.get(`/api/companies/${c.id}/members`).expect(200)).body;
     expect(members).toEqual([expect.objectContaining({ principalId: u.id, membershipRole: 'owner' })]);
     await t.http.post(`/api/admin/users/${u.id}/promote-instance-admin`).expect(200);

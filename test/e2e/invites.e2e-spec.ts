@@ -19,7 +19,10 @@ describe('invites and join requests (authenticated mode)', () => {
   /** an agent join request through an invite: { request, claimSecret } */
   const agentJoin = async (companyId: string, ownerToken: string) => {
     const invite = await createInvite(companyId, ownerToken, { allowedJoinTypes: 'agent' });
-    const res = await t.http.post(`/api/invites/${invite.token}/accept`).send({ agentName: 'Night Owl', adapterType: 'http', capabilities: 'reviews' }).expect(201);
+    const res = await t.http
+      .post(`/api/invites/${invite.token}/accept`)
+      .send({ agentName: 'Night Owl', adapterType: 'http', capabilities: 'reviews' })
+      .expect(201);
     return { request: res.body, claimSecret: res.body.claimSecret as string };
   };
 
@@ -27,14 +30,23 @@ describe('invites and join requests (authenticated mode)', () => {
     it('creates an invite with the token and URL shown once; the list shows no token; activity has no token', async () => {
       const { company, owner } = await ownedCompany(t);
       const inv = await createInvite(company.id, owner.token, { role: 'admin', message: 'welcome' });
-      expect(inv).toMatchObject({ companyId: company.id, role: 'admin', allowedJoinTypes: 'both', status: 'active', message: 'welcome', createdByUserId: owner.id });
+      expect(inv).toMatchObject({
+        companyId: company.id,
+        role: 'admin',
+        allowedJoinTypes: 'both',
+        status: 'active',
+        message: 'welcome',
+        createdByUserId: owner.id,
+      });
       expect(inv.token).toMatch(/^svc_iv_/);
       expect(inv.inviteUrl).toBe(`${t.config.publicUrl}/api/invites/${inv.token}`);
       expect(new Date(inv.expiresAt).getTime() - Date.now()).toBeGreaterThan(167 * 3600_000);
       const list = await t.http.get(`/api/companies/${company.id}/invites`).set(auth(owner.token)).expect(200);
       expect(list.body.map((i: { id: string }) => i.id)).toEqual([inv.id]);
       expect(JSON.stringify(list.body)).not.toContain(inv.token);
-      const logs = await t.dataSource.query(`SELECT details FROM activity_log WHERE company_id = $1 AND action = 'invite.created'`, [company.id]);
+      const logs = await t.dataSource.query(`SELECT details FROM activity_log WHERE company_id = $1 AND action = 'invite.created'`, [
+        company.id,
+      ]);
       expect(logs).toHaveLength(1);
       expect(JSON.stringify(logs)).not.toContain(inv.token);
     });
@@ -80,7 +92,14 @@ describe('invites and join requests (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const inv = await createInvite(company.id, owner.token);
       const res = await t.http.get(`/api/invites/${inv.token}`).expect(200);
-      expect(res.body).toMatchObject({ id: inv.id, companyId: company.id, companyName: company.name, status: 'active', role: 'member', companyLogoUrl: null });
+      expect(res.body).toMatchObject({
+        id: inv.id,
+        companyId: company.id,
+        companyName: company.name,
+        status: 'active',
+        role: 'member',
+        companyLogoUrl: null,
+      });
       expect(res.body.token).toBeUndefined();
       await t.http.get(`/api/invites/${generateToken('iv')}`).expect(404);
       await t.http.get(`/api/invites/garbage`).expect(404);
@@ -92,7 +111,10 @@ describe('invites and join requests (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const inv = await createInvite(company.id, owner.token);
       const json = await t.http.get(`/api/invites/${inv.token}/onboarding`).expect(200);
-      expect(json.body).toMatchObject({ company: { id: company.id, name: company.name }, accept: { method: 'POST', url: `${inv.inviteUrl}/accept` } });
+      expect(json.body).toMatchObject({
+        company: { id: company.id, name: company.name },
+        accept: { method: 'POST', url: `${inv.inviteUrl}/accept` },
+      });
       const txt = await t.http.get(`/api/invites/${inv.token}/onboarding.txt`).expect(200);
       expect(txt.headers['content-type']).toMatch(/^text\/plain/);
       expect(txt.text).toContain(`POST ${inv.inviteUrl}/accept`);
@@ -113,8 +135,16 @@ describe('invites and join requests (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const inv = await createInvite(company.id, owner.token);
       await t.http.get(`/api/invites/${inv.token}/logo`).expect(404);
-      const asset = await t.http.post(`/api/companies/${company.id}/logo`).set(auth(owner.token)).attach('file', PNG_1PX, { filename: 'l.png', contentType: 'image/png' }).expect(201);
-      await t.http.patch(`/api/companies/${company.id}/branding`).set(auth(owner.token)).send({ logoAssetId: asset.body.assetId }).expect(200);
+      const asset = await t.http
+        .post(`/api/companies/${company.id}/logo`)
+        .set(auth(owner.token))
+        .attach('file', PNG_1PX, { filename: 'l.png', contentType: 'image/png' })
+        .expect(201);
+      await t.http
+        .patch(`/api/companies/${company.id}/branding`)
+        .set(auth(owner.token))
+        .send({ logoAssetId: asset.body.assetId })
+        .expect(200);
       const logo = await t.http.get(`/api/invites/${inv.token}/logo`).expect(200);
       expect(logo.headers['content-type']).toBe('image/png');
       expect(Buffer.compare(logo.body as Buffer, PNG_1PX)).toBe(0);
@@ -129,11 +159,20 @@ describe('invites and join requests (authenticated mode)', () => {
       await t.http.get(`/api/invites/${inv.token}/test-resolution`).expect(400);
       await t.http.get(`/api/invites/${inv.token}/test-resolution`).query({ url: 'not a url' }).expect(400);
       await t.http.get(`/api/invites/${inv.token}/test-resolution`).query({ url: 'ftp://host/x' }).expect(400);
-      const ok = await t.http.get(`/api/invites/${inv.token}/test-resolution`).query({ url: `${inv.inviteUrl}/onboarding.txt` }).expect(200);
+      const ok = await t.http
+        .get(`/api/invites/${inv.token}/test-resolution`)
+        .query({ url: `${inv.inviteUrl}/onboarding.txt` })
+        .expect(200);
       expect(ok.body).toMatchObject({ tokenMatches: true, originMatches: true, resolves: true, inviteStatus: 'active' });
-      const elsewhere = await t.http.get(`/api/invites/${inv.token}/test-resolution`).query({ url: `https://evil.example/api/invites/${inv.token}` }).expect(200);
+      const elsewhere = await t.http
+        .get(`/api/invites/${inv.token}/test-resolution`)
+        .query({ url: `https://evil.example/api/invites/${inv.token}` })
+        .expect(200);
       expect(elsewhere.body).toMatchObject({ tokenMatches: true, originMatches: false, resolves: false });
-      await t.http.get(`/api/invites/${generateToken('iv')}/test-resolution`).query({ url: inv.inviteUrl }).expect(404);
+      await t.http
+        .get(`/api/invites/${generateToken('iv')}/test-resolution`)
+        .query({ url: inv.inviteUrl })
+        .expect(404);
     });
   });
 
@@ -164,9 +203,18 @@ describe('invites and join requests (authenticated mode)', () => {
       const u = await signUp(t);
       await t.http.get(`/api/companies/${company.id}`).set(auth(u.token)).expect(403);
       const res = await t.http.post(`/api/invites/${inv.token}/accept`).set(auth(u.token)).send({}).expect(201);
-      expect(res.body).toMatchObject({ companyId: company.id, principalType: 'user', principalId: u.id, membershipRole: 'operator', status: 'active', grants: [{ permissionKey: 'tasks:assign', scope: null }] });
+      expect(res.body).toMatchObject({
+        companyId: company.id,
+        principalType: 'user',
+        principalId: u.id,
+        membershipRole: 'operator',
+        status: 'active',
+        grants: [{ permissionKey: 'tasks:assign', scope: null }],
+      });
       await t.http.get(`/api/companies/${company.id}`).set(auth(u.token)).expect(200);
-      expect((await t.http.post(`/api/invites/${inv.token}/accept`).set(auth(u.token)).send({}).expect(409)).body.code).toBe('already_member');
+      expect((await t.http.post(`/api/invites/${inv.token}/accept`).set(auth(u.token)).send({}).expect(409)).body.code).toBe(
+        'already_member',
+      );
     });
 
     it('makes a user a member once when the same invite is accepted concurrently', async () => {
@@ -175,7 +223,10 @@ describe('invites and join requests (authenticated mode)', () => {
       const u = await signUp(t);
       const results = await Promise.all([1, 2, 3].map(() => t.http.post(`/api/invites/${inv.token}/accept`).set(auth(u.token)).send({})));
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
-      const rows = await t.dataSource.query(`SELECT 1 FROM principal_permission_grants WHERE company_id = $1 AND principal_id = $2`, [company.id, u.id]);
+      const rows = await t.dataSource.query(`SELECT 1 FROM principal_permission_grants WHERE company_id = $1 AND principal_id = $2`, [
+        company.id,
+        u.id,
+      ]);
       expect(rows).toHaveLength(0);
     });
 
@@ -185,20 +236,32 @@ describe('invites and join requests (authenticated mode)', () => {
       const agents = await createInvite(company.id, owner.token, { allowedJoinTypes: 'agent' });
       await t.http.post(`/api/invites/${humans.token}/accept`).send({ requestType: 'human' }).expect(401);
       const u = await signUp(t);
-      expect((await t.http.post(`/api/invites/${agents.token}/accept`).set(auth(u.token)).send({}).expect(422)).body.code).toBe('join_type_not_allowed');
+      expect((await t.http.post(`/api/invites/${agents.token}/accept`).set(auth(u.token)).send({}).expect(422)).body.code).toBe(
+        'join_type_not_allowed',
+      );
       await t.http.post(`/api/invites/${humans.token}/accept`).send({ agentName: 'Bot' }).expect(422);
     });
 
     it('files an agent join request with a claim secret shown once (stored hashed)', async () => {
       const { company, owner } = await ownedCompany(t);
       const { request, claimSecret } = await agentJoin(company.id, owner.token);
-      expect(request).toMatchObject({ companyId: company.id, requestType: 'agent', status: 'pending_approval', agentName: 'Night Owl', adapterType: 'http', capabilities: 'reviews', createdAgentId: null });
+      expect(request).toMatchObject({
+        companyId: company.id,
+        requestType: 'agent',
+        status: 'pending_approval',
+        agentName: 'Night Owl',
+        adapterType: 'http',
+        capabilities: 'reviews',
+        createdAgentId: null,
+      });
       expect(claimSecret).toMatch(/^svc_cs_/);
       const [row] = await t.dataSource.query(`SELECT claim_secret_hash FROM join_requests WHERE id = $1`, [request.id]);
       expect(row.claim_secret_hash).not.toContain(claimSecret);
       const list = await t.http.get(`/api/companies/${company.id}/join-requests`).set(auth(owner.token)).expect(200);
       expect(JSON.stringify(list.body)).not.toContain(claimSecret);
-      const logs = await t.dataSource.query(`SELECT * FROM activity_log WHERE company_id = $1 AND action = 'join_request.created'`, [company.id]);
+      const logs = await t.dataSource.query(`SELECT * FROM activity_log WHERE company_id = $1 AND action = 'join_request.created'`, [
+        company.id,
+      ]);
       expect(logs).toHaveLength(1);
       expect(JSON.stringify(logs)).not.toContain(claimSecret);
     });
@@ -217,7 +280,8 @@ describe('invites and join requests (authenticated mode)', () => {
       const a = await agentJoin(company.id, owner.token);
       const b = await agentJoin(company.id, owner.token);
       await t.http.post(`/api/companies/${company.id}/join-requests/${b.request.id}/reject`).set(auth(owner.token)).send({}).expect(200);
-      const get = (query: Record<string, string>) => t.http.get(`/api/companies/${company.id}/join-requests`).query(query).set(auth(owner.token));
+      const get = (query: Record<string, string>) =>
+        t.http.get(`/api/companies/${company.id}/join-requests`).query(query).set(auth(owner.token));
       const ids = (res: { body: Array<{ id: string }> }) => res.body.map((r) => r.id);
       expect(ids(await get({ status: 'pending' }).expect(200))).toEqual([a.request.id]);
       expect(ids(await get({ status: 'pending_approval' }).expect(200))).toEqual([a.request.id]);
@@ -235,21 +299,60 @@ describe('invites and join requests (authenticated mode)', () => {
       const { request } = await agentJoin(company.id, owner.token);
       const m = await makeMember(t, company.id);
       await t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/approve`).set(auth(m.token)).send({}).expect(403);
-      const res = await t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/approve`).set(auth(owner.token)).send({ note: 'ok' }).expect(200);
-      expect(res.body).toMatchObject({ status: 'approved', decidedByUserId: owner.id, decisionNote: 'ok', createdAgentId: expect.any(String) });
+      const res = await t.http
+        .post(`/api/companies/${company.id}/join-requests/${request.id}/approve`)
+        .set(auth(owner.token))
+        .send({ note: 'ok' })
+        .expect(200);
+      expect(res.body).toMatchObject({
+        status: 'approved',
+        decidedByUserId: owner.id,
+        decisionNote: 'ok',
+        createdAgentId: expect.any(String),
+      });
       const [agent] = await t.dataSource.query(`SELECT * FROM agents WHERE id = $1`, [res.body.createdAgentId]);
-      expect(agent).toMatchObject({ company_id: company.id, name: 'Night Owl', url_key: 'night-owl', adapter_type: 'http', status: 'idle', capabilities: 'reviews' });
+      expect(agent).toMatchObject({
+        company_id: company.id,
+        name: 'Night Owl',
+        url_key: 'night-owl',
+        adapter_type: 'http',
+        status: 'idle',
+        capabilities: 'reviews',
+      });
       const members = await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token)).expect(200);
-      expect(members.body).toContainEqual(expect.objectContaining({ principalType: 'agent', principalId: agent.id, membershipRole: 'member', agent: { id: agent.id, name: 'Night Owl', status: 'idle' } }));
-      const again = await t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/reject`).set(auth(owner.token)).send({}).expect(409);
+      expect(members.body).toContainEqual(
+        expect.objectContaining({
+          principalType: 'agent',
+          principalId: agent.id,
+          membershipRole: 'member',
+          agent: { id: agent.id, name: 'Night Owl', status: 'idle' },
+        }),
+      );
+      const again = await t.http
+        .post(`/api/companies/${company.id}/join-requests/${request.id}/reject`)
+        .set(auth(owner.token))
+        .send({})
+        .expect(409);
       expect(again.body.code).toBe('join_request_not_pending');
       // a second agent of the same name gets its own URL key
       const second = await agentJoin(company.id, owner.token);
-      const approved = await t.http.post(`/api/companies/${company.id}/join-requests/${second.request.id}/approve`).set(auth(owner.token)).send({}).expect(200);
+      const approved = await t.http
+        .post(`/api/companies/${company.id}/join-requests/${second.request.id}/approve`)
+        .set(auth(owner.token))
+        .send({})
+        .expect(200);
       const [agent2] = await t.dataSource.query(`SELECT url_key FROM agents WHERE id = $1`, [approved.body.createdAgentId]);
       expect(agent2.url_key).toBe('night-owl-2');
-      const logs = await t.dataSource.query(`SELECT action FROM activity_log WHERE company_id = $1 AND action LIKE 'join_request.%' ORDER BY created_at`, [company.id]);
-      expect(logs.map((l: { action: string }) => l.action)).toEqual(['join_request.created', 'join_request.approved', 'join_request.created', 'join_request.approved']);
+      const logs = await t.dataSource.query(
+        `SELECT action FROM activity_log WHERE company_id = $1 AND action LIKE 'join_request.%' ORDER BY created_at`,
+        [company.id],
+      );
+      expect(logs.map((l: { action: string }) => l.action)).toEqual([
+        'join_request.created',
+        'join_request.approved',
+        'join_request.created',
+        'join_request.approved',
+      ]);
     });
 
     it('answers 404 for unknown requests and requests of another company', async () => {
@@ -265,7 +368,9 @@ describe('invites and join requests (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const { request } = await agentJoin(company.id, owner.token);
       const results = await Promise.all(
-        [1, 2, 3].map(() => t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/approve`).set(auth(owner.token)).send({})),
+        [1, 2, 3].map(() =>
+          t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/approve`).set(auth(owner.token)).send({}),
+        ),
       );
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
       const agents = await t.dataSource.query(`SELECT id FROM agents WHERE company_id = $1`, [company.id]);
@@ -280,7 +385,14 @@ describe('invites and join requests (authenticated mode)', () => {
       const url = `/api/join-requests/${request.id}/claim-api-key`;
       expect((await t.http.post(url).send({ claimSecret }).expect(409)).body.code).toBe('join_request_not_approved');
       await t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/approve`).set(auth(owner.token)).send({}).expect(200);
-      expect((await t.http.post(url).send({ claimSecret: generateToken('cs') }).expect(403)).body.code).toBe('invalid_claim_secret');
+      expect(
+        (
+          await t.http
+            .post(url)
+            .send({ claimSecret: generateToken('cs') })
+            .expect(403)
+        ).body.code,
+      ).toBe('invalid_claim_secret');
       await t.http.post(url).send({}).expect(400);
       const res = await t.http.post(url).send({ claimSecret }).expect(201);
       expect(res.body).toMatchObject({ companyId: company.id, name: 'join-request', token: expect.stringMatching(/^svc_ak_/) });
@@ -298,11 +410,17 @@ describe('invites and join requests (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const { request, claimSecret } = await agentJoin(company.id, owner.token);
       await t.http.post(`/api/companies/${company.id}/join-requests/${request.id}/approve`).set(auth(owner.token)).send({}).expect(200);
-      const results = await Promise.all([1, 2, 3].map(() => t.http.post(`/api/join-requests/${request.id}/claim-api-key`).send({ claimSecret })));
+      const results = await Promise.all(
+        [1, 2, 3].map(() => t.http.post(`/api/join-requests/${request.id}/claim-api-key`).send({ claimSecret })),
+      );
       expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
       await t.http.post(`/api/join-requests/${randomUUID()}/claim-api-key`).send({ claimSecret }).expect(404);
       const rejected = await agentJoin(company.id, owner.token);
-      await t.http.post(`/api/companies/${company.id}/join-requests/${rejected.request.id}/reject`).set(auth(owner.token)).send({}).expect(200);
+      await t.http
+        .post(`/api/companies/${company.id}/join-requests/${rejected.request.id}/reject`)
+        .set(auth(owner.token))
+        .send({})
+        .expect(200);
       await t.http.post(`/api/join-requests/${rejected.request.id}/claim-api-key`).send({ claimSecret: rejected.claimSecret }).expect(409);
     });
   });
@@ -310,14 +428,22 @@ describe('invites and join requests (authenticated mode)', () => {
   describe('POST /api/companies/:companyId/openclaw/invite-prompt', () => {
     it('creates an agent-only invite and a prompt that leads through joining', async () => {
       const { company, owner } = await ownedCompany(t);
-      const res = await t.http.post(`/api/companies/${company.id}/openclaw/invite-prompt`).set(auth(owner.token)).send({ agentName: 'Scout', note: 'be nice' }).expect(201);
+      const res = await t.http
+        .post(`/api/companies/${company.id}/openclaw/invite-prompt`)
+        .set(auth(owner.token))
+        .send({ agentName: 'Scout', note: 'be nice' })
+        .expect(201);
       expect(res.body.invite).toMatchObject({ companyId: company.id, allowedJoinTypes: 'agent', token: expect.stringMatching(/^svc_iv_/) });
       expect(res.body.prompt).toContain(`${res.body.invite.inviteUrl}/onboarding.txt`);
       expect(res.body.prompt).toContain('"agentName":"Scout"');
       expect(res.body.prompt).toContain('be nice');
       const m = await makeMember(t, company.id);
       await t.http.post(`/api/companies/${company.id}/openclaw/invite-prompt`).set(auth(m.token)).send({}).expect(403);
-      await t.http.post(`/api/companies/${company.id}/openclaw/invite-prompt`).set(auth(owner.token)).send({ expiresInHours: -1 }).expect(400);
+      await t.http
+        .post(`/api/companies/${company.id}/openclaw/invite-prompt`)
+        .set(auth(owner.token))
+        .send({ expiresInHours: -1 })
+        .expect(400);
     });
   });
 });
@@ -333,7 +459,9 @@ describe('invites (local trusted mode)', () => {
     const c = await createCompany(t);
     const inv = (await t.http.post(`/api/companies/${c.id}/invites`).send({ role: 'member' }).expect(201)).body;
     expect((await t.http.get(`/api/companies/${c.id}/invites`).expect(200)).body).toHaveLength(1);
-    expect((await t.http.post(`/api/invites/${inv.token}/accept`).send({ requestType: 'human' }).expect(422)).body.code).toBe('user_required');
+    expect((await t.http.post(`/api/invites/${inv.token}/accept`).send({ requestType: 'human' }).expect(422)).body.code).toBe(
+      'user_required',
+    );
     const joined = await t.http.post(`/api/invites/${inv.token}/accept`).send({ requestType: 'agent', agentName: 'Joiner' }).expect(201);
     const alias = await t.http.get(`/api/companies/${c.id}/join-requests`).query({ status: 'pending' }).expect(200);
     expect(alias.body.map((r: { id: string }) => r.id)).toEqual([joined.body.id]);

@@ -18,7 +18,10 @@ describe('labels', () => {
       const res = await t.http.post(base(c.id)).send({ name: 'Bug', color: '#AA0000' }).expect(201);
       expect(res.body).toMatchObject({ companyId: c.id, name: 'Bug', color: '#aa0000' });
       expect((await t.http.post(base(c.id)).send({ name: 'bug' }).expect(409)).body.code).toBe('label_name_taken');
-      await t.http.post(base((await createCompany(t)).id)).send({ name: 'Bug' }).expect(201);
+      await t.http
+        .post(base((await createCompany(t)).id))
+        .send({ name: 'Bug' })
+        .expect(201);
       for (const body of [{}, { name: '' }, { name: 'x', color: 'red' }]) await t.http.post(base(c.id)).send(body).expect(400);
       expect((await t.http.get(base(c.id)).expect(200)).body.map((l: { name: string }) => l.name)).toEqual(['Bug']);
     });
@@ -39,12 +42,35 @@ describe('labels', () => {
       const c = await createCompany(t);
       const a = (await t.http.post(base(c.id)).send({ name: 'A', color: '#000000' }).expect(201)).body;
       await t.http.post(base(c.id)).send({ name: 'B' }).expect(201);
-      expect((await t.http.patch(`${base(c.id)}/${a.id}`).send({ name: 'A2' }).expect(200)).body).toMatchObject({ name: 'A2', color: '#000000' });
-      expect((await t.http.patch(`${base(c.id)}/${a.id}`).send({ color: null }).expect(200)).body.color).toBeNull();
-      await t.http.patch(`${base(c.id)}/${a.id}`).send({ name: 'b' }).expect(409);
-      await t.http.patch(`${base(c.id)}/${randomUUID()}`).send({ name: 'z' }).expect(404);
+      expect(
+        (
+          await t.http
+            .patch(`${base(c.id)}/${a.id}`)
+            .send({ name: 'A2' })
+            .expect(200)
+        ).body,
+      ).toMatchObject({ name: 'A2', color: '#000000' });
+      expect(
+        (
+          await t.http
+            .patch(`${base(c.id)}/${a.id}`)
+            .send({ color: null })
+            .expect(200)
+        ).body.color,
+      ).toBeNull();
+      await t.http
+        .patch(`${base(c.id)}/${a.id}`)
+        .send({ name: 'b' })
+        .expect(409);
+      await t.http
+        .patch(`${base(c.id)}/${randomUUID()}`)
+        .send({ name: 'z' })
+        .expect(404);
       const other = await createCompany(t);
-      await t.http.patch(`${base(other.id)}/${a.id}`).send({ name: 'z' }).expect(404);
+      await t.http
+        .patch(`${base(other.id)}/${a.id}`)
+        .send({ name: 'z' })
+        .expect(404);
       await t.http.delete(`${base(other.id)}/${a.id}`).expect(404);
     });
 
@@ -55,7 +81,9 @@ describe('labels', () => {
       expect(issue.labelIds).toEqual([l.id]);
       expect((await t.http.delete(`${base(c.id)}/${l.id}`).expect(200)).body.id).toBe(l.id);
       expect((await t.http.get(`/api/issues/${issue.id}`).expect(200)).body.labelIds).toEqual([]);
-      const feed = (await t.http.get(`/api/companies/${c.id}/activity?entityType=label`).expect(200)).body.map((x: { action: string }) => x.action);
+      const feed = (await t.http.get(`/api/companies/${c.id}/activity?entityType=label`).expect(200)).body.map(
+        (x: { action: string }) => x.action,
+      );
       expect(feed).toEqual(['label.deleted', 'label.created']);
     });
 
@@ -63,7 +91,14 @@ describe('labels', () => {
       const c = await createCompany(t);
       const [x, y] = [(await t.http.post(base(c.id)).send({ name: 'x' })).body, (await t.http.post(base(c.id)).send({ name: 'y' })).body];
       const issue = await createIssue(t, c.id, { labelIds: [x.id] });
-      expect((await t.http.patch(`/api/issues/${issue.id}`).send({ labelIds: [y.id] }).expect(200)).body.labels).toEqual([{ id: y.id, name: 'y', color: null }]);
+      expect(
+        (
+          await t.http
+            .patch(`/api/issues/${issue.id}`)
+            .send({ labelIds: [y.id] })
+            .expect(200)
+        ).body.labels,
+      ).toEqual([{ id: y.id, name: 'y', color: null }]);
       expect((await t.http.patch(`/api/issues/${issue.id}`).send({ labelIds: [] }).expect(200)).body.labelIds).toEqual([]);
     });
   });

@@ -26,8 +26,17 @@ describe('issues', () => {
       const a = await createIssue(t, c.id);
       const b = await createIssue(t, c.id, { status: 'todo', priority: 'high' });
       expect(a).toMatchObject({
-        status: 'backlog', priority: 'medium', identifier: `${c.issuePrefix}-1`, issueNumber: 1, companyId: c.id,
-        labelIds: [], blockedByIssueIds: [], originKind: 'manual', hiddenAt: null, assigneeAgentId: null, checkoutRunId: null,
+        status: 'backlog',
+        priority: 'medium',
+        identifier: `${c.issuePrefix}-1`,
+        issueNumber: 1,
+        companyId: c.id,
+        labelIds: [],
+        blockedByIssueIds: [],
+        originKind: 'manual',
+        hiddenAt: null,
+        assigneeAgentId: null,
+        checkoutRunId: null,
         createdByUserId: 'local-board',
       });
       expect(b).toMatchObject({ status: 'todo', priority: 'high', identifier: `${c.issuePrefix}-2` });
@@ -37,7 +46,9 @@ describe('issues', () => {
 
     it('keeps identifiers unique and gap-free under 50 concurrent creates', async () => {
       const c = await createCompany(t);
-      const res = await Promise.all(Array.from({ length: 50 }, (_, i) => t.http.post(`/api/companies/${c.id}/issues`).send({ title: `c${i}` })));
+      const res = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => t.http.post(`/api/companies/${c.id}/issues`).send({ title: `c${i}` })),
+      );
       expect(res.map((r) => r.status).every((s) => s === 201)).toBe(true);
       const numbers = res.map((r) => r.body.issueNumber).sort((x, y) => x - y);
       expect(numbers).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
@@ -47,8 +58,14 @@ describe('issues', () => {
     it('rejects bad input with 400 and creates nothing', async () => {
       const c = await createCompany(t);
       for (const body of [
-        {}, { title: '' }, { title: 'x', status: 'open' }, { title: 'x', priority: 'urgent' }, { title: 'x', projectId: 'nope' },
-        { title: 'x', labelIds: ['nope'] }, { title: 'x', blockedByIssueIds: 'a' }, { title: 'x', hiddenAt: 'yesterday' },
+        {},
+        { title: '' },
+        { title: 'x', status: 'open' },
+        { title: 'x', priority: 'urgent' },
+        { title: 'x', projectId: 'nope' },
+        { title: 'x', labelIds: ['nope'] },
+        { title: 'x', blockedByIssueIds: 'a' },
+        { title: 'x', hiddenAt: 'yesterday' },
         { title: 'x', executionPolicy: 'strict' },
       ]) {
         await t.http.post(`/api/companies/${c.id}/issues`).send(body).expect(400);
@@ -63,8 +80,11 @@ describe('issues', () => {
       const foreignIssue = await createIssue(t, other.id);
       const label = (await t.http.post(`/api/companies/${other.id}/labels`).send({ name: 'x' }).expect(201)).body;
       for (const body of [
-        { projectId: await insertProject(t, other.id) }, { goalId: await insertGoal(t, other.id) }, { parentId: foreignIssue.id },
-        { blockedByIssueIds: [foreignIssue.identifier] }, { labelIds: [label.id] },
+        { projectId: await insertProject(t, other.id) },
+        { goalId: await insertGoal(t, other.id) },
+        { parentId: foreignIssue.id },
+        { blockedByIssueIds: [foreignIssue.identifier] },
+        { labelIds: [label.id] },
         { inheritExecutionWorkspaceFromIssueId: foreignIssue.id },
       ]) {
         const res = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'x', ...body });
@@ -102,7 +122,9 @@ describe('issues', () => {
       const a = await insertAgent(t, c.id);
       const issue = await createIssue(t, c.id, { status: 'todo', assigneeAgentId: a.id, assigneeUserId: 'user-1' });
       expect(issue).toMatchObject({ assigneeAgentId: a.id, assigneeUserId: 'user-1' });
-      expect(await wakeups(t, a.id)).toEqual([expect.objectContaining({ source: 'assignment', issue_id: issue.id, payload: { issueId: issue.id } })]);
+      expect(await wakeups(t, a.id)).toEqual([
+        expect.objectContaining({ source: 'assignment', issue_id: issue.id, payload: { issueId: issue.id } }),
+      ]);
       const backlog = await insertAgent(t, c.id);
       await createIssue(t, c.id, { assigneeAgentId: backlog.id });
       expect(await wakeups(t, backlog.id)).toEqual([]);
@@ -112,12 +134,24 @@ describe('issues', () => {
       const c = await createCompany(t);
       const worker = await insertAgent(t, c.id);
       const plain = await insertAgent(t, c.id);
-      const res = await t.http.post(`/api/companies/${c.id}/issues`).set(bearer(plain.token)).send({ title: 'x', assigneeAgentId: worker.id }).expect(403);
+      const res = await t.http
+        .post(`/api/companies/${c.id}/issues`)
+        .set(bearer(plain.token))
+        .send({ title: 'x', assigneeAgentId: worker.id })
+        .expect(403);
       expect(res.body.reason).toMatch(/^deny_/);
-      const self = await t.http.post(`/api/companies/${c.id}/issues`).set(bearer(plain.token)).send({ title: 'mine', assigneeAgentId: plain.id }).expect(201);
+      const self = await t.http
+        .post(`/api/companies/${c.id}/issues`)
+        .set(bearer(plain.token))
+        .send({ title: 'mine', assigneeAgentId: plain.id })
+        .expect(201);
       expect(self.body.createdByAgentId).toBe(plain.id);
       const ceo = await insertAgent(t, c.id, { role: 'ceo' });
-      await t.http.post(`/api/companies/${c.id}/issues`).set(bearer(ceo.token)).send({ title: 'x', assigneeAgentId: worker.id }).expect(201);
+      await t.http
+        .post(`/api/companies/${c.id}/issues`)
+        .set(bearer(ceo.token))
+        .send({ title: 'x', assigneeAgentId: worker.id })
+        .expect(201);
     });
 
     it('stores execution fields, origin and labels; inherits workspace settings from another issue', async () => {
@@ -125,17 +159,33 @@ describe('issues', () => {
       const label = (await t.http.post(`/api/companies/${c.id}/labels`).send({ name: 'Bug', color: '#FF0000' }).expect(201)).body;
       const ws = randomUUID();
       const src = await createIssue(t, c.id, {
-        executionPolicy: { mode: 'review' }, executionWorkspaceId: ws, executionWorkspacePreference: 'isolated',
-        executionWorkspaceSettings: { branch: 'x' }, originKind: 'routine_execution', originId: 'r1', labelIds: [label.id],
+        executionPolicy: { mode: 'review' },
+        executionWorkspaceId: ws,
+        executionWorkspacePreference: 'isolated',
+        executionWorkspaceSettings: { branch: 'x' },
+        originKind: 'routine_execution',
+        originId: 'r1',
+        labelIds: [label.id],
       });
       expect(src).toMatchObject({
-        executionPolicy: { mode: 'review' }, executionWorkspaceId: ws, executionWorkspacePreference: 'isolated',
-        executionWorkspaceSettings: { branch: 'x' }, originKind: 'routine_execution', originId: 'r1', labelIds: [label.id],
+        executionPolicy: { mode: 'review' },
+        executionWorkspaceId: ws,
+        executionWorkspacePreference: 'isolated',
+        executionWorkspaceSettings: { branch: 'x' },
+        originKind: 'routine_execution',
+        originId: 'r1',
+        labelIds: [label.id],
         labels: [{ id: label.id, name: 'Bug', color: '#ff0000' }],
       });
-      const copy = await createIssue(t, c.id, { inheritExecutionWorkspaceFromIssueId: src.identifier, executionWorkspacePreference: 'shared' });
+      const copy = await createIssue(t, c.id, {
+        inheritExecutionWorkspaceFromIssueId: src.identifier,
+        executionWorkspacePreference: 'shared',
+      });
       expect(copy).toMatchObject({
-        inheritExecutionWorkspaceFromIssueId: src.id, executionWorkspaceId: ws, executionWorkspacePreference: 'shared', executionWorkspaceSettings: { branch: 'x' },
+        inheritExecutionWorkspaceFromIssueId: src.id,
+        executionWorkspaceId: ws,
+        executionWorkspacePreference: 'shared',
+        executionWorkspaceSettings: { branch: 'x' },
       });
     });
 
@@ -189,7 +239,10 @@ describe('issues', () => {
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 5; page++) {
-        const res = await t.http.get(`/api/companies/${c.id}/issues`).query({ limit: '3', ...(cursor ? { cursor } : {}) }).expect(200);
+        const res = await t.http
+          .get(`/api/companies/${c.id}/issues`)
+          .query({ limit: '3', ...(cursor ? { cursor } : {}) })
+          .expect(200);
         seen.push(...res.body.map((i: { id: string }) => i.id));
         cursor = res.headers['x-next-cursor'];
         if (!cursor) break;
@@ -205,7 +258,10 @@ describe('issues', () => {
       const byTitle = await createIssue(t, c.id, { title: `${tok} in the title` });
       const byDesc = await createIssue(t, c.id, { title: 'other', description: `the ${tok} sits here` });
       const byComment = await createIssue(t, c.id, { title: 'third' });
-      await t.http.post(`/api/issues/${byComment.id}/comments`).send({ body: `a comment about ${tok}` }).expect(201);
+      await t.http
+        .post(`/api/issues/${byComment.id}/comments`)
+        .send({ body: `a comment about ${tok}` })
+        .expect(201);
       const none = await createIssue(t, c.id, { title: 'nothing' });
       const found = await ids(c.id, { q: tok });
       expect([...found].sort()).toEqual([byTitle.id, byDesc.id, byComment.id].sort());
@@ -243,7 +299,10 @@ describe('issues', () => {
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 4; page++) {
-        const res = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: tok, limit: '2', ...(cursor ? { cursor } : {}) }).expect(200);
+        const res = await t.http
+          .get(`/api/companies/${c.id}/issues`)
+          .query({ q: tok, limit: '2', ...(cursor ? { cursor } : {}) })
+          .expect(200);
         seen.push(...res.body.map((i: { id: string }) => i.id));
         cursor = res.headers['x-next-cursor'];
         if (!cursor) break;
@@ -261,13 +320,19 @@ describe('issues', () => {
       const inText = await createIssue(t, c.id, { title: a, description: `about ${b}`, priority: 'critical' });
       await createIssue(t, c.id, { title: `${a} alone`, priority: 'critical' });
       const inComment = await createIssue(t, c.id, { title: 'other' });
-      await t.http.post(`/api/issues/${inComment.id}/comments`).send({ body: `${b} ${a}` }).expect(201);
+      await t.http
+        .post(`/api/issues/${inComment.id}/comments`)
+        .send({ body: `${b} ${a}` })
+        .expect(201);
       const expected = [high.id, medium.id, low.id, inText.id, inComment.id];
       expect(await ids(c.id, { q: `${a} ${b}` })).toEqual(expected);
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 4; page++) {
-        const res = await t.http.get(`/api/companies/${c.id}/issues`).query({ q: `${b} ${a}`, limit: '2', ...(cursor ? { cursor } : {}) }).expect(200);
+        const res = await t.http
+          .get(`/api/companies/${c.id}/issues`)
+          .query({ q: `${b} ${a}`, limit: '2', ...(cursor ? { cursor } : {}) })
+          .expect(200);
         seen.push(...res.body.map((i: { id: string }) => i.id));
         cursor = res.headers['x-next-cursor'];
         if (!cursor) break;
@@ -299,7 +364,10 @@ describe('issues', () => {
       expect(feed.some((a) => a.entityId === keep.id)).toBe(true);
       expect(feed.some((a) => a.entityId === c.id)).toBe(true);
       // a hand-written activity row with entityType issue and a non-uuid id stays in the feed
-      await t.http.post(`/api/companies/${c.id}/activity`).send({ actorId: 'x', action: 'note', entityType: 'issue', entityId: 'not-a-uuid' }).expect(201);
+      await t.http
+        .post(`/api/companies/${c.id}/activity`)
+        .send({ actorId: 'x', action: 'note', entityType: 'issue', entityId: 'not-a-uuid' })
+        .expect(201);
       expect((await t.http.get(`/api/companies/${c.id}/activity?entityType=issue&entityId=not-a-uuid`).expect(200)).body).toHaveLength(1);
       await t.http.patch(`/api/issues/${hidden.id}`).send({ hiddenAt: null }).expect(200);
       expect(await ids(c.id)).toContain(hidden.id);
@@ -353,7 +421,8 @@ describe('issues', () => {
       for (const ref of [issue.id, issue.identifier, issue.identifier.toLowerCase()]) {
         expect((await t.http.get(`/api/issues/${ref}`).expect(200)).body.id).toBe(issue.id);
       }
-      for (const ref of [randomUUID(), 'nope', `${c.issuePrefix}-999`, 'DROP TABLE']) await t.http.get(`/api/issues/${encodeURIComponent(ref)}`).expect(404);
+      for (const ref of [randomUUID(), 'nope', `${c.issuePrefix}-999`, 'DROP TABLE'])
+        await t.http.get(`/api/issues/${encodeURIComponent(ref)}`).expect(404);
       const other = await createCompany(t);
       const stranger = await insertAgent(t, other.id);
       await t.http.get(`/api/issues/${issue.id}`).set(bearer(stranger.token)).expect(403);
@@ -367,7 +436,9 @@ describe('issues', () => {
       const mid = await createIssue(t, c.id, { parentId: root.id, projectId: project });
       const blocker = await createIssue(t, c.id);
       const leaf = await createIssue(t, c.id, {
-        parentId: mid.identifier, projectId: project, blockedByIssueIds: [blocker.id],
+        parentId: mid.identifier,
+        projectId: project,
+        blockedByIssueIds: [blocker.id],
         description: `Intro\n<plan>\n1. do it\n</plan>\nsee project://${project}`,
       });
       const b = (await t.http.get(`/api/issues/${leaf.id}`).expect(200)).body;
@@ -391,7 +462,8 @@ describe('issues', () => {
       const projGoal = await insertGoal(t, c.id);
       const withGoal = await insertProject(t, c.id, { goalId: projGoal });
       const noGoal = await insertProject(t, c.id);
-      const goalOf = async (body: Record<string, unknown>) => (await t.http.get(`/api/issues/${(await createIssue(t, c.id, body)).id}`).expect(200)).body.goal;
+      const goalOf = async (body: Record<string, unknown>) =>
+        (await t.http.get(`/api/issues/${(await createIssue(t, c.id, body)).id}`).expect(200)).body.goal;
       expect((await goalOf({ goalId: own, projectId: withGoal })).id).toBe(own);
       expect((await goalOf({ projectId: withGoal })).id).toBe(projGoal);
       expect(await goalOf({ projectId: noGoal })).toBeNull();
@@ -405,7 +477,8 @@ describe('issues', () => {
       const issue = await createIssue(t, c.id, { description: 'keep', priority: 'high', status: 'todo' });
       const res = await t.http.patch(`/api/issues/${issue.identifier}`).send({ title: 'Renamed' }).expect(200);
       expect(res.body).toMatchObject({ title: 'Renamed', description: 'keep', priority: 'high', status: 'todo' });
-      for (const body of [{ title: null }, { status: null }, { priority: 'x' }, { title: '' }]) await t.http.patch(`/api/issues/${issue.id}`).send(body).expect(400);
+      for (const body of [{ title: null }, { status: null }, { priority: 'x' }, { title: '' }])
+        await t.http.patch(`/api/issues/${issue.id}`).send(body).expect(400);
       const activity = (await t.http.get(`/api/issues/${issue.identifier}/activity`).expect(200)).body;
       expect(activity.map((a: { action: string }) => a.action)).toEqual(['issue.updated', 'issue.created']);
       expect(activity[0]).toMatchObject({ entityType: 'issue', entityId: issue.id, actorType: 'user' });
@@ -421,7 +494,9 @@ describe('issues', () => {
       const comments = (await t.http.get(`/api/issues/${issue.id}/comments`).expect(200)).body;
       expect(comments.map((x: { body: string }) => x.body)).toEqual(['again']);
       const closed = await createIssue(t, c.id, { status: 'cancelled' });
-      expect((await t.http.patch(`/api/issues/${closed.id}`).send({ comment: 'x', reopen: true, status: 'in_review' }).expect(200)).body.status).toBe('in_review');
+      expect(
+        (await t.http.patch(`/api/issues/${closed.id}`).send({ comment: 'x', reopen: true, status: 'in_review' }).expect(200)).body.status,
+      ).toBe('in_review');
       const actions = (await t.http.get(`/api/issues/${issue.id}/activity`).expect(200)).body.map((a: { action: string }) => a.action);
       expect(actions).toEqual(expect.arrayContaining(['issue.updated', 'issue.comment_added']));
     });
@@ -429,7 +504,10 @@ describe('issues', () => {
     it('a failing part rolls the whole PATCH back (comment included)', async () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id);
-      await t.http.patch(`/api/issues/${issue.id}`).send({ title: 'changed', comment: 'lost', blockedByIssueIds: [issue.id] }).expect(422);
+      await t.http
+        .patch(`/api/issues/${issue.id}`)
+        .send({ title: 'changed', comment: 'lost', blockedByIssueIds: [issue.id] })
+        .expect(422);
       expect((await t.http.get(`/api/issues/${issue.id}`).expect(200)).body.title).toBe(issue.title);
       expect((await t.http.get(`/api/issues/${issue.id}/comments`).expect(200)).body).toEqual([]);
     });
@@ -480,13 +558,42 @@ describe('issues', () => {
     it('PATCH blockedByIssueIds replaces the set; rejects self-block, cycles and unknown issues with 422', async () => {
       const c = await createCompany(t);
       const [a, b, d] = [await createIssue(t, c.id), await createIssue(t, c.id), await createIssue(t, c.id)];
-      expect((await t.http.patch(`/api/issues/${b.id}`).send({ blockedByIssueIds: [a.id, d.identifier] }).expect(200)).body.blockedByIssueIds.sort()).toEqual([a.id, d.id].sort());
-      expect((await t.http.patch(`/api/issues/${b.id}`).send({ blockedByIssueIds: [a.id] }).expect(200)).body.blockedByIssueIds).toEqual([a.id]);
-      await t.http.patch(`/api/issues/${a.id}`).send({ blockedByIssueIds: [a.id] }).expect(422);
-      await t.http.patch(`/api/issues/${a.id}`).send({ blockedByIssueIds: [b.id] }).expect(422);
-      await t.http.patch(`/api/issues/${d.id}`).send({ blockedByIssueIds: [b.id] }).expect(200);
-      await t.http.patch(`/api/issues/${a.id}`).send({ blockedByIssueIds: [d.id] }).expect(422); // a -> b -> d -> a
-      await t.http.patch(`/api/issues/${a.id}`).send({ blockedByIssueIds: [randomUUID()] }).expect(422);
+      expect(
+        (
+          await t.http
+            .patch(`/api/issues/${b.id}`)
+            .send({ blockedByIssueIds: [a.id, d.identifier] })
+            .expect(200)
+        ).body.blockedByIssueIds.sort(),
+      ).toEqual([a.id, d.id].sort());
+      expect(
+        (
+          await t.http
+            .patch(`/api/issues/${b.id}`)
+            .send({ blockedByIssueIds: [a.id] })
+            .expect(200)
+        ).body.blockedByIssueIds,
+      ).toEqual([a.id]);
+      await t.http
+        .patch(`/api/issues/${a.id}`)
+        .send({ blockedByIssueIds: [a.id] })
+        .expect(422);
+      await t.http
+        .patch(`/api/issues/${a.id}`)
+        .send({ blockedByIssueIds: [b.id] })
+        .expect(422);
+      await t.http
+        .patch(`/api/issues/${d.id}`)
+        .send({ blockedByIssueIds: [b.id] })
+        .expect(200);
+      await t.http
+        .patch(`/api/issues/${a.id}`)
+        .send({ blockedByIssueIds: [d.id] })
+        .expect(422); // a -> b -> d -> a
+      await t.http
+        .patch(`/api/issues/${a.id}`)
+        .send({ blockedByIssueIds: [randomUUID()] })
+        .expect(422);
       expect((await t.http.get(`/api/issues/${a.id}`).expect(200)).body.blockedBy).toEqual([]);
       expect((await t.http.patch(`/api/issues/${b.id}`).send({ blockedByIssueIds: [] }).expect(200)).body.blockedByIssueIds).toEqual([]);
     });

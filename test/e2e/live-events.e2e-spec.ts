@@ -27,7 +27,11 @@ function openWs(url: string, headers: Record<string, string> = {}) {
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (d) => (body += d));
-      res.on('end', () => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode, body: body ? JSON.parse(body) : null })));
+      res.on('end', () =>
+        reject(
+          Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode, body: body ? JSON.parse(body) : null }),
+        ),
+      );
     });
     ws.once('error', reject);
   });
@@ -59,7 +63,11 @@ function openSse(url: string, headers: Record<string, string> = {}) {
       while ((i = raw.indexOf('\n\n')) >= 0) {
         const block = raw.slice(0, i);
         raw = raw.slice(i + 2);
-        const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+        const data = block
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n');
         if (data && !block.includes('event: close')) events.push(JSON.parse(data));
       }
     });
@@ -72,11 +80,16 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
   let a: TestApp;
   let b: TestApp;
   let companyId: string;
-  const wsUrl = (t: TestApp, company: string, query = '') => `${t.baseUrl!.replace('http', 'ws')}/api/companies/${company}/events/ws${query}`;
+  const wsUrl = (t: TestApp, company: string, query = '') =>
+    `${t.baseUrl!.replace('http', 'ws')}/api/companies/${company}/events/ws${query}`;
 
   beforeAll(async () => {
     a = await createTestApp({ listen: true, scheduler: true, env: { ...FAST_ENGINE_ENV, SERVICE_EVENTS_PING_MS: '200' } });
-    b = await createTestApp({ listen: true, databaseUrl: a.databaseUrl, env: { SERVICE_EVENTS_PING_MS: '200', SERVICE_EVENTS_MAX_BUFFER_BYTES: '65536' } });
+    b = await createTestApp({
+      listen: true,
+      databaseUrl: a.databaseUrl,
+      env: { SERVICE_EVENTS_PING_MS: '200', SERVICE_EVENTS_MAX_BUFFER_BYTES: '65536' },
+    });
     companyId = (await createCompany(a)).id;
   }, 120_000);
   afterAll(async () => {
@@ -95,13 +108,25 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     const created = await client.waitFor((e) => e.type === 'activity.logged' && e.payload.entityId === issue.body.id, 'issue activity');
     expect(created).toMatchObject({ companyId, payload: { action: 'issue.created', entityType: 'issue', actorType: 'user' } });
 
-    const wake = await a.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual', reason: 'say hello' }).expect(202);
+    const wake = await a.http
+      .post(`/api/agents/${agent.id}/wakeup`)
+      .send({ source: 'on_demand', triggerDetail: 'manual', reason: 'say hello' })
+      .expect(202);
     const runId = wake.body.id as string;
     await client.waitFor((e) => e.type === 'heartbeat.run.queued' && e.payload.runId === runId, 'run queued');
-    await client.waitFor((e) => e.type === 'heartbeat.run.status' && e.payload.runId === runId && e.payload.status === 'running', 'run running');
-    const log = await client.waitFor((e) => e.type === 'heartbeat.run.log' && e.payload.runId === runId && /hello from the agent/.test(e.payload.chunk), 'run output');
+    await client.waitFor(
+      (e) => e.type === 'heartbeat.run.status' && e.payload.runId === runId && e.payload.status === 'running',
+      'run running',
+    );
+    const log = await client.waitFor(
+      (e) => e.type === 'heartbeat.run.log' && e.payload.runId === runId && /hello from the agent/.test(e.payload.chunk),
+      'run output',
+    );
     expect(log.payload).toMatchObject({ agentId: agent.id, stream: 'stdout' });
-    await client.waitFor((e) => e.type === 'heartbeat.run.status' && e.payload.runId === runId && e.payload.status === 'succeeded', 'run succeeded');
+    await client.waitFor(
+      (e) => e.type === 'heartbeat.run.status' && e.payload.runId === runId && e.payload.status === 'succeeded',
+      'run succeeded',
+    );
     await client.waitFor((e) => e.type === 'agent.status' && e.payload.agentId === agent.id && e.payload.status === 'idle', 'agent idle');
     expect(client.events.some((e) => e.type === 'heartbeat.run.event' && e.payload.runId === runId)).toBe(true);
 
@@ -198,7 +223,13 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     // the client stops reading; the service keeps publishing
     (client.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const bus = a.app.get(LiveEventBus);
-    for (let i = 0; i < 400; i++) bus.publish(companyId, 'activity.logged', { action: 'bulk.test', entityType: 'test', entityId: String(i), filler: 'x'.repeat(64_000) });
+    for (let i = 0; i < 400; i++)
+      bus.publish(companyId, 'activity.logged', {
+        action: 'bulk.test',
+        entityType: 'test',
+        entityId: String(i),
+        filler: 'x'.repeat(64_000),
+      });
     await bus.flush();
     await waitFor(async () => hub.subscriberCount < before, 'slow subscriber dropped', 15_000);
     (client.ws as unknown as { _socket: { resume(): void } })._socket.resume();
@@ -211,7 +242,8 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     const quiet = await createCompany(a);
     await a.http.post(`/api/companies/${quiet.id}/issues`).send({ title: 'unwatched' }).expect(201);
     await a.app.get(LiveEventBus).flush();
-    const count = async () => (await a.dataSource.query(`SELECT count(*)::int AS n FROM live_events WHERE company_id = $1`, [quiet.id]))[0].n;
+    const count = async () =>
+      (await a.dataSource.query(`SELECT count(*)::int AS n FROM live_events WHERE company_id = $1`, [quiet.id]))[0].n;
     expect(await count()).toBe(0);
     const client = openWs(wsUrl(b, quiet.id));
     await client.opened;
@@ -261,13 +293,21 @@ describe('a run queued on one instance starts on another without waiting for its
       return r.body.status === 'running' && r.body;
     }, 'first run running');
     // B starts once A is busy (else B might take the long run itself)
-    b = await createTestApp({ listen: true, databaseUrl: a.databaseUrl, env: { SERVICE_HEARTBEAT_TICK_MS: '3600000', SERVICE_INSTANCE_ID: 'idle-b' } });
+    b = await createTestApp({
+      listen: true,
+      databaseUrl: a.databaseUrl,
+      env: { SERVICE_HEARTBEAT_TICK_MS: '3600000', SERVICE_INSTANCE_ID: 'idle-b' },
+    });
     const started = Date.now();
     const second = await a.http.post(`/api/agents/${quick.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual' }).expect(202);
-    const run = await waitFor(async () => {
-      const r = await a.dataSource.query(`SELECT status, claimed_by FROM heartbeat_runs WHERE id = $1`, [second.body.id]);
-      return r[0]?.claimed_by && r[0];
-    }, 'second run claimed', 5000);
+    const run = await waitFor(
+      async () => {
+        const r = await a.dataSource.query(`SELECT status, claimed_by FROM heartbeat_runs WHERE id = $1`, [second.body.id]);
+        return r[0]?.claimed_by && r[0];
+      },
+      'second run claimed',
+      5000,
+    );
     expect(Date.now() - started).toBeLessThan(2000);
     expect(run.claimed_by).toBe('idle-b');
     expect(firstRun).toBeTruthy();

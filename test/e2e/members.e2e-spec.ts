@@ -32,7 +32,13 @@ describe('members (authenticated mode)', () => {
       const viewer = await makeMember(t, company.id, 'viewer');
       const res = await t.http.get(`/api/companies/${company.id}/members`).set(auth(viewer.token)).expect(200);
       const by = (id: string) => res.body.find((m: { principalId: string }) => m.principalId === id);
-      expect(by(owner.id)).toMatchObject({ companyId: company.id, principalType: 'user', membershipRole: 'owner', status: 'active', user: { id: owner.id, slug: owner.slug } });
+      expect(by(owner.id)).toMatchObject({
+        companyId: company.id,
+        principalType: 'user',
+        membershipRole: 'owner',
+        status: 'active',
+        user: { id: owner.id, slug: owner.slug },
+      });
       expect(keysOf(by(owner.id))).toEqual(MANAGER_KEYS);
       expect(keysOf(by(admin.id))).toEqual(MANAGER_KEYS);
       expect(keysOf(by(operator.id))).toEqual(['tasks:assign']);
@@ -54,7 +60,10 @@ describe('members (authenticated mode)', () => {
       );
       const seen = await t.http.get(`/api/companies/${company.id}/members`).set(auth(agent.token)).expect(200);
       expect(seen.body[0].user).toMatchObject({ email: null });
-      await t.http.get(`/api/companies/${company.id}/members`).set(auth((await insertAgentWithKey(t, other.company.id)).token)).expect(403);
+      await t.http
+        .get(`/api/companies/${company.id}/members`)
+        .set(auth((await insertAgentWithKey(t, other.company.id)).token))
+        .expect(403);
       await t.http.get(`/api/companies/${randomUUID()}/members`).set(auth(other.owner.token)).expect(404);
     });
   });
@@ -69,7 +78,14 @@ describe('members (authenticated mode)', () => {
         [owner.id, 'active'],
         [m.id, 'inactive'],
       ]);
-      expect(res.body[0]).toEqual({ id: owner.id, name: expect.any(String), slug: owner.slug, image: null, membershipRole: 'owner', status: 'active' });
+      expect(res.body[0]).toEqual({
+        id: owner.id,
+        name: expect.any(String),
+        slug: owner.slug,
+        image: null,
+        membershipRole: 'owner',
+        status: 'active',
+      });
     });
   });
 
@@ -77,23 +93,51 @@ describe('members (authenticated mode)', () => {
     it('changes role and status with users:manage_permissions; a member without it gets 403 deny_missing_grant', async () => {
       const { company, owner } = await ownedCompany(t);
       const m = await makeMember(t, company.id);
-      const denied = await t.http.patch(`/api/companies/${company.id}/members/${m.memberId}`).set(auth(m.token)).send({ membershipRole: 'admin' }).expect(403);
+      const denied = await t.http
+        .patch(`/api/companies/${company.id}/members/${m.memberId}`)
+        .set(auth(m.token))
+        .send({ membershipRole: 'admin' })
+        .expect(403);
       expect(denied.body.reason).toBe('deny_missing_grant');
-      const res = await t.http.patch(`/api/companies/${company.id}/members/${m.memberId}`).set(auth(owner.token)).send({ membershipRole: 'viewer' }).expect(200);
+      const res = await t.http
+        .patch(`/api/companies/${company.id}/members/${m.memberId}`)
+        .set(auth(owner.token))
+        .send({ membershipRole: 'viewer' })
+        .expect(200);
       expect(res.body).toMatchObject({ id: m.memberId, membershipRole: 'viewer', status: 'active' });
-      await t.http.patch(`/api/companies/${company.id}/members/${m.memberId}`).set(auth(owner.token)).send({ membershipRole: 'boss' }).expect(400);
-      await t.http.patch(`/api/companies/${company.id}/members/${m.memberId}`).set(auth(owner.token)).send({ status: 'archived' }).expect(400);
-      await t.http.patch(`/api/companies/${company.id}/members/${randomUUID()}`).set(auth(owner.token)).send({ status: 'active' }).expect(404);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${m.memberId}`)
+        .set(auth(owner.token))
+        .send({ membershipRole: 'boss' })
+        .expect(400);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${m.memberId}`)
+        .set(auth(owner.token))
+        .send({ status: 'archived' })
+        .expect(400);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${randomUUID()}`)
+        .set(auth(owner.token))
+        .send({ status: 'active' })
+        .expect(404);
       await t.http.patch(`/api/companies/${company.id}/members/nope`).set(auth(owner.token)).send({ status: 'active' }).expect(404);
     });
 
     it('refuses to demote or deactivate the last active owner (409 last_owner)', async () => {
       const { company, owner } = await ownedCompany(t);
       const [me] = (await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token))).body;
-      const res = await t.http.patch(`/api/companies/${company.id}/members/${me.id}`).set(auth(owner.token)).send({ membershipRole: 'admin' }).expect(409);
+      const res = await t.http
+        .patch(`/api/companies/${company.id}/members/${me.id}`)
+        .set(auth(owner.token))
+        .send({ membershipRole: 'admin' })
+        .expect(409);
       expect(res.body.code).toBe('last_owner');
       await t.http.patch(`/api/companies/${company.id}/members/${me.id}`).set(auth(owner.token)).send({ status: 'inactive' }).expect(409);
-      await t.http.patch(`/api/companies/${company.id}/members/${me.id}`).set(auth(owner.token)).send({ membershipRole: 'owner' }).expect(200);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${me.id}`)
+        .set(auth(owner.token))
+        .send({ membershipRole: 'owner' })
+        .expect(200);
     });
 
     it('lets exactly one of two concurrent demotions of the last two owners succeed', async () => {
@@ -102,10 +146,15 @@ describe('members (authenticated mode)', () => {
       const admin = await instanceAdmin(t);
       const [first] = (await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token))).body;
       const results = await Promise.all(
-        [first.id, second.memberId].map((id) => t.http.patch(`/api/companies/${company.id}/members/${id}`).set(auth(admin.token)).send({ membershipRole: 'member' })),
+        [first.id, second.memberId].map((id) =>
+          t.http.patch(`/api/companies/${company.id}/members/${id}`).set(auth(admin.token)).send({ membershipRole: 'member' }),
+        ),
       );
       expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
-      const owners = await t.dataSource.query(`SELECT id FROM company_memberships WHERE company_id = $1 AND membership_role = 'owner' AND status = 'active'`, [company.id]);
+      const owners = await t.dataSource.query(
+        `SELECT id FROM company_memberships WHERE company_id = $1 AND membership_role = 'owner' AND status = 'active'`,
+        [company.id],
+      );
       expect(owners).toHaveLength(1);
     });
 
@@ -113,18 +162,38 @@ describe('members (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const admin = await makeMember(t, company.id, 'admin');
       const [first] = (await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token))).body;
-      await t.http.patch(`/api/companies/${company.id}/members/${admin.memberId}`).set(auth(admin.token)).send({ membershipRole: 'owner' }).expect(403);
-      await t.http.patch(`/api/companies/${company.id}/members/${first.id}/role-and-grants`).set(auth(admin.token)).send({ membershipRole: 'owner', grants: [] }).expect(403);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${admin.memberId}`)
+        .set(auth(admin.token))
+        .send({ membershipRole: 'owner' })
+        .expect(403);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${first.id}/role-and-grants`)
+        .set(auth(admin.token))
+        .send({ membershipRole: 'owner', grants: [] })
+        .expect(403);
       await t.http.post(`/api/companies/${company.id}/members/${first.id}/archive`).set(auth(admin.token)).send({}).expect(403);
-      await t.http.patch(`/api/companies/${company.id}/members/${admin.memberId}`).set(auth(owner.token)).send({ membershipRole: 'owner' }).expect(200);
-      await t.http.patch(`/api/companies/${company.id}/members/${first.id}`).set(auth(admin.token)).send({ membershipRole: 'admin' }).expect(200);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${admin.memberId}`)
+        .set(auth(owner.token))
+        .send({ membershipRole: 'owner' })
+        .expect(200);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${first.id}`)
+        .set(auth(admin.token))
+        .send({ membershipRole: 'admin' })
+        .expect(200);
     });
 
     it('rejects agents (403)', async () => {
       const { company, owner } = await ownedCompany(t);
       const agent = await insertAgentWithKey(t, company.id);
       const [me] = (await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token))).body;
-      await t.http.patch(`/api/companies/${company.id}/members/${me.id}`).set(auth(agent.token)).send({ membershipRole: 'admin' }).expect(403);
+      await t.http
+        .patch(`/api/companies/${company.id}/members/${me.id}`)
+        .set(auth(agent.token))
+        .send({ membershipRole: 'admin' })
+        .expect(403);
     });
   });
 
@@ -152,7 +221,11 @@ describe('members (authenticated mode)', () => {
         { permissionKey: 'users:invite', scope: null },
       ]);
       expect(res.body.membershipRole).toBe('operator');
-      const empty = await t.http.patch(`/api/companies/${company.id}/members/${m.memberId}/permissions`).set(auth(owner.token)).send({ grants: [] }).expect(200);
+      const empty = await t.http
+        .patch(`/api/companies/${company.id}/members/${m.memberId}/permissions`)
+        .set(auth(owner.token))
+        .send({ grants: [] })
+        .expect(200);
       expect(empty.body.grants).toEqual([]);
     });
 
@@ -185,7 +258,9 @@ describe('members (authenticated mode)', () => {
         .send({ membershipRole: 'admin', grants: [{ permissionKey: 'joins:approve' }] })
         .expect(200);
       expect(res.body).toMatchObject({ membershipRole: 'admin', grants: [{ permissionKey: 'joins:approve', scope: null }] });
-      const [log] = await t.dataSource.query(`SELECT * FROM activity_log WHERE company_id = $1 AND action = 'company_member.updated'`, [company.id]);
+      const [log] = await t.dataSource.query(`SELECT * FROM activity_log WHERE company_id = $1 AND action = 'company_member.updated'`, [
+        company.id,
+      ]);
       expect(log).toMatchObject({ entity_type: 'company_member', entity_id: m.memberId, actor_type: 'user', actor_id: owner.id });
       expect(log.details).toMatchObject({ membershipRole: 'admin' });
     });
@@ -221,7 +296,11 @@ describe('members (authenticated mode)', () => {
       const { company, owner } = await ownedCompany(t);
       const m = await makeMember(t, company.id, 'operator');
       const url = `/api/companies/${company.id}/members/${m.memberId}/role-and-grants`;
-      let res = await t.http.patch(url).set(auth(owner.token)).send({ grants: [{ permissionKey: 'joins:approve' }] }).expect(200);
+      let res = await t.http
+        .patch(url)
+        .set(auth(owner.token))
+        .send({ grants: [{ permissionKey: 'joins:approve' }] })
+        .expect(200);
       expect(res.body).toMatchObject({ membershipRole: 'operator', status: 'active' });
       expect(keysOf(res.body)).toEqual(['joins:approve']);
       res = await t.http.patch(url).set(auth(owner.token)).send({ membershipRole: 'admin' }).expect(200);
@@ -240,7 +319,13 @@ describe('members (authenticated mode)', () => {
       const res = await t.http
         .post(`/api/companies/${companyId}/${path}`)
         .set(auth(token))
-        .send({ name: `A-${randomUUID().slice(0, 6)}`, role: 'engineer', adapterType: 'process', adapterConfig: { command: 'true' }, ...extra })
+        .send({
+          name: `A-${randomUUID().slice(0, 6)}`,
+          role: 'engineer',
+          adapterType: 'process',
+          adapterConfig: { command: 'true' },
+          ...extra,
+        })
         .expect(201);
       return (path === 'agents' ? res.body : res.body.agent) as { id: string };
     };
@@ -255,7 +340,12 @@ describe('members (authenticated mode)', () => {
       const hired = await createAgentAs(owner.token, company.id, 'agent-hires');
       for (const a of [created, hired]) {
         expect(await memberOf(owner.token, company.id, a.id)).toMatchObject({
-          companyId: company.id, principalType: 'agent', membershipRole: 'member', status: 'active', agent: { id: a.id }, grants: [],
+          companyId: company.id,
+          principalType: 'agent',
+          membershipRole: 'member',
+          status: 'active',
+          agent: { id: a.id },
+          grants: [],
         });
       }
       const detail = (await t.http.get(`/api/agents/${created.id}`).set(auth(owner.token)).expect(200)).body;
@@ -267,22 +357,43 @@ describe('members (authenticated mode)', () => {
       const lead = await createAgentAs(owner.token, company.id, 'agents');
       const worker = await createAgentAs(owner.token, company.id, 'agents');
       const key = (await t.http.post(`/api/agents/${lead.id}/keys`).set(auth(owner.token)).send({ name: 'k' }).expect(201)).body.token;
-      const project = async () => (await t.http.post(`/api/companies/${company.id}/projects`).set(auth(owner.token)).send({ name: `P-${randomUUID().slice(0, 6)}` }).expect(201)).body.id;
+      const project = async () =>
+        (
+          await t.http
+            .post(`/api/companies/${company.id}/projects`)
+            .set(auth(owner.token))
+            .send({ name: `P-${randomUUID().slice(0, 6)}` })
+            .expect(201)
+        ).body.id;
       const [p1, p2] = [await project(), await project()];
       const assign = (projectId?: string) =>
-        t.http.post(`/api/companies/${company.id}/issues`).set(auth(key)).send({ title: 'x', assigneeAgentId: worker.id, ...(projectId ? { projectId } : {}) });
+        t.http
+          .post(`/api/companies/${company.id}/issues`)
+          .set(auth(key))
+          .send({ title: 'x', assigneeAgentId: worker.id, ...(projectId ? { projectId } : {}) });
       expect((await assign(p1)).body.reason).toBe('deny_missing_grant');
 
       const member = await memberOf(owner.token, company.id, lead.id);
       const url = `/api/companies/${company.id}/members/${member.id}/role-and-grants`;
-      await t.http.patch(url).set(auth(owner.token)).send({ grants: [{ permissionKey: 'joins:approve' }] }).expect(200);
-      const res = await t.http.patch(url).set(auth(owner.token)).send({ grants: [{ permissionKey: 'tasks:assign_scope', scope: { projectId: p1 } }] }).expect(200);
+      await t.http
+        .patch(url)
+        .set(auth(owner.token))
+        .send({ grants: [{ permissionKey: 'joins:approve' }] })
+        .expect(200);
+      const res = await t.http
+        .patch(url)
+        .set(auth(owner.token))
+        .send({ grants: [{ permissionKey: 'tasks:assign_scope', scope: { projectId: p1 } }] })
+        .expect(200);
       expect(res.body.grants).toEqual([expect.objectContaining({ permissionKey: 'tasks:assign_scope', scope: { projectId: p1 } })]);
       const logs = await t.dataSource.query(
         `SELECT entity_type, entity_id FROM activity_log WHERE company_id = $1 AND action = 'company_member.updated' ORDER BY created_at`,
         [company.id],
       );
-      expect(logs).toEqual([{ entity_type: 'company_member', entity_id: member.id }, { entity_type: 'company_member', entity_id: member.id }]);
+      expect(logs).toEqual([
+        { entity_type: 'company_member', entity_id: member.id },
+        { entity_type: 'company_member', entity_id: member.id },
+      ]);
 
       expect((await assign(p1)).status).toBe(201);
       const elsewhere = await assign(p2);
@@ -300,10 +411,16 @@ describe('members (authenticated mode)', () => {
       const m = await makeMember(t, company.id);
       await t.http.get(`/api/companies/${company.id}`).set(auth(m.token)).expect(200);
       await t.http.post(`/api/companies/${company.id}/members/${m.memberId}/archive`).set(auth(m.token)).send({}).expect(403);
-      const res = await t.http.post(`/api/companies/${company.id}/members/${m.memberId}/archive`).set(auth(owner.token)).send({}).expect(200);
+      const res = await t.http
+        .post(`/api/companies/${company.id}/members/${m.memberId}/archive`)
+        .set(auth(owner.token))
+        .send({})
+        .expect(200);
       expect(res.body).toMatchObject({ id: m.memberId, status: 'inactive' });
       await t.http.get(`/api/companies/${company.id}`).set(auth(m.token)).expect(403);
-      const logs = await t.dataSource.query(`SELECT 1 FROM activity_log WHERE company_id = $1 AND action = 'company_member.archived'`, [company.id]);
+      const logs = await t.dataSource.query(`SELECT 1 FROM activity_log WHERE company_id = $1 AND action = 'company_member.archived'`, [
+        company.id,
+      ]);
       expect(logs).toHaveLength(1);
     });
 
@@ -339,7 +456,10 @@ describe('members (local trusted mode)', () => {
       `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role) VALUES ($1, 'user', 'someone', 'member') RETURNING id`,
       [c.id],
     );
-    const res = await t.http.patch(`/api/companies/${c.id}/members/${m.id}/role-and-grants`).send({ membershipRole: 'operator', grants: [{ permissionKey: 'tasks:assign' }] }).expect(200);
+    const res = await t.http
+      .patch(`/api/companies/${c.id}/members/${m.id}/role-and-grants`)
+      .send({ membershipRole: 'operator', grants: [{ permissionKey: 'tasks:assign' }] })
+      .expect(200);
     expect(res.body).toMatchObject({ membershipRole: 'operator', grants: [{ permissionKey: 'tasks:assign', scope: null }], user: null });
   });
 });

@@ -26,8 +26,15 @@ describe('GET /api/metrics', () => {
     const res = await t.http.get('/api/metrics').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     for (const name of [
-      'http_requests_total', 'http_request_duration_seconds', 'heartbeat_runs', 'heartbeat_wakeups', 'heartbeat_wake_to_start_seconds',
-      'heartbeat_run_duration_seconds', 'budget_incidents', 'db_pool_connections', 'nodejs_eventloop_lag_seconds',
+      'http_requests_total',
+      'http_request_duration_seconds',
+      'heartbeat_runs',
+      'heartbeat_wakeups',
+      'heartbeat_wake_to_start_seconds',
+      'heartbeat_run_duration_seconds',
+      'budget_incidents',
+      'db_pool_connections',
+      'nodejs_eventloop_lag_seconds',
     ]) {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
@@ -39,9 +46,15 @@ describe('GET /api/metrics', () => {
     await t.http.get(`/api/companies/${company.id}`).expect(200);
     await t.http.get(`/api/companies/00000000-0000-4000-8000-000000000000`).expect(404);
     const text = (await t.http.get('/api/metrics').expect(200)).text;
-    expect(sample(text, 'http_requests_total', { method: 'GET', route: '/api/companies/:companyId', status: '200' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'http_requests_total', { method: 'GET', route: '/api/companies/:companyId', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'http_request_duration_seconds_count', { method: 'GET', route: '/api/companies/:companyId', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'http_requests_total', { method: 'GET', route: '/api/companies/:companyId', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'http_requests_total', { method: 'GET', route: '/api/companies/:companyId', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'http_request_duration_seconds_count', { method: 'GET', route: '/api/companies/:companyId', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(text).not.toContain(company.id);
   });
 
@@ -55,23 +68,36 @@ describe('GET /api/metrics', () => {
     let after = '';
     for (let i = 0; i < 50; i++) {
       after = (await t.http.get('/api/metrics').expect(200)).text;
-      if (sample(after, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' }) > sample(before, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' })) break;
+      if (
+        sample(after, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' }) >
+        sample(before, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' })
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(sample(after, 'heartbeat_runs', { status: 'succeeded' })).toBe(sample(before, 'heartbeat_runs', { status: 'succeeded' }) + 1);
-    expect(sample(after, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' })).toBe(sample(before, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' }) + 1);
-    expect(sample(after, 'heartbeat_wake_to_start_seconds_count', { adapter_type: 'process' })).toBe(sample(before, 'heartbeat_wake_to_start_seconds_count', { adapter_type: 'process' }) + 1);
+    expect(sample(after, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' })).toBe(
+      sample(before, 'heartbeat_run_duration_seconds_count', { status: 'succeeded' }) + 1,
+    );
+    expect(sample(after, 'heartbeat_wake_to_start_seconds_count', { adapter_type: 'process' })).toBe(
+      sample(before, 'heartbeat_wake_to_start_seconds_count', { adapter_type: 'process' }) + 1,
+    );
   });
 
   it('counts queued wakeups and budget incidents from the database', async () => {
     const company = await createCompany(t);
     const agent = await insertAgent(t, company.id, { adapterType: 'process', adapterConfig: { command: 'true' } });
     const before = (await t.http.get('/api/metrics').expect(200)).text;
-    await t.dataSource.query(`INSERT INTO agent_wakeup_requests (company_id, agent_id, source, status) VALUES ($1, $2, 'on_demand', 'queued')`, [company.id, agent.id]);
-    const [policy] = await t.dataSource.query(
-      `INSERT INTO budget_policies (company_id, scope_type, scope_id, metric, window_kind, amount) VALUES ($1, 'company', $1, 'billed_cents', 'calendar_month_utc', 100) RETURNING id`,
-      [company.id],
-    ).catch(async () => t.dataSource.query(`SELECT id FROM budget_policies WHERE company_id = $1 LIMIT 1`, [company.id]));
+    await t.dataSource.query(
+      `INSERT INTO agent_wakeup_requests (company_id, agent_id, source, status) VALUES ($1, $2, 'on_demand', 'queued')`,
+      [company.id, agent.id],
+    );
+    const [policy] = await t.dataSource
+      .query(
+        `INSERT INTO budget_policies (company_id, scope_type, scope_id, metric, window_kind, amount) VALUES ($1, 'company', $1, 'billed_cents', 'calendar_month_utc', 100) RETURNING id`,
+        [company.id],
+      )
+      .catch(async () => t.dataSource.query(`SELECT id FROM budget_policies WHERE company_id = $1 LIMIT 1`, [company.id]));
     await t.dataSource.query(
       `INSERT INTO budget_incidents (company_id, policy_id, scope_type, scope_id, metric, window_kind, window_start, kind, budget_amount, threshold_amount, observed_amount)
        VALUES ($1, $2, 'company', $1, 'billed_cents', 'calendar_month_utc', now(), 'hard', 100, 100, 150)`,
@@ -79,7 +105,9 @@ describe('GET /api/metrics', () => {
     );
     const after = (await t.http.get('/api/metrics').expect(200)).text;
     expect(sample(after, 'heartbeat_wakeups', { status: 'queued' })).toBe(sample(before, 'heartbeat_wakeups', { status: 'queued' }) + 1);
-    expect(sample(after, 'budget_incidents', { kind: 'hard', status: 'open' })).toBe(sample(before, 'budget_incidents', { kind: 'hard', status: 'open' }) + 1);
+    expect(sample(after, 'budget_incidents', { kind: 'hard', status: 'open' })).toBe(
+      sample(before, 'budget_incidents', { kind: 'hard', status: 'open' }) + 1,
+    );
   });
 });
 

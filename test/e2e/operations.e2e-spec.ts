@@ -61,8 +61,12 @@ describe('start-up with a data directory that cannot be created', () => {
 describe('npm start and signals', () => {
   it('a SIGTERM to the process npm start started stops node and its embedded Postgres', async () => {
     const dataDir = tmpDir();
-    const npm = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? [process.execPath, process.env.npm_execpath] : ['npm'];
-    const svc = await startService({ SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' }, { command: [npm[0], ...npm.slice(1), 'start', '--silent'] as [string, ...string[]] });
+    const npm =
+      process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath) ? [process.execPath, process.env.npm_execpath] : ['npm'];
+    const svc = await startService(
+      { SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+      { command: [npm[0], ...npm.slice(1), 'start', '--silent'] as [string, ...string[]] },
+    );
     let nodePid = 0;
     try {
       const postgresPid = Number(fs.readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -96,7 +100,10 @@ describe('service log lines', () => {
     }
     const out = svc.output();
     expect(out).not.toMatch(/\x1b\[/); // no ANSI colours
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; context?: string; claimUrl?: string; req?: { url: string } });
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: number; msg: string; context?: string; claimUrl?: string; req?: { url: string } });
     expect(lines.filter((l) => /^Mapped \{/.test(l.msg) || l.context === 'InstanceLoader')).toEqual([]);
     expect(lines.filter((l) => l.req?.url === '/api/health')).toEqual([]);
     expect(lines.filter((l) => l.req?.url === '/api/companies')).toHaveLength(1);

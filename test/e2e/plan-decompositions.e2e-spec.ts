@@ -14,41 +14,68 @@ describe('accepted plan decompositions', () => {
   afterAll(() => t.close());
 
   const putPlan = async (issueId: string, body: string, baseRevisionId?: string) =>
-    (await t.http.put(`/api/issues/${issueId}/documents/plan`).send({ title: 'Plan', format: 'markdown', body, ...(baseRevisionId ? { baseRevisionId } : {}) }).expect((r) => {
-      if (r.status >= 300) throw new Error(`put plan: ${r.status} ${JSON.stringify(r.body)}`);
-    })).body as { latestRevisionId: string; latestRevisionNumber: number };
+    (
+      await t.http
+        .put(`/api/issues/${issueId}/documents/plan`)
+        .send({ title: 'Plan', format: 'markdown', body, ...(baseRevisionId ? { baseRevisionId } : {}) })
+        .expect((r) => {
+          if (r.status >= 300) throw new Error(`put plan: ${r.status} ${JSON.stringify(r.body)}`);
+        })
+    ).body as { latestRevisionId: string; latestRevisionNumber: number };
 
   it('creates a child issue per list item of the latest revision and lists the decomposition', async () => {
     const issue = await createIssue(t, companyId, { title: 'Launch' });
     expect((await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).expect(200)).body).toEqual([]);
     const plan = await putPlan(issue.id, '# Plan\n\n- Write the docs\n  with examples\n- [ ] Record the demo\n1. Publish\n');
-    const res = await t.http.post(`/api/issues/${issue.identifier}/plan/accept`).send({ baseRevisionId: plan.latestRevisionId }).expect(201);
+    const res = await t.http
+      .post(`/api/issues/${issue.identifier}/plan/accept`)
+      .send({ baseRevisionId: plan.latestRevisionId })
+      .expect(201);
     expect(res.body).toMatchObject({
-      issueId: issue.id, companyId, documentKey: 'plan', revisionId: plan.latestRevisionId, revisionNumber: plan.latestRevisionNumber,
+      issueId: issue.id,
+      companyId,
+      documentKey: 'plan',
+      revisionId: plan.latestRevisionId,
+      revisionNumber: plan.latestRevisionNumber,
       acceptedByUserId: 'local-board',
     });
     expect(res.body.childIssues.map((c: { title: string }) => c.title)).toEqual(['Write the docs', 'Record the demo', 'Publish']);
-    expect(res.body.childIssues.every((c: { parentId: string; status: string }) => c.parentId === issue.id && c.status === 'todo')).toBe(true);
+    expect(res.body.childIssues.every((c: { parentId: string; status: string }) => c.parentId === issue.id && c.status === 'todo')).toBe(
+      true,
+    );
     const first = (await t.http.get(`/api/issues/${res.body.childIssues[0].id}`).expect(200)).body;
     expect(first.description).toBe('with examples');
     const listed = await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).expect(200);
     expect(listed.body).toEqual([res.body]);
-    const activity = (await t.http.get(`/api/issues/${issue.id}/activity`).expect(200)).body as Array<{ action: string; details: Record<string, unknown> }>;
-    expect(activity.find((a) => a.action === 'issue.plan_accepted')?.details).toMatchObject({ decompositionId: res.body.id, revisionId: plan.latestRevisionId });
+    const activity = (await t.http.get(`/api/issues/${issue.id}/activity`).expect(200)).body as Array<{
+      action: string;
+      details: Record<string, unknown>;
+    }>;
+    expect(activity.find((a) => a.action === 'issue.plan_accepted')?.details).toMatchObject({
+      decompositionId: res.body.id,
+      revisionId: plan.latestRevisionId,
+    });
   });
 
   it('accepts a revision once (409), a changed plan again at its new revision, and refuses a stale base revision (409)', async () => {
     const issue = await createIssue(t, companyId);
     const v1 = await putPlan(issue.id, '- one\n- two');
     await t.http.post(`/api/issues/${issue.id}/plan/accept`).send({}).expect(201);
-    expect((await t.http.post(`/api/issues/${issue.id}/plan/accept`).send({}).expect(409)).body.code).toBe('plan_revision_already_accepted');
+    expect((await t.http.post(`/api/issues/${issue.id}/plan/accept`).send({}).expect(409)).body.code).toBe(
+      'plan_revision_already_accepted',
+    );
     const v2 = await putPlan(issue.id, '- one\n- two\n- three', v1.latestRevisionId);
     const stale = await t.http.post(`/api/issues/${issue.id}/plan/accept`).send({ baseRevisionId: v1.latestRevisionId }).expect(409);
     expect(stale.body).toMatchObject({ code: 'stale_plan_revision', currentRevisionId: v2.latestRevisionId });
-    const again = await t.http.post(`/api/issues/${issue.id}/plan/accept`).send({ baseRevisionId: v2.latestRevisionId, childStatus: 'backlog' }).expect(201);
+    const again = await t.http
+      .post(`/api/issues/${issue.id}/plan/accept`)
+      .send({ baseRevisionId: v2.latestRevisionId, childStatus: 'backlog' })
+      .expect(201);
     expect(again.body.childIssues).toHaveLength(3);
     expect(again.body.childIssues[0].status).toBe('backlog');
-    const listed = (await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).expect(200)).body as Array<{ revisionNumber: number }>;
+    const listed = (await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).expect(200)).body as Array<{
+      revisionNumber: number;
+    }>;
     expect(listed.map((d) => d.revisionNumber)).toEqual([2, 1]);
   });
 

@@ -12,7 +12,12 @@ import { createTestApp, TestApp } from '../support/test-app';
 const EXAMPLES = path.join(__dirname, '..', '..', 'examples', 'plugins');
 
 /** `npm pack` layout (`package/…`) of a copy of an example, edited by `change`; returns the tarball's bytes. */
-async function packExample(tmp: string, example: string, version: string, change: (dir: string) => void = () => undefined): Promise<Buffer> {
+async function packExample(
+  tmp: string,
+  example: string,
+  version: string,
+  change: (dir: string) => void = () => undefined,
+): Promise<Buffer> {
   const root = fs.mkdtempSync(path.join(tmp, 'pack-'));
   const dir = path.join(root, 'package');
   fs.cpSync(path.join(EXAMPLES, example), dir, { recursive: true });
@@ -44,15 +49,27 @@ async function registry(packages: Record<string, Record<string, { tgz: Buffer; i
     const doc = {
       name,
       'dist-tags': { latest: Object.keys(versions).sort().at(-1) },
-      versions: Object.fromEntries(Object.entries(versions).map(([v, p]) => [v, {
-        name, version: v,
-        dist: { tarball: `${base}/-/${name}-${v}.tgz`, integrity: p.integrity ?? `sha512-${createHash('sha512').update(p.tgz).digest('base64')}` },
-      }])),
+      versions: Object.fromEntries(
+        Object.entries(versions).map(([v, p]) => [
+          v,
+          {
+            name,
+            version: v,
+            dist: {
+              tarball: `${base}/-/${name}-${v}.tgz`,
+              integrity: p.integrity ?? `sha512-${createHash('sha512').update(p.tgz).digest('base64')}`,
+            },
+          },
+        ]),
+      ),
     };
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('plugins: npm installs and upgrades, bridge routes, local folders read through the host', () => {
@@ -69,7 +86,9 @@ describe('plugins: npm installs and upgrades, bridge routes, local folders read 
     const tampered = await packExample(tmp, 'word-tools', '2.0.0');
     reg = await registry({
       '@service-plugins/word-tools': { '1.0.0': { tgz: v1 }, '1.1.0': { tgz: v2 } },
-      '@service-plugins/tampered': { '2.0.0': { tgz: tampered, integrity: `sha512-${createHash('sha512').update('something else').digest('base64')}` } },
+      '@service-plugins/tampered': {
+        '2.0.0': { tgz: tampered, integrity: `sha512-${createHash('sha512').update('something else').digest('base64')}` },
+      },
     });
     t = await createTestApp({ env: { SERVICE_PLUGINS_NPM_REGISTRY: reg.url, SERVICE_PLUGINS_FOLDER_ROOTS: tmp } });
   }, 120_000);
@@ -80,15 +99,31 @@ describe('plugins: npm installs and upgrades, bridge routes, local folders read 
   });
 
   it('installs a version from the registry, upgrades to the latest, and the worker runs the new code', async () => {
-    const installed = (await t.http.post('/api/plugins/install').send({ packageName: '@service-plugins/word-tools', version: '1.0.0' }).expect(201)).body;
-    expect(installed).toMatchObject({ pluginKey: 'word-tools', version: '1.0.0', source: { kind: 'npm', ref: '@service-plugins/word-tools@1.0.0' } });
+    const installed = (
+      await t.http.post('/api/plugins/install').send({ packageName: '@service-plugins/word-tools', version: '1.0.0' }).expect(201)
+    ).body;
+    expect(installed).toMatchObject({
+      pluginKey: 'word-tools',
+      version: '1.0.0',
+      source: { kind: 'npm', ref: '@service-plugins/word-tools@1.0.0' },
+    });
     await t.http.post(`/api/plugins/${installed.id}/enable`).expect(200);
-    const before = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'word-count', input: { text: 'one two' } }).expect(200)).body;
+    const before = (
+      await t.http
+        .post('/api/plugins/tools/execute')
+        .send({ tool: 'word-count', input: { text: 'one two' } })
+        .expect(200)
+    ).body;
     expect(before.output).toEqual({ words: 2, characters: 7, companyId: null });
 
     const upgraded = (await t.http.post(`/api/plugins/${installed.id}/upgrade`).send({}).expect(200)).body;
     expect(upgraded).toMatchObject({ id: installed.id, version: '1.1.0', source: { kind: 'npm' }, status: 'enabled' });
-    const after = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'word-count', input: { text: 'one two' } }).expect(200)).body;
+    const after = (
+      await t.http
+        .post('/api/plugins/tools/execute')
+        .send({ tool: 'word-count', input: { text: 'one two' } })
+        .expect(200)
+    ).body;
     expect(after.output).toMatchObject({ version: '1.1.0', words: 2 });
     await t.http.delete(`/api/plugins/${installed.id}`).expect(200);
   });
@@ -100,7 +135,10 @@ describe('plugins: npm installs and upgrades, bridge routes, local folders read 
     expect((await t.http.get('/api/plugins').expect(200)).body).toEqual([]);
     await t.http.post('/api/plugins/install').send({ packageName: '@service-plugins/nothing' }).expect(422);
     await t.http.post('/api/plugins/install').send({ packageName: '@service-plugins/word-tools', version: '9.9.9' }).expect(422);
-    await t.http.post('/api/plugins/install').send({ packageName: 'not a name!' }).expect((r) => expect([400, 422]).toContain(r.status));
+    await t.http
+      .post('/api/plugins/install')
+      .send({ packageName: 'not a name!' })
+      .expect((r) => expect([400, 422]).toContain(r.status));
   });
 
   it('bridge data, action and stream; folders.list/read through the host stay inside the configured folder', async () => {
@@ -133,7 +171,8 @@ describe('plugins: npm installs and upgrades, bridge routes, local folders read 
     await t.http.post(`/api/plugins/${p.id}/bridge/data`).send({ key: 'nope' }).expect(404);
 
     // folders: not configured yet, then configured; the worker reads through the host only inside it
-    const read = (params: Record<string, unknown>) => t.http.post(`/api/plugins/${p.id}/bridge/action`).send({ key: 'read-report', companyId: c.id, params });
+    const read = (params: Record<string, unknown>) =>
+      t.http.post(`/api/plugins/${p.id}/bridge/action`).send({ key: 'read-report', companyId: c.id, params });
     expect((await read({})).status).toBe(502);
     const dir = path.join(tmp, 'reports');
     fs.mkdirSync(dir);
@@ -151,7 +190,9 @@ describe('plugins: npm installs and upgrades, bridge routes, local folders read 
     }
     // another company has no folder configured
     const other = await createCompany(t);
-    const elsewhere = await t.http.post(`/api/plugins/${p.id}/bridge/action`).send({ key: 'read-report', companyId: other.id, params: { file: 'weekly.md' } });
+    const elsewhere = await t.http
+      .post(`/api/plugins/${p.id}/bridge/action`)
+      .send({ key: 'read-report', companyId: other.id, params: { file: 'weekly.md' } });
     expect(elsewhere.status).toBe(502);
     expect(elsewhere.body.error).toMatch(/not configured/);
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);

@@ -59,17 +59,29 @@ describe('plugins', () => {
 
   it('lists the bundled examples with the fields of the bundled plugin entry; ui-contributions is [] with nothing enabled', async () => {
     expect(Object.keys(examples).sort()).toEqual(['daily-digest', 'team-pulse', 'word-tools']);
-    expect(examples['word-tools']).toMatchObject({ packageName: '@service-plugins/word-tools', displayName: 'Word tools', tag: 'example', experimental: true, localPath: expect.any(String) });
+    expect(examples['word-tools']).toMatchObject({
+      packageName: '@service-plugins/word-tools',
+      displayName: 'Word tools',
+      tag: 'example',
+      experimental: true,
+      localPath: expect.any(String),
+    });
     expect((await t.http.get('/api/plugins/ui-contributions').expect(200)).body).toEqual([]);
   });
 
   it('refuses invalid manifests, unknown sources and a second install of a key', async () => {
     const bad = path.join(tmp, 'bad');
     fs.mkdirSync(bad);
-    fs.writeFileSync(path.join(bad, 'plugin.json'), JSON.stringify({ protocolVersion: 99, key: 'Bad Key', version: '1', displayName: 'x', entry: 'w.js' }));
+    fs.writeFileSync(
+      path.join(bad, 'plugin.json'),
+      JSON.stringify({ protocolVersion: 99, key: 'Bad Key', version: '1', displayName: 'x', entry: 'w.js' }),
+    );
     const res = await t.http.post('/api/plugins/install').send({ localPath: bad }).expect(422);
     expect(res.body.code).toBe('plugin_manifest_invalid');
-    await t.http.post('/api/plugins/install').send({ localPath: path.join(tmp, 'nope') }).expect(422);
+    await t.http
+      .post('/api/plugins/install')
+      .send({ localPath: path.join(tmp, 'nope') })
+      .expect(422);
     await t.http.post('/api/plugins/install').send({}).expect(422);
     await t.http.post('/api/plugins/install').send({ localPath: 5 }).expect(400);
   });
@@ -103,13 +115,22 @@ describe('plugins', () => {
 
     const c = await createCompany(t);
     const { token } = await createAgentWithKey(t, c.id);
-    const run = await t.http.post('/api/plugins/tools/execute').set('Authorization', `Bearer ${token}`)
-      .send({ tool: 'word-tools:word-count', input: { text: 'three small words' } }).expect(200);
+    const run = await t.http
+      .post('/api/plugins/tools/execute')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ tool: 'word-tools:word-count', input: { text: 'three small words' } })
+      .expect(200);
     expect(run.body.output).toEqual({ words: 3, characters: 17, companyId: c.id });
-    const bad = await t.http.post('/api/plugins/tools/execute').send({ tool: 'word-count', input: { text: 5 } }).expect(422);
+    const bad = await t.http
+      .post('/api/plugins/tools/execute')
+      .send({ tool: 'word-count', input: { text: 5 } })
+      .expect(422);
     expect(bad.body.code).toBe('plugin_tool_input_invalid');
     await t.http.post('/api/plugins/tools/execute').send({ tool: 'word-tools:nope', input: {} }).expect(404);
-    const slow = await t.http.post('/api/plugins/tools/execute').send({ tool: 'sleep', input: { ms: 2000 } }).expect(502);
+    const slow = await t.http
+      .post('/api/plugins/tools/execute')
+      .send({ tool: 'sleep', input: { ms: 2000 } })
+      .expect(502);
     expect(slow.body.code).toBe('plugin_worker_timeout');
 
     // webhook: delivered to the worker, its answer returned (no credentials needed)
@@ -134,19 +155,44 @@ describe('plugins', () => {
     const p = await install(examples['team-pulse'].localPath);
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
     const ui = (await t.http.get('/api/plugins/ui-contributions').expect(200)).body;
-    expect(ui).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'slot', slot: 'dashboard.widget', pluginKey: 'team-pulse' })]));
+    expect(ui).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'slot', slot: 'dashboard.widget', pluginKey: 'team-pulse' })]),
+    );
 
     // config: defaults resolved, test validates without saving, write persists
     expect((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body.config).toEqual({ title: 'Team pulse', dailyTarget: 20 });
-    const test = (await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { dailyTarget: 0 } }).expect(200)).body;
+    const test = (
+      await t.http
+        .post(`/api/plugins/${p.id}/config/test`)
+        .send({ config: { dailyTarget: 0 } })
+        .expect(200)
+    ).body;
     expect(test.ok).toBe(false);
     expect(test.problems.join()).toMatch(/dailyTarget/);
-    const blank = (await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { title: '  ' } }).expect(200)).body;
+    const blank = (
+      await t.http
+        .post(`/api/plugins/${p.id}/config/test`)
+        .send({ config: { title: '  ' } })
+        .expect(200)
+    ).body;
     expect(blank).toMatchObject({ ok: false, problems: ['title must not be blank'] });
-    expect((await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { title: 'Ops' } }).expect(200)).body.ok).toBe(true);
+    expect(
+      (
+        await t.http
+          .post(`/api/plugins/${p.id}/config/test`)
+          .send({ config: { title: 'Ops' } })
+          .expect(200)
+      ).body.ok,
+    ).toBe(true);
     expect((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body.config.title).toBe('Team pulse');
-    await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { dailyTarget: -1 } }).expect(422);
-    await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { title: 'Ops', dailyTarget: 5 } }).expect(200);
+    await t.http
+      .post(`/api/plugins/${p.id}/config`)
+      .send({ config: { dailyTarget: -1 } })
+      .expect(422);
+    await t.http
+      .post(`/api/plugins/${p.id}/config`)
+      .send({ config: { title: 'Ops', dailyTarget: 5 } })
+      .expect(200);
     const dash = (await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard;
     expect(dash).toMatchObject({ title: 'Ops', target: 5 });
 
@@ -155,7 +201,8 @@ describe('plugins', () => {
     const c = await createCompany(t);
     await t.http.post(`/api/companies/${c.id}/goals`).send({ title: 'first' }).expect(201);
     await scheduler.deliverEvents();
-    const feed = async () => (await t.http.post(`/api/plugins/${p.id}/data/events`).send({ companyId: c.id }).expect(200)).body.data as { action: string }[];
+    const feed = async () =>
+      (await t.http.post(`/api/plugins/${p.id}/data/events`).send({ companyId: c.id }).expect(200)).body.data as { action: string }[];
     expect((await feed()).map((e) => e.action)).toContain('goal.created');
 
     // someone watches the company's live stream (its events are stored only then)
@@ -173,12 +220,17 @@ describe('plugins', () => {
     // the crash and the restart are on the company's live stream
     const live = await waitFor(async () => {
       await t.app.get(LiveEventBus).flush();
-      const rows = await t.dataSource.query(`SELECT type, payload FROM live_events WHERE company_id = $1 AND type LIKE 'plugin.worker.%' ORDER BY id`, [c.id]);
+      const rows = await t.dataSource.query(
+        `SELECT type, payload FROM live_events WHERE company_id = $1 AND type LIKE 'plugin.worker.%' ORDER BY id`,
+        [c.id],
+      );
       return rows.length >= 2 && rows;
     });
     expect(live.map((e: { type: string }) => e.type)).toEqual(['plugin.worker.crashed', 'plugin.worker.restarted']);
     expect(live[0].payload).toMatchObject({ pluginId: p.id, pluginKey: 'team-pulse' });
-    const logs = (await t.http.get(`/api/plugins/${p.id}/logs`).expect(200)).body.lines.map((l: { message: string }) => l.message).join('\n');
+    const logs = (await t.http.get(`/api/plugins/${p.id}/logs`).expect(200)).body.lines
+      .map((l: { message: string }) => l.message)
+      .join('\n');
     expect(logs).toMatch(/crashed/);
 
     // events written while it was down (or before) are delivered after the restart, in order
@@ -197,10 +249,17 @@ describe('plugins', () => {
     const base = `/api/plugins/${p.id}/companies/${c.id}/local-folders`;
     expect((await t.http.get(base).expect(200)).body).toEqual([expect.objectContaining({ folderKey: 'reports', configured: false })]);
     expect((await t.http.post(`${base}/reports/validate`).send({ path: '/etc' }).expect(200)).body.valid).toBe(false);
-    expect((await t.http.post(`${base}/reports/validate`).send({ path: dir }).expect(200)).body).toMatchObject({ valid: true, listing: { files: 1 } });
+    expect((await t.http.post(`${base}/reports/validate`).send({ path: dir }).expect(200)).body).toMatchObject({
+      valid: true,
+      listing: { files: 1 },
+    });
     await t.http.put(`${base}/reports`).send({ path: '/etc' }).expect(422);
     await t.http.put(`${base}/reports`).send({ path: dir }).expect(200);
-    expect((await t.http.get(`${base}/reports/status`).expect(200)).body).toMatchObject({ configured: true, problems: [], listing: { files: 1 } });
+    expect((await t.http.get(`${base}/reports/status`).expect(200)).body).toMatchObject({
+      configured: true,
+      problems: [],
+      listing: { files: 1 },
+    });
     await t.http.get(`${base}/nope/status`).expect(404);
 
     await t.http.post(`/api/plugins/${p.id}/disable`).expect(200);
@@ -212,11 +271,21 @@ describe('plugins', () => {
     const dir = path.join(tmp, 'nocaps');
     fs.mkdirSync(dir);
     fs.copyFileSync(path.join(examples['word-tools'].localPath, 'runtime.js'), path.join(dir, 'runtime.js'));
-    fs.writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify({
-      protocolVersion: 1, key: 'no-caps', version: '0.1.0', displayName: 'No caps', entry: 'worker.js', capabilities: ['config.read'],
-      tools: [{ name: 'probe', description: 'calls the host', inputSchema: { type: 'object' } }],
-    }));
-    fs.writeFileSync(path.join(dir, 'worker.js'), `
+    fs.writeFileSync(
+      path.join(dir, 'plugin.json'),
+      JSON.stringify({
+        protocolVersion: 1,
+        key: 'no-caps',
+        version: '0.1.0',
+        displayName: 'No caps',
+        entry: 'worker.js',
+        capabilities: ['config.read'],
+        tools: [{ name: 'probe', description: 'calls the host', inputSchema: { type: 'object' } }],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'worker.js'),
+      `
       const { serve } = require('./runtime');
       const attempt = (host, m, p) => host.call(m, p).then(() => 'ok', (e) => e.code);
       serve({ 'tools.execute': async (_, host) => ({
@@ -224,7 +293,8 @@ describe('plugins', () => {
         fetch: await attempt(host, 'http.fetch', { url: 'http://127.0.0.1:1/' }),
         publish: await attempt(host, 'stream.publish', { channel: 'x' }),
         unknown: await attempt(host, 'db.query', {}),
-      }) });`);
+      }) });`,
+    );
     const p = await install(dir);
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
     const out = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'no-caps:probe', input: {} }).expect(200)).body.output;
@@ -245,11 +315,26 @@ describe('plugins', () => {
       const p = await install(copy);
 
       const c = await createCompany(t);
-      await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { webhookUrl: rec.url, authToken: 's3cret' } }).expect(422); // needs a company for the secret
-      const saved = (await t.http.post(`/api/plugins/${p.id}/config`).send({ config: { webhookUrl: rec.url, authToken: 's3cret' }, secretsCompanyId: c.id }).expect(200)).body;
+      await t.http
+        .post(`/api/plugins/${p.id}/config`)
+        .send({ config: { webhookUrl: rec.url, authToken: 's3cret' } })
+        .expect(422); // needs a company for the secret
+      const saved = (
+        await t.http
+          .post(`/api/plugins/${p.id}/config`)
+          .send({ config: { webhookUrl: rec.url, authToken: 's3cret' }, secretsCompanyId: c.id })
+          .expect(200)
+      ).body;
       expect(saved.config.authToken).toMatchObject({ type: 'secret_ref', companyId: c.id, secretId: expect.any(String) });
       expect(JSON.stringify((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body)).not.toContain('s3cret');
-      expect((await t.http.post(`/api/plugins/${p.id}/config/test`).send({ config: { webhookUrl: 'ftp://x' } }).expect(200)).body.ok).toBe(false);
+      expect(
+        (
+          await t.http
+            .post(`/api/plugins/${p.id}/config/test`)
+            .send({ config: { webhookUrl: 'ftp://x' } })
+            .expect(200)
+        ).body.ok,
+      ).toBe(false);
 
       await t.http.post(`/api/plugins/${p.id}/jobs/post-digest/trigger`).expect(409); // disabled
       await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);

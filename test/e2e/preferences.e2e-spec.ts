@@ -10,7 +10,8 @@ describe('preferences', () => {
   });
   afterAll(() => t.close());
 
-  const membershipActivity = async (companyId: string) => (await activityOf(t, companyId)).filter((a) => a.action.startsWith('resource_membership.'));
+  const membershipActivity = async (companyId: string) =>
+    (await activityOf(t, companyId)).filter((a) => a.action.startsWith('resource_membership.'));
 
   describe('GET /api/companies/:companyId/resource-memberships/me', () => {
     it('lists every project and agent as joined with updatedAt null until something changes', async () => {
@@ -26,8 +27,16 @@ describe('preferences', () => {
       const p = await createProject(t, c.id);
       const agent = await insertAgentWithKey(t, c.id);
       await t.http.get(`/api/companies/${c.id}/resource-memberships/me`).set(agent.auth).expect(403);
-      await t.http.put(`/api/companies/${c.id}/resource-memberships/me/projects/${p.id}`).set(agent.auth).send({ state: 'left' }).expect(403);
-      await t.http.put(`/api/companies/${c.id}/resource-memberships/me/agents/${agent.id}`).set(agent.auth).send({ state: 'left' }).expect(403);
+      await t.http
+        .put(`/api/companies/${c.id}/resource-memberships/me/projects/${p.id}`)
+        .set(agent.auth)
+        .send({ state: 'left' })
+        .expect(403);
+      await t.http
+        .put(`/api/companies/${c.id}/resource-memberships/me/agents/${agent.id}`)
+        .set(agent.auth)
+        .send({ state: 'left' })
+        .expect(403);
     });
   });
 
@@ -35,7 +44,10 @@ describe('preferences', () => {
     it('stores a change and logs it; the same state again is a no-op', async () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
-      const joined = await t.http.put(`/api/companies/${c.id}/resource-memberships/me/projects/${p.id}`).send({ state: 'joined' }).expect(200);
+      const joined = await t.http
+        .put(`/api/companies/${c.id}/resource-memberships/me/projects/${p.id}`)
+        .send({ state: 'joined' })
+        .expect(200);
       expect(joined.body).toEqual({ resourceType: 'project', resourceId: p.id, state: 'joined', updatedAt: null });
       expect(await membershipActivity(c.id)).toEqual([]);
 
@@ -58,7 +70,9 @@ describe('preferences', () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
       const results = await Promise.all(
-        Array.from({ length: 6 }, () => t.http.put(`/api/companies/${c.id}/resource-memberships/me/projects/${p.id}`).send({ state: 'left' })),
+        Array.from({ length: 6 }, () =>
+          t.http.put(`/api/companies/${c.id}/resource-memberships/me/projects/${p.id}`).send({ state: 'left' }),
+        ),
       );
       expect(results.every((r) => r.status === 200 && r.body.state === 'left')).toBe(true);
       expect(await membershipActivity(c.id)).toHaveLength(1);
@@ -94,14 +108,23 @@ describe('preferences', () => {
       const before = (await t.http.get('/api/sidebar-preferences/me').expect(200)).body;
       expect(before).toEqual({ collapsed: false, companyOrder: [], updatedAt: null });
       const c = await createCompany(t);
-      const put = await t.http.put('/api/sidebar-preferences/me').send({ collapsed: true, companyOrder: [c.id, c.id] }).expect(200);
+      const put = await t.http
+        .put('/api/sidebar-preferences/me')
+        .send({ collapsed: true, companyOrder: [c.id, c.id] })
+        .expect(200);
       expect(put.body).toMatchObject({ collapsed: true, companyOrder: [c.id] });
       const { updatedAt, ...rest } = (await t.http.get('/api/sidebar-preferences/me').expect(200)).body;
       expect(rest).toEqual({ collapsed: true, companyOrder: [c.id] });
       expect(Date.parse(updatedAt)).not.toBeNaN();
       await t.http.put('/api/sidebar-preferences/me').send({ collapsed: 'yes' }).expect(400);
-      await t.http.put('/api/sidebar-preferences/me').send({ companyOrder: ['x'] }).expect(400);
-      expect((await t.http.put('/api/sidebar-preferences/me').send({}).expect(200)).body).toMatchObject({ collapsed: false, companyOrder: [] });
+      await t.http
+        .put('/api/sidebar-preferences/me')
+        .send({ companyOrder: ['x'] })
+        .expect(400);
+      expect((await t.http.put('/api/sidebar-preferences/me').send({}).expect(200)).body).toMatchObject({
+        collapsed: false,
+        companyOrder: [],
+      });
     });
 
     it('company preferences round-trip and only name the company projects and agents', async () => {
@@ -110,14 +133,24 @@ describe('preferences', () => {
       const agent = await insertAgentWithKey(t, a.id);
       const foreign = await createProject(t, b.id);
       expect((await t.http.get(`/api/companies/${a.id}/sidebar-preferences/me`).expect(200)).body).toEqual({
-        companyId: a.id, projectOrder: [], agentOrder: [], collapsedSections: [], updatedAt: null,
+        companyId: a.id,
+        projectOrder: [],
+        agentOrder: [],
+        collapsedSections: [],
+        updatedAt: null,
       });
       const body = { projectOrder: [p.id], agentOrder: [agent.id], collapsedSections: ['goals'] };
       expect((await t.http.put(`/api/companies/${a.id}/sidebar-preferences/me`).send(body).expect(200)).body).toMatchObject(body);
       expect((await t.http.get(`/api/companies/${a.id}/sidebar-preferences/me`).expect(200)).body).toMatchObject(body);
       expect((await t.http.get(`/api/companies/${b.id}/sidebar-preferences/me`).expect(200)).body.projectOrder).toEqual([]);
-      await t.http.put(`/api/companies/${a.id}/sidebar-preferences/me`).send({ projectOrder: [foreign.id] }).expect(422);
-      await t.http.put(`/api/companies/${a.id}/sidebar-preferences/me`).send({ collapsedSections: ['nope'] }).expect(400);
+      await t.http
+        .put(`/api/companies/${a.id}/sidebar-preferences/me`)
+        .send({ projectOrder: [foreign.id] })
+        .expect(422);
+      await t.http
+        .put(`/api/companies/${a.id}/sidebar-preferences/me`)
+        .send({ collapsedSections: ['nope'] })
+        .expect(400);
       await t.http.get(`/api/companies/${randomUUID()}/sidebar-preferences/me`).expect(404);
     });
 
@@ -135,9 +168,18 @@ describe('preferences', () => {
     it('dismisses by default and lists the dismissal; dismissing again replaces it', async () => {
       const c = await createCompany(t);
       const res = await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'approval:abc' }).expect(201);
-      expect(res.body).toMatchObject({ companyId: c.id, userId: 'local-board', itemKey: 'approval:abc', kind: 'dismiss', snoozedUntil: null });
+      expect(res.body).toMatchObject({
+        companyId: c.id,
+        userId: 'local-board',
+        itemKey: 'approval:abc',
+        kind: 'dismiss',
+        snoozedUntil: null,
+      });
       const until = new Date(Date.now() + 3600_000).toISOString();
-      await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'approval:abc', kind: 'snooze', snoozedUntil: until }).expect(201);
+      await t.http
+        .post(`/api/companies/${c.id}/inbox-dismissals`)
+        .send({ itemKey: 'approval:abc', kind: 'snooze', snoozedUntil: until })
+        .expect(201);
       const list = (await t.http.get(`/api/companies/${c.id}/inbox-dismissals`).expect(200)).body;
       expect(list).toHaveLength(1);
       expect(list[0]).toMatchObject({ itemKey: 'approval:abc', kind: 'snooze', snoozedUntil: until });
@@ -152,17 +194,33 @@ describe('preferences', () => {
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({}).expect(400);
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'run:1', kind: 'hide' }).expect(400);
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'run:1', kind: 'snooze' }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'run:1', kind: 'snooze', snoozedUntil: past }).expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/inbox-dismissals`)
+        .send({ itemKey: 'run:1', kind: 'snooze', snoozedUntil: past })
+        .expect(422);
       await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'join:1', snoozedUntil: future }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'join:1', kind: 'dismiss', snoozedUntil: future }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'attention:budget', kind: 'snooze', snoozedUntil: future }).expect(201);
-      expect((await t.http.get(`/api/companies/${c.id}/inbox-dismissals`).expect(200)).body.map((d: { itemKey: string }) => d.itemKey)).toEqual(['attention:budget']);
+      await t.http
+        .post(`/api/companies/${c.id}/inbox-dismissals`)
+        .send({ itemKey: 'join:1', kind: 'dismiss', snoozedUntil: future })
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/inbox-dismissals`)
+        .send({ itemKey: 'attention:budget', kind: 'snooze', snoozedUntil: future })
+        .expect(201);
+      expect(
+        (await t.http.get(`/api/companies/${c.id}/inbox-dismissals`).expect(200)).body.map((d: { itemKey: string }) => d.itemKey),
+      ).toEqual(['attention:budget']);
     });
 
     it('lets snoozed items reappear once the time has passed', async () => {
       const c = await createCompany(t);
       const until = new Date(Date.now() + 3600_000).toISOString();
-      const d = (await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: 'run:r1', kind: 'snooze', snoozedUntil: until }).expect(201)).body;
+      const d = (
+        await t.http
+          .post(`/api/companies/${c.id}/inbox-dismissals`)
+          .send({ itemKey: 'run:r1', kind: 'snooze', snoozedUntil: until })
+          .expect(201)
+      ).body;
       await t.dataSource.query(`UPDATE inbox_dismissals SET snoozed_until = now() - interval '1 second' WHERE id = $1`, [d.id]);
       expect((await t.http.get(`/api/companies/${c.id}/inbox-dismissals`).expect(200)).body).toEqual([]);
     });
@@ -170,23 +228,35 @@ describe('preferences', () => {
     it('keeps dismissals per company and per user', async () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       await t.http.post(`/api/companies/${a.id}/inbox-dismissals`).send({ itemKey: 'approval:x' }).expect(201);
-      await t.dataSource.query(`INSERT INTO inbox_dismissals (company_id, user_id, item_key, kind) VALUES ($1, 'someone-else', 'approval:y', 'dismiss')`, [a.id]);
+      await t.dataSource.query(
+        `INSERT INTO inbox_dismissals (company_id, user_id, item_key, kind) VALUES ($1, 'someone-else', 'approval:y', 'dismiss')`,
+        [a.id],
+      );
       expect((await t.http.get(`/api/companies/${b.id}/inbox-dismissals`).expect(200)).body).toEqual([]);
-      expect((await t.http.get(`/api/companies/${a.id}/inbox-dismissals`).expect(200)).body.map((d: { itemKey: string }) => d.itemKey)).toEqual(['approval:x']);
+      expect(
+        (await t.http.get(`/api/companies/${a.id}/inbox-dismissals`).expect(200)).body.map((d: { itemKey: string }) => d.itemKey),
+      ).toEqual(['approval:x']);
     });
   });
 
   describe('GET /api/companies/:companyId/sidebar-badges', () => {
     it('counts failed runs of the last 24 h, pending approvals and join requests, and the undismissed inbox', async () => {
       const c = await createCompany(t);
-      expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 0, joinRequests: 0, failedRuns: 0, inbox: 0 });
+      expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({
+        approvals: 0,
+        joinRequests: 0,
+        failedRuns: 0,
+        inbox: 0,
+      });
       const agent = await insertAgentWithKey(t, c.id);
       const insertRun = async (status: string, age: string) =>
-        (await t.dataSource.query(
-          `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, finished_at)
+        (
+          await t.dataSource.query(
+            `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, finished_at)
            VALUES ($1, $2, $3, 'on_demand', 'process', now() - $4::interval) RETURNING id`,
-          [c.id, agent.id, status, age],
-        ))[0].id as string;
+            [c.id, agent.id, status, age],
+          )
+        )[0].id as string;
       const failed = await insertRun('failed', '1 hour');
       await insertRun('timed_out', '2 hours');
       await insertRun('failed', '2 days');
@@ -194,19 +264,40 @@ describe('preferences', () => {
 
       // approvals and join requests belong to other modules: simulate their tables in this test database
       const insertApproval = async (status: string) =>
-        (await t.dataSource.query(
-          `INSERT INTO approvals (company_id, type, status, requested_by_actor_type, requested_by_actor_id) VALUES ($1, 'hire_agent', $2, 'user', 'u') RETURNING id`,
-          [c.id, status],
-        ))[0];
+        (
+          await t.dataSource.query(
+            `INSERT INTO approvals (company_id, type, status, requested_by_actor_type, requested_by_actor_id) VALUES ($1, 'hire_agent', $2, 'user', 'u') RETURNING id`,
+            [c.id, status],
+          )
+        )[0];
       const approval = await insertApproval('pending');
       await insertApproval('approved');
-      await t.dataSource.query(`INSERT INTO join_requests (company_id, request_type, status) VALUES ($1, 'agent', 'pending_approval'), ($1, 'agent', 'rejected')`, [c.id]);
+      await t.dataSource.query(
+        `INSERT INTO join_requests (company_id, request_type, status) VALUES ($1, 'agent', 'pending_approval'), ($1, 'agent', 'rejected')`,
+        [c.id],
+      );
 
-      expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 1, joinRequests: 1, failedRuns: 2, inbox: 4 });
-      await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: `run:${failed}` }).expect(201);
+      expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({
+        approvals: 1,
+        joinRequests: 1,
+        failedRuns: 2,
+        inbox: 4,
+      });
+      await t.http
+        .post(`/api/companies/${c.id}/inbox-dismissals`)
+        .send({ itemKey: `run:${failed}` })
+        .expect(201);
       const until = new Date(Date.now() + 3600_000).toISOString();
-      await t.http.post(`/api/companies/${c.id}/inbox-dismissals`).send({ itemKey: `approval:${approval.id}`, kind: 'snooze', snoozedUntil: until }).expect(201);
-      expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({ approvals: 1, joinRequests: 1, failedRuns: 2, inbox: 2 });
+      await t.http
+        .post(`/api/companies/${c.id}/inbox-dismissals`)
+        .send({ itemKey: `approval:${approval.id}`, kind: 'snooze', snoozedUntil: until })
+        .expect(201);
+      expect((await t.http.get(`/api/companies/${c.id}/sidebar-badges`).expect(200)).body).toEqual({
+        approvals: 1,
+        joinRequests: 1,
+        failedRuns: 2,
+        inbox: 2,
+      });
     });
   });
 

@@ -15,8 +15,20 @@ describe('projects', () => {
       const c = await createCompany(t);
       const res = await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Mobile App!' }).expect(201);
       expect(res.body).toMatchObject({
-        companyId: c.id, name: 'Mobile App!', urlKey: 'mobile-app', status: 'backlog', goalId: null, goalIds: [], goals: [],
-        codebase: null, workspaces: [], primaryWorkspace: null, archivedAt: null, pausedAt: null, pauseReason: null, env: {},
+        companyId: c.id,
+        name: 'Mobile App!',
+        urlKey: 'mobile-app',
+        status: 'backlog',
+        goalId: null,
+        goalIds: [],
+        goals: [],
+        codebase: null,
+        workspaces: [],
+        primaryWorkspace: null,
+        archivedAt: null,
+        pausedAt: null,
+        pauseReason: null,
+        env: {},
       });
       expect(res.body.color).toMatch(/^#[0-9a-f]{6}$/);
       const second = await createProject(t, c.id);
@@ -36,7 +48,9 @@ describe('projects', () => {
 
     it('gives concurrent creates of one name distinct shortnames', async () => {
       const c = await createCompany(t);
-      const results = await Promise.all(Array.from({ length: 5 }, () => t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Same' })));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Same' })),
+      );
       expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
       expect(results.map((r) => r.body.urlKey).sort()).toEqual(['same', 'same-2', 'same-3', 'same-4', 'same-5']);
     });
@@ -58,7 +72,10 @@ describe('projects', () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const foreignGoal = await createGoal(t, b.id);
       const foreignAgent = await insertAgentWithKey(t, b.id);
-      await t.http.post(`/api/companies/${a.id}/projects`).send({ name: 'x', goalIds: [foreignGoal.id] }).expect(422);
+      await t.http
+        .post(`/api/companies/${a.id}/projects`)
+        .send({ name: 'x', goalIds: [foreignGoal.id] })
+        .expect(422);
       await t.http.post(`/api/companies/${a.id}/projects`).send({ name: 'x', goalId: foreignGoal.id }).expect(422);
       await t.http.post(`/api/companies/${a.id}/projects`).send({ name: 'x', leadAgentId: foreignAgent.id }).expect(422);
       const lead = await insertAgentWithKey(t, a.id);
@@ -68,7 +85,15 @@ describe('projects', () => {
 
     it('validates fields with 400', async () => {
       const c = await createCompany(t);
-      for (const body of [{}, { name: '' }, { name: 'x', status: 'done' }, { name: 'x', color: 'red' }, { name: 'x', targetDate: '31/01/2030' }, { name: 'x', goalIds: ['nope'] }, { name: 'x', archivedAt: 'yesterday' }]) {
+      for (const body of [
+        {},
+        { name: '' },
+        { name: 'x', status: 'done' },
+        { name: 'x', color: 'red' },
+        { name: 'x', targetDate: '31/01/2030' },
+        { name: 'x', goalIds: ['nope'] },
+        { name: 'x', archivedAt: 'yesterday' },
+      ]) {
         await t.http.post(`/api/companies/${c.id}/projects`).send(body).expect(400);
       }
     });
@@ -82,15 +107,41 @@ describe('projects', () => {
       const pinnedId = await secret(c.id, 'PINNED');
       await t.http.post(`/api/secrets/${pinnedId}/rotate`).send({ value: 'v2' }).expect(200);
       const foreignId = await secret(other.id, 'FOREIGN');
-      const env = { PLAIN: 'value', TOKEN: { type: 'secret_ref', secretId: tokenId, version: 'latest' }, PINNED: { type: 'secret_ref', secretId: pinnedId, version: 2 } };
+      const env = {
+        PLAIN: 'value',
+        TOKEN: { type: 'secret_ref', secretId: tokenId, version: 'latest' },
+        PINNED: { type: 'secret_ref', secretId: pinnedId, version: 2 },
+      };
       const p = await createProject(t, c.id, { env });
-      expect(p.env).toMatchObject({ PLAIN: 'value', TOKEN: { type: 'secret_ref', secretId: tokenId }, PINNED: { type: 'secret_ref', secretId: pinnedId, version: 2 } });
-      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: randomUUID() } } }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: foreignId } } }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: 'nope' } } }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: randomUUID(), version: 0 } } }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { 'BAD-NAME': 'v' } }).expect(422);
-      await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'x', env: { N: 5 } }).expect(422);
+      expect(p.env).toMatchObject({
+        PLAIN: 'value',
+        TOKEN: { type: 'secret_ref', secretId: tokenId },
+        PINNED: { type: 'secret_ref', secretId: pinnedId, version: 2 },
+      });
+      await t.http
+        .post(`/api/companies/${c.id}/projects`)
+        .send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: randomUUID() } } })
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/projects`)
+        .send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: foreignId } } })
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/projects`)
+        .send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: 'nope' } } })
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/projects`)
+        .send({ name: 'x', env: { BAD: { type: 'secret_ref', secretId: randomUUID(), version: 0 } } })
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/projects`)
+        .send({ name: 'x', env: { 'BAD-NAME': 'v' } })
+        .expect(422);
+      await t.http
+        .post(`/api/companies/${c.id}/projects`)
+        .send({ name: 'x', env: { N: 5 } })
+        .expect(422);
       const stored = await t.dataSource.query(`SELECT env FROM projects WHERE id = $1`, [p.id]);
       expect(stored[0].env).toEqual(p.env);
     });
@@ -99,14 +150,25 @@ describe('projects', () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id, { workspace: { cwd: '/srv/app', repoUrl: 'https://example.com/a/app.git', repoRef: 'main' } });
       expect(p.workspaces).toHaveLength(1);
-      expect(p.workspaces[0]).toMatchObject({ cwd: '/srv/app', isPrimary: true, name: 'app', sourceType: 'local_path', desiredState: 'stopped' });
+      expect(p.workspaces[0]).toMatchObject({
+        cwd: '/srv/app',
+        isPrimary: true,
+        name: 'app',
+        sourceType: 'local_path',
+        desiredState: 'stopped',
+      });
       expect(p.primaryWorkspace.id).toBe(p.workspaces[0].id);
       expect(p.codebase).toEqual({ repoUrl: 'https://example.com/a/app.git', repoRef: 'main', cwd: '/srv/app' });
     });
 
     it('rolls the whole creation back with 422 for an invalid workspace payload', async () => {
       const c = await createCompany(t);
-      for (const workspace of [{ name: 'no-location' }, { cwd: 'relative/path' }, { sourceType: 'remote_managed', cwd: '/x' }, { cwd: '/x', runtimeConfig: { args: [] } }]) {
+      for (const workspace of [
+        { name: 'no-location' },
+        { cwd: 'relative/path' },
+        { sourceType: 'remote_managed', cwd: '/x' },
+        { cwd: '/x', runtimeConfig: { args: [] } },
+      ]) {
         const res = await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Broken', workspace }).expect(422);
         expect(res.body.code).toBe('invalid_workspace');
       }
@@ -167,11 +229,24 @@ describe('projects', () => {
       const archivedAt = '2030-01-01T00:00:00.000Z';
       const res = await t.http
         .patch(`/api/projects/${p.id}`)
-        .send({ status: 'in_progress', targetDate: '2030-01-31', archivedAt, executionWorkspacePolicy: { mode: 'isolated' }, env: { A: 'b' } })
+        .send({
+          status: 'in_progress',
+          targetDate: '2030-01-31',
+          archivedAt,
+          executionWorkspacePolicy: { mode: 'isolated' },
+          env: { A: 'b' },
+        })
         .expect(200);
       expect(res.body).toMatchObject({
-        name: p.name, description: 'keep', color: '#123456', status: 'in_progress', targetDate: '2030-01-31', archivedAt,
-        executionWorkspacePolicy: { mode: 'isolated' }, env: { A: 'b' }, urlKey: p.urlKey,
+        name: p.name,
+        description: 'keep',
+        color: '#123456',
+        status: 'in_progress',
+        targetDate: '2030-01-31',
+        archivedAt,
+        executionWorkspacePolicy: { mode: 'isolated' },
+        env: { A: 'b' },
+        urlKey: p.urlKey,
       });
       const unarchived = await t.http.patch(`/api/projects/${p.id}`).send({ archivedAt: null, targetDate: null }).expect(200);
       expect(unarchived.body).toMatchObject({ archivedAt: null, targetDate: null, status: 'in_progress' });
@@ -182,7 +257,12 @@ describe('projects', () => {
       const c = await createCompany(t);
       const [g1, g2] = [await createGoal(t, c.id), await createGoal(t, c.id)];
       const p = await createProject(t, c.id, { goalIds: [g1.id, g2.id] });
-      const u = (await t.http.patch(`/api/projects/${p.id}`).send({ goalIds: [g2.id] }).expect(200)).body;
+      const u = (
+        await t.http
+          .patch(`/api/projects/${p.id}`)
+          .send({ goalIds: [g2.id] })
+          .expect(200)
+      ).body;
       expect(u).toMatchObject({ goalIds: [g2.id], goalId: g2.id });
       const legacy = (await t.http.patch(`/api/projects/${p.id}`).send({ goalId: g1.id }).expect(200)).body;
       expect(legacy).toMatchObject({ goalIds: [g1.id], goalId: g1.id });

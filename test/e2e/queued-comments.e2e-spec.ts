@@ -10,11 +10,14 @@ describe('GET /api/issues/:issueId/queued-comments', () => {
   });
   afterAll(() => t.close());
 
-  it('lists the comments whose wake waits behind the assignee\'s live run, and drops them once a run takes them', async () => {
+  it("lists the comments whose wake waits behind the assignee's live run, and drops them once a run takes them", async () => {
     const c = await createCompany(t);
     const { agent } = await createAgentWithKey(t, c.id, { adapterConfig: { command: 'sleep', args: ['30'], timeoutSec: 120 } });
-    const issue = (await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'long job', status: 'todo', assigneeAgentId: agent.id }).expect(201)).body;
-    const live = async () => (await t.http.get(`/api/issues/${issue.id}/live-runs`).expect(200)).body as Array<{ id: string; status: string }>;
+    const issue = (
+      await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'long job', status: 'todo', assigneeAgentId: agent.id }).expect(201)
+    ).body;
+    const live = async () =>
+      (await t.http.get(`/api/issues/${issue.id}/live-runs`).expect(200)).body as Array<{ id: string; status: string }>;
     const first = await waitFor(async () => (await live()).find((r) => r.status === 'running'), 'assignment run running');
     expect((await t.http.get(`/api/issues/${issue.identifier}/queued-comments`).expect(200)).body).toEqual([]);
 

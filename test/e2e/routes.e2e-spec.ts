@@ -15,11 +15,16 @@ describe('route access declarations', () => {
     const res = await t.http.get('/api/openapi.json').expect(200);
     const lines: string[] = [];
     const undeclared: string[] = [];
-    for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, { 'x-callers'?: { public?: boolean; callers?: string[]; runBound?: boolean } }>>)) {
+    for (const [path, item] of Object.entries(
+      res.body.paths as Record<string, Record<string, { 'x-callers'?: { public?: boolean; callers?: string[]; runBound?: boolean } }>>,
+    )) {
       for (const [method, op] of Object.entries(item)) {
         const c = op['x-callers'];
         if (!c) undeclared.push(`${method.toUpperCase()} ${path}`);
-        else lines.push(`${method.toUpperCase()} ${path} -> ${c.public ? 'public' : c.callers!.join(',') + (c.runBound ? ' (run-bound)' : '')}`);
+        else
+          lines.push(
+            `${method.toUpperCase()} ${path} -> ${c.public ? 'public' : c.callers!.join(',') + (c.runBound ? ' (run-bound)' : '')}`,
+          );
       }
     }
     expect(undeclared).toEqual([]);

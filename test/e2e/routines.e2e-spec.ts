@@ -56,12 +56,26 @@ describe('routines', () => {
         ],
       });
       expect(r).toMatchObject({
-        companyId: c.id, title: 'Daily brief', assigneeAgentId: agent.id, status: 'active', priority: 'medium',
-        concurrencyPolicy: 'skip_if_active', catchUpPolicy: 'coalesce', lastRun: null, activeIssue: null, recentRuns: [],
+        companyId: c.id,
+        title: 'Daily brief',
+        assigneeAgentId: agent.id,
+        status: 'active',
+        priority: 'medium',
+        concurrencyPolicy: 'skip_if_active',
+        catchUpPolicy: 'coalesce',
+        lastRun: null,
+        activeIssue: null,
+        recentRuns: [],
         assignee: { id: agent.id, name: agent.name },
       });
       const [berlin, ny, manual] = r.triggers;
-      expect(berlin).toMatchObject({ kind: 'schedule', label: 'mornings', enabled: true, cronExpression: '0 9 * * *', timezone: 'Europe/Berlin' });
+      expect(berlin).toMatchObject({
+        kind: 'schedule',
+        label: 'mornings',
+        enabled: true,
+        cronExpression: '0 9 * * *',
+        timezone: 'Europe/Berlin',
+      });
       expect(localTime(berlin.nextRunAt, 'Europe/Berlin')).toBe('09:00');
       expect(localTime(ny.nextRunAt, 'America/New_York')).toBe('17:30');
       for (const tr of [berlin, ny]) {
@@ -83,17 +97,41 @@ describe('routines', () => {
       await t.http.post(url).send({ title: 'x' }).expect(400);
       await t.http.post(url).send({ title: 'x', assigneeAgentId: 'nope' }).expect(400);
       await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, concurrencyPolicy: 'sometimes' }).expect(400);
-      await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule' }] }).expect(400);
-      await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'cronjob', cronExpression: '* * * * *' }] }).expect(400);
-      const badCron = await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '61 * * * *' }] }).expect(422);
+      await t.http
+        .post(url)
+        .send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule' }] })
+        .expect(400);
+      await t.http
+        .post(url)
+        .send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'cronjob', cronExpression: '* * * * *' }] })
+        .expect(400);
+      const badCron = await t.http
+        .post(url)
+        .send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '61 * * * *' }] })
+        .expect(422);
       expect(badCron.body).toMatchObject({ code: 'invalid_cron_expression', field: 'triggers[0].cronExpression' });
-      await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '* * * *' }] }).expect(422);
-      const badTz = await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '0 9 * * *', timezone: 'Mars/Olympus' }] }).expect(422);
+      await t.http
+        .post(url)
+        .send({ title: 'x', assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '* * * *' }] })
+        .expect(422);
+      const badTz = await t.http
+        .post(url)
+        .send({
+          title: 'x',
+          assigneeAgentId: agent.id,
+          triggers: [{ kind: 'schedule', cronExpression: '0 9 * * *', timezone: 'Mars/Olympus' }],
+        })
+        .expect(422);
       expect(badTz.body).toMatchObject({ code: 'invalid_timezone' });
       // another company's agent and project are foreign references
       const foreignAgent = await t.http.post(url).send({ title: 'x', assigneeAgentId: other.agent.id }).expect(422);
       expect(foreignAgent.body).toMatchObject({ code: 'invalid_reference', field: 'assigneeAgentId' });
-      const foreignProject = (await t.http.post(`/api/companies/${other.c.id}/projects`).send({ name: uniq('P') }).expect(201)).body;
+      const foreignProject = (
+        await t.http
+          .post(`/api/companies/${other.c.id}/projects`)
+          .send({ name: uniq('P') })
+          .expect(201)
+      ).body;
       const res = await t.http.post(url).send({ title: 'x', assigneeAgentId: agent.id, projectId: foreignProject.id }).expect(422);
       expect(res.body).toMatchObject({ code: 'invalid_reference', field: 'projectId' });
       expect((await t.http.get(`/api/companies/${c.id}/routines`).expect(200)).body).toEqual([]);
@@ -102,10 +140,18 @@ describe('routines', () => {
     it('needs task-assignment authority over the assignee: an agent without it gets 403, another company 403, unknown 404', async () => {
       const { c, agent } = await setup();
       const restricted = await createRestrictedAgentWithKey(t, c.id);
-      const res = await t.http.post(`/api/companies/${c.id}/routines`).set(bearer(restricted.token)).send({ title: 'x', assigneeAgentId: agent.id }).expect(403);
+      const res = await t.http
+        .post(`/api/companies/${c.id}/routines`)
+        .set(bearer(restricted.token))
+        .send({ title: 'x', assigneeAgentId: agent.id })
+        .expect(403);
       expect(res.body.reason).toBeDefined();
       // an agent may give itself a routine
-      await t.http.post(`/api/companies/${c.id}/routines`).set(bearer(restricted.token)).send({ title: 'mine', assigneeAgentId: restricted.agent.id }).expect(201);
+      await t.http
+        .post(`/api/companies/${c.id}/routines`)
+        .set(bearer(restricted.token))
+        .send({ title: 'mine', assigneeAgentId: restricted.agent.id })
+        .expect(201);
       const other = await setup();
       await t.http.get(`/api/companies/${other.c.id}/routines`).set(bearer(restricted.token)).expect(403);
       await t.http.get(`/api/companies/${randomUUID()}/routines`).expect(404);
@@ -120,13 +166,23 @@ describe('routines', () => {
   describe('POST /api/routines/:routineId/run', () => {
     it('creates an issue (originKind routine_execution, originId the routine) assigned to the agent, which is woken; 202', async () => {
       const { c, agent } = await setup();
-      const r = await createRoutine(c.id, { title: 'Weekly review', description: 'Review the week.', assigneeAgentId: agent.id, priority: 'high' });
+      const r = await createRoutine(c.id, {
+        title: 'Weekly review',
+        description: 'Review the week.',
+        assigneeAgentId: agent.id,
+        priority: 'high',
+      });
       const run = (await t.http.post(`/api/routines/${r.id}/run`).expect(202)).body;
       expect(run).toMatchObject({ routineId: r.id, source: 'manual', status: 'issue_created', triggerId: null, missedCount: 0 });
       const issue = (await t.http.get(`/api/issues/${run.linkedIssueId}`).expect(200)).body;
       expect(issue).toMatchObject({
-        title: 'Weekly review', description: 'Review the week.', status: 'todo', priority: 'high',
-        assigneeAgentId: agent.id, originKind: 'routine_execution', originId: r.id,
+        title: 'Weekly review',
+        description: 'Review the week.',
+        status: 'todo',
+        priority: 'high',
+        assigneeAgentId: agent.id,
+        originKind: 'routine_execution',
+        originId: r.id,
       });
       expect(run.linkedIssue).toMatchObject({ id: issue.id, identifier: issue.identifier, status: 'todo' });
       expect((await wakeups(t, agent.id)).filter((w) => w.issue_id === issue.id)).toEqual([
@@ -137,7 +193,10 @@ describe('routines', () => {
       expect(detail.activeIssue).toMatchObject({ id: issue.id, identifier: issue.identifier });
       expect(detail.lastTriggeredAt).not.toBeNull();
       expect((await t.http.get(`/api/routines/${r.id}/runs`).expect(200)).body.map((x: Rec) => x.id)).toEqual([run.id]);
-      expect((await activityOf(t, c.id, 'routine.run_requested'))[0]).toMatchObject({ entityId: r.id, details: { runId: run.id, issueId: issue.id } });
+      expect((await activityOf(t, c.id, 'routine.run_requested'))[0]).toMatchObject({
+        entityId: r.id,
+        details: { runId: run.id, issueId: issue.id },
+      });
     });
 
     it('issue lists leave routine executions out unless includeRoutineExecutions=true or originKind/originId is given', async () => {
@@ -145,7 +204,8 @@ describe('routines', () => {
       const r = await createRoutine(c.id, { assigneeAgentId: agent.id });
       const run = (await t.http.post(`/api/routines/${r.id}/run`).expect(202)).body;
       const plain = (await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'plain' }).expect(201)).body;
-      const ids = async (q: string) => (await t.http.get(`/api/companies/${c.id}/issues${q}`).expect(200)).body.map((i: Rec) => i.id).sort();
+      const ids = async (q: string) =>
+        (await t.http.get(`/api/companies/${c.id}/issues${q}`).expect(200)).body.map((i: Rec) => i.id).sort();
       expect(await ids('')).toEqual([plain.id]);
       expect(await ids('?includeRoutineExecutions=false')).toEqual([plain.id]);
       expect(await ids('?includeRoutineExecutions=true')).toEqual([plain.id, run.linkedIssueId].sort());
@@ -205,7 +265,10 @@ describe('routines', () => {
   describe('the scheduler', () => {
     it('fires a due trigger once: an issue, the execution record, the next firing moved on, an activity record', async () => {
       const { c, agent } = await setup();
-      const r = await createRoutine(c.id, { assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '0 9 * * *', timezone: 'Europe/Berlin' }] });
+      const r = await createRoutine(c.id, {
+        assigneeAgentId: agent.id,
+        triggers: [{ kind: 'schedule', cronExpression: '0 9 * * *', timezone: 'Europe/Berlin' }],
+      });
       const due = new Date(Date.now() - 2000);
       await makeDue(r.id, due);
       await scheduler.tick();
@@ -214,14 +277,23 @@ describe('routines', () => {
       expect(issues).toHaveLength(1);
       expect(issues[0]).toMatchObject({ assigneeAgentId: agent.id, originKind: 'routine_execution', status: 'todo' });
       const [run] = (await t.http.get(`/api/routines/${r.id}/runs`).expect(200)).body;
-      expect(run).toMatchObject({ source: 'schedule', status: 'issue_created', triggerId: r.triggers[0].id, scheduledFor: due.toISOString(), missedCount: 0 });
+      expect(run).toMatchObject({
+        source: 'schedule',
+        status: 'issue_created',
+        triggerId: r.triggers[0].id,
+        scheduledFor: due.toISOString(),
+        missedCount: 0,
+      });
       expect(run.trigger).toMatchObject({ id: r.triggers[0].id, lastResult: 'issue_created' });
       const trigger = (await t.http.get(`/api/routines/${r.id}`).expect(200)).body.triggers[0];
       expect(new Date(trigger.nextRunAt).getTime()).toBeGreaterThan(Date.now());
       expect(localTime(trigger.nextRunAt, 'Europe/Berlin')).toBe('09:00');
       expect(trigger.lastFiredAt).not.toBeNull();
       expect((await activityOf(t, c.id, 'routine.fired'))[0]).toMatchObject({
-        actorType: 'system', entityType: 'routine', entityId: r.id, details: { runId: run.id, status: 'issue_created', issueId: issues[0].id },
+        actorType: 'system',
+        entityType: 'routine',
+        entityId: r.id,
+        details: { runId: run.id, status: 'issue_created', issueId: issues[0].id },
       });
     });
 
@@ -261,7 +333,11 @@ describe('routines', () => {
         await scheduler.tick();
         expect((await next())[1]).toBe('2026-10-26T01:30:00.000Z');
         const runs = (await t.http.get(`/api/routines/${r.id}/runs`).expect(200)).body;
-        expect(runs.map((x: Rec) => x.scheduledFor).sort()).toEqual(['2026-03-29T01:30:00.000Z', '2026-03-29T07:00:00.000Z', '2026-10-25T00:30:00.000Z']);
+        expect(runs.map((x: Rec) => x.scheduledFor).sort()).toEqual([
+          '2026-03-29T01:30:00.000Z',
+          '2026-03-29T07:00:00.000Z',
+          '2026-10-25T00:30:00.000Z',
+        ]);
       } finally {
         clock.set(null);
       }
@@ -271,7 +347,11 @@ describe('routines', () => {
       const clock = t.app.get(Clock);
       try {
         const { c, agent } = await setup();
-        const r = await createRoutine(c.id, { assigneeAgentId: agent.id, concurrencyPolicy: 'always_create', triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }] });
+        const r = await createRoutine(c.id, {
+          assigneeAgentId: agent.id,
+          concurrencyPolicy: 'always_create',
+          triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }],
+        });
         // the service was down from just before 10:00 to 12:00:30: the 10:00 firing and the 24 after it came and went
         await makeDue(r.id, new Date('2026-01-01T10:00:00Z'));
         clock.set('2026-01-01T12:00:30Z');
@@ -289,7 +369,11 @@ describe('routines', () => {
 
     it('drops firings missed during downtime with catchUpPolicy skip_missed (recorded as skipped)', async () => {
       const { c, agent } = await setup();
-      const r = await createRoutine(c.id, { assigneeAgentId: agent.id, catchUpPolicy: 'skip_missed', triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }] });
+      const r = await createRoutine(c.id, {
+        assigneeAgentId: agent.id,
+        catchUpPolicy: 'skip_missed',
+        triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }],
+      });
       await makeDue(r.id, new Date(Date.now() - 3600_000));
       await scheduler.tick();
       expect(await issuesOf(c.id, r.id)).toHaveLength(0);
@@ -315,7 +399,12 @@ describe('routines', () => {
       // a disabled trigger has no next firing either
       const tr = (await t.http.patch(`/api/routine-triggers/${r.triggers[0].id}`).send({ enabled: false }).expect(200)).body;
       expect(tr.nextRunAt).toBeNull();
-      const tr2 = (await t.http.patch(`/api/routine-triggers/${r.triggers[0].id}`).send({ enabled: true, cronExpression: '15 6 * * 1', timezone: 'Asia/Tokyo' }).expect(200)).body;
+      const tr2 = (
+        await t.http
+          .patch(`/api/routine-triggers/${r.triggers[0].id}`)
+          .send({ enabled: true, cronExpression: '15 6 * * 1', timezone: 'Asia/Tokyo' })
+          .expect(200)
+      ).body;
       expect(localTime(tr2.nextRunAt, 'Asia/Tokyo')).toBe('06:15');
       await t.http.patch(`/api/routine-triggers/${r.triggers[0].id}`).send({ timezone: 'Nowhere/Land' }).expect(422);
       await t.http.delete(`/api/routine-triggers/${r.triggers[0].id}`).expect(200);
@@ -332,7 +421,13 @@ describe('routines', () => {
         const { c, agent } = await setup();
         const routines: Rec[] = [];
         for (let i = 0; i < 12; i++) {
-          routines.push(await createRoutine(c.id, { assigneeAgentId: agent.id, concurrencyPolicy: 'always_create', triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }] }));
+          routines.push(
+            await createRoutine(c.id, {
+              assigneeAgentId: agent.id,
+              concurrencyPolicy: 'always_create',
+              triggers: [{ kind: 'schedule', cronExpression: '*/5 * * * *' }],
+            }),
+          );
         }
         for (let round = 0; round < 3; round++) {
           for (const r of routines) await makeDue(r.id);
@@ -357,7 +452,12 @@ describe('routines', () => {
       const { c, agent } = await setup();
       const r = await createRoutine(c.id, { assigneeAgentId: agent.id, triggers: [{ kind: 'schedule', cronExpression: '0 * * * *' }] });
       const goal = (await t.http.post(`/api/companies/${c.id}/goals`).send({ title: 'g' }).expect(201)).body;
-      const up = (await t.http.patch(`/api/routines/${r.id}`).send({ title: 'Renamed', goalId: goal.id, status: 'paused', concurrencyPolicy: 'always_create' }).expect(200)).body;
+      const up = (
+        await t.http
+          .patch(`/api/routines/${r.id}`)
+          .send({ title: 'Renamed', goalId: goal.id, status: 'paused', concurrencyPolicy: 'always_create' })
+          .expect(200)
+      ).body;
       expect(up).toMatchObject({ title: 'Renamed', goalId: goal.id, status: 'paused', concurrencyPolicy: 'always_create' });
       expect(up.triggers[0].nextRunAt).toBeNull();
       await t.http.patch(`/api/routines/${r.id}`).send({ title: null }).expect(400);

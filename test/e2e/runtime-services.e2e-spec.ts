@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
-import { activityOf, describeWithoutCredentials, createProject, createWorkspace, freePort, insertAgentWithKey, isAlive } from '../support/projects';
+import {
+  activityOf,
+  describeWithoutCredentials,
+  createProject,
+  createWorkspace,
+  freePort,
+  insertAgentWithKey,
+  isAlive,
+} from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
 import { scratchDir } from '../support/heartbeat';
 
@@ -12,7 +20,15 @@ async function serverConfig(extra: Record<string, unknown> = {}) {
   const port = await freePort();
   return {
     port,
-    runtimeConfig: { command: process.execPath, args: ['-e', SERVER], env: { GREETING: 'world' }, port, healthCheck: { path: '/', timeoutMs: 10_000 }, stopTimeoutMs: 2000, ...extra },
+    runtimeConfig: {
+      command: process.execPath,
+      args: ['-e', SERVER],
+      env: { GREETING: 'world' },
+      port,
+      healthCheck: { path: '/', timeoutMs: 10_000 },
+      stopTimeoutMs: 2000,
+      ...extra,
+    },
   };
 }
 
@@ -33,7 +49,8 @@ describe('workspace runtime services', () => {
     fs.rmSync(cwd, { recursive: true, force: true });
   });
 
-  const url = (p: { id: string }, w: { id: string }, action: string) => `/api/projects/${p.id}/workspaces/${w.id}/runtime-services/${action}`;
+  const url = (p: { id: string }, w: { id: string }, action: string) =>
+    `/api/projects/${p.id}/workspaces/${w.id}/runtime-services/${action}`;
 
   describe('POST /api/projects/:projectId/workspaces/:workspaceId/runtime-services/:action', () => {
     it('starts a real HTTP server in the workspace cwd, answers, then stops it', async () => {
@@ -58,14 +75,23 @@ describe('workspace runtime services', () => {
       const again = await t.http.post(url(p, w, 'start')).expect(200);
       expect(again.body.operation.pid).toBe(operation.pid);
 
-      const stopped = await t.http.post(url(p, w, 'stop')).send({}).expect(200);
+      const stopped = await t.http
+        .post(url(p, w, 'stop'))
+        .send({})
+        .expect(200);
       expect(stopped.body.operation).toMatchObject({ action: 'stop', status: 'succeeded', pid: operation.pid });
       expect(stopped.body.workspace).toMatchObject({ desiredState: 'stopped', runtimeService: { status: 'stopped', pid: null } });
       expect(await waitDead(operation.pid)).toBe(true);
       await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
 
-      const actions = (await activityOf(t, c.id)).filter((a) => a.entityType === 'project_workspace' && a.action.startsWith('project_workspace.runtime_'));
-      expect(actions.map((a) => a.action)).toEqual(['project_workspace.runtime_stop', 'project_workspace.runtime_start', 'project_workspace.runtime_start']);
+      const actions = (await activityOf(t, c.id)).filter(
+        (a) => a.entityType === 'project_workspace' && a.action.startsWith('project_workspace.runtime_'),
+      );
+      expect(actions.map((a) => a.action)).toEqual([
+        'project_workspace.runtime_stop',
+        'project_workspace.runtime_start',
+        'project_workspace.runtime_start',
+      ]);
     });
 
     it('restart replaces the process with a new one', async () => {
@@ -103,7 +129,8 @@ describe('workspace runtime services', () => {
 
       const port = await freePort();
       const exits = await createWorkspace(t, p.id, {
-        cwd, runtimeConfig: { command: process.execPath, args: ['-e', 'process.exit(3)'], port, healthCheck: { path: '/', timeoutMs: 3000 } },
+        cwd,
+        runtimeConfig: { command: process.execPath, args: ['-e', 'process.exit(3)'], port, healthCheck: { path: '/', timeoutMs: 3000 } },
       });
       const exited = await t.http.post(url(p, exits, 'start')).expect(200);
       expect(exited.body.operation.status).toBe('failed');
@@ -113,7 +140,11 @@ describe('workspace runtime services', () => {
     it('refuses start and restart without cwd or runtime configuration (422); stop needs neither', async () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
-      const repoOnly = await createWorkspace(t, p.id, { cwd: null, repoUrl: 'https://example.com/r.git', runtimeConfig: { command: 'node' } });
+      const repoOnly = await createWorkspace(t, p.id, {
+        cwd: null,
+        repoUrl: 'https://example.com/r.git',
+        runtimeConfig: { command: 'node' },
+      });
       const noConfig = await createWorkspace(t, p.id, { cwd });
       const missingDir = await createWorkspace(t, p.id, { cwd: path.join(cwd, 'missing'), runtimeConfig: { command: 'node' } });
       for (const action of ['start', 'restart']) {
@@ -130,7 +161,10 @@ describe('workspace runtime services', () => {
       const p = await createProject(t, c.id);
       const w = await createWorkspace(t, p.id, { cwd });
       const agent = await insertAgentWithKey(t, c.id);
-      await t.http.post(url(p, w, 'start')).set(agent.auth).expect(403);
+      await t.http
+        .post(url(p, w, 'start'))
+        .set(agent.auth)
+        .expect(403);
       const other = await createProject(t, c.id);
       await t.http.post(url(other, w, 'stop')).expect(404);
       await t.http.post(url({ id: '00000000-0000-4000-8000-000000000000' }, w, 'stop')).expect(404);
@@ -149,7 +183,9 @@ describe('workspace runtime services', () => {
         const { port, runtimeConfig } = await serverConfig();
         const w = (await first.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd, runtimeConfig }).expect(201)).body;
         const { pid } = (await first.http.post(url(p, w, 'start')).expect(200)).body.operation;
-        expect((await first.http.get(`/api/projects/${p.id}/workspaces`).expect(200)).body[0].runtimeService.ownerInstanceId).toBe(env.SERVICE_INSTANCE_ID);
+        expect((await first.http.get(`/api/projects/${p.id}/workspaces`).expect(200)).body[0].runtimeService.ownerInstanceId).toBe(
+          env.SERVICE_INSTANCE_ID,
+        );
         await first.close();
         expect(await waitDead(pid)).toBe(true);
 
@@ -164,8 +200,14 @@ describe('workspace runtime services', () => {
         const ws = (await second.http.get(`/api/projects/${p.id}/workspaces`).expect(200)).body[0];
         expect(ws).toMatchObject({ desiredState: 'running', runtimeService: { status: 'running' } });
         expect(ws.runtimeService.pid).not.toBe(pid);
-        const ops = await second.dataSource.query(`SELECT action, status FROM runtime_service_operations WHERE workspace_id = $1 ORDER BY created_at`, [w.id]);
-        expect(ops).toEqual([{ action: 'start', status: 'succeeded' }, { action: 'reconcile', status: 'succeeded' }]);
+        const ops = await second.dataSource.query(
+          `SELECT action, status FROM runtime_service_operations WHERE workspace_id = $1 ORDER BY created_at`,
+          [w.id],
+        );
+        expect(ops).toEqual([
+          { action: 'start', status: 'succeeded' },
+          { action: 'reconcile', status: 'succeeded' },
+        ]);
         const newPid = ws.runtimeService.pid;
         await second.close();
         second = undefined;

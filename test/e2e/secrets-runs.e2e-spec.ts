@@ -7,14 +7,25 @@ import { redactValues } from '../../src/modules/secrets/secret-binding';
 import { SecretBindingsService } from '../../src/modules/secrets/secret-bindings.service';
 import { createCompany } from '../support/factories';
 import {
-  createSecret, dumpDatabase, finishRun, insertAgent, runHeaders, secretRef, setAgentEnv, SqlAgent, startRun,
+  createSecret,
+  dumpDatabase,
+  finishRun,
+  insertAgent,
+  runHeaders,
+  secretRef,
+  setAgentEnv,
+  SqlAgent,
+  startRun,
 } from '../support/secrets';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
 async function caught(p: Promise<unknown>): Promise<DomainError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (!(err instanceof DomainError)) throw new Error(`expected a DomainError, got ${String(err)}`);
   return err;
 }
@@ -29,7 +40,12 @@ describe('secret bindings and run-bound access', () => {
   afterAll(() => t.close());
 
   /** An agent bound to `env`, with a live run. */
-  async function agentWithRun(companyId: string, env: Record<string, unknown>, opts: Parameters<typeof insertAgent>[2] = {}, run: Parameters<typeof startRun>[2] = {}) {
+  async function agentWithRun(
+    companyId: string,
+    env: Record<string, unknown>,
+    opts: Parameters<typeof insertAgent>[2] = {},
+    run: Parameters<typeof startRun>[2] = {},
+  ) {
     const agent = await insertAgent(t, companyId, { ...opts, adapterConfig: { command: 'true', env } });
     const runId = await startRun(t, agent, run);
     return { agent, runId };
@@ -61,7 +77,7 @@ describe('secret bindings and run-bound access', () => {
       });
     });
 
-    it('rejects another company\'s secret and unknown ids with 422 naming the field', async () => {
+    it("rejects another company's secret and unknown ids with 422 naming the field", async () => {
       const co = await createCompany(t);
       const other = await createCompany(t);
       const foreign = await createSecret(t, other.id);
@@ -113,8 +129,13 @@ describe('secret bindings and run-bound access', () => {
         expect(err.message).toContain('secret_ref');
       }
       const s = await createSecret(t, co.id);
-      await expect(bindings.validateEnvBindings(co.id, { OPENAI_API_KEY: secretRef(s.id), HOME_DIR: '/tmp', KEYBOARD: 'x', EMPTY_TOKEN: '' }, { strict: true }))
-        .resolves.toBeDefined();
+      await expect(
+        bindings.validateEnvBindings(
+          co.id,
+          { OPENAI_API_KEY: secretRef(s.id), HOME_DIR: '/tmp', KEYBOARD: 'x', EMPTY_TOKEN: '' },
+          { strict: true },
+        ),
+      ).resolves.toBeDefined();
     });
 
     it('legacy: inline sensitive values remain accepted when strict mode is off (local trusted default)', async () => {
@@ -148,14 +169,22 @@ describe('secret bindings and run-bound access', () => {
     it('stores raw values as new secrets and replaces them by their ids; keeps references and other fields', async () => {
       const co = await createCompany(t);
       const existing = await createSecret(t, co.id);
-      const out = await bindings.normalizeSchemaConfig(co.id, schema, { apiKey: 'sk-raw-value-1', model: 'm', auth: { password: existing.id } });
+      const out = await bindings.normalizeSchemaConfig(co.id, schema, {
+        apiKey: 'sk-raw-value-1',
+        model: 'm',
+        auth: { password: existing.id },
+      });
       expect(out.model).toBe('m');
       expect(out.auth).toEqual({ password: existing.id });
       const created = await t.http.get(`/api/companies/${co.id}/secrets`).expect(200);
       const stored = created.body.find((s: { id: string }) => s.id === out.apiKey);
       expect(stored).toMatchObject({ latestVersion: 1, provider: 'local_encrypted' });
       expect(stored.name).toMatch(/^adapterConfig\.apiKey-/);
-      const v = await t.app.get(SecretBindingsService).resolveBinding(co.id, { secretId: out.apiKey as string, versionSelector: 'latest', secret: { ...stored, createdAt: new Date(), updatedAt: new Date() } });
+      const v = await t.app.get(SecretBindingsService).resolveBinding(co.id, {
+        secretId: out.apiKey as string,
+        versionSelector: 'latest',
+        secret: { ...stored, createdAt: new Date(), updatedAt: new Date() },
+      });
       expect(v.value).toBe('sk-raw-value-1');
     });
 
@@ -178,16 +207,24 @@ describe('secret bindings and run-bound access', () => {
       const agent = await insertAgent(t, co.id, {
         adapterConfig: {
           command: 'true',
-          env: { BOTH: secretRef(both.id), ENV_ONLY: secretRef(envOnly.id, 1, { delivery: 'env' }), API_ONLY: secretRef(apiOnly.id, 'latest', { delivery: 'api' }), PLAIN: 'x', SERVICE_TOKEN: 'inline-token-1' },
+          env: {
+            BOTH: secretRef(both.id),
+            ENV_ONLY: secretRef(envOnly.id, 1, { delivery: 'env' }),
+            API_ONLY: secretRef(apiOnly.id, 'latest', { delivery: 'api' }),
+            PLAIN: 'x',
+            SERVICE_TOKEN: 'inline-token-1',
+          },
         },
       });
       const launch = await bindings.resolveForLaunch(co.id, agent.id);
       expect(launch.env).toEqual({ BOTH: both.plaintext, ENV_ONLY: envOnly.plaintext, PLAIN: 'x', SERVICE_TOKEN: 'inline-token-1' });
       expect(launch.redactValues.sort()).toEqual([both.plaintext, envOnly.plaintext, apiOnly.plaintext, 'inline-token-1'].sort());
-      expect(launch.bindings).toEqual(expect.arrayContaining([
-        { key: 'BOTH', secretName: both.name, version: 1, delivery: 'both', projectionClass: 'generic' },
-        { key: 'ENV_ONLY', secretName: envOnly.name, version: 1, delivery: 'env', projectionClass: 'generic' },
-      ]));
+      expect(launch.bindings).toEqual(
+        expect.arrayContaining([
+          { key: 'BOTH', secretName: both.name, version: 1, delivery: 'both', projectionClass: 'generic' },
+          { key: 'ENV_ONLY', secretName: envOnly.name, version: 1, delivery: 'env', projectionClass: 'generic' },
+        ]),
+      );
     });
 
     it('a process launched with the env receives the secret (it prints only its hash); logs are redacted', async () => {
@@ -195,16 +232,24 @@ describe('secret bindings and run-bound access', () => {
       const s = await createSecret(t, co.id);
       const agent = await insertAgent(t, co.id, { adapterConfig: { command: 'sh', env: { DELIVERED_SECRET: secretRef(s.id) } } });
       const launch = await bindings.resolveForLaunch(co.id, agent.id);
-      const hash = execFileSync('sh', ['-c', 'printf %s "$DELIVERED_SECRET" | sha256sum | cut -d" " -f1'], { env: { PATH: process.env.PATH, ...launch.env } }).toString().trim();
+      const hash = execFileSync('sh', ['-c', 'printf %s "$DELIVERED_SECRET" | sha256sum | cut -d" " -f1'], {
+        env: { PATH: process.env.PATH, ...launch.env },
+      })
+        .toString()
+        .trim();
       expect(hash).toBe(sha256(s.plaintext));
-      const careless = execFileSync('sh', ['-c', 'echo "debug: $DELIVERED_SECRET"'], { env: { PATH: process.env.PATH, ...launch.env } }).toString();
+      const careless = execFileSync('sh', ['-c', 'echo "debug: $DELIVERED_SECRET"'], {
+        env: { PATH: process.env.PATH, ...launch.env },
+      }).toString();
       expect(redactValues(careless, launch.redactValues)).toBe('debug: [redacted]\n');
     });
 
     it('latest follows rotation; a numeric pin keeps its version', async () => {
       const co = await createCompany(t);
       const s = await createSecret(t, co.id);
-      const agent = await insertAgent(t, co.id, { adapterConfig: { env: { FOLLOW: secretRef(s.id, 'latest'), PINNED: secretRef(s.id, 1) } } });
+      const agent = await insertAgent(t, co.id, {
+        adapterConfig: { env: { FOLLOW: secretRef(s.id, 'latest'), PINNED: secretRef(s.id, 1) } },
+      });
       await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: 'rotated-v2' }).expect(200);
       const launch = await bindings.resolveForLaunch(co.id, agent.id);
       expect(launch.env).toEqual({ FOLLOW: 'rotated-v2', PINNED: s.plaintext });
@@ -221,7 +266,7 @@ describe('secret bindings and run-bound access', () => {
       expect(err.message).toContain('GONE');
     });
 
-    it('never resolves a reference to another company\'s secret stored behind validation\'s back', async () => {
+    it("never resolves a reference to another company's secret stored behind validation's back", async () => {
       const co = await createCompany(t);
       const other = await createCompany(t);
       const foreign = await createSecret(t, other.id);
@@ -231,7 +276,7 @@ describe('secret bindings and run-bound access', () => {
       expect(err.message).not.toContain(foreign.plaintext);
     });
 
-    it('merges the run\'s project env under the agent\'s own env', async () => {
+    it("merges the run's project env under the agent's own env", async () => {
       const co = await createCompany(t);
       const p1 = await createSecret(t, co.id);
       const a1 = await createSecret(t, co.id);
@@ -265,10 +310,18 @@ describe('secret bindings and run-bound access', () => {
       const res = await list(agent, runId).expect(200);
       expect(res.headers['cache-control']).toBe('no-store');
       expect(res.body).toEqual({
-        secrets: [{
-          key: 'GRANTED_SECRET', name: s.name, description: 'granted one', delivery: 'both', projectionClass: 'generic',
-          latestVersion: 1, versionSelector: 'latest', resolvedVersion: 1,
-        }],
+        secrets: [
+          {
+            key: 'GRANTED_SECRET',
+            name: s.name,
+            description: 'granted one',
+            delivery: 'both',
+            projectionClass: 'generic',
+            latestVersion: 1,
+            versionSelector: 'latest',
+            resolvedVersion: 1,
+          },
+        ],
       });
       expect(res.text).not.toContain(s.plaintext);
       expect(res.text).not.toContain(s.id);
@@ -279,7 +332,11 @@ describe('secret bindings and run-bound access', () => {
       const follow = await createSecret(t, co.id);
       const pinned = await createSecret(t, co.id);
       const gone = await createSecret(t, co.id);
-      const { agent, runId } = await agentWithRun(co.id, { FOLLOWS: secretRef(follow.id), PINNED: secretRef(pinned.id, 1), GONE: secretRef(gone.id) });
+      const { agent, runId } = await agentWithRun(co.id, {
+        FOLLOWS: secretRef(follow.id),
+        PINNED: secretRef(pinned.id, 1),
+        GONE: secretRef(gone.id),
+      });
       await t.http.post(`/api/secrets/${follow.id}/rotate`).send({ value: 'follow-v2' }).expect(200);
       await t.http.post(`/api/secrets/${pinned.id}/rotate`).send({ value: 'pinned-v2' }).expect(200);
       await t.http.delete(`/api/secrets/${gone.id}`).expect(200);
@@ -290,11 +347,13 @@ describe('secret bindings and run-bound access', () => {
       expect(byKey.PINNED).toMatchObject({ versionSelector: 1, latestVersion: 2, resolvedVersion: 1 });
     });
 
-    it('includes the project bindings of the run\'s project', async () => {
+    it("includes the project bindings of the run's project", async () => {
       const co = await createCompany(t);
       const p = await createSecret(t, co.id);
-      const [project] = await t.dataSource.query(`INSERT INTO projects (company_id, name, url_key, env) VALUES ($1, 'P', 'p', $2) RETURNING id`,
-        [co.id, JSON.stringify({ PROJECT_KEY: secretRef(p.id, 'latest', { delivery: 'api' }) })]);
+      const [project] = await t.dataSource.query(
+        `INSERT INTO projects (company_id, name, url_key, env) VALUES ($1, 'P', 'p', $2) RETURNING id`,
+        [co.id, JSON.stringify({ PROJECT_KEY: secretRef(p.id, 'latest', { delivery: 'api' }) })],
+      );
       const { agent, runId } = await agentWithRun(co.id, {}, {}, { context: { projectId: project.id } });
       const res = await list(agent, runId).expect(200);
       expect(res.body.secrets).toEqual([expect.objectContaining({ key: 'PROJECT_KEY', delivery: 'api', projectionClass: 'api_key' })]);
@@ -329,10 +388,19 @@ describe('secret bindings and run-bound access', () => {
       const { agent, runId } = await agentWithRun(co.id, { AUDITED: secretRef(s.id) });
       await read(agent, runId, 'AUDITED').expect(200);
       const audit = await t.dataSource.query(`SELECT * FROM secret_access_events WHERE company_id = $1`, [co.id]);
-      expect(audit).toEqual([expect.objectContaining({
-        secret_id: s.id, secret_name: s.name, binding_key: 'AUDITED', version: 1, action: 'value_read',
-        agent_id: agent.id, run_id: runId, credential_source: 'api_key', request_id: expect.any(String),
-      })]);
+      expect(audit).toEqual([
+        expect.objectContaining({
+          secret_id: s.id,
+          secret_name: s.name,
+          binding_key: 'AUDITED',
+          version: 1,
+          action: 'value_read',
+          agent_id: agent.id,
+          run_id: runId,
+          credential_source: 'api_key',
+          request_id: expect.any(String),
+        }),
+      ]);
       const acts = await t.http.get(`/api/companies/${co.id}/activity`).expect(200);
       const rec = acts.body.find((r: { action: string }) => r.action === 'secret.value_read');
       expect(rec).toMatchObject({ actorType: 'agent', actorId: agent.id, entityType: 'secret', entityId: s.id, runId });
@@ -351,12 +419,15 @@ describe('secret bindings and run-bound access', () => {
       expect((await read(agent, runId, 'PINNED').expect(200)).body).toEqual({ key: 'PINNED', value: pinned.plaintext, version: 1 });
     });
 
-    it('answers 403 for aliases not granted: unknown, a secret\'s name, env-only delivery, another agent\'s binding', async () => {
+    it("answers 403 for aliases not granted: unknown, a secret's name, env-only delivery, another agent's binding", async () => {
       const co = await createCompany(t);
       const granted = await createSecret(t, co.id);
       const notGranted = await createSecret(t, co.id);
       const envOnly = await createSecret(t, co.id);
-      const { agent, runId } = await agentWithRun(co.id, { ONLY_THIS: secretRef(granted.id), ENV_ONLY: secretRef(envOnly.id, 'latest', { delivery: 'env' }) });
+      const { agent, runId } = await agentWithRun(co.id, {
+        ONLY_THIS: secretRef(granted.id),
+        ENV_ONLY: secretRef(envOnly.id, 'latest', { delivery: 'env' }),
+      });
       await agentWithRun(co.id, { PEER_KEY: secretRef(notGranted.id) });
       for (const alias of ['no-such-alias', notGranted.name, notGranted.name.toLowerCase(), 'ENV_ONLY', 'PEER_KEY', 'only_this']) {
         const res = await read(agent, runId, alias).expect(403);
@@ -405,7 +476,10 @@ describe('secret bindings and run-bound access', () => {
       const created = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'NEEDLE_TOKEN', value: value1 }).expect(201);
       const rotated = await t.http.post(`/api/secrets/${created.body.id}/rotate`).send({ value: value2 }).expect(200);
       const patched = await t.http.patch(`/api/secrets/${created.body.id}`).send({ description: 'd' }).expect(200);
-      const normalized = await bindings.validateEnvBindings(co.id, { NEEDLE_TOKEN: secretRef(created.body.id), PINNED: secretRef(created.body.id, 1) });
+      const normalized = await bindings.validateEnvBindings(co.id, {
+        NEEDLE_TOKEN: secretRef(created.body.id),
+        PINNED: secretRef(created.body.id, 1),
+      });
       const { agent, runId } = await agentWithRun(co.id, normalized);
       const listed = await list(agent, runId).expect(200);
       const v2 = await read(agent, runId, 'NEEDLE_TOKEN').expect(200);

@@ -21,11 +21,13 @@ describe('secrets (board routes)', () => {
     it('lists descriptors with local_encrypted, env and external stubs', async () => {
       const co = await createCompany(t);
       const res = await t.http.get(`/api/companies/${co.id}/secret-providers`).expect(200);
-      expect(res.body).toEqual(expect.arrayContaining([
-        { id: 'local_encrypted', label: expect.any(String), requiresExternalRef: false },
-        { id: 'env', label: expect.any(String), requiresExternalRef: true },
-        { id: 'vault', label: expect.any(String), requiresExternalRef: true },
-      ]));
+      expect(res.body).toEqual(
+        expect.arrayContaining([
+          { id: 'local_encrypted', label: expect.any(String), requiresExternalRef: false },
+          { id: 'env', label: expect.any(String), requiresExternalRef: true },
+          { id: 'vault', label: expect.any(String), requiresExternalRef: true },
+        ]),
+      );
     });
 
     it('answers 404 for an unknown company', async () => {
@@ -37,11 +39,22 @@ describe('secrets (board routes)', () => {
     it('creates version 1 with the default provider and returns metadata only', async () => {
       const co = await createCompany(t);
       const value = `plain-${randomUUID()}`;
-      const res = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'OPENAI_API_KEY', value, description: 'llm' }).expect(201);
+      const res = await t.http
+        .post(`/api/companies/${co.id}/secrets`)
+        .send({ name: 'OPENAI_API_KEY', value, description: 'llm' })
+        .expect(201);
       expect(res.body).toEqual({
-        id: expect.any(String), companyId: co.id, name: 'OPENAI_API_KEY', provider: 'local_encrypted', externalRef: null,
-        latestVersion: 1, description: 'llm', createdByAgentId: null, createdByUserId: 'local-board',
-        createdAt: expect.any(String), updatedAt: expect.any(String),
+        id: expect.any(String),
+        companyId: co.id,
+        name: 'OPENAI_API_KEY',
+        provider: 'local_encrypted',
+        externalRef: null,
+        latestVersion: 1,
+        description: 'llm',
+        createdByAgentId: null,
+        createdByUserId: 'local-board',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
       });
       expect(res.text).not.toContain(value);
     });
@@ -62,7 +75,9 @@ describe('secrets (board routes)', () => {
       const co = await createCompany(t);
       const s = await createSecret(t, co.id, { value: 'same-value-123' });
       await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: 'same-value-123' }).expect(200);
-      const rows = await t.dataSource.query(`SELECT iv, ciphertext FROM company_secret_versions WHERE secret_id = $1 ORDER BY version`, [s.id]);
+      const rows = await t.dataSource.query(`SELECT iv, ciphertext FROM company_secret_versions WHERE secret_id = $1 ORDER BY version`, [
+        s.id,
+      ]);
       expect(rows[0].iv.equals(rows[1].iv)).toBe(false);
       expect(rows[0].ciphertext.equals(rows[1].ciphertext)).toBe(false);
     });
@@ -78,7 +93,9 @@ describe('secrets (board routes)', () => {
 
     it('creates exactly one of 10 concurrent creates with the same name', async () => {
       const co = await createCompany(t);
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'RACE', value: `v-${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'RACE', value: `v-${i}` })),
+      );
       expect(results.filter((r) => r.status === 201)).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(9);
     });
@@ -95,18 +112,29 @@ describe('secrets (board routes)', () => {
 
     it('rejects an unconfigured external provider with 422 secret_provider_not_configured', async () => {
       const co = await createCompany(t);
-      const res = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'V', value: 'v', provider: 'vault', externalRef: 'kv/x' }).expect(422);
+      const res = await t.http
+        .post(`/api/companies/${co.id}/secrets`)
+        .send({ name: 'V', value: 'v', provider: 'vault', externalRef: 'kv/x' })
+        .expect(422);
       expect(res.body.code).toBe('secret_provider_not_configured');
     });
 
     it('env provider: requires externalRef, needs the variable set, stores no value', async () => {
       const co = await createCompany(t);
       await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'E0', value: '', provider: 'env' }).expect(400);
-      const missing = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'E1', value: '', provider: 'env', externalRef: 'SECRETS_E2E_UNSET_VAR' }).expect(422);
+      const missing = await t.http
+        .post(`/api/companies/${co.id}/secrets`)
+        .send({ name: 'E1', value: '', provider: 'env', externalRef: 'SECRETS_E2E_UNSET_VAR' })
+        .expect(422);
       expect(missing.body.code).toBe('secret_external_ref_unresolvable');
-      const ok = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'E2', value: '', provider: 'env', externalRef: 'SECRETS_E2E_ENV_VALUE' }).expect(201);
+      const ok = await t.http
+        .post(`/api/companies/${co.id}/secrets`)
+        .send({ name: 'E2', value: '', provider: 'env', externalRef: 'SECRETS_E2E_ENV_VALUE' })
+        .expect(201);
       expect(ok.body).toMatchObject({ provider: 'env', externalRef: 'SECRETS_E2E_ENV_VALUE', latestVersion: 1 });
-      const [v] = await t.dataSource.query(`SELECT ciphertext, value_sha256 FROM company_secret_versions WHERE secret_id = $1`, [ok.body.id]);
+      const [v] = await t.dataSource.query(`SELECT ciphertext, value_sha256 FROM company_secret_versions WHERE secret_id = $1`, [
+        ok.body.id,
+      ]);
       expect(v.ciphertext).toBeNull();
       expect(v.value_sha256).toBe(sha256('from-service-env-4242'));
     });
@@ -122,7 +150,7 @@ describe('secrets (board routes)', () => {
   });
 
   describe('GET /api/companies/:companyId/secrets', () => {
-    it('lists metadata newest first, only the company\'s own, without values', async () => {
+    it("lists metadata newest first, only the company's own, without values", async () => {
       const co = await createCompany(t);
       const other = await createCompany(t);
       const a = await createSecret(t, co.id);
@@ -132,9 +160,19 @@ describe('secrets (board routes)', () => {
       expect(res.body.map((s: { id: string }) => s.id)).toEqual([b.id, a.id]);
       expect(res.text).not.toContain(a.plaintext);
       expect(res.text).not.toContain(b.plaintext);
-      expect(Object.keys(res.body[0]).sort()).toEqual(
-        ['companyId', 'createdAt', 'createdByAgentId', 'createdByUserId', 'description', 'externalRef', 'id', 'latestVersion', 'name', 'provider', 'updatedAt'],
-      );
+      expect(Object.keys(res.body[0]).sort()).toEqual([
+        'companyId',
+        'createdAt',
+        'createdByAgentId',
+        'createdByUserId',
+        'description',
+        'externalRef',
+        'id',
+        'latestVersion',
+        'name',
+        'provider',
+        'updatedAt',
+      ]);
     });
   });
 
@@ -182,15 +220,25 @@ describe('secrets (board routes)', () => {
       const res = await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: 'rotated-value-2' }).expect(200);
       expect(res.body).toMatchObject({ id: s.id, latestVersion: 2 });
       expect(res.text).not.toContain('rotated-value-2');
-      const rows = await t.dataSource.query(`SELECT version, value_sha256 FROM company_secret_versions WHERE secret_id = $1 ORDER BY version`, [s.id]);
-      expect(rows).toEqual([{ version: 1, value_sha256: sha256(s.plaintext) }, { version: 2, value_sha256: sha256('rotated-value-2') }]);
-      await expect(t.dataSource.query(`UPDATE company_secret_versions SET value_sha256 = 'x' WHERE secret_id = $1`, [s.id])).rejects.toThrow(/immutable/);
+      const rows = await t.dataSource.query(
+        `SELECT version, value_sha256 FROM company_secret_versions WHERE secret_id = $1 ORDER BY version`,
+        [s.id],
+      );
+      expect(rows).toEqual([
+        { version: 1, value_sha256: sha256(s.plaintext) },
+        { version: 2, value_sha256: sha256('rotated-value-2') },
+      ]);
+      await expect(
+        t.dataSource.query(`UPDATE company_secret_versions SET value_sha256 = 'x' WHERE secret_id = $1`, [s.id]),
+      ).rejects.toThrow(/immutable/);
     });
 
     it('numbers 8 concurrent rotations 2..9 without gaps or collisions', async () => {
       const co = await createCompany(t);
       const s = await createSecret(t, co.id);
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: `v-${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: `v-${i}` })),
+      );
       expect(results.every((r) => r.status === 200)).toBe(true);
       expect(results.map((r) => r.body.latestVersion).sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
     });
@@ -198,10 +246,18 @@ describe('secrets (board routes)', () => {
     it('keeps externalRef when omitted and replaces it when given (env provider)', async () => {
       const co = await createCompany(t);
       process.env.SECRETS_E2E_ENV_OTHER = 'other-env-value';
-      const s = (await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'ENVREF', value: '', provider: 'env', externalRef: 'SECRETS_E2E_ENV_VALUE' }).expect(201)).body;
-      expect((await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: '' }).expect(200)).body.externalRef).toBe('SECRETS_E2E_ENV_VALUE');
-      expect((await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: '', externalRef: 'SECRETS_E2E_ENV_OTHER' }).expect(200)).body)
-        .toMatchObject({ externalRef: 'SECRETS_E2E_ENV_OTHER', latestVersion: 3 });
+      const s = (
+        await t.http
+          .post(`/api/companies/${co.id}/secrets`)
+          .send({ name: 'ENVREF', value: '', provider: 'env', externalRef: 'SECRETS_E2E_ENV_VALUE' })
+          .expect(201)
+      ).body;
+      expect((await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: '' }).expect(200)).body.externalRef).toBe(
+        'SECRETS_E2E_ENV_VALUE',
+      );
+      expect(
+        (await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: '', externalRef: 'SECRETS_E2E_ENV_OTHER' }).expect(200)).body,
+      ).toMatchObject({ externalRef: 'SECRETS_E2E_ENV_OTHER', latestVersion: 3 });
       delete process.env.SECRETS_E2E_ENV_OTHER;
     });
 
@@ -232,7 +288,10 @@ describe('secrets (board routes)', () => {
       const s = await createSecret(t, co.id);
       const agent = await insertAgent(t, co.id);
       await t.http.delete(`/api/secrets/${s.id}`).set(bearer(agent.token)).expect(403);
-      await t.http.get(`/api/companies/${co.id}/secrets`).expect(200).expect((r) => expect(r.body).toHaveLength(1));
+      await t.http
+        .get(`/api/companies/${co.id}/secrets`)
+        .expect(200)
+        .expect((r) => expect(r.body).toHaveLength(1));
     });
   });
 
@@ -243,8 +302,16 @@ describe('secrets (board routes)', () => {
       await t.http.patch(`/api/secrets/${s.id}`).send({ description: 'd' }).expect(200);
       await t.http.post(`/api/secrets/${s.id}/rotate`).send({ value: 'rotation-plaintext-77' }).expect(200);
       await t.http.delete(`/api/secrets/${s.id}`).expect(200);
-      const rows = await t.dataSource.query(`SELECT action, details FROM activity_log WHERE company_id = $1 AND entity_id = $2 ORDER BY created_at`, [co.id, s.id]);
-      expect(rows.map((r: { action: string }) => r.action)).toEqual(['secret.created', 'secret.updated', 'secret.rotated', 'secret.deleted']);
+      const rows = await t.dataSource.query(
+        `SELECT action, details FROM activity_log WHERE company_id = $1 AND entity_id = $2 ORDER BY created_at`,
+        [co.id, s.id],
+      );
+      expect(rows.map((r: { action: string }) => r.action)).toEqual([
+        'secret.created',
+        'secret.updated',
+        'secret.rotated',
+        'secret.deleted',
+      ]);
       const text = JSON.stringify(rows);
       expect(text).not.toContain(s.plaintext);
       expect(text).not.toContain('rotation-plaintext-77');
@@ -270,7 +337,10 @@ describe('secrets: master key', () => {
     const b = await createTestApp({ databaseUrl: databaseUrl!, env: { SERVICE_SECRETS_MASTER_KEY: randomBytes(32).toString('hex') } });
     try {
       const { SecretsService } = await import('../../src/modules/secrets/secrets.service');
-      const err = await b.app.get(SecretsService).resolveValue(companyId!, secretId!, 'latest').catch((e: unknown) => e) as { code: string; message: string };
+      const err = (await b.app
+        .get(SecretsService)
+        .resolveValue(companyId!, secretId!, 'latest')
+        .catch((e: unknown) => e)) as { code: string; message: string };
       expect(err.code).toBe('secret_master_key_mismatch');
       expect(err.message).toContain(b.config.secretsMasterKeyFingerprint);
       expect(err.message).toMatch(/fingerprint [0-9a-f]{16}/);
@@ -286,9 +356,15 @@ describe('secrets: master key', () => {
       const s = await createSecret(t, co.id);
       // versions are immutable: bypass the trigger to simulate tampering at rest
       await t.dataSource.query(`ALTER TABLE company_secret_versions DISABLE TRIGGER company_secret_versions_no_update`);
-      await t.dataSource.query(`UPDATE company_secret_versions SET ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) WHERE secret_id = $1`, [s.id]);
+      await t.dataSource.query(
+        `UPDATE company_secret_versions SET ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) WHERE secret_id = $1`,
+        [s.id],
+      );
       const { SecretsService } = await import('../../src/modules/secrets/secrets.service');
-      const err = await t.app.get(SecretsService).resolveValue(co.id, s.id, 1).catch((e: unknown) => e) as { code: string; message: string };
+      const err = (await t.app
+        .get(SecretsService)
+        .resolveValue(co.id, s.id, 1)
+        .catch((e: unknown) => e)) as { code: string; message: string };
       expect(err.code).toBe('secret_decryption_failed');
       expect(err.message).toContain(t.config.secretsMasterKeyFingerprint);
     } finally {
@@ -304,12 +380,17 @@ describe('secrets: deployment default provider', () => {
     const bad = await createTestApp({ env: { SERVICE_SECRETS_DEFAULT_PROVIDER: 'vault' } });
     try {
       const co = await createCompany(t);
-      const withRef = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'D1', value: '', externalRef: 'SECRETS_E2E_DEFAULT_ENV' }).expect(201);
+      const withRef = await t.http
+        .post(`/api/companies/${co.id}/secrets`)
+        .send({ name: 'D1', value: '', externalRef: 'SECRETS_E2E_DEFAULT_ENV' })
+        .expect(201);
       expect(withRef.body.provider).toBe('env');
       const noRef = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'D2', value: 'local-value' }).expect(201);
       expect(noRef.body.provider).toBe('local_encrypted');
       const co2 = await createCompany(bad);
-      expect((await bad.http.post(`/api/companies/${co2.id}/secrets`).send({ name: 'D3', value: 'v' }).expect(201)).body.provider).toBe('local_encrypted');
+      expect((await bad.http.post(`/api/companies/${co2.id}/secrets`).send({ name: 'D3', value: 'v' }).expect(201)).body.provider).toBe(
+        'local_encrypted',
+      );
     } finally {
       delete process.env.SECRETS_E2E_DEFAULT_ENV;
       await t.close();

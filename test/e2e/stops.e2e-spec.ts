@@ -24,10 +24,22 @@ describe('stops kill in-flight runs', () => {
   /** A process agent whose run sleeps; returns the agent, the run id and the child's pid. */
   async function sleepingRun(companyId: string, extra: Record<string, unknown> = {}) {
     const file = path.join(tmp, `${Math.random().toString(36).slice(2)}.json`);
-    const agent = (await t.http.post(`/api/companies/${companyId}/agents`)
-      .send({ name: `Sleeper ${Math.random().toString(36).slice(2, 7)}`, role: 'general', adapterType: 'process', adapterConfig: probeConfig(file, 'sleep'), ...extra })
-      .expect(201)).body;
-    const wake = await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand', triggerDetail: 'manual', reason: 'stop test' }).expect(202);
+    const agent = (
+      await t.http
+        .post(`/api/companies/${companyId}/agents`)
+        .send({
+          name: `Sleeper ${Math.random().toString(36).slice(2, 7)}`,
+          role: 'general',
+          adapterType: 'process',
+          adapterConfig: probeConfig(file, 'sleep'),
+          ...extra,
+        })
+        .expect(201)
+    ).body;
+    const wake = await t.http
+      .post(`/api/agents/${agent.id}/wakeup`)
+      .send({ source: 'on_demand', triggerDetail: 'manual', reason: 'stop test' })
+      .expect(202);
     const runId = wake.body.id as string;
     await waitRun(t, runId, ['running']);
     // the probe's file can exist before its JSON is complete: wait until it parses
@@ -68,11 +80,19 @@ describe('stops kill in-flight runs', () => {
 
   it('a queued run of a project held by a hard budget stop is never started (budget check before the claim)', async () => {
     const c = await createCompany(t);
-    const agent = (await t.http.post(`/api/companies/${c.id}/agents`)
-      .send({ name: 'Gatekept', role: 'general', adapterType: 'process', adapterConfig: { command: 'true' } }).expect(201)).body;
+    const agent = (
+      await t.http
+        .post(`/api/companies/${c.id}/agents`)
+        .send({ name: 'Gatekept', role: 'general', adapterType: 'process', adapterConfig: { command: 'true' } })
+        .expect(201)
+    ).body;
     const project = (await t.http.post(`/api/companies/${c.id}/projects`).send({ name: 'Capped' }).expect(201)).body;
-    await t.http.post(`/api/companies/${c.id}/budgets/policies`).send({ scopeType: 'project', scopeId: project.id, amount: 50 }).expect(201);
-    await t.http.post(`/api/companies/${c.id}/cost-events`)
+    await t.http
+      .post(`/api/companies/${c.id}/budgets/policies`)
+      .send({ scopeType: 'project', scopeId: project.id, amount: 50 })
+      .expect(201);
+    await t.http
+      .post(`/api/companies/${c.id}/cost-events`)
       .send({ agentId: agent.id, projectId: project.id, provider: 'p', model: 'm', costCents: 50, occurredAt: new Date().toISOString() })
       .expect(201);
     // a run queued for the held project (as if it had been queued just before the stop)
@@ -88,7 +108,8 @@ describe('stops kill in-flight runs', () => {
   it('a cost event reaching the hard limit pauses the agent, kills its process, and later wakes conflict', async () => {
     const c = await createCompany(t);
     const { agent, runId, pid } = await sleepingRun(c.id, { budgetMonthlyCents: 100 });
-    await t.http.post(`/api/companies/${c.id}/cost-events`)
+    await t.http
+      .post(`/api/companies/${c.id}/cost-events`)
       .send({ agentId: agent.id, provider: 'p', model: 'm', costCents: 100, occurredAt: new Date().toISOString() })
       .expect(201);
     await expectKilled(runId, pid);
@@ -111,8 +132,12 @@ describe('costs reported by adapters', () => {
     });
     try {
       const c = await createCompany(t);
-      const agent = (await t.http.post(`/api/companies/${c.id}/agents`)
-        .send({ name: 'Remote', role: 'general', adapterType: 'http', adapterConfig: { url: `${server.url}/hook` } }).expect(201)).body;
+      const agent = (
+        await t.http
+          .post(`/api/companies/${c.id}/agents`)
+          .send({ name: 'Remote', role: 'general', adapterType: 'http', adapterConfig: { url: `${server.url}/hook` } })
+          .expect(201)
+      ).body;
       const runId = (await t.http.post(`/api/agents/${agent.id}/wakeup`).send({ source: 'on_demand' }).expect(202)).body.id;
       expect((await waitRun(t, runId, TERMINAL)).status).toBe('succeeded');
       const company = await waitFor(async () => {
@@ -120,7 +145,10 @@ describe('costs reported by adapters', () => {
         return got.spentMonthlyCents === 7 && got;
       }, 'company spend');
       expect(company.spentMonthlyCents).toBe(7);
-      const events = await t.dataSource.query(`SELECT cost_cents, provider, model, input_tokens FROM cost_events WHERE heartbeat_run_id = $1`, [runId]);
+      const events = await t.dataSource.query(
+        `SELECT cost_cents, provider, model, input_tokens FROM cost_events WHERE heartbeat_run_id = $1`,
+        [runId],
+      );
       expect(events).toEqual([{ cost_cents: 7, provider: 'remote', model: 'm1', input_tokens: '12' }]);
     } finally {
       await server.close();

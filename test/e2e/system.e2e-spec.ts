@@ -23,7 +23,12 @@ describe('system: health, identity, discovery, errors', () => {
   describe('GET /api/cli-auth/me', () => {
     it('describes the implicit local board', async () => {
       const res = await t.http.get('/api/cli-auth/me').expect(200);
-      expect(res.body).toMatchObject({ persona: 'board', scope: 'instance', credential: 'local_implicit', user: { isInstanceAdmin: true } });
+      expect(res.body).toMatchObject({
+        persona: 'board',
+        scope: 'instance',
+        credential: 'local_implicit',
+        user: { isInstanceAdmin: true },
+      });
     });
 
     it('rejects an unknown bearer token with 401', async () => {
@@ -87,7 +92,11 @@ describe('system: health, identity, discovery, errors', () => {
     });
 
     it('refuses prototype keys in JSON bodies', async () => {
-      const res = await t.http.post('/api/companies').set('Content-Type', 'application/json').send('{"name":"P","__proto__":{"admin":true}}').expect(400);
+      const res = await t.http
+        .post('/api/companies')
+        .set('Content-Type', 'application/json')
+        .send('{"name":"P","__proto__":{"admin":true}}')
+        .expect(400);
       expect(res.body.code).toBe('malformed_json');
     });
 

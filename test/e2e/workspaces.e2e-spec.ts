@@ -11,7 +11,9 @@ describe('project workspaces', () => {
   afterAll(() => t.close());
 
   const primaries = async (projectId: string) =>
-    ((await t.http.get(`/api/projects/${projectId}/workspaces`).expect(200)).body as Array<{ id: string; isPrimary: boolean }>).filter((w) => w.isPrimary);
+    ((await t.http.get(`/api/projects/${projectId}/workspaces`).expect(200)).body as Array<{ id: string; isPrimary: boolean }>).filter(
+      (w) => w.isPrimary,
+    );
 
   describe('POST /api/projects/:projectId/workspaces', () => {
     it('requires at least one of cwd or repoUrl', async () => {
@@ -29,19 +31,41 @@ describe('project workspaces', () => {
       const p = await createProject(t, c.id);
       await t.http.post(`/api/projects/${p.id}/workspaces`).send({ sourceType: 'remote_managed' }).expect(422);
       await t.http.post(`/api/projects/${p.id}/workspaces`).send({ sourceType: 'remote_managed', cwd: '/tmp/x' }).expect(422);
-      const ok = await t.http.post(`/api/projects/${p.id}/workspaces`).send({ name: 'r', sourceType: 'remote_managed', remoteWorkspaceRef: 'ws-1', remoteProvider: 'cloud' }).expect(201);
+      const ok = await t.http
+        .post(`/api/projects/${p.id}/workspaces`)
+        .send({ name: 'r', sourceType: 'remote_managed', remoteWorkspaceRef: 'ws-1', remoteProvider: 'cloud' })
+        .expect(201);
       expect(ok.body).toMatchObject({ sourceType: 'remote_managed', remoteWorkspaceRef: 'ws-1', remoteProvider: 'cloud' });
-      await t.http.post(`/api/projects/${p.id}/workspaces`).send({ sourceType: 'remote_managed', repoUrl: 'git@example.com:o/r.git' }).expect(201);
+      await t.http
+        .post(`/api/projects/${p.id}/workspaces`)
+        .send({ sourceType: 'remote_managed', repoUrl: 'git@example.com:o/r.git' })
+        .expect(201);
     });
 
     it('stores every field of the spec', async () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
       const body = {
-        name: 'full', sourceType: 'non_git_path', cwd: '/srv/full', repoUrl: 'https://example.com/o/full.git', repoRef: 'feature', defaultRef: 'main',
-        visibility: 'advanced', setupCommand: 'npm ci', cleanupCommand: 'rm -rf tmp', remoteProvider: 'none', remoteWorkspaceRef: 'ref',
-        sharedWorkspaceKey: 'shared', metadata: { a: 1 },
-        runtimeConfig: { command: 'node', args: ['server.js'], env: { MODE: 'dev' }, port: 4000, healthCheck: { path: '/health', timeoutMs: 5000 } },
+        name: 'full',
+        sourceType: 'non_git_path',
+        cwd: '/srv/full',
+        repoUrl: 'https://example.com/o/full.git',
+        repoRef: 'feature',
+        defaultRef: 'main',
+        visibility: 'advanced',
+        setupCommand: 'npm ci',
+        cleanupCommand: 'rm -rf tmp',
+        remoteProvider: 'none',
+        remoteWorkspaceRef: 'ref',
+        sharedWorkspaceKey: 'shared',
+        metadata: { a: 1 },
+        runtimeConfig: {
+          command: 'node',
+          args: ['server.js'],
+          env: { MODE: 'dev' },
+          port: 4000,
+          healthCheck: { path: '/health', timeoutMs: 5000 },
+        },
       };
       const res = await t.http.post(`/api/projects/${p.id}/workspaces`).send(body).expect(201);
       expect(res.body).toMatchObject({ ...body, isPrimary: true, desiredState: 'stopped', projectId: p.id, companyId: c.id });
@@ -53,12 +77,20 @@ describe('project workspaces', () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
       for (const body of [
-        { cwd: 'relative' }, { cwd: '/x', sourceType: 'ftp' }, { cwd: '/x', runtimeConfig: { command: '' } }, { cwd: '/x', runtimeConfig: { command: 'node', port: 70000 } },
-        { cwd: '/x', runtimeConfig: { command: 'node', args: 'server.js' } }, { cwd: '/x', isPrimary: 'yes' }, { cwd: '/x', metadata: 'm' },
+        { cwd: 'relative' },
+        { cwd: '/x', sourceType: 'ftp' },
+        { cwd: '/x', runtimeConfig: { command: '' } },
+        { cwd: '/x', runtimeConfig: { command: 'node', port: 70000 } },
+        { cwd: '/x', runtimeConfig: { command: 'node', args: 'server.js' } },
+        { cwd: '/x', isPrimary: 'yes' },
+        { cwd: '/x', metadata: 'm' },
       ]) {
         await t.http.post(`/api/projects/${p.id}/workspaces`).send(body).expect(400);
       }
-      await t.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd: '/x', runtimeConfig: { command: 'node', env: { 'BAD NAME': 'x' } } }).expect(422);
+      await t.http
+        .post(`/api/projects/${p.id}/workspaces`)
+        .send({ cwd: '/x', runtimeConfig: { command: 'node', env: { 'BAD NAME': 'x' } } })
+        .expect(422);
     });
 
     it('makes the first workspace primary and moves primacy with isPrimary: true', async () => {
@@ -81,7 +113,9 @@ describe('project workspaces', () => {
     it('keeps exactly one primary under concurrent creates', async () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => t.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd: `/tmp/c${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => t.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd: `/tmp/c${i}` })),
+      );
       expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
       expect(results.filter((r) => r.body.isPrimary)).toHaveLength(1);
       expect(await primaries(p.id)).toHaveLength(1);
@@ -104,12 +138,20 @@ describe('project workspaces', () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
       const w = await createWorkspace(t, p.id, { cwd: '/srv/a', setupCommand: 'make' });
-      const res = await t.http.patch(`/api/projects/${p.id}/workspaces/${w.id}`).send({ repoUrl: 'https://example.com/a.git', name: 'renamed' }).expect(200);
+      const res = await t.http
+        .patch(`/api/projects/${p.id}/workspaces/${w.id}`)
+        .send({ repoUrl: 'https://example.com/a.git', name: 'renamed' })
+        .expect(200);
       expect(res.body).toMatchObject({ cwd: '/srv/a', setupCommand: 'make', repoUrl: 'https://example.com/a.git', name: 'renamed' });
       await t.http.patch(`/api/projects/${p.id}/workspaces/${w.id}`).send({ cwd: null }).expect(200);
       await t.http.patch(`/api/projects/${p.id}/workspaces/${w.id}`).send({ repoUrl: null }).expect(422);
-      await t.http.patch(`/api/projects/${p.id}/workspaces/${w.id}`).send({ runtimeConfig: { command: 'node' } }).expect(200);
-      expect((await t.http.patch(`/api/projects/${p.id}/workspaces/${w.id}`).send({ runtimeConfig: null }).expect(200)).body.runtimeConfig).toBeNull();
+      await t.http
+        .patch(`/api/projects/${p.id}/workspaces/${w.id}`)
+        .send({ runtimeConfig: { command: 'node' } })
+        .expect(200);
+      expect(
+        (await t.http.patch(`/api/projects/${p.id}/workspaces/${w.id}`).send({ runtimeConfig: null }).expect(200)).body.runtimeConfig,
+      ).toBeNull();
       expect((await activityOf(t, c.id, 'project_workspace.updated')).length).toBe(4);
     });
 

@@ -45,7 +45,11 @@ export async function createAgentWithKey(t: TestApp, companyId: string, extra: R
 }
 
 /** An agent with a key and no assignment or creation authority at all. */
-export async function createRestrictedAgentWithKey(t: TestApp, companyId: string, extra: Record<string, unknown> = {}): Promise<AgentWithKey> {
+export async function createRestrictedAgentWithKey(
+  t: TestApp,
+  companyId: string,
+  extra: Record<string, unknown> = {},
+): Promise<AgentWithKey> {
   const a = await createAgentWithKey(t, companyId, { role: 'engineer', ...extra });
   const res = await t.http.patch(`/api/agents/${a.agent.id}/permissions`).send({ canCreateAgents: false, canAssignTasks: false });
   if (res.status !== 200) throw new Error(`restrict: ${res.status} ${JSON.stringify(res.body)}`);

@@ -29,10 +29,14 @@ export async function emptyDatabase(adminUrl: string, name: string): Promise<str
 export async function tableFingerprints(url: string): Promise<Record<string, { count: number; md5: string }>> {
   const c = await sqlClient(url);
   try {
-    const { rows: tables } = await c.query(`SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND relkind = 'r' ORDER BY relname`);
+    const { rows: tables } = await c.query(
+      `SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND relkind = 'r' ORDER BY relname`,
+    );
     const out: Record<string, { count: number; md5: string }> = {};
     for (const { relname } of tables) {
-      const { rows } = await c.query(`SELECT count(*)::int AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS h FROM public."${relname}" t`);
+      const { rows } = await c.query(
+        `SELECT count(*)::int AS n, md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS h FROM public."${relname}" t`,
+      );
       out[relname] = { count: rows[0].n, md5: rows[0].h };
     }
     return out;

@@ -17,7 +17,8 @@ export async function insertAgent(
   extra: { budgetMonthlyCents?: number; status?: string; name?: string } = {},
 ): Promise<SqlAgent> {
   const agent = await sqlAgent(t, companyId, extra);
-  if (extra.budgetMonthlyCents) await t.app.get(BudgetSyncService).syncMonthlyPolicy(companyId, 'agent', agent.id, extra.budgetMonthlyCents);
+  if (extra.budgetMonthlyCents)
+    await t.app.get(BudgetSyncService).syncMonthlyPolicy(companyId, 'agent', agent.id, extra.budgetMonthlyCents);
   return agent;
 }
 
@@ -58,7 +59,14 @@ export const costBody = (agentId: string, extra: Record<string, unknown> = {}) =
 });
 
 /** POST a cost event (board unless a token is given). */
-export function reportCost(t: TestApp, companyId: string, agentId: string, costCents: number, extra: Record<string, unknown> = {}, token?: string) {
+export function reportCost(
+  t: TestApp,
+  companyId: string,
+  agentId: string,
+  costCents: number,
+  extra: Record<string, unknown> = {},
+  token?: string,
+) {
   const req = t.http.post(`/api/companies/${companyId}/cost-events`).send(costBody(agentId, { costCents, ...extra }));
   if (token) req.set('Authorization', `Bearer ${token}`);
   return req;
@@ -69,13 +77,25 @@ export async function budgetOverview(t: TestApp, companyId: string) {
   return res.body;
 }
 
-export async function agentRow(t: TestApp, agentId: string): Promise<{ status: string; pause_reason: string | null; spent_monthly_cents: number; budget_monthly_cents: number }> {
-  const [row] = await t.dataSource.query(`SELECT status, pause_reason, spent_monthly_cents, budget_monthly_cents FROM agents WHERE id = $1`, [agentId]);
+export async function agentRow(
+  t: TestApp,
+  agentId: string,
+): Promise<{ status: string; pause_reason: string | null; spent_monthly_cents: number; budget_monthly_cents: number }> {
+  const [row] = await t.dataSource.query(
+    `SELECT status, pause_reason, spent_monthly_cents, budget_monthly_cents FROM agents WHERE id = $1`,
+    [agentId],
+  );
   return row;
 }
 
-export async function companyRow(t: TestApp, companyId: string): Promise<{ status: string; pause_reason: string | null; spent_monthly_cents: number; budget_monthly_cents: number }> {
-  const [row] = await t.dataSource.query(`SELECT status, pause_reason, spent_monthly_cents, budget_monthly_cents FROM companies WHERE id = $1`, [companyId]);
+export async function companyRow(
+  t: TestApp,
+  companyId: string,
+): Promise<{ status: string; pause_reason: string | null; spent_monthly_cents: number; budget_monthly_cents: number }> {
+  const [row] = await t.dataSource.query(
+    `SELECT status, pause_reason, spent_monthly_cents, budget_monthly_cents FROM companies WHERE id = $1`,
+    [companyId],
+  );
   return row;
 }
 

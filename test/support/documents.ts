@@ -5,13 +5,19 @@ export const docPath = (issueId: string, key: string) => `/api/issues/${issueId}
 
 /** PUT a markdown document (board unless headers say otherwise); returns the raw response. */
 export function putDoc(
-  t: TestApp, issueId: string, key: string, body: string,
+  t: TestApp,
+  issueId: string,
+  key: string,
+  body: string,
   opts: { baseRevisionId?: string | null; title?: string; headers?: Record<string, string>; changeSummary?: string } = {},
 ): Test {
   const payload: Record<string, unknown> = { title: opts.title ?? 'Doc', format: 'markdown', body };
   if (opts.baseRevisionId !== undefined) payload.baseRevisionId = opts.baseRevisionId;
   if (opts.changeSummary !== undefined) payload.changeSummary = opts.changeSummary;
-  return t.http.put(docPath(issueId, key)).set(opts.headers ?? {}).send(payload);
+  return t.http
+    .put(docPath(issueId, key))
+    .set(opts.headers ?? {})
+    .send(payload);
 }
 
 /** Latest revision { id, number } of a document. */
@@ -41,10 +47,18 @@ export function selectorFor(body: string, exact: string, occurrence = 0) {
 
 /** Creates an annotation thread on the latest revision; returns the thread. */
 export async function createThread(
-  t: TestApp, issueId: string, key: string, body: string, exact: string, headers: Record<string, string> = {}, comment = `on ${exact}`,
+  t: TestApp,
+  issueId: string,
+  key: string,
+  body: string,
+  exact: string,
+  headers: Record<string, string> = {},
+  comment = `on ${exact}`,
 ) {
   const rev = await latestRevision(t, issueId, key);
-  const res = await t.http.post(`${docPath(issueId, key)}/annotations`).set(headers)
+  const res = await t.http
+    .post(`${docPath(issueId, key)}/annotations`)
+    .set(headers)
     .send({ baseRevisionId: rev.id, baseRevisionNumber: rev.number, selector: selectorFor(body, exact), body: comment });
   if (res.status !== 201) throw new Error(`createThread: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
@@ -52,7 +66,12 @@ export async function createThread(
 
 /** Multipart upload of one file to an issue; returns the raw response. */
 export function upload(
-  t: TestApp, companyId: string, issueId: string, name: string, contentType: string, content: string | Buffer,
+  t: TestApp,
+  companyId: string,
+  issueId: string,
+  name: string,
+  contentType: string,
+  content: string | Buffer,
   opts: { headers?: Record<string, string>; fields?: Record<string, string> } = {},
 ): Test {
   const req = t.http.post(`/api/companies/${companyId}/issues/${issueId}/attachments`).set(opts.headers ?? {});
@@ -67,6 +86,9 @@ export const PNG_1x1 = Buffer.from(
 
 /** Activity actions recorded for an issue, oldest first. */
 export async function activityActions(t: TestApp, issueId: string): Promise<string[]> {
-  const rows = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_type = 'issue' AND entity_id = $1 ORDER BY created_at, id`, [issueId]);
+  const rows = await t.dataSource.query(
+    `SELECT action FROM activity_log WHERE entity_type = 'issue' AND entity_id = $1 ORDER BY created_at, id`,
+    [issueId],
+  );
   return rows.map((r: { action: string }) => r.action);
 }

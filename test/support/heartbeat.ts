@@ -19,7 +19,15 @@ export interface TestAgent {
 export const insertAgent = (
   t: TestApp,
   companyId: string,
-  o: { adapterType?: string; adapterConfig?: Record<string, unknown>; runtimeConfig?: Record<string, unknown>; status?: string; name?: string; budgetMonthlyCents?: number; spentMonthlyCents?: number } = {},
+  o: {
+    adapterType?: string;
+    adapterConfig?: Record<string, unknown>;
+    runtimeConfig?: Record<string, unknown>;
+    status?: string;
+    name?: string;
+    budgetMonthlyCents?: number;
+    spentMonthlyCents?: number;
+  } = {},
 ): Promise<TestAgent> => sqlAgent(t, companyId, o);
 
 /** An API key for an agent by direct SQL; returns the token. */
@@ -27,7 +35,12 @@ export const insertAgentKey = (t: TestApp, agent: TestAgent): Promise<string> =>
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 15000, intervalMs = 50): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | null | undefined | false>,
+  what: string,
+  timeoutMs = 15000,
+  intervalMs = 50,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < end) {
@@ -45,13 +58,22 @@ export async function runRow(t: TestApp, runId: string): Promise<Record<string, 
 
 /** Waits until the run's status is one of `statuses`; returns the row. */
 export function waitRun(t: TestApp, runId: string, statuses: string[], timeoutMs = 15000): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const r = await runRow(t, runId);
-    return r && statuses.includes(r.status) ? r : null;
-  }, `run ${runId} in ${statuses.join('|')}`, timeoutMs);
+  return waitFor(
+    async () => {
+      const r = await runRow(t, runId);
+      return r && statuses.includes(r.status) ? r : null;
+    },
+    `run ${runId} in ${statuses.join('|')}`,
+    timeoutMs,
+  );
 }
 
-export const wakeBody = (extra: Record<string, unknown> = {}) => ({ source: 'on_demand', triggerDetail: 'manual', reason: 'test', ...extra });
+export const wakeBody = (extra: Record<string, unknown> = {}) => ({
+  source: 'on_demand',
+  triggerDetail: 'manual',
+  reason: 'test',
+  ...extra,
+});
 
 export function wake(t: TestApp, agentId: string, body: Record<string, unknown> = wakeBody(), token?: string) {
   const req = t.http.post(`/api/agents/${agentId}/wakeup`).send(body);
@@ -104,10 +126,11 @@ export async function startServer(handler: (req: { body: any; url: string }, res
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -119,7 +142,9 @@ export const FAST_ENGINE_ENV = {
 };
 
 /** A WebSocket server (`ws`) for the gateway adapter: `onMessage(text, send, close)` per connection. */
-export async function startWsServer(onMessage: (text: string, send: (text: string) => void, close: () => void) => void): Promise<TestServer & { received: string[] }> {
+export async function startWsServer(
+  onMessage: (text: string, send: (text: string) => void, close: () => void) => void,
+): Promise<TestServer & { received: string[] }> {
   const { WebSocketServer } = await import('ws');
   const received: string[] = [];
   const server = http.createServer((_req, res) => {
@@ -131,7 +156,11 @@ export async function startWsServer(onMessage: (text: string, send: (text: strin
     socket.on('message', (data) => {
       const text = String(data);
       received.push(text);
-      onMessage(text, (t) => socket.send(t), () => socket.close(1000));
+      onMessage(
+        text,
+        (t) => socket.send(t),
+        () => socket.close(1000),
+      );
     });
     socket.on('error', () => undefined);
   });
@@ -141,12 +170,13 @@ export async function startWsServer(onMessage: (text: string, send: (text: strin
     url: `ws://127.0.0.1:${port}`,
     requests: [],
     received,
-    close: () => new Promise<void>((r) => {
-      for (const c of wss.clients) c.terminate();
-      wss.close();
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -20,12 +20,20 @@ export async function insertAgent(
 }
 
 /** A heartbeat run of the agent: `running` is live, `succeeded` (etc.) finished. */
-export const insertRun = (t: TestApp, agent: SqlAgent, status = 'running', extra: { issueId?: string; context?: Record<string, unknown> } = {}): Promise<string> =>
-  sqlRun(t, agent.companyId, agent.id, { status, ...extra });
+export const insertRun = (
+  t: TestApp,
+  agent: SqlAgent,
+  status = 'running',
+  extra: { issueId?: string; context?: Record<string, unknown> } = {},
+): Promise<string> => sqlRun(t, agent.companyId, agent.id, { status, ...extra });
 
 export const finishRun = sqlFinishRun;
 
-export async function insertGoal(t: TestApp, companyId: string, extra: { level?: string; title?: string; createdAt?: string } = {}): Promise<string> {
+export async function insertGoal(
+  t: TestApp,
+  companyId: string,
+  extra: { level?: string; title?: string; createdAt?: string } = {},
+): Promise<string> {
   const [g] = await t.dataSource.query(
     `INSERT INTO goals (company_id, title, level, created_at) VALUES ($1, $2, $3, coalesce($4::timestamptz, now())) RETURNING id`,
     [companyId, extra.title ?? uniq('Goal'), extra.level ?? 'task', extra.createdAt ?? null],
@@ -33,7 +41,11 @@ export async function insertGoal(t: TestApp, companyId: string, extra: { level?:
   return g.id;
 }
 
-export async function insertProject(t: TestApp, companyId: string, extra: { goalId?: string; paused?: boolean; name?: string } = {}): Promise<string> {
+export async function insertProject(
+  t: TestApp,
+  companyId: string,
+  extra: { goalId?: string; paused?: boolean; name?: string } = {},
+): Promise<string> {
   const name = extra.name ?? uniq('Proj');
   const [p] = await t.dataSource.query(
     `INSERT INTO projects (company_id, name, url_key, goal_id, paused_at) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
@@ -72,18 +84,33 @@ export async function checkedOutIssue(t: TestApp, companyId: string): Promise<{ 
   const agent = await insertAgent(t, companyId);
   const runId = await insertRun(t, agent);
   const issue = await createIssue(t, companyId, { status: 'todo' });
-  const res = await t.http.post(`/api/issues/${issue.id}/checkout`).set(agentHeaders(agent, runId)).send({ agentId: agent.id, expectedStatuses: ['todo'] });
+  const res = await t.http
+    .post(`/api/issues/${issue.id}/checkout`)
+    .set(agentHeaders(agent, runId))
+    .send({ agentId: agent.id, expectedStatuses: ['todo'] });
   if (res.status !== 200) throw new Error(`checkout: ${res.status} ${JSON.stringify(res.body)}`);
   return { agent, runId, issue: res.body };
 }
 
-export async function wakeups(t: TestApp, agentId: string): Promise<Array<{ source: string; reason: string; trigger_detail: string | null; payload: Record<string, unknown>; issue_id: string | null }>> {
-  return t.dataSource.query(`SELECT source, reason, trigger_detail, payload, issue_id FROM agent_wakeup_requests WHERE agent_id = $1 ORDER BY created_at`, [agentId]);
+export async function wakeups(
+  t: TestApp,
+  agentId: string,
+): Promise<
+  Array<{ source: string; reason: string; trigger_detail: string | null; payload: Record<string, unknown>; issue_id: string | null }>
+> {
+  return t.dataSource.query(
+    `SELECT source, reason, trigger_detail, payload, issue_id FROM agent_wakeup_requests WHERE agent_id = $1 ORDER BY created_at`,
+    [agentId],
+  );
 }
 
 /** A company row by SQL (for apps in authenticated mode, where no board credential exists yet). */
 export async function insertCompany(t: TestApp): Promise<{ id: string; issuePrefix: string }> {
-  const prefix = `Q${Math.random().toString(36).slice(2, 8).toUpperCase().replace(/[^A-Z]/g, 'X')}`;
+  const prefix = `Q${Math.random()
+    .toString(36)
+    .slice(2, 8)
+    .toUpperCase()
+    .replace(/[^A-Z]/g, 'X')}`;
   const [c] = await t.dataSource.query(`INSERT INTO companies (name, issue_prefix) VALUES ($1, $2) RETURNING id`, [uniq('Co'), prefix]);
   return { id: c.id, issuePrefix: prefix };
 }

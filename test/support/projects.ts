@@ -17,7 +17,11 @@ export interface DirectAgent {
  * An agent plus a working API key, written straight into the database (the agents API is built
  * elsewhere; these tests only need an agent caller and agent ids).
  */
-export async function insertAgentWithKey(t: TestApp, companyId: string, extra: { role?: string; status?: string } = {}): Promise<DirectAgent> {
+export async function insertAgentWithKey(
+  t: TestApp,
+  companyId: string,
+  extra: { role?: string; status?: string } = {},
+): Promise<DirectAgent> {
   const { id } = await sqlAgent(t, companyId, extra);
   const token = await sqlAgentKey(t, companyId, id);
   return { id, token, auth: bearer(token) };

@@ -21,12 +21,18 @@ export async function insertAgent(
 
 /** Replaces the agent's adapterConfig.env (what the agents module stores after validateEnvBindings). */
 export async function setAgentEnv(t: TestApp, agentId: string, env: Record<string, unknown>): Promise<void> {
-  await t.dataSource.query(`UPDATE agents SET adapter_config = adapter_config || jsonb_build_object('env', $2::jsonb) WHERE id = $1`, [agentId, JSON.stringify(env)]);
+  await t.dataSource.query(`UPDATE agents SET adapter_config = adapter_config || jsonb_build_object('env', $2::jsonb) WHERE id = $1`, [
+    agentId,
+    JSON.stringify(env),
+  ]);
 }
 
 /** A live (running) heartbeat run of the agent; `context` becomes its context snapshot. */
-export const startRun = (t: TestApp, agent: SqlAgent, opts: { context?: Record<string, unknown>; invocationSource?: string } = {}): Promise<string> =>
-  sqlRun(t, agent.companyId, agent.id, opts);
+export const startRun = (
+  t: TestApp,
+  agent: SqlAgent,
+  opts: { context?: Record<string, unknown>; invocationSource?: string } = {},
+): Promise<string> => sqlRun(t, agent.companyId, agent.id, opts);
 
 export const finishRun = sqlFinishRun;
 
@@ -72,7 +78,9 @@ export async function dumpDatabase(t: TestApp): Promise<string> {
   for (const c of cols) {
     const col = `"${c.column_name}"`;
     const expr = c.data_type === 'bytea' ? `encode(${col}, 'escape') || ' ' || encode(${col}, 'hex')` : `${col}::text`;
-    const rows: Array<{ v: string | null }> = await t.dataSource.query(`SELECT ${expr} AS v FROM "${c.table_name}" WHERE ${col} IS NOT NULL`);
+    const rows: Array<{ v: string | null }> = await t.dataSource.query(
+      `SELECT ${expr} AS v FROM "${c.table_name}" WHERE ${col} IS NOT NULL`,
+    );
     for (const r of rows) if (r.v) parts.push(`${c.table_name}.${c.column_name}: ${r.v}`);
   }
   return parts.join('\n');

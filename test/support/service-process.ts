@@ -17,7 +17,8 @@ function newestMtime(dir: string): number {
 }
 
 const stale = () =>
-  (fs.existsSync(MAIN) ? fs.statSync(MAIN).mtimeMs : 0) < Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
+  (fs.existsSync(MAIN) ? fs.statSync(MAIN).mtimeMs : 0) <
+  Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
 
 /**
  * The built service (`dist/`), rebuilt when missing or older than the sources. Test files run in
@@ -26,19 +27,21 @@ const stale = () =>
 export async function ensureBuilt(): Promise<string> {
   if (!stale()) return MAIN;
   const lock = path.join(ROOT, '.build-lock');
-  for (const deadline = Date.now() + 300_000; ; ) {
+  for (const deadline = Date.now() + 300_000; ;) {
     try {
       fs.mkdirSync(lock);
       break;
     } catch {
       // a lock older than the build timeout is left by a killed run
-      if (Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000) fs.rmSync(lock, { recursive: true, force: true });
+      if (Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000)
+        fs.rmSync(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error('timed out waiting for another test to build dist/');
       await sleep(500);
     }
   }
   try {
-    if (stale()) execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
+    if (stale())
+      execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }

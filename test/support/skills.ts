@@ -68,7 +68,9 @@ export class FakeGithub {
   push(owner: string, repo: string, files: Record<string, string | { symlink: string }>, branch = 'main'): string {
     const key = `${owner}/${repo}`;
     const state = this.repos.get(key) ?? { defaultBranch: 'main', refs: {}, commits: {} };
-    const sha = createHash('sha1').update(`${key}:${branch}:${this.n++}:${JSON.stringify(files)}`).digest('hex');
+    const sha = createHash('sha1')
+      .update(`${key}:${branch}:${this.n++}:${JSON.stringify(files)}`)
+      .digest('hex');
     state.commits[sha] = files;
     state.refs[branch] = sha;
     this.repos.set(key, state);
@@ -114,14 +116,18 @@ export class FakeGithub {
     mm = /^git\/blobs\/([0-9a-f]+)$/.exec(rest);
     if (mm) {
       const b = this.blobs.get(mm[1]);
-      return b ? this.json(res, 200, { content: b.toString('base64'), encoding: 'base64', size: b.length }) : this.json(res, 404, { message: 'Not Found' });
+      return b
+        ? this.json(res, 200, { content: b.toString('base64'), encoding: 'base64', size: b.length })
+        : this.json(res, 404, { message: 'Not Found' });
     }
     return this.json(res, 404, { message: 'Not Found' });
   }
 }
 
 /** A local HTTP server serving fixed paths (raw URL imports). */
-export async function startStaticServer(files: Record<string, string | Buffer>): Promise<{ url: string; files: Record<string, string | Buffer>; stop(): Promise<void> }> {
+export async function startStaticServer(
+  files: Record<string, string | Buffer>,
+): Promise<{ url: string; files: Record<string, string | Buffer>; stop(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const body = files[new URL(req.url ?? '/', 'http://x').pathname];
     if (body === undefined) {

@@ -32,9 +32,17 @@ export async function sqlAgent(t: TestApp, companyId: string, f: AgentRowFields 
                          status, budget_monthly_cents, spent_monthly_cents)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
     [
-      companyId, name, name.toLowerCase().replace(/[^a-z0-9]+/g, '-'), f.role ?? 'general', f.adapterType ?? 'process',
-      JSON.stringify(f.adapterConfig ?? { command: 'true' }), JSON.stringify(f.runtimeConfig ?? { heartbeat: { enabled: false } }),
-      JSON.stringify(f.permissions ?? {}), JSON.stringify(f.metadata ?? {}), f.status ?? 'idle', f.budgetMonthlyCents ?? 0,
+      companyId,
+      name,
+      name.toLowerCase().replace(/[^a-z0-9]+/g, '-'),
+      f.role ?? 'general',
+      f.adapterType ?? 'process',
+      JSON.stringify(f.adapterConfig ?? { command: 'true' }),
+      JSON.stringify(f.runtimeConfig ?? { heartbeat: { enabled: false } }),
+      JSON.stringify(f.permissions ?? {}),
+      JSON.stringify(f.metadata ?? {}),
+      f.status ?? 'idle',
+      f.budgetMonthlyCents ?? 0,
       f.spentMonthlyCents ?? 0,
     ],
   );
@@ -64,7 +72,15 @@ export async function sqlRun(t: TestApp, companyId: string, agentId: string, f: 
   const [row] = await t.dataSource.query(
     `INSERT INTO heartbeat_runs (company_id, agent_id, status, invocation_source, adapter_type, issue_id, context_snapshot, started_at, created_at)
      VALUES ($1, $2, $3, $4, 'process', $5, $6, now(), COALESCE($7, now())) RETURNING id`,
-    [companyId, agentId, f.status ?? 'running', f.invocationSource ?? 'on_demand', f.issueId ?? null, JSON.stringify(f.context ?? {}), f.createdAt ?? null],
+    [
+      companyId,
+      agentId,
+      f.status ?? 'running',
+      f.invocationSource ?? 'on_demand',
+      f.issueId ?? null,
+      JSON.stringify(f.context ?? {}),
+      f.createdAt ?? null,
+    ],
   );
   return row.id as string;
 }

@@ -1,5 +1,12 @@
 import {
-  exactMatch, fuzzyMatch, FUZZY_THRESHOLD, locate, normalizeMarkdown, reanchor, resolveSelector, selectorAt,
+  exactMatch,
+  fuzzyMatch,
+  FUZZY_THRESHOLD,
+  locate,
+  normalizeMarkdown,
+  reanchor,
+  resolveSelector,
+  selectorAt,
 } from '../../src/modules/documents/anchoring';
 
 const DOC = [
@@ -108,12 +115,18 @@ describe('resolveSelector', () => {
     const md = 'Intro with **bold words** inside.';
     const n = normalizeMarkdown(md);
     const s = n.text.indexOf('bold words');
-    const r = resolveSelector(md, { quote: { exact: 'bold words' }, position: { normalizedStart: s, normalizedEnd: s + 10, markdownStart: 0, markdownEnd: 3 } });
+    const r = resolveSelector(md, {
+      quote: { exact: 'bold words' },
+      position: { normalizedStart: s, normalizedEnd: s + 10, markdownStart: 0, markdownEnd: 3 },
+    });
     expect(r && md.slice(r.start, r.end)).toBe('bold words');
   });
 
   it('finds the quote when the offsets are stale', () => {
-    const r = resolveSelector(DOC, { quote: { exact: 'error budget' }, position: { normalizedStart: 0, normalizedEnd: 5, markdownStart: 0, markdownEnd: 5 } });
+    const r = resolveSelector(DOC, {
+      quote: { exact: 'error budget' },
+      position: { normalizedStart: 0, normalizedEnd: 5, markdownStart: 0, markdownEnd: 5 },
+    });
     expect(r && DOC.slice(r.start, r.end)).toBe('error budget');
   });
 
@@ -219,7 +232,9 @@ describe('reanchor', () => {
     const next = DOC.replace(passage, 'The quick brown fox\njumps over   the lazy dog');
     const r = reanchor(sel, next);
     expect(r.state).toBe('shifted');
-    expect(next.slice(r.selector.position.markdownStart, r.selector.position.markdownEnd)).toBe('The quick brown fox\njumps over   the lazy dog');
+    expect(next.slice(r.selector.position.markdownStart, r.selector.position.markdownEnd)).toBe(
+      'The quick brown fox\njumps over   the lazy dog',
+    );
   });
 
   it('tracks a passage through a sequence of twenty random edits elsewhere', () => {

@@ -30,7 +30,9 @@ describe('authorization policy classification', () => {
     expect(policyOfContainer({ enabled: false, authorizationPolicy: { assignmentPolicy: { mode: 'protected' } } })).toBe('protected');
     expect(policyOfContainer({ enabled: true })).toBe('none');
     expect(policyOfContainer(null)).toBe('none');
-    expect(combinedPolicy({ authorizationPolicy: { agentVisibility: { mode: 'private' } } }, null, { authorizationPolicy: { x: 1 } })).toBe('unclassifiable');
+    expect(combinedPolicy({ authorizationPolicy: { agentVisibility: { mode: 'private' } } }, null, { authorizationPolicy: { x: 1 } })).toBe(
+      'unclassifiable',
+    );
     expect(combinedPolicy(undefined, { authorizationPolicy: { agentVisibility: { mode: 'private' } } })).toBe('private');
   });
 });
@@ -52,7 +54,8 @@ describe('grant scopes', () => {
     expect(parseScope({ projectId: P, projectIds: [R] })).toMatchObject({ projectIds: [P, R] });
     for (const key of ['agentId', 'assigneeAgentId', 'targetAgentId']) expect(parseScope({ [key]: A }).agentIds).toEqual([A]);
     for (const key of ['agentIds', 'assigneeAgentIds', 'targetAgentIds']) expect(parseScope({ [key]: [A] }).agentIds).toEqual([A]);
-    for (const key of ['managerAgentId', 'subtreeRootAgentId', 'subtreeAgentId', 'rootAgentId']) expect(parseScope({ [key]: R }).subtreeRootIds).toEqual([R]);
+    for (const key of ['managerAgentId', 'subtreeRootAgentId', 'subtreeAgentId', 'rootAgentId'])
+      expect(parseScope({ [key]: R }).subtreeRootIds).toEqual([R]);
     expect(parseScope(`project:${P}`).projectIds).toEqual([P]);
     expect(parseScope([`agent:${A}`, `subtree:${R}`])).toMatchObject({ agentIds: [A], subtreeRootIds: [R] });
     expect(parseScope({ scopes: [`project:${P}`] }).projectIds).toEqual([P]);
@@ -84,7 +87,13 @@ describe('grant scopes', () => {
 
 describe('org chart', () => {
   it('walks reportsTo to the root and stops at a cycle', () => {
-    const chart = new Map<string, string | null>([['a', 'b'], ['b', 'c'], ['c', null], ['x', 'y'], ['y', 'x']]);
+    const chart = new Map<string, string | null>([
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', null],
+      ['x', 'y'],
+      ['y', 'x'],
+    ]);
     expect(ancestorsOf('a', chart)).toEqual(['b', 'c']);
     expect(ancestorsOf('c', chart)).toEqual([]);
     expect(ancestorsOf('x', chart)).toEqual(['y']);

@@ -50,6 +50,8 @@ describe('loadConfig', () => {
   });
 
   it('parses allowed attachment types with wildcards', () => {
-    expect(loadConfig({ SERVICE_DATA_DIR: dir(), SERVICE_ALLOWED_ATTACHMENT_TYPES: 'image/*, application/pdf' }).allowedAttachmentTypes).toEqual(['image/*', 'application/pdf']);
+    expect(
+      loadConfig({ SERVICE_DATA_DIR: dir(), SERVICE_ALLOWED_ATTACHMENT_TYPES: 'image/*, application/pdf' }).allowedAttachmentTypes,
+    ).toEqual(['image/*', 'application/pdf']);
   });
 });

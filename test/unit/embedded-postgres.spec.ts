@@ -51,7 +51,9 @@ describe('EmbeddedPostgres launcher', () => {
       expect(fs.readFileSync(file, 'utf8').trim()).toBe(pg.password);
       expect(pg.password).toMatch(/^[A-Za-z0-9_-]{32}$/);
       expect(await encodingOf(pg.url)).toBe('UTF8');
-      await expect(encodingOf(`postgres://service:service@127.0.0.1:${pg.port}/postgres`)).rejects.toThrow(/password authentication failed/);
+      await expect(encodingOf(`postgres://service:service@127.0.0.1:${pg.port}/postgres`)).rejects.toThrow(
+        /password authentication failed/,
+      );
     } finally {
       await pg.stop();
     }

@@ -10,7 +10,8 @@ import { isDeadLocalOwner } from '../../src/modules/heartbeat/run-dispatcher.ser
 import { RunLogService } from '../../src/modules/heartbeat/run-log.service';
 import { RunTokenService } from '../../src/modules/heartbeat/run-token.service';
 
-const config = (env: Record<string, string> = {}) => loadConfig({ SERVICE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'hb-unit-')), SERVICE_EPHEMERAL_KEYS: 'true', ...env });
+const config = (env: Record<string, string> = {}) =>
+  loadConfig({ SERVICE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'hb-unit-')), SERVICE_EPHEMERAL_KEYS: 'true', ...env });
 
 describe('RunTokenService', () => {
   it('round-trips agent, company and run, and rejects tampering, other secrets and expiry', () => {
@@ -19,7 +20,9 @@ describe('RunTokenService', () => {
     expect(RunTokenService.looksLikeJwt(t)).toBe(true);
     expect(tokens.verify(t)).toEqual({ agentId: 'a', companyId: 'c', runId: 'r' });
     const [h, p, s] = t.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), rid: 'other' })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), rid: 'other' })).toString(
+      'base64url',
+    );
     expect(tokens.verify(`${h}.${forged}.${s}`)).toBeNull();
     expect(new RunTokenService(config()).verify(t)).toBeNull();
     expect(tokens.verify(tokens.issue({ agentId: 'a', companyId: 'c', runId: 'r' }, -10))).toBeNull();
@@ -35,7 +38,10 @@ describe('RunLogWriter', () => {
     for (let i = 0; i < 50; i++) w.write('stderr', 'x'.repeat(100));
     w.close();
     const text = fs.readFileSync(path.join(c.dataDir, w.relativePath), 'utf8');
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ stream: 'stdout', chunk: 'token=[redacted]\n' });
     expect(text).not.toContain('super-secret-value');
     expect(lines[lines.length - 1]).toMatchObject({ stream: 'system', truncated: true });
@@ -65,7 +71,10 @@ describe('adapter config validation', () => {
   });
 
   it('reads usage, cost and summary from a report', () => {
-    expect(outcomeFromReport({ usage: { a: 1 }, costCents: 2, summary: 's' })).toEqual({ usage: { a: 1, costCents: 2 }, result: { summary: 's' } });
+    expect(outcomeFromReport({ usage: { a: 1 }, costCents: 2, summary: 's' })).toEqual({
+      usage: { a: 1, costCents: 2 },
+      result: { summary: 's' },
+    });
     expect(outcomeFromReport('nope')).toEqual({ usage: null, result: null });
   });
 });
@@ -77,14 +86,23 @@ describe('JsonLinesReport', () => {
     r.accept('garbage');
     r.accept('{"usage":{"input_tokens":1}}');
     r.accept('{"usage":{"input_tokens":2},"result":"done"}');
-    expect(r.apply({ status: 'succeeded' })).toEqual({ status: 'succeeded', usage: { input_tokens: 3 }, result: { sessionId: 's1', summary: 'done' } });
+    expect(r.apply({ status: 'succeeded' })).toEqual({
+      status: 'succeeded',
+      usage: { input_tokens: 3 },
+      result: { sessionId: 's1', summary: 'done' },
+    });
   });
 });
 
 describe('heartbeatPolicy', () => {
   it('defaults: disabled, skipWhenIdle, on-demand wakes allowed, one run at a time', () => {
     expect(heartbeatPolicy({})).toEqual({ enabled: false, intervalSec: 0, skipWhenIdle: true, wakeOnDemand: true, maxConcurrentRuns: 1 });
-    expect(heartbeatPolicy({ heartbeat: { enabled: true, intervalSec: 30, skipWhenIdle: false, maxConcurrentRuns: 3 } })).toMatchObject({ enabled: true, intervalSec: 30, skipWhenIdle: false, maxConcurrentRuns: 3 });
+    expect(heartbeatPolicy({ heartbeat: { enabled: true, intervalSec: 30, skipWhenIdle: false, maxConcurrentRuns: 3 } })).toMatchObject({
+      enabled: true,
+      intervalSec: 30,
+      skipWhenIdle: false,
+      maxConcurrentRuns: 3,
+    });
   });
 });
 

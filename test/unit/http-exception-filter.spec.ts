@@ -46,11 +46,18 @@ describe('HttpExceptionFilter', () => {
 
   it('renders domain errors with their code and extra fields', () => {
     const res = run(new DomainError(409, 'document_locked', 'Document is locked', { key: 'plan', lockedAt: 'x' }));
-    expect(res).toMatchObject({ statusCode: 409, body: { error: 'Document is locked', code: 'document_locked', key: 'plan', lockedAt: 'x' } });
+    expect(res).toMatchObject({
+      statusCode: 409,
+      body: { error: 'Document is locked', code: 'document_locked', key: 'plan', lockedAt: 'x' },
+    });
   });
 
   it('maps database constraint errors to 4xx without SQL', () => {
-    const err = new QueryFailedError('INSERT INTO secret_table VALUES ($1)', ['v'], Object.assign(new Error('duplicate key'), { code: '23505' }));
+    const err = new QueryFailedError(
+      'INSERT INTO secret_table VALUES ($1)',
+      ['v'],
+      Object.assign(new Error('duplicate key'), { code: '23505' }),
+    );
     const res = run(err);
     expect(res.statusCode).toBe(409);
     expect(JSON.stringify(res.body)).not.toMatch(/INSERT|secret_table/);

@@ -13,20 +13,28 @@ describe('normalizeScope', () => {
   });
 
   it('keeps recognised keys, lower-cases and de-duplicates ids, drops empty lists; empty is company-wide', () => {
-    expect(normalizeScope({ projectIds: [id.toUpperCase(), id], managerAgentId: id, agentIds: [] }, 's')).toEqual({ projectIds: [id], managerAgentId: id });
+    expect(normalizeScope({ projectIds: [id.toUpperCase(), id], managerAgentId: id, agentIds: [] }, 's')).toEqual({
+      projectIds: [id],
+      managerAgentId: id,
+    });
     expect(normalizeScope({}, 's')).toBeNull();
     expect(normalizeScope(null, 's')).toBeNull();
   });
 
-  it.each([['team:x'], [`project:nope`], [{ colour: 'red' }], [{ projectId: 'x' }], [{ projectIds: id }], [[id]], [42]])('rejects %p', (raw) => {
-    expect(() => normalizeScope(raw, 's')).toThrow(expect.objectContaining({ status: 400 }));
-  });
+  it.each([['team:x'], [`project:nope`], [{ colour: 'red' }], [{ projectId: 'x' }], [{ projectIds: id }], [[id]], [42]])(
+    'rejects %p',
+    (raw) => {
+      expect(() => normalizeScope(raw, 's')).toThrow(expect.objectContaining({ status: 400 }));
+    },
+  );
 });
 
 describe('normalizeGrants', () => {
   it('needs a scope constraint for tasks:assign_scope and folds duplicates', () => {
     expect(() => normalizeGrants([{ permissionKey: 'tasks:assign_scope' }])).toThrow(expect.objectContaining({ status: 400 }));
-    expect(normalizeGrants([{ permissionKey: 'tasks:assign' }, { permissionKey: 'tasks:assign', scope: null }])).toEqual([{ permissionKey: 'tasks:assign', scope: null }]);
+    expect(normalizeGrants([{ permissionKey: 'tasks:assign' }, { permissionKey: 'tasks:assign', scope: null }])).toEqual([
+      { permissionKey: 'tasks:assign', scope: null },
+    ]);
     expect(() => normalizeGrants([{ permissionKey: 'root' }])).toThrow(expect.objectContaining({ status: 400 }));
     expect(() => normalizeGrants({})).toThrow(expect.objectContaining({ status: 400 }));
   });

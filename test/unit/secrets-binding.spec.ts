@@ -11,7 +11,7 @@ describe('secret crypto', () => {
     expect(decryptValue(key, enc, versionAad('s1', 1))).toBe('hunter2-value');
   });
 
-  it('refuses another key, another version\'s AAD or a flipped bit instead of returning garbage', () => {
+  it("refuses another key, another version's AAD or a flipped bit instead of returning garbage", () => {
     const enc = encryptValue(key, 'hunter2-value', versionAad('s1', 1));
     expect(() => decryptValue(randomBytes(32), enc, versionAad('s1', 1))).toThrow();
     expect(() => decryptValue(key, enc, versionAad('s1', 2))).toThrow();
@@ -23,7 +23,8 @@ describe('secret crypto', () => {
 
 describe('env binding parsing', () => {
   it('recognises sensitive-looking keys', () => {
-    for (const k of ['API_KEY', 'OPENAI_API_KEY', 'GH_TOKEN', 'CLIENT_SECRET', 'DB_PASSWORD', 'password', 'TOKEN']) expect(looksSensitive(k)).toBe(true);
+    for (const k of ['API_KEY', 'OPENAI_API_KEY', 'GH_TOKEN', 'CLIENT_SECRET', 'DB_PASSWORD', 'password', 'TOKEN'])
+      expect(looksSensitive(k)).toBe(true);
     for (const k of ['KEYBOARD', 'HOME', 'MODEL', 'TOKENIZER', 'SECRETARY']) expect(looksSensitive(k)).toBe(false);
   });
 

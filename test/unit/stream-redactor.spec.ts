@@ -32,7 +32,9 @@ describe('StreamRedactor', () => {
       const out = feed([`Authorization: Basic ${blob}\n`]);
       expect(out).toContain('[redacted]');
       // what is left of the blob no longer decodes to the secret
-      expect(Buffer.from(out.replace(/.*Basic /, '').replace('[redacted]', ''), 'base64').toString('latin1')).not.toContain(SECRET.slice(2, -2));
+      expect(Buffer.from(out.replace(/.*Basic /, '').replace('[redacted]', ''), 'base64').toString('latin1')).not.toContain(
+        SECRET.slice(2, -2),
+      );
     }
     expect(feed([Buffer.from(SECRET).toString('base64')])).toMatch(/^\[redacted\].{0,3}$/);
     expect(feed([Buffer.from(weird).toString('base64url')], [weird])).toMatch(/^\[redacted\].{0,3}$/);

@@ -13,7 +13,8 @@ serve({
   'config.changed': async (params) => {
     config = params.config || {};
   },
-  'config.test': async ({ config: c }) => (c.title && /^\s+$/.test(c.title) ? { ok: false, problems: ['title must not be blank'] } : { ok: true }),
+  'config.test': async ({ config: c }) =>
+    c.title && /^\s+$/.test(c.title) ? { ok: false, problems: ['title must not be blank'] } : { ok: true },
   'events.deliver': async ({ event }, host) => {
     events.push({ id: event.id, companyId: event.companyId, action: event.action });
     if (events.length > 1000) events = events.slice(-1000);

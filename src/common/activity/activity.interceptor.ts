@@ -12,7 +12,9 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Who acted, without credentials. */
 function describeActor(actor: RequestWithActor['actor']): Record<string, unknown> | undefined {
   if (!actor) return undefined;
-  return actor.kind === 'board' ? { kind: 'board', userId: actor.userId, source: actor.source } : { kind: 'agent', agentId: actor.agentId, companyId: actor.companyId };
+  return actor.kind === 'board'
+    ? { kind: 'board', userId: actor.userId, source: actor.source }
+    : { kind: 'agent', agentId: actor.agentId, companyId: actor.companyId };
 }
 
 /**
@@ -39,7 +41,10 @@ export class ActivityInterceptor implements NestInterceptor {
         const result = await lastValueFrom(next.handle().pipe(defaultIfEmpty(undefined)));
         // the record travels with the COMMIT; if it fails, nothing of the mutation is committed
         if (meta) await this.db.sendWithCommit(() => this.write(meta, req, result));
-        if (audit) this.db.afterCommit(() => this.logger.log({ audit, actor: describeActor(req.actor), params: req.params }, `instance audit: ${audit}`));
+        if (audit)
+          this.db.afterCommit(() =>
+            this.logger.log({ audit, actor: describeActor(req.actor), params: req.params }, `instance audit: ${audit}`),
+          );
         return result;
       }),
     );
@@ -54,8 +59,8 @@ export class ActivityInterceptor implements NestInterceptor {
     };
     if (meta.skip?.(c)) return;
     const paramValues = Object.values(c.params);
-    const entityId = meta.entityId ? meta.entityId(c) : (c.result.id as string | undefined) ?? paramValues[paramValues.length - 1];
-    const companyId = meta.companyId ? meta.companyId(c) : (c.result.companyId as string | undefined) ?? c.params.companyId;
+    const entityId = meta.entityId ? meta.entityId(c) : ((c.result.id as string | undefined) ?? paramValues[paramValues.length - 1]);
+    const companyId = meta.companyId ? meta.companyId(c) : ((c.result.companyId as string | undefined) ?? c.params.companyId);
     if (!entityId || !isUuid(companyId)) return;
     const action = typeof meta.action === 'function' ? meta.action(c) : meta.action;
     const details = meta.details ? meta.details(c) : c.body;

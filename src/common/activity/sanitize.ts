@@ -1,4 +1,5 @@
-const SENSITIVE_KEY = /^(password|passwd|pwd|token|secret|value|plaintext|apikey|api_key|authorization|cookie|set-cookie|keyhash|tokenhash|hash|privatekey|private_key|claimsecret|sessiontoken|credentials?)$/i;
+const SENSITIVE_KEY =
+  /^(password|passwd|pwd|token|secret|value|plaintext|apikey|api_key|authorization|cookie|set-cookie|keyhash|tokenhash|hash|privatekey|private_key|claimsecret|sessiontoken|credentials?)$/i;
 const SENSITIVE_SUFFIX = /(token|password|secret|apikey|api_key|privatekey|private_key|hash)$/i;
 /** Our own credential formats: agent and board keys, run tokens (JWT). */
 const TOKEN_VALUE = /^(svc_[a-z]+_[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/;
@@ -22,7 +23,10 @@ export function sanitizeDetails(input: unknown, depth = 0): unknown {
   if (input instanceof Date) return input.toISOString();
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
-    if (isSensitiveKey(k) && !(v !== null && typeof v === 'object' && !Array.isArray(v) && (v as { type?: unknown }).type === 'secret_ref')) {
+    if (
+      isSensitiveKey(k) &&
+      !(v !== null && typeof v === 'object' && !Array.isArray(v) && (v as { type?: unknown }).type === 'secret_ref')
+    ) {
       out[k] = v === null || v === undefined ? v : REDACTED;
     } else if (k === 'env' && v && typeof v === 'object' && !Array.isArray(v)) {
       // environment maps hold inline values that may be credentials: keep names and references only

@@ -22,13 +22,13 @@ export class AgentKeyResolver implements CredentialResolver {
 
   async resolve(token: string | undefined): Promise<AgentActor | null> {
     if (!token || tokenKind(token) !== 'ak') return null;
-    const [row] = await this.db.dataSource.query(
+    const [row] = (await this.db.dataSource.query(
       `SELECT k.id AS key_id, k.agent_id, k.company_id, a.status,
               (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
          FROM agent_api_keys k JOIN agents a ON a.id = k.agent_id
         WHERE k.token_hash = $1 AND k.revoked_at IS NULL`,
       [sha256Hex(token)],
-    ) as KeyRow[];
+    )) as KeyRow[];
     if (!row || row.status === 'terminated' || row.status === 'pending_approval') {
       throw unauthorized('Invalid or revoked agent API key');
     }

@@ -13,8 +13,7 @@ export class DomainError extends Error {
 export const badRequest = (message: string, extra: Record<string, unknown> = {}, code = 'bad_request') =>
   new DomainError(400, code, message, extra);
 export const unauthorized = (message = 'Authentication required') => new DomainError(401, 'unauthorized', message);
-export const forbidden = (message = 'Forbidden', extra: Record<string, unknown> = {}) =>
-  new DomainError(403, 'forbidden', message, extra);
+export const forbidden = (message = 'Forbidden', extra: Record<string, unknown> = {}) => new DomainError(403, 'forbidden', message, extra);
 export const notFound = (what: string) => new DomainError(404, 'not_found', `${what} not found`);
 export const conflict = (message: string, code = 'conflict', extra: Record<string, unknown> = {}) =>
   new DomainError(409, code, message, extra);

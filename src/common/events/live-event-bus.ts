@@ -35,7 +35,8 @@ export class LiveEventBus implements OnModuleDestroy {
 
   /** An instance-level event (e.g. a plugin worker crashed) on the stream of every active company. */
   async publishToEveryCompany(type: LiveEventType, payload: Record<string, unknown>): Promise<void> {
-    for (const companyId of await this.db.detached(() => this.repo.activeCompanyIds())) this.enqueue({ companyId, type, payload, createdAt: new Date() });
+    for (const companyId of await this.db.detached(() => this.repo.activeCompanyIds()))
+      this.enqueue({ companyId, type, payload, createdAt: new Date() });
   }
 
   /**
@@ -64,7 +65,8 @@ export class LiveEventBus implements OnModuleDestroy {
     this.pending.push(e);
     if (this.pending.length > MAX_PENDING) {
       this.pending.splice(0, this.pending.length - MAX_PENDING);
-      if (this.dropped++ % 1000 === 0) this.logger.warn('live events are published faster than the database takes them; the oldest are dropped');
+      if (this.dropped++ % 1000 === 0)
+        this.logger.warn('live events are published faster than the database takes them; the oldest are dropped');
     }
     if (!this.timer && !this.flushing) {
       this.timer = setTimeout(() => void this.runFlush(), FLUSH_DELAY_MS);

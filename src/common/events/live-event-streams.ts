@@ -31,7 +31,8 @@ const WS_PATH = /^\/api\/companies\/([^/?#]+)\/events\/ws\/?$/;
 export function parseResumeId(raw: unknown, name: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const s = Array.isArray(raw) ? raw[0] : raw;
-  if (typeof s !== 'string' || !/^\d{1,15}$/.test(s)) throw new DomainError(400, 'validation_failed', `${name} must be a non-negative integer event id`);
+  if (typeof s !== 'string' || !/^\d{1,15}$/.test(s))
+    throw new DomainError(400, 'validation_failed', `${name} must be a non-negative integer event id`);
   return Number(s);
 }
 
@@ -125,7 +126,8 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
     const url = new URL(req.url ?? '/', 'http://localhost');
     const m = WS_PATH.exec(url.pathname);
     if (!m) {
-      if (this.adapterHost.httpAdapter.getHttpServer().listenerCount('upgrade') === 1) refuse(socket, new DomainError(404, 'not_found', 'No WebSocket endpoint at this path'));
+      if (this.adapterHost.httpAdapter.getHttpServer().listenerCount('upgrade') === 1)
+        refuse(socket, new DomainError(404, 'not_found', 'No WebSocket endpoint at this path'));
       return;
     }
     const companyId = decodeURIComponent(m[1]);
@@ -152,7 +154,13 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
-  private async serveWs(ws: WebSocket, credential: CredentialRequest, companyId: string, actor: Actor, after: number | undefined): Promise<void> {
+  private async serveWs(
+    ws: WebSocket,
+    credential: CredentialRequest,
+    companyId: string,
+    actor: Actor,
+    after: number | undefined,
+  ): Promise<void> {
     let sub: LiveSubscription | undefined;
     let lastPong = Date.now();
     // a peer that answers no ping for this long is gone (half-open connection)
@@ -249,6 +257,8 @@ function refuse(socket: Duplex, err: unknown): void {
     socket.destroy();
     return;
   }
-  socket.end(`HTTP/1.1 ${e.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${e.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
   setTimeout(() => socket.destroy(), 1000).unref();
 }

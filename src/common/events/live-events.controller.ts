@@ -7,9 +7,10 @@ import { CurrentActor } from '../auth/current-actor.decorator';
 import { DomainError } from '../errors/domain-error';
 import { LiveEventStreams, parseResumeId } from './live-event-streams';
 
-const MESSAGE = '`{ id, companyId, type, createdAt, payload }`; `id` increases per company. Types: `heartbeat.run.queued`, `heartbeat.run.status`, '
-  + '`heartbeat.run.event`, `heartbeat.run.log` (redacted output chunks), `agent.status`, `activity.logged`, `plugin.worker.crashed`, `plugin.worker.restarted`. '
-  + 'Events of hidden issues are left out; events stay resumable for SERVICE_EVENTS_RETENTION_SEC (default 15 minutes).';
+const MESSAGE =
+  '`{ id, companyId, type, createdAt, payload }`; `id` increases per company. Types: `heartbeat.run.queued`, `heartbeat.run.status`, ' +
+  '`heartbeat.run.event`, `heartbeat.run.log` (redacted output chunks), `agent.status`, `activity.logged`, `plugin.worker.crashed`, `plugin.worker.restarted`. ' +
+  'Events of hidden issues are left out; events stay resumable for SERVICE_EVENTS_RETENTION_SEC (default 15 minutes).';
 
 @ApiTags('events')
 @Controller()
@@ -28,7 +29,10 @@ export class LiveEventsController {
   @ApiProduces('text/event-stream')
   @ApiQuery({ name: 'after', required: false, type: String, description: 'resume after this event id' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'resume after this event id (SSE reconnects)' })
-  @ApiOkResponse({ description: `An endless event stream. Each message: ${MESSAGE}`, content: { 'text/event-stream': { schema: { type: 'string' } } } })
+  @ApiOkResponse({
+    description: `An endless event stream. Each message: ${MESSAGE}`,
+    content: { 'text/event-stream': { schema: { type: 'string' } } },
+  })
   async sse(
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
@@ -55,6 +59,10 @@ export class LiveEventsController {
   @ApiResponse({ status: 101, description: `Switching protocols; then one message per event: ${MESSAGE}` })
   @ApiResponse({ status: 426, description: 'Not a WebSocket upgrade request' })
   ws(@Param('companyId', ParseUUIDPipe) _companyId: string): never {
-    throw new DomainError(426, 'upgrade_required', 'This is a WebSocket endpoint: connect with an upgrade request (or use GET .../events for Server-Sent Events)');
+    throw new DomainError(
+      426,
+      'upgrade_required',
+      'This is a WebSocket endpoint: connect with an upgrade request (or use GET .../events for Server-Sent Events)',
+    );
   }
 }

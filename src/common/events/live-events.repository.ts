@@ -75,7 +75,12 @@ export class LiveEventsRepository {
    * Opens a connection with the pool's settings that LISTENs on `channels`; `onLost` is called once
    * when it breaks (the caller reconnects).
    */
-  async openListener(name: string, channels: string[], onNotify: (n: Notification) => void, onLost: (err?: Error) => void): Promise<EventListener> {
+  async openListener(
+    name: string,
+    channels: string[],
+    onNotify: (n: Notification) => void,
+    onLost: (err?: Error) => void,
+  ): Promise<EventListener> {
     const pool = (this.db.dataSource.driver as unknown as { master: Pool & { options: ClientConfig } }).master;
     const client = new Client({ ...pool.options, application_name: name.slice(0, 63) });
     let lost = false;
@@ -144,7 +149,9 @@ export class LiveEventsRepository {
 
   /** The id of the company's newest event (0 before its first). */
   async lastId(companyId: string): Promise<number> {
-    const [row] = (await this.db.dataSource.query(`SELECT last_id FROM live_event_counters WHERE company_id = $1`, [companyId])) as { last_id: string }[];
+    const [row] = (await this.db.dataSource.query(`SELECT last_id FROM live_event_counters WHERE company_id = $1`, [companyId])) as {
+      last_id: string;
+    }[];
     return row ? Number(row.last_id) : 0;
   }
 

@@ -64,7 +64,9 @@ export class SingleFileUploadInterceptor implements NestInterceptor {
 }
 
 /** The file SingleFileUploadInterceptor read. */
-export const UploadedFile = createParamDecorator((_: unknown, ctx: ExecutionContext) => ctx.switchToHttp().getRequest<UploadRequest>().uploadedFile);
+export const UploadedFile = createParamDecorator(
+  (_: unknown, ctx: ExecutionContext) => ctx.switchToHttp().getRequest<UploadRequest>().uploadedFile,
+);
 
 /** Does a content type match an allowed list of MIME types and `type/*` patterns? */
 export function contentTypeAllowed(contentType: string, allowed: string[]): boolean {

@@ -32,7 +32,12 @@ export function findInputProblem(root: unknown, prefix: string[], maxDepth = MAX
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth >= maxDepth) {
-      return { status: 400, code: 'body_too_deep', error: `Input is nested deeper than ${maxDepth} levels at ${label(path)}`, field: label(path) };
+      return {
+        status: 400,
+        code: 'body_too_deep',
+        error: `Input is nested deeper than ${maxDepth} levels at ${label(path)}`,
+        field: label(path),
+      };
     }
     for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
       const childPath = [...path, key];
@@ -58,10 +63,15 @@ function stringProblem(s: string, path: string[]): InputProblem | null {
 export function registerInputGuard(fastify: FastifyInstance): void {
   fastify.addHook('preValidation', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const problem =
-      findInputProblem(req.params, ['path'], 2) ?? findInputProblem(req.query, ['query'], 8) ?? findInputProblem(req.body, [], MAX_BODY_DEPTH);
+      findInputProblem(req.params, ['path'], 2) ??
+      findInputProblem(req.query, ['query'], 8) ??
+      findInputProblem(req.body, [], MAX_BODY_DEPTH);
     if (!problem) return done();
     const field = problem.field.replace(/^(path|query)\./, '');
     const error = problem.error.replace(/^path\.(\S+)/, 'path parameter $1').replace(/^query\.(\S+)/, 'query parameter $1');
-    void reply.status(400).header('Content-Type', 'application/json; charset=utf-8').send({ error, code: problem.code, field, fields: [{ field, messages: [error] }] });
+    void reply
+      .status(400)
+      .header('Content-Type', 'application/json; charset=utf-8')
+      .send({ error, code: problem.code, field, fields: [{ field, messages: [error] }] });
   });
 }

@@ -28,7 +28,10 @@ export function decodeCursor(s: string): KeysetCursor {
 }
 
 /** Splits `limit + 1` rows into a page and the next page's cursor (null on the last page). */
-export function keysetPage<R extends { id: string; cursor_ts: string }>(rows: R[], limit: number): { rows: R[]; nextCursor: string | null } {
+export function keysetPage<R extends { id: string; cursor_ts: string }>(
+  rows: R[],
+  limit: number,
+): { rows: R[]; nextCursor: string | null } {
   if (rows.length <= limit) return { rows, nextCursor: null };
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

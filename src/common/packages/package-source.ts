@@ -76,13 +76,24 @@ async function extract(file: string, dest: string, fail: (message: string) => Er
   }
 }
 
-async function fetchNpm(registry: string, name: string, version: string | undefined, to: string, fail: (message: string) => Error): Promise<string> {
+async function fetchNpm(
+  registry: string,
+  name: string,
+  version: string | undefined,
+  to: string,
+  fail: (message: string) => Error,
+): Promise<string> {
   const metaUrl = `${registry}/${name.replace('/', '%2f')}`;
-  const meta = await fetch(metaUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) }).catch((err: Error) => {
-    throw fail(`npm registry unreachable: ${err.message}`);
-  });
+  const meta = await fetch(metaUrl, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(30_000) }).catch(
+    (err: Error) => {
+      throw fail(`npm registry unreachable: ${err.message}`);
+    },
+  );
   if (!meta.ok) throw fail(`npm registry answered ${meta.status} for ${name}`);
-  const doc = (await meta.json()) as { 'dist-tags'?: Record<string, string>; versions?: Record<string, { dist?: { tarball?: string; integrity?: string; shasum?: string } }> };
+  const doc = (await meta.json()) as {
+    'dist-tags'?: Record<string, string>;
+    versions?: Record<string, { dist?: { tarball?: string; integrity?: string; shasum?: string } }>;
+  };
   const v = version ? (doc['dist-tags']?.[version] ?? version) : doc['dist-tags']?.latest;
   const dist = v ? doc.versions?.[v]?.dist : undefined;
   const tarball = dist?.tarball;
@@ -91,7 +102,11 @@ async function fetchNpm(registry: string, name: string, version: string | undefi
   if (!res.ok || !res.body) throw fail(`tarball download answered ${res.status}`);
   // the registry's digest of the tarball (sha512 integrity, else the legacy sha1 shasum) must match what arrived
   const sri = /^sha512-([A-Za-z0-9+/=]+)$/.exec(dist?.integrity?.split(/\s+/).find((i) => i.startsWith('sha512-')) ?? '');
-  const expected = sri ? { algo: 'sha512', digest: Buffer.from(sri[1], 'base64').toString('hex') } : dist?.shasum ? { algo: 'sha1', digest: dist.shasum.toLowerCase() } : null;
+  const expected = sri
+    ? { algo: 'sha512', digest: Buffer.from(sri[1], 'base64').toString('hex') }
+    : dist?.shasum
+      ? { algo: 'sha1', digest: dist.shasum.toLowerCase() }
+      : null;
   if (!expected) throw fail(`${name}@${v}: the registry gives no integrity or shasum for the tarball`);
   const hash = createHash(expected.algo);
   let bytes = 0;

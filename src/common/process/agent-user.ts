@@ -80,7 +80,9 @@ export function resolveAgentIdentity(settings: AgentUserSettings): ProcessIdenti
 
 function lookupUser(name: string): ProcessIdentity | undefined {
   try {
-    const line = execFileSync('getent', ['passwd', name], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    const line = execFileSync('getent', ['passwd', name], { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
     const [user, , uid, gid, , home] = line.split(':');
     if (!user || !/^\d+$/.test(uid) || !/^\d+$/.test(gid)) return undefined;
     return { user, uid: Number(uid), gid: Number(gid), home: home && home !== '/' && home !== '/nonexistent' ? home : `/var/lib/${name}` };
@@ -97,12 +99,18 @@ function ensureUser(name: string): ProcessIdentity {
   let found = lookupUser(name);
   for (let attempt = 0; !found && attempt < 20; attempt++) {
     try {
-      execFileSync('useradd', ['--system', '--user-group', '--home-dir', `/var/lib/${name}`, '--no-create-home', '--shell', '/usr/sbin/nologin', name], { stdio: 'pipe' });
+      execFileSync(
+        'useradd',
+        ['--system', '--user-group', '--home-dir', `/var/lib/${name}`, '--no-create-home', '--shell', '/usr/sbin/nologin', name],
+        { stdio: 'pipe' },
+      );
     } catch (err) {
       // another process may be creating it right now (passwd lock): look again shortly
       found = lookupUser(name);
       if (!found && attempt === 19) {
-        throw new AgentUserError(`running as root, and the unprivileged user "${name}" for agent processes could not be created: ${(err as Error).message.split('\n')[0]}`);
+        throw new AgentUserError(
+          `running as root, and the unprivileged user "${name}" for agent processes could not be created: ${(err as Error).message.split('\n')[0]}`,
+        );
       }
       if (!found) sleepSync(50 + attempt * 20);
       continue;
@@ -164,7 +172,12 @@ export function agentSpawnOptions<T extends SpawnOptions>(identity: ProcessIdent
   // the service's own HOME/USER are replaced; values an agent's config set explicitly stay
   const own = (k: string) => given[k] === undefined || given[k] === process.env[k];
   // PATH entries the user cannot enter only turn "not found" into EACCES: leave them out
-  const pathVar = typeof given.PATH === 'string' ? given.PATH.split(':').filter((d) => d && !inaccessibleReason(d, identity)).join(':') : undefined;
+  const pathVar =
+    typeof given.PATH === 'string'
+      ? given.PATH.split(':')
+          .filter((d) => d && !inaccessibleReason(d, identity))
+          .join(':')
+      : undefined;
   const env = {
     ...given,
     ...(pathVar !== undefined ? { PATH: pathVar } : {}),

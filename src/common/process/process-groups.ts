@@ -90,7 +90,12 @@ export function processStartedAt(pid: number): number | null {
   const ticks = processStartTicks(pid);
   if (ticks === null) return null;
   try {
-    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()) || 100;
+    clockTicks ??=
+      Number(
+        execFileSync('getconf', ['CLK_TCK'], { stdio: ['ignore', 'pipe', 'ignore'] })
+          .toString()
+          .trim(),
+      ) || 100;
   } catch {
     clockTicks = 100;
   }

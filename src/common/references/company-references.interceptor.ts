@@ -13,14 +13,36 @@ const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Path parameters that name a company-owned record, and so the route's company. */
 const PARAM_KINDS: Record<string, ReferenceKind> = {
-  agentId: 'agent', issueId: 'issue', projectId: 'project', goalId: 'goal', runId: 'run', workspaceId: 'workspace',
-  labelId: 'label', commentId: 'comment', routineId: 'routine', approvalId: 'approval', secretId: 'secret', attachmentId: 'attachment',
+  agentId: 'agent',
+  issueId: 'issue',
+  projectId: 'project',
+  goalId: 'goal',
+  runId: 'run',
+  workspaceId: 'workspace',
+  labelId: 'label',
+  commentId: 'comment',
+  routineId: 'routine',
+  approvalId: 'approval',
+  secretId: 'secret',
+  attachmentId: 'attachment',
 };
 /** `/<collection>/:id` */
 const COLLECTION_KINDS: Record<string, ReferenceKind> = {
-  agents: 'agent', issues: 'issue', projects: 'project', goals: 'goal', 'heartbeat-runs': 'run', workspaces: 'workspace',
-  labels: 'label', comments: 'comment', routines: 'routine', approvals: 'approval', secrets: 'secret', attachments: 'attachment',
-  'execution-workspaces': 'workspace', 'cost-events': 'cost_event', assets: 'asset',
+  agents: 'agent',
+  issues: 'issue',
+  projects: 'project',
+  goals: 'goal',
+  'heartbeat-runs': 'run',
+  workspaces: 'workspace',
+  labels: 'label',
+  comments: 'comment',
+  routines: 'routine',
+  approvals: 'approval',
+  secrets: 'secret',
+  attachments: 'attachment',
+  'execution-workspaces': 'workspace',
+  'cost-events': 'cost_event',
+  assets: 'asset',
 };
 
 /**
@@ -57,7 +79,10 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     return [];
   }
 
-  private async check(req: RequestWithActor & { routeOptions?: { url?: string } }, fields: ReturnType<typeof referenceFields>): Promise<void> {
+  private async check(
+    req: RequestWithActor & { routeOptions?: { url?: string } },
+    fields: ReturnType<typeof referenceFields>,
+  ): Promise<void> {
     const body = req.body as Record<string, unknown>;
     const wanted: Array<{ field: string; kind: ReferenceKind; ids: string[] }> = [];
     for (const [field, spec] of fields) {
@@ -65,7 +90,8 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
       else {
         const inner = body[field];
         if (!inner || typeof inner !== 'object' || Array.isArray(inner)) continue;
-        for (const [key, kind] of Object.entries(spec)) wanted.push({ field: `${field}.${key}`, kind, ids: uuids((inner as Record<string, unknown>)[key]) });
+        for (const [key, kind] of Object.entries(spec))
+          wanted.push({ field: `${field}.${key}`, kind, ids: uuids((inner as Record<string, unknown>)[key]) });
       }
     }
     const todo = wanted.filter((w) => w.ids.length > 0);
@@ -75,7 +101,11 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     for (const w of todo) {
       const foreign = await this.refs.foreign(companyId, w.kind, w.ids);
       if (foreign.length) {
-        throw unprocessable(`${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${foreign[0]} is not)`, 'invalid_reference', { field: w.field });
+        throw unprocessable(
+          `${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${foreign[0]} is not)`,
+          'invalid_reference',
+          { field: w.field },
+        );
       }
     }
   }

@@ -34,8 +34,11 @@ export class CompanyReferencesRepository {
 
   private tables(kind: ReferenceKind): Promise<string[]> {
     this.existing ??= this.db
-      .query<{ name: string }>(`SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = current_schema() AND c.relkind IN ('r','p') AND c.relname = ANY($1::text[])`, [[...new Set(Object.values(TABLES).flat())]])
+      .query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = current_schema() AND c.relkind IN ('r','p') AND c.relname = ANY($1::text[])`,
+        [[...new Set(Object.values(TABLES).flat())]],
+      )
       .then((rows) => new Set(rows.map((r) => r.name)))
       .catch((err) => {
         this.existing = undefined;
@@ -61,7 +64,10 @@ export class CompanyReferencesRepository {
   /** The company owning a record, or null when it does not exist. */
   async companyOf(kind: ReferenceKind, id: string): Promise<string | null> {
     for (const table of await this.tables(kind)) {
-      const [row] = await this.db.query<{ company_id: string }>(`SELECT company_id::text AS company_id FROM "${table}" WHERE id = $1::uuid`, [id]);
+      const [row] = await this.db.query<{ company_id: string }>(
+        `SELECT company_id::text AS company_id FROM "${table}" WHERE id = $1::uuid`,
+        [id],
+      );
       if (row) return row.company_id;
     }
     return null;

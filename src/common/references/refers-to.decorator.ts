@@ -5,8 +5,21 @@ import 'reflect-metadata';
  * `company-references.repository.ts`.
  */
 export type ReferenceKind =
-  | 'agent' | 'issue' | 'project' | 'goal' | 'workspace' | 'label' | 'comment' | 'run' | 'cost_event'
-  | 'attachment' | 'asset' | 'secret' | 'routine' | 'approval' | 'document_revision';
+  | 'agent'
+  | 'issue'
+  | 'project'
+  | 'goal'
+  | 'workspace'
+  | 'label'
+  | 'comment'
+  | 'run'
+  | 'cost_event'
+  | 'attachment'
+  | 'asset'
+  | 'secret'
+  | 'routine'
+  | 'approval'
+  | 'document_revision';
 
 /** A field's kind, or (for a free-form object such as a wake payload) the kinds of its keys. */
 export type ReferenceSpec = ReferenceKind | Record<string, ReferenceKind>;
@@ -21,7 +34,9 @@ const REFERS_TO_KEY = 'service:refers-to';
 export function RefersTo(spec: ReferenceSpec): PropertyDecorator {
   return (target, key) => {
     const ctor = target.constructor;
-    const own: Array<[string, ReferenceSpec]> = Reflect.getOwnMetadata(REFERS_TO_KEY, ctor) ?? [...(Reflect.getMetadata(REFERS_TO_KEY, ctor) ?? [])];
+    const own: Array<[string, ReferenceSpec]> = Reflect.getOwnMetadata(REFERS_TO_KEY, ctor) ?? [
+      ...(Reflect.getMetadata(REFERS_TO_KEY, ctor) ?? []),
+    ];
     own.push([String(key), spec]);
     Reflect.defineMetadata(REFERS_TO_KEY, own, ctor);
   };

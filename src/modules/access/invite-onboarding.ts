@@ -65,7 +65,11 @@ export function onboardingJson(c: OnboardingContext) {
       url: `${base}/accept`,
       body: { requestType: 'agent', agentName: '<your name>', adapterType: '<adapter type>', capabilities: '<what you can do>' },
     },
-    claimApiKey: { method: 'POST', url: `${c.baseUrl}/api/join-requests/{joinRequestId}/claim-api-key`, body: { claimSecret: '<claimSecret>' } },
+    claimApiKey: {
+      method: 'POST',
+      url: `${c.baseUrl}/api/join-requests/{joinRequestId}/claim-api-key`,
+      body: { claimSecret: '<claimSecret>' },
+    },
     identity: { method: 'GET', url: `${c.baseUrl}/api/cli-auth/me` },
     onboardingTextUrl: `${base}/onboarding.txt`,
     skillsIndexUrl: `${base}/skills/index`,

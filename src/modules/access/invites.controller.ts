@@ -8,8 +8,15 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { notFound } from '../../common/errors/domain-error';
 import { AssetsService } from '../storage/assets.service';
 import {
-  AcceptInviteDto, CreatedInviteResponseDto, CreateInviteDto, InvitePromptDto, InvitePromptResponseDto, InviteResponseDto, PublicInviteDto,
-  TestResolutionQueryDto, TestResolutionResponseDto,
+  AcceptInviteDto,
+  CreatedInviteResponseDto,
+  CreateInviteDto,
+  InvitePromptDto,
+  InvitePromptResponseDto,
+  InviteResponseDto,
+  PublicInviteDto,
+  TestResolutionQueryDto,
+  TestResolutionResponseDto,
 } from './dto/invite.dto';
 import { AcceptedJoinRequestDto } from './dto/join-request.dto';
 import { invitePrompt, ONBOARDING_SKILLS, onboardingJson, onboardingText } from './invite-onboarding';
@@ -44,7 +51,11 @@ export class InvitesController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('invite.created', { entityType: 'invite', details: inviteDetails })
-  create(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateInviteDto): Promise<CreatedInviteResponseDto> {
+  create(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() dto: CreateInviteDto,
+  ): Promise<CreatedInviteResponseDto> {
     return this.invites.create(actor, companyId, dto);
   }
 
@@ -52,8 +63,16 @@ export class InvitesController {
   @Post('companies/:companyId/openclaw/invite-prompt')
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
-  @LogActivity('invite.created', { entityType: 'invite', entityId: (c) => (c.result.invite as { id: string }).id, details: () => ({ allowedJoinTypes: 'agent', prompt: true }) })
-  async prompt(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: InvitePromptDto): Promise<InvitePromptResponseDto> {
+  @LogActivity('invite.created', {
+    entityType: 'invite',
+    entityId: (c) => (c.result.invite as { id: string }).id,
+    details: () => ({ allowedJoinTypes: 'agent', prompt: true }),
+  })
+  async prompt(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() dto: InvitePromptDto,
+  ): Promise<InvitePromptResponseDto> {
     const invite = await this.invites.create(actor, companyId, { allowedJoinTypes: 'agent', expiresInHours: dto.expiresInHours });
     const ctx = await this.invites.onboardingContext(invite.token);
     return { invite, prompt: invitePrompt(ctx, dto) };
@@ -139,10 +158,14 @@ export class InvitesController {
    * returned); an agent files a join request (returned with its claim secret, shown once).
    */
   @Post('invites/:token/accept')
-  @NoActivity('the service records the join request it creates with the invite\'s company')
+  @NoActivity("the service records the join request it creates with the invite's company")
   @HttpCode(201)
   @Public()
-  accept(@CurrentActor() actor: Actor | undefined, @Param('token') token: string, @Body() dto: AcceptInviteDto): Promise<AcceptedJoinRequestDto | object> {
+  accept(
+    @CurrentActor() actor: Actor | undefined,
+    @Param('token') token: string,
+    @Body() dto: AcceptInviteDto,
+  ): Promise<AcceptedJoinRequestDto | object> {
     return this.joins.accept(actor, token, dto);
   }
 

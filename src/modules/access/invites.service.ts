@@ -101,7 +101,10 @@ export class InvitesService {
     if (!found) throw notFound('Invite');
     await this.companies.assertAccessToKnownCompany(actor, found.company_id);
     await this.permissions.assert(actor, found.company_id, 'users:invite');
-    const [row] = await this.db.query<InviteRow>(`WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`, [inviteId]);
+    const [row] = await this.db.query<InviteRow>(
+      `WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [inviteId],
+    );
     return toInviteResponse(row);
   }
 
@@ -163,7 +166,9 @@ export class InvitesService {
       parsed = new URL(url);
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
     } catch {
-      throw new DomainError(400, 'validation_failed', 'url must be an absolute http(s) URL', { fields: [{ field: 'url', messages: ['url must be a URL'] }] });
+      throw new DomainError(400, 'validation_failed', 'url must be an absolute http(s) URL', {
+        fields: [{ field: 'url', messages: ['url must be a URL'] }],
+      });
     }
     const segments = parsed.pathname.split('/').map((s) => {
       try {

@@ -4,7 +4,13 @@ import { LogActivity, NoActivity } from '../../common/activity/log-activity.deco
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { ClaimApiKeyDto, ClaimedApiKeyDto, DecideJoinRequestDto, JoinRequestResponseDto, ListJoinRequestsQueryDto } from './dto/join-request.dto';
+import {
+  ClaimApiKeyDto,
+  ClaimedApiKeyDto,
+  DecideJoinRequestDto,
+  JoinRequestResponseDto,
+  ListJoinRequestsQueryDto,
+} from './dto/join-request.dto';
 import { JoinRequestsService } from './join-requests.service';
 
 const decisionDetails = (c: { result: Record<string, unknown> }) => ({
@@ -21,7 +27,11 @@ export class JoinRequestsController {
   /** Join requests, newest first; `status` (`pending` = `pending_approval`) and `request-type` filters. Needs `joins:approve`. */
   @Get('companies/:companyId/join-requests')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Query() q: ListJoinRequestsQueryDto): Promise<JoinRequestResponseDto[]> {
+  list(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Query() q: ListJoinRequestsQueryDto,
+  ): Promise<JoinRequestResponseDto[]> {
     return this.joins.list(actor, companyId, q.status, q['request-type'] ?? q.requestType);
   }
 
@@ -55,7 +65,7 @@ export class JoinRequestsController {
 
   /** Exchanges the claim secret of an approved agent request for an agent API key, once (409 after). */
   @Post('join-requests/:requestId/claim-api-key')
-  @NoActivity('the service records the key claim with the request\'s company (never the key)')
+  @NoActivity("the service records the key claim with the request's company (never the key)")
   @HttpCode(201)
   @Public()
   claim(@Param('requestId') requestId: string, @Body() dto: ClaimApiKeyDto): Promise<ClaimedApiKeyDto> {

@@ -80,11 +80,15 @@ export class JoinRequestsService {
     const invite = await this.invites.resolve(token, { lock: true });
     const type = dto.requestType ?? (isSignedInUser(actor) ? 'human' : 'agent');
     if (invite.allowed_join_types !== 'both' && invite.allowed_join_types !== type) {
-      throw unprocessable(`This invite admits ${invite.allowed_join_types === 'human' ? 'humans' : 'agents'} only`, 'join_type_not_allowed');
+      throw unprocessable(
+        `This invite admits ${invite.allowed_join_types === 'human' ? 'humans' : 'agents'} only`,
+        'join_type_not_allowed',
+      );
     }
     if (type === 'human') {
       if (!actor) throw unauthorized('Sign in to accept an invite as a human');
-      if (!isSignedInUser(actor)) throw unprocessable('Only a signed-in user can join as a human; the local board already reaches every company', 'user_required');
+      if (!isSignedInUser(actor))
+        throw unprocessable('Only a signed-in user can join as a human; the local board already reaches every company', 'user_required');
       const existing = await this.memberships.find(invite.company_id, 'user', actor.userId);
       if (existing?.status === 'active') throw conflict('You are already a member of this company', 'already_member');
       const m = await this.memberships.join(invite.company_id, 'user', actor.userId, invite.role as MembershipRole, actor);
@@ -141,7 +145,10 @@ export class JoinRequestsService {
     if (row.request_type === 'agent') {
       const agentId = await this.createAgent(companyId, row);
       await this.memberships.join(companyId, 'agent', agentId, 'member', actor);
-      const [updated] = await this.db.query<JoinRequestRow>(`WITH changed AS (UPDATE join_requests SET created_agent_id = $2 WHERE id = $1 RETURNING *) SELECT * FROM changed`, [row.id, agentId]);
+      const [updated] = await this.db.query<JoinRequestRow>(
+        `WITH changed AS (UPDATE join_requests SET created_agent_id = $2 WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+        [row.id, agentId],
+      );
       return toJoinRequestResponse(updated);
     }
     if (row.requesting_user_id) {
@@ -161,7 +168,9 @@ export class JoinRequestsService {
    * in constant time; the conditional update makes the claim work exactly once under concurrency.
    */
   async claimApiKey(requestId: string, claimSecret: string): Promise<ClaimedApiKeyDto> {
-    const [row] = isUuid(requestId) ? await this.db.query<JoinRequestRow>(`SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`, [requestId]) : [];
+    const [row] = isUuid(requestId)
+      ? await this.db.query<JoinRequestRow>(`SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`, [requestId])
+      : [];
     if (!row) throw notFound('Join request');
     if (!row.claim_secret_hash || !safeEqual(sha256Hex(claimSecret), row.claim_secret_hash)) {
       throw new DomainError(403, 'invalid_claim_secret', 'Invalid claim secret');
@@ -178,7 +187,13 @@ export class JoinRequestsService {
     const token = generateToken('ak');
     const repo = this.db.repo(AgentApiKeyEntity);
     const key = await repo.save(
-      repo.create({ companyId: row.company_id, agentId: row.created_agent_id, name: 'join-request', tokenHash: sha256Hex(token), tokenPrefix: tokenDisplayPrefix(token) }),
+      repo.create({
+        companyId: row.company_id,
+        agentId: row.created_agent_id,
+        name: 'join-request',
+        tokenHash: sha256Hex(token),
+        tokenPrefix: tokenDisplayPrefix(token),
+      }),
     );
     await this.activity.record({
       companyId: row.company_id,
@@ -194,7 +209,13 @@ export class JoinRequestsService {
     return { id: key.id, agentId: key.agentId, companyId: key.companyId, name: key.name, token, createdAt: key.createdAt.toISOString() };
   }
 
-  private async decide(actor: Actor, companyId: string, requestId: string, status: 'approved' | 'rejected', note?: string): Promise<JoinRequestRow> {
+  private async decide(
+    actor: Actor,
+    companyId: string,
+    requestId: string,
+    status: 'approved' | 'rejected',
+    note?: string,
+  ): Promise<JoinRequestRow> {
     const [row] = isUuid(requestId)
       ? await this.db.query<JoinRequestRow>(
           `WITH changed AS (UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
@@ -204,7 +225,10 @@ export class JoinRequestsService {
       : [];
     if (row) return row;
     const [existing] = isUuid(requestId)
-      ? await this.db.query<{ status: string }>(`SELECT status FROM join_requests WHERE id = $1 AND company_id = $2`, [requestId, companyId])
+      ? await this.db.query<{ status: string }>(`SELECT status FROM join_requests WHERE id = $1 AND company_id = $2`, [
+          requestId,
+          companyId,
+        ])
       : [];
     if (!existing) throw notFound('Join request');
     throw conflict(`Join request is already ${existing.status}`, 'join_request_not_pending', { status: existing.status });

@@ -77,7 +77,11 @@ export class MembersController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @LogActivity('company_member.archived', { ...memberEntity, details: () => ({}) })
-  archive(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('memberId') memberId: string): Promise<MemberResponseDto> {
+  archive(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('memberId') memberId: string,
+  ): Promise<MemberResponseDto> {
     return this.members.update(actor, companyId, memberId, { status: 'inactive' });
   }
 }

@@ -20,7 +20,9 @@ export class MembersService {
 
   async list(actor: Actor, companyId: string): Promise<MemberResponse[]> {
     if (actor.kind === 'agent') {
-      await this.permissions.assert(actor, companyId, 'users:manage_permissions').catch(() => this.permissions.assert(actor, companyId, 'users:invite'));
+      await this.permissions
+        .assert(actor, companyId, 'users:manage_permissions')
+        .catch(() => this.permissions.assert(actor, companyId, 'users:invite'));
     }
     const members = await this.memberships.list(companyId);
     if (actor.kind === 'board') return members;
@@ -28,7 +30,14 @@ export class MembersService {
   }
 
   async directory(companyId: string): Promise<DirectoryUserDto[]> {
-    const rows = await this.db.query<{ id: string; name: string; slug: string; image: string | null; membership_role: string; status: string }>(
+    const rows = await this.db.query<{
+      id: string;
+      name: string;
+      slug: string;
+      image: string | null;
+      membership_role: string;
+      status: string;
+    }>(
       `SELECT u.id, u.name, u.slug, u.image, m.membership_role, m.status
          FROM company_memberships m JOIN users u ON u.id = m.principal_id
         WHERE m.company_id = $1 AND m.principal_type = 'user'

@@ -93,7 +93,13 @@ export class MembershipsService {
       [companyId, type, principalId, role],
     );
     if (row.inserted && type === 'user') {
-      await this.insertGrants(companyId, type, principalId, ROLE_DEFAULT_GRANTS[role].map((k) => ({ permissionKey: k, scope: null })), by);
+      await this.insertGrants(
+        companyId,
+        type,
+        principalId,
+        ROLE_DEFAULT_GRANTS[role].map((k) => ({ permissionKey: k, scope: null })),
+        by,
+      );
     }
     return row;
   }
@@ -119,10 +125,11 @@ export class MembershipsService {
         ]);
       }
       if (change.grants) {
-        await this.db.query(
-          `DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
-          [companyId, current.principal_type, current.principal_id],
-        );
+        await this.db.query(`DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`, [
+          companyId,
+          current.principal_type,
+          current.principal_id,
+        ]);
         await this.insertGrants(companyId, current.principal_type, current.principal_id, change.grants, by);
       }
       return this.get(companyId, memberId);
@@ -142,7 +149,11 @@ export class MembershipsService {
    * Replaces a user's company access: listed companies become active memberships (new ones with the
    * given role, default member, and its grants); every other membership of the user becomes inactive.
    */
-  async replaceUserAccess(userId: string, entries: Array<{ companyId: string; membershipRole?: MembershipRole }>, by: Actor): Promise<void> {
+  async replaceUserAccess(
+    userId: string,
+    entries: Array<{ companyId: string; membershipRole?: MembershipRole }>,
+    by: Actor,
+  ): Promise<void> {
     const wanted = new Map(entries.map((e) => [e.companyId, e.membershipRole]));
     const before = await this.db.query<{ company_id: string }>(
       `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
@@ -226,17 +237,35 @@ export class MembershipsService {
     }
   }
 
-  private async insertGrants(companyId: string, type: PrincipalType, principalId: string, grants: NormalizedGrant[], by?: Actor): Promise<void> {
+  private async insertGrants(
+    companyId: string,
+    type: PrincipalType,
+    principalId: string,
+    grants: NormalizedGrant[],
+    by?: Actor,
+  ): Promise<void> {
     if (!grants.length) return;
     await this.db.query(
       `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key, scope, granted_by)
        SELECT $1, $2, $3, g.key, g.scope, $6 FROM unnest($4::text[], $5::jsonb[]) AS g(key, scope)`,
-      [companyId, type, principalId, grants.map((g) => g.permissionKey), grants.map((g) => (g.scope ? JSON.stringify(g.scope) : null)), actorId(by)],
+      [
+        companyId,
+        type,
+        principalId,
+        grants.map((g) => g.permissionKey),
+        grants.map((g) => (g.scope ? JSON.stringify(g.scope) : null)),
+        actorId(by),
+      ],
     );
   }
 
   private async withGrants(companyId: string, rows: MemberDetailRow[]): Promise<MemberResponse[]> {
-    const grants = await this.db.query<{ principal_type: string; principal_id: string; permission_key: NormalizedGrant['permissionKey']; scope: NormalizedGrant['scope'] }>(
+    const grants = await this.db.query<{
+      principal_type: string;
+      principal_id: string;
+      permission_key: NormalizedGrant['permissionKey'];
+      scope: NormalizedGrant['scope'];
+    }>(
       `SELECT principal_type, principal_id, permission_key, scope FROM principal_permission_grants
         WHERE company_id = $1 AND (principal_type, principal_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
         ORDER BY permission_key, created_at`,
@@ -253,7 +282,10 @@ export class MembershipsService {
         r.principal_type === 'user' && r.user_name !== null
           ? { id: r.principal_id, name: r.user_name, email: r.user_email, slug: r.user_slug as string, image: r.user_image }
           : null,
-      agent: r.principal_type === 'agent' && r.agent_name !== null ? { id: r.principal_id, name: r.agent_name, status: r.agent_status as string } : null,
+      agent:
+        r.principal_type === 'agent' && r.agent_name !== null
+          ? { id: r.principal_id, name: r.agent_name, status: r.agent_status as string }
+          : null,
       grants: grants
         .filter((g) => g.principal_type === r.principal_type && g.principal_id === r.principal_id)
         .map((g) => ({ permissionKey: g.permission_key, scope: g.scope ?? null })),

@@ -19,7 +19,7 @@ export class ActivityController {
 
   /** Board-only: append a record (actorType defaults to `system`; details are sanitised). */
   @Post()
-  @NoActivity('the route writes the activity record itself (the caller\'s action)')
+  @NoActivity("the route writes the activity record itself (the caller's action)")
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   create(@Param('companyId') companyId: string, @Body() dto: CreateActivityDto): Promise<ActivityResponseDto> {

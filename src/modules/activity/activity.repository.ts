@@ -44,8 +44,17 @@ export class ActivityRepository extends CompanyScopedRepository {
   agentActions(
     companyId: string,
     opts: {
-      after?: KeysetCursor; limit: number; allActors?: boolean; action?: string; entityType?: string; entityId?: string; agentId?: string; runId?: string;
-      responsibleUserId?: string; from?: string; to?: string;
+      after?: KeysetCursor;
+      limit: number;
+      allActors?: boolean;
+      action?: string;
+      entityType?: string;
+      entityId?: string;
+      agentId?: string;
+      runId?: string;
+      responsibleUserId?: string;
+      from?: string;
+      to?: string;
     },
   ): Promise<ActivityRow[]> {
     const params: unknown[] = [opts.limit + 1];

@@ -56,9 +56,17 @@ export class ActivityService {
   async agentActions(companyId: string, q: AgentActionsQueryDto): Promise<AgentActionsPageDto> {
     const limit = q.limit ?? 50;
     const rows = await this.repo.agentActions(companyId, {
-      after: q.cursor ? decodeCursor(q.cursor) : undefined, limit, allActors: q.actorScope === 'all',
-      action: q.action, entityType: q.entityType, entityId: q.entityId, agentId: q.agentId, runId: q.runId,
-      responsibleUserId: q.responsibleUserId, from: q.from, to: q.to,
+      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+      limit,
+      allActors: q.actorScope === 'all',
+      action: q.action,
+      entityType: q.entityType,
+      entityId: q.entityId,
+      agentId: q.agentId,
+      runId: q.runId,
+      responsibleUserId: q.responsibleUserId,
+      from: q.from,
+      to: q.to,
     });
     const page = keysetPage(rows, limit);
     return {

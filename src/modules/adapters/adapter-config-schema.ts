@@ -110,8 +110,10 @@ function checkField(value: unknown, schema: ConfigFieldSchema, path: string): un
     }
     case 'integer':
       if (!Number.isInteger(value)) throw new ConfigFieldError(path, `${path} must be an integer`);
-      if (schema.minimum !== undefined && (value as number) < schema.minimum) throw new ConfigFieldError(path, `${path} must be >= ${schema.minimum}`);
-      if (schema.maximum !== undefined && (value as number) > schema.maximum) throw new ConfigFieldError(path, `${path} must be <= ${schema.maximum}`);
+      if (schema.minimum !== undefined && (value as number) < schema.minimum)
+        throw new ConfigFieldError(path, `${path} must be >= ${schema.minimum}`);
+      if (schema.maximum !== undefined && (value as number) > schema.maximum)
+        throw new ConfigFieldError(path, `${path} must be <= ${schema.maximum}`);
       return value;
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) throw new ConfigFieldError(path, `${path} must be a number`);
@@ -121,7 +123,8 @@ function checkField(value: unknown, schema: ConfigFieldSchema, path: string): un
       if (typeof value !== 'boolean') throw new ConfigFieldError(path, `${path} must be a boolean`);
       return value;
     case 'string-array':
-      if (!Array.isArray(value) || !value.every((x) => typeof x === 'string')) throw new ConfigFieldError(path, `${path} must be an array of strings`);
+      if (!Array.isArray(value) || !value.every((x) => typeof x === 'string'))
+        throw new ConfigFieldError(path, `${path} must be an array of strings`);
       return value;
     case 'string-map':
       if (!isPlainObject(value) || !Object.values(value).every((x) => typeof x === 'string')) {

@@ -15,8 +15,16 @@ export interface AdapterTypeDefinition {
 }
 
 export const BUILT_IN_ADAPTER_TYPES = [
-  'process', 'http', 'runtime_a_local', 'runtime_b_local', 'runtime_c_local', 'runtime_d_local',
-  'runtime_e_local', 'runtime_f_local', 'runtime_g', 'gateway_a',
+  'process',
+  'http',
+  'runtime_a_local',
+  'runtime_b_local',
+  'runtime_c_local',
+  'runtime_d_local',
+  'runtime_e_local',
+  'runtime_f_local',
+  'runtime_g',
+  'gateway_a',
 ] as const;
 
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */
@@ -67,7 +75,12 @@ function builtIns(): AdapterTypeDefinition[] {
       configSchema: {
         type: 'object',
         required: ['command'],
-        properties: { ...COMMON, command: { type: 'string', minLength: 1 }, args: { type: 'string-array' }, cwd: { type: 'string', minLength: 1 } },
+        properties: {
+          ...COMMON,
+          command: { type: 'string', minLength: 1 },
+          args: { type: 'string-array' },
+          cwd: { type: 'string', minLength: 1 },
+        },
       },
     },
     {
@@ -96,7 +109,10 @@ function builtIns(): AdapterTypeDefinition[] {
       type: 'runtime_g',
       label: 'Runtime G',
       builtIn: true,
-      configSchema: { type: 'object', properties: { ...COMMON, model: { type: 'string', minLength: 1 }, url: { type: 'string', format: 'url' }, cwd: { type: 'string' } } },
+      configSchema: {
+        type: 'object',
+        properties: { ...COMMON, model: { type: 'string', minLength: 1 }, url: { type: 'string', format: 'url' }, cwd: { type: 'string' } },
+      },
     },
     {
       type: 'gateway_a',

@@ -22,7 +22,12 @@ export class AdaptersController {
     private readonly external: ExternalAdaptersService,
   ) {}
 
-  private view(d: AdapterTypeDefinition | undefined, type: string, ext: ExternalAdapterRow | null, s: AdapterSettingsRow | null | undefined): AdapterTypeDto {
+  private view(
+    d: AdapterTypeDefinition | undefined,
+    type: string,
+    ext: ExternalAdapterRow | null,
+    s: AdapterSettingsRow | null | undefined,
+  ): AdapterTypeDto {
     return {
       type,
       label: d?.label ?? ext?.label ?? type,
@@ -33,9 +38,15 @@ export class AdaptersController {
       override: { disabled: s?.disabled ?? false, reason: s?.disabled_reason ?? null, pinnedVersion: s?.pinned_version ?? null },
       package: ext
         ? {
-            name: ext.package_name, version: ext.version, sourceKind: ext.source_kind, sourceRef: ext.source_ref, hasUiParser: ext.has_ui_parser,
-            installGeneration: Number(ext.install_generation), loadGeneration: Number(ext.load_generation),
-            installedAt: ext.created_at.toISOString(), updatedAt: ext.updated_at.toISOString(),
+            name: ext.package_name,
+            version: ext.version,
+            sourceKind: ext.source_kind,
+            sourceRef: ext.source_ref,
+            hasUiParser: ext.has_ui_parser,
+            installGeneration: Number(ext.install_generation),
+            loadGeneration: Number(ext.load_generation),
+            installedAt: ext.created_at.toISOString(),
+            updatedAt: ext.updated_at.toISOString(),
           }
         : null,
       ...(ext ? { loaded: this.external.loadState(type), loadError: this.external.loadError(type) } : {}),
@@ -56,7 +67,9 @@ export class AdaptersController {
   async list(): Promise<AdapterTypeDto[]> {
     const [exts, settings] = await Promise.all([this.external.externals(), this.external.settings()]);
     const types = new Set([...this.registry.list().map((d) => d.type), ...exts.map((e) => e.type)]);
-    return [...types].map((type) => this.view(this.registry.get(type), type, exts.find((e) => e.type === type) ?? null, settings.get(type)));
+    return [...types].map((type) =>
+      this.view(this.registry.get(type), type, exts.find((e) => e.type === type) ?? null, settings.get(type)),
+    );
   }
 
   /** JSON schema of the type's settings (for a settings form). */
@@ -78,7 +91,10 @@ export class AdaptersController {
   @InstanceAudit('instance.adapter_installed')
   @Authorize({ callers: ['board'] })
   async install(@CurrentActor() actor: Actor, @Body() dto: InstallAdapterDto): Promise<AdapterTypeDto> {
-    const row = await this.external.install(actor, dto.localPath ? { localPath: dto.localPath } : { packageName: dto.packageName, version: dto.version });
+    const row = await this.external.install(
+      actor,
+      dto.localPath ? { localPath: dto.localPath } : { packageName: dto.packageName, version: dto.version },
+    );
     return this.one(row.type);
   }
 
@@ -106,7 +122,11 @@ export class AdaptersController {
   @Patch(':type')
   @InstanceAudit('instance.adapter_config_updated')
   @Authorize({ callers: ['board'] })
-  async patchConfig(@CurrentActor() actor: Actor, @Param('type') type: string, @Body() dto: PatchAdapterConfigDto): Promise<AdapterTypeDto> {
+  async patchConfig(
+    @CurrentActor() actor: Actor,
+    @Param('type') type: string,
+    @Body() dto: PatchAdapterConfigDto,
+  ): Promise<AdapterTypeDto> {
     await this.external.putConfig(actor, type, dto.config);
     return this.one(type);
   }

@@ -37,12 +37,23 @@ export class AdaptersRepository {
   }
 
   async findExternal(type: string, lock = false): Promise<ExternalAdapterRow | null> {
-    const [row] = await this.db.query<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [type]);
+    const [row] = await this.db.query<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [
+      type,
+    ]);
     return row ?? null;
   }
 
   /** null when the type is installed already (unique type). */
-  async insertExternal(r: { type: string; packageName: string; version: string; label: string; sourceKind: string; sourceRef: string; hasUiParser: boolean; userId: string | null }): Promise<ExternalAdapterRow | null> {
+  async insertExternal(r: {
+    type: string;
+    packageName: string;
+    version: string;
+    label: string;
+    sourceKind: string;
+    sourceRef: string;
+    hasUiParser: boolean;
+    userId: string | null;
+  }): Promise<ExternalAdapterRow | null> {
     const [row] = await this.db.query<ExternalAdapterRow>(
       `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (type) DO NOTHING RETURNING *`,
@@ -51,7 +62,10 @@ export class AdaptersRepository {
     return row ?? null;
   }
 
-  async reinstalled(type: string, r: { packageName: string; version: string; label: string; sourceKind: string; sourceRef: string; hasUiParser: boolean }): Promise<ExternalAdapterRow> {
+  async reinstalled(
+    type: string,
+    r: { packageName: string; version: string; label: string; sourceKind: string; sourceRef: string; hasUiParser: boolean },
+  ): Promise<ExternalAdapterRow> {
     const [[row]] = (await this.db.query(
       `UPDATE external_adapters SET package_name = $2, version = $3, label = $4, source_kind = $5, source_ref = $6, has_ui_parser = $7,
               install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
@@ -70,7 +84,9 @@ export class AdaptersRepository {
   }
 
   async removeExternal(type: string): Promise<ExternalAdapterRow | null> {
-    const [rows] = (await this.db.query(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type])) as unknown as [ExternalAdapterRow[]];
+    const [rows] = (await this.db.query(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type])) as unknown as [
+      ExternalAdapterRow[],
+    ];
     await this.db.query(`DELETE FROM adapter_settings WHERE type = $1`, [type]);
     return rows[0] ?? null;
   }
@@ -94,7 +110,10 @@ export class AdaptersRepository {
   }
 
   /** Only the fields given change (`undefined` keeps the stored value). */
-  async putOverride(type: string, o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null }): Promise<AdapterSettingsRow> {
+  async putOverride(
+    type: string,
+    o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null },
+  ): Promise<AdapterSettingsRow> {
     const [row] = await this.db.query<AdapterSettingsRow>(
       `INSERT INTO adapter_settings (type, disabled, disabled_reason, pinned_version)
        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN COALESCE($2::boolean, false) THEN $3::text END, $5::text)

@@ -28,8 +28,21 @@ export interface ExternalAdapterModule {
  * process hooks (external modules start no tracked process groups), log without the system stream,
  * and an abort signal for cancellation.
  */
-export interface ExternalRunContext
-  extends Pick<AdapterRunContext, 'runId' | 'agentId' | 'companyId' | 'adapterType' | 'config' | 'configEnv' | 'agent' | 'context' | 'apiUrl' | 'runToken' | 'serviceEnv' | 'resumeSessionId'> {
+export interface ExternalRunContext extends Pick<
+  AdapterRunContext,
+  | 'runId'
+  | 'agentId'
+  | 'companyId'
+  | 'adapterType'
+  | 'config'
+  | 'configEnv'
+  | 'agent'
+  | 'context'
+  | 'apiUrl'
+  | 'runToken'
+  | 'serviceEnv'
+  | 'resumeSessionId'
+> {
   log(stream: 'stdout' | 'stderr', chunk: string): void;
   /** aborted when the run is cancelled */
   signal: AbortSignal;
@@ -54,7 +67,8 @@ export function readAdapterPackage(dir: string): AdapterPackageInfo {
     throw adapterError('adapter_package_invalid', `package.json missing or not JSON: ${(err as Error).message}`);
   }
   const meta = (pkg.serviceAdapter ?? null) as Record<string, unknown> | null;
-  if (!meta || typeof meta !== 'object') throw adapterError('adapter_package_invalid', 'package.json has no "serviceAdapter" object: not an adapter package');
+  if (!meta || typeof meta !== 'object')
+    throw adapterError('adapter_package_invalid', 'package.json has no "serviceAdapter" object: not an adapter package');
   const entry = typeof meta.entry === 'string' ? meta.entry : typeof pkg.main === 'string' ? pkg.main : 'index.js';
   const uiParser = typeof meta.uiParser === 'string' ? meta.uiParser : null;
   const inside = (rel: string) => {
@@ -64,7 +78,8 @@ export function readAdapterPackage(dir: string): AdapterPackageInfo {
   };
   inside(entry);
   if (uiParser) inside(uiParser);
-  if (typeof pkg.name !== 'string' || typeof pkg.version !== 'string') throw adapterError('adapter_package_invalid', 'package.json needs name and version');
+  if (typeof pkg.name !== 'string' || typeof pkg.version !== 'string')
+    throw adapterError('adapter_package_invalid', 'package.json needs name and version');
   return { packageName: pkg.name, version: pkg.version, entry, uiParser };
 }
 
@@ -85,10 +100,12 @@ export function importAdapter(dir: string): LoadedAdapter {
   } catch (err) {
     throw adapterError('adapter_package_invalid', `the adapter module failed to load: ${(err as Error).message}`);
   }
-  if (!mod || typeof mod.type !== 'string' || !TYPE.test(mod.type)) throw adapterError('adapter_package_invalid', 'the module must export type (lower-case letters, digits, _)');
+  if (!mod || typeof mod.type !== 'string' || !TYPE.test(mod.type))
+    throw adapterError('adapter_package_invalid', 'the module must export type (lower-case letters, digits, _)');
   if (typeof mod.execute !== 'function') throw adapterError('adapter_package_invalid', 'the module must export execute(ctx)');
   const schema = mod.configSchema ?? { type: 'object', properties: {} };
-  if (schema.type !== 'object' || typeof schema.properties !== 'object' || schema.properties === null) throw adapterError('adapter_package_invalid', 'configSchema must be { type: "object", properties }');
+  if (schema.type !== 'object' || typeof schema.properties !== 'object' || schema.properties === null)
+    throw adapterError('adapter_package_invalid', 'configSchema must be { type: "object", properties }');
   return { module: mod, info, dir, label: typeof mod.label === 'string' ? mod.label : mod.type, configSchema: schema };
 }
 
@@ -99,17 +116,30 @@ export function externalExecutor(a: LoadedAdapter): AdapterExecutor {
     type: mod.type,
     configSchema: a.configSchema as unknown as Record<string, unknown>,
     validateConfig: (config) => (typeof mod.validateConfig === 'function' ? mod.validateConfig(config) : []),
-    testEnvironment: (config) => (typeof mod.testEnvironment === 'function' ? mod.testEnvironment(config) : Promise.resolve({ ok: true, checks: [] })),
+    testEnvironment: (config) =>
+      typeof mod.testEnvironment === 'function' ? mod.testEnvironment(config) : Promise.resolve({ ok: true, checks: [] }),
     start(ctx: AdapterRunContext): AdapterRun {
       const abort = new AbortController();
       const done = (async (): Promise<RunOutcome> => {
         try {
           const out = await mod.execute({
-            runId: ctx.runId, agentId: ctx.agentId, companyId: ctx.companyId, adapterType: ctx.adapterType, config: ctx.config, configEnv: ctx.configEnv,
-            agent: ctx.agent, context: ctx.context, apiUrl: ctx.apiUrl, runToken: ctx.runToken, serviceEnv: ctx.serviceEnv, resumeSessionId: ctx.resumeSessionId,
-            log: (stream, chunk) => ctx.log(stream === 'stderr' ? 'stderr' : 'stdout', String(chunk)), signal: abort.signal,
+            runId: ctx.runId,
+            agentId: ctx.agentId,
+            companyId: ctx.companyId,
+            adapterType: ctx.adapterType,
+            config: ctx.config,
+            configEnv: ctx.configEnv,
+            agent: ctx.agent,
+            context: ctx.context,
+            apiUrl: ctx.apiUrl,
+            runToken: ctx.runToken,
+            serviceEnv: ctx.serviceEnv,
+            resumeSessionId: ctx.resumeSessionId,
+            log: (stream, chunk) => ctx.log(stream === 'stderr' ? 'stderr' : 'stdout', String(chunk)),
+            signal: abort.signal,
           });
-          if (!out || !FINAL.includes(out.status)) return { status: 'failed', errorCode: 'adapter_error', error: 'the adapter returned no final status' };
+          if (!out || !FINAL.includes(out.status))
+            return { status: 'failed', errorCode: 'adapter_error', error: 'the adapter returned no final status' };
           return out;
         } catch (err) {
           return { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };

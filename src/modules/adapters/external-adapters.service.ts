@@ -65,7 +65,10 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     // instance-level configuration, under the agent's own (the agent's keys win; env merges per variable)
     this.executors.setInstanceConfigSource(async (adapterType) => (await this.repo.settings(adapterType))?.config ?? {});
     await this.sync().catch((err) => this.logger.error(`loading external adapters failed: ${(err as Error).message}`));
-    this.timer = setInterval(() => void this.sync().catch((err) => this.logger.error(`adapter sync failed: ${(err as Error).message}`)), this.config.adapters.syncMs);
+    this.timer = setInterval(
+      () => void this.sync().catch((err) => this.logger.error(`adapter sync failed: ${(err as Error).message}`)),
+      this.config.adapters.syncMs,
+    );
     this.timer.unref();
   }
 
@@ -96,8 +99,14 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
       if (this.registry.get(type)?.builtIn) throw adapterError('adapter_builtin', `${type} is a built-in adapter type`);
       await this.assertPin(type, loaded.info.version);
       const row = await this.repo.insertExternal({
-        type, packageName: loaded.info.packageName, version: loaded.info.version, label: loaded.label,
-        sourceKind: staged.sourceKind, sourceRef: staged.sourceRef, hasUiParser: !!loaded.info.uiParser, userId: actor.kind === 'board' ? actor.userId : null,
+        type,
+        packageName: loaded.info.packageName,
+        version: loaded.info.version,
+        label: loaded.label,
+        sourceKind: staged.sourceKind,
+        sourceRef: staged.sourceRef,
+        hasUiParser: !!loaded.info.uiParser,
+        userId: actor.kind === 'board' ? actor.userId : null,
       });
       if (!row) throw adapterError('adapter_exists', `Adapter type ${type} is already installed (use reinstall)`);
       return row;
@@ -109,14 +118,20 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     assertInstanceAdmin(actor);
     const current = await this.external(type, true);
     const pin = (await this.repo.settings(type))?.pinned_version ?? undefined;
-    const src: PackageSource = current.source_kind === 'npm' ? { packageName: current.package_name, version: pin } : { localPath: current.source_ref };
+    const src: PackageSource =
+      current.source_kind === 'npm' ? { packageName: current.package_name, version: pin } : { localPath: current.source_ref };
     const staged = await this.materialize(src);
     return this.fromStaged(staged, async (loaded) => {
-      if (loaded.module.type !== type) throw adapterError('adapter_type_mismatch', `The package now exports type ${loaded.module.type}, not ${type}`);
+      if (loaded.module.type !== type)
+        throw adapterError('adapter_type_mismatch', `The package now exports type ${loaded.module.type}, not ${type}`);
       await this.assertPin(type, loaded.info.version);
       return this.repo.reinstalled(type, {
-        packageName: loaded.info.packageName, version: loaded.info.version, label: loaded.label,
-        sourceKind: staged.sourceKind, sourceRef: staged.sourceRef, hasUiParser: !!loaded.info.uiParser,
+        packageName: loaded.info.packageName,
+        version: loaded.info.version,
+        label: loaded.label,
+        sourceKind: staged.sourceKind,
+        sourceRef: staged.sourceRef,
+        hasUiParser: !!loaded.info.uiParser,
       });
     });
   }
@@ -147,7 +162,8 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     const here = this.local.get(type);
     const dir = here?.dir ?? (await this.materialize(this.sourceOf(current))).dir;
     const loaded = importAdapter(dir);
-    if (loaded.module.type !== type) throw adapterError('adapter_type_mismatch', `The module now exports type ${loaded.module.type}, not ${type}`);
+    if (loaded.module.type !== type)
+      throw adapterError('adapter_type_mismatch', `The module now exports type ${loaded.module.type}, not ${type}`);
     await this.assertPin(type, loaded.info.version);
     const row = await this.repo.reloaded(type, { version: loaded.info.version, label: loaded.label, hasUiParser: !!loaded.info.uiParser });
     this.activate(row, loaded, here?.owned ?? current.source_kind !== 'local');
@@ -171,21 +187,30 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     try {
       valid = this.registry.validateConfig(type, config, { allowIncomplete: true });
     } catch (err) {
-      if (err instanceof ConfigFieldError) throw adapterError('adapter_config_invalid', err.message, { field: err.field.replace(/^adapterConfig/, 'config') });
+      if (err instanceof ConfigFieldError)
+        throw adapterError('adapter_config_invalid', err.message, { field: err.field.replace(/^adapterConfig/, 'config') });
       throw err;
     }
     return this.repo.putConfig(type, valid);
   }
 
   /** Force-disable (wakes of the type's agents are skipped) and version pin (external types). */
-  async putOverride(actor: Actor, type: string, o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null }): Promise<AdapterSettingsRow> {
+  async putOverride(
+    actor: Actor,
+    type: string,
+    o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null },
+  ): Promise<AdapterSettingsRow> {
     assertInstanceAdmin(actor);
     this.assertKnown(type);
     if (o.pinnedVersion) {
       const ext = await this.repo.findExternal(type, true);
       if (!ext) throw adapterError('adapter_not_external', `Only external adapter types can be pinned; ${type} is built in`);
       if (ext.version !== o.pinnedVersion) {
-        throw adapterError('adapter_version_pinned', `Installed version ${ext.version} differs from ${o.pinnedVersion}: reinstall that version first`, { installedVersion: ext.version });
+        throw adapterError(
+          'adapter_version_pinned',
+          `Installed version ${ext.version} differs from ${o.pinnedVersion}: reinstall that version first`,
+          { installedVersion: ext.version },
+        );
       }
     }
     return this.repo.putOverride(type, o);
@@ -238,7 +263,9 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
         const previous = here?.owned && here.dir !== dir ? here.dir : null;
         this.activate(row, loaded, owned);
         if (previous) fs.rmSync(previous, { recursive: true, force: true });
-        this.logger.log(`loaded external adapter ${row.type} ${loaded.info.version} (generation ${row.install_generation}/${row.load_generation})`);
+        this.logger.log(
+          `loaded external adapter ${row.type} ${loaded.info.version} (generation ${row.install_generation}/${row.load_generation})`,
+        );
       } catch (err) {
         this.loadErrors.set(row.type, (err as Error).message);
         this.logger.error(`could not load external adapter ${row.type}: ${(err as Error).message}`);
@@ -254,8 +281,14 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     const previous = this.local.get(type);
     if (previous?.owned && previous.dir !== loaded.dir && owned) fs.rmSync(previous.dir, { recursive: true, force: true });
     this.local.set(type, {
-      type, dir: loaded.dir, owned, installGeneration: row.install_generation, loadGeneration: row.load_generation,
-      version: loaded.info.version, uiParser: loaded.info.uiParser, loadedAt: new Date(),
+      type,
+      dir: loaded.dir,
+      owned,
+      installGeneration: row.install_generation,
+      loadGeneration: row.load_generation,
+      version: loaded.info.version,
+      uiParser: loaded.info.uiParser,
+      loadedAt: new Date(),
     });
     this.loadErrors.delete(type);
   }
@@ -270,7 +303,9 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
   }
 
   /** A local folder is used in place; a tarball or npm package is unpacked into the install directory. */
-  private async materialize(src: PackageSource): Promise<{ dir: string; owned: boolean; sourceKind: 'local' | 'tarball' | 'npm'; sourceRef: string }> {
+  private async materialize(
+    src: PackageSource,
+  ): Promise<{ dir: string; owned: boolean; sourceKind: 'local' | 'tarball' | 'npm'; sourceRef: string }> {
     const fail = (m: string) => adapterError('adapter_source_invalid', m);
     if (src.localPath) {
       const abs = path.resolve(src.localPath);
@@ -308,6 +343,9 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
 
   private async assertPin(type: string, version: string): Promise<void> {
     const pin = (await this.repo.settings(type))?.pinned_version;
-    if (pin && pin !== version) throw adapterError('adapter_version_pinned', `${type} is pinned to version ${pin}; the package is ${version}`, { pinnedVersion: pin });
+    if (pin && pin !== version)
+      throw adapterError('adapter_version_pinned', `${type} is pinned to version ${pin}; the package is ${version}`, {
+        pinnedVersion: pin,
+      });
   }
 }

@@ -43,19 +43,36 @@ export class AgentConfigService {
 
   assertKnownType(type: string): void {
     if (!this.adapters.has(type)) {
-      throw invalidField('adapterType', `Unknown adapterType "${type}"; known: ${this.adapters.list().map((d) => d.type).join(', ')}`, 'unknown_adapter_type');
+      throw invalidField(
+        'adapterType',
+        `Unknown adapterType "${type}"; known: ${this.adapters
+          .list()
+          .map((d) => d.type)
+          .join(', ')}`,
+        'unknown_adapter_type',
+      );
     }
   }
 
   /** Validated config with the type's create-time defaults. */
-  async forCreate(companyId: string, type: string, config: Record<string, unknown>, opts: { allowIncomplete?: boolean } = {}): Promise<Record<string, unknown>> {
+  async forCreate(
+    companyId: string,
+    type: string,
+    config: Record<string, unknown>,
+    opts: { allowIncomplete?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
     const out = this.mapErrors(() => this.adapters.prepareForCreate(type, config, opts));
     await this.validateEnvBindings(companyId, out);
     return out;
   }
 
-  async forUpdate(companyId: string, type: string, config: Record<string, unknown>, opts: { allowIncomplete?: boolean } = {}): Promise<Record<string, unknown>> {
+  async forUpdate(
+    companyId: string,
+    type: string,
+    config: Record<string, unknown>,
+    opts: { allowIncomplete?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
     const out = this.mapErrors(() => this.adapters.validateConfig(type, config, opts));
     await this.validateEnvBindings(companyId, out);
@@ -81,14 +98,20 @@ export class AgentConfigService {
    * company's org-chart lock so two concurrent moves cannot close a cycle together.
    */
   async assertValidManager(companyId: string, agentId: string | null, reportsTo: string): Promise<void> {
-    const [manager] = await this.db.query<{ company_id: string; status: string }>(`SELECT company_id, status FROM agents WHERE id = $1`, [reportsTo]);
-    if (!manager || manager.company_id !== companyId) throw invalidField('reportsTo', 'reportsTo must be an agent of the same company', 'invalid_reports_to');
+    const [manager] = await this.db.query<{ company_id: string; status: string }>(`SELECT company_id, status FROM agents WHERE id = $1`, [
+      reportsTo,
+    ]);
+    if (!manager || manager.company_id !== companyId)
+      throw invalidField('reportsTo', 'reportsTo must be an agent of the same company', 'invalid_reports_to');
     if (manager.status === 'terminated') throw invalidField('reportsTo', 'reportsTo must not be a terminated agent', 'invalid_reports_to');
     if (agentId === null) return;
     if (reportsTo === agentId) throw invalidField('reportsTo', 'An agent cannot report to itself', 'reports_to_cycle');
-    const rows = await this.db.query<{ id: string; reports_to: string | null }>(`SELECT id, reports_to FROM agents WHERE company_id = $1`, [companyId]);
+    const rows = await this.db.query<{ id: string; reports_to: string | null }>(`SELECT id, reports_to FROM agents WHERE company_id = $1`, [
+      companyId,
+    ]);
     const chart = new Map(rows.map((r) => [r.id, r.reports_to]));
-    if (ancestorsOf(reportsTo, chart).includes(agentId)) throw invalidField('reportsTo', 'reportsTo would create a reporting cycle', 'reports_to_cycle');
+    if (ancestorsOf(reportsTo, chart).includes(agentId))
+      throw invalidField('reportsTo', 'reportsTo would create a reporting cycle', 'reports_to_cycle');
   }
 
   /** Serialises org-chart changes of one company (transaction-scoped advisory lock). */

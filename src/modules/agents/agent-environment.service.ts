@@ -17,11 +17,15 @@ export class AgentEnvironmentService {
   /** Board callers of the company, or agents allowed to create agents (`agents:create`). Nothing is stored. */
   async test(actor: Actor, agentId: string): Promise<AgentEnvironmentReportDto> {
     const agent = await this.lookup.byId(actor, agentId);
-    if (actor.kind === 'agent') await this.authz.assert({ actor, action: 'agent.create', companyId: agent.companyId, targetAgentId: agent.id });
+    if (actor.kind === 'agent')
+      await this.authz.assert({ actor, action: 'agent.create', companyId: agent.companyId, targetAgentId: agent.id });
     const executor = this.executors.get(agent.adapterType);
     const report = executor
       ? await executor.testEnvironment(agent.adapterConfig ?? {})
-      : { ok: false, checks: [{ name: 'adapter', ok: false, message: `No executor for adapter type ${agent.adapterType} on this instance` }] };
+      : {
+          ok: false,
+          checks: [{ name: 'adapter', ok: false, message: `No executor for adapter type ${agent.adapterType} on this instance` }],
+        };
     return { agentId: agent.id, adapterType: agent.adapterType, ok: report.ok, checks: report.checks, testedAt: new Date().toISOString() };
   }
 }

@@ -17,13 +17,17 @@ export const invalidField = (field: string, message: string, code = 'invalid_fie
 export const urlKeyFromName = (name: string): string => urlKeyOf(name, 'agent');
 
 /** heartbeat.enabled defaults to false; intervalSec must be a positive integer. */
-export function normalizeRuntimeConfig(input: Record<string, unknown> | undefined, base: Record<string, unknown> = {}): Record<string, unknown> {
+export function normalizeRuntimeConfig(
+  input: Record<string, unknown> | undefined,
+  base: Record<string, unknown> = {},
+): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...base, ...(input ?? {}) };
   const hb = merged.heartbeat ?? {};
   if (!isPlainObject(hb)) throw invalidField('runtimeConfig.heartbeat', 'runtimeConfig.heartbeat must be an object');
   const heartbeat: Record<string, unknown> = { ...(isPlainObject(base.heartbeat) ? base.heartbeat : {}), ...hb };
   if (heartbeat.enabled === undefined) heartbeat.enabled = false;
-  if (typeof heartbeat.enabled !== 'boolean') throw invalidField('runtimeConfig.heartbeat.enabled', 'runtimeConfig.heartbeat.enabled must be a boolean');
+  if (typeof heartbeat.enabled !== 'boolean')
+    throw invalidField('runtimeConfig.heartbeat.enabled', 'runtimeConfig.heartbeat.enabled must be a boolean');
   if (heartbeat.intervalSec !== undefined && heartbeat.intervalSec !== null) {
     if (!Number.isInteger(heartbeat.intervalSec) || (heartbeat.intervalSec as number) < 1) {
       throw invalidField('runtimeConfig.heartbeat.intervalSec', 'runtimeConfig.heartbeat.intervalSec must be a positive integer');
@@ -36,7 +40,11 @@ export function normalizeRuntimeConfig(input: Record<string, unknown> | undefine
 /** metadata.serviceBuiltInAgent is an immutable marker: refused when a route tries to write it. */
 export function assertNoBuiltInMarker(metadata: Record<string, unknown> | undefined): void {
   if (metadata && BUILT_IN_MARKER_KEY in metadata) {
-    throw invalidField(`metadata.${BUILT_IN_MARKER_KEY}`, `metadata.${BUILT_IN_MARKER_KEY} is reserved for built-in agents and cannot be written`, 'reserved_metadata_key');
+    throw invalidField(
+      `metadata.${BUILT_IN_MARKER_KEY}`,
+      `metadata.${BUILT_IN_MARKER_KEY} is reserved for built-in agents and cannot be written`,
+      'reserved_metadata_key',
+    );
   }
 }
 
@@ -48,7 +56,11 @@ export function mergeMetadata(stored: Record<string, unknown>, incoming: Record<
 }
 
 /** adapterConfig for PATCH: shallow merge, or replacement that keeps the preserved keys. */
-export function mergeAdapterConfig(stored: Record<string, unknown>, incoming: Record<string, unknown>, replace: boolean): Record<string, unknown> {
+export function mergeAdapterConfig(
+  stored: Record<string, unknown>,
+  incoming: Record<string, unknown>,
+  replace: boolean,
+): Record<string, unknown> {
   if (!replace) return { ...stored, ...incoming };
   const kept = Object.fromEntries(PRESERVED_ON_REPLACE.filter((k) => k in stored && !(k in incoming)).map((k) => [k, stored[k]]));
   return { ...kept, ...incoming };

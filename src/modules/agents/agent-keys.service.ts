@@ -47,7 +47,15 @@ export class AgentKeysService {
     if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
     const token = generateToken('ak');
     const key = await this.repo.save(
-      this.repo.create({ companyId: agent.companyId, agentId: agent.id, name: name.trim(), tokenHash: sha256Hex(token), tokenPrefix: tokenDisplayPrefix(token), revokedAt: null, lastUsedAt: null }),
+      this.repo.create({
+        companyId: agent.companyId,
+        agentId: agent.id,
+        name: name.trim(),
+        tokenHash: sha256Hex(token),
+        tokenPrefix: tokenDisplayPrefix(token),
+        revokedAt: null,
+        lastUsedAt: null,
+      }),
     );
     return { ...toKeyResponse(key), token };
   }

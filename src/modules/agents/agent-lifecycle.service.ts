@@ -30,7 +30,6 @@ export class AgentLifecycleService {
     return agent;
   }
 
-
   async pause(actor: Actor, agentId: string): Promise<AgentResponseDto> {
     return this.moveTo(actor, agentId, 'paused');
   }
@@ -43,7 +42,8 @@ export class AgentLifecycleService {
 
   async resume(actor: Actor, agentId: string): Promise<AgentResponseDto> {
     const agent = await this.loadForLifecycle(actor, agentId);
-    if (NOT_RESUMABLE.includes(agent.status)) throw conflict(`A ${agent.status} agent cannot be resumed`, 'invalid_agent_status', { status: agent.status });
+    if (NOT_RESUMABLE.includes(agent.status))
+      throw conflict(`A ${agent.status} agent cannot be resumed`, 'invalid_agent_status', { status: agent.status });
     // a hire paused while waiting for approval must not slip past the board
     if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
     await this.setStatus(agent, 'idle', null);
@@ -60,8 +60,14 @@ export class AgentLifecycleService {
     const before = await this.lookup.view(actor, agent, true);
     await this.cancellation.cancel({ companyId: agent.companyId, agentIds: [agent.id] }, 'agent_deleted');
     await this.approvals.cancelForAgent(agent.companyId, agent.id);
-    await this.db.query(`DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [agent.companyId, agent.id]);
-    await this.db.query(`DELETE FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [agent.companyId, agent.id]);
+    await this.db.query(
+      `DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
+      [agent.companyId, agent.id],
+    );
+    await this.db.query(`DELETE FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [
+      agent.companyId,
+      agent.id,
+    ]);
     await this.db.query(`DELETE FROM agents WHERE id = $1`, [agent.id]);
     return before;
   }
@@ -89,7 +95,9 @@ export class AgentLifecycleService {
       return;
     }
     if (agent.status === 'pending_approval') {
-      throw conflict('A pending_approval agent leaves that state only through its approval', 'invalid_agent_status', { status: agent.status });
+      throw conflict('A pending_approval agent leaves that state only through its approval', 'invalid_agent_status', {
+        status: agent.status,
+      });
     }
     if (target === 'pending_approval') throw conflict('An agent cannot be moved back to pending_approval', 'invalid_agent_status');
     if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
@@ -97,7 +105,11 @@ export class AgentLifecycleService {
   }
 
   private async setStatus(agent: AgentEntity, status: AgentStatus, pauseReason: string | null): Promise<void> {
-    await this.db.query(`UPDATE agents SET status = $2, pause_reason = $3, updated_at = now() WHERE id = $1`, [agent.id, status, pauseReason]);
+    await this.db.query(`UPDATE agents SET status = $2, pause_reason = $3, updated_at = now() WHERE id = $1`, [
+      agent.id,
+      status,
+      pauseReason,
+    ]);
     agent.status = status;
     agent.pauseReason = pauseReason;
   }

@@ -10,8 +10,18 @@ import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentsService, HireResult } from './agents.service';
 import {
-  AgentDetailResponseDto, AgentEnvironmentReportDto, AgentKeyResponseDto, AgentResponseDto, CreateAgentDto, CreateAgentKeyDto,
-  CreatedAgentKeyResponseDto, GetAgentQueryDto, HireAgentDto, UpdateAgentBudgetDto, UpdateAgentDto, UpdateAgentPermissionsDto,
+  AgentDetailResponseDto,
+  AgentEnvironmentReportDto,
+  AgentKeyResponseDto,
+  AgentResponseDto,
+  CreateAgentDto,
+  CreateAgentKeyDto,
+  CreatedAgentKeyResponseDto,
+  GetAgentQueryDto,
+  HireAgentDto,
+  UpdateAgentBudgetDto,
+  UpdateAgentDto,
+  UpdateAgentPermissionsDto,
 } from './dto/agent.dto';
 
 const noDetails = () => ({});
@@ -87,7 +97,11 @@ export class AgentsController {
   @Patch('agents/:agentId/permissions')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.permissions_updated', { entityType: 'agent' })
-  permissions(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: UpdateAgentPermissionsDto): Promise<AgentResponseDto> {
+  permissions(
+    @CurrentActor() actor: Actor,
+    @Param('agentId') agentId: string,
+    @Body() dto: UpdateAgentPermissionsDto,
+  ): Promise<AgentResponseDto> {
     return this.access.updatePermissions(actor, agentId, dto);
   }
 
@@ -151,7 +165,11 @@ export class AgentsController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.key_created', keyActivity)
-  createKey(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: CreateAgentKeyDto): Promise<CreatedAgentKeyResponseDto> {
+  createKey(
+    @CurrentActor() actor: Actor,
+    @Param('agentId') agentId: string,
+    @Body() dto: CreateAgentKeyDto,
+  ): Promise<CreatedAgentKeyResponseDto> {
     return this.keys.create(actor, agentId, dto.name);
   }
 

@@ -18,7 +18,16 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 @Module({
   imports: [HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
   controllers: [AgentsController],
-  providers: [AgentsService, AgentEnvironmentService, AgentLookup, AgentConfigService, AgentAccessService, AgentLifecycleService, AgentKeysService, MarkedAgentsRepository],
+  providers: [
+    AgentsService,
+    AgentEnvironmentService,
+    AgentLookup,
+    AgentConfigService,
+    AgentAccessService,
+    AgentLifecycleService,
+    AgentKeysService,
+    MarkedAgentsRepository,
+  ],
   exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],
 })
 export class AgentsModule implements OnModuleInit {

@@ -10,16 +10,20 @@ import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { AgentAccessService } from './agent-access.service';
 import { AgentConfigService } from './agent-config.service';
 import {
-  assertNoBuiltInMarker, BUILT_IN_MARKER_KEY, ceoDefaultPermissions, mergeAdapterConfig, mergeMetadata,
-  normalizeRuntimeConfig, urlKeyFromName, withDesiredSkills,
+  assertNoBuiltInMarker,
+  BUILT_IN_MARKER_KEY,
+  ceoDefaultPermissions,
+  mergeAdapterConfig,
+  mergeMetadata,
+  normalizeRuntimeConfig,
+  urlKeyFromName,
+  withDesiredSkills,
 } from './agent-fields';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
 import { toAgentResponse, toChainLink } from './agent-view';
 import { AgentEntity } from './agent.entity';
-import {
-  AgentDetailResponseDto, AgentResponseDto, CreateAgentDto, HireAgentDto, UpdateAgentDto,
-} from './dto/agent.dto';
+import { AgentDetailResponseDto, AgentResponseDto, CreateAgentDto, HireAgentDto, UpdateAgentDto } from './dto/agent.dto';
 
 export interface HireResult {
   agent: AgentResponseDto;
@@ -89,7 +93,13 @@ export class AgentsService {
     const status = opts.startsPaused ? 'paused' : company.require ? 'pending_approval' : 'idle';
     const agent = await this.insertAgent(actor, companyId, dto, status, [], { [BUILT_IN_MARKER_KEY]: marker });
     if (!company.require) return { agent, approval: null };
-    const approval = await this.approvals.createHireApproval({ companyId, agentId: agent.id, payload: { agent: this.requestSnapshot(agent) }, sourceIssueIds: [], requestedBy: actor });
+    const approval = await this.approvals.createHireApproval({
+      companyId,
+      agentId: agent.id,
+      payload: { agent: this.requestSnapshot(agent) },
+      sourceIssueIds: [],
+      requestedBy: actor,
+    });
     return { agent, approval: toApprovalResponse(approval) };
   }
 
@@ -110,18 +120,32 @@ export class AgentsService {
     assertNoBuiltInMarker(dto.metadata);
     const role = dto.role?.trim() || 'general';
     const desiredSkills = await this.config.resolveDesiredSkills(companyId, dto.desiredSkills);
-    const adapterConfig = await this.config.forCreate(companyId, dto.adapterType, withDesiredSkills(dto.adapterConfig ?? {}, desiredSkills), {
-      allowIncomplete: builtInMarker !== undefined,
-    });
+    const adapterConfig = await this.config.forCreate(
+      companyId,
+      dto.adapterType,
+      withDesiredSkills(dto.adapterConfig ?? {}, desiredSkills),
+      {
+        allowIncomplete: builtInMarker !== undefined,
+      },
+    );
     const runtimeConfig = normalizeRuntimeConfig(dto.runtimeConfig);
     if (dto.reportsTo) {
       await this.config.lockOrgChart(companyId);
       await this.config.assertValidManager(companyId, null, dto.reportsTo);
     }
     const id = await this.insertWithUniqueKey(companyId, dto.name.trim(), [
-      role, dto.title ?? null, dto.capabilities ?? '', dto.reportsTo ?? null, dto.adapterType, JSON.stringify(adapterConfig),
-      JSON.stringify(runtimeConfig), dto.budgetMonthlyCents ?? 0, status, JSON.stringify(ceoDefaultPermissions(role)),
-      JSON.stringify({ ...(dto.metadata ?? {}), ...(builtInMarker ?? {}) }), JSON.stringify(sourceIssueIds),
+      role,
+      dto.title ?? null,
+      dto.capabilities ?? '',
+      dto.reportsTo ?? null,
+      dto.adapterType,
+      JSON.stringify(adapterConfig),
+      JSON.stringify(runtimeConfig),
+      dto.budgetMonthlyCents ?? 0,
+      status,
+      JSON.stringify(ceoDefaultPermissions(role)),
+      JSON.stringify({ ...(dto.metadata ?? {}), ...(builtInMarker ?? {}) }),
+      JSON.stringify(sourceIssueIds),
     ]);
     // every created or hired agent is a member of its company (its grants live on the membership)
     await this.access.ensureMembership(companyId, id);
@@ -136,10 +160,12 @@ export class AgentsService {
   private async insertWithUniqueKey(companyId: string, name: string, values: unknown[]): Promise<string> {
     const base = urlKeyFromName(name);
     const taken = new Set(
-      (await this.db.query<{ url_key: string }>(
-        `SELECT url_key FROM agents WHERE company_id = $1 AND status <> 'terminated' AND (url_key = $2 OR url_key LIKE $2 || '-%')`,
-        [companyId, base],
-      )).map((r) => r.url_key),
+      (
+        await this.db.query<{ url_key: string }>(
+          `SELECT url_key FROM agents WHERE company_id = $1 AND status <> 'terminated' AND (url_key = $2 OR url_key LIKE $2 || '-%')`,
+          [companyId, base],
+        )
+      ).map((r) => r.url_key),
     );
     for (let n = 1; n < 10_000; n++) {
       const key = n === 1 ? base : `${base}-${n}`;
@@ -202,10 +228,18 @@ export class AgentsService {
   async update(actor: Actor, agentId: string, dto: UpdateAgentDto): Promise<AgentResponseDto> {
     const agent = await this.lookup.byId(actor, agentId, true);
     if (dto.permissions !== undefined) {
-      throw badRequest('permissions cannot be changed here; use PATCH /api/agents/{agentId}/permissions', { field: 'permissions' }, 'permissions_not_patchable');
+      throw badRequest(
+        'permissions cannot be changed here; use PATCH /api/agents/{agentId}/permissions',
+        { field: 'permissions' },
+        'permissions_not_patchable',
+      );
     }
     if (dto.desiredSkills !== undefined) {
-      throw badRequest('desiredSkills cannot be changed here; use POST /api/agents/{agentId}/skills/sync', { field: 'desiredSkills' }, 'desired_skills_not_patchable');
+      throw badRequest(
+        'desiredSkills cannot be changed here; use POST /api/agents/{agentId}/skills/sync',
+        { field: 'desiredSkills' },
+        'desired_skills_not_patchable',
+      );
     }
     await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
     if (dto.status !== undefined || dto.budgetMonthlyCents !== undefined) {
@@ -231,7 +265,9 @@ export class AgentsService {
     }
     if (dto.adapterType !== undefined || dto.adapterConfig !== undefined) {
       const type = dto.adapterType ?? agent.adapterType;
-      const merged = dto.adapterConfig ? mergeAdapterConfig(agent.adapterConfig, dto.adapterConfig, dto.replaceAdapterConfig === true) : agent.adapterConfig;
+      const merged = dto.adapterConfig
+        ? mergeAdapterConfig(agent.adapterConfig, dto.adapterConfig, dto.replaceAdapterConfig === true)
+        : agent.adapterConfig;
       agent.adapterConfig = await this.config.forUpdate(agent.companyId, type, merged);
       agent.adapterType = type;
     }
@@ -253,7 +289,8 @@ export class AgentsService {
         `SELECT 1 FROM agents WHERE company_id = $1 AND url_key = $2 AND status <> 'terminated' AND id <> $3`,
         [agent.companyId, key, agent.id],
       );
-      if (clash.length) throw conflict(`Another agent already uses the shortname "${key}"`, 'agent_shortname_conflict', { field: 'name', urlKey: key });
+      if (clash.length)
+        throw conflict(`Another agent already uses the shortname "${key}"`, 'agent_shortname_conflict', { field: 'name', urlKey: key });
     }
     agent.name = name;
     agent.urlKey = key;
@@ -264,7 +301,10 @@ export class AgentsService {
       await this.lookup.repo.save(agent);
     } catch (err) {
       if ((err as { driverError?: { code?: string } }).driverError?.code === UNIQUE_VIOLATION) {
-        throw conflict(`Another agent already uses the shortname "${agent.urlKey}"`, 'agent_shortname_conflict', { field: 'name', urlKey: agent.urlKey });
+        throw conflict(`Another agent already uses the shortname "${agent.urlKey}"`, 'agent_shortname_conflict', {
+          field: 'name',
+          urlKey: agent.urlKey,
+        });
       }
       throw err;
     }

@@ -64,7 +64,8 @@ export class MarkedAgentsRepository extends CompanyScopedRepository {
     if (fields.capabilities !== undefined) add('capabilities = ?', fields.capabilities);
     if (fields.adapterType !== undefined) add('adapter_type = ?', fields.adapterType);
     if (fields.adapterConfig !== undefined) add('adapter_config = ?::jsonb', JSON.stringify(fields.adapterConfig));
-    if (fields.marker !== undefined) add(`metadata = metadata || jsonb_build_object('${BUILT_IN_MARKER_KEY}', ?::jsonb)`, JSON.stringify(fields.marker));
+    if (fields.marker !== undefined)
+      add(`metadata = metadata || jsonb_build_object('${BUILT_IN_MARKER_KEY}', ?::jsonb)`, JSON.stringify(fields.marker));
     if (!sets.length) return;
     await this.returning(companyId, `UPDATE agents SET ${sets.join(', ')}, updated_at = now() WHERE company_id = $1 AND id = $2`, params);
   }

@@ -37,7 +37,11 @@ export class ApprovalsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @LogActivity('approval.approved', { entityType: 'approval', details: decisionDetails })
-  approve(@CurrentActor() actor: Actor, @Param('approvalId') approvalId: string, @Body() dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
+  approve(
+    @CurrentActor() actor: Actor,
+    @Param('approvalId') approvalId: string,
+    @Body() dto: DecideApprovalDto,
+  ): Promise<ApprovalResponseDto> {
     return this.approvals.approve(actor, approvalId, dto);
   }
 
@@ -46,7 +50,11 @@ export class ApprovalsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @LogActivity('approval.rejected', { entityType: 'approval', details: decisionDetails })
-  reject(@CurrentActor() actor: Actor, @Param('approvalId') approvalId: string, @Body() dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
+  reject(
+    @CurrentActor() actor: Actor,
+    @Param('approvalId') approvalId: string,
+    @Body() dto: DecideApprovalDto,
+  ): Promise<ApprovalResponseDto> {
     return this.approvals.reject(actor, approvalId, dto);
   }
 }

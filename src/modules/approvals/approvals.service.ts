@@ -118,7 +118,9 @@ export class ApprovalsService {
 
   /** An agent hired under approval stays unusable (no resume, no keys) until the board decides. */
   async hasPendingHire(agentId: string): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM approvals WHERE agent_id = $1 AND type = 'hire_agent' AND status = 'pending'`, [agentId]);
+    const rows = await this.db.query(`SELECT 1 FROM approvals WHERE agent_id = $1 AND type = 'hire_agent' AND status = 'pending'`, [
+      agentId,
+    ]);
     return rows.length > 0;
   }
 

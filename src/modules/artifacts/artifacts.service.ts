@@ -100,7 +100,8 @@ function decodeCursor(raw: string | undefined): Cursor | null {
   if (!raw) return null;
   try {
     const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(c) && c.length === 2 && /^\d{1,20}$/.test(String(c[0])) && typeof c[1] === 'string' && c[1].length <= 100) return [String(c[0]), c[1]];
+    if (Array.isArray(c) && c.length === 2 && /^\d{1,20}$/.test(String(c[0])) && typeof c[1] === 'string' && c[1].length <= 100)
+      return [String(c[0]), c[1]];
   } catch {
     // fall through
   }
@@ -139,13 +140,7 @@ export class ArtifactsService {
     const limit = q.limit ?? 30;
     const cursor = decodeCursor(q.cursor);
     const groupBy = q.groupBy ?? 'none';
-    const base = [
-      companyId,
-      groupBy,
-      q.kind && q.kind !== 'all' ? q.kind : null,
-      q.projectId ?? null,
-      q.q ? `%${escapeLike(q.q)}%` : null,
-    ];
+    const base = [companyId, groupBy, q.kind && q.kind !== 'all' ? q.kind : null, q.projectId ?? null, q.q ? `%${escapeLike(q.q)}%` : null];
     if (q.groupIssueId) {
       const page = await this.artifacts(base, limit, cursor, q.groupIssueId);
       const [selectedGroup] = await this.groups(base, 1, null, q.groupIssueId, groupBy === 'none' ? 'task' : groupBy);
@@ -156,7 +151,11 @@ export class ArtifactsService {
     const more = groups.length > limit;
     const pageGroups = groups.slice(0, limit);
     const last = pageGroups[pageGroups.length - 1];
-    return { artifacts: [], groups: pageGroups.map((g) => g.dto), nextCursor: more && last ? encodeCursor([last.sortUs, last.dto.issue.id]) : null };
+    return {
+      artifacts: [],
+      groups: pageGroups.map((g) => g.dto),
+      nextCursor: more && last ? encodeCursor([last.sortUs, last.dto.issue.id]) : null,
+    };
   }
 
   private async artifacts(base: unknown[], limit: number, cursor: Cursor | null, groupIssueId?: string): Promise<ArtifactListResponseDto> {
@@ -177,7 +176,11 @@ export class ArtifactsService {
 
   /** Groups newest first, each with its newest artifacts as previews. */
   private async groups(
-    base: unknown[], limit: number, cursor: Cursor | null, onlyIssueId: string | undefined, groupBy: string,
+    base: unknown[],
+    limit: number,
+    cursor: Cursor | null,
+    onlyIssueId: string | undefined,
+    groupBy: string,
   ): Promise<Array<{ dto: ArtifactGroupDto; sortUs: string }>> {
     const params = [...base.slice(0, 1), groupBy, ...base.slice(2), limit, cursor?.[0] ?? null, cursor?.[1] ?? null, onlyIssueId ?? null];
     const groups = await this.db.query<GroupRow>(

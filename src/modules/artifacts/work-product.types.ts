@@ -43,6 +43,9 @@ export function toWorkProductResponse(w: WorkProductRow): WorkProductResponseDto
 
 /** Work products of one issue, oldest first (also used by GET one issue). */
 export async function workProductsOf(db: Db, issueId: string): Promise<WorkProductResponseDto[]> {
-  const rows = await db.query<WorkProductRow>(`SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE issue_id = $1 ORDER BY created_at, id`, [issueId]);
+  const rows = await db.query<WorkProductRow>(
+    `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE issue_id = $1 ORDER BY created_at, id`,
+    [issueId],
+  );
   return rows.map(toWorkProductResponse);
 }

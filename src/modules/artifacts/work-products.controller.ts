@@ -21,33 +21,48 @@ export class WorkProductsController {
 
   @Get(':workProductId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string): Promise<WorkProductResponseDto> {
+  get(
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('workProductId') id: string,
+  ): Promise<WorkProductResponseDto> {
     return this.workProducts.get(actor, issueId, id);
   }
 
   /** `type`, `title`, and a `url` and/or an `attachmentId` of the same issue. */
   @Post()
-  @NoActivity('the service records issue.work_product_created with the issue\'s company')
+  @NoActivity("the service records issue.work_product_created with the issue's company")
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
-  create(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
+  create(
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Body() dto: CreateWorkProductDto,
+  ): Promise<WorkProductResponseDto> {
     return this.workProducts.create(actor, issueId, dto);
   }
 
   /** Partial update. */
   @Patch(':workProductId')
-  @NoActivity('the service records issue.work_product_updated with the issue\'s company')
+  @NoActivity("the service records issue.work_product_updated with the issue's company")
   @Authorize({ callers: ['board', 'agent'] })
   update(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string, @Body() dto: UpdateWorkProductDto,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('workProductId') id: string,
+    @Body() dto: UpdateWorkProductDto,
   ): Promise<WorkProductResponseDto> {
     return this.workProducts.update(actor, issueId, id, dto);
   }
 
   @Delete(':workProductId')
-  @NoActivity('the service records issue.work_product_deleted with the issue\'s company')
+  @NoActivity("the service records issue.work_product_deleted with the issue's company")
   @Authorize({ callers: ['board', 'agent'] })
-  remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('workProductId') id: string): Promise<WorkProductResponseDto> {
+  remove(
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('workProductId') id: string,
+  ): Promise<WorkProductResponseDto> {
     return this.workProducts.remove(actor, issueId, id);
   }
 }

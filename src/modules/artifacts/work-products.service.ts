@@ -39,8 +39,19 @@ export class WorkProductsService {
     const [row] = await this.db.query<WorkProductRow>(
       `INSERT INTO issue_work_products (company_id, issue_id, type, title, url, attachment_id, status, summary, metadata, created_by_agent_id, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${WORK_PRODUCT_COLUMNS}`,
-      [issue.company_id, issue.id, dto.type, dto.title, dto.url ?? null, dto.attachmentId ?? null, dto.status ?? null, dto.summary ?? null,
-        dto.metadata ?? null, actor.kind === 'agent' ? actor.agentId : null, actor.kind === 'board' ? actor.userId : null],
+      [
+        issue.company_id,
+        issue.id,
+        dto.type,
+        dto.title,
+        dto.url ?? null,
+        dto.attachmentId ?? null,
+        dto.status ?? null,
+        dto.summary ?? null,
+        dto.metadata ?? null,
+        actor.kind === 'agent' ? actor.agentId : null,
+        actor.kind === 'board' ? actor.userId : null,
+      ],
     );
     await this.record(actor, issue, 'issue.work_product_created', row);
     return toWorkProductResponse(row);
@@ -81,23 +92,32 @@ export class WorkProductsService {
 
   private async find(issue: IssueRow, id: string): Promise<WorkProductRow> {
     const [row] = isUuid(id)
-      ? await this.db.query<WorkProductRow>(`SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE id = $1 AND issue_id = $2`, [id, issue.id])
+      ? await this.db.query<WorkProductRow>(`SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE id = $1 AND issue_id = $2`, [
+          id,
+          issue.id,
+        ])
       : [];
     if (!row) throw notFound('Work product');
     return row;
   }
 
   private async assertTarget(issue: IssueRow, url: string | null, attachmentId: string | null): Promise<void> {
-    if (!url && !attachmentId) throw unprocessable('A work product needs a url or an attachmentId', 'work_product_target_required', { field: 'url' });
+    if (!url && !attachmentId)
+      throw unprocessable('A work product needs a url or an attachmentId', 'work_product_target_required', { field: 'url' });
     if (attachmentId) {
       const ok = await this.db.query(`SELECT 1 FROM issue_attachments WHERE id = $1 AND issue_id = $2`, [attachmentId, issue.id]);
-      if (!ok.length) throw unprocessable('attachmentId must be an attachment of the same issue', 'invalid_attachment', { field: 'attachmentId' });
+      if (!ok.length)
+        throw unprocessable('attachmentId must be an attachment of the same issue', 'invalid_attachment', { field: 'attachmentId' });
     }
   }
 
   private async record(actor: Actor, issue: IssueRow, action: string, w: WorkProductRow): Promise<void> {
     await this.activity.record({
-      companyId: issue.company_id, action, entityType: 'issue', entityId: issue.id, actor,
+      companyId: issue.company_id,
+      action,
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
       details: { workProductId: w.id, type: w.type, title: w.title, url: w.url, attachmentId: w.attachment_id },
     });
   }

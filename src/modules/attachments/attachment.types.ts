@@ -5,7 +5,12 @@ import type { AttachmentResponseDto } from './dto/attachment.dto';
 export const GENERIC_CONTENT_TYPES = ['application/octet-stream', 'binary/octet-stream', 'application/x-binary'];
 
 const VIDEO_BY_EXTENSION: Record<string, string> = {
-  mp4: 'video/mp4', m4v: 'video/mp4', webm: 'video/webm', mov: 'video/quicktime', qt: 'video/quicktime', quicktime: 'video/quicktime',
+  mp4: 'video/mp4',
+  m4v: 'video/mp4',
+  webm: 'video/webm',
+  mov: 'video/quicktime',
+  qt: 'video/quicktime',
+  quicktime: 'video/quicktime',
 };
 
 const baseType = (contentType: string) => contentType.split(';')[0].trim().toLowerCase();
@@ -73,8 +78,12 @@ export function toAttachmentResponse(a: AttachmentRow): AttachmentResponseDto {
 export async function attachmentSummariesOf(db: Db, issueId: string) {
   const rows = await db.query<AttachmentRow>(`${ATTACHMENT_SELECT} WHERE a.issue_id = $1 ORDER BY a.created_at, a.id`, [issueId]);
   return rows.map((a) => ({
-    id: a.id, originalFilename: a.original_filename, contentType: effectiveContentType(a.content_type, a.original_filename),
-    byteSize: a.byte_size, issueCommentId: a.issue_comment_id, contentPath: attachmentPaths(a.id).contentPath,
+    id: a.id,
+    originalFilename: a.original_filename,
+    contentType: effectiveContentType(a.content_type, a.original_filename),
+    byteSize: a.byte_size,
+    issueCommentId: a.issue_comment_id,
+    contentPath: attachmentPaths(a.id).contentPath,
     createdAt: new Date(a.created_at).toISOString(),
   }));
 }

@@ -30,10 +30,19 @@ export class AttachmentsController {
   @Authorize({ callers: ['board', 'agent'] })
   @UseInterceptors(SingleFileUploadInterceptor)
   @ApiConsumes('multipart/form-data')
-  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, issueCommentId: { type: 'string', format: 'uuid' } } } })
+  @ApiBody({
+    schema: {
+      type: 'object',
+      required: ['file'],
+      properties: { file: { type: 'string', format: 'binary' }, issueCommentId: { type: 'string', format: 'uuid' } },
+    },
+  })
   upload(
-    @CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('issueId') issueId: string,
-    @UploadedFile() file: UploadedFileType, @Body() dto: UploadAttachmentDto,
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('issueId') issueId: string,
+    @UploadedFile() file: UploadedFileType,
+    @Body() dto: UploadAttachmentDto,
   ): Promise<AttachmentResponseDto> {
     return this.attachments.upload(actor, companyId, issueId, file, dto.issueCommentId);
   }
@@ -51,8 +60,11 @@ export class AttachmentsController {
   @ApiProduces('application/octet-stream')
   @ApiOkResponse({ description: 'attachment bytes' })
   async content(
-    @CurrentActor() actor: Actor, @Param('attachmentId') attachmentId: string, @Query('download') download: string | undefined,
-    @Headers('range') range: string | undefined, @Res() res: Response,
+    @CurrentActor() actor: Actor,
+    @Param('attachmentId') attachmentId: string,
+    @Query('download') download: string | undefined,
+    @Headers('range') range: string | undefined,
+    @Res() res: Response,
   ): Promise<void> {
     const a = await this.attachments.load(actor, attachmentId);
     this.setHeaders(res, a, download === '1' || download === 'true');
@@ -66,7 +78,10 @@ export class AttachmentsController {
     }
     const stream = this.storage.read(a.storage_key, r.kind === 'partial' ? r : undefined);
     if (r.kind === 'partial') {
-      res.status(206).header('Content-Range', `bytes ${r.start}-${r.end}/${size}`).header('Content-Length', String(r.end - r.start + 1));
+      res
+        .status(206)
+        .header('Content-Range', `bytes ${r.start}-${r.end}/${size}`)
+        .header('Content-Length', String(r.end - r.start + 1));
     } else {
       res.status(200).header('Content-Length', String(size));
     }
@@ -75,7 +90,7 @@ export class AttachmentsController {
 
   /** Board callers or the uploader. */
   @Delete('attachments/:attachmentId')
-  @NoActivity('the service records issue.attachment_removed with the attachment\'s company')
+  @NoActivity("the service records issue.attachment_removed with the attachment's company")
   @Authorize({ callers: ['board', 'agent'] })
   remove(@CurrentActor() actor: Actor, @Param('attachmentId') attachmentId: string): Promise<AttachmentResponseDto> {
     return this.attachments.remove(actor, attachmentId);
@@ -88,7 +103,10 @@ export class AttachmentsController {
     res.header('X-Content-Type-Options', 'nosniff');
     res.header('Cache-Control', 'private, max-age=300');
     res.header('ETag', `"${a.sha256}"`);
-    res.header('Content-Disposition', contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.original_filename));
+    res.header(
+      'Content-Disposition',
+      contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.original_filename),
+    );
     if (type.split(';')[0].trim().toLowerCase() === 'image/svg+xml') res.header('Content-Security-Policy', SVG_CSP);
   }
 }

@@ -26,21 +26,40 @@ export class AttachmentsService {
   ) {}
 
   /** Upload rules: one non-empty file within the size limit (interceptor), an allowed type, a comment of this issue. */
-  async upload(actor: Actor, companyId: string, issueRef: string, file: UploadedFile, issueCommentId?: string): Promise<AttachmentResponseDto> {
+  async upload(
+    actor: Actor,
+    companyId: string,
+    issueRef: string,
+    file: UploadedFile,
+    issueCommentId?: string,
+  ): Promise<AttachmentResponseDto> {
     const issue = await this.issues.findByRef(issueRef, { companyId });
     if (!issue) throw notFound('Issue');
     const contentType = (file.mimetype || 'application/octet-stream').toLowerCase();
     const filename = file.originalname ? file.originalname.slice(0, 255) : null;
     if (!contentTypeAllowed(effectiveContentType(contentType, filename), this.config.allowedAttachmentTypes)) {
       throw new DomainError(415, 'attachment_type_not_allowed', `Content type ${contentType} is not allowed for attachments`, {
-        contentType, allowedTypes: this.config.allowedAttachmentTypes,
+        contentType,
+        allowedTypes: this.config.allowedAttachmentTypes,
       });
     }
     if (issueCommentId) {
-      const ok = await this.db.query(`SELECT 1 FROM issue_comments WHERE id = $1 AND issue_id = $2 AND company_id = $3`, [issueCommentId, issue.id, companyId]);
-      if (!ok.length) throw unprocessable('issueCommentId must be a comment of the same issue', 'invalid_issue_comment', { field: 'issueCommentId' });
+      const ok = await this.db.query(`SELECT 1 FROM issue_comments WHERE id = $1 AND issue_id = $2 AND company_id = $3`, [
+        issueCommentId,
+        issue.id,
+        companyId,
+      ]);
+      if (!ok.length)
+        throw unprocessable('issueCommentId must be a comment of the same issue', 'invalid_issue_comment', { field: 'issueCommentId' });
     }
-    const asset = await this.assets.create({ companyId, kind: 'attachment', contentType, data: file.buffer, originalFilename: filename, actor });
+    const asset = await this.assets.create({
+      companyId,
+      kind: 'attachment',
+      contentType,
+      data: file.buffer,
+      originalFilename: filename,
+      actor,
+    });
     const [{ id }] = await this.db.query<{ id: string }>(
       `INSERT INTO issue_attachments (company_id, issue_id, issue_comment_id, asset_id, created_by_agent_id, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
@@ -48,8 +67,18 @@ export class AttachmentsService {
     );
     const row = await this.find(id);
     await this.activity.record({
-      companyId, action: 'issue.attachment_added', entityType: 'issue', entityId: issue.id, actor,
-      details: { attachmentId: id, contentType, byteSize: asset.byteSize, originalFilename: filename, issueCommentId: issueCommentId ?? null },
+      companyId,
+      action: 'issue.attachment_added',
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
+      details: {
+        attachmentId: id,
+        contentType,
+        byteSize: asset.byteSize,
+        originalFilename: filename,
+        issueCommentId: issueCommentId ?? null,
+      },
     });
     return toAttachmentResponse(row!);
   }
@@ -77,7 +106,11 @@ export class AttachmentsService {
     const asset = await this.db.repo(AssetEntity).findOneByOrFail({ id: row.asset_id });
     await this.assets.remove(asset); // cascades to the attachment row
     await this.activity.record({
-      companyId: row.company_id, action: 'issue.attachment_deleted', entityType: 'issue', entityId: row.issue_id, actor,
+      companyId: row.company_id,
+      action: 'issue.attachment_deleted',
+      entityType: 'issue',
+      entityId: row.issue_id,
+      actor,
       details: { attachmentId: row.id, originalFilename: row.original_filename },
     });
     return toAttachmentResponse(row);

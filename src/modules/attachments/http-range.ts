@@ -1,7 +1,4 @@
-export type RangeResult =
-  | { kind: 'full' }
-  | { kind: 'partial'; start: number; end: number }
-  | { kind: 'unsatisfiable' };
+export type RangeResult = { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
 
 /**
  * One byte range of a `Range` header (RFC 9110 §14): `bytes=a-b`, `bytes=a-`, `bytes=-n`. A malformed

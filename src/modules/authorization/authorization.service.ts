@@ -104,10 +104,9 @@ export class AuthorizationService {
   }
 
   private async loadContext(req: AuthzRequest, actor: Actor): Promise<DecisionContext> {
-    const agents = await this.db.query<AgentRow>(
-      `SELECT id, reports_to, status, role, permissions FROM agents WHERE company_id = $1`,
-      [req.companyId],
-    );
+    const agents = await this.db.query<AgentRow>(`SELECT id, reports_to, status, role, permissions FROM agents WHERE company_id = $1`, [
+      req.companyId,
+    ]);
     const byId = new Map(agents.map((a) => [a.id, a]));
     const principal = actor.kind === 'agent' ? ['agent', actor.agentId] : ['user', actor.userId];
     const [membership] = await this.db.query<{ membership_role: string; status: string }>(
@@ -207,7 +206,11 @@ export class AuthorizationService {
   private async decideAssignment(ctx: DecisionContext): Promise<AuthzDecision> {
     const { req } = ctx;
     const projectId = req.projectId ?? req.issue?.projectId ?? null;
-    const policy = combinedPolicy(this.target(ctx)?.permissions, await this.projectPolicy(req.companyId, projectId), req.issue?.executionPolicy);
+    const policy = combinedPolicy(
+      this.target(ctx)?.permissions,
+      await this.projectPolicy(req.companyId, projectId),
+      req.issue?.executionPolicy,
+    );
     const grants = this.evaluateGrants(ctx, ACTION_PERMISSION_KEYS['issue.assign'], projectId);
     if (policy === 'requires_approval' || policy === 'unclassifiable') return deny('deny_policy_restricted');
     if (policy === 'private' || policy === 'protected') {

@@ -17,8 +17,16 @@ export interface ScopeConstraints {
 const PROJECT_KEYS = ['projectId', 'projectIds'];
 const AGENT_KEYS = ['agentId', 'agentIds', 'assigneeAgentId', 'assigneeAgentIds', 'targetAgentId', 'targetAgentIds'];
 const SUBTREE_KEYS = [
-  'managerAgentId', 'managerAgentIds', 'subtreeRootAgentId', 'subtreeRootAgentIds', 'subtreeAgentId', 'subtreeAgentIds',
-  'rootAgentId', 'rootAgentIds', 'reportsToAgentId', 'reportsToAgentIds',
+  'managerAgentId',
+  'managerAgentIds',
+  'subtreeRootAgentId',
+  'subtreeRootAgentIds',
+  'subtreeAgentId',
+  'subtreeAgentIds',
+  'rootAgentId',
+  'rootAgentIds',
+  'reportsToAgentId',
+  'reportsToAgentIds',
 ];
 
 const asIdList = (v: unknown): string[] | null => {

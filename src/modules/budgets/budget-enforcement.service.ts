@@ -107,7 +107,21 @@ export class BudgetEnforcementService {
                                      kind, budget_amount, threshold_amount, observed_amount, hold_active)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
        ON CONFLICT DO NOTHING RETURNING *`,
-      [p.companyId, p.id, p.scopeType, p.scopeId, p.metric, p.windowKind, p.windowStart, p.windowEnd, kind, p.amount, threshold, p.observed, kind === 'hard'],
+      [
+        p.companyId,
+        p.id,
+        p.scopeType,
+        p.scopeId,
+        p.metric,
+        p.windowKind,
+        p.windowStart,
+        p.windowEnd,
+        kind,
+        p.amount,
+        threshold,
+        p.observed,
+        kind === 'hard',
+      ],
     );
     return row ?? null;
   }

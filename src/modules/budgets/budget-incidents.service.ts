@@ -40,12 +40,13 @@ export class BudgetIncidentsService {
   async resolve(actor: Actor, companyId: string, incidentId: string, dto: ResolveIncidentDto): Promise<ResolveIncidentResponseDto> {
     if (!isUuid(incidentId)) throw notFound('Budget incident');
     await this.db.query(`SELECT 1 FROM companies WHERE id = $1 FOR NO KEY UPDATE`, [companyId]);
-    const [incident] = await this.db.query<BudgetIncidentRow>(`SELECT * FROM budget_incidents WHERE id = $1 AND company_id = $2 FOR UPDATE`, [
-      incidentId,
-      companyId,
-    ]);
+    const [incident] = await this.db.query<BudgetIncidentRow>(
+      `SELECT * FROM budget_incidents WHERE id = $1 AND company_id = $2 FOR UPDATE`,
+      [incidentId, companyId],
+    );
     if (!incident) throw notFound('Budget incident');
-    if (incident.status !== 'open') throw conflict('This budget incident is already resolved', 'incident_resolved', { status: incident.status });
+    if (incident.status !== 'open')
+      throw conflict('This budget incident is already resolved', 'incident_resolved', { status: incident.status });
     const scope = { companyId, scopeType: incident.scope_type, scopeId: incident.scope_id };
     let resumed = false;
     if (dto.action === 'keep_paused') {
@@ -60,7 +61,10 @@ export class BudgetIncidentsService {
           observedAmount: policy.observed,
         });
       }
-      await this.db.query(`UPDATE budget_policies SET amount = $2, is_active = true, updated_at = now() WHERE id = $1`, [policy.id, amount]);
+      await this.db.query(`UPDATE budget_policies SET amount = $2, is_active = true, updated_at = now() WHERE id = $1`, [
+        policy.id,
+        amount,
+      ]);
       await this.sync.mirrorPolicyAmount(policy, amount);
       // every open incident and hold of this policy answers to the new amount
       await this.markResolved(actor, `policy_id = $1 AND (status = 'open' OR hold_active)`, [policy.id], 'raise_budget_and_resume', true);

@@ -5,13 +5,12 @@ import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
 import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService, PolicyObservation } from './budget-usage.service';
 import { BudgetScope, defaultWindowKind } from './budget-windows';
-import {
-  BudgetOverviewResponseDto, BudgetPolicyResponseDto, BudgetUpdateResponseDto, UpsertBudgetPolicyDto,
-} from './dto/budget.dto';
+import { BudgetOverviewResponseDto, BudgetPolicyResponseDto, BudgetUpdateResponseDto, UpsertBudgetPolicyDto } from './dto/budget.dto';
 
 export function toPolicyResponse(p: PolicyObservation): BudgetPolicyResponseDto {
   const utilization = p.amount > 0 ? Math.round((p.observed * 10_000) / p.amount) / 100 : 0;
-  const state = !p.isActive || p.amount <= 0 ? 'inactive' : p.observed >= p.amount ? 'exceeded' : utilization >= p.warnPercent ? 'warning' : 'ok';
+  const state =
+    !p.isActive || p.amount <= 0 ? 'inactive' : p.observed >= p.amount ? 'exceeded' : utilization >= p.warnPercent ? 'warning' : 'ok';
   return {
     id: p.id,
     companyId: p.companyId,
@@ -58,11 +57,24 @@ export class BudgetPoliciesService {
 
   /** PATCH agent budgets: the agent is looked up first (404), then company access is checked (403). */
 
-  private async budgetResponse(companyId: string, scopeType: 'company' | 'agent', id: string, budget: number, spent: number): Promise<BudgetUpdateResponseDto> {
+  private async budgetResponse(
+    companyId: string,
+    scopeType: 'company' | 'agent',
+    id: string,
+    budget: number,
+    spent: number,
+  ): Promise<BudgetUpdateResponseDto> {
     const [policy] = (await this.usage.observe(companyId, { scopes: [{ scopeType, scopeId: id }] })).filter(
       (p) => p.metric === 'billed_cents' && p.windowKind === 'calendar_month_utc',
     );
-    return { id, companyId, scopeType, budgetMonthlyCents: budget, spentMonthlyCents: spent, policy: policy ? toPolicyResponse(policy) : null };
+    return {
+      id,
+      companyId,
+      scopeType,
+      budgetMonthlyCents: budget,
+      spentMonthlyCents: spent,
+      policy: policy ? toPolicyResponse(policy) : null,
+    };
   }
 
   /**
@@ -87,7 +99,18 @@ export class BudgetPoliciesService {
          is_active = COALESCE($10, budget_policies.is_active),
          updated_at = now()
        RETURNING id, (xmax = 0) AS inserted, amount, is_active`,
-      [companyId, dto.scopeType, scopeId, metric, windowKind, dto.amount, dto.warnPercent ?? null, dto.hardStopEnabled ?? null, dto.notifyEnabled ?? null, dto.isActive ?? null],
+      [
+        companyId,
+        dto.scopeType,
+        scopeId,
+        metric,
+        windowKind,
+        dto.amount,
+        dto.warnPercent ?? null,
+        dto.hardStopEnabled ?? null,
+        dto.notifyEnabled ?? null,
+        dto.isActive ?? null,
+      ],
     );
     await this.sync.mirrorPolicyAmount({ scopeType: dto.scopeType, scopeId, metric, windowKind }, row.is_active ? row.amount : 0);
     const [policy] = await this.usage.observe(companyId, { policyId: row.id });
@@ -106,10 +129,12 @@ export class BudgetPoliciesService {
 
   /** Policies with observed values, active incidents, paused counts and pending approvals. */
   async overview(companyId: string): Promise<BudgetOverviewResponseDto> {
-    const [company] = await this.db.query<{ budget_monthly_cents: number; spent_monthly_cents: number; status: string; pause_reason: string | null }>(
-      `SELECT budget_monthly_cents, spent_monthly_cents, status, pause_reason FROM companies WHERE id = $1`,
-      [companyId],
-    );
+    const [company] = await this.db.query<{
+      budget_monthly_cents: number;
+      spent_monthly_cents: number;
+      status: string;
+      pause_reason: string | null;
+    }>(`SELECT budget_monthly_cents, spent_monthly_cents, status, pause_reason FROM companies WHERE id = $1`, [companyId]);
     if (!company) throw notFound('Company');
     const policies = await this.usage.observe(companyId);
     const incidents = await this.db.query<BudgetIncidentRow>(
@@ -138,7 +163,10 @@ export class BudgetPoliciesService {
 
   /** The approvals table arrives with another module; counted only once it exists. */
   private async pendingApprovals(companyId: string): Promise<number> {
-    const [row] = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM approvals WHERE company_id = $1 AND status = 'pending'`, [companyId]);
+    const [row] = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM approvals WHERE company_id = $1 AND status = 'pending'`,
+      [companyId],
+    );
     return row.n;
   }
 }

@@ -32,7 +32,10 @@ export class BudgetSyncService {
    * The other direction: when a policy changes through the budgets API (upsert, raise on resolve) and it
    * is the monthly billed_cents policy of a company or agent, budgetMonthlyCents follows it.
    */
-  async mirrorPolicyAmount(policy: { scopeType: BudgetScopeType; scopeId: string; metric: string; windowKind: string }, cents: number): Promise<void> {
+  async mirrorPolicyAmount(
+    policy: { scopeType: BudgetScopeType; scopeId: string; metric: string; windowKind: string },
+    cents: number,
+  ): Promise<void> {
     if (policy.metric !== 'billed_cents' || policy.windowKind !== 'calendar_month_utc' || policy.scopeType === 'project') return;
     const table = policy.scopeType === 'company' ? 'companies' : 'agents';
     await this.db.query(`UPDATE ${table} SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [policy.scopeId, cents]);

@@ -150,7 +150,10 @@ export class BudgetUsageService {
    * Policies of a company with their observed value in the window current at the clock's time.
    * `scopes` narrows to the policies of those scopes; `activeOnly` to active policies with an amount.
    */
-  async observe(companyId: string, opts: { scopes?: ScopeRef[]; activeOnly?: boolean; policyId?: string; lock?: boolean } = {}): Promise<PolicyObservation[]> {
+  async observe(
+    companyId: string,
+    opts: { scopes?: ScopeRef[]; activeOnly?: boolean; policyId?: string; lock?: boolean } = {},
+  ): Promise<PolicyObservation[]> {
     const now = this.clock.now();
     const month = monthStartUtc(now);
     const params: unknown[] = [companyId, month, LIFETIME_START];
@@ -162,7 +165,10 @@ export class BudgetUsageService {
     }
     if (opts.scopes) {
       if (!opts.scopes.length) return [];
-      params.push(opts.scopes.map((s) => s.scopeType), opts.scopes.map((s) => s.scopeId));
+      params.push(
+        opts.scopes.map((s) => s.scopeType),
+        opts.scopes.map((s) => s.scopeId),
+      );
       where.push(`(p.scope_type, p.scope_id) IN (SELECT * FROM unnest($${params.length - 1}::text[], $${params.length}::uuid[]))`);
     }
     const rows = await this.db.query<PolicyRow>(
@@ -216,7 +222,11 @@ export class BudgetUsageService {
   /** Heartbeat runs of a scope created in a window; a project's runs name it in their context snapshot. */
   private async runCount(companyId: string, scope: BudgetScope, scopeId: string, start: Date, end: Date | null): Promise<number> {
     const filter =
-      scope === 'company' ? 'company_id = $1 AND company_id = $2::uuid' : scope === 'agent' ? 'company_id = $1 AND agent_id = $2' : `company_id = $1 AND context_snapshot->>'projectId' = $2::text`;
+      scope === 'company'
+        ? 'company_id = $1 AND company_id = $2::uuid'
+        : scope === 'agent'
+          ? 'company_id = $1 AND agent_id = $2'
+          : `company_id = $1 AND context_snapshot->>'projectId' = $2::text`;
     const [row] = await this.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM heartbeat_runs WHERE ${filter} AND created_at >= $3 AND ($4::timestamptz IS NULL OR created_at < $4)`,
       [companyId, scopeId, start, end],

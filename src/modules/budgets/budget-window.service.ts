@@ -96,7 +96,10 @@ export class BudgetWindowService {
 
   /** spentMonthlyCents becomes the new month's spend (zero unless events already landed in it). */
   private async resetMonthlySpend(month: Date): Promise<void> {
-    for (const [table, scope] of [['companies', 'company'], ['agents', 'agent']] as const) {
+    for (const [table, scope] of [
+      ['companies', 'company'],
+      ['agents', 'agent'],
+    ] as const) {
       await this.db.query(
         `UPDATE ${table} t SET spent_monthly_cents = x.cents, updated_at = now()
            FROM (SELECT t2.id, LEAST(COALESCE(u.billed_cents, 0), ${MAX_INT4})::int AS cents
@@ -110,7 +113,13 @@ export class BudgetWindowService {
 
   /** Incidents of past monthly windows close; their scopes resume unless another hold remains. */
   private async liftExpiredHolds(month: Date): Promise<void> {
-    const expired = await this.db.query<{ company_id: string; scope_type: BudgetScope; scope_id: string; was_holding: boolean; id: string }>(
+    const expired = await this.db.query<{
+      company_id: string;
+      scope_type: BudgetScope;
+      scope_id: string;
+      was_holding: boolean;
+      id: string;
+    }>(
       `WITH expired AS (
          SELECT id, hold_active FROM budget_incidents
           WHERE window_kind = 'calendar_month_utc' AND window_start < $1 AND (status = 'open' OR hold_active)

@@ -8,8 +8,15 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { BudgetIncidentsService } from './budget-incidents.service';
 import { BudgetPoliciesService } from './budget-policies.service';
 import {
-  BudgetIncidentResponseDto, BudgetOverviewResponseDto, BudgetPolicyResponseDto, BudgetUpdateResponseDto, ListIncidentsQueryDto,
-  ResolveIncidentDto, ResolveIncidentResponseDto, UpdateBudgetDto, UpsertBudgetPolicyDto,
+  BudgetIncidentResponseDto,
+  BudgetOverviewResponseDto,
+  BudgetPolicyResponseDto,
+  BudgetUpdateResponseDto,
+  ListIncidentsQueryDto,
+  ResolveIncidentDto,
+  ResolveIncidentResponseDto,
+  UpdateBudgetDto,
+  UpsertBudgetPolicyDto,
 } from './dto/budget.dto';
 
 @ApiTags('budgets')
@@ -27,7 +34,6 @@ export class BudgetsController {
   setCompanyBudget(@Param('companyId') companyId: string, @Body() dto: UpdateBudgetDto): Promise<BudgetUpdateResponseDto> {
     return this.policies.setCompanyBudget(companyId, dto.budgetMonthlyCents);
   }
-
 
   /** Policies with their observed value, active incidents, paused agent and project counts, pending approvals. */
   @Get('companies/:companyId/budgets/overview')

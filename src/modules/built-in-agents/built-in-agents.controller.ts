@@ -7,7 +7,12 @@ import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { BuiltInAgentsService } from './built-in-agents.service';
 import {
-  BuiltInAgentStatusDto, BuiltInRoutineRunDto, ProvisionBuiltInAgentDto, ProvisionResultDto, ResetBuiltInAgentDto, ResetResultDto,
+  BuiltInAgentStatusDto,
+  BuiltInRoutineRunDto,
+  ProvisionBuiltInAgentDto,
+  ProvisionResultDto,
+  ResetBuiltInAgentDto,
+  ResetResultDto,
 } from './dto/built-in-agents.dto';
 
 const agentActivity = (action: string, details?: (c: ActivityContext) => Record<string, unknown>) =>
@@ -56,7 +61,12 @@ export class BuiltInAgentsController {
   @Authorize({ callers: ['board', 'agent'] })
   @ApiOkResponse({ type: ProvisionResultDto })
   @ApiAcceptedResponse({ type: ProvisionResultDto, description: 'a pending approval was created' })
-  @agentActivity('built_in_agent.provisioned', (c) => ({ key: c.params.key, state: c.result.state, adapterType: c.body.adapterType ?? null, approvalId: c.result.approvalId }))
+  @agentActivity('built_in_agent.provisioned', (c) => ({
+    key: c.params.key,
+    state: c.result.state,
+    adapterType: c.body.adapterType ?? null,
+    approvalId: c.result.approvalId,
+  }))
   async provision(
     @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,
@@ -83,7 +93,12 @@ export class BuiltInAgentsController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @agentActivity('built_in_agent.reset', (c) => ({ key: c.params.key, resources: c.result.reset }))
-  reset(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('key') key: string, @Body() dto: ResetBuiltInAgentDto): Promise<ResetResultDto> {
+  reset(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('key') key: string,
+    @Body() dto: ResetBuiltInAgentDto,
+  ): Promise<ResetResultDto> {
     return this.builtIns.reset(actor, companyId, key, dto.resources);
   }
 
@@ -92,7 +107,12 @@ export class BuiltInAgentsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @routineActivity('built_in_agent.routine_enabled')
-  enable(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('key') key: string, @Param('routineKey') routineKey: string): Promise<BuiltInAgentStatusDto> {
+  enable(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('key') key: string,
+    @Param('routineKey') routineKey: string,
+  ): Promise<BuiltInAgentStatusDto> {
     return this.builtIns.enableRoutine(actor, companyId, key, routineKey);
   }
 
@@ -101,7 +121,12 @@ export class BuiltInAgentsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @routineActivity('built_in_agent.routine_disabled')
-  disable(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('key') key: string, @Param('routineKey') routineKey: string): Promise<BuiltInAgentStatusDto> {
+  disable(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('key') key: string,
+    @Param('routineKey') routineKey: string,
+  ): Promise<BuiltInAgentStatusDto> {
     return this.builtIns.disableRoutine(actor, companyId, key, routineKey);
   }
 
@@ -110,7 +135,12 @@ export class BuiltInAgentsController {
   @HttpCode(202)
   @Authorize({ callers: ['board'] })
   @routineActivity('built_in_agent.routine_run_requested')
-  run(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('key') key: string, @Param('routineKey') routineKey: string): Promise<BuiltInRoutineRunDto> {
+  run(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('key') key: string,
+    @Param('routineKey') routineKey: string,
+  ): Promise<BuiltInRoutineRunDto> {
     return this.builtIns.runRoutine(actor, companyId, key, routineKey);
   }
 }

@@ -110,7 +110,8 @@ export const BUILT_IN_AGENTS: Record<BuiltInKey, BuiltInAgentDefinition> = {
       {
         key: 'recent-agent-reflection',
         title: 'Recent agent reflection',
-        description: 'Review the runs of the last seven days of every active agent and propose configuration or skill changes where a pattern needs one.',
+        description:
+          'Review the runs of the last seven days of every active agent and propose configuration or skill changes where a pattern needs one.',
         cronExpression: '0 9 * * 1',
         timezone: 'UTC',
         label: 'weekly, Monday mornings',

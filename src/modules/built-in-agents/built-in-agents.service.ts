@@ -16,11 +16,25 @@ import type { RoutineResponseDto } from '../routines/dto/routine.dto';
 import { RoutinesService } from '../routines/routines.service';
 import { builtInError, DISABLED_MESSAGE, PAUSED_WARNING } from './built-in-agents.errors';
 import {
-  BUILT_IN_AGENTS, BUILT_IN_KEYS, BuiltInAgentDefinition, BuiltInKey, BuiltInState, isBuiltInKey, managedByOf, routineDefinition,
+  BUILT_IN_AGENTS,
+  BUILT_IN_KEYS,
+  BuiltInAgentDefinition,
+  BuiltInKey,
+  BuiltInState,
+  isBuiltInKey,
+  managedByOf,
+  routineDefinition,
 } from './built-in-agents.registry';
 import {
-  BuiltInAgentStatusDto, BuiltInRoutineRunDto, BuiltInWarningDto, ProvisionBuiltInAgentDto, ProvisionResultDto, RESET_RESOURCES,
-  ResetResource, ResetResultDto, SkillOutcomeDto,
+  BuiltInAgentStatusDto,
+  BuiltInRoutineRunDto,
+  BuiltInWarningDto,
+  ProvisionBuiltInAgentDto,
+  ProvisionResultDto,
+  RESET_RESOURCES,
+  ResetResource,
+  ResetResultDto,
+  SkillOutcomeDto,
 } from './dto/built-in-agents.dto';
 import type { SkillsBridge } from './skills-bridge';
 
@@ -66,7 +80,8 @@ export class BuiltInAgentsService {
   }
 
   definition(key: string): BuiltInAgentDefinition {
-    if (!isBuiltInKey(key)) throw builtInError('unknown_built_in_agent', `Unknown built-in agent "${key}"; known: ${BUILT_IN_KEYS.join(', ')}`);
+    if (!isBuiltInKey(key))
+      throw builtInError('unknown_built_in_agent', `Unknown built-in agent "${key}"; known: ${BUILT_IN_KEYS.join(', ')}`);
     return BUILT_IN_AGENTS[key];
   }
 
@@ -91,11 +106,15 @@ export class BuiltInAgentsService {
   async require(companyId: string, key: BuiltInKey): Promise<{ agent: AgentEntity; warnings: BuiltInWarningDto[] }> {
     const r = await this.resolve(companyId, key);
     if (!r.agent || r.state === 'not_provisioned' || r.state === 'needs_setup' || r.state === 'pending_approval') {
-      throw builtInError('built_in_agent_not_configured', `The built-in agent ${r.def.displayName} is ${r.state === 'not_provisioned' ? 'not provisioned' : r.state.replace('_', ' ')}`, {
-        key,
-        state: r.state,
-        ...(r.missing.length ? { missing: r.missing } : {}),
-      });
+      throw builtInError(
+        'built_in_agent_not_configured',
+        `The built-in agent ${r.def.displayName} is ${r.state === 'not_provisioned' ? 'not provisioned' : r.state.replace('_', ' ')}`,
+        {
+          key,
+          state: r.state,
+          ...(r.missing.length ? { missing: r.missing } : {}),
+        },
+      );
     }
     return { agent: r.agent, warnings: this.warnings(r) };
   }
@@ -103,16 +122,25 @@ export class BuiltInAgentsService {
   // ---- provisioning
 
   /** 200 with the status, or 202 when the company requires board approval (the approval is in the body). */
-  async provision(actor: Actor, companyId: string, key: string, dto: ProvisionBuiltInAgentDto): Promise<{ accepted: boolean; body: ProvisionResultDto }> {
+  async provision(
+    actor: Actor,
+    companyId: string,
+    key: string,
+    dto: ProvisionBuiltInAgentDto,
+  ): Promise<{ accepted: boolean; body: ProvisionResultDto }> {
     await this.assertEnabled();
     const def = this.definition(key);
     await this.authz.assert({ actor, action: 'agent.create', companyId });
     const adapterType = dto.adapterType ?? def.allowedAdapterTypes[0];
     if (!def.allowedAdapterTypes.includes(adapterType)) {
-      throw builtInError('adapter_type_not_allowed', `adapterType "${adapterType}" is not allowed for ${def.key}; allowed: ${def.allowedAdapterTypes.join(', ')}`, {
-        field: 'adapterType',
-        allowedAdapterTypes: def.allowedAdapterTypes,
-      });
+      throw builtInError(
+        'adapter_type_not_allowed',
+        `adapterType "${adapterType}" is not allowed for ${def.key}; allowed: ${def.allowedAdapterTypes.join(', ')}`,
+        {
+          field: 'adapterType',
+          allowedAdapterTypes: def.allowedAdapterTypes,
+        },
+      );
     }
     await this.marked.lockKey(companyId, def.key);
     const existing = await this.marked.find(companyId, def.key, true);
@@ -122,7 +150,10 @@ export class BuiltInAgentsService {
         await this.updateAdapterSetup(existing, dto.adapterType ?? existing.adapterType, dto.adapterConfig ?? {});
       }
       const r = await this.resolve(companyId, def.key);
-      return { accepted: false, body: { ...(await this.view(companyId, r)), approval: null, skills: await this.ensureSkills(companyId, def, r.agent!, false) } };
+      return {
+        accepted: false,
+        body: { ...(await this.view(companyId, r)), approval: null, skills: await this.ensureSkills(companyId, def, r.agent!, false) },
+      };
     }
     const { agent, approval } = await this.agents.createBuiltIn(
       actor,
@@ -143,7 +174,10 @@ export class BuiltInAgentsService {
     await this.ensureRoutines(companyId, def, agent, actor, false);
     const skills = await this.ensureSkills(companyId, def, agent, false);
     const r = await this.resolve(companyId, def.key);
-    return { accepted: approval !== null, body: { ...(await this.view(companyId, r)), approval: approval as unknown as Record<string, unknown> | null, skills } };
+    return {
+      accepted: approval !== null,
+      body: { ...(await this.view(companyId, r)), approval: approval as unknown as Record<string, unknown> | null, skills },
+    };
   }
 
   /** Idempotent: restores what is missing of the bundle (marker, instructions, grants, routines, skill); keeps adapter setup and edits. */
@@ -175,16 +209,28 @@ export class BuiltInAgentsService {
     const agent = await this.provisioned(companyId, def, true);
     const wanted = new Set<ResetResource>(resources ?? RESET_RESOURCES);
     if (wanted.has('agent')) {
-      await this.marked.update(companyId, agent.id, { role: def.defaultRole, title: def.title, capabilities: def.capabilities, marker: this.marker(def, this.markerOf(agent).instructionsVersion) });
+      await this.marked.update(companyId, agent.id, {
+        role: def.defaultRole,
+        title: def.title,
+        capabilities: def.capabilities,
+        marker: this.marker(def, this.markerOf(agent).instructionsVersion),
+      });
       await this.setGrants(companyId, agent, def, actor, 'exact');
     }
     if (wanted.has('instructions')) {
       const fresh = (await this.marked.find(companyId, def.key))!;
-      await this.marked.update(companyId, agent.id, { adapterConfig: { ...fresh.adapterConfig, instructions: def.instructions }, marker: this.marker(def) });
+      await this.marked.update(companyId, agent.id, {
+        adapterConfig: { ...fresh.adapterConfig, instructions: def.instructions },
+        marker: this.marker(def),
+      });
     }
     if (wanted.has('routine')) await this.ensureRoutines(companyId, def, agent, actor, true);
     const skills = wanted.has('skill') ? await this.ensureSkills(companyId, def, agent, true) : [];
-    return { ...(await this.view(companyId, await this.resolve(companyId, def.key))), reset: RESET_RESOURCES.filter((x) => wanted.has(x)), skills };
+    return {
+      ...(await this.view(companyId, await this.resolve(companyId, def.key))),
+      reset: RESET_RESOURCES.filter((x) => wanted.has(x)),
+      skills,
+    };
   }
 
   // ---- routines of a built-in agent
@@ -218,7 +264,10 @@ export class BuiltInAgentsService {
     await this.assertEnabled();
     const def = this.definition(key);
     if (!routineDefinition(def, routineKey)) {
-      throw builtInError('unknown_built_in_routine', `Unknown routine "${routineKey}" of ${def.key}; known: ${def.routines.map((r) => r.key).join(', ')}`);
+      throw builtInError(
+        'unknown_built_in_routine',
+        `Unknown routine "${routineKey}" of ${def.key}; known: ${def.routines.map((r) => r.key).join(', ')}`,
+      );
     }
     await this.authz.assert({ actor, action: 'tasks.assign.grant', companyId });
     if (!requireConfigured) return { def, agent: await this.provisioned(companyId, def, false), warnings: [] };
@@ -226,7 +275,13 @@ export class BuiltInAgentsService {
     return { def, agent, warnings };
   }
 
-  private async routineOf(companyId: string, def: BuiltInAgentDefinition, agent: AgentEntity, by: Actor, routineKey: string): Promise<RoutineResponseDto> {
+  private async routineOf(
+    companyId: string,
+    def: BuiltInAgentDefinition,
+    agent: AgentEntity,
+    by: Actor,
+    routineKey: string,
+  ): Promise<RoutineResponseDto> {
     const found = await this.routines.findByKey(companyId, routineKey);
     if (found && found.assigneeAgentId === agent.id) return found;
     await this.ensureRoutines(companyId, def, agent, by, false);
@@ -250,18 +305,35 @@ export class BuiltInAgentsService {
    * reset); `ensure` adds missing ones (reconcile). Either way the direct counterparts of
    * review-only keys are removed: a reviewing agent proposes, never applies.
    */
-  private async setGrants(companyId: string, agent: AgentEntity, def: BuiltInAgentDefinition, by: Actor, mode: 'exact' | 'ensure'): Promise<void> {
+  private async setGrants(
+    companyId: string,
+    agent: AgentEntity,
+    def: BuiltInAgentDefinition,
+    by: Actor,
+    mode: 'exact' | 'ensure',
+  ): Promise<void> {
     const membership = await this.memberships.join(companyId, 'agent', agent.id, 'member', by);
     const current = mode === 'ensure' ? (await this.memberships.get(companyId, membership.id)).grants : [];
     const reviewOnly = def.grants.some((g) => g.endsWith(':suggest-changes'));
     const kept = current.filter((g) => !(reviewOnly && DIRECT_KEYS.includes(g.permissionKey)) && !def.grants.includes(g.permissionKey));
     const grants = [...kept, ...def.grants.map((permissionKey) => ({ permissionKey, scope: null }))];
-    if (mode === 'ensure' && grants.length === current.length && def.grants.every((k) => current.some((g) => g.permissionKey === k && !g.scope))) return;
+    if (
+      mode === 'ensure' &&
+      grants.length === current.length &&
+      def.grants.every((k) => current.some((g) => g.permissionKey === k && !g.scope))
+    )
+      return;
     await this.memberships.update(companyId, membership.id, { grants }, by);
   }
 
   /** The registry's routines, assigned to the agent; created disabled. `reset` restores their registry fields (disabled again). */
-  private async ensureRoutines(companyId: string, def: BuiltInAgentDefinition, agent: AgentEntity, by: Actor, reset: boolean): Promise<void> {
+  private async ensureRoutines(
+    companyId: string,
+    def: BuiltInAgentDefinition,
+    agent: AgentEntity,
+    by: Actor,
+    reset: boolean,
+  ): Promise<void> {
     for (const rd of def.routines) {
       const existing = await this.routines.findByKey(companyId, rd.key);
       if (!existing) {
@@ -281,16 +353,33 @@ export class BuiltInAgentsService {
         );
         continue;
       }
-      if (existing.assigneeAgentId !== agent.id) await this.routines.updateForCompany(companyId, existing.id, { assigneeAgentId: agent.id }, by);
+      if (existing.assigneeAgentId !== agent.id)
+        await this.routines.updateForCompany(companyId, existing.id, { assigneeAgentId: agent.id }, by);
       if (reset) {
-        await this.routines.updateForCompany(companyId, existing.id, { title: rd.title, description: rd.description, concurrencyPolicy: 'skip_if_active', catchUpPolicy: 'coalesce', status: 'paused' }, by);
+        await this.routines.updateForCompany(
+          companyId,
+          existing.id,
+          {
+            title: rd.title,
+            description: rd.description,
+            concurrencyPolicy: 'skip_if_active',
+            catchUpPolicy: 'coalesce',
+            status: 'paused',
+          },
+          by,
+        );
         await this.routines.ensureScheduleTrigger(companyId, existing.id, rd.cronExpression, rd.timezone, rd.label);
       }
     }
   }
 
   /** The registry's catalog skills, installed through the skills module and made the agent's desired skills. */
-  private async ensureSkills(companyId: string, def: BuiltInAgentDefinition, agent: AgentEntity, reset: boolean): Promise<SkillOutcomeDto[]> {
+  private async ensureSkills(
+    companyId: string,
+    def: BuiltInAgentDefinition,
+    agent: AgentEntity,
+    reset: boolean,
+  ): Promise<SkillOutcomeDto[]> {
     if (!def.skills.length) return [];
     if (!this.skills) return def.skills.map((slug) => ({ slug, status: 'pending', skillId: null }));
     const out: SkillOutcomeDto[] = [];
@@ -319,7 +408,10 @@ export class BuiltInAgentsService {
   private async provisioned(companyId: string, def: BuiltInAgentDefinition, lock: boolean): Promise<AgentEntity> {
     const agent = await this.marked.find(companyId, def.key, lock);
     if (!agent) {
-      throw builtInError('built_in_agent_not_configured', `The built-in agent ${def.displayName} is not provisioned`, { key: def.key, state: 'not_provisioned' });
+      throw builtInError('built_in_agent_not_configured', `The built-in agent ${def.displayName} is not provisioned`, {
+        key: def.key,
+        state: 'not_provisioned',
+      });
     }
     return agent;
   }
@@ -328,7 +420,9 @@ export class BuiltInAgentsService {
     const def = BUILT_IN_AGENTS[key];
     const agent = await this.marked.find(companyId, key);
     if (!agent) return { def, agent: null, approvalId: null, missing: [], state: 'not_provisioned' };
-    const [pending] = (await this.approvals.list(companyId, { status: 'pending', type: 'hire_agent' })).filter((a) => a.agentId === agent.id);
+    const [pending] = (await this.approvals.list(companyId, { status: 'pending', type: 'hire_agent' })).filter(
+      (a) => a.agentId === agent.id,
+    );
     const missing = this.missingSetup(agent);
     let state: BuiltInState = 'ready';
     if (pending || agent.status === 'pending_approval') state = 'pending_approval';
@@ -349,7 +443,9 @@ export class BuiltInAgentsService {
   }
 
   private warnings(r: Resolved): BuiltInWarningDto[] {
-    return r.state === 'paused' ? [{ code: PAUSED_WARNING, message: `The built-in agent ${r.def.displayName} is paused; its work waits until it is resumed.` }] : [];
+    return r.state === 'paused'
+      ? [{ code: PAUSED_WARNING, message: `The built-in agent ${r.def.displayName} is paused; its work waits until it is resumed.` }]
+      : [];
   }
 
   private async view(companyId: string, r: Resolved): Promise<BuiltInAgentStatusDto> {
@@ -391,8 +487,14 @@ export class BuiltInAgentsService {
 function sameJson(a: unknown, b: unknown): boolean {
   const norm = (v: unknown): unknown =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, norm((v as Record<string, unknown>)[k])]))
-      : Array.isArray(v) ? v.map(norm) : v;
+      ? Object.fromEntries(
+          Object.keys(v as object)
+            .sort()
+            .map((k) => [k, norm((v as Record<string, unknown>)[k])]),
+        )
+      : Array.isArray(v)
+        ? v.map(norm)
+        : v;
   return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
 }
 

@@ -26,7 +26,11 @@ export class ChangeSuggestionsController {
     entityId: (c) => c.params.agentId,
     details: (c) => ({ approvalId: c.result.id, fields: Object.keys((c.body.changes as object) ?? {}) }),
   })
-  suggestAgentChange(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: AgentConfigSuggestionDto): Promise<ApprovalResponseDto> {
+  suggestAgentChange(
+    @CurrentActor() actor: Actor,
+    @Param('agentId') agentId: string,
+    @Body() dto: AgentConfigSuggestionDto,
+  ): Promise<ApprovalResponseDto> {
     return this.suggestions.suggestAgentChange(actor, agentId, dto);
   }
 
@@ -39,7 +43,11 @@ export class ChangeSuggestionsController {
     entityId: (c) => (c.result.payload as { skillId?: string } | undefined)?.skillId ?? null,
     details: (c) => ({ approvalId: c.result.id, paths: ((c.body.files as Array<{ path: string }>) ?? []).map((f) => f.path) }),
   })
-  suggestSkillChange(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: SkillSuggestionDto): Promise<ApprovalResponseDto> {
+  suggestSkillChange(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() dto: SkillSuggestionDto,
+  ): Promise<ApprovalResponseDto> {
     return this.suggestions.suggestSkillChange(actor, companyId, dto);
   }
 }

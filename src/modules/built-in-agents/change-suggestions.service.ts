@@ -62,7 +62,11 @@ export class ChangeSuggestionsService implements OnModuleInit {
     // a change that could never be applied is refused now, not at approval time
     if (update.runtimeConfig) normalizeRuntimeConfig(update.runtimeConfig, agent.runtimeConfig);
     if (update.adapterConfig) {
-      await this.agentConfig.forUpdate(agent.companyId, agent.adapterType, mergeAdapterConfig(agent.adapterConfig, update.adapterConfig, false));
+      await this.agentConfig.forUpdate(
+        agent.companyId,
+        agent.adapterType,
+        mergeAdapterConfig(agent.adapterConfig, update.adapterConfig, false),
+      );
     }
     const approval = await this.approvals.createChangeApproval({
       companyId: agent.companyId,
@@ -79,7 +83,8 @@ export class ChangeSuggestionsService implements OnModuleInit {
     const skills = this.builtIns.skills;
     if (!skills) throw builtInError('skills_unavailable', 'Skills are not available on this instance');
     const bad = dto.files.find((f) => !SAFE_PATH.test(f.path));
-    if (bad) throw builtInError('invalid_suggestion', `files: path "${bad.path}" must be relative and stay inside the skill`, { field: 'files' });
+    if (bad)
+      throw builtInError('invalid_suggestion', `files: path "${bad.path}" must be relative and stay inside the skill`, { field: 'files' });
     const skill = await skills.findSkill(companyId, dto.skill);
     if (!skill) throw builtInError('invalid_suggestion', `skill "${dto.skill}" is not a skill of this company`, { field: 'skill' });
     const approval = await this.approvals.createChangeApproval({

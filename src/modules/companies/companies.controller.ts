@@ -7,7 +7,13 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { SingleFileUploadInterceptor, UploadedFile, type UploadedFile as File } from '../../common/http/file-upload';
 import { CompaniesService } from './companies.service';
 import {
-  AssetResponseDto, BrandingDto, CompanyResponseDto, CompanyStatsDto, CreateCompanyDto, ListCompaniesQueryDto, UpdateCompanyDto,
+  AssetResponseDto,
+  BrandingDto,
+  CompanyResponseDto,
+  CompanyStatsDto,
+  CreateCompanyDto,
+  ListCompaniesQueryDto,
+  UpdateCompanyDto,
 } from './dto/company.dto';
 
 const companyDetails = { companyId: (c: { result: Record<string, unknown> }) => c.result.id as string };
@@ -90,7 +96,7 @@ export class CompaniesController {
 
   /** Destructive; refused (403 `company_deletion_disabled`) unless SERVICE_ENABLE_COMPANY_DELETION=true. Returns the deleted row. */
   @Delete(':companyId')
-  @NoActivity('the company\'s activity log is deleted with the company')
+  @NoActivity("the company's activity log is deleted with the company")
   @Authorize({ callers: ['board'] })
   remove(@Param('companyId') companyId: string): Promise<CompanyResponseDto> {
     return this.companies.remove(companyId);

@@ -14,9 +14,7 @@ import { AssetEntity } from '../storage/asset.entity';
 import { AssetsService } from '../storage/assets.service';
 import { StorageService } from '../storage/storage.service';
 import { CompanyEntity } from './company.entity';
-import {
-  AssetResponseDto, BrandingDto, CompanyResponseDto, CompanyStatsDto, CreateCompanyDto, UpdateCompanyDto,
-} from './dto/company.dto';
+import { AssetResponseDto, BrandingDto, CompanyResponseDto, CompanyStatsDto, CreateCompanyDto, UpdateCompanyDto } from './dto/company.dto';
 
 const LOGO_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml'];
 const BRANDING_FIELDS = ['name', 'description', 'brandColor', 'logoAssetId'] as const;
@@ -64,7 +62,10 @@ export function toAssetResponse(a: AssetEntity): AssetResponseDto {
 
 /** Issue prefix base: the first three letters of the name, upper-cased (`CO` when it has none). */
 export function prefixBase(name: string): string {
-  const letters = name.normalize('NFKD').replace(/[^A-Za-z]/g, '').toUpperCase();
+  const letters = name
+    .normalize('NFKD')
+    .replace(/[^A-Za-z]/g, '')
+    .toUpperCase();
   return letters.slice(0, 3) || 'CO';
 }
 
@@ -144,8 +145,14 @@ export class CompaniesService {
     const [row] = await this.db.query<{ id: string }>(
       `INSERT INTO companies (name, description, issue_prefix, budget_monthly_cents, require_board_approval_for_new_agents, brand_color)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [dto.name.trim(), dto.description ?? null, top === 0 ? base : `${base}${top + 1}`, dto.budgetMonthlyCents ?? 0,
-        dto.requireBoardApprovalForNewAgents ?? false, dto.brandColor ?? null],
+      [
+        dto.name.trim(),
+        dto.description ?? null,
+        top === 0 ? base : `${base}${top + 1}`,
+        dto.budgetMonthlyCents ?? 0,
+        dto.requireBoardApprovalForNewAgents ?? false,
+        dto.brandColor ?? null,
+      ],
     );
     return row.id;
   }
@@ -160,7 +167,11 @@ export class CompaniesService {
     }
     await this.applyBranding(company, dto);
     if (dto.requireBoardApprovalForNewAgents !== undefined) company.requireBoardApprovalForNewAgents = dto.requireBoardApprovalForNewAgents;
-    if (dto.feedbackSharingEnabled !== undefined && actor.kind === 'board' && dto.feedbackSharingEnabled !== company.feedbackSharingEnabled) {
+    if (
+      dto.feedbackSharingEnabled !== undefined &&
+      actor.kind === 'board' &&
+      dto.feedbackSharingEnabled !== company.feedbackSharingEnabled
+    ) {
       // a new consent starts now; withdrawing it clears it (traces recorded before a consent never become shared)
       company.feedbackSharingEnabled = dto.feedbackSharingEnabled;
       company.feedbackSharingConsentedAt = dto.feedbackSharingEnabled ? new Date() : null;
@@ -195,7 +206,8 @@ export class CompaniesService {
     if (dto.logoAssetId !== undefined && dto.logoAssetId !== company.logoAssetId) {
       if (dto.logoAssetId !== null) {
         const asset = await this.assets.findInCompany(company.id, dto.logoAssetId);
-        if (!asset) throw unprocessable('logoAssetId must reference an asset of this company', 'invalid_logo_asset', { field: 'logoAssetId' });
+        if (!asset)
+          throw unprocessable('logoAssetId must reference an asset of this company', 'invalid_logo_asset', { field: 'logoAssetId' });
       }
       const previous = company.logoAssetId ? await this.assets.findInCompany(company.id, company.logoAssetId) : null;
       company.logoAssetId = dto.logoAssetId;
@@ -249,7 +261,11 @@ export class CompaniesService {
   /** Hard delete with everything the company owns; only when SERVICE_ENABLE_COMPANY_DELETION is on. */
   async remove(companyId: string): Promise<CompanyResponseDto> {
     if (!this.config.enableCompanyDeletion) {
-      throw new DomainError(403, 'company_deletion_disabled', 'Company deletion is disabled on this instance (set SERVICE_ENABLE_COMPANY_DELETION=true)');
+      throw new DomainError(
+        403,
+        'company_deletion_disabled',
+        'Company deletion is disabled on this instance (set SERVICE_ENABLE_COMPANY_DELETION=true)',
+      );
     }
     const company = await this.lockCompany(companyId);
     const before = toCompanyResponse(company);

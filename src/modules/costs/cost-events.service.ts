@@ -92,11 +92,16 @@ export class CostEventsService {
     return this.db.transaction(() => this.reportInTransaction(actor, companyId, dto));
   }
 
-  private async reportInTransaction(actor: Actor, companyId: string, dto: CreateCostEventDto): Promise<{ event: CostEventResponseDto; created: boolean }> {
+  private async reportInTransaction(
+    actor: Actor,
+    companyId: string,
+    dto: CreateCostEventDto,
+  ): Promise<{ event: CostEventResponseDto; created: boolean }> {
     if (actor.kind === 'agent' && actor.agentId !== dto.agentId) throw forbidden('Agents may only report their own costs');
     const runId = dto.heartbeatRunId ?? (actor.kind === 'agent' ? (actor.runId ?? null) : null);
     const unpriced = dto.costStatus === 'unpriced';
-    if (unpriced && dto.costCents) throw unprocessable('An unpriced event carries no cost; omit costCents', 'unpriced_with_cost', { field: 'costCents' });
+    if (unpriced && dto.costCents)
+      throw unprocessable('An unpriced event carries no cost; omit costCents', 'unpriced_with_cost', { field: 'costCents' });
     // the reference check and the insert go out on one round trip; a bad reference fails the request and
     // the request's transaction drops the insert with it
     const references = this.references(companyId, dto, runId);
@@ -137,22 +142,24 @@ export class CostEventsService {
     if (!row) return { event: await this.original(companyId, dto, runId), created: false };
 
     const event = toCostEventResponse(row);
-    await this.db.sendWithCommit(() => this.activity.record({
-      companyId,
-      action: 'cost.reported',
-      entityType: 'cost_event',
-      entityId: row.id,
-      actor,
-      agentId: row.agent_id,
-      details: {
+    await this.db.sendWithCommit(() =>
+      this.activity.record({
+        companyId,
+        action: 'cost.reported',
+        entityType: 'cost_event',
+        entityId: row.id,
+        actor,
         agentId: row.agent_id,
-        provider: row.provider,
-        model: row.model,
-        costCents: row.cost_cents,
-        costStatus: row.cost_status,
-        heartbeatRunId: row.heartbeat_run_id,
-      },
-    }));
+        details: {
+          agentId: row.agent_id,
+          provider: row.provider,
+          model: row.model,
+          costCents: row.cost_cents,
+          costStatus: row.cost_status,
+          heartbeatRunId: row.heartbeat_run_id,
+        },
+      }),
+    );
     // The accumulation takes the row locks every event of the company queues on (its running totals,
     // the company and agent spend). It goes out with the activity record and the COMMIT, so those locks
     // are held only while Postgres runs them, not while this process serves other requests. Its totals

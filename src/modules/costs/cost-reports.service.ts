@@ -4,8 +4,17 @@ import { ceilDayUtc, floorDayUtc, LIFETIME_START } from '../budgets/budget-windo
 import { Clock } from '../budgets/clock.service';
 import { parseRange, Range, RANGE_SQL } from './cost-range';
 import {
-  CostByAgentModelRowDto, CostByAgentRowDto, CostByBillerRowDto, CostByProjectRowDto, CostByProviderRowDto, CostRangeQueryDto,
-  CostSummaryResponseDto, CostTotalsDto, QuotaWindowsResponseDto, WindowSpendDto, WindowSpendResponseDto,
+  CostByAgentModelRowDto,
+  CostByAgentRowDto,
+  CostByBillerRowDto,
+  CostByProjectRowDto,
+  CostByProviderRowDto,
+  CostRangeQueryDto,
+  CostSummaryResponseDto,
+  CostTotalsDto,
+  QuotaWindowsResponseDto,
+  WindowSpendDto,
+  WindowSpendResponseDto,
 } from './dto/cost-event.dto';
 
 interface TotalsRow {
@@ -57,7 +66,9 @@ export class CostReportsService {
   async summary(companyId: string, q: CostRangeQueryDto): Promise<CostSummaryResponseDto> {
     const r = parseRange(q);
     const [row] = await this.scopeTotals(companyId, r, 'company');
-    const [company] = await this.db.query<{ budget_monthly_cents: number }>(`SELECT budget_monthly_cents FROM companies WHERE id = $1`, [companyId]);
+    const [company] = await this.db.query<{ budget_monthly_cents: number }>(`SELECT budget_monthly_cents FROM companies WHERE id = $1`, [
+      companyId,
+    ]);
     const t = totals(row);
     const budget = company?.budget_monthly_cents ?? 0;
     return {
@@ -74,11 +85,19 @@ export class CostReportsService {
   async byAgent(companyId: string, q: CostRangeQueryDto): Promise<CostByAgentRowDto[]> {
     const rows = await this.scopeTotals(companyId, parseRange(q), 'agent');
     const names = new Map(
-      (await this.db.query<{ id: string; name: string; status: string }>(`SELECT id, name, status FROM agents WHERE id = ANY($1::uuid[])`, [rows.map((x) => x.scope_id)])).map(
-        (a) => [a.id, a],
-      ),
+      (
+        await this.db.query<{ id: string; name: string; status: string }>(
+          `SELECT id, name, status FROM agents WHERE id = ANY($1::uuid[])`,
+          [rows.map((x) => x.scope_id)],
+        )
+      ).map((a) => [a.id, a]),
     );
-    return rows.map((x) => ({ agentId: x.scope_id, agentName: names.get(x.scope_id)?.name ?? null, agentStatus: names.get(x.scope_id)?.status ?? null, ...totals(x) }));
+    return rows.map((x) => ({
+      agentId: x.scope_id,
+      agentName: names.get(x.scope_id)?.name ?? null,
+      agentStatus: names.get(x.scope_id)?.status ?? null,
+      ...totals(x),
+    }));
   }
 
   /**
@@ -129,7 +148,14 @@ export class CostReportsService {
       `LEFT JOIN agents a ON a.id = g.agent_id`,
       'a.name, a.status',
     );
-    return rows.map((x) => ({ agentId: x.agent_id, agentName: x.name, agentStatus: x.status, provider: x.provider, model: x.model, ...totals(x) }));
+    return rows.map((x) => ({
+      agentId: x.agent_id,
+      agentName: x.name,
+      agentStatus: x.status,
+      provider: x.provider,
+      model: x.model,
+      ...totals(x),
+    }));
   }
 
   async byProvider(companyId: string, q: CostRangeQueryDto): Promise<CostByProviderRowDto[]> {
@@ -154,7 +180,13 @@ export class CostReportsService {
   }
 
   /** Events of the company in the range grouped by `keys` (whitelisted columns), biggest spend first. */
-  private async grouped<K extends object>(companyId: string, r: Range, keys: string[], join = '', extra = ''): Promise<Array<K & TotalsRow>> {
+  private async grouped<K extends object>(
+    companyId: string,
+    r: Range,
+    keys: string[],
+    join = '',
+    extra = '',
+  ): Promise<Array<K & TotalsRow>> {
     const cols = keys.join(', ');
     const names = keys.map((k) => k.replace('e.', 'g.')).join(', ');
     return this.db.query<K & TotalsRow>(
@@ -172,7 +204,11 @@ export class CostReportsService {
     const now = this.clock.now();
     const windows: WindowSpendDto[] = [];
     for (const w of ROLLING_WINDOWS) {
-      const [row] = await this.scopeTotals(companyId, { from: new Date(now.getTime() - w.hours * 3600e3), to: new Date(now.getTime() + 1) }, 'company');
+      const [row] = await this.scopeTotals(
+        companyId,
+        { from: new Date(now.getTime() - w.hours * 3600e3), to: new Date(now.getTime() + 1) },
+        'company',
+      );
       windows.push(this.windowDto(w, now, totals(row)));
     }
     return { companyId, asOf: now.toISOString(), windows };

@@ -8,8 +8,17 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { CostEventsService } from './cost-events.service';
 import { CostReportsService } from './cost-reports.service';
 import {
-  CostByAgentModelRowDto, CostByAgentRowDto, CostByBillerRowDto, CostByProjectRowDto, CostByProviderRowDto, CostEventResponseDto,
-  CostRangeQueryDto, CostSummaryResponseDto, CreateCostEventDto, QuotaWindowsResponseDto, WindowSpendResponseDto,
+  CostByAgentModelRowDto,
+  CostByAgentRowDto,
+  CostByBillerRowDto,
+  CostByProjectRowDto,
+  CostByProviderRowDto,
+  CostEventResponseDto,
+  CostRangeQueryDto,
+  CostSummaryResponseDto,
+  CreateCostEventDto,
+  QuotaWindowsResponseDto,
+  WindowSpendResponseDto,
 } from './dto/cost-event.dto';
 
 @ApiTags('costs')

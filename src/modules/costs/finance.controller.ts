@@ -7,7 +7,11 @@ import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { CostRangeQueryDto } from './dto/cost-event.dto';
 import {
-  CreateFinanceEventDto, FinanceByBillerRowDto, FinanceByKindRowDto, FinanceEventResponseDto, FinanceSummaryResponseDto,
+  CreateFinanceEventDto,
+  FinanceByBillerRowDto,
+  FinanceByKindRowDto,
+  FinanceEventResponseDto,
+  FinanceSummaryResponseDto,
   ListFinanceEventsQueryDto,
 } from './dto/finance-event.dto';
 import { FinanceService } from './finance.service';

@@ -7,7 +7,12 @@ import { Clock } from '../budgets/clock.service';
 import { parseRange, RANGE_SQL } from './cost-range';
 import { CostRangeQueryDto } from './dto/cost-event.dto';
 import {
-  CreateFinanceEventDto, FinanceByBillerRowDto, FinanceByKindRowDto, FinanceEventResponseDto, FinanceSummaryResponseDto, FinanceTotalsDto,
+  CreateFinanceEventDto,
+  FinanceByBillerRowDto,
+  FinanceByKindRowDto,
+  FinanceEventResponseDto,
+  FinanceSummaryResponseDto,
+  FinanceTotalsDto,
   ListFinanceEventsQueryDto,
 } from './dto/finance-event.dto';
 
@@ -70,7 +75,14 @@ const TOTALS_SQL = `e.currency,
 function financeTotals(r: FinanceTotalsRow): FinanceTotalsDto {
   const debit = Number(r.debit);
   const credit = Number(r.credit);
-  return { currency: r.currency, debitCents: debit, creditCents: credit, netCents: debit - credit, estimatedCents: Number(r.estimated), eventCount: Number(r.n) };
+  return {
+    currency: r.currency,
+    debitCents: debit,
+    creditCents: credit,
+    netCents: debit - credit,
+    estimatedCents: Number(r.estimated),
+    eventCount: Number(r.n),
+  };
 }
 
 /** Finance events: non-token accounting records (fees, credit purchases and refunds, adjustments). Board-only. */
@@ -116,10 +128,10 @@ export class FinanceService {
       ],
     );
     if (!row) {
-      const [original] = await this.db.query<FinanceEventRow>(`SELECT * FROM finance_events WHERE company_id = $1 AND idempotency_key = $2`, [
-        companyId,
-        dto.idempotencyKey,
-      ]);
+      const [original] = await this.db.query<FinanceEventRow>(
+        `SELECT * FROM finance_events WHERE company_id = $1 AND idempotency_key = $2`,
+        [companyId, dto.idempotencyKey],
+      );
       if (!original) throw conflict('A conflicting finance event exists', 'finance_event_conflict');
       return { event: toFinanceEventResponse(original), created: false };
     }
@@ -130,7 +142,13 @@ export class FinanceService {
       entityType: 'finance_event',
       entityId: row.id,
       actor,
-      details: { kind: event.kind, direction: event.direction, amountCents: event.amountCents, currency: event.currency, estimated: event.estimated },
+      details: {
+        kind: event.kind,
+        direction: event.direction,
+        amountCents: event.amountCents,
+        currency: event.currency,
+        estimated: event.estimated,
+      },
     });
     return { event, created: true };
   }
@@ -166,7 +184,12 @@ export class FinanceService {
   }
 
   /** Debit, credit and estimated sums per currency and the given grouping columns (whitelisted by callers). */
-  private async totals<K extends object>(companyId: string, from: Date | null, to: Date | null, keys: string[]): Promise<Array<K & FinanceTotalsRow>> {
+  private async totals<K extends object>(
+    companyId: string,
+    from: Date | null,
+    to: Date | null,
+    keys: string[],
+  ): Promise<Array<K & FinanceTotalsRow>> {
     return this.db.query<K & FinanceTotalsRow>(
       `SELECT ${TOTALS_SQL}${keys.map((k) => `, ${k}`).join('')} FROM finance_events e
         WHERE e.company_id = $1 AND ${RANGE_SQL}
@@ -175,5 +198,4 @@ export class FinanceService {
       [companyId, from, to],
     );
   }
-
 }

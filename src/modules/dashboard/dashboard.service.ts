@@ -40,12 +40,19 @@ export class DashboardService {
     const agents = row.agents ?? {};
     const issues = row.issues ?? {};
     const n = (m: Record<string, number>, ...keys: string[]) => keys.reduce((sum, k) => sum + (m[k] ?? 0), 0);
-    const openIssues = Object.entries(issues).filter(([s]) => s !== 'done' && s !== 'cancelled').reduce((sum, [, c]) => sum + c, 0);
+    const openIssues = Object.entries(issues)
+      .filter(([s]) => s !== 'done' && s !== 'cancelled')
+      .reduce((sum, [, c]) => sum + c, 0);
     const budget = row.budget_monthly_cents;
     const spent = row.spent_monthly_cents;
     return {
       companyId,
-      agents: { active: n(agents, 'active', 'idle'), running: n(agents, 'running'), paused: n(agents, 'paused'), error: n(agents, 'error') },
+      agents: {
+        active: n(agents, 'active', 'idle'),
+        running: n(agents, 'running'),
+        paused: n(agents, 'paused'),
+        error: n(agents, 'error'),
+      },
       tasks: { open: openIssues, inProgress: n(issues, 'in_progress'), blocked: n(issues, 'blocked'), done: n(issues, 'done') },
       costs: {
         monthSpendCents: spent,
@@ -53,7 +60,12 @@ export class DashboardService {
         monthUtilizationPercent: budget > 0 ? Math.round((spent / budget) * 10000) / 100 : 0,
       },
       pendingApprovals: row.pending_approvals,
-      budgets: { activeIncidents: row.active_incidents, pendingApprovals: 0, pausedAgents: n(agents, 'paused'), pausedProjects: row.paused_projects },
+      budgets: {
+        activeIncidents: row.active_incidents,
+        pendingApprovals: 0,
+        pausedAgents: n(agents, 'paused'),
+        pausedProjects: row.paused_projects,
+      },
       runActivity: runActivity(first, [...pastGroups, ...todayGroups]),
     };
   }

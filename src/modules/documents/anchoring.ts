@@ -279,23 +279,34 @@ export function selectorAt(markdown: string, start: number, end: number, norm = 
  * quote, else the normalized offsets, else the quote searched exactly (markdown, then normalized text).
  * Returns the markdown range, or null when the selector does not match the text.
  */
-export function resolveSelector(markdown: string, selector: { quote: QuoteSelector; position?: Partial<PositionSelector> }): { start: number; end: number } | null {
+export function resolveSelector(
+  markdown: string,
+  selector: { quote: QuoteSelector; position?: Partial<PositionSelector> },
+): { start: number; end: number } | null {
   const { quote } = selector;
   const pos = selector.position ?? {};
   if (!quote.exact) return null;
-  const inRange = (s?: number, e?: number): s is number => Number.isInteger(s) && Number.isInteger(e) && s! >= 0 && s! < e! && e! <= markdown.length;
+  const inRange = (s?: number, e?: number): s is number =>
+    Number.isInteger(s) && Number.isInteger(e) && s! >= 0 && s! < e! && e! <= markdown.length;
   if (inRange(pos.markdownStart, pos.markdownEnd) && markdown.slice(pos.markdownStart, pos.markdownEnd) === quote.exact) {
     return { start: pos.markdownStart, end: pos.markdownEnd! };
   }
   const norm = normalizeMarkdown(markdown);
   const nq = normalizeQuote(quote.exact);
-  if (inRange(pos.normalizedStart, pos.normalizedEnd) && pos.normalizedEnd! <= norm.text.length
-    && norm.text.slice(pos.normalizedStart, pos.normalizedEnd).trim() === nq) {
+  if (
+    inRange(pos.normalizedStart, pos.normalizedEnd) &&
+    pos.normalizedEnd! <= norm.text.length &&
+    norm.text.slice(pos.normalizedStart, pos.normalizedEnd).trim() === nq
+  ) {
     return normalizedToMarkdown(norm, pos.normalizedStart, pos.normalizedEnd!);
   }
   const direct = exactMatch(markdown, quote, pos.markdownStart);
   if (direct) return direct;
-  const viaNorm = exactMatch(norm.text, { exact: nq, prefix: quote.prefix && normalizeQuote(quote.prefix), suffix: quote.suffix && normalizeQuote(quote.suffix) }, pos.normalizedStart);
+  const viaNorm = exactMatch(
+    norm.text,
+    { exact: nq, prefix: quote.prefix && normalizeQuote(quote.prefix), suffix: quote.suffix && normalizeQuote(quote.suffix) },
+    pos.normalizedStart,
+  );
   return viaNorm ? normalizedToMarkdown(norm, viaNorm.start, viaNorm.end) : null;
 }
 

@@ -7,7 +7,11 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AnnotationsService } from './annotations.service';
 import { DocumentsService } from './documents.service';
 import {
-  AnnotationCommentDto, AnnotationCommentResponseDto, AnnotationThreadResponseDto, CreateAnnotationThreadDto, ListAnnotationsQueryDto,
+  AnnotationCommentDto,
+  AnnotationCommentResponseDto,
+  AnnotationThreadResponseDto,
+  CreateAnnotationThreadDto,
+  ListAnnotationsQueryDto,
   UpdateAnnotationThreadDto,
 } from './dto/annotation.dto';
 
@@ -23,7 +27,10 @@ export class AnnotationsController {
   @Get()
   @Authorize({ callers: ['board', 'agent'] })
   async list(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Query() q: ListAnnotationsQueryDto,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Query() q: ListAnnotationsQueryDto,
   ): Promise<AnnotationThreadResponseDto[]> {
     const { doc } = await this.documents.load(actor, issueId, key);
     return this.annotations.threadsOf(doc, q);
@@ -33,7 +40,10 @@ export class AnnotationsController {
   @Get(':threadId')
   @Authorize({ callers: ['board', 'agent'] })
   async get(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Param('threadId') threadId: string,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Param('threadId') threadId: string,
   ): Promise<AnnotationThreadResponseDto> {
     const { doc } = await this.documents.load(actor, issueId, key);
     return this.annotations.get(doc, threadId);
@@ -41,11 +51,14 @@ export class AnnotationsController {
 
   /** Anchored to the latest revision (stale: 409; selector not matching the text: 422); wakes the assignee. */
   @Post()
-  @NoActivity('the service records the thread\'s creation with the issue\'s company')
+  @NoActivity("the service records the thread's creation with the issue's company")
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   async create(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Body() dto: CreateAnnotationThreadDto,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Body() dto: CreateAnnotationThreadDto,
   ): Promise<AnnotationThreadResponseDto> {
     const { issue, doc } = await this.documents.load(actor, issueId, key, { lock: true });
     return this.annotations.create(actor, issue, doc, (await this.documents.revision(doc))!, dto);
@@ -53,11 +66,14 @@ export class AnnotationsController {
 
   /** Reply; bumps the thread's activity time and wakes the assignee. */
   @Post(':threadId/comments')
-  @NoActivity('the service records the reply with the issue\'s company')
+  @NoActivity("the service records the reply with the issue's company")
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   async reply(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Param('threadId') threadId: string,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Param('threadId') threadId: string,
     @Body() dto: AnnotationCommentDto,
   ): Promise<AnnotationCommentResponseDto> {
     const { issue, doc } = await this.documents.load(actor, issueId, key);
@@ -66,10 +82,13 @@ export class AnnotationsController {
 
   /** `{ status: open | resolved }`; same status is a no-op. */
   @Patch(':threadId')
-  @NoActivity('the service records the status change (resolved or reopened) with the issue\'s company')
+  @NoActivity("the service records the status change (resolved or reopened) with the issue's company")
   @Authorize({ callers: ['board', 'agent'] })
   async update(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Param('threadId') threadId: string,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Param('threadId') threadId: string,
     @Body() dto: UpdateAnnotationThreadDto,
   ): Promise<AnnotationThreadResponseDto> {
     const { issue, doc } = await this.documents.load(actor, issueId, key);

@@ -8,11 +8,21 @@ import { IssueWakeups } from '../issues/issue-wakeups.service';
 import type { IssueRow } from '../issues/issue.types';
 import { normalizeMarkdown, reanchor, resolveSelector, selectorAt } from './anchoring';
 import {
-  AnnotationCommentResponseDto, AnnotationThreadResponseDto, CreateAnnotationThreadDto, ListAnnotationsQueryDto,
+  AnnotationCommentResponseDto,
+  AnnotationThreadResponseDto,
+  CreateAnnotationThreadDto,
+  ListAnnotationsQueryDto,
 } from './dto/annotation.dto';
 import {
-  ANNOTATION_COMMENT_COLUMNS, AnnotationCommentRow, authorOf, DocumentRow, RevisionRow, THREAD_SELECT, ThreadRow,
-  toAnnotationCommentResponse, toThreadResponse,
+  ANNOTATION_COMMENT_COLUMNS,
+  AnnotationCommentRow,
+  authorOf,
+  DocumentRow,
+  RevisionRow,
+  THREAD_SELECT,
+  ThreadRow,
+  toAnnotationCommentResponse,
+  toThreadResponse,
 } from './document.types';
 
 /** Agents that can be woken at all; the heartbeat engine applies its own policy on top. */
@@ -51,10 +61,17 @@ export class AnnotationsService {
    * The base revision must be the latest (409 naming the current one) and the selector must match
    * that revision's text (422). The stored selector is normalised to the markdown range it resolved to.
    */
-  async create(actor: Actor, issue: IssueRow, doc: DocumentRow, latest: RevisionRow, dto: CreateAnnotationThreadDto): Promise<AnnotationThreadResponseDto> {
+  async create(
+    actor: Actor,
+    issue: IssueRow,
+    doc: DocumentRow,
+    latest: RevisionRow,
+    dto: CreateAnnotationThreadDto,
+  ): Promise<AnnotationThreadResponseDto> {
     if (dto.baseRevisionId !== doc.latest_revision_id || dto.baseRevisionNumber !== doc.latest_revision_number) {
       throw conflict('The base revision is not the latest revision of the document', 'stale_revision', {
-        currentRevisionId: doc.latest_revision_id, currentRevisionNumber: doc.latest_revision_number,
+        currentRevisionId: doc.latest_revision_id,
+        currentRevisionNumber: doc.latest_revision_number,
       });
     }
     const range = resolveSelector(latest.body, dto.selector);
@@ -67,14 +84,32 @@ export class AnnotationsService {
       `INSERT INTO document_annotation_threads (company_id, issue_id, document_id, base_revision_id, base_revision_number,
          anchor_revision_id, anchor_revision_number, original_selector, selector, created_by_agent_id, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $4, $5, $6, $7, $8, $9) RETURNING id`,
-      [issue.company_id, issue.id, doc.id, doc.latest_revision_id, doc.latest_revision_number, dto.selector, selector, who.agentId, who.userId],
+      [
+        issue.company_id,
+        issue.id,
+        doc.id,
+        doc.latest_revision_id,
+        doc.latest_revision_number,
+        dto.selector,
+        selector,
+        who.agentId,
+        who.userId,
+      ],
     );
     const comment = await this.insertComment(actor, issue.company_id, id, dto.body);
     await this.activity.record({
-      companyId: issue.company_id, action: 'issue.document_annotation_thread_created', entityType: 'issue', entityId: issue.id, actor,
+      companyId: issue.company_id,
+      action: 'issue.document_annotation_thread_created',
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
       details: { documentId: doc.id, key: doc.key, threadId: id, commentId: comment.id, revisionId: doc.latest_revision_id },
     });
-    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_thread_created', { documentKey: doc.key, threadId: id, annotationCommentId: comment.id });
+    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_thread_created', {
+      documentKey: doc.key,
+      threadId: id,
+      annotationCommentId: comment.id,
+    });
     return this.get(doc, id);
   }
 
@@ -82,17 +117,34 @@ export class AnnotationsService {
   async reply(actor: Actor, issue: IssueRow, doc: DocumentRow, threadId: string, body: string): Promise<AnnotationCommentResponseDto> {
     const t = await this.find(doc, threadId, true);
     const comment = await this.insertComment(actor, issue.company_id, t.id, body);
-    await this.db.query(`UPDATE document_annotation_threads SET last_activity_at = clock_timestamp(), updated_at = clock_timestamp() WHERE id = $1`, [t.id]);
+    await this.db.query(
+      `UPDATE document_annotation_threads SET last_activity_at = clock_timestamp(), updated_at = clock_timestamp() WHERE id = $1`,
+      [t.id],
+    );
     await this.activity.record({
-      companyId: issue.company_id, action: 'issue.document_annotation_comment_added', entityType: 'issue', entityId: issue.id, actor,
+      companyId: issue.company_id,
+      action: 'issue.document_annotation_comment_added',
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
       details: { documentId: doc.id, key: doc.key, threadId: t.id, commentId: comment.id },
     });
-    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_comment_added', { documentKey: doc.key, threadId: t.id, annotationCommentId: comment.id });
+    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_comment_added', {
+      documentKey: doc.key,
+      threadId: t.id,
+      annotationCommentId: comment.id,
+    });
     return toAnnotationCommentResponse(comment);
   }
 
   /** open <-> resolved; resolving stamps resolver and time, reopening clears them; same status: no-op. */
-  async setStatus(actor: Actor, issue: IssueRow, doc: DocumentRow, threadId: string, status: 'open' | 'resolved'): Promise<AnnotationThreadResponseDto> {
+  async setStatus(
+    actor: Actor,
+    issue: IssueRow,
+    doc: DocumentRow,
+    threadId: string,
+    status: 'open' | 'resolved',
+  ): Promise<AnnotationThreadResponseDto> {
     const t = await this.find(doc, threadId, true);
     if (t.status === status) return this.get(doc, t.id);
     const who = authorOf(actor);
@@ -107,7 +159,9 @@ export class AnnotationsService {
     await this.activity.record({
       companyId: issue.company_id,
       action: resolved ? 'issue.document_annotation_thread_resolved' : 'issue.document_annotation_thread_reopened',
-      entityType: 'issue', entityId: issue.id, actor,
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
       details: { documentId: doc.id, key: doc.key, threadId: t.id, status },
     });
     return this.get(doc, t.id);
@@ -133,7 +187,10 @@ export class AnnotationsService {
 
   private async find(doc: DocumentRow, threadId: string, lock = false): Promise<ThreadRow> {
     const [t] = isUuid(threadId)
-      ? await this.db.query<ThreadRow>(`${THREAD_SELECT} WHERE t.id = $1 AND t.document_id = $2${lock ? ' FOR UPDATE OF t' : ''}`, [threadId, doc.id])
+      ? await this.db.query<ThreadRow>(`${THREAD_SELECT} WHERE t.id = $1 AND t.document_id = $2${lock ? ' FOR UPDATE OF t' : ''}`, [
+          threadId,
+          doc.id,
+        ])
       : [];
     if (!t) throw notFound('Annotation thread');
     return t;
@@ -159,5 +216,4 @@ export class AnnotationsService {
     );
     return c;
   }
-
 }

@@ -24,7 +24,10 @@ export class DocumentsController {
   @Get(':key')
   @Authorize({ callers: ['board', 'agent'] })
   get(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Query() q: GetDocumentQueryDto,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Query() q: GetDocumentQueryDto,
   ): Promise<DocumentResponseDto> {
     return this.documents.get(actor, issueId, key, q);
   }
@@ -34,10 +37,15 @@ export class DocumentsController {
    * base: 409 with currentRevisionId. Locked: 409 for users; agents are redirected to a derived key.
    */
   @Put(':key')
-  @NoActivity('the service records issue.document_created or issue.document_updated (only it knows whether the key existed) with the issue\'s company')
+  @NoActivity(
+    "the service records issue.document_created or issue.document_updated (only it knows whether the key existed) with the issue's company",
+  )
   @Authorize({ callers: ['board', 'agent'] })
   async put(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Body() dto: PutDocumentDto,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Body() dto: PutDocumentDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DocumentResponseDto> {
     const r = await this.documents.put(actor, issueId, key, dto);
@@ -47,7 +55,7 @@ export class DocumentsController {
 
   /** Sets lockedAt/lockedByAgentId/lockedByUserId; locking a locked document is a no-op. */
   @Post(':key/lock')
-  @NoActivity('the service records issue.document_locked with the issue\'s company')
+  @NoActivity("the service records issue.document_locked with the issue's company")
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   lock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
@@ -56,7 +64,7 @@ export class DocumentsController {
 
   /** Board: any lock; agents: only their own. */
   @Post(':key/unlock')
-  @NoActivity('the service records issue.document_unlocked with the issue\'s company')
+  @NoActivity("the service records issue.document_unlocked with the issue's company")
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   unlock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
@@ -72,18 +80,21 @@ export class DocumentsController {
 
   /** A new latest revision with the old revision's content; history kept. Locked: 409. */
   @Post(':key/revisions/:revisionId/restore')
-  @NoActivity('the service records issue.document_restored with the issue\'s company')
+  @NoActivity("the service records issue.document_restored with the issue's company")
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   restore(
-    @CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string, @Param('revisionId') revisionId: string,
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+    @Param('revisionId') revisionId: string,
   ): Promise<DocumentResponseDto> {
     return this.documents.restore(actor, issueId, key, revisionId);
   }
 
   /** Board only; removes all revisions and threads; locked: 409. */
   @Delete(':key')
-  @NoActivity('the service records issue.document_deleted with the issue\'s company')
+  @NoActivity("the service records issue.document_deleted with the issue's company")
   @Authorize({ callers: ['board'] })
   remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
     return this.documents.remove(actor, issueId, key);

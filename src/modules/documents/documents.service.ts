@@ -11,8 +11,16 @@ import { returning } from '../issues/returning';
 import { AnnotationsService } from './annotations.service';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
 import {
-  authorOf, DOCUMENT_COLUMNS, DOCUMENT_KEY_RE, DocumentRow, iso, MAX_DOCUMENT_BODY_BYTES, REVISION_COLUMNS, RevisionRow,
-  toDocumentResponse, toRevisionResponse,
+  authorOf,
+  DOCUMENT_COLUMNS,
+  DOCUMENT_KEY_RE,
+  DocumentRow,
+  iso,
+  MAX_DOCUMENT_BODY_BYTES,
+  REVISION_COLUMNS,
+  RevisionRow,
+  toDocumentResponse,
+  toRevisionResponse,
 } from './document.types';
 
 interface NewContent {
@@ -31,10 +39,17 @@ export interface PutResult {
 /** 409 `{ error: "Document is locked", key, lockedAt }` (spec, document write rule 3). */
 export const documentLocked = (d: DocumentRow) =>
   new DomainError(409, 'document_locked', 'Document is locked', {
-    key: d.key, lockedAt: iso(d.locked_at), lockedByAgentId: d.locked_by_agent_id, lockedByUserId: d.locked_by_user_id,
+    key: d.key,
+    lockedAt: iso(d.locked_at),
+    lockedByAgentId: d.locked_by_agent_id,
+    lockedByUserId: d.locked_by_user_id,
   });
 
-const staleRevision = (message: string, current: Pick<DocumentRow, 'latest_revision_id' | 'latest_revision_number'> | null, code = 'stale_revision') =>
+const staleRevision = (
+  message: string,
+  current: Pick<DocumentRow, 'latest_revision_id' | 'latest_revision_number'> | null,
+  code = 'stale_revision',
+) =>
   conflict(message, code, {
     currentRevisionId: current?.latest_revision_id ?? null,
     currentRevisionNumber: current?.latest_revision_number ?? null,
@@ -55,12 +70,18 @@ export class DocumentsService {
 
   assertKey(key: string): void {
     if (!DOCUMENT_KEY_RE.test(key)) {
-      throw badRequest('Document keys use lowercase letters, digits, `_` and `-` (1 to 64 characters)', { field: 'key' }, 'invalid_document_key');
+      throw badRequest(
+        'Document keys use lowercase letters, digits, `_` and `-` (1 to 64 characters)',
+        { field: 'key' },
+        'invalid_document_key',
+      );
     }
   }
 
   /** The latest body of every document of a company's issues (portability export). */
-  async latestOfCompany(companyId: string): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
+  async latestOfCompany(
+    companyId: string,
+  ): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
     return this.db.query(
       `SELECT d.issue_id, d.key, d.title, d.format, r.body FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
         WHERE d.company_id = $1 ORDER BY d.issue_id, d.key`,
@@ -87,7 +108,10 @@ export class DocumentsService {
 
   async revision(doc: DocumentRow, revisionId = doc.latest_revision_id): Promise<RevisionRow | null> {
     if (!isUuid(revisionId)) return null;
-    const [r] = await this.db.query<RevisionRow>(`SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE id = $1 AND document_id = $2`, [revisionId, doc.id]);
+    const [r] = await this.db.query<RevisionRow>(
+      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE id = $1 AND document_id = $2`,
+      [revisionId, doc.id],
+    );
     return r ?? null;
   }
 
@@ -99,7 +123,9 @@ export class DocumentsService {
   async list(actor: Actor, ref: string): Promise<DocumentResponseDto[]> {
     const issue = await this.issues.load(actor, ref);
     const rows = await this.db.query<DocumentRow & { body: string; change_summary: string | null }>(
-      `SELECT ${DOCUMENT_COLUMNS.split(',').map((c) => `d.${c.trim()}`).join(', ')}, r.body, r.change_summary
+      `SELECT ${DOCUMENT_COLUMNS.split(',')
+        .map((c) => `d.${c.trim()}`)
+        .join(', ')}, r.body, r.change_summary
          FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
         WHERE d.issue_id = $1 ORDER BY d.key`,
       [issue.id],
@@ -112,7 +138,8 @@ export class DocumentsService {
     const { doc } = await this.load(actor, ref, key);
     const out = await this.toResponse(doc);
     const withAnnotations = q.includeAnnotations ?? actor.kind === 'agent';
-    if (withAnnotations) out.annotations = await this.annotations.threadsOf(doc, { status: 'all', includeComments: q.includeAnnotationComments ?? false });
+    if (withAnnotations)
+      out.annotations = await this.annotations.threadsOf(doc, { status: 'all', includeComments: q.includeAnnotationComments ?? false });
     return out;
   }
 
@@ -139,7 +166,11 @@ export class DocumentsService {
       const created = await this.create(actor, issue, key, dto);
       if (!created) {
         // a concurrent writer created the key first: this write did not see its revision
-        throw staleRevision('The document was created concurrently; send its latest revision as baseRevisionId', await this.find(issue.id, key), 'document_exists');
+        throw staleRevision(
+          'The document was created concurrently; send its latest revision as baseRevisionId',
+          await this.find(issue.id, key),
+          'document_exists',
+        );
       }
       await this.record(actor, issue, 'issue.document_created', created, { changeSummary: dto.changeSummary ?? null });
       return { document: await this.toResponse(created), created: true };
@@ -155,7 +186,10 @@ export class DocumentsService {
       throw staleRevision('baseRevisionId is not the latest revision of the document', doc);
     }
     const updated = await this.append(actor, doc, dto);
-    await this.record(actor, issue, 'issue.document_updated', updated, { changeSummary: dto.changeSummary ?? null, baseRevisionId: dto.baseRevisionId });
+    await this.record(actor, issue, 'issue.document_updated', updated, {
+      changeSummary: dto.changeSummary ?? null,
+      baseRevisionId: dto.baseRevisionId,
+    });
     return { document: await this.toResponse(updated), created: false };
   }
 
@@ -166,10 +200,16 @@ export class DocumentsService {
     if (!old) throw notFound('Revision');
     if (doc.locked_at) throw documentLocked(doc);
     const updated = await this.append(actor, doc, {
-      title: old.title, body: old.body, changeSummary: `Restored revision ${old.revision_number}`,
-      baseRevisionId: doc.latest_revision_id, restoredFromRevisionId: old.id,
+      title: old.title,
+      body: old.body,
+      changeSummary: `Restored revision ${old.revision_number}`,
+      baseRevisionId: doc.latest_revision_id,
+      restoredFromRevisionId: old.id,
     });
-    await this.record(actor, issue, 'issue.document_restored', updated, { restoredFromRevisionId: old.id, restoredFromRevisionNumber: old.revision_number });
+    await this.record(actor, issue, 'issue.document_restored', updated, {
+      restoredFromRevisionId: old.id,
+      restoredFromRevisionNumber: old.revision_number,
+    });
     return this.toResponse(updated);
   }
 
@@ -210,14 +250,19 @@ export class DocumentsService {
       [doc.id],
     );
     await this.record(actor, issue, 'issue.document_unlocked', unlocked, {
-      previousLockedAt: iso(doc.locked_at), previousLockedByAgentId: doc.locked_by_agent_id, previousLockedByUserId: doc.locked_by_user_id,
+      previousLockedAt: iso(doc.locked_at),
+      previousLockedByAgentId: doc.locked_by_agent_id,
+      previousLockedByUserId: doc.locked_by_user_id,
     });
     return this.toResponse(unlocked);
   }
 
   private assertBody(body: string): void {
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BODY_BYTES) {
-      throw new DomainError(413, 'document_too_large', 'Document body exceeds 512 KiB', { field: 'body', maxBytes: MAX_DOCUMENT_BODY_BYTES });
+      throw new DomainError(413, 'document_too_large', 'Document body exceeds 512 KiB', {
+        field: 'body',
+        maxBytes: MAX_DOCUMENT_BODY_BYTES,
+      });
     }
   }
 
@@ -265,8 +310,20 @@ export class DocumentsService {
       `INSERT INTO issue_document_revisions (id, company_id, document_id, revision_number, title, format, body, change_summary,
          base_revision_id, restored_from_revision_id, created_by_agent_id, created_by_user_id, run_id)
        VALUES ($1, $2, $3, $4, $5, 'markdown', $6, $7, $8, $9, $10, $11, $12) RETURNING ${REVISION_COLUMNS}`,
-      [id, doc.company_id, doc.id, number, doc.title, c.body, c.changeSummary ?? null, c.baseRevisionId ?? null,
-        c.restoredFromRevisionId ?? null, who.agentId, who.userId, who.runId],
+      [
+        id,
+        doc.company_id,
+        doc.id,
+        number,
+        doc.title,
+        c.body,
+        c.changeSummary ?? null,
+        c.baseRevisionId ?? null,
+        c.restoredFromRevisionId ?? null,
+        who.agentId,
+        who.userId,
+        who.runId,
+      ],
     );
     return r;
   }
@@ -279,10 +336,17 @@ export class DocumentsService {
       const created = await this.create(actor, issue, newKey, { ...dto, title: dto.title ?? source.title, baseRevisionId: null });
       if (!created) continue; // taken concurrently: try the next number
       const redirectedFromLockedDocument = {
-        sourceKey: source.key, key: newKey, newKey,
-        lockedAt: iso(source.locked_at)!, lockedByAgentId: source.locked_by_agent_id, lockedByUserId: source.locked_by_user_id,
+        sourceKey: source.key,
+        key: newKey,
+        newKey,
+        lockedAt: iso(source.locked_at)!,
+        lockedByAgentId: source.locked_by_agent_id,
+        lockedByUserId: source.locked_by_user_id,
       };
-      await this.record(actor, issue, 'issue.document_created', created, { redirectedFromLockedDocument, changeSummary: dto.changeSummary ?? null });
+      await this.record(actor, issue, 'issue.document_created', created, {
+        redirectedFromLockedDocument,
+        changeSummary: dto.changeSummary ?? null,
+      });
       return { document: { ...(await this.toResponse(created)), redirectedFromLockedDocument }, created: true };
     }
     throw conflict('Could not find a free derived key for the locked document', 'document_locked');
@@ -302,8 +366,18 @@ export class DocumentsService {
 
   private async record(actor: Actor, issue: IssueRow, action: string, doc: DocumentRow, details: Record<string, unknown>): Promise<void> {
     await this.activity.record({
-      companyId: issue.company_id, action, entityType: 'issue', entityId: issue.id, actor,
-      details: { documentId: doc.id, key: doc.key, revisionId: doc.latest_revision_id, revisionNumber: doc.latest_revision_number, ...details },
+      companyId: issue.company_id,
+      action,
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
+      details: {
+        documentId: doc.id,
+        key: doc.key,
+        revisionId: doc.latest_revision_id,
+        revisionNumber: doc.latest_revision_number,
+        ...details,
+      },
     });
   }
 }

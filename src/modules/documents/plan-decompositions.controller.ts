@@ -23,8 +23,12 @@ export class PlanDecompositionsController {
   @LogActivity('issue.plan_accepted', {
     entityType: 'issue',
     entityId: (c) => c.result.issueId as string,
-    details: (c) => ({ decompositionId: c.result.id, revisionId: c.result.revisionId, revisionNumber: c.result.revisionNumber,
-      childIssueIds: (c.result.childIssues as Array<{ id: string }>).map((i) => i.id) }),
+    details: (c) => ({
+      decompositionId: c.result.id,
+      revisionId: c.result.revisionId,
+      revisionNumber: c.result.revisionNumber,
+      childIssueIds: (c.result.childIssues as Array<{ id: string }>).map((i) => i.id),
+    }),
   })
   accept(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: AcceptPlanDto): Promise<PlanDecompositionDto> {
     return this.plans.accept(actor, issueId, dto);

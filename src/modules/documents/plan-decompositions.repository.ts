@@ -23,7 +23,10 @@ export class PlanDecompositionsRepository extends CompanyScopedRepository {
 
   /** The acceptance of one revision, if any. */
   ofRevision(companyId: string, issueId: string, revisionId: string): Promise<DecompositionRow | null> {
-    return this.row(companyId, `SELECT * FROM issue_plan_decompositions WHERE company_id = $1 AND issue_id = $2 AND revision_id = $3`, [issueId, revisionId]);
+    return this.row(companyId, `SELECT * FROM issue_plan_decompositions WHERE company_id = $1 AND issue_id = $2 AND revision_id = $3`, [
+      issueId,
+      revisionId,
+    ]);
   }
 
   /** Null when the revision was accepted concurrently (unique per issue and revision). */
@@ -42,6 +45,10 @@ export class PlanDecompositionsRepository extends CompanyScopedRepository {
 
   /** Newest first. */
   listOfIssue(companyId: string, issueId: string): Promise<DecompositionRow[]> {
-    return this.rows(companyId, `SELECT * FROM issue_plan_decompositions WHERE company_id = $1 AND issue_id = $2 ORDER BY created_at DESC, id DESC`, [issueId]);
+    return this.rows(
+      companyId,
+      `SELECT * FROM issue_plan_decompositions WHERE company_id = $1 AND issue_id = $2 ORDER BY created_at DESC, id DESC`,
+      [issueId],
+    );
   }
 }

@@ -32,29 +32,38 @@ export class PlanDecompositions {
     const { issue, doc } = await this.documents.load(actor, ref, PLAN_KEY, { lock: true });
     if (dto.baseRevisionId && dto.baseRevisionId !== doc.latest_revision_id) {
       throw conflict('The plan changed since that revision', 'stale_plan_revision', {
-        currentRevisionId: doc.latest_revision_id, currentRevisionNumber: doc.latest_revision_number,
+        currentRevisionId: doc.latest_revision_id,
+        currentRevisionNumber: doc.latest_revision_number,
       });
     }
     const accepted = await this.repo.ofRevision(issue.company_id, issue.id, doc.latest_revision_id);
-    if (accepted) throw conflict('This plan revision was already accepted', 'plan_revision_already_accepted', { decompositionId: accepted.id });
+    if (accepted)
+      throw conflict('This plan revision was already accepted', 'plan_revision_already_accepted', { decompositionId: accepted.id });
     const revision = (await this.documents.revision(doc))!;
     const items = planItems(revision.body);
     if (items.length === 0) throw unprocessable('The plan has no list items to turn into child issues', 'plan_has_no_items');
-    if (items.length > MAX_PLAN_ITEMS) throw unprocessable(`The plan has more than ${MAX_PLAN_ITEMS} list items`, 'plan_too_many_items', { items: items.length });
+    if (items.length > MAX_PLAN_ITEMS)
+      throw unprocessable(`The plan has more than ${MAX_PLAN_ITEMS} list items`, 'plan_too_many_items', { items: items.length });
     const children = [];
     for (const item of items) {
-      children.push(await this.issues.create(actor, issue.company_id, {
-        title: item.title,
-        description: item.description,
-        status: dto.childStatus ?? 'todo',
-        parentId: issue.id,
-        projectId: issue.project_id,
-        goalId: issue.goal_id,
-      }));
+      children.push(
+        await this.issues.create(actor, issue.company_id, {
+          title: item.title,
+          description: item.description,
+          status: dto.childStatus ?? 'todo',
+          parentId: issue.id,
+          projectId: issue.project_id,
+          goalId: issue.goal_id,
+        }),
+      );
     }
     const row = await this.repo.insert(issue.company_id, {
-      issueId: issue.id, documentKey: PLAN_KEY, revisionId: doc.latest_revision_id, revisionNumber: doc.latest_revision_number,
-      userId: actor.userId, childIssueIds: children.map((c) => c.id),
+      issueId: issue.id,
+      documentKey: PLAN_KEY,
+      revisionId: doc.latest_revision_id,
+      revisionNumber: doc.latest_revision_number,
+      userId: actor.userId,
+      childIssueIds: children.map((c) => c.id),
     });
     if (!row) throw conflict('This plan revision was accepted concurrently', 'plan_revision_already_accepted');
     return this.toDto(row);

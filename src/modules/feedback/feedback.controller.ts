@@ -21,7 +21,10 @@ export class FeedbackController {
    */
   @Post()
   @Authorize({ callers: ['board'] })
-  @LogActivity('feedback.voted', { entityType: 'feedback_trace', details: (c) => ({ targetType: c.result.targetType, targetId: c.result.targetId, vote: c.result.vote }) })
+  @LogActivity('feedback.voted', {
+    entityType: 'feedback_trace',
+    details: (c) => ({ targetType: c.result.targetType, targetId: c.result.targetId, vote: c.result.vote }),
+  })
   async vote(
     @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,

@@ -60,7 +60,15 @@ export class FeedbackRepository {
   }
 
   /** Inserts the caller's vote, or replaces it (one vote per user and target). `created` tells which. */
-  async upsert(v: { companyId: string; targetType: string; targetId: string; vote: string; note: string | null; target: FeedbackTarget; userId: string }): Promise<{ id: string; created: boolean }> {
+  async upsert(v: {
+    companyId: string;
+    targetType: string;
+    targetId: string;
+    vote: string;
+    note: string | null;
+    target: FeedbackTarget;
+    userId: string;
+  }): Promise<{ id: string; created: boolean }> {
     const [row] = await this.db.query<{ id: string; created: boolean }>(
       `INSERT INTO feedback_traces (company_id, target_type, target_id, vote, note, issue_id, agent_id, run_id, voter_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)

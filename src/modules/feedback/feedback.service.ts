@@ -34,9 +34,18 @@ export class FeedbackService {
   async vote(actor: Actor, companyId: string, dto: CreateFeedbackVoteDto): Promise<{ trace: FeedbackTraceDto; created: boolean }> {
     if (actor.kind !== 'board') throw new Error('board only');
     const target = await this.repo.target(companyId, dto.targetType, dto.targetId);
-    if (!target) throw unprocessable(`targetId must reference a ${dto.targetType.replace('_', ' ')} of this company`, 'invalid_reference', { field: 'targetId' });
+    if (!target)
+      throw unprocessable(`targetId must reference a ${dto.targetType.replace('_', ' ')} of this company`, 'invalid_reference', {
+        field: 'targetId',
+      });
     const { id, created } = await this.repo.upsert({
-      companyId, targetType: dto.targetType, targetId: dto.targetId, vote: dto.vote, note: dto.note?.trim() || null, target, userId: actor.userId,
+      companyId,
+      targetType: dto.targetType,
+      targetId: dto.targetId,
+      vote: dto.vote,
+      note: dto.note?.trim() || null,
+      target,
+      userId: actor.userId,
     });
     const row = await this.repo.get(companyId, id);
     if (!row) throw notFound('Feedback trace');
@@ -47,8 +56,15 @@ export class FeedbackService {
     // sharedOnly is the shared status; with a conflicting status filter nothing matches
     if (q.sharedOnly && q.status === 'local') return [];
     const rows = await this.repo.list(companyId, {
-      targetType: q.targetType, vote: q.vote, status: q.sharedOnly ? 'shared' : q.status, issueId: q.issueId, projectId: q.projectId,
-      from: q.from, to: q.to, includePayload: q.includePayload === true, limit: LIST_LIMIT,
+      targetType: q.targetType,
+      vote: q.vote,
+      status: q.sharedOnly ? 'shared' : q.status,
+      issueId: q.issueId,
+      projectId: q.projectId,
+      from: q.from,
+      to: q.to,
+      includePayload: q.includePayload === true,
+      limit: LIST_LIMIT,
     });
     return rows.map(toFeedbackTrace);
   }

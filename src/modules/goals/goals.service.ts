@@ -162,6 +162,8 @@ export class GoalsService {
   }
 
   private async clearDefault(companyId: string): Promise<void> {
-    await this.db.query(`UPDATE goals SET is_company_default = false, updated_at = now() WHERE company_id = $1 AND is_company_default`, [companyId]);
+    await this.db.query(`UPDATE goals SET is_company_default = false, updated_at = now() WHERE company_id = $1 AND is_company_default`, [
+      companyId,
+    ]);
   }
 }

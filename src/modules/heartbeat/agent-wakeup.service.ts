@@ -20,7 +20,9 @@ export class AgentWakeupService {
 
   async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
     const [agent] = isUuid(agentId)
-      ? await this.db.query<{ id: string; company_id: string; status: string }>('SELECT id, company_id, status FROM agents WHERE id = $1', [agentId])
+      ? await this.db.query<{ id: string; company_id: string; status: string }>('SELECT id, company_id, status FROM agents WHERE id = $1', [
+          agentId,
+        ])
       : [];
     if (!agent) throw notFound('Agent');
     await this.companies.assertAccessToKnownCompany(actor, agent.company_id);

@@ -66,7 +66,10 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
 
   /** Queued and running runs of the company (or of one issue: runs for it and its checkout run), newest first. */
   /** Queued and running runs (`finished: false`), or the most recent ended ones (`finished: true`). */
-  live(companyId: string, opts: { issueId?: string; checkoutRunId?: string | null; limit: number; finished?: boolean }): Promise<LiveRunRow[]> {
+  live(
+    companyId: string,
+    opts: { issueId?: string; checkoutRunId?: string | null; limit: number; finished?: boolean },
+  ): Promise<LiveRunRow[]> {
     const params: unknown[] = [opts.limit];
     let issueFilter = '';
     if (opts.issueId) {

@@ -13,7 +13,6 @@ import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService } from './run-log.service';
 import { loadRun } from './run-store';
 
-
 /** Reading runs and their logs; the board's cancel; the async adapters' completion callback. */
 @Injectable()
 export class HeartbeatRunsService {
@@ -45,7 +44,7 @@ export class HeartbeatRunsService {
     if (q.offset) {
       // deprecated offset paging: walk the keyset pages up to the offset (bounded by the DTO)
       let after: KeysetCursor | undefined;
-      for (let skipped = 0; skipped < q.offset; ) {
+      for (let skipped = 0; skipped < q.offset;) {
         const step = Math.min(200, q.offset - skipped);
         const rows = await this.runsRepo.list(companyId, { ...filter, limit: step, after });
         if (rows.length <= step) return { items: [], nextCursor: null };
@@ -110,7 +109,10 @@ export class HeartbeatRunsService {
     if (run.status !== 'queued' && run.status !== 'running') {
       throw conflict(`Run already ended (${run.status})`, 'run_not_live', { status: run.status });
     }
-    const by = actor.kind === 'agent' ? { errorCode: 'cancelled_by_agent', error: 'cancelled by its agent' } : { errorCode: 'cancelled_by_board', error: 'cancelled by the board' };
+    const by =
+      actor.kind === 'agent'
+        ? { errorCode: 'cancelled_by_agent', error: 'cancelled by its agent' }
+        : { errorCode: 'cancelled_by_board', error: 'cancelled by the board' };
     const ended = await this.lifecycle.finishRun(run.id, { status: 'cancelled', ...by }, { actor });
     return toRunResponse(ended ?? (await loadRun(this.db, run.id))!);
   }
@@ -126,18 +128,20 @@ export class HeartbeatRunsService {
     }
     const report = outcomeFromReport(dto);
     const status = dto.status ?? 'succeeded';
-    const ended = await this.lifecycle.finishRun(run.id, {
-      status,
-      errorCode: status === 'failed' ? 'remote_reported_failure' : null,
-      error: status === 'failed' ? (dto.error ?? 'the remote reported a failure') : null,
-      usage: report.usage,
-      result: report.result,
-    }, { actor });
+    const ended = await this.lifecycle.finishRun(
+      run.id,
+      {
+        status,
+        errorCode: status === 'failed' ? 'remote_reported_failure' : null,
+        error: status === 'failed' ? (dto.error ?? 'the remote reported a failure') : null,
+        usage: report.usage,
+        result: report.result,
+      },
+      { actor },
+    );
     if (!ended) throw new DomainError(409, 'run_not_live', 'Run already ended');
     return toRunResponse(ended);
   }
-
-
 
   /** Agents with a timer: next due time and last run. Board callers see the companies they can access. */
   async schedulerHeartbeats(actor: Actor): Promise<SchedulerHeartbeatDto[]> {
@@ -166,11 +170,15 @@ export class HeartbeatRunsService {
         nextDueAt: iso(r.heartbeat_next_due_at),
         lastFiredAt: iso(r.heartbeat_last_fired_at),
         lastRun: r.run_id
-          ? { id: r.run_id as string, status: r.run_status as string, invocationSource: r.invocation_source as string, createdAt: iso(r.run_created_at)!, finishedAt: iso(r.run_finished_at) }
+          ? {
+              id: r.run_id as string,
+              status: r.run_status as string,
+              invocationSource: r.invocation_source as string,
+              createdAt: iso(r.run_created_at)!,
+              finishedAt: iso(r.run_finished_at),
+            }
           : null,
       };
     });
   }
-
-
 }

@@ -35,8 +35,14 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
 
   onApplicationBootstrap(): void {
     if (!this.registry) return;
-    this.registry.addInterval(TICK, setInterval(() => void this.guarded('tick', () => this.tick()), this.config.heartbeat.tickMs));
-    this.registry.addInterval(REAPER, setInterval(() => void this.guarded('reaper', () => this.reap()), this.config.heartbeat.reaperMs));
+    this.registry.addInterval(
+      TICK,
+      setInterval(() => void this.guarded('tick', () => this.tick()), this.config.heartbeat.tickMs),
+    );
+    this.registry.addInterval(
+      REAPER,
+      setInterval(() => void this.guarded('reaper', () => this.reap()), this.config.heartbeat.reaperMs),
+    );
   }
 
   onApplicationShutdown(): void {
@@ -58,23 +64,30 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
   /** Claims agents whose timer is due (skipping rows another instance holds) and wakes each once. */
   async fireDueTimers(): Promise<number> {
     return this.db.transaction(async () => {
-      const due = await updateReturning<{ id: string; company_id: string }>(this.db,
+      const due = await updateReturning<{ id: string; company_id: string }>(
+        this.db,
         `UPDATE agents a SET heartbeat_last_fired_at = now()
            FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() ORDER BY heartbeat_next_due_at LIMIT 100 FOR NO KEY UPDATE SKIP LOCKED) d
           WHERE a.id = d.id RETURNING a.id, a.company_id`,
         [],
       );
       for (const a of due) {
-        await this.queue.enqueue({ companyId: a.company_id, agentId: a.id, source: 'timer', triggerDetail: 'system', reason: 'heartbeat_timer' });
+        await this.queue.enqueue({
+          companyId: a.company_id,
+          agentId: a.id,
+          source: 'timer',
+          triggerDetail: 'system',
+          reason: 'heartbeat_timer',
+        });
       }
       return due.length;
     });
   }
 
   async reap(): Promise<void> {
-    const expired = await this.db.dataSource.query(
+    const expired = (await this.db.dataSource.query(
       `SELECT id FROM heartbeat_runs WHERE status = 'running' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT 100`,
-    ) as Array<{ id: string }>;
+    )) as Array<{ id: string }>;
     for (const r of expired) {
       await this.lifecycle.finishRun(
         r.id,

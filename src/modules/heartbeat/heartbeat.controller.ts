@@ -7,7 +7,17 @@ import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AgentWakeupService } from './agent-wakeup.service';
 import {
-  CompleteRunDto, HeldWakeupDto, ListRunsQueryDto, LiveRunDto, LiveRunsQueryDto, RunLogQueryDto, RunLogResponseDto, RunResponseDto, SchedulerHeartbeatDto, SkippedWakeupDto, WakeupDto,
+  CompleteRunDto,
+  HeldWakeupDto,
+  ListRunsQueryDto,
+  LiveRunDto,
+  LiveRunsQueryDto,
+  RunLogQueryDto,
+  RunLogResponseDto,
+  RunResponseDto,
+  SchedulerHeartbeatDto,
+  SkippedWakeupDto,
+  WakeupDto,
   WakeupRunResponseDto,
 } from './dto/heartbeat.dto';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
@@ -27,16 +37,35 @@ export class HeartbeatController {
   @NoActivity('the wakeup queue records the wake (or its coalescing) with its outcome')
   @HttpCode(202)
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiAcceptedResponse({ schema: { oneOf: [{ $ref: getSchemaPath(WakeupRunResponseDto) }, { $ref: getSchemaPath(SkippedWakeupDto) }, { $ref: getSchemaPath(HeldWakeupDto) }] } })
-  wake(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
+  @ApiAcceptedResponse({
+    schema: {
+      oneOf: [
+        { $ref: getSchemaPath(WakeupRunResponseDto) },
+        { $ref: getSchemaPath(SkippedWakeupDto) },
+        { $ref: getSchemaPath(HeldWakeupDto) },
+      ],
+    },
+  })
+  wake(
+    @CurrentActor() actor: Actor,
+    @Param('agentId') agentId: string,
+    @Body() dto: WakeupDto,
+  ): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
     return this.wakeups.wake(actor, agentId, dto);
   }
 
   /** Runs of a company, newest first; filters agentId, status, issueId; keyset pages: pass the `X-Next-Cursor` header of a page as `cursor`. */
   @Get('companies/:companyId/heartbeat-runs')
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiOkResponse({ type: [RunResponseDto], headers: { 'X-Next-Cursor': { description: 'cursor of the next page; absent on the last page', schema: { type: 'string' } } } })
-  async list(@Param('companyId') companyId: string, @Query() q: ListRunsQueryDto, @Res({ passthrough: true }) res: Response): Promise<RunResponseDto[]> {
+  @ApiOkResponse({
+    type: [RunResponseDto],
+    headers: { 'X-Next-Cursor': { description: 'cursor of the next page; absent on the last page', schema: { type: 'string' } } },
+  })
+  async list(
+    @Param('companyId') companyId: string,
+    @Query() q: ListRunsQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<RunResponseDto[]> {
     const page = await this.runs.list(companyId, q);
     if (page.nextCursor) res.header('X-Next-Cursor', page.nextCursor);
     return page.items;
@@ -83,8 +112,6 @@ export class HeartbeatController {
   complete(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Body() dto: CompleteRunDto): Promise<RunResponse> {
     return this.runs.complete(actor, runId, dto);
   }
-
-
 
   /** Agents with timer heartbeats: interval, next due time, last run. */
   @Get('instance/scheduler-heartbeats')

@@ -72,7 +72,11 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const runs = [...this.local.values()];
     for (const r of runs) {
       await this.lifecycle
-        .finishRun(r.runId, { status: 'failed', errorCode: 'instance_shutdown', error: 'the service instance running it shut down' }, { logBytes: r.logBytes() })
+        .finishRun(
+          r.runId,
+          { status: 'failed', errorCode: 'instance_shutdown', error: 'the service instance running it shut down' },
+          { logBytes: r.logBytes() },
+        )
         .catch(() => undefined);
       r.cancel('instance_shutdown');
     }
@@ -129,7 +133,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
    * under that agent's lock). Returns how many were claimed and started.
    */
   private async claimBatch(room: number): Promise<number> {
-    const candidates = await this.db.dataSource.query(
+    const candidates = (await this.db.dataSource.query(
       `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.agent_id, r.created_at FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
         WHERE r.status = 'queued'
           AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')
@@ -137,7 +141,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
                      THEN (a.runtime_config->'heartbeat'->>'maxConcurrentRuns')::int ELSE 1 END
         ORDER BY r.agent_id, r.created_at) c ORDER BY c.created_at LIMIT $1`,
       [Math.max(1, Math.min(room, 64))],
-    ) as Array<{ id: string; agent_id: string; created_at: Date }>;
+    )) as Array<{ id: string; agent_id: string; created_at: Date }>;
     let claimed = 0;
     const queue = [...candidates];
     const worker = async () => {
@@ -157,21 +161,35 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const agent = await lockAgent(this.db, agentId);
     if (!agent) return null;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
-      await this.lifecycle.finishRun(runId, { status: 'cancelled', errorCode: 'agent_not_runnable', error: `agent is ${agent.status}` }, { agentId, promote: false });
+      await this.lifecycle.finishRun(
+        runId,
+        { status: 'cancelled', errorCode: 'agent_not_runnable', error: `agent is ${agent.status}` },
+        { agentId, promote: false },
+      );
       return null;
     }
     // a run never starts for a scope already over its hard limit (budget check before each claim)
     const [queued] = await this.db.query<{ company_id: string; context_snapshot: { projectId?: unknown } }>(
-      `SELECT company_id, context_snapshot FROM heartbeat_runs WHERE id = $1 AND status = 'queued'`, [runId]);
+      `SELECT company_id, context_snapshot FROM heartbeat_runs WHERE id = $1 AND status = 'queued'`,
+      [runId],
+    );
     if (!queued) return null;
     const projectId = typeof queued.context_snapshot?.projectId === 'string' ? queued.context_snapshot.projectId : null;
     if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agentId, projectId)).allowed) {
-      await this.lifecycle.finishRun(runId, { status: 'cancelled', errorCode: 'budget', error: 'budget hard stop: the scope is over its limit' }, { agentId, promote: false });
+      await this.lifecycle.finishRun(
+        runId,
+        { status: 'cancelled', errorCode: 'budget', error: 'budget hard stop: the scope is over its limit' },
+        { agentId, promote: false },
+      );
       return null;
     }
-    const [{ n }] = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`, [agentId]);
+    const [{ n }] = await this.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`,
+      [agentId],
+    );
     if (Number(n) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
-    const [run] = await updateReturning<RunRow>(this.db,
+    const [run] = await updateReturning<RunRow>(
+      this.db,
       `UPDATE heartbeat_runs
           SET status = 'running', started_at = now(), claimed_by = $2, lease_expires_at = now() + make_interval(secs => $3),
               log_path = $4, updated_at = now()
@@ -179,14 +197,24 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       [runId, this.instanceId, this.config.heartbeat.leaseSec, this.lifecycle.logPathFor(agent.company_id, runId)],
     );
     if (!run) return null;
-    const agentNow = await updateReturning(this.db,
-      `UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error') RETURNING status`, [agentId]);
+    const agentNow = await updateReturning(
+      this.db,
+      `UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error') RETURNING status`,
+      [agentId],
+    );
     this.live.status(run);
     this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapter_type });
     if (agentNow.length > 0) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
     await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
     this.db.afterCommit(() =>
-      this.events.emitStarted({ runId: run.id, companyId: run.company_id, agentId: run.agent_id, adapterType: run.adapter_type, createdAt: run.created_at, startedAt: run.started_at ?? new Date() }),
+      this.events.emitStarted({
+        runId: run.id,
+        companyId: run.company_id,
+        agentId: run.agent_id,
+        adapterType: run.adapter_type,
+        createdAt: run.created_at,
+        startedAt: run.started_at ?? new Date(),
+      }),
     );
     return { run, agent };
   }
@@ -205,16 +233,16 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
             SELECT id FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND status = 'running' AND claimed_by = $4 ORDER BY id FOR UPDATE SKIP LOCKED)`,
         [ids, bytes, this.config.heartbeat.leaseSec, this.instanceId],
       );
-      const rows = await this.db.dataSource.query(
-        `SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`,
-        [ids],
-      ) as Array<{ id: string; status: string; claimed_by: string | null }>;
+      const rows = (await this.db.dataSource.query(`SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`, [
+        ids,
+      ])) as Array<{ id: string; status: string; claimed_by: string | null }>;
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const id of ids) {
         const r = byId.get(id);
         // gone (agent or company deleted), ended, or taken over by the reaper: stop the process here
         if (!r) this.local.get(id)?.cancel('run deleted');
-        else if (r.status !== 'running' || r.claimed_by !== this.instanceId) this.local.get(id)?.cancel(`run ended elsewhere (${r.status})`);
+        else if (r.status !== 'running' || r.claimed_by !== this.instanceId)
+          this.local.get(id)?.cancel(`run ended elsewhere (${r.status})`);
       }
     } catch (err) {
       if (!this.stopping) this.logger.error(`lease renewal failed: ${(err as Error).message}`);
@@ -228,15 +256,17 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
    */
   async reapOwnOrphans(): Promise<number> {
     await this.processGroups.killStale(this.instanceId, this.localRunIds());
-    const rows = await this.db.dataSource.query(
+    const rows = (await this.db.dataSource.query(
       `SELECT id, claimed_by FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
-    ) as Array<{ id: string; claimed_by: string }>;
+    )) as Array<{ id: string; claimed_by: string }>;
     let n = 0;
     for (const r of rows) {
       const mine = r.claimed_by === this.instanceId && !this.local.has(r.id);
       if (!mine && !isDeadLocalOwner(r.claimed_by)) continue;
       const ended = await this.lifecycle.finishRun(r.id, {
-        status: 'failed', errorCode: 'orphaned_run', error: `no process behind the run: instance ${r.claimed_by} restarted or lost it`,
+        status: 'failed',
+        errorCode: 'orphaned_run',
+        error: `no process behind the run: instance ${r.claimed_by} restarted or lost it`,
       });
       if (ended) n++;
     }

@@ -75,25 +75,40 @@ export class RunExecutor {
       const processes = this.processGroups.track(run.id);
       try {
         const executor = this.executors.get(run.adapter_type);
-        if (!executor) outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
+        if (!executor)
+          outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
         else {
           const config = await this.executors.effectiveConfig(run.adapter_type, agent.adapter_config ?? {});
           const problems = executor.validateConfig(config);
           if (problems.length) outcome = { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
           else {
             const projectId = typeof run.context_snapshot.projectId === 'string' ? run.context_snapshot.projectId : null;
-            const resolved = await this.envResolver.resolve(config.env, { companyId: run.company_id, agentId: run.agent_id, runId: run.id, projectId });
+            const resolved = await this.envResolver.resolve(config.env, {
+              companyId: run.company_id,
+              agentId: run.agent_id,
+              runId: run.id,
+              projectId,
+            });
             const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
             writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
             const w = writer;
             const apiUrl = this.config.publicUrl;
             const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.lastSessionId(run);
             const ctx: AdapterRunContext = {
-              runId: run.id, agentId: run.agent_id, companyId: run.company_id, adapterType: run.adapter_type,
-              config, configEnv: resolved.env,
+              runId: run.id,
+              agentId: run.agent_id,
+              companyId: run.company_id,
+              adapterType: run.adapter_type,
+              config,
+              configEnv: resolved.env,
               agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
-              context: run.context_snapshot, serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId), apiUrl, runToken: token,
-              resumeSessionId, runAs: resolveAgentIdentity(this.config.agentUser), onProcessStarted: processes.started,
+              context: run.context_snapshot,
+              serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId),
+              apiUrl,
+              runToken: token,
+              resumeSessionId,
+              runAs: resolveAgentIdentity(this.config.agentUser),
+              onProcessStarted: processes.started,
               log: (stream, chunk) => w.write(stream, chunk),
             };
             const handle = executor.start(ctx);
@@ -104,9 +119,10 @@ export class RunExecutor {
           }
         }
       } catch (err) {
-        outcome = err instanceof EnvResolutionError || err instanceof AgentUserError
-          ? { status: 'failed', errorCode: err.code, error: err.message }
-          : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
+        outcome =
+          err instanceof EnvResolutionError || err instanceof AgentUserError
+            ? { status: 'failed', errorCode: err.code, error: err.message }
+            : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
       } finally {
         (writer as RunLogWriter | null)?.close();
       }
@@ -122,13 +138,13 @@ export class RunExecutor {
 
   /** The session id the agent's last successful run reported (same issue, or none), to resume unless forceFreshSession. */
   private async lastSessionId(run: RunRow): Promise<string | null> {
-    const [row] = await this.db.dataSource.query(
+    const [row] = (await this.db.dataSource.query(
       `SELECT result_json->>'sessionId' AS sid FROM heartbeat_runs
         WHERE agent_id = $1 AND id <> $2 AND status = 'succeeded' AND adapter_type = $3 AND issue_id IS NOT DISTINCT FROM $4
           AND result_json ? 'sessionId'
         ORDER BY finished_at DESC LIMIT 1`,
       [run.agent_id, run.id, run.adapter_type, run.issue_id],
-    ) as Array<{ sid: string | null }>;
+    )) as Array<{ sid: string | null }>;
     return row?.sid ?? null;
   }
 }

@@ -35,8 +35,7 @@ export interface FinishOptions {
   wakeCancelReason?: string;
 }
 
-const commentIdOf = (payload: Record<string, unknown>): string | null =>
-  typeof payload.commentId === 'string' ? payload.commentId : null;
+const commentIdOf = (payload: Record<string, unknown>): string | null => (typeof payload.commentId === 'string' ? payload.commentId : null);
 
 /** The context snapshot of a run created for a wake. */
 export function contextForWake(w: WakeRow): WakeContext {
@@ -106,9 +105,15 @@ export class RunLifecycle implements OnModuleInit {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [agent.company_id, agent.id, wake.id, wake.source, wake.trigger_detail, agent.adapter_type, wake.issue_id, context],
     );
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $2, updated_at = now() WHERE id = $1`, [wake.id, run.id]);
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $2, updated_at = now() WHERE id = $1`, [
+      wake.id,
+      run.id,
+    ]);
     await recordRunActivity(this.recorder, 'heartbeat.run_queued', run, {
-      source: wake.source, triggerDetail: wake.trigger_detail, reason: wake.reason, issueId: wake.issue_id,
+      source: wake.source,
+      triggerDetail: wake.trigger_detail,
+      reason: wake.reason,
+      issueId: wake.issue_id,
     });
     this.db.afterCommit(() => this.queuedListeners.forEach((l) => l()));
     this.live.queued(run);
@@ -119,10 +124,13 @@ export class RunLifecycle implements OnModuleInit {
   /** Ends a live run (no-op if it already ended). Returns the ended row, or null. */
   async finishRun(runId: string, outcome: RunOutcome, opts: FinishOptions = {}): Promise<RunRow | null> {
     return this.db.transaction(async () => {
-      const agentId = opts.agentId ?? (await this.db.query<{ agent_id: string }>('SELECT agent_id FROM heartbeat_runs WHERE id = $1', [runId]))[0]?.agent_id;
+      const agentId =
+        opts.agentId ??
+        (await this.db.query<{ agent_id: string }>('SELECT agent_id FROM heartbeat_runs WHERE id = $1', [runId]))[0]?.agent_id;
       if (!agentId) return null;
       await lockAgent(this.db, agentId);
-      const [run] = await updateReturning<RunRow>(this.db,
+      const [run] = await updateReturning<RunRow>(
+        this.db,
         `UPDATE heartbeat_runs
             SET status = $2, finished_at = now(), exit_code = $3, error_code = $4, error = $5,
                 usage_json = COALESCE($6, usage_json), result_json = COALESCE($7, result_json),
@@ -130,11 +138,21 @@ export class RunLifecycle implements OnModuleInit {
                 last_output_at = CASE WHEN $8 > log_bytes THEN now() ELSE last_output_at END
           WHERE id = $1 AND agent_id = $9 AND status IN ('queued','running') ${opts.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
           RETURNING *`,
-        [runId, outcome.status, outcome.exitCode ?? null, outcome.errorCode ?? null, outcome.error?.slice(0, 4000) ?? null,
-          outcome.usage ?? null, outcome.result ?? null, opts.logBytes ?? 0, agentId],
+        [
+          runId,
+          outcome.status,
+          outcome.exitCode ?? null,
+          outcome.errorCode ?? null,
+          outcome.error?.slice(0, 4000) ?? null,
+          outcome.usage ?? null,
+          outcome.result ?? null,
+          opts.logBytes ?? 0,
+          agentId,
+        ],
       );
       if (!run) {
-        if (opts.logBytes) await this.db.query('UPDATE heartbeat_runs SET log_bytes = GREATEST(log_bytes, $2) WHERE id = $1', [runId, opts.logBytes]);
+        if (opts.logBytes)
+          await this.db.query('UPDATE heartbeat_runs SET log_bytes = GREATEST(log_bytes, $2) WHERE id = $1', [runId, opts.logBytes]);
         return null;
       }
       await this.db.query(
@@ -144,7 +162,8 @@ export class RunLifecycle implements OnModuleInit {
         [runId, opts.wakeCancelReason ?? null],
       );
       const failed = run.status === 'failed' || run.status === 'timed_out';
-      const agentNow = await updateReturning<{ status: string }>(this.db,
+      const agentNow = await updateReturning<{ status: string }>(
+        this.db,
         `UPDATE agents SET status = $2, updated_at = now()
           WHERE id = $1 AND status = 'running'
             AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = $1 AND r.status = 'running')
@@ -154,16 +173,33 @@ export class RunLifecycle implements OnModuleInit {
       this.live.status(run);
       this.live.event(run, 'lifecycle', `run ${run.status}`, { status: run.status, exitCode: run.exit_code, errorCode: run.error_code });
       if (agentNow.length > 0) this.live.agentStatus(run.company_id, run.agent_id, failed ? 'error' : 'idle', run.status);
-      await recordRunActivity(this.recorder, `heartbeat.run_${run.status}`, run, {
-        status: run.status, errorCode: run.error_code, error: run.error, exitCode: run.exit_code,
-      }, opts.actor);
+      await recordRunActivity(
+        this.recorder,
+        `heartbeat.run_${run.status}`,
+        run,
+        {
+          status: run.status,
+          errorCode: run.error_code,
+          error: run.error,
+          exitCode: run.exit_code,
+        },
+        opts.actor,
+      );
       for (const hook of this.endedHooks) await hook(run);
       if (opts.promote !== false) await this.promoteDeferred(run.agent_id, run.issue_id);
       this.db.afterCommit(() =>
         this.events.emitFinished({
-          runId: run.id, companyId: run.company_id, agentId: run.agent_id, issueId: run.issue_id,
-          status: run.status as RunOutcome['status'], errorCode: run.error_code, usage: run.usage_json, result: run.result_json,
-          createdAt: run.created_at, startedAt: run.started_at, finishedAt: run.finished_at,
+          runId: run.id,
+          companyId: run.company_id,
+          agentId: run.agent_id,
+          issueId: run.issue_id,
+          status: run.status as RunOutcome['status'],
+          errorCode: run.error_code,
+          usage: run.usage_json,
+          result: run.result_json,
+          createdAt: run.created_at,
+          startedAt: run.started_at,
+          finishedAt: run.finished_at,
         }),
       );
       return run;
@@ -197,15 +233,18 @@ export class RunLifecycle implements OnModuleInit {
     context.promotedFromDeferred = true;
     if (rest.length) {
       context.coalesced = rest.map((w) => ({ wakeupRequestId: w.id, source: w.source, reason: w.reason, payload: w.payload }));
-      const latestComment = [...wakes].reverse().map((w) => commentIdOf(w.payload)).find((c) => c);
+      const latestComment = [...wakes]
+        .reverse()
+        .map((w) => commentIdOf(w.payload))
+        .find((c) => c);
       if (latestComment) context.commentId = latestComment;
     }
     const run = await this.createRun(agent, first, context);
     if (rest.length) {
-      await this.db.query(
-        `UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = ANY($1)`,
-        [rest.map((w) => w.id), run.id],
-      );
+      await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = ANY($1)`, [
+        rest.map((w) => w.id),
+        run.id,
+      ]);
     }
     return run;
   }
@@ -262,7 +301,11 @@ export class RunLifecycle implements OnModuleInit {
       params,
     );
     for (const r of runs) {
-      await this.finishRun(r.id, { status: 'cancelled', errorCode: 'scope_cancelled', error: `cancelled: ${reason}` }, { promote: false, wakeCancelReason: reason });
+      await this.finishRun(
+        r.id,
+        { status: 'cancelled', errorCode: 'scope_cancelled', error: `cancelled: ${reason}` },
+        { promote: false, wakeCancelReason: reason },
+      );
     }
   }
 

@@ -26,22 +26,41 @@ export class RunLiveEvents {
 
   queued(run: RunRow): void {
     this.bus.publish(run.company_id, 'heartbeat.run.queued', {
-      runId: run.id, agentId: run.agent_id, issueId: run.issue_id, invocationSource: run.invocation_source,
-      triggerDetail: run.trigger_detail, wakeupRequestId: run.wakeup_request_id,
+      runId: run.id,
+      agentId: run.agent_id,
+      issueId: run.issue_id,
+      invocationSource: run.invocation_source,
+      triggerDetail: run.trigger_detail,
+      wakeupRequestId: run.wakeup_request_id,
     });
   }
 
   status(run: RunRow): void {
     this.bus.publish(run.company_id, 'heartbeat.run.status', {
-      runId: run.id, agentId: run.agent_id, issueId: run.issue_id, status: run.status, invocationSource: run.invocation_source,
-      triggerDetail: run.trigger_detail, error: run.error, errorCode: run.error_code, exitCode: run.exit_code,
-      startedAt: iso(run.started_at), finishedAt: iso(run.finished_at),
+      runId: run.id,
+      agentId: run.agent_id,
+      issueId: run.issue_id,
+      status: run.status,
+      invocationSource: run.invocation_source,
+      triggerDetail: run.trigger_detail,
+      error: run.error,
+      errorCode: run.error_code,
+      exitCode: run.exit_code,
+      startedAt: iso(run.started_at),
+      finishedAt: iso(run.finished_at),
     });
   }
 
   event(run: RunRef, eventType: string, message: string, payload: Record<string, unknown> | null = null): void {
     this.bus.publish(run.company_id, 'heartbeat.run.event', {
-      runId: run.id, agentId: run.agent_id, issueId: run.issue_id, eventType, stream: 'system', level: 'info', message, payload,
+      runId: run.id,
+      agentId: run.agent_id,
+      issueId: run.issue_id,
+      eventType,
+      stream: 'system',
+      level: 'info',
+      message,
+      payload,
       lastEventAt: new Date().toISOString(),
     });
   }
@@ -60,8 +79,14 @@ export class RunLiveEvents {
       for (const [stream, text] of buffered) {
         for (let i = 0; i < text.length; i += LOG_EVENT_MAX_CHARS) {
           this.bus.publish(run.company_id, 'heartbeat.run.log', {
-            runId: run.id, agentId: run.agent_id, issueId: run.issue_id, ts: new Date().toISOString(), seq: ++seq, stream,
-            chunk: text.slice(i, i + LOG_EVENT_MAX_CHARS), truncated: false,
+            runId: run.id,
+            agentId: run.agent_id,
+            issueId: run.issue_id,
+            ts: new Date().toISOString(),
+            seq: ++seq,
+            stream,
+            chunk: text.slice(i, i + LOG_EVENT_MAX_CHARS),
+            truncated: false,
           });
         }
       }

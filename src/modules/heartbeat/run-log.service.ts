@@ -53,7 +53,14 @@ export class RunLogWriter {
     const len = Buffer.byteLength(line);
     if (this.bytes + len > this.maxBytes) {
       this.truncated = true;
-      this.append(JSON.stringify({ ts: new Date().toISOString(), stream: 'system', chunk: `log truncated at ${this.maxBytes} bytes\n`, truncated: true }) + '\n');
+      this.append(
+        JSON.stringify({
+          ts: new Date().toISOString(),
+          stream: 'system',
+          chunk: `log truncated at ${this.maxBytes} bytes\n`,
+          truncated: true,
+        }) + '\n',
+      );
       return;
     }
     this.append(line);

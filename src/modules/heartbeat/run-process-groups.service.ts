@@ -57,17 +57,19 @@ export class RunProcessGroups {
       return isGoneLocalOwner(r.claimed_by, r.started_at);
     });
     let killed = 0;
-    await Promise.all(stale.map(async (r) => {
-      const pgid = Number(r.process_group_id);
-      const ticks = r.process_start_ticks === null ? null : Number(r.process_start_ticks);
-      if (isRecordedGroup(pgid, ticks)) {
-        killed++;
-        const grace = Number(r.grace_sec);
-        this.logger.warn(`killing process group ${pgid} left by run ${r.id} (its instance ${r.claimed_by ?? '?'} is gone)`);
-        await terminateGroup(pgid, (Number.isFinite(grace) && grace >= 0 ? grace : DEFAULT_GRACE_SEC) * 1000);
-      }
-      await this.repo.forgetGroup(r.id, pgid);
-    }));
+    await Promise.all(
+      stale.map(async (r) => {
+        const pgid = Number(r.process_group_id);
+        const ticks = r.process_start_ticks === null ? null : Number(r.process_start_ticks);
+        if (isRecordedGroup(pgid, ticks)) {
+          killed++;
+          const grace = Number(r.grace_sec);
+          this.logger.warn(`killing process group ${pgid} left by run ${r.id} (its instance ${r.claimed_by ?? '?'} is gone)`);
+          await terminateGroup(pgid, (Number.isFinite(grace) && grace >= 0 ? grace : DEFAULT_GRACE_SEC) * 1000);
+        }
+        await this.repo.forgetGroup(r.id, pgid);
+      }),
+    );
     return killed;
   }
 }

@@ -85,15 +85,25 @@ export class RunRecoveryRepository {
 
   /** A copy of the lost run's wake, pointing at it; `deferred` waits for the agent's live run on the issue. */
   async insertRetryWake(run: RunRow, context: WakeContext, status: 'queued' | 'deferred'): Promise<RetryWakeRow> {
-    const [row] = await returningRows<RetryWakeRow>(this.db,
+    const [row] = await returningRows<RetryWakeRow>(
+      this.db,
       `INSERT INTO agent_wakeup_requests
          (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, force_fresh_session, status,
           requested_by_actor_type, requested_by_actor_id, retry_of_run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'system', 'heartbeat_retry', $10)
        RETURNING id, source, trigger_detail, reason, payload, issue_id, force_fresh_session`,
-      [run.company_id, run.agent_id, wakeSource(context.source ?? run.invocation_source), wakeTrigger(context.triggerDetail ?? run.trigger_detail),
-        context.reason ?? null, context.payload ?? {},
-        run.issue_id, context.forceFreshSession === true, status, run.id],
+      [
+        run.company_id,
+        run.agent_id,
+        wakeSource(context.source ?? run.invocation_source),
+        wakeTrigger(context.triggerDetail ?? run.trigger_detail),
+        context.reason ?? null,
+        context.payload ?? {},
+        run.issue_id,
+        context.forceFreshSession === true,
+        status,
+        run.id,
+      ],
     );
     return row;
   }

@@ -36,7 +36,8 @@ export class RunRetry implements OnModuleInit {
     if (run.status !== 'failed' || !run.error_code || !INSTANCE_LOSS_CODES.includes(run.error_code)) return;
     const context = run.context_snapshot ?? ({} as WakeContext);
     const wakeIds = [...(context.wakeupRequestIds ?? []), ...(run.wakeup_request_id ? [run.wakeup_request_id] : [])];
-    const skip = (reason: string) => recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
+    const skip = (reason: string) =>
+      recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
     if (await this.repo.isRetry(wakeIds)) return void (await skip('already_retried'));
     const agent = await lockAgent(this.db, run.agent_id);
     if (!agent) return;
@@ -51,7 +52,10 @@ export class RunRetry implements OnModuleInit {
       newRunId = (await this.lifecycle.createRun(agent, wake, retryContext)).id;
     }
     await recordRunActivity(this.recorder, 'heartbeat.run_retried', run, {
-      errorCode: run.error_code, wakeupRequestId: wake.id, newRunId, deferred,
+      errorCode: run.error_code,
+      wakeupRequestId: wake.id,
+      newRunId,
+      deferred,
     });
   }
 }

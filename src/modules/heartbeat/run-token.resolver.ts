@@ -32,7 +32,13 @@ export class RunTokenResolver implements CredentialResolver {
       [claims.runId, claims.agentId, claims.companyId, ENDED_RUN_GRACE_SEC],
     );
     if (rows.length === 0) throw unauthorized('Run token of a run that is no longer live');
-    const actor: AgentActor = { kind: 'agent', agentId: claims.agentId, companyId: claims.companyId, source: 'run_token', runId: claims.runId };
+    const actor: AgentActor = {
+      kind: 'agent',
+      agentId: claims.agentId,
+      companyId: claims.companyId,
+      source: 'run_token',
+      runId: claims.runId,
+    };
     if (!rows[0].live) actor.runEnded = true;
     return actor;
   }

@@ -133,28 +133,60 @@ export class WakeupQueue {
       }
       const skipReason = await this.skipReason(agent, input, issueId, payload);
       const actor = input.requestedBy;
-      const [wake] = await this.db.query<StoredWake & { source: string; trigger_detail: string | null; reason: string | null; payload: Record<string, unknown>; force_fresh_session: boolean }>(
+      const [wake] = await this.db.query<
+        StoredWake & {
+          source: string;
+          trigger_detail: string | null;
+          reason: string | null;
+          payload: Record<string, unknown>;
+          force_fresh_session: boolean;
+        }
+      >(
         `INSERT INTO agent_wakeup_requests
            (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
             status, skip_reason, requested_by_actor_type, requested_by_actor_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
         [
-          agent.company_id, agent.id, input.source, input.triggerDetail ?? null, input.reason ?? null, payload, issueId, key,
-          input.forceFreshSession ?? false, skipReason ? 'skipped' : 'queued', skipReason,
+          agent.company_id,
+          agent.id,
+          input.source,
+          input.triggerDetail ?? null,
+          input.reason ?? null,
+          payload,
+          issueId,
+          key,
+          input.forceFreshSession ?? false,
+          skipReason ? 'skipped' : 'queued',
+          skipReason,
           actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
           actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
         ],
       );
       if (skipReason) {
-        await this.recordWake(skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped', agent, wake.id, {
-          source: input.source, reason: input.reason ?? null, issueId, skipReason,
-        }, actor);
+        await this.recordWake(
+          skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped',
+          agent,
+          wake.id,
+          {
+            source: input.source,
+            reason: input.reason ?? null,
+            issueId,
+            skipReason,
+          },
+          actor,
+        );
         return { wakeupId: wake.id, status: 'skipped', skipReason };
       }
       const heldBy = issueId ? await this.lifecycle.issueHold(issueId) : null;
       if (heldBy) {
         await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wake.id]);
-        await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, { heldBy, deferReason: 'issue_tree_held', source: input.source, issueId }, actor);
+        await this.recordWake(
+          'heartbeat.wakeup_deferred',
+          agent,
+          wake.id,
+          { heldBy, deferReason: 'issue_tree_held', source: input.source, issueId },
+          actor,
+        );
         return { wakeupId: wake.id, status: 'deferred', heldBy };
       }
       const context = contextForWake(wake);
@@ -167,7 +199,13 @@ export class WakeupQueue {
       if (live && issueId) {
         // never a second concurrent run of one agent on one issue: this wake runs when the live one ends
         await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wake.id]);
-        await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, { waitingForRunId: live.id, source: input.source, issueId }, actor);
+        await this.recordWake(
+          'heartbeat.wakeup_deferred',
+          agent,
+          wake.id,
+          { waitingForRunId: live.id, source: input.source, issueId },
+          actor,
+        );
         return { wakeupId: wake.id, status: 'deferred', run: live };
       }
       const run = await this.lifecycle.createRun(agent, wake, context);
@@ -176,13 +214,20 @@ export class WakeupQueue {
   }
 
   /** Why this wake must not run, or null. Order: the agent, the own-comment rule, policy, budget, loop, idleness. */
-  private async skipReason(agent: AgentRow, input: WakeupInput, issueId: string | null, payload: Record<string, unknown>): Promise<string | null> {
+  private async skipReason(
+    agent: AgentRow,
+    input: WakeupInput,
+    issueId: string | null,
+    payload: Record<string, unknown>,
+  ): Promise<string | null> {
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return `agent_${agent.status}`;
     for (const check of this.skipChecks) {
       const reason = await check(agent.adapter_type);
       if (reason) return reason;
     }
-    const author = input.commentAuthorAgentId ?? (input.requestedBy?.kind === 'agent' && typeof payload.commentId === 'string' ? input.requestedBy.agentId : null);
+    const author =
+      input.commentAuthorAgentId ??
+      (input.requestedBy?.kind === 'agent' && typeof payload.commentId === 'string' ? input.requestedBy.agentId : null);
     if (author === agent.id) return 'self_comment';
     const policy = heartbeatPolicy(agent.runtime_config);
     if (input.source === 'timer' && !policy.enabled) return 'heartbeat_disabled';
@@ -241,7 +286,10 @@ export class WakeupQueue {
           [agentId, issueId],
         )
       : source === 'timer'
-        ? await this.db.query<RunRow>(`SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`, [agentId])
+        ? await this.db.query<RunRow>(
+            `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
+            [agentId],
+          )
         : await this.db.query<RunRow>(
             `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id IS NULL AND status = 'queued' ORDER BY created_at LIMIT 1`,
             [agentId],
@@ -262,7 +310,10 @@ export class WakeupQueue {
         WHERE id = $1 AND status = 'queued'`,
       [run.id, wakeId, entry, context.commentId],
     );
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = $1`, [wakeId, run.id]);
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = $1`, [
+      wakeId,
+      run.id,
+    ]);
   }
 
   private async replay(prior: StoredWake): Promise<WakeupResult> {
@@ -288,7 +339,14 @@ export class WakeupQueue {
 
   private recordWake(action: string, agent: AgentRow, wakeId: string, details: Record<string, unknown>, actor?: Actor) {
     return this.recorder.record({
-      companyId: agent.company_id, action, entityType: 'agent_wakeup_request', entityId: wakeId, actor, agentId: agent.id, runId: null, details,
+      companyId: agent.company_id,
+      action,
+      entityType: 'agent_wakeup_request',
+      entityId: wakeId,
+      actor,
+      agentId: agent.id,
+      runId: null,
+      details,
     });
   }
 }

@@ -42,7 +42,10 @@ export class AdminUsersService {
     if (user.instance_role === null) return toUserResponse(user);
     const admins = await this.db.query<{ id: string }>(`SELECT id FROM users WHERE instance_role IS NOT NULL ORDER BY id FOR UPDATE`);
     if (!admins.some((a) => a.id !== userId)) throw conflict('The last instance admin cannot be demoted', 'last_instance_admin');
-    const [row] = await this.db.query<UserRow>(`WITH changed AS (UPDATE users SET instance_role = NULL, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`, [userId]);
+    const [row] = await this.db.query<UserRow>(
+      `WITH changed AS (UPDATE users SET instance_role = NULL, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [userId],
+    );
     return toUserResponse(row);
   }
 

@@ -3,7 +3,10 @@
  * recent UTC days that have a backup, of each of the `weekly` most recent ISO weeks, and of each of
  * the `monthly` most recent calendar months (grandfather-father-son, as restic's --keep-*).
  */
-export function backupsToKeep<T extends { id: string; createdAt: Date }>(newestFirst: T[], keep: { daily: number; weekly: number; monthly: number }): Set<string> {
+export function backupsToKeep<T extends { id: string; createdAt: Date }>(
+  newestFirst: T[],
+  keep: { daily: number; weekly: number; monthly: number },
+): Set<string> {
   const kept = new Set<string>();
   if (newestFirst.length) kept.add(newestFirst[0].id);
   const bucket = (count: number, key: (d: Date) => string) => {

@@ -20,7 +20,10 @@ export class DatabaseBackupsScheduler implements OnApplicationBootstrap, OnAppli
 
   onApplicationBootstrap(): void {
     if (!this.registry) return;
-    this.registry.addInterval(TICK, setInterval(() => void this.tick(), this.config.backups.tickMs));
+    this.registry.addInterval(
+      TICK,
+      setInterval(() => void this.tick(), this.config.backups.tickMs),
+    );
   }
 
   onApplicationShutdown(): void {

@@ -29,7 +29,10 @@ export class DatabaseBackupsRepository {
     return row;
   }
 
-  async finish(id: string, r: { status: 'succeeded' | 'failed'; sizeBytes?: number; durationMs: number; error?: string }): Promise<BackupRow> {
+  async finish(
+    id: string,
+    r: { status: 'succeeded' | 'failed'; sizeBytes?: number; durationMs: number; error?: string },
+  ): Promise<BackupRow> {
     const [[row]] = (await this.db.query(
       `UPDATE database_backups SET status = $2, size_bytes = $3, duration_ms = $4, error = $5, finished_at = now() WHERE id = $1 RETURNING *`,
       [id, r.status, r.sizeBytes ?? null, r.durationMs, r.error?.slice(0, 2000) ?? null],
@@ -42,12 +45,16 @@ export class DatabaseBackupsRepository {
   }
 
   async list(limit: number): Promise<BackupRow[]> {
-    return this.db.query<BackupRow>(`SELECT * FROM database_backups WHERE status <> 'deleted' ORDER BY created_at DESC, id DESC LIMIT $1`, [limit]);
+    return this.db.query<BackupRow>(`SELECT * FROM database_backups WHERE status <> 'deleted' ORDER BY created_at DESC, id DESC LIMIT $1`, [
+      limit,
+    ]);
   }
 
   /** Succeeded scheduled backups, newest first (retention candidates). */
   async scheduled(): Promise<BackupRow[]> {
-    return this.db.query<BackupRow>(`SELECT * FROM database_backups WHERE trigger = 'scheduled' AND status = 'succeeded' ORDER BY created_at DESC, id DESC`);
+    return this.db.query<BackupRow>(
+      `SELECT * FROM database_backups WHERE trigger = 'scheduled' AND status = 'succeeded' ORDER BY created_at DESC, id DESC`,
+    );
   }
 
   /**

@@ -30,7 +30,11 @@ const toDto = (r: BackupRow, dir: string, engineNote?: string): DatabaseBackupDt
   ...(engineNote ? { engineNote } : {}),
 });
 
-const stamp = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+const stamp = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 
 /**
  * Logical backups of the service's database into the backup directory (`<data dir>/backups`):
@@ -65,7 +69,11 @@ export class DatabaseBackupsService {
       const fileName = `backup-${stamp(new Date())}-${trigger}-${randomUUID().slice(0, 8)}${engine === 'pg_dump' ? '.dump' : '.ndjson.gz'}`;
       const file = path.join(this.dir, fileName);
       const row = await this.repo.insert({
-        fileName, engine, trigger, instanceId: this.config.heartbeat.instanceId, userId: actor?.kind === 'board' ? actor.userId : null,
+        fileName,
+        engine,
+        trigger,
+        instanceId: this.config.heartbeat.instanceId,
+        userId: actor?.kind === 'board' ? actor.userId : null,
       });
       const started = Date.now();
       try {
@@ -77,7 +85,11 @@ export class DatabaseBackupsService {
         this.logger.error(`backup ${fileName} failed: ${message}`);
         throw new DomainError(503, 'backup_failed', `The backup failed: ${message}`, { backupId: row.id });
       }
-      const done = await this.repo.finish(row.id, { status: 'succeeded', sizeBytes: fs.statSync(file).size, durationMs: Date.now() - started });
+      const done = await this.repo.finish(row.id, {
+        status: 'succeeded',
+        sizeBytes: fs.statSync(file).size,
+        durationMs: Date.now() - started,
+      });
       return toDto(done, this.dir, note);
     });
   }
@@ -89,15 +101,24 @@ export class DatabaseBackupsService {
   async runScheduled(): Promise<DatabaseBackupDto | null> {
     const s = await this.settings.general();
     if (!s.databaseBackupEnabled) return null;
-    const made = (await this.repo.claimDue(this.config.heartbeat.instanceId, s.databaseBackupIntervalMinutes)) ? await this.create('scheduled') : null;
-    await this.applyRetention({ daily: s.databaseBackupRetentionDaily, weekly: s.databaseBackupRetentionWeekly, monthly: s.databaseBackupRetentionMonthly });
+    const made = (await this.repo.claimDue(this.config.heartbeat.instanceId, s.databaseBackupIntervalMinutes))
+      ? await this.create('scheduled')
+      : null;
+    await this.applyRetention({
+      daily: s.databaseBackupRetentionDaily,
+      weekly: s.databaseBackupRetentionWeekly,
+      monthly: s.databaseBackupRetentionMonthly,
+    });
     return made;
   }
 
   /** Deletes scheduled backups beyond the retention; only files of this instance's backup directory are touched. */
   async applyRetention(keep: { daily: number; weekly: number; monthly: number }): Promise<string[]> {
     const local = (await this.repo.scheduled()).filter((r) => fs.existsSync(path.join(this.dir, r.file_name)));
-    const kept = backupsToKeep(local.map((r) => ({ id: r.id, createdAt: r.created_at })), keep);
+    const kept = backupsToKeep(
+      local.map((r) => ({ id: r.id, createdAt: r.created_at })),
+      keep,
+    );
     const gone = local.filter((r) => !kept.has(r.id));
     for (const r of gone) fs.rmSync(path.join(this.dir, r.file_name), { force: true });
     await this.repo.markDeleted(gone.map((r) => r.id));

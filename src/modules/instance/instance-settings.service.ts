@@ -5,7 +5,10 @@ import { Db } from '../../database/db.service';
 import { EXPERIMENTAL_DEFAULTS, ExperimentalSettings, GENERAL_DEFAULTS, GeneralSettings } from './dto/instance-settings.dto';
 
 type SettingsKey = 'general' | 'experimental';
-const DEFAULTS: { general: GeneralSettings; experimental: ExperimentalSettings } = { general: GENERAL_DEFAULTS, experimental: EXPERIMENTAL_DEFAULTS };
+const DEFAULTS: { general: GeneralSettings; experimental: ExperimentalSettings } = {
+  general: GENERAL_DEFAULTS,
+  experimental: EXPERIMENTAL_DEFAULTS,
+};
 
 /**
  * Instance-wide settings, stored as one JSON row per block. Reads merge the stored values over the
@@ -32,7 +35,11 @@ export class InstanceSettingsService {
     return this.read('experimental');
   }
 
-  async patch<K extends SettingsKey>(key: K, raw: Record<string, unknown>, validated: Partial<(typeof DEFAULTS)[K]>): Promise<(typeof DEFAULTS)[K]> {
+  async patch<K extends SettingsKey>(
+    key: K,
+    raw: Record<string, unknown>,
+    validated: Partial<(typeof DEFAULTS)[K]>,
+  ): Promise<(typeof DEFAULTS)[K]> {
     await this.write(key, this.checkedPatch(key, raw, validated));
     return this.read(key);
   }
@@ -43,7 +50,12 @@ export class InstanceSettingsService {
     validated: { general?: Partial<GeneralSettings>; experimental?: Partial<ExperimentalSettings> },
   ): Promise<{ general: GeneralSettings; experimental: ExperimentalSettings }> {
     const unknown = Object.keys(raw).filter((k) => k !== 'general' && k !== 'experimental');
-    if (unknown.length) throw badRequest(`Unknown settings blocks: ${unknown.join(', ')}`, { fields: unknown.map((field) => ({ field, messages: ['unknown settings block'] })) }, 'validation_failed');
+    if (unknown.length)
+      throw badRequest(
+        `Unknown settings blocks: ${unknown.join(', ')}`,
+        { fields: unknown.map((field) => ({ field, messages: ['unknown settings block'] })) },
+        'validation_failed',
+      );
     const block = (k: SettingsKey) => (raw[k] && typeof raw[k] === 'object' ? (raw[k] as Record<string, unknown>) : {});
     const general = validated.general ? this.checkedPatch('general', block('general'), validated.general) : null;
     const experimental = validated.experimental ? this.checkedPatch('experimental', block('experimental'), validated.experimental) : null;
@@ -58,10 +70,19 @@ export class InstanceSettingsService {
     return { general: await this.read('general'), experimental: await this.read('experimental') };
   }
 
-  private checkedPatch<K extends SettingsKey>(key: K, raw: Record<string, unknown>, validated: Partial<(typeof DEFAULTS)[K]>): Record<string, unknown> {
+  private checkedPatch<K extends SettingsKey>(
+    key: K,
+    raw: Record<string, unknown>,
+    validated: Partial<(typeof DEFAULTS)[K]>,
+  ): Record<string, unknown> {
     // the validation pipe drops unknown fields silently; a settings typo must not look like success
     const unknown = Object.keys(raw).filter((k) => !(k in DEFAULTS[key]));
-    if (unknown.length) throw badRequest(`Unknown ${key} settings: ${unknown.join(', ')}`, { fields: unknown.map((field) => ({ field: `${key}.${field}`, messages: ['unknown setting'] })) }, 'validation_failed');
+    if (unknown.length)
+      throw badRequest(
+        `Unknown ${key} settings: ${unknown.join(', ')}`,
+        { fields: unknown.map((field) => ({ field: `${key}.${field}`, messages: ['unknown setting'] })) },
+        'validation_failed',
+      );
     return Object.fromEntries(Object.entries(validated).filter(([, v]) => v !== undefined));
   }
 
@@ -78,6 +99,8 @@ export class InstanceSettingsService {
     const defaults = this.defaults[key];
     const stored = row?.value ?? {};
     // only known keys, in a stable order
-    return Object.fromEntries(Object.keys(defaults).map((k) => [k, k in stored ? stored[k] : defaults[k as keyof typeof defaults]])) as (typeof DEFAULTS)[K];
+    return Object.fromEntries(
+      Object.keys(defaults).map((k) => [k, k in stored ? stored[k] : defaults[k as keyof typeof defaults]]),
+    ) as (typeof DEFAULTS)[K];
   }
 }

@@ -14,7 +14,8 @@ import { InstanceSettingsService } from './instance-settings.service';
 import { DatabaseBackupsService } from './database-backups.service';
 import { DatabaseBackupDto, DatabaseBackupListQueryDto } from './dto/database-backups.dto';
 
-const rawBody = (req: Request) => (req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {});
+const rawBody = (req: Request) =>
+  req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
 
 /** Instance administration; every route needs an instance admin (the local board is one). */
 @ApiTags('instance')
@@ -95,11 +96,14 @@ export class InstanceController {
   @Patch('instance/settings/experimental')
   @InstanceAudit('instance.settings_experimental_updated')
   @Authorize({ callers: ['board'] })
-  patchExperimental(@CurrentActor() actor: Actor, @Req() req: Request, @Body() dto: ExperimentalSettingsDto): Promise<ExperimentalSettingsDto> {
+  patchExperimental(
+    @CurrentActor() actor: Actor,
+    @Req() req: Request,
+    @Body() dto: ExperimentalSettingsDto,
+  ): Promise<ExperimentalSettingsDto> {
     assertInstanceAdmin(actor);
     return this.settings.patch('experimental', rawBody(req), dto);
   }
-
 
   /** Users of the instance; `query` searches email, name and slug. */
   @Get('admin/users')
@@ -141,7 +145,11 @@ export class InstanceController {
   @Put('admin/users/:userId/company-access')
   @InstanceAudit('instance.company_access_updated')
   @Authorize({ callers: ['board'] })
-  putCompanyAccess(@CurrentActor() actor: Actor, @Param('userId') userId: string, @Body() dto: PutCompanyAccessDto): Promise<CompanyAccessResponseDto> {
+  putCompanyAccess(
+    @CurrentActor() actor: Actor,
+    @Param('userId') userId: string,
+    @Body() dto: PutCompanyAccessDto,
+  ): Promise<CompanyAccessResponseDto> {
     assertInstanceAdmin(actor);
     return this.users.replaceCompanyAccess(actor, userId, dto.companies);
   }

@@ -45,8 +45,17 @@ export class IssueCheckout {
       await this.assertCheckoutAgent(issue.company_id, dto.agentId);
       if (issue.assignee_agent_id !== dto.agentId) {
         await this.authz.assert({
-          actor, action: 'issue.assign', companyId: issue.company_id, targetAgentId: dto.agentId, projectId: issue.project_id,
-          issue: { id: issue.id, assigneeAgentId: issue.assignee_agent_id, projectId: issue.project_id, executionPolicy: issue.execution_policy },
+          actor,
+          action: 'issue.assign',
+          companyId: issue.company_id,
+          targetAgentId: dto.agentId,
+          projectId: issue.project_id,
+          issue: {
+            id: issue.id,
+            assigneeAgentId: issue.assignee_agent_id,
+            projectId: issue.project_id,
+            executionPolicy: issue.execution_policy,
+          },
         });
       }
     }
@@ -71,12 +80,15 @@ export class IssueCheckout {
   /** Back to todo without agent assignee or checkout run (the assignee user stays). */
   async release(actor: Actor, ref: string): Promise<IssueRow> {
     const issue = await this.store.load(actor, ref, { lock: true });
-    if (isClosed(issue.status)) throw conflict(`Issue is ${issue.status}; nothing to release`, 'issue_not_checked_out', { status: issue.status });
+    if (isClosed(issue.status))
+      throw conflict(`Issue is ${issue.status}; nothing to release`, 'issue_not_checked_out', { status: issue.status });
     if (actor.kind === 'agent') {
       if (issue.assignee_agent_id !== actor.agentId) throw forbidden('Only the assignee may release this issue', { reason: 'deny_scope' });
       if (!actor.runId) throw runRequired();
       if (issue.checkout_run_id && issue.checkout_run_id !== actor.runId) {
-        throw conflict('The issue is checked out by another run of this agent', 'checkout_run_mismatch', { checkoutRunId: issue.checkout_run_id });
+        throw conflict('The issue is checked out by another run of this agent', 'checkout_run_mismatch', {
+          checkoutRunId: issue.checkout_run_id,
+        });
       }
     }
     const [row] = await returning<IssueRow>(
@@ -103,7 +115,12 @@ export class IssueCheckout {
       );
       for (const { id } of released) {
         await this.recorder.record({
-          companyId, action: 'issue.checkout_released', entityType: 'issue', entityId: id, runId, details: { runId, reason },
+          companyId,
+          action: 'issue.checkout_released',
+          entityType: 'issue',
+          entityId: id,
+          runId,
+          details: { runId, reason },
         });
       }
     });
@@ -131,7 +148,9 @@ export class IssueCheckout {
       [issue.id, actor.runId],
     );
     if (!adopted) {
-      throw conflict('The issue is checked out by another run of this agent', 'checkout_run_mismatch', { checkoutRunId: issue.checkout_run_id });
+      throw conflict('The issue is checked out by another run of this agent', 'checkout_run_mismatch', {
+        checkoutRunId: issue.checkout_run_id,
+      });
     }
     issue.checkout_run_id = actor.runId;
   }
@@ -152,7 +171,10 @@ export class IssueCheckout {
   }
 
   private async assertCheckoutAgent(companyId: string, agentId: string): Promise<void> {
-    const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1 AND company_id = $2`, [agentId, companyId]);
+    const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1 AND company_id = $2`, [
+      agentId,
+      companyId,
+    ]);
     if (!agent) throw unprocessable('agentId must be an agent of this company', 'invalid_reference', { field: 'agentId' });
     if (agent.status === 'terminated' || agent.status === 'pending_approval') {
       throw conflict(`Agent is ${agent.status}`, 'agent_not_available', { agentStatus: agent.status });

@@ -44,7 +44,9 @@ export class IssueComments {
 
   /** Every comment of a company's issues, oldest first (portability export). */
   async allOfCompany(companyId: string): Promise<CommentRow[]> {
-    return this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 ORDER BY created_at, id`, [companyId]);
+    return this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 ORDER BY created_at, id`, [
+      companyId,
+    ]);
   }
 
   async list(actor: Actor, ref: string, q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
@@ -83,7 +85,10 @@ export class IssueComments {
   async get(actor: Actor, ref: string, commentId: string): Promise<CommentResponseDto> {
     const issue = await this.store.load(actor, ref);
     const [c] = isUuid(commentId)
-      ? await this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE id = $1 AND issue_id = $2`, [commentId, issue.id])
+      ? await this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE id = $1 AND issue_id = $2`, [
+          commentId,
+          issue.id,
+        ])
       : [];
     if (!c) throw notFound('Comment');
     return toCommentResponse(c);
@@ -97,12 +102,16 @@ export class IssueComments {
     let current = issue;
     if (dto.reopen && isClosed(issue.status)) {
       [current] = await returning<IssueRow>(
-      this.db,
+        this.db,
         `UPDATE issues SET status = 'todo', completed_at = NULL, cancelled_at = NULL, updated_at = now() WHERE id = $1 RETURNING ${ISSUE_COLUMNS}`,
         [issue.id],
       );
       await this.recorder.record({
-        companyId: issue.company_id, action: 'issue.updated', entityType: 'issue', entityId: issue.id, actor,
+        companyId: issue.company_id,
+        action: 'issue.updated',
+        entityType: 'issue',
+        entityId: issue.id,
+        actor,
         details: { status: 'todo', previousStatus: issue.status, reopened: true, via: 'comment' },
       });
     }
@@ -137,10 +146,17 @@ export class IssueComments {
   /** Cancels the assignee's active run for this issue and records the interruption. */
   async interrupt(actor: Actor, issue: IssueRow): Promise<void> {
     if (issue.assignee_agent_id) {
-      await this.cancellation.cancel({ companyId: issue.company_id, agentIds: [issue.assignee_agent_id], issueId: issue.id }, 'issue_interrupted');
+      await this.cancellation.cancel(
+        { companyId: issue.company_id, agentIds: [issue.assignee_agent_id], issueId: issue.id },
+        'issue_interrupted',
+      );
     }
     await this.recorder.record({
-      companyId: issue.company_id, action: 'issue.interrupted', entityType: 'issue', entityId: issue.id, actor,
+      companyId: issue.company_id,
+      action: 'issue.interrupted',
+      entityType: 'issue',
+      entityId: issue.id,
+      actor,
       details: { assigneeAgentId: issue.assignee_agent_id, checkoutRunId: issue.checkout_run_id },
     });
   }

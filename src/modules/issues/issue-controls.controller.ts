@@ -5,13 +5,22 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import {
-  AnswerInteractionDto, CreateInteractionDto, InteractionDto, PauseTreeDto, RunnerGoalDto, TreeControlStateDto, TreeResumeResultDto,
+  AnswerInteractionDto,
+  CreateInteractionDto,
+  InteractionDto,
+  PauseTreeDto,
+  RunnerGoalDto,
+  TreeControlStateDto,
+  TreeResumeResultDto,
 } from './dto/issue-controls.dto';
 import { IssueInteractions } from './issue-interactions.service';
 import { IssueTreeHolds } from './issue-tree-holds.service';
 import { RunnerGoalService } from './runner-goal.service';
 
-const issueOf = { entityId: (c: { result: Record<string, unknown> }) => c.result.issueId as string, companyId: (c: { result: Record<string, unknown> }) => c.result.companyId as string };
+const issueOf = {
+  entityId: (c: { result: Record<string, unknown> }) => c.result.issueId as string,
+  companyId: (c: { result: Record<string, unknown> }) => c.result.companyId as string,
+};
 
 /** What the board controls on an issue besides its fields: subtree pause holds, questions agents ask humans, the runner goal. */
 @ApiTags('issues')
@@ -34,7 +43,11 @@ export class IssueControlsController {
   @Post('issues/:issueId/tree-control/pause')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
-  @LogActivity('issue.tree_paused', { entityType: 'issue', ...issueOf, details: (c) => ({ holdId: (c.result.activePauseHold as { id: string }).id, reason: c.body.reason ?? null }) })
+  @LogActivity('issue.tree_paused', {
+    entityType: 'issue',
+    ...issueOf,
+    details: (c) => ({ holdId: (c.result.activePauseHold as { id: string }).id, reason: c.body.reason ?? null }),
+  })
   pause(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: PauseTreeDto): Promise<TreeControlStateDto> {
     return this.holds.pause(actor, issueId, dto);
   }
@@ -43,7 +56,11 @@ export class IssueControlsController {
   @Post('issues/:issueId/tree-control/resume')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
-  @LogActivity('issue.tree_resumed', { entityType: 'issue', ...issueOf, details: (c) => ({ holdId: c.result.releasedHoldId, promotedWakes: c.result.promotedWakes }) })
+  @LogActivity('issue.tree_resumed', {
+    entityType: 'issue',
+    ...issueOf,
+    details: (c) => ({ holdId: c.result.releasedHoldId, promotedWakes: c.result.promotedWakes }),
+  })
   resume(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<TreeResumeResultDto> {
     return this.holds.resume(actor, issueId);
   }
@@ -59,7 +76,11 @@ export class IssueControlsController {
   @Post('issues/:issueId/interactions')
   @HttpCode(201)
   @Authorize({ callers: ['agent'] })
-  @LogActivity('issue.interaction_created', { entityType: 'issue', ...issueOf, details: (c) => ({ interactionId: c.result.id, options: c.body.options ?? null }) })
+  @LogActivity('issue.interaction_created', {
+    entityType: 'issue',
+    ...issueOf,
+    details: (c) => ({ interactionId: c.result.id, options: c.body.options ?? null }),
+  })
   ask(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateInteractionDto): Promise<InteractionDto> {
     return this.interactions.ask(actor, issueId, dto);
   }
@@ -68,7 +89,11 @@ export class IssueControlsController {
   @Post('issues/:issueId/interactions/:interactionId/answer')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
-  @LogActivity('issue.interaction_answered', { entityType: 'issue', ...issueOf, details: (c) => ({ interactionId: c.result.id, optionId: c.body.optionId ?? null }) })
+  @LogActivity('issue.interaction_answered', {
+    entityType: 'issue',
+    ...issueOf,
+    details: (c) => ({ interactionId: c.result.id, optionId: c.body.optionId ?? null }),
+  })
   answer(
     @CurrentActor() actor: Actor,
     @Param('issueId') issueId: string,

@@ -35,8 +35,14 @@ interface GoalRow {
 }
 
 const toProject = (p: ProjectRow) => ({
-  id: p.id, name: p.name, urlKey: p.url_key, status: p.status, goalId: p.goal_id, color: p.color,
-  pausedAt: iso(p.paused_at), archivedAt: iso(p.archived_at),
+  id: p.id,
+  name: p.name,
+  urlKey: p.url_key,
+  status: p.status,
+  goalId: p.goal_id,
+  color: p.color,
+  pausedAt: iso(p.paused_at),
+  archivedAt: iso(p.archived_at),
 });
 const toGoal = (g: GoalRow) => ({ id: g.id, title: g.title, level: g.level, status: g.status, parentId: g.parent_id });
 
@@ -110,10 +116,20 @@ export class IssueDetailService {
     const plan = documents.planDocument;
     return {
       issue: {
-        id: issue.id, identifier: issue.identifier, title: issue.title, description: issue.description, status: issue.status,
-        priority: issue.priority, projectId: issue.project_id, goalId: issue.goal_id, parentId: issue.parent_id,
-        assigneeAgentId: issue.assignee_agent_id, assigneeUserId: issue.assignee_user_id, checkoutRunId: issue.checkout_run_id,
-        blockedBy: blockers, updatedAt: iso(issue.updated_at),
+        id: issue.id,
+        identifier: issue.identifier,
+        title: issue.title,
+        description: issue.description,
+        status: issue.status,
+        priority: issue.priority,
+        projectId: issue.project_id,
+        goalId: issue.goal_id,
+        parentId: issue.parent_id,
+        assigneeAgentId: issue.assignee_agent_id,
+        assigneeUserId: issue.assignee_user_id,
+        checkoutRunId: issue.checkout_run_id,
+        blockedBy: blockers,
+        updatedAt: iso(issue.updated_at),
       },
       ancestors,
       project: project ? { id: project.id, name: project.name, status: project.status, pausedAt: iso(project.paused_at) } : null,
@@ -130,8 +146,12 @@ export class IssueDetailService {
       ...(plan
         ? {
             planReviewContext: {
-              documentKey: plan.key, latestRevisionId: plan.latestRevisionId, latestRevisionNumber: plan.latestRevisionNumber,
-              lockedAt: plan.lockedAt, annotationThreads: planThreads, approvalOutcome: null,
+              documentKey: plan.key,
+              latestRevisionId: plan.latestRevisionId,
+              latestRevisionNumber: plan.latestRevisionNumber,
+              lockedAt: plan.lockedAt,
+              annotationThreads: planThreads,
+              approvalOutcome: null,
             },
           }
         : {}),
@@ -140,7 +160,10 @@ export class IssueDetailService {
 
   private async comment(issueId: string, commentId?: string): Promise<CommentResponseDto | null> {
     if (!commentId || !isUuid(commentId)) return null;
-    const [c] = await this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE id = $1 AND issue_id = $2`, [commentId, issueId]);
+    const [c] = await this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE id = $1 AND issue_id = $2`, [
+      commentId,
+      issueId,
+    ]);
     return c ? toCommentResponse(c) : null;
   }
 

@@ -34,7 +34,12 @@ export class IssueInboxService {
     return this.set(actor, ref, 'inbox_archived_at', 'NULL');
   }
 
-  private async set(actor: BoardActor, ref: string, column: 'last_read_at' | 'inbox_archived_at', value: 'now()' | 'NULL'): Promise<IssueUserStateDto> {
+  private async set(
+    actor: BoardActor,
+    ref: string,
+    column: 'last_read_at' | 'inbox_archived_at',
+    value: 'now()' | 'NULL',
+  ): Promise<IssueUserStateDto> {
     const issue = await this.store.load(actor, ref);
     const [row] = await this.db.query<{ last_read_at: Date | null; inbox_archived_at: Date | null }>(
       `INSERT INTO issue_user_states (issue_id, user_id, company_id, ${column}) VALUES ($1, $2, $3, ${value})

@@ -30,7 +30,14 @@ export class IssueInteractionsRepository extends CompanyScopedRepository {
 
   async insert(
     companyId: string,
-    v: { issueId: string; agentId: string; runId: string | null; prompt: string; options: Array<{ id: string; label: string }> | null; allowFreeText: boolean },
+    v: {
+      issueId: string;
+      agentId: string;
+      runId: string | null;
+      prompt: string;
+      options: Array<{ id: string; label: string }> | null;
+      allowFreeText: boolean;
+    },
   ): Promise<InteractionRow> {
     const [row] = await this.rows<InteractionRow>(
       companyId,
@@ -52,11 +59,18 @@ export class IssueInteractionsRepository extends CompanyScopedRepository {
   }
 
   find(companyId: string, issueId: string, id: string): Promise<InteractionRow | null> {
-    return this.row<InteractionRow>(companyId, `SELECT * FROM issue_interactions WHERE company_id = $1 AND issue_id = $2 AND id = $3`, [issueId, id]);
+    return this.row<InteractionRow>(companyId, `SELECT * FROM issue_interactions WHERE company_id = $1 AND issue_id = $2 AND id = $3`, [
+      issueId,
+      id,
+    ]);
   }
 
   /** Answers a pending interaction; null when it was already answered (of concurrent answers exactly one wins). */
-  async answer(companyId: string, id: string, a: { optionId: string | null; text: string | null; userId: string }): Promise<InteractionRow | null> {
+  async answer(
+    companyId: string,
+    id: string,
+    a: { optionId: string | null; text: string | null; userId: string },
+  ): Promise<InteractionRow | null> {
     const [row] = await this.returning<InteractionRow>(
       companyId,
       `UPDATE issue_interactions

@@ -18,9 +18,15 @@ export const toInteraction = (r: InteractionRow): InteractionDto => ({
   prompt: r.prompt,
   options: r.options,
   allowFreeText: r.allow_free_text,
-  answer: r.status === 'answered'
-    ? { optionId: r.answer_option_id, text: r.answer_text, answeredByUserId: r.answered_by_user_id!, answeredAt: new Date(r.answered_at!).toISOString() }
-    : null,
+  answer:
+    r.status === 'answered'
+      ? {
+          optionId: r.answer_option_id,
+          text: r.answer_text,
+          answeredByUserId: r.answered_by_user_id!,
+          answeredAt: new Date(r.answered_at!).toISOString(),
+        }
+      : null,
   createdAt: new Date(r.created_at).toISOString(),
   updatedAt: new Date(r.updated_at).toISOString(),
 });
@@ -43,14 +49,27 @@ export class IssueInteractions {
     const issue = await this.store.load(actor, ref);
     const options = dto.options ?? null;
     if (options && new Set(options.map((o) => o.id)).size !== options.length) {
-      throw badRequest('Option ids must be unique', { fields: [{ field: 'options', messages: ['duplicate option id'] }] }, 'validation_failed');
+      throw badRequest(
+        'Option ids must be unique',
+        { fields: [{ field: 'options', messages: ['duplicate option id'] }] },
+        'validation_failed',
+      );
     }
     const allowFreeText = dto.allowFreeText ?? !options;
     if (!options && !allowFreeText) {
-      throw badRequest('A question needs options or free text', { fields: [{ field: 'allowFreeText', messages: ['must be true without options'] }] }, 'validation_failed');
+      throw badRequest(
+        'A question needs options or free text',
+        { fields: [{ field: 'allowFreeText', messages: ['must be true without options'] }] },
+        'validation_failed',
+      );
     }
     const row = await this.repo.insert(issue.company_id, {
-      issueId: issue.id, agentId: actor.agentId, runId: actor.runId ?? null, prompt: dto.prompt, options, allowFreeText,
+      issueId: issue.id,
+      agentId: actor.agentId,
+      runId: actor.runId ?? null,
+      prompt: dto.prompt,
+      options,
+      allowFreeText,
     });
     return toInteraction(row);
   }
@@ -71,9 +90,14 @@ export class IssueInteractions {
     const issue = await this.store.load(actor, ref);
     const found = isUuid(interactionId) ? await this.repo.find(issue.company_id, issue.id, interactionId) : null;
     if (!found) throw notFound('Interaction');
-    if (found.status !== 'pending') throw conflict('The interaction was already answered', 'interaction_answered', { answeredAt: found.answered_at });
+    if (found.status !== 'pending')
+      throw conflict('The interaction was already answered', 'interaction_answered', { answeredAt: found.answered_at });
     if (dto.optionId === undefined && dto.text === undefined) {
-      throw badRequest('Answer with optionId or text', { fields: [{ field: 'optionId', messages: ['optionId or text required'] }] }, 'validation_failed');
+      throw badRequest(
+        'Answer with optionId or text',
+        { fields: [{ field: 'optionId', messages: ['optionId or text required'] }] },
+        'validation_failed',
+      );
     }
     if (dto.optionId !== undefined && !(found.options ?? []).some((o) => o.id === dto.optionId)) {
       throw unprocessable('Not an option of this question', 'invalid_option', { optionId: dto.optionId });
@@ -81,7 +105,11 @@ export class IssueInteractions {
     if (dto.optionId === undefined && !found.allow_free_text) {
       throw unprocessable('This question takes one of its options', 'option_required');
     }
-    const answered = await this.repo.answer(issue.company_id, found.id, { optionId: dto.optionId ?? null, text: dto.text ?? null, userId: actor.userId });
+    const answered = await this.repo.answer(issue.company_id, found.id, {
+      optionId: dto.optionId ?? null,
+      text: dto.text ?? null,
+      userId: actor.userId,
+    });
     if (!answered) throw conflict('The interaction was already answered', 'interaction_answered');
     await this.wakeups.interactionAnswered(issue, answered.asked_by_agent_id, answered.id, actor);
     return toInteraction(answered);

@@ -52,9 +52,13 @@ export class IssueListService {
     const users = this.resolveMe(actor, q);
 
     if (q.status !== undefined) {
-      const statuses = q.status.split(',').map((s) => s.trim()).filter(Boolean);
+      const statuses = q.status
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const bad = statuses.filter((s) => !(ISSUE_STATUSES as readonly string[]).includes(s));
-      if (!statuses.length || bad.length) throw badRequest(`status: unknown value(s) ${bad.join(', ')}`, { field: 'status' }, 'validation_failed');
+      if (!statuses.length || bad.length)
+        throw badRequest(`status: unknown value(s) ${bad.join(', ')}`, { field: 'status' }, 'validation_failed');
       where.push(`i.status = ANY(${p(statuses)}::text[])`);
     }
     if (q.assigneeAgentId) where.push(`i.assignee_agent_id = ${p(q.assigneeAgentId)}`);
@@ -150,9 +154,13 @@ export class IssueListService {
                   ORDER BY ${rank}, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
       };
       const run = (sql: string, args: unknown[]) =>
-        this.db.query<{ tier: number; id: string }>(`SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`, args, {
-          prepare: false,
-        });
+        this.db.query<{ tier: number; id: string }>(
+          `SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`,
+          args,
+          {
+            prepare: false,
+          },
+        );
       // Several words: Postgres multiplies their frequencies as if they were unrelated, so for two
       // common words that rarely meet it would read the list index in order and scan the whole
       // company. First the group's best tier is looked for among the first SCAN_BUDGET issues in list

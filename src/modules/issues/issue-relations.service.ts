@@ -32,7 +32,8 @@ export class IssueRelations {
     );
     const known = new Set(rows.flatMap((r) => [r.id, r.identifier]));
     const missing = unique.filter((r) => !known.has(looksLikeUuid(r) ? r : r.toUpperCase()));
-    if (missing.length) throw unprocessable(`${field}: unknown issue(s) in this company: ${missing.join(', ')}`, 'invalid_reference', { field });
+    if (missing.length)
+      throw unprocessable(`${field}: unknown issue(s) in this company: ${missing.join(', ')}`, 'invalid_reference', { field });
     return [...new Set(rows.map((r) => r.id))];
   }
 
@@ -51,12 +52,16 @@ export class IssueRelations {
          SELECT id FROM downstream WHERE id = ANY($2::uuid[]) LIMIT 1`,
         [issue.id, blockerIds],
       );
-      if (cycle) throw unprocessable('blockedByIssueIds would create a blocking cycle', 'blocker_cycle', { field: 'blockedByIssueIds', issueId: cycle.id });
+      if (cycle)
+        throw unprocessable('blockedByIssueIds would create a blocking cycle', 'blocker_cycle', {
+          field: 'blockedByIssueIds',
+          issueId: cycle.id,
+        });
     }
-    await this.db.query(`DELETE FROM issue_relations WHERE related_issue_id = $1 AND type = 'blocks' AND NOT (issue_id = ANY($2::uuid[]))`, [
-      issue.id,
-      blockerIds,
-    ]);
+    await this.db.query(
+      `DELETE FROM issue_relations WHERE related_issue_id = $1 AND type = 'blocks' AND NOT (issue_id = ANY($2::uuid[]))`,
+      [issue.id, blockerIds],
+    );
     if (blockerIds.length) {
       await this.db.query(
         `INSERT INTO issue_relations (company_id, issue_id, related_issue_id, type)
@@ -88,8 +93,12 @@ export class IssueRelations {
   async replaceLabels(issue: Pick<IssueRow, 'id' | 'company_id'>, labelIds: string[]): Promise<void> {
     const ids = [...new Set(labelIds)];
     if (ids.length) {
-      const rows = await this.db.query<{ id: string }>(`SELECT id FROM labels WHERE company_id = $1 AND id = ANY($2::uuid[])`, [issue.company_id, ids]);
-      if (rows.length !== ids.length) throw unprocessable('labelIds: unknown label(s) in this company', 'invalid_reference', { field: 'labelIds' });
+      const rows = await this.db.query<{ id: string }>(`SELECT id FROM labels WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
+        issue.company_id,
+        ids,
+      ]);
+      if (rows.length !== ids.length)
+        throw unprocessable('labelIds: unknown label(s) in this company', 'invalid_reference', { field: 'labelIds' });
     }
     await this.db.query(`DELETE FROM issue_labels WHERE issue_id = $1 AND NOT (label_id = ANY($2::uuid[]))`, [issue.id, ids]);
     if (ids.length) {

@@ -91,7 +91,9 @@ export class IssueRunsService {
    * and whether its blockers are all closed.
    */
   async inboxLite(actor: AgentActor) {
-    const rows = await this.db.query<IssueRow & { blocker_ids: string[]; run_id: string | null; run_status: string | null; run_started_at: Date | null }>(
+    const rows = await this.db.query<
+      IssueRow & { blocker_ids: string[]; run_id: string | null; run_status: string | null; run_started_at: Date | null }
+    >(
       `SELECT ${issueColumns('i')},
               coalesce((SELECT array_agg(b.id ORDER BY b.created_at, b.id) FROM issue_relations rel JOIN issues b ON b.id = rel.issue_id
                          WHERE rel.related_issue_id = i.id AND rel.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')), '{}') AS blocker_ids,

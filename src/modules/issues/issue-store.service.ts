@@ -90,8 +90,10 @@ export class IssueStore {
   async hiddenAmong(companyId: string, ids: string[]): Promise<Set<string>> {
     const uuids = ids.filter(looksLikeUuid);
     if (uuids.length === 0) return new Set();
-    const rows = await this.db.dataSource.query(
-      `SELECT id FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[]) AND hidden_at IS NOT NULL`, [companyId, uuids]) as Array<{ id: string }>;
+    const rows = (await this.db.dataSource.query(
+      `SELECT id FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[]) AND hidden_at IS NOT NULL`,
+      [companyId, uuids],
+    )) as Array<{ id: string }>;
     return new Set(rows.map((r) => r.id));
   }
 
@@ -119,9 +121,14 @@ export class IssueStore {
   }
 
   /** Every issue of a company with its label names, oldest first (portability export). */
-  async allOfCompany(companyId: string, opts: { includeRoutineExecutions?: boolean } = {}): Promise<Array<IssueRow & { label_names: string[] }>> {
+  async allOfCompany(
+    companyId: string,
+    opts: { includeRoutineExecutions?: boolean } = {},
+  ): Promise<Array<IssueRow & { label_names: string[] }>> {
     return this.db.query<IssueRow & { label_names: string[] }>(
-      `SELECT ${ISSUE_COLUMNS.split(',').map((c) => `i.${c.trim()}`).join(', ')},
+      `SELECT ${ISSUE_COLUMNS.split(',')
+        .map((c) => `i.${c.trim()}`)
+        .join(', ')},
               array(SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id ORDER BY lower(l.name)) AS label_names
          FROM issues i WHERE i.company_id = $1 AND i.hidden_at IS NULL ${opts.includeRoutineExecutions ? '' : `AND i.origin_kind <> 'routine_execution'`}
         ORDER BY i.issue_number`,
@@ -132,7 +139,10 @@ export class IssueStore {
   /** Summaries of issues of the company by id, in the order of `ids`; ids of deleted issues are left out. */
   async summariesOf(companyId: string, ids: string[]): Promise<IssueSummaryDto[]> {
     if (!ids.length) return [];
-    const rows = await this.db.query<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])`, [companyId, ids]);
+    const rows = await this.db.query<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
+      companyId,
+      ids,
+    ]);
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.flatMap((id) => (byId.has(id) ? [toIssueSummary(byId.get(id)!)] : []));
   }
@@ -143,9 +153,10 @@ export class IssueStore {
     // one issue (every single-issue answer) has its own statement: Postgres plans `unnest` of an array
     // parameter for 100 elements, so a generic plan never won against one for a single id and the
     // statement was planned anew on every request
-    const rows = issueIds.length === 1
-      ? await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM (SELECT $1::uuid AS id) AS x`, issueIds)
-      : await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM unnest($1::uuid[]) AS x(id)`, [issueIds]);
+    const rows =
+      issueIds.length === 1
+        ? await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM (SELECT $1::uuid AS id) AS x`, issueIds)
+        : await this.db.query<IssueSets & { id: string }>(`SELECT x.id, ${issueSetsSql('x')} FROM unnest($1::uuid[]) AS x(id)`, [issueIds]);
     return new Map(rows.map((r) => [r.id, r]));
   }
 

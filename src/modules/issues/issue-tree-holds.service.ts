@@ -66,7 +66,8 @@ export class IssueTreeHolds {
       const covering = await this.repo.covering(issue.company_id, issue.id);
       if (covering) {
         throw conflict('The subtree is paused by a hold on an ancestor; resume it there', 'issue_tree_held_by_ancestor', {
-          holdId: covering.id, rootIssueId: covering.root_issue_id,
+          holdId: covering.id,
+          rootIssueId: covering.root_issue_id,
         });
       }
       throw conflict('The subtree of this issue is not paused', 'issue_tree_not_paused');
@@ -80,8 +81,9 @@ export class IssueTreeHolds {
   async assertNotHeld(issue: Pick<IssueRow, 'id' | 'company_id'>): Promise<void> {
     const hold = await this.repo.covering(issue.company_id, issue.id);
     if (hold) {
-      throw conflict('The issue\'s subtree is paused; it cannot be checked out until the hold is released', 'issue_tree_paused', {
-        holdId: hold.id, rootIssueId: hold.root_issue_id,
+      throw conflict("The issue's subtree is paused; it cannot be checked out until the hold is released", 'issue_tree_paused', {
+        holdId: hold.id,
+        rootIssueId: hold.root_issue_id,
       });
     }
   }

@@ -73,14 +73,24 @@ export class IssueWakeups {
   }
 
   /** The issue's assignee agent learns of something on the issue, unless the actor is that agent. */
-  async wakeAssignee(issue: Pick<IssueRow, 'id' | 'company_id' | 'assignee_agent_id'>, actor: Actor, reason: string, extra: Record<string, unknown> = {}): Promise<void> {
+  async wakeAssignee(
+    issue: Pick<IssueRow, 'id' | 'company_id' | 'assignee_agent_id'>,
+    actor: Actor,
+    reason: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
     const agentId = issue.assignee_agent_id;
     if (!agentId || (actor.kind === 'agent' && actor.agentId === agentId) || !(await this.isWakeable(agentId))) return;
     await this.enqueue(issue, agentId, actor, { reason, extra });
   }
 
   /** A board user answered the agent's question on the issue: the agent learns of it (payload `interactionId`). */
-  async interactionAnswered(issue: Pick<IssueRow, 'id' | 'company_id'>, agentId: string, interactionId: string, actor: Actor): Promise<void> {
+  async interactionAnswered(
+    issue: Pick<IssueRow, 'id' | 'company_id'>,
+    agentId: string,
+    interactionId: string,
+    actor: Actor,
+  ): Promise<void> {
     if (!(await this.isWakeable(agentId))) return;
     await this.enqueue(issue, agentId, actor, { reason: 'interaction_answered', extra: { interactionId } });
   }

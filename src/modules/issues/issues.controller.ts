@@ -9,7 +9,13 @@ import { ActivityResponseDto } from '../activity/dto/activity.dto';
 import { LiveRunDto, LiveRunsQueryDto } from '../heartbeat/dto/heartbeat.dto';
 import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
 import {
-  CheckoutIssueDto, CreateIssueDto, IssueDetailResponseDto, IssueResponseDto, IssueSummaryDto, ListIssuesQueryDto, UpdateIssueDto,
+  CheckoutIssueDto,
+  CreateIssueDto,
+  IssueDetailResponseDto,
+  IssueResponseDto,
+  IssueSummaryDto,
+  ListIssuesQueryDto,
+  UpdateIssueDto,
 } from './dto/issue.dto';
 import { IssueCheckout } from './issue-checkout.service';
 import { IssueDetailService } from './issue-detail.service';
@@ -55,7 +61,11 @@ export class IssuesController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('issue.created', { entityType: 'issue' })
-  async create(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateIssueDto): Promise<IssueResponseDto> {
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() dto: CreateIssueDto,
+  ): Promise<IssueResponseDto> {
     return this.store.toCreatedResponse(await this.issues.create(actor, companyId, dto), dto);
   }
 
@@ -89,9 +99,17 @@ export class IssuesController {
   @ApiHeader(RUN_HEADER)
   @LogActivity('issue.checked_out', {
     entityType: 'issue',
-    details: (c) => ({ agentId: c.result.assigneeAgentId, checkoutRunId: c.result.checkoutRunId, expectedStatuses: c.body.expectedStatuses }),
+    details: (c) => ({
+      agentId: c.result.assigneeAgentId,
+      checkoutRunId: c.result.checkoutRunId,
+      expectedStatuses: c.body.expectedStatuses,
+    }),
   })
-  async checkout(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CheckoutIssueDto): Promise<IssueResponseDto> {
+  async checkout(
+    @CurrentActor() actor: Actor,
+    @Param('issueId') issueId: string,
+    @Body() dto: CheckoutIssueDto,
+  ): Promise<IssueResponseDto> {
     return this.store.toResponse(await this.checkouts.checkout(actor, issueId, dto));
   }
 
@@ -131,7 +149,12 @@ export class IssuesController {
   @Authorize({ callers: ['board', 'agent'] })
   async liveRuns(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query() q: LiveRunsQueryDto): Promise<LiveRunDto[]> {
     const issue = await this.store.load(actor, issueId);
-    return this.heartbeatRuns.live(issue.company_id, q.limit ?? 200, { id: issue.id, checkoutRunId: issue.checkout_run_id }, q.minCount ?? 0);
+    return this.heartbeatRuns.live(
+      issue.company_id,
+      q.limit ?? 200,
+      { id: issue.id, checkoutRunId: issue.checkout_run_id },
+      q.minCount ?? 0,
+    );
   }
 
   /** Compact summaries of the issues a run touched; unknown run: empty array. */

@@ -109,9 +109,21 @@ export class IssuesService {
            FROM unnest($6::uuid[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::uuid[], $13::uuid[], $14::uuid[], $15::uuid[])
              AS x(id, num, title, description, status, priority, project_id, goal_id, parent_id, assignee_agent_id)`,
         [
-          companyId, c.issue_prefix, agentId, userId, now,
-          col((i) => i.id), col((_, n) => first + n), col((i) => i.title), col((i) => i.description), col((i) => i.status), col((i) => i.priority),
-          col((i) => i.projectId), col((i) => i.goalId), col((i) => i.parentId), col((i) => i.assigneeAgentId),
+          companyId,
+          c.issue_prefix,
+          agentId,
+          userId,
+          now,
+          col((i) => i.id),
+          col((_, n) => first + n),
+          col((i) => i.title),
+          col((i) => i.description),
+          col((i) => i.status),
+          col((i) => i.priority),
+          col((i) => i.projectId),
+          col((i) => i.goalId),
+          col((i) => i.parentId),
+          col((i) => i.assigneeAgentId),
         ],
       );
       const labels = batch.flatMap((i) => i.labelIds.map((l) => [i.id, l]));
@@ -179,7 +191,7 @@ export class IssuesService {
     const keys = Object.keys(changes);
     if (keys.length || dto.labelIds || dto.blockedByIssueIds) {
       [row] = await returning<IssueRow>(
-      this.db,
+        this.db,
         `UPDATE issues SET ${[...keys.map((k, i) => `${k} = $${i + 2}`), 'updated_at = now()'].join(', ')}
           WHERE id = $1 RETURNING ${ISSUE_COLUMNS}`,
         [issue.id, ...Object.values(changes)],
@@ -190,7 +202,11 @@ export class IssuesService {
     if (dto.comment) {
       const comment = await this.comments.add(actor, row, dto.comment, { touch: false });
       await this.recorder.record({
-        companyId: row.company_id, action: 'issue.comment_added', entityType: 'issue', entityId: row.id, actor,
+        companyId: row.company_id,
+        action: 'issue.comment_added',
+        entityType: 'issue',
+        entityId: row.id,
+        actor,
         details: { commentId: comment.id, via: 'update', reopened: status === 'todo' && isClosed(issue.status) },
       });
       if (dto.interrupt) await this.comments.interrupt(actor, row);
@@ -203,7 +219,12 @@ export class IssuesService {
   }
 
   /** Validated column changes for the given fields (placement, assignment, workspace inheritance). */
-  private async prepare(actor: Actor | null, companyId: string, issue: IssueRow | null, dto: IssueFieldsDto & { title?: string }): Promise<Changes> {
+  private async prepare(
+    actor: Actor | null,
+    companyId: string,
+    issue: IssueRow | null,
+    dto: IssueFieldsDto & { title?: string },
+  ): Promise<Changes> {
     const changes: Changes = {};
     const body = dto as Record<string, unknown>;
     for (const [field, col] of Object.entries(SCALAR_COLUMNS)) {
@@ -249,7 +270,10 @@ export class IssuesService {
       // denial, whoever assigns (the local board and instance admins included)
       if (!agent || agent.status === 'terminated' || agent.status === 'pending_approval') {
         const why = agent ? `the agent is ${agent.status}` : 'the agent is not an agent of this company';
-        throw forbidden(`Not allowed: issue.assign (deny_company_boundary): ${why}`, { reason: 'deny_company_boundary', field: 'assigneeAgentId' });
+        throw forbidden(`Not allowed: issue.assign (deny_company_boundary): ${why}`, {
+          reason: 'deny_company_boundary',
+          field: 'assigneeAgentId',
+        });
       }
     }
     const projectId = dto.projectId !== undefined ? dto.projectId : (issue?.project_id ?? null);
@@ -268,7 +292,8 @@ export class IssuesService {
 
   private async assertInCompany(table: 'projects' | 'goals', companyId: string, id: string, field: string): Promise<void> {
     const rows = await this.db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND company_id = $2`, [id, companyId]);
-    if (!rows.length) throw unprocessable(`${field} must reference a ${table.slice(0, -1)} of this company`, 'invalid_reference', { field });
+    if (!rows.length)
+      throw unprocessable(`${field} must reference a ${table.slice(0, -1)} of this company`, 'invalid_reference', { field });
   }
 }
 

@@ -71,7 +71,9 @@ export class LabelsService {
   }
 
   private async find(companyId: string, labelId: string): Promise<LabelRow> {
-    const [row] = isUuid(labelId) ? await this.db.query<LabelRow>(`SELECT ${COLS} FROM labels WHERE id = $1 AND company_id = $2`, [labelId, companyId]) : [];
+    const [row] = isUuid(labelId)
+      ? await this.db.query<LabelRow>(`SELECT ${COLS} FROM labels WHERE id = $1 AND company_id = $2`, [labelId, companyId])
+      : [];
     if (!row) throw notFound('Label');
     return row;
   }

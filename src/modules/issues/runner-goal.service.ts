@@ -33,14 +33,22 @@ export class RunnerGoalService {
   async get(actor: Actor, ref: string): Promise<RunnerGoalDto> {
     const issue = await this.store.load(actor, ref);
     const agent = issue.assignee_agent_id ? await this.agents.byId(actor, issue.assignee_agent_id).catch(() => null) : null;
-    const live = agent ? (await this.runs.live(issue.company_id, 50, { id: issue.id, checkoutRunId: issue.checkout_run_id })).find((r) => r.agentId === agent.id) : undefined;
+    const live = agent
+      ? (await this.runs.live(issue.company_id, 50, { id: issue.id, checkoutRunId: issue.checkout_run_id })).find(
+          (r) => r.agentId === agent.id,
+        )
+      : undefined;
     return {
       issueId: issue.id,
       agentId: agent?.id ?? null,
       adapterType: agent?.adapterType ?? null,
       sessionId: null,
       capability: agent
-        ? { ...UNSUPPORTED, reasonCode: 'persistent_session_goal_extension_required', reason: `The ${agent.adapterType} adapter does not keep a durable session goal; each run is briefed by its wake and the issue's heartbeat context.` }
+        ? {
+            ...UNSUPPORTED,
+            reasonCode: 'persistent_session_goal_extension_required',
+            reason: `The ${agent.adapterType} adapter does not keep a durable session goal; each run is briefed by its wake and the issue's heartbeat context.`,
+          }
         : { ...UNSUPPORTED, reasonCode: 'no_assigned_agent', reason: 'The issue has no assigned agent.' },
       goal: null,
       workingNow: !!live,

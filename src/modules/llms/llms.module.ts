@@ -5,5 +5,8 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 
 /** GET /api/llms/*: prompt documents generated from the adapter registry (global AdaptersModule, HeartbeatModule). */
 @Module({
-  imports: [HeartbeatModule], controllers: [LlmsController], providers: [LlmsService] })
+  imports: [HeartbeatModule],
+  controllers: [LlmsController],
+  providers: [LlmsService],
+})
 export class LlmsModule {}

@@ -6,11 +6,56 @@ import { syncModeOf } from '../skills/skill-delivery';
 
 /** Icon names an agent may carry in `metadata.icon` (the board shows them next to the agent). */
 export const AGENT_ICON_NAMES = [
-  'bot', 'cpu', 'brain', 'sparkles', 'code', 'terminal', 'git-branch', 'bug', 'wrench', 'hammer', 'rocket', 'shield', 'lock',
-  'search', 'book', 'file-text', 'pen-tool', 'palette', 'image', 'camera', 'music', 'mail', 'message-square', 'phone',
-  'briefcase', 'bar-chart', 'pie-chart', 'trending-up', 'dollar-sign', 'calendar', 'clock', 'globe', 'database', 'server',
-  'cloud', 'zap', 'target', 'flag', 'compass', 'map', 'users', 'user', 'heart', 'star', 'lightbulb', 'graduation-cap',
-  'scale', 'clipboard-check', 'megaphone', 'headphones',
+  'bot',
+  'cpu',
+  'brain',
+  'sparkles',
+  'code',
+  'terminal',
+  'git-branch',
+  'bug',
+  'wrench',
+  'hammer',
+  'rocket',
+  'shield',
+  'lock',
+  'search',
+  'book',
+  'file-text',
+  'pen-tool',
+  'palette',
+  'image',
+  'camera',
+  'music',
+  'mail',
+  'message-square',
+  'phone',
+  'briefcase',
+  'bar-chart',
+  'pie-chart',
+  'trending-up',
+  'dollar-sign',
+  'calendar',
+  'clock',
+  'globe',
+  'database',
+  'server',
+  'cloud',
+  'zap',
+  'target',
+  'flag',
+  'compass',
+  'map',
+  'users',
+  'user',
+  'heart',
+  'star',
+  'lightbulb',
+  'graduation-cap',
+  'scale',
+  'clipboard-check',
+  'megaphone',
+  'headphones',
 ];
 
 const SKILL_DELIVERY: Record<string, string> = {
@@ -52,7 +97,9 @@ export class LlmsService {
       `## ${def.type} (${def.label})`,
       ``,
       `${def.builtIn ? 'Built-in' : 'External'} adapter type. adapterConfig fields:`,
-      ...Object.entries(def.configSchema.properties).map(([name, f]) => fieldLine(name, f, required.has(name), execProps[name]?.description)),
+      ...Object.entries(def.configSchema.properties).map(([name, f]) =>
+        fieldLine(name, f, required.has(name), execProps[name]?.description),
+      ),
       ``,
       `Skills: mode ${syncModeOf(def.type, {})} without cwd, ${syncModeOf(def.type, { cwd: '/x' })} with cwd - ${SKILL_DELIVERY[syncModeOf(def.type, { cwd: '/x' })]}.`,
       `Runnable here: ${exec ? 'yes' : 'no executor registered'}.`,
@@ -81,7 +128,14 @@ export class LlmsService {
 
   adapterConfiguration(type: string, baseUrl: string): string {
     const def = this.registry.get(type)!;
-    return [`# Agent configuration: ${type}`, ``, `Create with POST ${baseUrl}/api/companies/{companyId}/agents and "adapterType": "${type}".`, ``, this.adapterSection(def), ''].join('\n');
+    return [
+      `# Agent configuration: ${type}`,
+      ``,
+      `Create with POST ${baseUrl}/api/companies/{companyId}/agents and "adapterType": "${type}".`,
+      ``,
+      this.adapterSection(def),
+      '',
+    ].join('\n');
   }
 
   agentIcons(): string {

@@ -8,7 +8,11 @@ export type MetricsAccess = 'ok' | 'token_required' | 'bad_token' | 'remote_refu
  * `Authorization: Bearer <token>` (from anywhere); without it, loopback callers only, unless
  * SERVICE_METRICS_ALLOW_REMOTE=true.
  */
-export function metricsAccess(settings: { token?: string; allowRemote: boolean }, ip: string, authorization: string | undefined): MetricsAccess {
+export function metricsAccess(
+  settings: { token?: string; allowRemote: boolean },
+  ip: string,
+  authorization: string | undefined,
+): MetricsAccess {
   if (settings.token) {
     const m = /^Bearer\s+(.+)$/i.exec(authorization ?? '');
     if (!m) return 'token_required';

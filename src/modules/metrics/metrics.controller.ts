@@ -35,9 +35,18 @@ export class MetricsController {
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
     const access = metricsAccess(this.config.metrics, req.ip, req.headers.authorization);
     if (access === 'token_required' || access === 'bad_token') {
-      throw new DomainError(401, 'metrics_token_required', access === 'bad_token' ? 'Invalid metrics token' : 'A metrics token is required (Authorization: Bearer <SERVICE_METRICS_TOKEN>)');
+      throw new DomainError(
+        401,
+        'metrics_token_required',
+        access === 'bad_token' ? 'Invalid metrics token' : 'A metrics token is required (Authorization: Bearer <SERVICE_METRICS_TOKEN>)',
+      );
     }
-    if (access === 'remote_refused') throw new DomainError(403, 'metrics_loopback_only', 'Metrics are served to loopback callers only (set SERVICE_METRICS_TOKEN or SERVICE_METRICS_ALLOW_REMOTE)');
+    if (access === 'remote_refused')
+      throw new DomainError(
+        403,
+        'metrics_loopback_only',
+        'Metrics are served to loopback callers only (set SERVICE_METRICS_TOKEN or SERVICE_METRICS_ALLOW_REMOTE)',
+      );
     const body = await this.metrics.text();
     await res.status(200).header('Content-Type', this.metrics.contentType).header('Cache-Control', 'no-store').send(body);
   }
@@ -56,6 +65,11 @@ export class MetricsController {
     const r = await this.repo.readiness();
     const ready = r.reachable && !r.migrating && !r.pendingMigrations;
     if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
-    return { status: ready ? 'ready' : 'not_ready', databaseReachable: r.reachable, migrating: r.migrating, pendingMigrations: r.pendingMigrations };
+    return {
+      status: ready ? 'ready' : 'not_ready',
+      databaseReachable: r.reachable,
+      migrating: r.migrating,
+      pendingMigrations: r.pendingMigrations,
+    };
   }
 }

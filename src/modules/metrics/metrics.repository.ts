@@ -26,7 +26,9 @@ export class MetricsRepository {
   }
 
   async budgetIncidents(): Promise<Array<{ kind: string; status: string; n: number }>> {
-    const rows = await this.db.query<{ kind: string; status: string; n: string }>(`SELECT kind, status, count(*) AS n FROM budget_incidents GROUP BY kind, status`);
+    const rows = await this.db.query<{ kind: string; status: string; n: string }>(
+      `SELECT kind, status, count(*) AS n FROM budget_incidents GROUP BY kind, status`,
+    );
     return rows.map((r) => ({ kind: r.kind, status: r.status, n: Number(r.n) }));
   }
 

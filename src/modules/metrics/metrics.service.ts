@@ -31,23 +31,49 @@ export class MetricsService implements OnModuleInit {
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry }); // includes nodejs_eventloop_lag_seconds
-    this.httpTotal = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route template and status', labelNames: ['method', 'route', 'status'], registers });
-    this.httpDuration = new Histogram({
-      name: 'http_request_duration_seconds', help: 'HTTP request latency by route template and status',
-      labelNames: ['method', 'route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers,
+    this.httpTotal = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
     });
-    this.wakeToStart = new Histogram({ name: 'heartbeat_wake_to_start_seconds', help: 'Time from a run being queued (its wake) to its start on this instance', labelNames: ['adapter_type'], buckets: RUN_BUCKETS, registers });
-    this.runDuration = new Histogram({ name: 'heartbeat_run_duration_seconds', help: 'Duration of runs that ended, by final status', labelNames: ['status'], buckets: RUN_BUCKETS, registers });
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency by route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.wakeToStart = new Histogram({
+      name: 'heartbeat_wake_to_start_seconds',
+      help: 'Time from a run being queued (its wake) to its start on this instance',
+      labelNames: ['adapter_type'],
+      buckets: RUN_BUCKETS,
+      registers,
+    });
+    this.runDuration = new Histogram({
+      name: 'heartbeat_run_duration_seconds',
+      help: 'Duration of runs that ended, by final status',
+      labelNames: ['status'],
+      buckets: RUN_BUCKETS,
+      registers,
+    });
     const repo = metricsRepo;
     new Gauge({
-      name: 'heartbeat_runs', help: 'Runs by status (whole database)', labelNames: ['status'], registers,
+      name: 'heartbeat_runs',
+      help: 'Runs by status (whole database)',
+      labelNames: ['status'],
+      registers,
       async collect() {
         this.reset();
         for (const r of await repo.runsByStatus().catch(() => [])) this.set({ status: r.status }, r.n);
       },
     });
     new Gauge({
-      name: 'heartbeat_wakeups', help: 'Wakeup requests waiting (queued, deferred) or claimed (whole database)', labelNames: ['status'], registers,
+      name: 'heartbeat_wakeups',
+      help: 'Wakeup requests waiting (queued, deferred) or claimed (whole database)',
+      labelNames: ['status'],
+      registers,
       async collect() {
         this.reset();
         for (const s of ['queued', 'deferred', 'claimed']) this.set({ status: s }, 0);
@@ -55,7 +81,10 @@ export class MetricsService implements OnModuleInit {
       },
     });
     new Gauge({
-      name: 'budget_incidents', help: 'Budget incidents by kind (soft, hard) and status (open, resolved)', labelNames: ['kind', 'status'], registers,
+      name: 'budget_incidents',
+      help: 'Budget incidents by kind (soft, hard) and status (open, resolved)',
+      labelNames: ['kind', 'status'],
+      registers,
       async collect() {
         this.reset();
         for (const r of await repo.budgetIncidents().catch(() => [])) this.set({ kind: r.kind, status: r.status }, r.n);
@@ -63,7 +92,10 @@ export class MetricsService implements OnModuleInit {
     });
     const pool = () => (this.db.dataSource.driver as unknown as { master?: Pool }).master;
     new Gauge({
-      name: 'db_pool_connections', help: 'Database pool connections of this instance: total, idle, in use, and requests waiting for one', labelNames: ['state'], registers,
+      name: 'db_pool_connections',
+      help: 'Database pool connections of this instance: total, idle, in use, and requests waiting for one',
+      labelNames: ['state'],
+      registers,
       collect() {
         const p = pool();
         const total = p?.totalCount ?? 0;

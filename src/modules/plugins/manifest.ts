@@ -15,12 +15,36 @@ export const MANIFEST_FILE = 'plugin.json';
 export const PLUGIN_CAPABILITIES = ['http.outbound', 'config.read', 'events.subscribe', 'ui.stream', 'folders.read'] as const;
 export type PluginCapability = (typeof PLUGIN_CAPABILITIES)[number];
 
-export interface ManifestTool { name: string; description: string; inputSchema: Record<string, unknown>; timeoutMs?: number }
-export interface ManifestJob { key: string; description?: string; schedule: string; timezone?: string }
-export interface ManifestEndpoint { key: string; description?: string }
-export interface ManifestFeed { key: string; description?: string }
-export interface ManifestSlot { slot: string; label: string; [k: string]: unknown }
-export interface ManifestFolder { key: string; description?: string; access?: 'read' | 'readwrite' }
+export interface ManifestTool {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  timeoutMs?: number;
+}
+export interface ManifestJob {
+  key: string;
+  description?: string;
+  schedule: string;
+  timezone?: string;
+}
+export interface ManifestEndpoint {
+  key: string;
+  description?: string;
+}
+export interface ManifestFeed {
+  key: string;
+  description?: string;
+}
+export interface ManifestSlot {
+  slot: string;
+  label: string;
+  [k: string]: unknown;
+}
+export interface ManifestFolder {
+  key: string;
+  description?: string;
+  access?: 'read' | 'readwrite';
+}
 
 export interface PluginManifest {
   protocolVersion: number;
@@ -44,8 +68,16 @@ export interface PluginManifest {
 }
 
 const KEY = '^[a-z0-9][a-z0-9._-]{0,63}$';
-const keyed = { type: 'object', required: ['key'], properties: { key: { type: 'string', pattern: KEY }, description: { type: 'string', maxLength: 1000 } } };
-const slot = { type: 'object', required: ['slot', 'label'], properties: { slot: { type: 'string', pattern: '^[a-z][a-zA-Z0-9._-]{0,63}$' }, label: { type: 'string', minLength: 1, maxLength: 200 } } };
+const keyed = {
+  type: 'object',
+  required: ['key'],
+  properties: { key: { type: 'string', pattern: KEY }, description: { type: 'string', maxLength: 1000 } },
+};
+const slot = {
+  type: 'object',
+  required: ['slot', 'label'],
+  properties: { slot: { type: 'string', pattern: '^[a-z][a-zA-Z0-9._-]{0,63}$' }, label: { type: 'string', minLength: 1, maxLength: 200 } },
+};
 
 const MANIFEST_SCHEMA = {
   type: 'object',
@@ -60,17 +92,42 @@ const MANIFEST_SCHEMA = {
     entry: { type: 'string', minLength: 1, maxLength: 500 },
     capabilities: { type: 'array', items: { enum: [...PLUGIN_CAPABILITIES] }, uniqueItems: true },
     configSchema: { type: 'object' },
-    jobs: { type: 'array', maxItems: 50, items: { ...keyed, required: ['key', 'schedule'], properties: { ...keyed.properties, schedule: { type: 'string' }, timezone: { type: 'string' } } } },
+    jobs: {
+      type: 'array',
+      maxItems: 50,
+      items: {
+        ...keyed,
+        required: ['key', 'schedule'],
+        properties: { ...keyed.properties, schedule: { type: 'string' }, timezone: { type: 'string' } },
+      },
+    },
     webhooks: { type: 'array', maxItems: 50, items: keyed },
     tools: {
-      type: 'array', maxItems: 100,
-      items: { type: 'object', required: ['name', 'description', 'inputSchema'], properties: { name: { type: 'string', pattern: KEY }, description: { type: 'string', maxLength: 2000 }, inputSchema: { type: 'object' }, timeoutMs: { type: 'integer', minimum: 10, maximum: 600000 } } },
+      type: 'array',
+      maxItems: 100,
+      items: {
+        type: 'object',
+        required: ['name', 'description', 'inputSchema'],
+        properties: {
+          name: { type: 'string', pattern: KEY },
+          description: { type: 'string', maxLength: 2000 },
+          inputSchema: { type: 'object' },
+          timeoutMs: { type: 'integer', minimum: 10, maximum: 600000 },
+        },
+      },
     },
     data: { type: 'array', maxItems: 50, items: keyed },
     actions: { type: 'array', maxItems: 50, items: keyed },
     events: { type: 'array', maxItems: 200, items: { type: 'string', pattern: '^(\\*|[a-z_]+(\\.[a-z_]+)+)$' } },
-    ui: { type: 'object', properties: { slots: { type: 'array', maxItems: 50, items: slot }, launchers: { type: 'array', maxItems: 50, items: slot } } },
-    localFolders: { type: 'array', maxItems: 20, items: { ...keyed, properties: { ...keyed.properties, access: { enum: ['read', 'readwrite'] } } } },
+    ui: {
+      type: 'object',
+      properties: { slots: { type: 'array', maxItems: 50, items: slot }, launchers: { type: 'array', maxItems: 50, items: slot } },
+    },
+    localFolders: {
+      type: 'array',
+      maxItems: 20,
+      items: { ...keyed, properties: { ...keyed.properties, access: { enum: ['read', 'readwrite'] } } },
+    },
   },
 };
 
@@ -107,12 +164,31 @@ export function parseManifest(raw: unknown): { manifest: PluginManifest; problem
   }
   if (m.entry.startsWith('/') || m.entry.split(/[\\/]/).includes('..')) problems.push('entry must be a path inside the package');
   const manifest: PluginManifest = {
-    protocolVersion: m.protocolVersion, key: m.key, version: m.version, displayName: m.displayName, description: m.description,
-    entry: m.entry, capabilities: m.capabilities ?? [], configSchema: m.configSchema, jobs: m.jobs ?? [], webhooks: m.webhooks ?? [],
-    tools: m.tools ?? [], data: m.data ?? [], actions: m.actions ?? [], events: m.events ?? [],
-    ui: { slots: m.ui?.slots ?? [], launchers: m.ui?.launchers ?? [] }, localFolders: m.localFolders ?? [],
+    protocolVersion: m.protocolVersion,
+    key: m.key,
+    version: m.version,
+    displayName: m.displayName,
+    description: m.description,
+    entry: m.entry,
+    capabilities: m.capabilities ?? [],
+    configSchema: m.configSchema,
+    jobs: m.jobs ?? [],
+    webhooks: m.webhooks ?? [],
+    tools: m.tools ?? [],
+    data: m.data ?? [],
+    actions: m.actions ?? [],
+    events: m.events ?? [],
+    ui: { slots: m.ui?.slots ?? [], launchers: m.ui?.launchers ?? [] },
+    localFolders: m.localFolders ?? [],
   };
-  for (const [what, list, field] of [['jobs', manifest.jobs, 'key'], ['webhooks', manifest.webhooks, 'key'], ['tools', manifest.tools, 'name'], ['data', manifest.data, 'key'], ['actions', manifest.actions, 'key'], ['localFolders', manifest.localFolders, 'key']] as const) {
+  for (const [what, list, field] of [
+    ['jobs', manifest.jobs, 'key'],
+    ['webhooks', manifest.webhooks, 'key'],
+    ['tools', manifest.tools, 'name'],
+    ['data', manifest.data, 'key'],
+    ['actions', manifest.actions, 'key'],
+    ['localFolders', manifest.localFolders, 'key'],
+  ] as const) {
     const seen = new Set<string>();
     for (const item of list as unknown as Record<string, string>[]) {
       if (seen.has(item[field])) problems.push(`${what}: duplicate ${field} "${item[field]}"`);
@@ -126,7 +202,10 @@ export function parseManifest(raw: unknown): { manifest: PluginManifest; problem
       problems.push(`jobs.${j.key}: invalid schedule "${j.schedule}": ${(err as Error).message}`);
     }
   }
-  for (const [where, schema] of [['configSchema', manifest.configSchema], ...manifest.tools.map((t) => [`tools.${t.name}.inputSchema`, t.inputSchema] as const)] as const) {
+  for (const [where, schema] of [
+    ['configSchema', manifest.configSchema],
+    ...manifest.tools.map((t) => [`tools.${t.name}.inputSchema`, t.inputSchema] as const),
+  ] as const) {
     if (!schema) continue;
     try {
       ajv.compile(schema as Record<string, unknown>);
@@ -134,12 +213,15 @@ export function parseManifest(raw: unknown): { manifest: PluginManifest; problem
       problems.push(`${where}: not a valid JSON schema: ${(err as Error).message}`);
     }
   }
-  if (manifest.events.length && !manifest.capabilities.includes('events.subscribe')) problems.push('events: needs capability events.subscribe');
+  if (manifest.events.length && !manifest.capabilities.includes('events.subscribe'))
+    problems.push('events: needs capability events.subscribe');
   return problems.length ? { manifest: null, problems } : { manifest, problems: [] };
 }
 
 /** Config fields holding secrets: `"x-secret": true` on a top-level property of the config schema. */
 export function secretFields(manifest: PluginManifest): string[] {
   const props = (manifest.configSchema?.properties ?? {}) as Record<string, Record<string, unknown>>;
-  return Object.entries(props).filter(([, p]) => p && p['x-secret'] === true).map(([k]) => k);
+  return Object.entries(props)
+    .filter(([, p]) => p && p['x-secret'] === true)
+    .map(([k]) => k);
 }

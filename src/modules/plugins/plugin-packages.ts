@@ -7,7 +7,12 @@ import { pluginError } from './plugins.errors';
 import type { PluginSourceKind } from './plugins.repository';
 
 export type { PackageSource };
-export interface UnpackedPackage { manifest: PluginManifest; installPath: string; sourceKind: PluginSourceKind; sourceRef: string }
+export interface UnpackedPackage {
+  manifest: PluginManifest;
+  installPath: string;
+  sourceKind: PluginSourceKind;
+  sourceRef: string;
+}
 
 /**
  * Unpacks a plugin package into `<installDir>/<key>/<version>-<random>` and validates its manifest:
@@ -18,9 +23,18 @@ export async function unpackPackage(src: PackageSource, installDir: string, npmR
   const staging = path.join(installDir, '.staging', randomUUID());
   fs.mkdirSync(staging, { recursive: true, mode: 0o755 });
   try {
-    const { sourceKind, sourceRef } = await stagePackage(src, staging, npmRegistry, (m) => pluginError('plugin_source_invalid', m), MANIFEST_FILE);
+    const { sourceKind, sourceRef } = await stagePackage(
+      src,
+      staging,
+      npmRegistry,
+      (m) => pluginError('plugin_source_invalid', m),
+      MANIFEST_FILE,
+    );
     const manifest = readManifest(staging);
-    if (!fs.existsSync(path.join(staging, manifest.entry))) throw pluginError('plugin_manifest_invalid', `entry ${manifest.entry} not found in the package`, { problems: [`entry ${manifest.entry} missing`] });
+    if (!fs.existsSync(path.join(staging, manifest.entry)))
+      throw pluginError('plugin_manifest_invalid', `entry ${manifest.entry} not found in the package`, {
+        problems: [`entry ${manifest.entry} missing`],
+      });
     const installPath = path.join(installDir, manifest.key, `${manifest.version}-${randomUUID().slice(0, 8)}`);
     fs.mkdirSync(path.dirname(installPath), { recursive: true, mode: 0o755 });
     fs.renameSync(staging, installPath);
@@ -36,10 +50,13 @@ export function readManifest(dir: string): PluginManifest {
   try {
     raw = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST_FILE), 'utf8'));
   } catch (err) {
-    throw pluginError('plugin_manifest_invalid', `${MANIFEST_FILE} missing or not JSON: ${(err as Error).message}`, { problems: [`${MANIFEST_FILE} unreadable`] });
+    throw pluginError('plugin_manifest_invalid', `${MANIFEST_FILE} missing or not JSON: ${(err as Error).message}`, {
+      problems: [`${MANIFEST_FILE} unreadable`],
+    });
   }
   const parsed = parseManifest(raw);
-  if (!parsed.manifest) throw pluginError('plugin_manifest_invalid', `Invalid plugin manifest: ${parsed.problems.join('; ')}`, { problems: parsed.problems });
+  if (!parsed.manifest)
+    throw pluginError('plugin_manifest_invalid', `Invalid plugin manifest: ${parsed.problems.join('; ')}`, { problems: parsed.problems });
   return parsed.manifest;
 }
 

@@ -82,7 +82,19 @@ export class PluginSupervisor implements OnApplicationShutdown {
       slot = undefined;
     }
     if (!slot) {
-      slot = { plugin, worker: null, ready: null, state: 'stopped', restarts: 0, crashes: 0, backoffMs: FIRST_BACKOFF_MS, lastCrash: null, lastHealth: null, restartTimer: null, wanted: true };
+      slot = {
+        plugin,
+        worker: null,
+        ready: null,
+        state: 'stopped',
+        restarts: 0,
+        crashes: 0,
+        backoffMs: FIRST_BACKOFF_MS,
+        lastCrash: null,
+        lastHealth: null,
+        restartTimer: null,
+        wanted: true,
+      };
       this.slots.set(plugin.id, slot);
     }
     slot.plugin = plugin;
@@ -101,20 +113,33 @@ export class PluginSupervisor implements OnApplicationShutdown {
     slot.state = 'starting';
     const ready = this.rootScope.runInAsyncScope(async () => {
       const worker = new PluginWorker(
-        plugin.manifest, plugin.installPath, this.config.agentUser, this.hostApiFactory(plugin),
+        plugin.manifest,
+        plugin.installPath,
+        this.config.agentUser,
+        this.hostApiFactory(plugin),
         (line) => this.log(plugin.id, line),
         (code, signal) => this.onExit(slot, worker, code, signal),
       );
       slot.worker = worker;
-      this.log(plugin.id, { level: 'info', source: 'supervisor', message: `worker started (pid ${worker.pid ?? '?'}, version ${plugin.version})` });
+      this.log(plugin.id, {
+        level: 'info',
+        source: 'supervisor',
+        message: `worker started (pid ${worker.pid ?? '?'}, version ${plugin.version})`,
+      });
       const config = await this.configFor(plugin);
-      await worker.call('initialize', { protocolVersion: plugin.protocolVersion, plugin: { key: plugin.pluginKey, version: plugin.version }, config }, INIT_TIMEOUT_MS);
+      await worker.call(
+        'initialize',
+        { protocolVersion: plugin.protocolVersion, plugin: { key: plugin.pluginKey, version: plugin.version }, config },
+        INIT_TIMEOUT_MS,
+      );
       slot.state = 'running';
       return worker;
     });
     slot.ready = ready;
     ready.then(
-      () => { if (slot.ready === ready) slot.ready = null; },
+      () => {
+        if (slot.ready === ready) slot.ready = null;
+      },
       (err) => {
         if (slot.ready === ready) slot.ready = null;
         this.log(plugin.id, { level: 'error', source: 'supervisor', message: `worker failed to initialize: ${(err as Error).message}` });
@@ -139,9 +164,19 @@ export class PluginSupervisor implements OnApplicationShutdown {
     slot.state = 'backoff';
     const delay = slot.backoffMs;
     slot.backoffMs = Math.min(MAX_BACKOFF_MS, slot.backoffMs * 2);
-    this.log(slot.plugin.id, { level: 'error', source: 'supervisor', message: `worker crashed (${signal ?? `exit ${code}`}); restarting in ${delay} ms` });
+    this.log(slot.plugin.id, {
+      level: 'error',
+      source: 'supervisor',
+      message: `worker crashed (${signal ?? `exit ${code}`}); restarting in ${delay} ms`,
+    });
     this.logger.warn(`plugin ${slot.plugin.pluginKey}: worker crashed (${signal ?? `exit ${code}`}); restarting in ${delay} ms`);
-    this.eventSink?.('plugin.worker.crashed', { pluginId: slot.plugin.id, pluginKey: slot.plugin.pluginKey, exitCode: code, signal, restartInMs: delay });
+    this.eventSink?.('plugin.worker.crashed', {
+      pluginId: slot.plugin.id,
+      pluginKey: slot.plugin.pluginKey,
+      exitCode: code,
+      signal,
+      restartInMs: delay,
+    });
     slot.restartTimer = setTimeout(() => {
       slot.restartTimer = null;
       void this.restart(slot);
@@ -188,7 +223,12 @@ export class PluginSupervisor implements OnApplicationShutdown {
     slot.plugin = plugin;
     const worker = slot.worker;
     if (worker && slot.state === 'running') {
-      void this.rootScope.runInAsyncScope(() => this.configFor(plugin)).then((config) => worker.rpc.notify('config.changed', { config }), () => undefined);
+      void this.rootScope
+        .runInAsyncScope(() => this.configFor(plugin))
+        .then(
+          (config) => worker.rpc.notify('config.changed', { config }),
+          () => undefined,
+        );
     }
   }
 
@@ -198,7 +238,16 @@ export class PluginSupervisor implements OnApplicationShutdown {
 
   health(pluginId: string) {
     const slot = this.slots.get(pluginId);
-    if (!slot) return { state: 'stopped' as WorkerState, pid: null, startedAt: null, restarts: 0, crashes: 0, lastCrash: null, lastHealthCheck: null };
+    if (!slot)
+      return {
+        state: 'stopped' as WorkerState,
+        pid: null,
+        startedAt: null,
+        restarts: 0,
+        crashes: 0,
+        lastCrash: null,
+        lastHealthCheck: null,
+      };
     return {
       state: slot.state,
       pid: slot.state === 'running' ? (slot.worker?.pid ?? null) : null,
@@ -222,7 +271,11 @@ export class PluginSupervisor implements OnApplicationShutdown {
     } catch (err) {
       slot.lastHealth = { at: new Date().toISOString(), ok: false, detail: (err as Error).message };
       if (!worker.exited) {
-        this.log(pluginId, { level: 'error', source: 'supervisor', message: `health check failed (${(err as Error).message}); killing the worker` });
+        this.log(pluginId, {
+          level: 'error',
+          source: 'supervisor',
+          message: `health check failed (${(err as Error).message}); killing the worker`,
+        });
         worker.child.kill('SIGKILL');
       }
       return { ok: false, detail: (err as Error).message };

@@ -6,7 +6,12 @@ import { AgentUserSettings, spawnAsAgent } from '../../common/process/agent-user
 import type { PluginCapability, PluginManifest } from './manifest';
 
 /** One log line of a plugin (kept in memory per instance, newest last). */
-export interface PluginLogLine { at: string; level: 'info' | 'warn' | 'error' | 'debug'; source: 'worker' | 'stderr' | 'supervisor'; message: string }
+export interface PluginLogLine {
+  at: string;
+  level: 'info' | 'warn' | 'error' | 'debug';
+  source: 'worker' | 'stderr' | 'supervisor';
+  message: string;
+}
 
 export type HostMethod = (params: Record<string, unknown>) => Promise<unknown> | unknown;
 /** Host API methods a worker may call, with the capability each needs (null = always allowed). */
@@ -54,7 +59,12 @@ export class PluginWorker {
     this.child = spawnAsAgent(agentUser, process.execPath, [path.join(installPath, manifest.entry)], {
       cwd: installPath,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH, NODE_ENV: process.env.NODE_ENV ?? 'production', PLUGIN_KEY: manifest.key, PLUGIN_PROTOCOL_VERSION: String(manifest.protocolVersion) },
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: process.env.NODE_ENV ?? 'production',
+        PLUGIN_KEY: manifest.key,
+        PLUGIN_PROTOCOL_VERSION: String(manifest.protocolVersion),
+      },
     });
     this.child.stdin?.on('error', () => undefined);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
@@ -68,7 +78,9 @@ export class PluginWorker {
       }
       void this.rpc.receiveAndSend(msg as never).catch(() => undefined);
     });
-    createInterface({ input: this.child.stderr! }).on('line', (line) => this.log({ level: 'info', source: 'stderr', message: line.slice(0, 2000) }));
+    createInterface({ input: this.child.stderr! }).on('line', (line) =>
+      this.log({ level: 'info', source: 'stderr', message: line.slice(0, 2000) }),
+    );
     this.child.on('error', (err) => this.log({ level: 'error', source: 'supervisor', message: `spawn failed: ${err.message}` }));
     this.child.on('exit', (code, signal) => {
       this.exited = true;

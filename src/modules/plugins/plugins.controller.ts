@@ -7,7 +7,15 @@ import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import {
-  BridgeCallDto, ExecuteToolDto, InstallPluginDto, LocalFolderDto, PluginCallDto, PluginConfigDto, RecentQueryDto, TestPluginConfigDto, UpgradePluginDto,
+  BridgeCallDto,
+  ExecuteToolDto,
+  InstallPluginDto,
+  LocalFolderDto,
+  PluginCallDto,
+  PluginConfigDto,
+  RecentQueryDto,
+  TestPluginConfigDto,
+  UpgradePluginDto,
 } from './dto/plugin.dto';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginsService } from './plugins.service';
@@ -19,7 +27,10 @@ import { PluginsService } from './plugins.service';
 @ApiTags('plugins')
 @Controller('plugins')
 export class PluginsController {
-  constructor(private readonly plugins: PluginsService, private readonly supervisor: PluginSupervisor) {}
+  constructor(
+    private readonly plugins: PluginsService,
+    private readonly supervisor: PluginSupervisor,
+  ) {}
 
   /** Installed plugins (enabled and disabled). */
   @Get()
@@ -187,7 +198,10 @@ export class PluginsController {
   @NoActivity('an inbound webhook handed to the plugin worker; it records what it changes')
   @Public()
   async webhook(
-    @Param('pluginId') id: string, @Param('endpointKey') key: string, @Req() req: FastifyRequest, @Headers() headers: Record<string, unknown>,
+    @Param('pluginId') id: string,
+    @Param('endpointKey') key: string,
+    @Req() req: FastifyRequest,
+    @Headers() headers: Record<string, unknown>,
     @Res({ passthrough: true }) res: FastifyReply,
   ) {
     const out = await this.plugins.webhook(id, key, { headers, body: req.body, query: req.query });
@@ -205,7 +219,12 @@ export class PluginsController {
   /** Whether the folder is configured, its problems and a listing summary. */
   @Get(':pluginId/companies/:companyId/local-folders/:folderKey/status')
   @Authorize({ callers: ['board'] })
-  folderStatus(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('companyId') companyId: string, @Param('folderKey') key: string) {
+  folderStatus(
+    @CurrentActor() actor: Actor,
+    @Param('pluginId') id: string,
+    @Param('companyId') companyId: string,
+    @Param('folderKey') key: string,
+  ) {
     return this.plugins.folderStatus(actor, id, companyId, key);
   }
 
@@ -214,7 +233,12 @@ export class PluginsController {
   @NoActivity('validates a path without saving it')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
-  validateFolder(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('folderKey') key: string, @Body() dto: LocalFolderDto) {
+  validateFolder(
+    @CurrentActor() actor: Actor,
+    @Param('pluginId') id: string,
+    @Param('folderKey') key: string,
+    @Body() dto: LocalFolderDto,
+  ) {
     return this.plugins.validateFolderRoute(actor, id, key, dto.path);
   }
 
@@ -222,7 +246,13 @@ export class PluginsController {
   @Put(':pluginId/companies/:companyId/local-folders/:folderKey')
   @InstanceAudit('plugin.local_folder_set')
   @Authorize({ callers: ['board'] })
-  putFolder(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('companyId') companyId: string, @Param('folderKey') key: string, @Body() dto: LocalFolderDto) {
+  putFolder(
+    @CurrentActor() actor: Actor,
+    @Param('pluginId') id: string,
+    @Param('companyId') companyId: string,
+    @Param('folderKey') key: string,
+    @Body() dto: LocalFolderDto,
+  ) {
     return this.plugins.putFolder(actor, id, companyId, key, dto.path);
   }
 

@@ -42,7 +42,10 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
 
   onApplicationBootstrap(): void {
     if (!this.registry) return;
-    this.registry.addInterval(TICK, setInterval(() => void this.guardedTick(), this.config.plugins.tickMs));
+    this.registry.addInterval(
+      TICK,
+      setInterval(() => void this.guardedTick(), this.config.plugins.tickMs),
+    );
   }
 
   onApplicationShutdown(): void {
@@ -91,7 +94,9 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
     for (const job of p.manifest.jobs) {
       let occurrence: Date;
       try {
-        occurrence = CronExpressionParser.parse(job.schedule, { tz: job.timezone ?? 'UTC', currentDate: new Date(now.getTime() + 1) }).prev().toDate();
+        occurrence = CronExpressionParser.parse(job.schedule, { tz: job.timezone ?? 'UTC', currentDate: new Date(now.getTime() + 1) })
+          .prev()
+          .toDate();
       } catch {
         continue;
       }

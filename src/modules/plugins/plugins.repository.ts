@@ -51,7 +51,13 @@ export interface JobRunRecord {
   durationMs: number | null;
 }
 
-export interface OutboxEvent { id: string; pluginId: string; companyId: string; action: string; payload: Record<string, unknown> }
+export interface OutboxEvent {
+  id: string;
+  pluginId: string;
+  companyId: string;
+  action: string;
+  payload: Record<string, unknown>;
+}
 
 type Row = Record<string, unknown>;
 const toPlugin = (r: Row): PluginRecord => ({
@@ -115,22 +121,46 @@ export class PluginsRepository {
     const rows = await this.db.query<Row>(
       `INSERT INTO plugins (plugin_key, version, display_name, description, protocol_version, manifest, source_kind, source_ref, install_path, event_subscriptions)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT (plugin_key) DO NOTHING RETURNING *`,
-      [w.pluginKey, w.version, w.displayName, w.description, w.protocolVersion, JSON.stringify(w.manifest), w.sourceKind, w.sourceRef, w.installPath, w.manifest.events],
+      [
+        w.pluginKey,
+        w.version,
+        w.displayName,
+        w.description,
+        w.protocolVersion,
+        JSON.stringify(w.manifest),
+        w.sourceKind,
+        w.sourceRef,
+        w.installPath,
+        w.manifest.events,
+      ],
     );
     return rows[0] ? toPlugin(rows[0]) : null;
   }
 
   async replacePackage(id: string, w: PluginWrite): Promise<PluginRecord> {
-    const rows = await returningRows<Row>(this.db,
+    const rows = await returningRows<Row>(
+      this.db,
       `UPDATE plugins SET version = $2, display_name = $3, description = $4, protocol_version = $5, manifest = $6, source_kind = $7,
          source_ref = $8, install_path = $9, event_subscriptions = $10, updated_at = now() WHERE id = $1 RETURNING *`,
-      [id, w.version, w.displayName, w.description, w.protocolVersion, JSON.stringify(w.manifest), w.sourceKind, w.sourceRef, w.installPath, w.manifest.events],
+      [
+        id,
+        w.version,
+        w.displayName,
+        w.description,
+        w.protocolVersion,
+        JSON.stringify(w.manifest),
+        w.sourceKind,
+        w.sourceRef,
+        w.installPath,
+        w.manifest.events,
+      ],
     );
     return toPlugin(rows[0]);
   }
 
   async setStatus(id: string, status: PluginStatus): Promise<PluginRecord | null> {
-    const rows = await returningRows<Row>(this.db,
+    const rows = await returningRows<Row>(
+      this.db,
       `UPDATE plugins SET status = $2, enabled_at = CASE WHEN $2 = 'enabled' THEN COALESCE(CASE WHEN status = 'enabled' THEN enabled_at END, now()) ELSE NULL END,
          updated_at = now() WHERE id = $1 RETURNING *`,
       [id, status],
@@ -139,7 +169,10 @@ export class PluginsRepository {
   }
 
   async setConfig(id: string, config: Record<string, unknown>): Promise<PluginRecord> {
-    const rows = await returningRows<Row>(this.db, `UPDATE plugins SET config = $2, updated_at = now() WHERE id = $1 RETURNING *`, [id, JSON.stringify(config)]);
+    const rows = await returningRows<Row>(this.db, `UPDATE plugins SET config = $2, updated_at = now() WHERE id = $1 RETURNING *`, [
+      id,
+      JSON.stringify(config),
+    ]);
     return toPlugin(rows[0]);
   }
 
@@ -169,7 +202,8 @@ export class PluginsRepository {
   }
 
   async finishRun(id: string, status: 'succeeded' | 'failed', error: string | null, result: unknown): Promise<JobRunRecord | null> {
-    const rows = await returningRows<Row>(this.db,
+    const rows = await returningRows<Row>(
+      this.db,
       `UPDATE plugin_job_runs SET status = $2, error = $3, result = $4, finished_at = clock_timestamp(),
          duration_ms = GREATEST(0, round(extract(epoch FROM clock_timestamp() - started_at) * 1000))::int
        WHERE id = $1 AND status = 'running' RETURNING *`,
@@ -179,10 +213,12 @@ export class PluginsRepository {
   }
 
   async recentRuns(pluginId: string, jobKey: string, limit: number): Promise<JobRunRecord[]> {
-    return (await this.db.query<Row>(
-      `SELECT * FROM plugin_job_runs WHERE plugin_id = $1 AND job_key = $2 ORDER BY started_at DESC, id LIMIT $3`,
-      [pluginId, jobKey, limit],
-    )).map(toRun);
+    return (
+      await this.db.query<Row>(
+        `SELECT * FROM plugin_job_runs WHERE plugin_id = $1 AND job_key = $2 ORDER BY started_at DESC, id LIMIT $3`,
+        [pluginId, jobKey, limit],
+      )
+    ).map(toRun);
   }
 
   async lastRun(pluginId: string, jobKey: string): Promise<JobRunRecord | null> {
@@ -206,7 +242,10 @@ export class PluginsRepository {
    * so two instances never deliver the same company's events to a plugin at once (order kept).
    */
   async lockStream(pluginId: string, companyId: string): Promise<boolean> {
-    const rows = await this.db.query<Row>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1 || ':' || $2, 22)) AS ok`, [pluginId, companyId]);
+    const rows = await this.db.query<Row>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1 || ':' || $2, 22)) AS ok`, [
+      pluginId,
+      companyId,
+    ]);
     return rows[0]?.ok === true;
   }
 
@@ -216,7 +255,13 @@ export class PluginsRepository {
        WHERE plugin_id = $1 AND company_id = $2 AND delivered_at IS NULL ORDER BY id LIMIT $3`,
       [pluginId, companyId, limit],
     );
-    return rows.map((r) => ({ id: String(r.id), pluginId: r.plugin_id as string, companyId: r.company_id as string, action: r.action as string, payload: r.payload as Record<string, unknown> }));
+    return rows.map((r) => ({
+      id: String(r.id),
+      pluginId: r.plugin_id as string,
+      companyId: r.company_id as string,
+      action: r.action as string,
+      payload: r.payload as Record<string, unknown>,
+    }));
   }
 
   async markDelivered(id: string): Promise<void> {
@@ -235,7 +280,10 @@ export class PluginsRepository {
   // ---------------------------------------------------------------- local folders
 
   async folders(pluginId: string, companyId: string): Promise<Map<string, { path: string; updatedAt: string }>> {
-    const rows = await this.db.query<Row>(`SELECT folder_key, path, updated_at FROM plugin_local_folders WHERE company_id = $1 AND plugin_id = $2`, [companyId, pluginId]);
+    const rows = await this.db.query<Row>(
+      `SELECT folder_key, path, updated_at FROM plugin_local_folders WHERE company_id = $1 AND plugin_id = $2`,
+      [companyId, pluginId],
+    );
     return new Map(rows.map((r) => [r.folder_key as string, { path: r.path as string, updatedAt: isoRequired(r.updated_at as Date) }]));
   }
 

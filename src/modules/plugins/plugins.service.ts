@@ -17,23 +17,56 @@ import { HostApi } from './plugin-worker';
 import { pluginError } from './plugins.errors';
 import { JobRunRecord, PluginRecord, PluginsRepository } from './plugins.repository';
 
-export interface BundledPlugin { packageName: string; pluginKey: string; displayName: string; description: string; localPath: string; tag: 'example' | 'first-party'; experimental: boolean }
+export interface BundledPlugin {
+  packageName: string;
+  pluginKey: string;
+  displayName: string;
+  description: string;
+  localPath: string;
+  tag: 'example' | 'first-party';
+  experimental: boolean;
+}
 /** A secret in plugin config is stored as this reference, never as its value. */
-export interface SecretRef { type: 'secret_ref'; companyId: string; secretId: string; version: 'latest' | number }
+export interface SecretRef {
+  type: 'secret_ref';
+  companyId: string;
+  secretId: string;
+  version: 'latest' | number;
+}
 
 const isSecretRef = (v: unknown): v is SecretRef =>
-  !!v && typeof v === 'object' && (v as SecretRef).type === 'secret_ref' && isUuid((v as SecretRef).companyId) && isUuid((v as SecretRef).secretId);
+  !!v &&
+  typeof v === 'object' &&
+  (v as SecretRef).type === 'secret_ref' &&
+  isUuid((v as SecretRef).companyId) &&
+  isUuid((v as SecretRef).secretId);
 
 /** The public view of an installed plugin. */
 export function pluginView(p: PluginRecord, health?: unknown) {
   const m = p.manifest;
   return {
-    id: p.id, pluginKey: p.pluginKey, version: p.version, displayName: p.displayName, description: p.description,
-    protocolVersion: p.protocolVersion, status: p.status, source: { kind: p.sourceKind, ref: p.sourceRef },
+    id: p.id,
+    pluginKey: p.pluginKey,
+    version: p.version,
+    displayName: p.displayName,
+    description: p.description,
+    protocolVersion: p.protocolVersion,
+    status: p.status,
+    source: { kind: p.sourceKind, ref: p.sourceRef },
     capabilities: m.capabilities,
-    jobs: m.jobs, webhooks: m.webhooks, tools: m.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
-    data: m.data, actions: m.actions, events: m.events, ui: m.ui, localFolders: m.localFolders, configSchema: m.configSchema ?? null,
-    enabledAt: p.enabledAt, createdAt: p.createdAt, updatedAt: p.updatedAt, ...(health ? { worker: health } : {}),
+    jobs: m.jobs,
+    webhooks: m.webhooks,
+    tools: m.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    data: m.data,
+    actions: m.actions,
+    events: m.events,
+    ui: m.ui,
+    localFolders: m.localFolders,
+    configSchema: m.configSchema ?? null,
+    enabledAt: p.enabledAt,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
+    ...(health ? { worker: health } : {}),
   };
 }
 
@@ -99,8 +132,13 @@ export class PluginsService implements OnModuleInit {
         if (!parsed.manifest) continue;
         const pkg = readPackageJson(folder);
         found.push({
-          packageName: (pkg?.name as string) ?? parsed.manifest.key, pluginKey: parsed.manifest.key, displayName: parsed.manifest.displayName,
-          description: parsed.manifest.description ?? '', localPath: folder, tag: 'example', experimental: true,
+          packageName: (pkg?.name as string) ?? parsed.manifest.key,
+          pluginKey: parsed.manifest.key,
+          displayName: parsed.manifest.displayName,
+          description: parsed.manifest.description ?? '',
+          localPath: folder,
+          tag: 'example',
+          experimental: true,
         });
       } catch {
         /* not a plugin folder */
@@ -113,8 +151,10 @@ export class PluginsService implements OnModuleInit {
   async uiContributions() {
     const out: Record<string, unknown>[] = [];
     for (const p of await this.repo.listEnabled()) {
-      for (const s of p.manifest.ui.slots) out.push({ ...s, kind: 'slot', pluginId: p.id, pluginKey: p.pluginKey, pluginDisplayName: p.displayName });
-      for (const l of p.manifest.ui.launchers) out.push({ ...l, kind: 'launcher', pluginId: p.id, pluginKey: p.pluginKey, pluginDisplayName: p.displayName });
+      for (const s of p.manifest.ui.slots)
+        out.push({ ...s, kind: 'slot', pluginId: p.id, pluginKey: p.pluginKey, pluginDisplayName: p.displayName });
+      for (const l of p.manifest.ui.launchers)
+        out.push({ ...l, kind: 'launcher', pluginId: p.id, pluginKey: p.pluginKey, pluginDisplayName: p.displayName });
     }
     return out;
   }
@@ -123,7 +163,14 @@ export class PluginsService implements OnModuleInit {
     const out: Record<string, unknown>[] = [];
     for (const p of await this.repo.listEnabled()) {
       for (const t of p.manifest.tools) {
-        out.push({ key: `${p.pluginKey}:${t.name}`, name: t.name, description: t.description, inputSchema: t.inputSchema, pluginId: p.id, pluginKey: p.pluginKey });
+        out.push({
+          key: `${p.pluginKey}:${t.name}`,
+          name: t.name,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          pluginId: p.id,
+          pluginKey: p.pluginKey,
+        });
       }
     }
     return out;
@@ -135,13 +182,22 @@ export class PluginsService implements OnModuleInit {
     assertInstanceAdmin(actor);
     const pkg = await unpackPackage(src, this.installDir, this.config.plugins.npmRegistry);
     this.forgetEnabled();
-    const inserted = await this.repo.insert({
-      pluginKey: pkg.manifest.key, version: pkg.manifest.version, displayName: pkg.manifest.displayName, description: pkg.manifest.description ?? null,
-      protocolVersion: pkg.manifest.protocolVersion, manifest: pkg.manifest, sourceKind: pkg.sourceKind, sourceRef: pkg.sourceRef, installPath: pkg.installPath,
-    }).catch((err) => {
-      removeInstall(pkg.installPath, this.installDir);
-      throw err;
-    });
+    const inserted = await this.repo
+      .insert({
+        pluginKey: pkg.manifest.key,
+        version: pkg.manifest.version,
+        displayName: pkg.manifest.displayName,
+        description: pkg.manifest.description ?? null,
+        protocolVersion: pkg.manifest.protocolVersion,
+        manifest: pkg.manifest,
+        sourceKind: pkg.sourceKind,
+        sourceRef: pkg.sourceRef,
+        installPath: pkg.installPath,
+      })
+      .catch((err) => {
+        removeInstall(pkg.installPath, this.installDir);
+        throw err;
+      });
     if (!inserted) {
       removeInstall(pkg.installPath, this.installDir);
       throw pluginError('plugin_already_installed', `Plugin ${pkg.manifest.key} is already installed (use upgrade)`);
@@ -153,7 +209,12 @@ export class PluginsService implements OnModuleInit {
   async upgrade(actor: Actor, id: string, src: PackageSource) {
     assertInstanceAdmin(actor);
     const current = await this.load(id, true);
-    const source: PackageSource = src.localPath || src.packageName ? src : current.sourceKind === 'npm' ? { packageName: current.sourceRef.replace(/@[^@]*$/, '') } : { localPath: current.sourceRef };
+    const source: PackageSource =
+      src.localPath || src.packageName
+        ? src
+        : current.sourceKind === 'npm'
+          ? { packageName: current.sourceRef.replace(/@[^@]*$/, '') }
+          : { localPath: current.sourceRef };
     const pkg = await unpackPackage(source, this.installDir, this.config.plugins.npmRegistry);
     if (pkg.manifest.key !== current.pluginKey) {
       removeInstall(pkg.installPath, this.installDir);
@@ -161,8 +222,15 @@ export class PluginsService implements OnModuleInit {
     }
     this.forgetEnabled();
     const updated = await this.repo.replacePackage(id, {
-      pluginKey: pkg.manifest.key, version: pkg.manifest.version, displayName: pkg.manifest.displayName, description: pkg.manifest.description ?? null,
-      protocolVersion: pkg.manifest.protocolVersion, manifest: pkg.manifest, sourceKind: pkg.sourceKind, sourceRef: pkg.sourceRef, installPath: pkg.installPath,
+      pluginKey: pkg.manifest.key,
+      version: pkg.manifest.version,
+      displayName: pkg.manifest.displayName,
+      description: pkg.manifest.description ?? null,
+      protocolVersion: pkg.manifest.protocolVersion,
+      manifest: pkg.manifest,
+      sourceKind: pkg.sourceKind,
+      sourceRef: pkg.sourceRef,
+      installPath: pkg.installPath,
     });
     this.afterCommit(async () => {
       await this.supervisor.stop(id);
@@ -189,7 +257,12 @@ export class PluginsService implements OnModuleInit {
     await this.load(id, true);
     this.forgetEnabled();
     const p = (await this.repo.setStatus(id, 'enabled'))!;
-    this.afterCommit(() => this.supervisor.ensure(p).then(() => undefined, () => undefined));
+    this.afterCommit(() =>
+      this.supervisor.ensure(p).then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     return pluginView(p);
   }
 
@@ -207,7 +280,13 @@ export class PluginsService implements OnModuleInit {
     assertInstanceAdmin(actor);
     const p = await this.load(id);
     const check = p.status === 'enabled' && this.supervisor.health(id).state === 'running' ? await this.supervisor.ping(id) : null;
-    return { pluginId: p.id, status: p.status, healthy: p.status === 'enabled' ? !!check?.ok : null, check: check?.detail ?? null, worker: this.supervisor.health(id) };
+    return {
+      pluginId: p.id,
+      status: p.status,
+      healthy: p.status === 'enabled' ? !!check?.ok : null,
+      check: check?.detail ?? null,
+      worker: this.supervisor.health(id),
+    };
   }
 
   async logs(actor: Actor, id: string, limit: number) {
@@ -221,7 +300,12 @@ export class PluginsService implements OnModuleInit {
   async getConfig(actor: Actor, id: string) {
     assertInstanceAdmin(actor);
     const p = await this.load(id);
-    return { pluginId: p.id, config: this.resolvedConfig(p.manifest, p.config), configSchema: p.manifest.configSchema ?? null, secretFields: secretFields(p.manifest) };
+    return {
+      pluginId: p.id,
+      config: this.resolvedConfig(p.manifest, p.config),
+      configSchema: p.manifest.configSchema ?? null,
+      secretFields: secretFields(p.manifest),
+    };
   }
 
   /**
@@ -237,7 +321,12 @@ export class PluginsService implements OnModuleInit {
     this.forgetEnabled();
     const updated = await this.repo.setConfig(id, stored);
     this.afterCommit(() => this.supervisor.notifyConfig(updated));
-    return { pluginId: p.id, config: this.resolvedConfig(p.manifest, stored), configSchema: p.manifest.configSchema ?? null, secretFields: secretFields(p.manifest) };
+    return {
+      pluginId: p.id,
+      config: this.resolvedConfig(p.manifest, stored),
+      configSchema: p.manifest.configSchema ?? null,
+      secretFields: secretFields(p.manifest),
+    };
   }
 
   /** Validates a candidate config against the schema and, when the worker is running, asks it too. Nothing is saved. */
@@ -247,9 +336,19 @@ export class PluginsService implements OnModuleInit {
     const problems = this.configProblems(p.manifest, config);
     let workerResult: unknown = null;
     if (!problems.length && p.status === 'enabled') {
-      const res = await this.callWorker<{ ok?: boolean; problems?: string[]; message?: string }>(p, 'config.test', { config }, 10_000).catch((err: Error) => ({ ok: false, problems: [err.message] }));
+      const res = await this.callWorker<{ ok?: boolean; problems?: string[]; message?: string }>(
+        p,
+        'config.test',
+        { config },
+        10_000,
+      ).catch((err: Error) => ({ ok: false, problems: [err.message] }));
       workerResult = res;
-      if (res && res.ok === false) problems.push(...(Array.isArray(res.problems) ? res.problems.map(String) : [String((res as { message?: string }).message ?? 'rejected by the plugin')]));
+      if (res && res.ok === false)
+        problems.push(
+          ...(Array.isArray(res.problems)
+            ? res.problems.map(String)
+            : [String((res as { message?: string }).message ?? 'rejected by the plugin')]),
+        );
     }
     return { ok: problems.length === 0, problems, worker: workerResult };
   }
@@ -267,23 +366,37 @@ export class PluginsService implements OnModuleInit {
     if (problems.length) throw pluginError('plugin_config_invalid', `Invalid config: ${problems.join('; ')}`, { problems });
   }
 
-  private async storeSecrets(actor: Actor, p: PluginRecord, config: Record<string, unknown>, companyId?: string): Promise<Record<string, unknown>> {
+  private async storeSecrets(
+    actor: Actor,
+    p: PluginRecord,
+    config: Record<string, unknown>,
+    companyId?: string,
+  ): Promise<Record<string, unknown>> {
     const out = { ...config };
     for (const key of secretFields(p.manifest)) {
       const v = out[key];
       if (v === undefined || v === null) continue;
       if (isSecretRef(v)) {
         const found = await this.secrets.findInCompany(v.companyId, [v.secretId]);
-        if (!found.size) throw pluginError('plugin_config_invalid', `Config field ${key}: secret not found in that company`, { problems: [`${key}: unknown secret`] });
+        if (!found.size)
+          throw pluginError('plugin_config_invalid', `Config field ${key}: secret not found in that company`, {
+            problems: [`${key}: unknown secret`],
+          });
         out[key] = { type: 'secret_ref', companyId: v.companyId, secretId: v.secretId, version: v.version ?? 'latest' };
       } else if (typeof v === 'string') {
         if (!companyId || !isUuid(companyId) || !(await this.companies.companyExists(companyId))) {
-          throw pluginError('plugin_config_invalid', `Config field ${key} is a secret: give secretsCompanyId to store it as a company secret, or a secret reference`, { problems: [`${key}: needs secretsCompanyId`] });
+          throw pluginError(
+            'plugin_config_invalid',
+            `Config field ${key} is a secret: give secretsCompanyId to store it as a company secret, or a secret reference`,
+            { problems: [`${key}: needs secretsCompanyId`] },
+          );
         }
         const s = await this.secrets.createFromRawValue(actor, companyId, `plugin-${p.pluginKey}-${key}`, v);
         out[key] = { type: 'secret_ref', companyId, secretId: s.id, version: 'latest' };
       } else {
-        throw pluginError('plugin_config_invalid', `Config field ${key} must be a string or a secret reference`, { problems: [`${key}: wrong type`] });
+        throw pluginError('plugin_config_invalid', `Config field ${key} must be a string or a secret reference`, {
+          problems: [`${key}: wrong type`],
+        });
       }
     }
     return out;
@@ -352,22 +465,41 @@ export class PluginsService implements OnModuleInit {
       await this.db.detached(() => this.companies.assertCompanyAccess(actor, company));
     }
     const validate = compileSchema(def.inputSchema);
-    if (!validate(input)) throw pluginError('plugin_tool_input_invalid', `Invalid tool input: ${schemaProblems(validate).join('; ')}`, { problems: schemaProblems(validate) });
+    if (!validate(input))
+      throw pluginError('plugin_tool_input_invalid', `Invalid tool input: ${schemaProblems(validate).join('; ')}`, {
+        problems: schemaProblems(validate),
+      });
     const started = Date.now();
-    const output = await this.callWorker(p, 'tools.execute', {
-      name, input, context: { companyId: company ?? null, caller: actor.kind === 'agent' ? { type: 'agent', agentId: actor.agentId } : { type: 'user', userId: actor.userId } },
-    }, def.timeoutMs ?? this.config.plugins.toolTimeoutMs);
+    const output = await this.callWorker(
+      p,
+      'tools.execute',
+      {
+        name,
+        input,
+        context: {
+          companyId: company ?? null,
+          caller: actor.kind === 'agent' ? { type: 'agent', agentId: actor.agentId } : { type: 'user', userId: actor.userId },
+        },
+      },
+      def.timeoutMs ?? this.config.plugins.toolTimeoutMs,
+    );
     return { tool: `${p.pluginKey}:${name}`, pluginId: p.id, output, durationMs: Date.now() - started };
   }
 
   /** Inbound webhook: unknown endpoint 404, a disabled plugin 409 (it exists but does not take deliveries). */
   async webhook(id: string, endpointKey: string, req: { headers: Record<string, unknown>; body: unknown; query: unknown }) {
     const p = await this.load(id);
-    if (!p.manifest.webhooks.some((w) => w.key === endpointKey)) throw pluginError('plugin_endpoint_not_found', `Plugin has no webhook endpoint ${endpointKey}`);
+    if (!p.manifest.webhooks.some((w) => w.key === endpointKey))
+      throw pluginError('plugin_endpoint_not_found', `Plugin has no webhook endpoint ${endpointKey}`);
     this.assertEnabled(p);
     const headers: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(req.headers)) if (!['authorization', 'cookie'].includes(k.toLowerCase())) headers[k] = v;
-    const res = await this.callWorker<{ status?: number; body?: unknown }>(p, 'webhooks.handle', { endpointKey, headers, body: req.body ?? null, query: req.query ?? {} }, 30_000);
+    const res = await this.callWorker<{ status?: number; body?: unknown }>(
+      p,
+      'webhooks.handle',
+      { endpointKey, headers, body: req.body ?? null, query: req.query ?? {} },
+      30_000,
+    );
     const status = Number.isInteger(res?.status) && res!.status! >= 200 && res!.status! < 600 ? res!.status! : 200;
     return { status, body: res?.body ?? { ok: true } };
   }
@@ -400,7 +532,8 @@ export class PluginsService implements OnModuleInit {
     assertInstanceAdmin(actor);
     const p = await this.load(id);
     this.assertEnabled(p);
-    if (!p.manifest.capabilities.includes('ui.stream')) throw pluginError('plugin_endpoint_not_found', 'Plugin declares no stream channels (capability ui.stream)');
+    if (!p.manifest.capabilities.includes('ui.stream'))
+      throw pluginError('plugin_endpoint_not_found', 'Plugin declares no stream channels (capability ui.stream)');
     await this.supervisor.ensure(p).catch(() => undefined);
     return p;
   }
@@ -436,7 +569,12 @@ export class PluginsService implements OnModuleInit {
     let error: string | null = null;
     let result: unknown = null;
     try {
-      result = await this.callWorker(p, 'jobs.run', { jobKey: run.jobKey, runId: run.id, trigger: run.trigger, scheduledFor: run.scheduledFor }, 5 * 60_000);
+      result = await this.callWorker(
+        p,
+        'jobs.run',
+        { jobKey: run.jobKey, runId: run.id, trigger: run.trigger, scheduledFor: run.scheduledFor },
+        5 * 60_000,
+      );
     } catch (err) {
       status = 'failed';
       error = (err as Error).message.slice(0, 1000);
@@ -449,7 +587,13 @@ export class PluginsService implements OnModuleInit {
   async folders(actor: Actor, id: string, companyId: string) {
     const p = await this.load(id);
     const stored = await this.repo.folders(p.id, companyId);
-    return p.manifest.localFolders.map((f) => ({ ...f, folderKey: f.key, path: stored.get(f.key)?.path ?? null, configured: stored.has(f.key), updatedAt: stored.get(f.key)?.updatedAt ?? null }));
+    return p.manifest.localFolders.map((f) => ({
+      ...f,
+      folderKey: f.key,
+      path: stored.get(f.key)?.path ?? null,
+      configured: stored.has(f.key),
+      updatedAt: stored.get(f.key)?.updatedAt ?? null,
+    }));
   }
 
   async folderStatus(actor: Actor, id: string, companyId: string, key: string) {
@@ -486,7 +630,11 @@ export class PluginsService implements OnModuleInit {
   }
 
   /** A folder must resolve (symlinks followed) inside one of the allowed roots and be a readable directory. */
-  private checkFolder(folder: string): { path: string; problems: string[]; listing: { entries: number; files: number; directories: number } | null } {
+  private checkFolder(folder: string): {
+    path: string;
+    problems: string[];
+    listing: { entries: number; files: number; directories: number } | null;
+  } {
     const problems: string[] = [];
     if (!path.isAbsolute(folder)) return { path: folder, problems: ['path must be absolute'], listing: null };
     let real = path.resolve(folder);
@@ -495,14 +643,33 @@ export class PluginsService implements OnModuleInit {
     } catch {
       problems.push('path does not exist');
     }
-    const roots = this.config.plugins.folderRoots.map((r) => { try { return fs.realpathSync(r); } catch { return r; } });
-    if (!roots.some((r) => real === r || real.startsWith(r + path.sep))) problems.push(`path is outside the allowed roots (${roots.join(', ')})`);
+    const roots = this.config.plugins.folderRoots.map((r) => {
+      try {
+        return fs.realpathSync(r);
+      } catch {
+        return r;
+      }
+    });
+    if (!roots.some((r) => real === r || real.startsWith(r + path.sep)))
+      problems.push(`path is outside the allowed roots (${roots.join(', ')})`);
     if (problems.length) return { path: real, problems, listing: null };
     try {
       const entries = fs.readdirSync(real, { withFileTypes: true });
-      return { path: real, problems, listing: { entries: entries.length, files: entries.filter((e) => e.isFile()).length, directories: entries.filter((e) => e.isDirectory()).length } };
+      return {
+        path: real,
+        problems,
+        listing: {
+          entries: entries.length,
+          files: entries.filter((e) => e.isFile()).length,
+          directories: entries.filter((e) => e.isDirectory()).length,
+        },
+      };
     } catch (err) {
-      return { path: real, problems: [`not a readable directory: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`], listing: null };
+      return {
+        path: real,
+        problems: [`not a readable directory: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`],
+        listing: null,
+      };
     }
   }
 
@@ -539,51 +706,72 @@ export class PluginsService implements OnModuleInit {
   private hostApi(p: PluginRecord): HostApi {
     const id = p.id;
     return {
-      log: { capability: null, handler: (params) => {
-        const level = ['info', 'warn', 'error', 'debug'].includes(params.level as string) ? (params.level as 'info') : 'info';
-        this.supervisor.log(id, { level, source: 'worker', message: String(params.message ?? '').slice(0, 4000) });
-        return { ok: true };
-      } },
-      'config.get': { capability: 'config.read', handler: async () => {
-        const current = await this.repo.find(id);
-        return current ? this.workerConfig(current) : {};
-      } },
-      'http.fetch': { capability: 'http.outbound', handler: async (params) => {
-        const url = String(params.url ?? '');
-        if (!/^https?:\/\//.test(url)) throw new Error('url must be http(s)');
-        const res = await fetch(url, {
-          method: typeof params.method === 'string' ? params.method : 'GET',
-          headers: (params.headers as Record<string, string>) ?? undefined,
-          body: params.body === undefined ? undefined : typeof params.body === 'string' ? params.body : JSON.stringify(params.body),
-          signal: AbortSignal.timeout(15_000),
-        });
-        const text = await res.text();
-        return { status: res.status, body: text.slice(0, 1_000_000) };
-      } },
-      'folders.list': { capability: 'folders.read', handler: async (params) => {
-        const { dir, rel } = await this.folderPath(p, params);
-        const entries = fs.readdirSync(dir, { withFileTypes: true }).slice(0, MAX_FOLDER_ENTRIES);
-        return { path: rel, entries: entries.map((e) => ({ name: e.name, type: e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other' })) };
-      } },
-      'folders.read': { capability: 'folders.read', handler: async (params) => {
-        const { dir: file, rel } = await this.folderPath(p, params);
-        const stat = fs.statSync(file);
-        if (!stat.isFile()) throw new Error(`${rel} is not a file`);
-        const fd = fs.openSync(file, 'r');
-        try {
-          const buf = Buffer.alloc(Math.min(stat.size, MAX_FOLDER_READ_BYTES));
-          const n = fs.readSync(fd, buf, 0, buf.length, 0);
-          return { path: rel, size: stat.size, truncated: stat.size > n, content: buf.subarray(0, n).toString('utf8') };
-        } finally {
-          fs.closeSync(fd);
-        }
-      } },
-      'stream.publish': { capability: 'ui.stream', handler: (params) => {
-        const channel = String(params.channel ?? '');
-        if (!/^[a-zA-Z0-9._-]{1,64}$/.test(channel)) throw new Error('invalid channel');
-        this.supervisor.streams.emit(`${id}:${channel}`, params.data ?? null);
-        return { ok: true };
-      } },
+      log: {
+        capability: null,
+        handler: (params) => {
+          const level = ['info', 'warn', 'error', 'debug'].includes(params.level as string) ? (params.level as 'info') : 'info';
+          this.supervisor.log(id, { level, source: 'worker', message: String(params.message ?? '').slice(0, 4000) });
+          return { ok: true };
+        },
+      },
+      'config.get': {
+        capability: 'config.read',
+        handler: async () => {
+          const current = await this.repo.find(id);
+          return current ? this.workerConfig(current) : {};
+        },
+      },
+      'http.fetch': {
+        capability: 'http.outbound',
+        handler: async (params) => {
+          const url = String(params.url ?? '');
+          if (!/^https?:\/\//.test(url)) throw new Error('url must be http(s)');
+          const res = await fetch(url, {
+            method: typeof params.method === 'string' ? params.method : 'GET',
+            headers: (params.headers as Record<string, string>) ?? undefined,
+            body: params.body === undefined ? undefined : typeof params.body === 'string' ? params.body : JSON.stringify(params.body),
+            signal: AbortSignal.timeout(15_000),
+          });
+          const text = await res.text();
+          return { status: res.status, body: text.slice(0, 1_000_000) };
+        },
+      },
+      'folders.list': {
+        capability: 'folders.read',
+        handler: async (params) => {
+          const { dir, rel } = await this.folderPath(p, params);
+          const entries = fs.readdirSync(dir, { withFileTypes: true }).slice(0, MAX_FOLDER_ENTRIES);
+          return {
+            path: rel,
+            entries: entries.map((e) => ({ name: e.name, type: e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other' })),
+          };
+        },
+      },
+      'folders.read': {
+        capability: 'folders.read',
+        handler: async (params) => {
+          const { dir: file, rel } = await this.folderPath(p, params);
+          const stat = fs.statSync(file);
+          if (!stat.isFile()) throw new Error(`${rel} is not a file`);
+          const fd = fs.openSync(file, 'r');
+          try {
+            const buf = Buffer.alloc(Math.min(stat.size, MAX_FOLDER_READ_BYTES));
+            const n = fs.readSync(fd, buf, 0, buf.length, 0);
+            return { path: rel, size: stat.size, truncated: stat.size > n, content: buf.subarray(0, n).toString('utf8') };
+          } finally {
+            fs.closeSync(fd);
+          }
+        },
+      },
+      'stream.publish': {
+        capability: 'ui.stream',
+        handler: (params) => {
+          const channel = String(params.channel ?? '');
+          if (!/^[a-zA-Z0-9._-]{1,64}$/.test(channel)) throw new Error('invalid channel');
+          this.supervisor.streams.emit(`${id}:${channel}`, params.data ?? null);
+          return { ok: true };
+        },
+      },
     };
   }
 
@@ -607,7 +795,8 @@ export class PluginsService implements OnModuleInit {
       return await worker.call<T>(method, params, timeoutMs);
     } catch (err) {
       const msg = (err as Error).message;
-      if (/timed out|Request timeout/i.test(msg)) throw pluginError('plugin_worker_timeout', `Plugin worker did not answer ${method} within ${timeoutMs} ms`);
+      if (/timed out|Request timeout/i.test(msg))
+        throw pluginError('plugin_worker_timeout', `Plugin worker did not answer ${method} within ${timeoutMs} ms`);
       throw pluginError('plugin_worker_error', `Plugin worker failed: ${msg}`);
     }
   }
@@ -637,7 +826,10 @@ export class PluginsService implements OnModuleInit {
   }
 
   private afterCommit(fn: () => unknown): void {
-    void this.db.sendWithCommit(async () => undefined, () => fn());
+    void this.db.sendWithCommit(
+      async () => undefined,
+      () => fn(),
+    );
   }
 }
 

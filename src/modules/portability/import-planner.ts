@@ -1,6 +1,17 @@
 import { urlKeyOf } from '../../common/http/url-key';
 import type { CollisionStrategy, ImportIncludeDto, ImportPlanDto, PlanItemDto, SecretToSetDto } from './dto/portability.dto';
-import { CompanyPackage, PackageEnv, parentsFirst, PkgAgent, PkgGoal, PkgIssue, PkgProject, PkgRoutine, PkgSkill, slugOf } from './package-format';
+import {
+  CompanyPackage,
+  PackageEnv,
+  parentsFirst,
+  PkgAgent,
+  PkgGoal,
+  PkgIssue,
+  PkgProject,
+  PkgRoutine,
+  PkgSkill,
+  slugOf,
+} from './package-format';
 
 /** What the target company already holds, by package identity (slug). */
 export interface TargetState {
@@ -19,8 +30,16 @@ export interface TargetState {
 }
 
 export const emptyTarget = (): TargetState => ({
-  companyId: null, companyName: null, agents: new Map(), projects: new Map(), goals: new Map(), labels: new Map(),
-  skills: new Map(), routines: new Map(), secrets: new Map(), policies: new Set(),
+  companyId: null,
+  companyName: null,
+  agents: new Map(),
+  projects: new Map(),
+  goals: new Map(),
+  labels: new Map(),
+  skills: new Map(),
+  routines: new Map(),
+  secrets: new Map(),
+  policies: new Set(),
 });
 
 export type Step =
@@ -55,7 +74,11 @@ export function planImport(
   const strategy = opts.strategy;
 
   const resolve = (
-    kind: string, slug: string, path: string, name: string, existing: { id: string; name: string } | undefined,
+    kind: string,
+    slug: string,
+    path: string,
+    name: string,
+    existing: { id: string; name: string } | undefined,
     freeName: () => string,
   ): PlanItemDto => {
     if (!existing) return { kind, slug, path, action: 'create', name };
@@ -77,11 +100,35 @@ export function planImport(
 
   // company
   if (opts.mode === 'new_company') {
-    steps.push({ kind: 'company', item: { kind: 'company', slug: pkg.company.slug, path: 'COMPANY.md', action: 'create', name: opts.newCompanyName ?? pkg.company.name } });
+    steps.push({
+      kind: 'company',
+      item: {
+        kind: 'company',
+        slug: pkg.company.slug,
+        path: 'COMPANY.md',
+        action: 'create',
+        name: opts.newCompanyName ?? pkg.company.name,
+      },
+    });
   } else if (inc('company')) {
-    const item: PlanItemDto = strategy === 'replace'
-      ? { kind: 'company', slug: pkg.company.slug, path: 'COMPANY.md', action: 'update', name: pkg.company.name, existingId: target.companyId }
-      : { kind: 'company', slug: pkg.company.slug, path: 'COMPANY.md', action: 'skip', name: target.companyName ?? pkg.company.name, existingId: target.companyId };
+    const item: PlanItemDto =
+      strategy === 'replace'
+        ? {
+            kind: 'company',
+            slug: pkg.company.slug,
+            path: 'COMPANY.md',
+            action: 'update',
+            name: pkg.company.name,
+            existingId: target.companyId,
+          }
+        : {
+            kind: 'company',
+            slug: pkg.company.slug,
+            path: 'COMPANY.md',
+            action: 'skip',
+            name: target.companyName ?? pkg.company.name,
+            existingId: target.companyId,
+          };
     steps.push({ kind: 'company', item });
   }
 
@@ -90,7 +137,14 @@ export function planImport(
     const existing = target.labels.get(l.name.toLowerCase());
     const item: PlanItemDto = !existing
       ? { kind: 'label', slug: l.name.toLowerCase(), path: 'COMPANY.md', action: 'create', name: l.name }
-      : { kind: 'label', slug: l.name.toLowerCase(), path: 'COMPANY.md', action: strategy === 'replace' ? 'update' : 'skip', name: l.name, existingId: existing.id };
+      : {
+          kind: 'label',
+          slug: l.name.toLowerCase(),
+          path: 'COMPANY.md',
+          action: strategy === 'replace' ? 'update' : 'skip',
+          name: l.name,
+          existingId: existing.id,
+        };
     steps.push({ kind: 'label', item, color: l.color });
   }
 
@@ -101,12 +155,16 @@ export function planImport(
     for (const s of pkg.skills) {
       const existing = target.skills.get(s.slug);
       if (existing?.bundled) {
-        steps.push({ kind: 'skill', item: { kind: 'skill', slug: s.slug, path: `${s.path}/SKILL.md`, action: 'skip', name: s.slug, existingId: existing.id }, skill: s });
+        steps.push({
+          kind: 'skill',
+          item: { kind: 'skill', slug: s.slug, path: `${s.path}/SKILL.md`, action: 'skip', name: s.slug, existingId: existing.id },
+          skill: s,
+        });
         warnings.push(`${s.path}/SKILL.md: a bundled skill "${s.slug}" exists; kept as shipped`);
         continue;
       }
       const item = resolve('skill', s.slug, `${s.path}/SKILL.md`, s.slug, existing, () => {
-        for (let n = 2; ; n++) if (!taken.has(`${s.slug}-${n}`)) return taken.add(`${s.slug}-${n}`), `${s.slug}-${n}`;
+        for (let n = 2; ; n++) if (!taken.has(`${s.slug}-${n}`)) return (taken.add(`${s.slug}-${n}`), `${s.slug}-${n}`);
       });
       steps.push({ kind: 'skill', item, skill: s });
       availableSkills.add(s.slug);
@@ -128,7 +186,14 @@ export function planImport(
     const taken = new Set(target.agents.keys());
     for (const a of pkg.agents) taken.add(urlKeyOf(a.name, 'agent'));
     for (const a of parentsFirst(pkg.agents, (x) => x.reportsTo)) {
-      const item = resolve('agent', a.slug, a.path, a.name, target.agents.get(a.slug), renamer(a.name, taken, (n) => urlKeyOf(n, 'agent')));
+      const item = resolve(
+        'agent',
+        a.slug,
+        a.path,
+        a.name,
+        target.agents.get(a.slug),
+        renamer(a.name, taken, (n) => urlKeyOf(n, 'agent')),
+      );
       const skills = a.skills.filter((s) => {
         if (availableSkills.has(s)) return true;
         warnings.push(`${a.path}: skill "${s}" is neither in the package nor in the company; not attached`);
@@ -142,7 +207,18 @@ export function planImport(
   if (inc('goals')) {
     const taken = new Set(target.goals.keys());
     for (const g of parentsFirst(pkg.goals, (x) => x.parent)) {
-      steps.push({ kind: 'goal', item: resolve('goal', g.slug, g.path, g.title, target.goals.get(g.slug), renamer(g.title, taken, (n) => slugOf(n, 'goal'))), goal: g });
+      steps.push({
+        kind: 'goal',
+        item: resolve(
+          'goal',
+          g.slug,
+          g.path,
+          g.title,
+          target.goals.get(g.slug),
+          renamer(g.title, taken, (n) => slugOf(n, 'goal')),
+        ),
+        goal: g,
+      });
     }
   }
 
@@ -151,7 +227,18 @@ export function planImport(
     for (const p of pkg.projects) taken.add(urlKeyOf(p.name, 'project'));
     for (const p of pkg.projects) {
       envSecrets(p.path, p.env);
-      steps.push({ kind: 'project', item: resolve('project', p.slug, p.path, p.name, target.projects.get(p.slug), renamer(p.name, taken, (n) => urlKeyOf(n, 'project'))), project: p });
+      steps.push({
+        kind: 'project',
+        item: resolve(
+          'project',
+          p.slug,
+          p.path,
+          p.name,
+          target.projects.get(p.slug),
+          renamer(p.name, taken, (n) => urlKeyOf(n, 'project')),
+        ),
+        project: p,
+      });
     }
   }
 
@@ -162,16 +249,35 @@ export function planImport(
         warnings.push(`${r.path}: assignee "${r.assignee}" is not imported; routine left out`);
         continue;
       }
-      steps.push({ kind: 'routine', item: resolve('routine', r.slug, r.path, r.title, target.routines.get(r.slug), renamer(r.title, taken, (n) => slugOf(n, 'routine'))), routine: r });
+      steps.push({
+        kind: 'routine',
+        item: resolve(
+          'routine',
+          r.slug,
+          r.path,
+          r.title,
+          target.routines.get(r.slug),
+          renamer(r.title, taken, (n) => slugOf(n, 'routine')),
+        ),
+        routine: r,
+      });
     }
   }
 
   pkg.company.budgetPolicies.forEach((p, index) => {
-    const scopeId = p.scopeType === 'company' ? target.companyId : p.scopeType === 'agent' ? target.agents.get(p.scope ?? '')?.id : target.projects.get(p.scope ?? '')?.id;
+    const scopeId =
+      p.scopeType === 'company'
+        ? target.companyId
+        : p.scopeType === 'agent'
+          ? target.agents.get(p.scope ?? '')?.id
+          : target.projects.get(p.scope ?? '')?.id;
     const exists = !!scopeId && target.policies.has(`${p.scopeType}:${scopeId}:${p.metric}:${p.windowKind}`);
     const slug = `${p.scopeType}${p.scope ? `:${p.scope}` : ''}:${p.metric}:${p.windowKind}`;
     const item: PlanItemDto = {
-      kind: 'budget_policy', slug, path: 'COMPANY.md', name: slug,
+      kind: 'budget_policy',
+      slug,
+      path: 'COMPANY.md',
+      name: slug,
       action: !exists ? 'create' : strategy === 'skip' ? 'skip' : 'update',
     };
     steps.push({ kind: 'budget_policy', item, index });
@@ -180,16 +286,20 @@ export function planImport(
   // issues are always new (their identifiers are the target company's)
   if (inc('issues')) {
     for (const i of parentsFirst(pkg.issues, (x) => x.parent)) {
-      if (i.assignee && !inc('agents') && !target.agents.has(i.assignee)) warnings.push(`${i.path}: assignee "${i.assignee}" is not imported; left unassigned`);
+      if (i.assignee && !inc('agents') && !target.agents.has(i.assignee))
+        warnings.push(`${i.path}: assignee "${i.assignee}" is not imported; left unassigned`);
       steps.push({ kind: 'issue', item: { kind: 'issue', slug: i.slug, path: i.path, action: 'create', name: i.title }, issue: i });
     }
-    if (pkg.issues.some((i) => i.comments.some((c) => c.author))) warnings.push('tasks: comments are imported with the importing caller as author (the original author is named in the package only)');
+    if (pkg.issues.some((i) => i.comments.some((c) => c.author)))
+      warnings.push('tasks: comments are imported with the importing caller as author (the original author is named in the package only)');
   }
 
   for (const s of pkg.company.secrets) {
-    if (!target.secrets.has(s.name) && !secretsToSet.has(s.name)) secretsToSet.set(s.name, { name: s.name, description: s.description, usedBy: ['COMPANY.md'] });
+    if (!target.secrets.has(s.name) && !secretsToSet.has(s.name))
+      secretsToSet.set(s.name, { name: s.name, description: s.description, usedBy: ['COMPANY.md'] });
   }
-  for (const s of secretsToSet.values()) warnings.push(`secret "${s.name}" is not set in the company: its env bindings are left out until it is created`);
+  for (const s of secretsToSet.values())
+    warnings.push(`secret "${s.name}" is not set in the company: its env bindings are left out until it is created`);
 
   const items = steps.map((s) => s.item);
   const counts: Record<string, number> = {};
@@ -199,7 +309,7 @@ export function planImport(
     dto: {
       mode: opts.mode,
       companyId: target.companyId,
-      companyName: opts.mode === 'new_company' ? opts.newCompanyName ?? pkg.company.name : target.companyName ?? pkg.company.name,
+      companyName: opts.mode === 'new_company' ? (opts.newCompanyName ?? pkg.company.name) : (target.companyName ?? pkg.company.name),
       collisionStrategy: strategy,
       creates: items.filter((i) => i.action === 'create'),
       updates: items.filter((i) => i.action === 'update'),

@@ -36,8 +36,14 @@ export interface EnvDeclaration {
 }
 export type PackageEnv = Record<string, string | EnvDeclaration>;
 
-export interface PkgSecret { name: string; description: string | null }
-export interface PkgLabel { name: string; color: string | null }
+export interface PkgSecret {
+  name: string;
+  description: string | null;
+}
+export interface PkgLabel {
+  name: string;
+  color: string | null;
+}
 export interface PkgBudgetPolicy {
   scopeType: 'company' | 'agent' | 'project';
   scope: string | null;
@@ -88,7 +94,11 @@ export interface PkgGoal {
   owner: string | null;
   isCompanyDefault: boolean;
 }
-export interface PkgWorkspace { name: string; isPrimary: boolean; config: Json }
+export interface PkgWorkspace {
+  name: string;
+  isPrimary: boolean;
+  config: Json;
+}
 export interface PkgProject {
   path: string;
   slug: string;
@@ -103,8 +113,18 @@ export interface PkgProject {
   executionWorkspacePolicy: Json | null;
   workspaces: PkgWorkspace[];
 }
-export interface PkgSkill { path: string; slug: string; files: Array<{ path: string; content: string }> }
-export interface PkgTrigger { kind: string; label: string | null; enabled: boolean; cronExpression?: string; timezone?: string }
+export interface PkgSkill {
+  path: string;
+  slug: string;
+  files: Array<{ path: string; content: string }>;
+}
+export interface PkgTrigger {
+  kind: string;
+  label: string | null;
+  enabled: boolean;
+  cronExpression?: string;
+  timezone?: string;
+}
 export interface PkgRoutine {
   path: string;
   slug: string;
@@ -119,8 +139,16 @@ export interface PkgRoutine {
   catchUpPolicy: string | null;
   triggers: PkgTrigger[];
 }
-export interface PkgComment { author: string | null; body: string }
-export interface PkgDocument { key: string; title: string | null; format: string; body: string }
+export interface PkgComment {
+  author: string | null;
+  body: string;
+}
+export interface PkgDocument {
+  key: string;
+  title: string | null;
+  format: string;
+  body: string;
+}
 export interface PkgIssue {
   path: string;
   slug: string;
@@ -147,7 +175,10 @@ export interface CompanyPackage {
   issues: PkgIssue[];
 }
 
-export interface PackageFiles { rootPath: string; files: Record<string, string> }
+export interface PackageFiles {
+  rootPath: string;
+  files: Record<string, string>;
+}
 
 // ------------------------------------------------------------------ markdown with frontmatter
 
@@ -196,8 +227,14 @@ export function bad(file: string, problem: string) {
 /** A package path: relative POSIX, no `..`, no absolute or drive paths, no backslashes. */
 export function assertSafePath(path: string): void {
   if (
-    !path || path.length > LIMITS.maxPathLength || path.includes('\\') || path.includes('\0') || path.startsWith('/') || /^[A-Za-z]:/.test(path) ||
-    path.split('/').some((seg) => seg === '..' || seg === '.' || seg === '') || posix.normalize(path) !== path
+    !path ||
+    path.length > LIMITS.maxPathLength ||
+    path.includes('\\') ||
+    path.includes('\0') ||
+    path.startsWith('/') ||
+    /^[A-Za-z]:/.test(path) ||
+    path.split('/').some((seg) => seg === '..' || seg === '.' || seg === '') ||
+    posix.normalize(path) !== path
   ) {
     throw bad(path.slice(0, LIMITS.maxPathLength), 'path escapes the package or is not a plain relative path');
   }
@@ -207,7 +244,11 @@ export function assertSafePath(path: string): void {
 export function normalizeFiles(input: PackageFiles): Map<string, string> {
   const entries = Object.entries(input.files ?? {});
   if (entries.length > LIMITS.maxFiles) {
-    throw portabilityError('package_too_large', `package: ${entries.length} files, more than the limit of ${LIMITS.maxFiles}`, { file: 'package', problem: 'too many files', limit: LIMITS.maxFiles });
+    throw portabilityError('package_too_large', `package: ${entries.length} files, more than the limit of ${LIMITS.maxFiles}`, {
+      file: 'package',
+      problem: 'too many files',
+      limit: LIMITS.maxFiles,
+    });
   }
   let total = 0;
   const root = (input.rootPath ?? '').replace(/\/+$/, '');
@@ -218,11 +259,19 @@ export function normalizeFiles(input: PackageFiles): Map<string, string> {
     if (typeof content !== 'string') throw bad(path, 'file content must be a string');
     const size = Buffer.byteLength(content, 'utf8');
     if (size > LIMITS.maxFileBytes) {
-      throw portabilityError('package_too_large', `${path}: ${size} bytes, more than the limit of ${LIMITS.maxFileBytes} per file`, { file: path, problem: 'file too large', limit: LIMITS.maxFileBytes });
+      throw portabilityError('package_too_large', `${path}: ${size} bytes, more than the limit of ${LIMITS.maxFileBytes} per file`, {
+        file: path,
+        problem: 'file too large',
+        limit: LIMITS.maxFileBytes,
+      });
     }
     total += size;
     if (total > LIMITS.maxPackageBytes) {
-      throw portabilityError('package_too_large', `package: more than the limit of ${LIMITS.maxPackageBytes} bytes`, { file: 'package', problem: 'package too large', limit: LIMITS.maxPackageBytes });
+      throw portabilityError('package_too_large', `package: more than the limit of ${LIMITS.maxPackageBytes} bytes`, {
+        file: 'package',
+        problem: 'package too large',
+        limit: LIMITS.maxPackageBytes,
+      });
     }
     out.set(path, content);
   }
@@ -247,7 +296,9 @@ export function renderPackage(pkg: CompanyPackage): Record<string, string> {
       brandColor: c.brandColor,
       budgetMonthlyCents: c.budgetMonthlyCents || undefined,
       requireBoardApprovalForNewAgents: c.requireBoardApprovalForNewAgents || undefined,
-      requirements: c.secrets.length ? { secrets: c.secrets.map((s) => (s.description ? { name: s.name, description: s.description } : { name: s.name })) } : undefined,
+      requirements: c.secrets.length
+        ? { secrets: c.secrets.map((s) => (s.description ? { name: s.name, description: s.description } : { name: s.name })) }
+        : undefined,
       labels: c.labels.map((l) => (l.color ? { name: l.name, color: l.color } : { name: l.name })),
       budgetPolicies: c.budgetPolicies,
     },
@@ -275,7 +326,16 @@ export function renderPackage(pkg: CompanyPackage): Record<string, string> {
   }
   for (const g of pkg.goals) {
     files[g.path] = renderMarkdown(
-      { kind: 'goal', slug: g.slug, name: g.title, level: g.level, status: g.status, parent: g.parent, owner: g.owner, isCompanyDefault: g.isCompanyDefault || undefined },
+      {
+        kind: 'goal',
+        slug: g.slug,
+        name: g.title,
+        level: g.level,
+        status: g.status,
+        parent: g.parent,
+        owner: g.owner,
+        isCompanyDefault: g.isCompanyDefault || undefined,
+      },
       g.description,
     );
   }
@@ -335,7 +395,8 @@ export function renderPackage(pkg: CompanyPackage): Record<string, string> {
       i.description,
     );
     const dir = posix.dirname(i.path);
-    for (const d of i.documents) files[`${dir}/documents/${d.key}.md`] = renderMarkdown({ key: d.key, title: d.title, format: d.format }, d.body);
+    for (const d of i.documents)
+      files[`${dir}/documents/${d.key}.md`] = renderMarkdown({ key: d.key, title: d.title, format: d.format }, d.body);
   }
   return files;
 }
@@ -344,11 +405,13 @@ export function renderPackage(pkg: CompanyPackage): Record<string, string> {
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const strList = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => str(x) ?? str(obj(x).name) ?? str(obj(x).slug)).filter((x): x is string => !!x) : []);
+const strList = (v: unknown): string[] =>
+  Array.isArray(v) ? v.map((x) => str(x) ?? str(obj(x).name) ?? str(obj(x).slug)).filter((x): x is string => !!x) : [];
 const bool = (v: unknown, d: boolean): boolean => (typeof v === 'boolean' ? v : d);
 const int = (file: string, field: string, v: unknown, d: number): number => {
   if (v === undefined || v === null) return d;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 2_147_483_647) throw bad(file, `${field} must be a non-negative integer`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 2_147_483_647)
+    throw bad(file, `${field} must be a non-negative integer`);
   return v;
 };
 const requireStr = (file: string, field: string, v: unknown): string => {
@@ -382,8 +445,10 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
   if (companyText === undefined) throw bad('COMPANY.md', 'missing: a company package has COMPANY.md at its root');
   const { front: cf, body: cbody } = parseMarkdown('COMPANY.md', companyText);
   const schema = str(cf.schema);
-  if (schema !== null && !ACCEPTED_SCHEMAS.includes(schema)) throw bad('COMPANY.md', `unknown package version "${schema}" (supported: ${ACCEPTED_SCHEMAS.join(', ')})`);
-  if (cf.formatVersion !== undefined && cf.formatVersion !== FORMAT_VERSION) throw bad('COMPANY.md', `unknown formatVersion ${String(cf.formatVersion)} (supported: ${FORMAT_VERSION})`);
+  if (schema !== null && !ACCEPTED_SCHEMAS.includes(schema))
+    throw bad('COMPANY.md', `unknown package version "${schema}" (supported: ${ACCEPTED_SCHEMAS.join(', ')})`);
+  if (cf.formatVersion !== undefined && cf.formatVersion !== FORMAT_VERSION)
+    throw bad('COMPANY.md', `unknown formatVersion ${String(cf.formatVersion)} (supported: ${FORMAT_VERSION})`);
   const companyName = requireStr('COMPANY.md', 'name', cf.name);
   const requirements = obj(cf.requirements);
   const company: PkgCompany = {
@@ -393,7 +458,10 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
     brandColor: str(cf.brandColor),
     budgetMonthlyCents: int('COMPANY.md', 'budgetMonthlyCents', cf.budgetMonthlyCents, 0),
     requireBoardApprovalForNewAgents: bool(cf.requireBoardApprovalForNewAgents, false),
-    labels: (Array.isArray(cf.labels) ? cf.labels : []).map((l) => ({ name: requireStr('COMPANY.md', 'labels[].name', typeof l === 'string' ? l : obj(l).name), color: str(obj(l).color) })),
+    labels: (Array.isArray(cf.labels) ? cf.labels : []).map((l) => ({
+      name: requireStr('COMPANY.md', 'labels[].name', typeof l === 'string' ? l : obj(l).name),
+      color: str(obj(l).color),
+    })),
     budgetPolicies: (Array.isArray(cf.budgetPolicies) ? cf.budgetPolicies : []).map((raw) => {
       const p = obj(raw);
       const scopeType = str(p.scopeType) ?? 'company';
@@ -411,7 +479,9 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
       };
     }),
     secrets: (Array.isArray(requirements.secrets) ? requirements.secrets : []).map((s) =>
-      typeof s === 'string' ? { name: s, description: null } : { name: requireStr('COMPANY.md', 'requirements.secrets[].name', obj(s).name), description: str(obj(s).description) },
+      typeof s === 'string'
+        ? { name: s, description: null }
+        : { name: requireStr('COMPANY.md', 'requirements.secrets[].name', obj(s).name), description: str(obj(s).description) },
     ),
   };
   const pkg: CompanyPackage = { company, agents: [], goals: [], projects: [], skills: [], routines: [], issues: [] };
@@ -514,8 +584,10 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
       } else {
         const status = str(f.status) ?? 'todo';
         const priority = str(f.priority) ?? 'medium';
-        if (!(ISSUE_STATUSES as readonly string[]).includes(status)) throw bad(path, `unknown status "${status}" (one of ${ISSUE_STATUSES.join(', ')})`);
-        if (!(ISSUE_PRIORITIES as readonly string[]).includes(priority)) throw bad(path, `unknown priority "${priority}" (one of ${ISSUE_PRIORITIES.join(', ')})`);
+        if (!(ISSUE_STATUSES as readonly string[]).includes(status))
+          throw bad(path, `unknown status "${status}" (one of ${ISSUE_STATUSES.join(', ')})`);
+        if (!(ISSUE_PRIORITIES as readonly string[]).includes(priority))
+          throw bad(path, `unknown priority "${priority}" (one of ${ISSUE_PRIORITIES.join(', ')})`);
         if (title.length > 500) throw bad(path, 'name is longer than 500 characters');
         if (body.length > 100_000) throw bad(path, 'description is longer than 100,000 characters');
         pkg.issues.push({
@@ -530,7 +602,10 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
           goal: str(f.goal),
           parent: str(f.parent),
           labels: strList(f.labels),
-          comments: (Array.isArray(f.comments) ? f.comments : []).map((c) => ({ author: str(obj(c).author), body: requireStr(path, 'comments[].body', obj(c).body) })),
+          comments: (Array.isArray(f.comments) ? f.comments : []).map((c) => ({
+            author: str(obj(c).author),
+            body: requireStr(path, 'comments[].body', obj(c).body),
+          })),
           documents: [],
         });
       }
@@ -556,17 +631,32 @@ export function parsePackage(input: PackageFiles): CompanyPackage {
   if (Array.isArray(cf.goals)) {
     for (const g of cf.goals) {
       const title = str(g);
-      if (title) pkg.goals.push({ path: 'COMPANY.md', slug: slugOf(title, 'goal'), title, description: null, level: 'company', status: 'active', parent: null, owner: null, isCompanyDefault: false });
+      if (title)
+        pkg.goals.push({
+          path: 'COMPANY.md',
+          slug: slugOf(title, 'goal'),
+          title,
+          description: null,
+          level: 'company',
+          status: 'active',
+          parent: null,
+          owner: null,
+          isCompanyDefault: false,
+        });
     }
   }
-  for (const list of [pkg.agents, pkg.goals, pkg.projects, pkg.routines, pkg.issues] as Array<Array<{ path: string; slug: string }>>) list.sort((a, b) => a.path.localeCompare(b.path));
+  for (const list of [pkg.agents, pkg.goals, pkg.projects, pkg.routines, pkg.issues] as Array<Array<{ path: string; slug: string }>>)
+    list.sort((a, b) => a.path.localeCompare(b.path));
   assertReferences(pkg);
   return pkg;
 }
 
 function isTaskPath(parts: string[]): boolean {
   if (parts[parts.length - 1] !== 'TASK.md') return false;
-  return ((parts[0] === 'tasks' || parts[0] === 'routines') && parts.length === 3) || (parts[0] === 'projects' && parts[2] === 'tasks' && parts.length === 5);
+  return (
+    ((parts[0] === 'tasks' || parts[0] === 'routines') && parts.length === 3) ||
+    (parts[0] === 'projects' && parts[2] === 'tasks' && parts.length === 5)
+  );
 }
 
 /** Every slug reference names an entity of the package (or, for skills, of the package or the target). */
@@ -607,7 +697,8 @@ function assertReferences(pkg: CompanyPackage): void {
     ref(i.path, 'project', i.project, projects, 'project');
     ref(i.path, 'goal', i.goal, goals, 'goal');
     ref(i.path, 'parent', i.parent, issues, 'task');
-    for (const l of i.labels) if (!labels.has(l.toLowerCase())) throw bad(i.path, `labels refers to a missing label "${l}" (declare it in COMPANY.md labels)`);
+    for (const l of i.labels)
+      if (!labels.has(l.toLowerCase())) throw bad(i.path, `labels refers to a missing label "${l}" (declare it in COMPANY.md labels)`);
   }
   for (const p of pkg.company.budgetPolicies) {
     if (p.scopeType === 'agent') ref('COMPANY.md', 'budgetPolicies[].scope', p.scope ?? '', agents, 'agent');

@@ -14,7 +14,16 @@ import { SecretsService } from '../secrets/secrets.service';
 import { SkillsService } from '../skills/skills.service';
 import type { ExportSelectionDto } from './dto/portability.dto';
 import {
-  CompanyPackage, Json, PkgAgent, PkgGoal, PkgIssue, PkgProject, PkgRoutine, PkgSkill, renderPackage, slugOf,
+  CompanyPackage,
+  Json,
+  PkgAgent,
+  PkgGoal,
+  PkgIssue,
+  PkgProject,
+  PkgRoutine,
+  PkgSkill,
+  renderPackage,
+  slugOf,
 } from './package-format';
 import { ExportScrubber, redactValues } from './sanitize';
 
@@ -64,33 +73,38 @@ export class PortabilityExportService {
     const warnings = scrub.warnings;
 
     // agents (terminated ones are gone from the org chart)
-    const agentRows = (await this.agents.companyAgents(companyId)).filter((a) => a.status !== 'terminated').sort((a, b) => a.urlKey.localeCompare(b.urlKey));
+    const agentRows = (await this.agents.companyAgents(companyId))
+      .filter((a) => a.status !== 'terminated')
+      .sort((a, b) => a.urlKey.localeCompare(b.urlKey));
     const agentSlug = new Map(agentRows.map((a) => [a.id, a.urlKey]));
     const skillRows = sel.includeSkills === false ? [] : await this.skills.listWithFiles(companyId);
     const skillSlugByKey = new Map(skillRows.map((s) => [s.skill.key, s.skill.slug]));
-    const agents: PkgAgent[] = sel.includeAgents === false ? [] : agentRows.map((a) => {
-      const path = `agents/${a.urlKey}/AGENTS.md`;
-      const cfg = a.adapterConfig ?? {};
-      const rest: Json = {};
-      for (const [k, v] of Object.entries(cfg)) if (!AGENT_CONFIG_DROPPED.includes(k)) rest[k] = v;
-      return {
-        path,
-        slug: a.urlKey,
-        name: a.name,
-        role: a.role,
-        title: a.title,
-        capabilities: a.capabilities,
-        reportsTo: a.reportsTo ? agentSlug.get(a.reportsTo) ?? null : null,
-        adapterType: a.adapterType,
-        adapterConfig: scrub.deep(path, 'adapter.config', rest) as Json,
-        env: scrub.env(path, 'env', cfg.env),
-        runtimeConfig: scrub.deep(path, 'runtimeConfig', a.runtimeConfig ?? {}) as Json,
-        budgetMonthlyCents: a.budgetMonthlyCents,
-        skills: desiredSkillsOf(cfg).map((k) => skillSlugByKey.get(k) ?? k),
-        instructions: typeof cfg.instructions === 'string' ? cfg.instructions : '',
-        metadata: scrub.deep(path, 'metadata', a.metadata ?? {}) as Json,
-      };
-    });
+    const agents: PkgAgent[] =
+      sel.includeAgents === false
+        ? []
+        : agentRows.map((a) => {
+            const path = `agents/${a.urlKey}/AGENTS.md`;
+            const cfg = a.adapterConfig ?? {};
+            const rest: Json = {};
+            for (const [k, v] of Object.entries(cfg)) if (!AGENT_CONFIG_DROPPED.includes(k)) rest[k] = v;
+            return {
+              path,
+              slug: a.urlKey,
+              name: a.name,
+              role: a.role,
+              title: a.title,
+              capabilities: a.capabilities,
+              reportsTo: a.reportsTo ? (agentSlug.get(a.reportsTo) ?? null) : null,
+              adapterType: a.adapterType,
+              adapterConfig: scrub.deep(path, 'adapter.config', rest) as Json,
+              env: scrub.env(path, 'env', cfg.env),
+              runtimeConfig: scrub.deep(path, 'runtimeConfig', a.runtimeConfig ?? {}) as Json,
+              budgetMonthlyCents: a.budgetMonthlyCents,
+              skills: desiredSkillsOf(cfg).map((k) => skillSlugByKey.get(k) ?? k),
+              instructions: typeof cfg.instructions === 'string' ? cfg.instructions : '',
+              metadata: scrub.deep(path, 'metadata', a.metadata ?? {}) as Json,
+            };
+          });
 
     // goals
     const goalRows = await this.goals.list(companyId);
@@ -103,8 +117,8 @@ export class PortabilityExportService {
       description: g.description,
       level: g.level,
       status: g.status,
-      parent: g.parentId ? goalSlug.get(g.parentId) ?? null : null,
-      owner: g.ownerAgentId ? agentSlug.get(g.ownerAgentId) ?? null : null,
+      parent: g.parentId ? (goalSlug.get(g.parentId) ?? null) : null,
+      owner: g.ownerAgentId ? (agentSlug.get(g.ownerAgentId) ?? null) : null,
       isCompanyDefault: g.isCompanyDefault,
     }));
 
@@ -119,21 +133,36 @@ export class PortabilityExportService {
         name: p.name,
         description: p.description,
         status: p.status,
-        owner: p.leadAgentId ? agentSlug.get(p.leadAgentId) ?? null : null,
+        owner: p.leadAgentId ? (agentSlug.get(p.leadAgentId) ?? null) : null,
         goals: p.goalIds.map((id) => goalSlug.get(id)).filter((s): s is string => !!s),
         targetDate: p.targetDate,
         color: p.color,
         env: scrub.env(path, 'env', p.env),
-        executionWorkspacePolicy: p.executionWorkspacePolicy ? (scrub.deep(path, 'executionWorkspacePolicy', p.executionWorkspacePolicy) as Json) : null,
-        workspaces: [...p.workspaces].sort((x, y) => Number(y.isPrimary) - Number(x.isPrimary) || x.name.localeCompare(y.name)).map((w) => ({
-          name: w.name,
-          isPrimary: w.isPrimary,
-          config: scrub.deep(path, `workspaces.${w.name}`, {
-            sourceType: w.sourceType, cwd: w.cwd, repoUrl: w.repoUrl, repoRef: w.repoRef, defaultRef: w.defaultRef, visibility: w.visibility,
-            setupCommand: w.setupCommand, cleanupCommand: w.cleanupCommand, remoteProvider: w.remoteProvider, remoteWorkspaceRef: w.remoteWorkspaceRef,
-            sharedWorkspaceKey: w.sharedWorkspaceKey, metadata: Object.keys(w.metadata ?? {}).length ? w.metadata : undefined, runtimeConfig: w.runtimeConfig ?? undefined,
-          }) as Json,
-        })).map((w) => ({ ...w, config: Object.fromEntries(Object.entries(w.config).filter(([, v]) => v !== null && v !== undefined)) })),
+        executionWorkspacePolicy: p.executionWorkspacePolicy
+          ? (scrub.deep(path, 'executionWorkspacePolicy', p.executionWorkspacePolicy) as Json)
+          : null,
+        workspaces: [...p.workspaces]
+          .sort((x, y) => Number(y.isPrimary) - Number(x.isPrimary) || x.name.localeCompare(y.name))
+          .map((w) => ({
+            name: w.name,
+            isPrimary: w.isPrimary,
+            config: scrub.deep(path, `workspaces.${w.name}`, {
+              sourceType: w.sourceType,
+              cwd: w.cwd,
+              repoUrl: w.repoUrl,
+              repoRef: w.repoRef,
+              defaultRef: w.defaultRef,
+              visibility: w.visibility,
+              setupCommand: w.setupCommand,
+              cleanupCommand: w.cleanupCommand,
+              remoteProvider: w.remoteProvider,
+              remoteWorkspaceRef: w.remoteWorkspaceRef,
+              sharedWorkspaceKey: w.sharedWorkspaceKey,
+              metadata: Object.keys(w.metadata ?? {}).length ? w.metadata : undefined,
+              runtimeConfig: w.runtimeConfig ?? undefined,
+            }) as Json,
+          }))
+          .map((w) => ({ ...w, config: Object.fromEntries(Object.entries(w.config).filter(([, v]) => v !== null && v !== undefined)) })),
       };
     });
 
@@ -161,14 +190,16 @@ export class PortabilityExportService {
           title: r.title,
           description: r.description,
           assignee,
-          project: r.projectId ? projectSlug.get(r.projectId) ?? null : null,
-          goal: r.goalId ? goalSlug.get(r.goalId) ?? null : null,
+          project: r.projectId ? (projectSlug.get(r.projectId) ?? null) : null,
+          goal: r.goalId ? (goalSlug.get(r.goalId) ?? null) : null,
           priority: r.priority,
           status: r.status,
           concurrencyPolicy: r.concurrencyPolicy,
           catchUpPolicy: r.catchUpPolicy,
           triggers: r.triggers.map((t) => ({
-            kind: t.kind, label: t.label, enabled: t.enabled,
+            kind: t.kind,
+            label: t.label,
+            enabled: t.enabled,
             ...(t.cronExpression ? { cronExpression: t.cronExpression } : {}),
             ...(t.timezone ? { timezone: t.timezone } : {}),
           })),
@@ -191,10 +222,10 @@ export class PortabilityExportService {
           description: r.description,
           status: r.status,
           priority: r.priority,
-          assignee: r.assignee_agent_id ? agentSlug.get(r.assignee_agent_id) ?? null : null,
-          project: r.project_id ? projectSlug.get(r.project_id) ?? null : null,
-          goal: r.goal_id ? goalSlug.get(r.goal_id) ?? null : null,
-          parent: r.parent_id ? slugById.get(r.parent_id) ?? null : null,
+          assignee: r.assignee_agent_id ? (agentSlug.get(r.assignee_agent_id) ?? null) : null,
+          project: r.project_id ? (projectSlug.get(r.project_id) ?? null) : null,
+          goal: r.goal_id ? (goalSlug.get(r.goal_id) ?? null) : null,
+          parent: r.parent_id ? (slugById.get(r.parent_id) ?? null) : null,
           labels: r.label_names,
           comments: [],
           documents: [],
@@ -203,7 +234,10 @@ export class PortabilityExportService {
         byIssue.set(r.id, issue);
       }
       for (const c of await this.comments.allOfCompany(companyId)) {
-        byIssue.get(c.issue_id)?.comments.push({ author: c.author_agent_id ? agentSlug.get(c.author_agent_id) ?? null : c.author_user_id ? 'board' : null, body: c.body });
+        byIssue.get(c.issue_id)?.comments.push({
+          author: c.author_agent_id ? (agentSlug.get(c.author_agent_id) ?? null) : c.author_user_id ? 'board' : null,
+          body: c.body,
+        });
       }
       for (const d of await this.documents.latestOfCompany(companyId)) {
         byIssue.get(d.issue_id)?.documents.push({ key: d.key, title: d.title, format: d.format, body: d.body });
@@ -227,12 +261,22 @@ export class PortabilityExportService {
           .map((p) => ({
             scopeType: p.scopeType as 'company' | 'agent' | 'project',
             scope: p.scopeType === 'company' ? null : p.scopeType === 'agent' ? agentSlug.get(p.scopeId)! : projectSlug.get(p.scopeId)!,
-            metric: p.metric, windowKind: p.windowKind, amount: p.amount, warnPercent: p.warnPercent,
-            hardStopEnabled: p.hardStopEnabled, notifyEnabled: p.notifyEnabled, isActive: p.isActive,
+            metric: p.metric,
+            windowKind: p.windowKind,
+            amount: p.amount,
+            warnPercent: p.warnPercent,
+            hardStopEnabled: p.hardStopEnabled,
+            notifyEnabled: p.notifyEnabled,
+            isActive: p.isActive,
           })),
         secrets: [],
       },
-      agents, goals, projects, skills, routines, issues,
+      agents,
+      goals,
+      projects,
+      skills,
+      routines,
+      issues,
     };
     pkg.company.secrets = secretList.filter((s) => scrub.declared.has(s.name)).map((s) => ({ name: s.name, description: s.description }));
     const files = renderPackage(pkg);

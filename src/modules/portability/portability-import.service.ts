@@ -59,19 +59,38 @@ export class PortabilityImportService {
     for (const step of plan.steps) {
       if (step.kind === 'issue') continue;
       // a failure rolls back the request's transaction: everything applied so far
-      companyId = (await this.step(step.item.path, step.item.kind, step.item.slug, () => this.applyStep(actor, pkg, step, companyId, target, ids))) ?? companyId;
+      companyId =
+        (await this.step(step.item.path, step.item.kind, step.item.slug, () => this.applyStep(actor, pkg, step, companyId, target, ids))) ??
+        companyId;
     }
-    await this.applyIssues(actor, plan.steps.flatMap((s) => (s.kind === 'issue' ? [s] : [])), companyId!, ids);
+    await this.applyIssues(
+      actor,
+      plan.steps.flatMap((s) => (s.kind === 'issue' ? [s] : [])),
+      companyId!,
+      ids,
+    );
     await this.activity.record({
-      companyId: companyId!, action: 'company.imported', entityType: 'company', entityId: companyId!, actor,
-      details: { mode: plan.dto.mode, collisionStrategy: plan.dto.collisionStrategy, counts: plan.dto.counts, secretsToSet: plan.dto.secretsToSet.map((s) => s.name) },
+      companyId: companyId!,
+      action: 'company.imported',
+      entityType: 'company',
+      entityId: companyId!,
+      actor,
+      details: {
+        mode: plan.dto.mode,
+        collisionStrategy: plan.dto.collisionStrategy,
+        counts: plan.dto.counts,
+        secretsToSet: plan.dto.secretsToSet.map((s) => s.name),
+      },
     });
     const out: Record<string, Record<string, string>> = {};
     for (const [kind, m] of Object.entries(ids)) out[kind] = Object.fromEntries(m);
     return { ...plan.dto, companyId: companyId!, ids: out };
   }
 
-  private async plan(req: ImportRequestDto, targetCompanyId: string | null): Promise<{ pkg: CompanyPackage; plan: ImportPlan; target: TargetState }> {
+  private async plan(
+    req: ImportRequestDto,
+    targetCompanyId: string | null,
+  ): Promise<{ pkg: CompanyPackage; plan: ImportPlan; target: TargetState }> {
     const pkg = parsePackage({ rootPath: req.source.rootPath ?? '', files: req.source.files });
     const target = targetCompanyId ? await this.targetState(targetCompanyId) : emptyTarget();
     const plan = planImport(pkg, target, {
@@ -88,17 +107,21 @@ export class PortabilityImportService {
     const t = emptyTarget();
     t.companyId = companyId;
     t.companyName = company.name;
-    for (const a of await this.agentLookup.companyAgents(companyId)) if (a.status !== 'terminated') t.agents.set(a.urlKey, { id: a.id, name: a.name });
+    for (const a of await this.agentLookup.companyAgents(companyId))
+      if (a.status !== 'terminated') t.agents.set(a.urlKey, { id: a.id, name: a.name });
     for (const p of await this.projects.list(companyId)) t.projects.set(p.urlKey, { id: p.id, name: p.name });
-    for (const g of await this.goals.list(companyId)) if (!t.goals.has(slugOf(g.title, 'goal'))) t.goals.set(slugOf(g.title, 'goal'), { id: g.id, name: g.title });
+    for (const g of await this.goals.list(companyId))
+      if (!t.goals.has(slugOf(g.title, 'goal'))) t.goals.set(slugOf(g.title, 'goal'), { id: g.id, name: g.title });
     for (const l of await this.labels.list(companyId)) t.labels.set(l.name.toLowerCase(), { id: l.id, name: l.name });
-    for (const s of await this.skills.listRecords(companyId)) t.skills.set(s.slug, { id: s.id, name: s.name, key: s.key, bundled: s.bundled });
+    for (const s of await this.skills.listRecords(companyId))
+      t.skills.set(s.slug, { id: s.id, name: s.name, key: s.key, bundled: s.bundled });
     for (const r of await this.routines.listForCompany(companyId)) {
       const slug = slugOf(r.title, 'routine');
       if (!r.managedBy && !t.routines.has(slug)) t.routines.set(slug, { id: r.id, name: r.title });
     }
     for (const s of await this.secrets.list(companyId)) t.secrets.set(s.name, s.id);
-    for (const p of (await this.budgets.overview(companyId)).policies) t.policies.add(`${p.scopeType}:${p.scopeId}:${p.metric}:${p.windowKind}`);
+    for (const p of (await this.budgets.overview(companyId)).policies)
+      t.policies.add(`${p.scopeType}:${p.scopeId}:${p.metric}:${p.windowKind}`);
     return t;
   }
 
@@ -122,7 +145,9 @@ export class PortabilityImportService {
     await this.step(steps[0].item.path, 'issue', steps[0].item.slug, () => this.issues.insertImported(cid, items, actor));
     for (const { issue: i, item } of steps) {
       for (const d of i.documents) {
-        await this.step(item.path, 'issue', i.slug, () => this.documents.put(actor, ids.issue.get(i.slug)!, d.key, { title: d.title, format: d.format as never, body: d.body }));
+        await this.step(item.path, 'issue', i.slug, () =>
+          this.documents.put(actor, ids.issue.get(i.slug)!, d.key, { title: d.title, format: d.format as never, body: d.body }),
+        );
       }
     }
   }
@@ -133,12 +158,18 @@ export class PortabilityImportService {
       return await fn();
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
-      throw portabilityError('import_failed', `${file}: ${err.message} (nothing was imported)`, { file, problem: err.message, kind, slug, cause: err.code });
+      throw portabilityError('import_failed', `${file}: ${err.message} (nothing was imported)`, {
+        file,
+        problem: err.message,
+        kind,
+        slug,
+        cause: err.code,
+      });
     }
   }
 
   private idOf(ids: Ids, kind: string, slug: string | null): string | null {
-    return slug === null ? null : ids[kind]?.get(slug) ?? null;
+    return slug === null ? null : (ids[kind]?.get(slug) ?? null);
   }
 
   private remember(ids: Ids, kind: string, slug: string, id: string): void {
@@ -158,20 +189,42 @@ export class PortabilityImportService {
   private async record(actor: Actor, companyId: string, step: Step, entityId: string): Promise<void> {
     const verb = step.item.action === 'update' ? 'updated' : 'created';
     await this.activity.record({
-      companyId, action: `${step.kind}.${verb}`, entityType: step.kind, entityId, actor,
-      details: { source: 'import', slug: step.item.slug, path: step.item.path, action: step.item.action, ...(step.item.targetName ? { name: step.item.targetName } : {}) },
+      companyId,
+      action: `${step.kind}.${verb}`,
+      entityType: step.kind,
+      entityId,
+      actor,
+      details: {
+        source: 'import',
+        slug: step.item.slug,
+        path: step.item.path,
+        action: step.item.action,
+        ...(step.item.targetName ? { name: step.item.targetName } : {}),
+      },
     });
   }
 
   /** Applies one step; returns the company id when the step created the company. */
-  private async applyStep(actor: Actor, pkg: CompanyPackage, step: Step, companyId: string | null, target: TargetState, ids: Ids): Promise<string | void> {
+  private async applyStep(
+    actor: Actor,
+    pkg: CompanyPackage,
+    step: Step,
+    companyId: string | null,
+    target: TargetState,
+    ids: Ids,
+  ): Promise<string | void> {
     const item = step.item;
     const name = item.targetName ?? item.name;
     if (step.kind === 'company') {
       const c = pkg.company;
       if (item.action === 'create') {
         const created = await this.companies.create(
-          { name, description: c.description, budgetMonthlyCents: c.budgetMonthlyCents, requireBoardApprovalForNewAgents: c.requireBoardApprovalForNewAgents },
+          {
+            name,
+            description: c.description,
+            budgetMonthlyCents: c.budgetMonthlyCents,
+            requireBoardApprovalForNewAgents: c.requireBoardApprovalForNewAgents,
+          },
           actor,
         );
         if (c.brandColor) await this.companies.updateBranding(actor, created.id, { brandColor: c.brandColor });
@@ -193,9 +246,10 @@ export class PortabilityImportService {
     }
     switch (step.kind) {
       case 'label': {
-        const id = item.action === 'update'
-          ? (await this.labels.update(cid, item.existingId!, { color: step.color })).id
-          : (await this.labels.create(cid, { name: item.name, color: step.color })).id;
+        const id =
+          item.action === 'update'
+            ? (await this.labels.update(cid, item.existingId!, { color: step.color })).id
+            : (await this.labels.create(cid, { name: item.name, color: step.color })).id;
         this.remember(ids, 'label', item.slug.toLowerCase(), id);
         await this.record(actor, cid, step, id);
         return;
@@ -213,11 +267,22 @@ export class PortabilityImportService {
       case 'agent': {
         const a = step.agent;
         const skills = step.skills.map((s) => ids.skill?.get(s) ?? s);
-        const adapterConfig: Json = { ...a.adapterConfig, env: this.env(a.env, target), ...(a.instructions ? { instructions: a.instructions } : {}) };
+        const adapterConfig: Json = {
+          ...a.adapterConfig,
+          env: this.env(a.env, target),
+          ...(a.instructions ? { instructions: a.instructions } : {}),
+        };
         const fields = {
-          role: a.role, title: a.title, capabilities: a.capabilities, reportsTo: this.idOf(ids, 'agent', a.reportsTo),
-          adapterType: a.adapterType, adapterConfig, runtimeConfig: a.runtimeConfig, budgetMonthlyCents: a.budgetMonthlyCents,
-          desiredSkills: skills, metadata: a.metadata,
+          role: a.role,
+          title: a.title,
+          capabilities: a.capabilities,
+          reportsTo: this.idOf(ids, 'agent', a.reportsTo),
+          adapterType: a.adapterType,
+          adapterConfig,
+          runtimeConfig: a.runtimeConfig,
+          budgetMonthlyCents: a.budgetMonthlyCents,
+          desiredSkills: skills,
+          metadata: a.metadata,
         };
         let id: string;
         if (item.action === 'update') {
@@ -234,12 +299,17 @@ export class PortabilityImportService {
       case 'goal': {
         const g = step.goal;
         const fields = {
-          description: g.description, level: g.level as never, status: g.status as never, parentId: this.idOf(ids, 'goal', g.parent),
-          ownerAgentId: this.idOf(ids, 'agent', g.owner), ...(g.isCompanyDefault ? { isCompanyDefault: true } : {}),
+          description: g.description,
+          level: g.level as never,
+          status: g.status as never,
+          parentId: this.idOf(ids, 'goal', g.parent),
+          ownerAgentId: this.idOf(ids, 'agent', g.owner),
+          ...(g.isCompanyDefault ? { isCompanyDefault: true } : {}),
         };
-        const id = item.action === 'update'
-          ? (await this.goals.update(actor, item.existingId!, { ...fields, title: g.title })).id
-          : (await this.goals.create(cid, { ...fields, title: name })).id;
+        const id =
+          item.action === 'update'
+            ? (await this.goals.update(actor, item.existingId!, { ...fields, title: g.title })).id
+            : (await this.goals.create(cid, { ...fields, title: name })).id;
         this.remember(ids, 'goal', g.slug, id);
         await this.record(actor, cid, step, id);
         return;
@@ -247,9 +317,14 @@ export class PortabilityImportService {
       case 'project': {
         const p = step.project;
         const fields = {
-          description: p.description, status: p.status as never, leadAgentId: this.idOf(ids, 'agent', p.owner),
-          goalIds: p.goals.map((g) => this.idOf(ids, 'goal', g)).filter((x): x is string => !!x), targetDate: p.targetDate, color: p.color,
-          env: this.env(p.env, target), executionWorkspacePolicy: p.executionWorkspacePolicy,
+          description: p.description,
+          status: p.status as never,
+          leadAgentId: this.idOf(ids, 'agent', p.owner),
+          goalIds: p.goals.map((g) => this.idOf(ids, 'goal', g)).filter((x): x is string => !!x),
+          targetDate: p.targetDate,
+          color: p.color,
+          env: this.env(p.env, target),
+          executionWorkspacePolicy: p.executionWorkspacePolicy,
         };
         const ordered = [...p.workspaces].sort((x, y) => Number(y.isPrimary) - Number(x.isPrimary));
         let id: string;
@@ -260,7 +335,11 @@ export class PortabilityImportService {
           existingNames = new Set(updated.workspaces.map((w) => w.name));
         } else {
           const first = ordered.shift();
-          const created = await this.projects.create(cid, { ...fields, name, ...(first ? { workspace: { name: first.name, ...first.config } } : {}) });
+          const created = await this.projects.create(cid, {
+            ...fields,
+            name,
+            ...(first ? { workspace: { name: first.name, ...first.config } } : {}),
+          });
           id = created.id;
         }
         for (const w of ordered) {
@@ -276,15 +355,21 @@ export class PortabilityImportService {
         const assignee = this.idOf(ids, 'agent', r.assignee);
         if (!assignee) return;
         const dto = {
-          title: name, description: r.description, assigneeAgentId: assignee, projectId: this.idOf(ids, 'project', r.project),
-          goalId: this.idOf(ids, 'goal', r.goal), priority: r.priority, status: r.status as never,
+          title: name,
+          description: r.description,
+          assigneeAgentId: assignee,
+          projectId: this.idOf(ids, 'project', r.project),
+          goalId: this.idOf(ids, 'goal', r.goal),
+          priority: r.priority,
+          status: r.status as never,
           ...(r.concurrencyPolicy ? { concurrencyPolicy: r.concurrencyPolicy as never } : {}),
           ...(r.catchUpPolicy ? { catchUpPolicy: r.catchUpPolicy as never } : {}),
         };
         const triggers = r.triggers.map((t) => ({ ...t, kind: t.kind as never }));
-        const id = item.action === 'update'
-          ? (await this.routines.updateForCompany(cid, item.existingId!, { ...dto, title: r.title }, actor)).id
-          : (await this.routines.createForCompany(cid, { ...dto, triggers } as CreateRoutineDto, actor)).id;
+        const id =
+          item.action === 'update'
+            ? (await this.routines.updateForCompany(cid, item.existingId!, { ...dto, title: r.title }, actor)).id
+            : (await this.routines.createForCompany(cid, { ...dto, triggers } as CreateRoutineDto, actor)).id;
         this.remember(ids, 'routine', r.slug, id);
         await this.record(actor, cid, step, id);
         return;
@@ -294,8 +379,15 @@ export class PortabilityImportService {
         const scopeId = p.scopeType === 'company' ? cid : this.idOf(ids, p.scopeType, p.scope);
         if (!scopeId) return;
         const { policy } = await this.budgets.upsert(cid, {
-          scopeType: p.scopeType, scopeId, metric: p.metric as never, windowKind: p.windowKind as never, amount: p.amount,
-          warnPercent: p.warnPercent, hardStopEnabled: p.hardStopEnabled, notifyEnabled: p.notifyEnabled, isActive: p.isActive,
+          scopeType: p.scopeType,
+          scopeId,
+          metric: p.metric as never,
+          windowKind: p.windowKind as never,
+          amount: p.amount,
+          warnPercent: p.warnPercent,
+          hardStopEnabled: p.hardStopEnabled,
+          notifyEnabled: p.notifyEnabled,
+          isActive: p.isActive,
         });
         await this.record(actor, cid, step, policy.id);
         return;

@@ -5,7 +5,12 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import {
-  ExportPreviewResponseDto, ExportRequestDto, ExportResponseDto, ImportApplyResponseDto, ImportPlanDto, ImportRequestDto,
+  ExportPreviewResponseDto,
+  ExportRequestDto,
+  ExportResponseDto,
+  ImportApplyResponseDto,
+  ImportPlanDto,
+  ImportRequestDto,
 } from './dto/portability.dto';
 import { PortabilityService } from './portability.service';
 
@@ -32,7 +37,11 @@ export class PortabilityController {
   @HttpCode(200)
   @NoActivity('read-only')
   @Authorize({ callers: ['board', 'agent'] })
-  exportPreview(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ExportRequestDto): Promise<ExportPreviewResponseDto> {
+  exportPreview(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() body: ExportRequestDto,
+  ): Promise<ExportPreviewResponseDto> {
     return this.portability.exportPreview(actor, companyId, body);
   }
 
@@ -43,7 +52,11 @@ export class PortabilityController {
   @ApiProduces('application/gzip')
   @ApiOkResponse({ description: 'tar.gz of the package folder' })
   @Authorize({ callers: ['board', 'agent'] })
-  async exportArchive(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ExportRequestDto): Promise<StreamableFile> {
+  async exportArchive(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() body: ExportRequestDto,
+  ): Promise<StreamableFile> {
     const { filename, stream } = await this.portability.exportArchive(actor, companyId, body);
     return new StreamableFile(stream, { type: 'application/gzip', disposition: `attachment; filename="${filename}"` });
   }
@@ -74,7 +87,11 @@ export class PortabilityController {
   @HttpCode(200)
   @NoActivity('read-only')
   @Authorize({ callers: ['board', 'agent'] })
-  companyPreview(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ImportRequestDto): Promise<ImportPlanDto> {
+  companyPreview(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() body: ImportRequestDto,
+  ): Promise<ImportPlanDto> {
     return this.portability.companyPreview(actor, companyId, body);
   }
 
@@ -83,7 +100,11 @@ export class PortabilityController {
   @HttpCode(200)
   @NoActivity('the service records company.imported and one record per entity')
   @Authorize({ callers: ['board', 'agent'] })
-  companyApply(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() body: ImportRequestDto): Promise<ImportApplyResponseDto> {
+  companyApply(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() body: ImportRequestDto,
+  ): Promise<ImportApplyResponseDto> {
     return this.portability.companyApply(actor, companyId, body);
   }
 }

@@ -16,7 +16,16 @@ import { PortabilityService } from './portability.service';
 
 @Module({
   imports: [
-    AgentsModule, BudgetsModule, CompaniesModule, DocumentsModule, GoalsModule, IssuesModule, ProjectsModule, RoutinesModule, SecretsModule, SkillsModule,
+    AgentsModule,
+    BudgetsModule,
+    CompaniesModule,
+    DocumentsModule,
+    GoalsModule,
+    IssuesModule,
+    ProjectsModule,
+    RoutinesModule,
+    SecretsModule,
+    SkillsModule,
   ],
   controllers: [PortabilityController],
   providers: [PortabilityService, PortabilityExportService, PortabilityImportService],

@@ -4,7 +4,13 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import {
-  ExportPreviewResponseDto, ExportRequestDto, ExportResponseDto, ImportApplyResponseDto, ImportPlanDto, ImportRequestDto, selectionOf,
+  ExportPreviewResponseDto,
+  ExportRequestDto,
+  ExportResponseDto,
+  ImportApplyResponseDto,
+  ImportPlanDto,
+  ImportRequestDto,
+  selectionOf,
 } from './dto/portability.dto';
 import { packageArchive } from './archive';
 import { FORMAT_VERSION, PACKAGE_SCHEMA } from './package-format';
@@ -39,11 +45,23 @@ export class PortabilityService {
   async exportPreview(actor: Actor, companyId: string, body: ExportRequestDto): Promise<ExportPreviewResponseDto> {
     await this.assertBoardOrCeo(actor, companyId);
     const r = await this.exporter.build(companyId, selectionOf(body));
-    const files = Object.entries(r.files).map(([path, content]) => ({ path, bytes: Buffer.byteLength(content, 'utf8') })).sort((a, b) => a.path.localeCompare(b.path));
-    return { rootPath: r.pkg.company.slug, manifest: this.manifest(r), files, totalBytes: files.reduce((n, f) => n + f.bytes, 0), warnings: r.warnings };
+    const files = Object.entries(r.files)
+      .map(([path, content]) => ({ path, bytes: Buffer.byteLength(content, 'utf8') }))
+      .sort((a, b) => a.path.localeCompare(b.path));
+    return {
+      rootPath: r.pkg.company.slug,
+      manifest: this.manifest(r),
+      files,
+      totalBytes: files.reduce((n, f) => n + f.bytes, 0),
+      warnings: r.warnings,
+    };
   }
 
-  async exportArchive(actor: Actor, companyId: string, body: ExportRequestDto): Promise<{ filename: string; stream: Readable; warnings: string[] }> {
+  async exportArchive(
+    actor: Actor,
+    companyId: string,
+    body: ExportRequestDto,
+  ): Promise<{ filename: string; stream: Readable; warnings: string[] }> {
     await this.assertBoardOrCeo(actor, companyId);
     const r = await this.exporter.build(companyId, selectionOf(body));
     const root = r.pkg.company.slug;
@@ -74,7 +92,8 @@ export class PortabilityService {
     const mode = body.target?.mode ?? 'new_company';
     if (mode === 'new_company') return null;
     const companyId = body.target?.companyId;
-    if (!companyId) throw portabilityError('import_not_allowed', 'target.companyId is required for mode existing_company', { field: 'target.companyId' });
+    if (!companyId)
+      throw portabilityError('import_not_allowed', 'target.companyId is required for mode existing_company', { field: 'target.companyId' });
     await this.access.assertCompanyAccess(actor, companyId);
     return companyId;
   }
@@ -82,11 +101,15 @@ export class PortabilityService {
   private async assertCompanyScoped(actor: Actor, companyId: string, body: ImportRequestDto): Promise<void> {
     await this.assertBoardOrCeo(actor, companyId);
     if (body.collisionStrategy === 'replace') {
-      throw portabilityError('import_not_allowed', 'The collision strategy replace is only available on the board-level import routes', { field: 'collisionStrategy' });
+      throw portabilityError('import_not_allowed', 'The collision strategy replace is only available on the board-level import routes', {
+        field: 'collisionStrategy',
+      });
     }
     const t = body.target;
     if (t && (t.mode !== 'existing_company' || (t.companyId !== undefined && t.companyId !== companyId))) {
-      throw portabilityError('import_not_allowed', 'Company-scoped imports only target the route company (mode existing_company)', { field: 'target' });
+      throw portabilityError('import_not_allowed', 'Company-scoped imports only target the route company (mode existing_company)', {
+        field: 'target',
+      });
     }
   }
 
@@ -98,8 +121,14 @@ export class PortabilityService {
       company: { slug: p.company.slug, name: p.company.name, description: p.company.description },
       agents: p.agents.map((a) => ({ slug: a.slug, name: a.name })),
       counts: {
-        agents: p.agents.length, projects: p.projects.length, goals: p.goals.length, skills: p.skills.length, routines: p.routines.length,
-        issues: p.issues.length, labels: p.company.labels.length, budgetPolicies: p.company.budgetPolicies.length,
+        agents: p.agents.length,
+        projects: p.projects.length,
+        goals: p.goals.length,
+        skills: p.skills.length,
+        routines: p.routines.length,
+        issues: p.issues.length,
+        labels: p.company.labels.length,
+        budgetPolicies: p.company.budgetPolicies.length,
       },
       requiredSecrets: p.company.secrets,
     };

@@ -6,7 +6,8 @@ import type { EnvDeclaration, Json, PackageEnv } from './package-format';
  * any occurrence of a company secret's value in any exported file (redacted with a warning).
  */
 
-const SENSITIVE_KEY = /(api[-_]?key|apikey|token|secret|password|passwd|pwd|credential|private[-_]?key|auth|cookie|session|bearer|signature)/i;
+const SENSITIVE_KEY =
+  /(api[-_]?key|apikey|token|secret|password|passwd|pwd|credential|private[-_]?key|auth|cookie|session|bearer|signature)/i;
 
 export const isSensitiveKey = (key: string): boolean => SENSITIVE_KEY.test(key);
 
@@ -29,7 +30,8 @@ export class ExportScrubber {
         const decl = this.declaration(file, `${field}.${k}`, v);
         if (decl) out[k] = decl;
       } else if (typeof v === 'string') {
-        if (isSensitiveKey(k) && v !== '') this.warnings.push(`${file}: ${field}.${k}: inline sensitive value dropped; set it as a secret after import`);
+        if (isSensitiveKey(k) && v !== '')
+          this.warnings.push(`${file}: ${field}.${k}: inline sensitive value dropped; set it as a secret after import`);
         else out[k] = v;
       } else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
     }

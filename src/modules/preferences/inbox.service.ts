@@ -56,7 +56,8 @@ export class InboxService {
       throw unprocessable('snoozedUntil is only allowed with kind snooze', 'invalid_dismissal', { field: 'snoozedUntil' });
     }
     if (kind === 'snooze') {
-      if (dto.snoozedUntil === undefined) throw unprocessable('snoozedUntil is required for kind snooze', 'invalid_dismissal', { field: 'snoozedUntil' });
+      if (dto.snoozedUntil === undefined)
+        throw unprocessable('snoozedUntil is required for kind snooze', 'invalid_dismissal', { field: 'snoozedUntil' });
       const until = Date.parse(dto.snoozedUntil);
       if (!(until > Date.now())) throw unprocessable('snoozedUntil must be in the future', 'invalid_dismissal', { field: 'snoozedUntil' });
     }
@@ -75,7 +76,12 @@ export class InboxService {
    * dismissed or currently snoozed).
    */
   async badges(actor: Actor, companyId: string): Promise<SidebarBadgesDto> {
-    const approvals = await this.optionalKeys('approvals', 'approval', `SELECT id FROM approvals WHERE company_id = $1 AND status = 'pending'`, companyId);
+    const approvals = await this.optionalKeys(
+      'approvals',
+      'approval',
+      `SELECT id FROM approvals WHERE company_id = $1 AND status = 'pending'`,
+      companyId,
+    );
     const joins = await this.optionalKeys(
       'join_requests',
       'join',

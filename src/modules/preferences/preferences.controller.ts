@@ -5,8 +5,16 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import {
-  CompanySidebarPreferencesDto, CompanySidebarPreferencesResponseDto, CreateInboxDismissalDto, GlobalSidebarPreferencesDto,
-  GlobalSidebarPreferencesResponseDto, InboxDismissalDto, MembershipStateDto, ResourceMembershipDto, ResourceMembershipsDto, SidebarBadgesDto,
+  CompanySidebarPreferencesDto,
+  CompanySidebarPreferencesResponseDto,
+  CreateInboxDismissalDto,
+  GlobalSidebarPreferencesDto,
+  GlobalSidebarPreferencesResponseDto,
+  InboxDismissalDto,
+  MembershipStateDto,
+  ResourceMembershipDto,
+  ResourceMembershipsDto,
+  SidebarBadgesDto,
 } from './dto/preferences.dto';
 import { InboxService } from './inbox.service';
 import { ResourceMembershipsService } from './resource-memberships.service';
@@ -108,7 +116,11 @@ export class PreferencesController {
   @NoActivity('a personal inbox state of the caller, not a change to a company')
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
-  dismiss(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateInboxDismissalDto): Promise<InboxDismissalDto> {
+  dismiss(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() dto: CreateInboxDismissalDto,
+  ): Promise<InboxDismissalDto> {
     return this.inbox.dismiss(actor, companyId, dto);
   }
 }

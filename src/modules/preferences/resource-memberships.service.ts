@@ -35,7 +35,8 @@ export class ResourceMembershipsService {
       `SELECT max(updated_at) AS updated_at FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
       [companyId, userId],
     );
-    const state = (type: ResourceType, id: string) => stored.find((r) => r.resource_type === type && r.resource_id === id)?.state ?? 'joined';
+    const state = (type: ResourceType, id: string) =>
+      stored.find((r) => r.resource_type === type && r.resource_id === id)?.state ?? 'joined';
     const map = async (type: ResourceType) => {
       const rows = await this.db.query<{ id: string }>(`${RESOURCE_TABLE[type]} ORDER BY created_at, id`, [companyId]);
       return Object.fromEntries(rows.map((r) => [r.id, state(type, r.id)])) as Record<string, MembershipState>;
@@ -48,7 +49,13 @@ export class ResourceMembershipsService {
   }
 
   /** Same state is a no-op (nothing stored, nothing logged); a resource outside the company is 404. */
-  async set(actor: Actor, companyId: string, type: ResourceType, resourceId: string, target: MembershipState): Promise<ResourceMembershipDto> {
+  async set(
+    actor: Actor,
+    companyId: string,
+    type: ResourceType,
+    resourceId: string,
+    target: MembershipState,
+  ): Promise<ResourceMembershipDto> {
     const userId = boardUserId(actor);
     const exists = isUuid(resourceId) && (await this.db.query(`${RESOURCE_TABLE[type]} AND id = $2`, [companyId, resourceId])).length > 0;
     if (!exists) throw notFound(type === 'project' ? 'Project' : 'Agent');
@@ -83,6 +90,11 @@ export class ResourceMembershipsService {
       `SELECT state, updated_at FROM resource_memberships WHERE company_id = $1 AND user_id = $2 AND resource_type = $3 AND resource_id = $4`,
       [companyId, userId, type, resourceId],
     );
-    return { resourceType: type, resourceId, state: row?.state ?? 'joined', updatedAt: row ? new Date(row.updated_at).toISOString() : null };
+    return {
+      resourceType: type,
+      resourceId,
+      state: row?.state ?? 'joined',
+      updatedAt: row ? new Date(row.updated_at).toISOString() : null,
+    };
   }
 }

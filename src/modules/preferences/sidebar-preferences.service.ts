@@ -4,7 +4,10 @@ import { unprocessable } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { boardUserId } from './board-user';
 import {
-  CompanySidebarPreferencesDto, CompanySidebarPreferencesResponseDto, GlobalSidebarPreferencesDto, GlobalSidebarPreferencesResponseDto,
+  CompanySidebarPreferencesDto,
+  CompanySidebarPreferencesResponseDto,
+  GlobalSidebarPreferencesDto,
+  GlobalSidebarPreferencesResponseDto,
 } from './dto/preferences.dto';
 
 interface StoredRow {
@@ -65,7 +68,10 @@ export class SidebarPreferencesService {
   private async ownIds(companyId: string, table: 'projects' | 'agents', field: string, requested: string[]): Promise<string[]> {
     const unique = [...new Set(requested)];
     if (!unique.length) return unique;
-    const rows = await this.db.query<{ id: string }>(`SELECT id FROM ${table} WHERE company_id = $1 AND id = ANY($2::uuid[])`, [companyId, unique]);
+    const rows = await this.db.query<{ id: string }>(`SELECT id FROM ${table} WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
+      companyId,
+      unique,
+    ]);
     const found = new Set(rows.map((r) => r.id));
     const foreign = unique.find((id) => !found.has(id));
     if (foreign) throw unprocessable(`${field} names ${foreign}, which is not of this company`, 'invalid_reference', { field });
@@ -74,7 +80,11 @@ export class SidebarPreferencesService {
 
   private globalResponse(row: StoredRow | undefined): GlobalSidebarPreferencesResponseDto {
     const p = row?.preferences ?? {};
-    return { collapsed: p.collapsed === true, companyOrder: ids(p.companyOrder), updatedAt: row ? new Date(row.updated_at).toISOString() : null };
+    return {
+      collapsed: p.collapsed === true,
+      companyOrder: ids(p.companyOrder),
+      updatedAt: row ? new Date(row.updated_at).toISOString() : null,
+    };
   }
 
   private companyResponse(companyId: string, row: StoredRow | undefined): CompanySidebarPreferencesResponseDto {

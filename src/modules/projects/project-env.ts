@@ -16,7 +16,8 @@ export function assertProjectEnv(env: Record<string, unknown>): Record<string, u
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const ref = value as Record<string, unknown>;
       const extra = Object.keys(ref).filter((k) => !['type', 'secretId', 'version'].includes(k));
-      const versionOk = ref.version === undefined || ref.version === 'latest' || (Number.isInteger(ref.version) && (ref.version as number) >= 1);
+      const versionOk =
+        ref.version === undefined || ref.version === 'latest' || (Number.isInteger(ref.version) && (ref.version as number) >= 1);
       if (ref.type === 'secret_ref' && isUuid(ref.secretId) && versionOk && !extra.length) continue;
     }
     throw unprocessable(

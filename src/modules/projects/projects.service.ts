@@ -77,7 +77,10 @@ export class ProjectsService {
     const rows = await qb.getMany();
     if (!rows.length) throw notFound('Project');
     if (rows.length > 1) {
-      throw conflict(`Shortname "${urlKey}" matches projects of several companies; pass ?companyId= or use the id`, 'ambiguous_project_shortname');
+      throw conflict(
+        `Shortname "${urlKey}" matches projects of several companies; pass ?companyId= or use the id`,
+        'ambiguous_project_shortname',
+      );
     }
     return rows[0];
   }
@@ -102,8 +105,16 @@ export class ProjectsService {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (company_id, url_key) DO NOTHING RETURNING id`,
         [
-          companyId, dto.name.trim(), urlKey, dto.description ?? null, dto.status ?? 'backlog', dto.leadAgentId ?? null, dto.targetDate ?? null,
-          color.toLowerCase(), JSON.stringify(env), dto.executionWorkspacePolicy ? JSON.stringify(dto.executionWorkspacePolicy) : null,
+          companyId,
+          dto.name.trim(),
+          urlKey,
+          dto.description ?? null,
+          dto.status ?? 'backlog',
+          dto.leadAgentId ?? null,
+          dto.targetDate ?? null,
+          color.toLowerCase(),
+          JSON.stringify(env),
+          dto.executionWorkspacePolicy ? JSON.stringify(dto.executionWorkspacePolicy) : null,
           dto.archivedAt ?? null,
         ],
       );
@@ -120,8 +131,13 @@ export class ProjectsService {
     if (dto.name !== undefined) {
       const urlKey = toUrlKey(dto.name);
       if (urlKey !== project.urlKey) {
-        const taken = await this.db.query(`SELECT 1 FROM projects WHERE company_id = $1 AND url_key = $2 AND id <> $3`, [project.companyId, urlKey, project.id]);
-        if (taken.length) throw conflict(`Another project of this company already has the shortname "${urlKey}"`, 'project_shortname_conflict', { urlKey });
+        const taken = await this.db.query(`SELECT 1 FROM projects WHERE company_id = $1 AND url_key = $2 AND id <> $3`, [
+          project.companyId,
+          urlKey,
+          project.id,
+        ]);
+        if (taken.length)
+          throw conflict(`Another project of this company already has the shortname "${urlKey}"`, 'project_shortname_conflict', { urlKey });
       }
       project.name = dto.name.trim();
       project.urlKey = urlKey;
@@ -133,7 +149,7 @@ export class ProjectsService {
     if (dto.description !== undefined) project.description = dto.description;
     if (dto.status !== undefined) project.status = dto.status;
     if (dto.targetDate !== undefined) project.targetDate = dto.targetDate;
-    if (dto.color !== undefined) project.color = dto.color ? dto.color.toLowerCase() : (await this.paletteColor(project.companyId));
+    if (dto.color !== undefined) project.color = dto.color ? dto.color.toLowerCase() : await this.paletteColor(project.companyId);
     // null clears the variables
     if (dto.env !== undefined) project.env = await this.normalizeEnv(project.companyId, dto.env ?? {});
     if (dto.executionWorkspacePolicy !== undefined) project.executionWorkspacePolicy = dto.executionWorkspacePolicy;
@@ -173,7 +189,9 @@ export class ProjectsService {
   }
 
   private async paletteColor(companyId: string): Promise<string> {
-    const [{ count }] = await this.db.query<{ count: number }>(`SELECT count(*)::int AS count FROM projects WHERE company_id = $1`, [companyId]);
+    const [{ count }] = await this.db.query<{ count: number }>(`SELECT count(*)::int AS count FROM projects WHERE company_id = $1`, [
+      companyId,
+    ]);
     return PROJECT_PALETTE[count % PROJECT_PALETTE.length];
   }
 
@@ -195,7 +213,12 @@ export class ProjectsService {
     });
   }
 
-  private toResponse(p: ProjectEntity, goals: ProjectGoalSummaryDto[], own: ProjectWorkspaceEntity[], primary: ProjectWorkspaceEntity | null): ProjectResponseDto {
+  private toResponse(
+    p: ProjectEntity,
+    goals: ProjectGoalSummaryDto[],
+    own: ProjectWorkspaceEntity[],
+    primary: ProjectWorkspaceEntity | null,
+  ): ProjectResponseDto {
     return {
       id: p.id,
       companyId: p.companyId,

@@ -42,14 +42,20 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
   ) {}
 
   async perform(actor: Actor | null, project: LockedProject, workspaceId: string, action: RuntimeAction): Promise<RuntimeServiceResultDto> {
-    if (!(RUNTIME_ACTIONS as readonly string[]).includes(action)) throw badRequest('action must be start, stop or restart', {}, 'invalid_action');
+    if (!(RUNTIME_ACTIONS as readonly string[]).includes(action))
+      throw badRequest('action must be start, stop or restart', {}, 'invalid_action');
     const ws = await this.workspaces.getEntity(project.id, workspaceId, true);
     if (action !== 'stop') this.assertStartable(ws);
     if (ws.runtimeOwnerId && ws.runtimeOwnerId !== this.supervisor.ownerId && ws.runtimePid !== null) {
-      throw conflict(`The runtime service is owned by instance ${ws.runtimeOwnerId}`, 'runtime_owned_by_other_instance', { ownerInstanceId: ws.runtimeOwnerId });
+      throw conflict(`The runtime service is owned by instance ${ws.runtimeOwnerId}`, 'runtime_owned_by_other_instance', {
+        ownerInstanceId: ws.runtimeOwnerId,
+      });
     }
     const operation = await this.run(ws, action, actor);
-    return { workspace: toWorkspaceResponse(await this.workspaces.getEntity(project.id, ws.id)), operation: toOperationResponse(operation) };
+    return {
+      workspace: toWorkspaceResponse(await this.workspaces.getEntity(project.id, ws.id)),
+      operation: toOperationResponse(operation),
+    };
   }
 
   /** Start-up: restart what should run (a leftover process of a crashed run is stopped first), stop what should not. */
@@ -62,7 +68,8 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
           if (locked.desiredState === 'running' && locked.cwd && locked.runtimeConfig?.command) {
             await this.run(locked, 'reconcile', null);
           } else {
-            if (locked.runtimePid !== null) await this.supervisor.stopOrphan(locked.runtimePid, locked.runtimeConfig, locked.runtimeConfig?.stopTimeoutMs);
+            if (locked.runtimePid !== null)
+              await this.supervisor.stopOrphan(locked.runtimePid, locked.runtimeConfig, locked.runtimeConfig?.stopTimeoutMs);
             await this.db.query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = $1`, [locked.id]);
           }
         });
@@ -111,7 +118,14 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
     }
     if (action === 'stop') {
       op.pid = current?.pid ?? ws.runtimePid;
-      Object.assign(ws, { desiredState: 'stopped', runtimePid: null, runtimeOwnerId: null, runtimeStartedAt: null, runtimeExitCode: null, runtimeExitedAt: null });
+      Object.assign(ws, {
+        desiredState: 'stopped',
+        runtimePid: null,
+        runtimeOwnerId: null,
+        runtimeStartedAt: null,
+        runtimeExitCode: null,
+        runtimeExitedAt: null,
+      });
     } else if (action === 'start' && current) {
       // already running here: nothing to start
       op.pid = current.pid;

@@ -94,13 +94,17 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
       const runAs = resolveAgentIdentity(this.config.agentUser);
       const denied = inaccessibleReason(cwd, runAs);
       if (denied) throw new Error(`working directory ${cwd}: ${denied}`);
-      child = spawn(cfg.command, cfg.args ?? [], agentSpawnOptions(runAs, {
-        cwd,
-        env: this.environment(cfg),
-        detached: true,
-        shell: false,
-        stdio: ['ignore', fd, fd] as ['ignore', number, number],
-      }));
+      child = spawn(
+        cfg.command,
+        cfg.args ?? [],
+        agentSpawnOptions(runAs, {
+          cwd,
+          env: this.environment(cfg),
+          detached: true,
+          shell: false,
+          stdio: ['ignore', fd, fd] as ['ignore', number, number],
+        }),
+      );
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', reject);
@@ -137,9 +141,13 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
     let last = 'no answer';
     while (Date.now() < deadline) {
       const entry = this.processes.get(workspaceId);
-      if (!entry || entry.exitCode !== undefined) return `process exited before it became healthy (exit code ${entry?.exitCode ?? 'unknown'})`;
+      if (!entry || entry.exitCode !== undefined)
+        return `process exited before it became healthy (exit code ${entry?.exitCode ?? 'unknown'})`;
       try {
-        const res = await fetch(url, { signal: AbortSignal.timeout(Math.min(2000, Math.max(100, deadline - Date.now()))), redirect: 'manual' });
+        const res = await fetch(url, {
+          signal: AbortSignal.timeout(Math.min(2000, Math.max(100, deadline - Date.now()))),
+          redirect: 'manual',
+        });
         await res.arrayBuffer().catch(() => undefined);
         if (res.status < 400) return null;
         last = `HTTP ${res.status}`;
@@ -187,7 +195,10 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
     await Promise.all(ids.map((id) => this.stop(id)));
     // the desired state stays: start-up reconciles it; the processes themselves are gone
     await this.db.dataSource
-      .query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = ANY($1::uuid[]) AND runtime_owner_id = $2`, [ids, this.ownerId])
+      .query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = ANY($1::uuid[]) AND runtime_owner_id = $2`, [
+        ids,
+        this.ownerId,
+      ])
       .catch((err: Error) => this.logger.warn(`could not record stopped runtime services: ${err.message}`));
   }
 

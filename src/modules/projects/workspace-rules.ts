@@ -65,8 +65,16 @@ export function defaultSourceType(cwd: string | null | undefined, repoUrl: strin
 }
 
 /** Name when omitted: the last segment of the path or repository, else `workspace`. */
-export function defaultWorkspaceName(cwd: string | null | undefined, repoUrl: string | null | undefined, ref: string | null | undefined): string {
+export function defaultWorkspaceName(
+  cwd: string | null | undefined,
+  repoUrl: string | null | undefined,
+  ref: string | null | undefined,
+): string {
   const source = cwd ?? repoUrl ?? ref ?? '';
-  const last = source.replace(/\.git$/, '').split(/[/:]/).filter(Boolean).pop();
+  const last = source
+    .replace(/\.git$/, '')
+    .split(/[/:]/)
+    .filter(Boolean)
+    .pop();
   return last?.slice(0, 200) || 'workspace';
 }

@@ -35,7 +35,11 @@ export class WorkspacesController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('project_workspace.created', workspaceActivity)
-  async create(@CurrentActor() actor: Actor, @Param('projectId') projectId: string, @Body() dto: CreateWorkspaceDto): Promise<WorkspaceResponseDto> {
+  async create(
+    @CurrentActor() actor: Actor,
+    @Param('projectId') projectId: string,
+    @Body() dto: CreateWorkspaceDto,
+  ): Promise<WorkspaceResponseDto> {
     const project = await this.projects.resolve(actor, projectId, undefined, true);
     return this.workspaces.create(project, dto);
   }
@@ -57,8 +61,15 @@ export class WorkspacesController {
   /** Returns the deleted row; a deleted primary promotes the oldest remaining workspace; its runtime service stops. */
   @Delete(':workspaceId')
   @Authorize({ callers: ['board', 'agent'] })
-  @LogActivity('project_workspace.deleted', { ...workspaceActivity, details: (c) => ({ name: c.result.name, projectId: c.result.projectId }) })
-  async remove(@CurrentActor() actor: Actor, @Param('projectId') projectId: string, @Param('workspaceId') workspaceId: string): Promise<WorkspaceResponseDto> {
+  @LogActivity('project_workspace.deleted', {
+    ...workspaceActivity,
+    details: (c) => ({ name: c.result.name, projectId: c.result.projectId }),
+  })
+  async remove(
+    @CurrentActor() actor: Actor,
+    @Param('projectId') projectId: string,
+    @Param('workspaceId') workspaceId: string,
+  ): Promise<WorkspaceResponseDto> {
     const project = await this.projects.resolve(actor, projectId, undefined, true);
     return this.workspaces.remove(project, workspaceId);
   }

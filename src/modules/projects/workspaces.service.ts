@@ -49,8 +49,19 @@ export interface LockedProject {
 }
 
 const SIMPLE_FIELDS = [
-  'name', 'sourceType', 'cwd', 'repoUrl', 'repoRef', 'defaultRef', 'visibility', 'setupCommand', 'cleanupCommand',
-  'remoteProvider', 'remoteWorkspaceRef', 'sharedWorkspaceKey', 'metadata',
+  'name',
+  'sourceType',
+  'cwd',
+  'repoUrl',
+  'repoRef',
+  'defaultRef',
+  'visibility',
+  'setupCommand',
+  'cleanupCommand',
+  'remoteProvider',
+  'remoteWorkspaceRef',
+  'sharedWorkspaceKey',
+  'metadata',
 ] as const;
 
 /**
@@ -100,14 +111,25 @@ export class WorkspacesService {
       metadata: {},
       runtimeConfig: null,
       desiredState: 'stopped',
-      cwd: null, repoUrl: null, repoRef: null, defaultRef: null, visibility: null, setupCommand: null, cleanupCommand: null,
-      remoteProvider: null, remoteWorkspaceRef: null, sharedWorkspaceKey: null,
+      cwd: null,
+      repoUrl: null,
+      repoRef: null,
+      defaultRef: null,
+      visibility: null,
+      setupCommand: null,
+      cleanupCommand: null,
+      remoteProvider: null,
+      remoteWorkspaceRef: null,
+      sharedWorkspaceKey: null,
     });
     this.apply(w, dto);
     w.sourceType = dto.sourceType ?? defaultSourceType(w.cwd, w.repoUrl);
     w.name = dto.name?.trim() || defaultWorkspaceName(w.cwd, w.repoUrl, w.remoteWorkspaceRef);
     assertWorkspaceRules(w);
-    const [{ count }] = await this.db.query<{ count: number }>(`SELECT count(*)::int AS count FROM project_workspaces WHERE project_id = $1`, [project.id]);
+    const [{ count }] = await this.db.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM project_workspaces WHERE project_id = $1`,
+      [project.id],
+    );
     w.isPrimary = count === 0 || dto.isPrimary === true;
     if (w.isPrimary) await this.clearPrimary(project.id);
     const saved = await this.repo.save(w);
@@ -154,13 +176,16 @@ export class WorkspacesService {
   private apply(w: ProjectWorkspaceEntity, dto: UpdateWorkspaceDto): void {
     for (const key of SIMPLE_FIELDS) {
       const value = dto[key];
-      if (value !== undefined) (w as unknown as Record<string, unknown>)[key] = typeof value === 'string' && key === 'name' ? value.trim() : value;
+      if (value !== undefined)
+        (w as unknown as Record<string, unknown>)[key] = typeof value === 'string' && key === 'name' ? value.trim() : value;
     }
     if (dto.runtimeConfig !== undefined) w.runtimeConfig = dto.runtimeConfig ? ({ ...dto.runtimeConfig } as RuntimeConfig) : null;
   }
 
   private async clearPrimary(projectId: string): Promise<void> {
-    await this.db.query(`UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE project_id = $1 AND is_primary`, [projectId]);
+    await this.db.query(`UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE project_id = $1 AND is_primary`, [
+      projectId,
+    ]);
   }
 
   private async oldestOther(projectId: string, workspaceId: string): Promise<string | undefined> {

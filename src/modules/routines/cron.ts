@@ -18,7 +18,11 @@ export function assertTimeZone(tz: string, field = 'timezone'): void {
 export function assertCron(expression: string, tz: string, field = 'cronExpression'): void {
   const fields = expression.trim().split(/\s+/);
   if (!(expression.trim().startsWith('@') || fields.length === 5)) {
-    throw routineError('invalid_cron_expression', `${field}: expected five fields (minute hour day-of-month month day-of-week) or an @alias`, { field });
+    throw routineError(
+      'invalid_cron_expression',
+      `${field}: expected five fields (minute hour day-of-month month day-of-week) or an @alias`,
+      { field },
+    );
   }
   // a work item every second is never a schedule anyone means
   if (expression.trim() === '@secondly') throw routineError('invalid_cron_expression', `${field}: @secondly is not allowed`, { field });

@@ -62,10 +62,17 @@ export class RoutineFiring {
     } else if (companyStatus === 'archived') {
       outcome = { status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: 'the company is archived' };
     } else if (!assigneeStatus || UNUSABLE_ASSIGNEE.includes(assigneeStatus)) {
-      outcome = { status: 'failed', linkedIssueId: null, coalescedIntoRunId: null, failureReason: `assignee agent is ${assigneeStatus ?? 'missing'}` };
+      outcome = {
+        status: 'failed',
+        linkedIssueId: null,
+        coalescedIntoRunId: null,
+        failureReason: `assignee agent is ${assigneeStatus ?? 'missing'}`,
+      };
     } else if (open) {
       outcome = {
-        status: 'skipped', linkedIssueId: null, coalescedIntoRunId: open.id,
+        status: 'skipped',
+        linkedIssueId: null,
+        coalescedIntoRunId: open.id,
         failureReason: `previous execution's issue ${open.issue_identifier ?? open.linked_issue_id} is still open`,
       };
     } else {
@@ -101,8 +108,13 @@ export class RoutineFiring {
               actorType: 'system',
               actorId: 'routine-scheduler',
               details: {
-                runId, status: outcome.status, triggerId: insert.triggerId, scheduledFor: base.scheduledFor?.toISOString() ?? null,
-                missedCount: base.missedCount, issueId: outcome.linkedIssueId, reason: outcome.failureReason,
+                runId,
+                status: outcome.status,
+                triggerId: insert.triggerId,
+                scheduledFor: base.scheduledFor?.toISOString() ?? null,
+                missedCount: base.missedCount,
+                issueId: outcome.linkedIssueId,
+                reason: outcome.failureReason,
               },
             })
           : undefined,

@@ -57,7 +57,12 @@ export function toRunResponse(r: RunRow, triggers: Map<string, TriggerRow> = new
   };
 }
 
-export function toRoutineResponse(r: RoutineRow, triggers: TriggerRow[], lastRun: RunRow | undefined, open: RunRow | undefined): RoutineResponseDto {
+export function toRoutineResponse(
+  r: RoutineRow,
+  triggers: TriggerRow[],
+  lastRun: RunRow | undefined,
+  open: RunRow | undefined,
+): RoutineResponseDto {
   const byId = new Map(triggers.map((t) => [t.id, t]));
   return {
     id: r.id,

@@ -5,8 +5,15 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import {
-  CreateRoutineDto, CreateTriggerDto, ListRunsQueryDto, RoutineDetailResponseDto, RoutineResponseDto, RoutineRunResponseDto,
-  TriggerResponseDto, UpdateRoutineDto, UpdateTriggerDto,
+  CreateRoutineDto,
+  CreateTriggerDto,
+  ListRunsQueryDto,
+  RoutineDetailResponseDto,
+  RoutineResponseDto,
+  RoutineRunResponseDto,
+  TriggerResponseDto,
+  UpdateRoutineDto,
+  UpdateTriggerDto,
 } from './dto/routine.dto';
 import { RoutinesService } from './routines.service';
 
@@ -15,7 +22,13 @@ const triggerActivity = (action: string) =>
   LogActivity(action, {
     entityType: 'routine',
     entityId: (c: ActivityContext) => c.result.routineId as string,
-    details: (c: ActivityContext) => ({ triggerId: c.result.id, kind: c.result.kind, cronExpression: c.result.cronExpression, timezone: c.result.timezone, enabled: c.result.enabled }),
+    details: (c: ActivityContext) => ({
+      triggerId: c.result.id,
+      kind: c.result.kind,
+      cronExpression: c.result.cronExpression,
+      timezone: c.result.timezone,
+      enabled: c.result.enabled,
+    }),
   });
 
 @ApiTags('routines')
@@ -39,7 +52,11 @@ export class RoutinesController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('routine.created', { entityType: 'routine' })
-  create(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateRoutineDto): Promise<RoutineDetailResponseDto> {
+  create(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Body() dto: CreateRoutineDto,
+  ): Promise<RoutineDetailResponseDto> {
     return this.routines.create(actor, companyId, dto);
   }
 
@@ -54,7 +71,11 @@ export class RoutinesController {
   @Patch('routines/:routineId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('routine.updated', { entityType: 'routine' })
-  update(@CurrentActor() actor: Actor, @Param('routineId') routineId: string, @Body() dto: UpdateRoutineDto): Promise<RoutineDetailResponseDto> {
+  update(
+    @CurrentActor() actor: Actor,
+    @Param('routineId') routineId: string,
+    @Body() dto: UpdateRoutineDto,
+  ): Promise<RoutineDetailResponseDto> {
     return this.routines.update(actor, routineId, dto);
   }
 
@@ -100,7 +121,11 @@ export class RoutinesController {
   /** Executions of the routine, newest first. */
   @Get('routines/:routineId/runs')
   @Authorize({ callers: ['board', 'agent'] })
-  runs(@CurrentActor() actor: Actor, @Param('routineId') routineId: string, @Query() q: ListRunsQueryDto): Promise<RoutineRunResponseDto[]> {
+  runs(
+    @CurrentActor() actor: Actor,
+    @Param('routineId') routineId: string,
+    @Query() q: ListRunsQueryDto,
+  ): Promise<RoutineRunResponseDto[]> {
     return this.routines.runs(actor, routineId, q.limit ?? 50);
   }
 
@@ -109,7 +134,11 @@ export class RoutinesController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @triggerActivity('routine.trigger_created')
-  addTrigger(@CurrentActor() actor: Actor, @Param('routineId') routineId: string, @Body() dto: CreateTriggerDto): Promise<TriggerResponseDto> {
+  addTrigger(
+    @CurrentActor() actor: Actor,
+    @Param('routineId') routineId: string,
+    @Body() dto: CreateTriggerDto,
+  ): Promise<TriggerResponseDto> {
     return this.routines.addTrigger(actor, routineId, dto);
   }
 
@@ -117,7 +146,11 @@ export class RoutinesController {
   @Patch('routine-triggers/:triggerId')
   @Authorize({ callers: ['board', 'agent'] })
   @triggerActivity('routine.trigger_updated')
-  updateTrigger(@CurrentActor() actor: Actor, @Param('triggerId') triggerId: string, @Body() dto: UpdateTriggerDto): Promise<TriggerResponseDto> {
+  updateTrigger(
+    @CurrentActor() actor: Actor,
+    @Param('triggerId') triggerId: string,
+    @Body() dto: UpdateTriggerDto,
+  ): Promise<TriggerResponseDto> {
     return this.routines.updateTrigger(actor, triggerId, dto);
   }
 

@@ -44,7 +44,10 @@ export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationS
 
   onApplicationBootstrap(): void {
     if (!this.registry) return;
-    this.registry.addInterval(TICK, setInterval(() => void this.guardedTick(), this.config.routinesTickMs));
+    this.registry.addInterval(
+      TICK,
+      setInterval(() => void this.guardedTick(), this.config.routinesTickMs),
+    );
   }
 
   onApplicationShutdown(): void {
@@ -111,7 +114,8 @@ export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationS
           triggerId: t.id,
           scheduledFor: t.next_run_at,
           missedCount: missed,
-          skipReason: late && t.catch_up_policy === 'skip_missed' ? 'missed while the service was down (catch-up policy skip_missed)' : undefined,
+          skipReason:
+            late && t.catch_up_policy === 'skip_missed' ? 'missed while the service was down (catch-up policy skip_missed)' : undefined,
         });
         return true;
       });
@@ -124,9 +128,18 @@ export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationS
         .transaction(async () => {
           if (!(await this.repo.claim(t.company_id, t.id, t.next_run_at, next, now))) return;
           await this.repo.insertRun(t.company_id, {
-            routineId: t.routine_id, triggerId: t.id, source: 'schedule', status: 'failed', scheduledFor: t.next_run_at, missedCount: missed,
-            triggerPayload: null, linkedIssueId: null, coalescedIntoRunId: null, failureReason: (err as Error).message.slice(0, 500),
-            createdByAgentId: null, createdByUserId: null,
+            routineId: t.routine_id,
+            triggerId: t.id,
+            source: 'schedule',
+            status: 'failed',
+            scheduledFor: t.next_run_at,
+            missedCount: missed,
+            triggerPayload: null,
+            linkedIssueId: null,
+            coalescedIntoRunId: null,
+            failureReason: (err as Error).message.slice(0, 500),
+            createdByAgentId: null,
+            createdByUserId: null,
           });
           await this.repo.setTriggerResult(t.company_id, t.id, 'failed');
         })

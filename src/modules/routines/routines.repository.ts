@@ -142,7 +142,9 @@ export class RoutinesRepository extends CompanyScopedRepository {
   }
 
   byKey(companyId: string, routineKey: string): Promise<RoutineRow | null> {
-    return this.row<RoutineRow>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND routine_key = $2`, [routineKey]);
+    return this.row<RoutineRow>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND routine_key = $2`, [
+      routineKey,
+    ]);
   }
 
   async insert(companyId: string, values: Record<string, unknown>): Promise<RoutineRow> {
@@ -187,7 +189,9 @@ export class RoutinesRepository extends CompanyScopedRepository {
               ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM agents WHERE id = $5 AND company_id = $1)) AS "assigneeAgentId"`,
       [refs.projectId ?? null, refs.goalId ?? null, refs.parentIssueId ?? null, refs.assigneeAgentId ?? null],
     );
-    return Object.entries(r).filter(([, ok]) => !ok).map(([field]) => field);
+    return Object.entries(r)
+      .filter(([, ok]) => !ok)
+      .map(([field]) => field);
   }
 
   /** What a firing checks first, in one round trip: the company's and the assignee's status. */
@@ -208,8 +212,13 @@ export class RoutinesRepository extends CompanyScopedRepository {
   }
 
   /** The assignee as the routine page shows it. */
-  assigneeSummary(companyId: string, agentId: string): Promise<{ id: string; name: string; role: string; title: string | null; urlKey: string } | null> {
-    return this.row(companyId, `SELECT id, name, role, title, url_key AS "urlKey" FROM agents WHERE company_id = $1 AND id = $2`, [agentId]);
+  assigneeSummary(
+    companyId: string,
+    agentId: string,
+  ): Promise<{ id: string; name: string; role: string; title: string | null; urlKey: string } | null> {
+    return this.row(companyId, `SELECT id, name, role, title, url_key AS "urlKey" FROM agents WHERE company_id = $1 AND id = $2`, [
+      agentId,
+    ]);
   }
 
   // ---- triggers
@@ -224,7 +233,9 @@ export class RoutinesRepository extends CompanyScopedRepository {
   }
 
   trigger(companyId: string, triggerId: string, lock = false): Promise<TriggerRow | null> {
-    return this.row<TriggerRow>(companyId, `SELECT * FROM routine_triggers WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [triggerId]);
+    return this.row<TriggerRow>(companyId, `SELECT * FROM routine_triggers WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
+      triggerId,
+    ]);
   }
 
   async insertTrigger(companyId: string, values: Record<string, unknown>): Promise<TriggerRow> {
@@ -271,8 +282,19 @@ export class RoutinesRepository extends CompanyScopedRepository {
                                  linked_issue_id, coalesced_into_run_id, failure_reason, created_by_agent_id, created_by_user_id, id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14::uuid, gen_random_uuid())) RETURNING *`,
       [
-        r.routineId, r.triggerId, r.source, r.status, r.scheduledFor, r.missedCount, r.triggerPayload ? JSON.stringify(r.triggerPayload) : null,
-        r.linkedIssueId, r.coalescedIntoRunId, r.failureReason, r.createdByAgentId, r.createdByUserId, r.id ?? null,
+        r.routineId,
+        r.triggerId,
+        r.source,
+        r.status,
+        r.scheduledFor,
+        r.missedCount,
+        r.triggerPayload ? JSON.stringify(r.triggerPayload) : null,
+        r.linkedIssueId,
+        r.coalescedIntoRunId,
+        r.failureReason,
+        r.createdByAgentId,
+        r.createdByUserId,
+        r.id ?? null,
       ],
     );
     return row;
@@ -364,6 +386,10 @@ export class RoutinesRepository extends CompanyScopedRepository {
 
   /** Built-in agents: the routines one agent owns. */
   byManager(companyId: string, managedBy: string): Promise<RoutineRow[]> {
-    return this.rows<RoutineRow>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND managed_by = $2 ORDER BY created_at`, [managedBy]);
+    return this.rows<RoutineRow>(
+      companyId,
+      `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND managed_by = $2 ORDER BY created_at`,
+      [managedBy],
+    );
   }
 }

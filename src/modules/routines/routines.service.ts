@@ -7,8 +7,14 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { Clock } from '../budgets/clock.service';
 import { assertCron, assertTimeZone, nextFiring } from './cron';
 import {
-  CreateRoutineDto, CreateTriggerDto, RoutineDetailResponseDto, RoutineResponseDto, RoutineRunResponseDto, TriggerResponseDto,
-  UpdateRoutineDto, UpdateTriggerDto,
+  CreateRoutineDto,
+  CreateTriggerDto,
+  RoutineDetailResponseDto,
+  RoutineResponseDto,
+  RoutineRunResponseDto,
+  TriggerResponseDto,
+  UpdateRoutineDto,
+  UpdateTriggerDto,
 } from './dto/routine.dto';
 import { RoutineFiring } from './routine-firing.service';
 import { toRoutineResponse, toRunResponse, toTriggerResponse } from './routine-view';
@@ -75,7 +81,12 @@ export class RoutinesService {
   }
 
   /** Creates a routine without a caller's authorization (the caller of this method decided it). */
-  async createForCompany(companyId: string, dto: CreateRoutineDto, by: By, managed: ManagedRoutineFields = {}): Promise<RoutineDetailResponseDto> {
+  async createForCompany(
+    companyId: string,
+    dto: CreateRoutineDto,
+    by: By,
+    managed: ManagedRoutineFields = {},
+  ): Promise<RoutineDetailResponseDto> {
     await this.assertReferences(companyId, dto);
     // a built-in agent's routine may be created while its agent waits for hire approval
     if (!managed.managedBy) await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
@@ -103,7 +114,12 @@ export class RoutinesService {
   async update(actor: Actor, routineId: string, dto: UpdateRoutineDto): Promise<RoutineDetailResponseDto> {
     const routine = await this.loadForChange(actor, routineId);
     if (dto.assigneeAgentId !== undefined || dto.projectId !== undefined) {
-      await this.assertMayManage(actor, routine.company_id, dto.assigneeAgentId ?? routine.assignee_agent_id, dto.projectId !== undefined ? dto.projectId : routine.project_id);
+      await this.assertMayManage(
+        actor,
+        routine.company_id,
+        dto.assigneeAgentId ?? routine.assignee_agent_id,
+        dto.projectId !== undefined ? dto.projectId : routine.project_id,
+      );
     }
     return this.updateForCompany(routine.company_id, routine.id, dto, actor);
   }
@@ -117,8 +133,14 @@ export class RoutinesService {
     }
     const values: Record<string, unknown> = { ...byColumns(by, 'updated') };
     const map: Array<[keyof UpdateRoutineDto, string]> = [
-      ['title', 'title'], ['description', 'description'], ['assigneeAgentId', 'assignee_agent_id'], ['projectId', 'project_id'],
-      ['goalId', 'goal_id'], ['parentIssueId', 'parent_issue_id'], ['priority', 'priority'], ['concurrencyPolicy', 'concurrency_policy'],
+      ['title', 'title'],
+      ['description', 'description'],
+      ['assigneeAgentId', 'assignee_agent_id'],
+      ['projectId', 'project_id'],
+      ['goalId', 'goal_id'],
+      ['parentIssueId', 'parent_issue_id'],
+      ['priority', 'priority'],
+      ['concurrencyPolicy', 'concurrency_policy'],
       ['catchUpPolicy', 'catch_up_policy'],
     ];
     for (const [field, col] of map) if (dto[field] !== undefined) values[col] = field === 'title' ? String(dto.title).trim() : dto[field];
@@ -130,7 +152,9 @@ export class RoutinesService {
   async remove(actor: Actor, routineId: string): Promise<RoutineResponseDto> {
     const routine = await this.loadForChange(actor, routineId);
     if (routine.managed_by) {
-      throw routineError('routine_managed', `This routine belongs to ${routine.managed_by}; disable it there instead of deleting it`, { managedBy: routine.managed_by });
+      throw routineError('routine_managed', `This routine belongs to ${routine.managed_by}; disable it there instead of deleting it`, {
+        managedBy: routine.managed_by,
+      });
     }
     const [view] = await this.views(routine.company_id, [routine]);
     await this.repo.remove(routine.company_id, routine.id);
@@ -158,7 +182,8 @@ export class RoutinesService {
   }
 
   private async applyStatus(routine: RoutineRow, status: 'active' | 'paused', by: By): Promise<RoutineRow> {
-    const updated = routine.status === status ? routine : await this.repo.update(routine.company_id, routine.id, { status, ...byColumns(by, 'updated') });
+    const updated =
+      routine.status === status ? routine : await this.repo.update(routine.company_id, routine.id, { status, ...byColumns(by, 'updated') });
     if (status === 'paused') {
       await this.repo.clearNextRuns(routine.company_id, routine.id);
     } else {
@@ -218,17 +243,42 @@ export class RoutinesService {
   }
 
   /** Built-in agents: a schedule trigger of a routine (re)set to the given cron, keeping its id. */
-  async ensureScheduleTrigger(companyId: string, routineId: string, cronExpression: string, timezone: string, label: string): Promise<void> {
+  async ensureScheduleTrigger(
+    companyId: string,
+    routineId: string,
+    cronExpression: string,
+    timezone: string,
+    label: string,
+  ): Promise<void> {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     const triggers = (await this.repo.triggersOf(companyId, [routineId])).filter((t) => t.kind === 'schedule');
-    const next = this.nextFor({ kind: 'schedule', enabled: true, cron_expression: cronExpression, timezone }, routine.status, this.clock.now());
+    const next = this.nextFor(
+      { kind: 'schedule', enabled: true, cron_expression: cronExpression, timezone },
+      routine.status,
+      this.clock.now(),
+    );
     if (!triggers.length) {
-      await this.repo.insertTrigger(companyId, { routine_id: routineId, kind: 'schedule', label, enabled: true, cron_expression: cronExpression, timezone, next_run_at: next });
+      await this.repo.insertTrigger(companyId, {
+        routine_id: routineId,
+        kind: 'schedule',
+        label,
+        enabled: true,
+        cron_expression: cronExpression,
+        timezone,
+        next_run_at: next,
+      });
       return;
     }
     for (const [i, t] of triggers.entries()) {
-      if (i === 0) await this.repo.updateTrigger(companyId, t.id, { label, enabled: true, cron_expression: cronExpression, timezone, next_run_at: next });
+      if (i === 0)
+        await this.repo.updateTrigger(companyId, t.id, {
+          label,
+          enabled: true,
+          cron_expression: cronExpression,
+          timezone,
+          next_run_at: next,
+        });
       else await this.repo.removeTrigger(companyId, t.id);
     }
   }
@@ -273,10 +323,21 @@ export class RoutinesService {
 
   private async views(companyId: string, routines: RoutineRow[]): Promise<RoutineResponseDto[]> {
     const ids = routines.map((r) => r.id);
-    const [triggers, last, open] = await Promise.all([this.repo.triggersOf(companyId, ids), this.repo.lastRuns(companyId, ids), this.repo.openExecutions(companyId, ids)]);
+    const [triggers, last, open] = await Promise.all([
+      this.repo.triggersOf(companyId, ids),
+      this.repo.lastRuns(companyId, ids),
+      this.repo.openExecutions(companyId, ids),
+    ]);
     const lastBy = new Map(last.map((r) => [r.routine_id, r]));
     const openBy = new Map(open.map((r) => [r.routine_id, r]));
-    return routines.map((r) => toRoutineResponse(r, triggers.filter((t) => t.routine_id === r.id), lastBy.get(r.id), openBy.get(r.id)));
+    return routines.map((r) =>
+      toRoutineResponse(
+        r,
+        triggers.filter((t) => t.routine_id === r.id),
+        lastBy.get(r.id),
+        openBy.get(r.id),
+      ),
+    );
   }
 
   private async detail(routine: RoutineRow): Promise<RoutineDetailResponseDto> {

@@ -93,7 +93,8 @@ export class RunSecretsService {
     }
     if (isSkillTestRun(run)) throw forbidden('Skill-test runs cannot read secrets', { code: 'skill_test_run_denied' });
     const [agent] = await this.db.query<AgentRow>('SELECT role, metadata FROM agents WHERE id = $1', [actor.agentId]);
-    if (!agent || isLowTrustAgent(agent)) throw forbidden('Low-trust review agents cannot read secrets', { code: 'low_trust_agent_denied' });
+    if (!agent || isLowTrustAgent(agent))
+      throw forbidden('Low-trust review agents cannot read secrets', { code: 'low_trust_agent_denied' });
     await this.authz.assert({ actor, action: 'secrets.read', companyId: actor.companyId, targetAgentId: actor.agentId });
     const projectId = run.context_snapshot?.projectId;
     const { bindings } = await this.bindings.bindingsFor(actor.companyId, actor.agentId, typeof projectId === 'string' ? projectId : null);

@@ -126,12 +126,19 @@ function parseRef(raw: Record<string, unknown>, field: string, key: string): Sec
   else if (typeof v === 'number' && Number.isInteger(v) && v >= 1) versionSelector = v;
   else throw invalidField(`${field}.version`, 'version must be "latest" or a positive integer');
   const delivery = raw.delivery ?? DEFAULT_DELIVERY;
-  if (!DELIVERIES.includes(delivery as Delivery)) throw invalidField(`${field}.delivery`, `delivery must be one of ${DELIVERIES.join(', ')}`);
+  if (!DELIVERIES.includes(delivery as Delivery))
+    throw invalidField(`${field}.delivery`, `delivery must be one of ${DELIVERIES.join(', ')}`);
   const projectionClass = raw.projectionClass ?? inferProjectionClass(key);
   if (!PROJECTION_CLASSES.includes(projectionClass as ProjectionClass)) {
     throw invalidField(`${field}.projectionClass`, `projectionClass must be one of ${PROJECTION_CLASSES.join(', ')}`);
   }
-  return { key, secretId: raw.secretId, versionSelector, delivery: delivery as Delivery, projectionClass: projectionClass as ProjectionClass };
+  return {
+    key,
+    secretId: raw.secretId,
+    versionSelector,
+    delivery: delivery as Delivery,
+    projectionClass: projectionClass as ProjectionClass,
+  };
 }
 
 /** Stored env config is read leniently: an entry that no longer parses yields no binding rather than an error. */

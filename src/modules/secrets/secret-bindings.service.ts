@@ -5,7 +5,15 @@ import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import {
-  Delivery, EnvEntry, invalidField, looksSensitive, parseEnv, parseStoredEnv, ProjectionClass, SecretBinding, VersionSelector,
+  Delivery,
+  EnvEntry,
+  invalidField,
+  looksSensitive,
+  parseEnv,
+  parseStoredEnv,
+  ProjectionClass,
+  SecretBinding,
+  VersionSelector,
 } from './secret-binding';
 import { SecretEntity } from './secret.entity';
 import { SECRET_ERROR_CODES } from './secret-providers';
@@ -78,13 +86,22 @@ export class SecretBindingsService {
       const offending = Object.entries(parsed.inline).find(([k, v]) => looksSensitive(k) && v !== '');
       if (offending) throw invalidField(`${field}.${offending[0]}`, STRICT_HINT, 422, 'inline_secret_not_allowed');
     }
-    const found = await this.secrets.findInCompany(companyId, parsed.bindings.map((b) => b.secretId));
+    const found = await this.secrets.findInCompany(
+      companyId,
+      parsed.bindings.map((b) => b.secretId),
+    );
     for (const b of parsed.bindings) {
       const f = `${field}.${b.key}`;
       const secret = found.get(b.secretId);
-      if (!secret) throw invalidField(`${f}.secretId`, `secret ${b.secretId} does not exist in this company`, 422, 'invalid_secret_reference');
+      if (!secret)
+        throw invalidField(`${f}.secretId`, `secret ${b.secretId} does not exist in this company`, 422, 'invalid_secret_reference');
       if (typeof b.versionSelector === 'number' && b.versionSelector > secret.latestVersion) {
-        throw invalidField(`${f}.version`, `secret "${secret.name}" has no version ${b.versionSelector} (latest is ${secret.latestVersion})`, 422, 'invalid_secret_reference');
+        throw invalidField(
+          `${f}.version`,
+          `secret "${secret.name}" has no version ${b.versionSelector} (latest is ${secret.latestVersion})`,
+          422,
+          'invalid_secret_reference',
+        );
       }
     }
     return parsed.normalized;
@@ -95,7 +112,13 @@ export class SecretBindingsService {
    * of the company; any other non-empty string is stored as a new secret and replaced by its id.
    * Returns a new config object; nested object properties are walked.
    */
-  async normalizeSchemaConfig(companyId: string, schema: ConfigSchema, config: Record<string, unknown>, actor?: Actor, field = 'adapterConfig'): Promise<Record<string, unknown>> {
+  async normalizeSchemaConfig(
+    companyId: string,
+    schema: ConfigSchema,
+    config: Record<string, unknown>,
+    actor?: Actor,
+    field = 'adapterConfig',
+  ): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = { ...config };
     for (const [name, prop] of Object.entries(schema.properties ?? {})) {
       const value = out[name];
@@ -120,7 +143,11 @@ export class SecretBindingsService {
    * The agent's bindings for a run: project env (when the run names a project) overlaid by the
    * agent's adapterConfig.env, so the agent's own config wins on the same alias.
    */
-  async bindingsFor(companyId: string, agentId: string, projectId?: string | null): Promise<{ bindings: ResolvedBinding[]; inline: Record<string, string> }> {
+  async bindingsFor(
+    companyId: string,
+    agentId: string,
+    projectId?: string | null,
+  ): Promise<{ bindings: ResolvedBinding[]; inline: Record<string, string> }> {
     const [agent] = await this.db.query<{ adapter_config: { env?: unknown } | null }>(
       'SELECT adapter_config FROM agents WHERE id = $1 AND company_id = $2',
       [agentId, companyId],
@@ -129,7 +156,10 @@ export class SecretBindingsService {
     const byKey = new Map<string, ResolvedBinding>();
     const inline: Record<string, string> = {};
     if (projectId && isUuid(projectId)) {
-      const [project] = await this.db.query<{ env: unknown }>('SELECT env FROM projects WHERE id = $1 AND company_id = $2', [projectId, companyId]);
+      const [project] = await this.db.query<{ env: unknown }>('SELECT env FROM projects WHERE id = $1 AND company_id = $2', [
+        projectId,
+        companyId,
+      ]);
       const parsed = parseStoredEnv(project?.env);
       Object.assign(inline, parsed.inline);
       for (const b of parsed.bindings) byKey.set(b.key, { ...b, source: 'project' });
@@ -142,7 +172,10 @@ export class SecretBindingsService {
       byKey.set(b.key, { ...b, source: 'agent' });
     }
     const bindings = [...byKey.values()];
-    const secrets = await this.secrets.findInCompany(companyId, bindings.map((b) => b.secretId));
+    const secrets = await this.secrets.findInCompany(
+      companyId,
+      bindings.map((b) => b.secretId),
+    );
     for (const b of bindings) b.secret = secrets.get(b.secretId);
     return { bindings, inline };
   }
@@ -156,7 +189,9 @@ export class SecretBindingsService {
   async resolveForLaunch(companyId: string, agentId: string, opts: { projectId?: string | null } = {}): Promise<LaunchEnvironment> {
     const { bindings, inline } = await this.bindingsFor(companyId, agentId, opts.projectId);
     const env: Record<string, string> = { ...inline };
-    const redact = Object.entries(inline).filter(([k]) => looksSensitive(k)).map(([, v]) => v);
+    const redact = Object.entries(inline)
+      .filter(([k]) => looksSensitive(k))
+      .map(([, v]) => v);
     const launched: LaunchSecretBinding[] = [];
     for (const b of bindings) {
       const injected = b.delivery !== 'api';
@@ -165,7 +200,13 @@ export class SecretBindingsService {
         redact.push(r.value);
         if (!injected) continue;
         env[b.key] = r.value;
-        launched.push({ key: b.key, secretName: r.secret.name, version: r.version, delivery: b.delivery, projectionClass: b.projectionClass });
+        launched.push({
+          key: b.key,
+          secretName: r.secret.name,
+          version: r.version,
+          delivery: b.delivery,
+          projectionClass: b.projectionClass,
+        });
       } catch (err) {
         // api-only bindings are resolved here only to redact them; their read fails clearly later
         if (injected) throw withBindingKey(err, b.key);
@@ -177,7 +218,9 @@ export class SecretBindingsService {
   /** Decrypts the value a binding selects; a deleted secret fails with `secret_not_found`. */
   resolveBinding(companyId: string, b: { secretId: string; versionSelector: VersionSelector; secret?: SecretEntity }) {
     if (!b.secret) {
-      throw new DomainError(422, SECRET_ERROR_CODES.notFound, `Secret ${b.secretId} referenced by the configuration no longer exists`, { secretId: b.secretId });
+      throw new DomainError(422, SECRET_ERROR_CODES.notFound, `Secret ${b.secretId} referenced by the configuration no longer exists`, {
+        secretId: b.secretId,
+      });
     }
     return this.secrets.resolveValue(companyId, b.secretId, b.versionSelector, b.secret);
   }

@@ -56,7 +56,9 @@ class LocalEncryptedProvider implements SecretProvider {
 
   store(input: { secretId: string; version: number; value: string | undefined }): StoredVersionMaterial {
     if (typeof input.value !== 'string' || input.value === '') {
-      throw new DomainError(400, 'validation_failed', 'value is required', { fields: [{ field: 'value', messages: ['value is required'] }] });
+      throw new DomainError(400, 'validation_failed', 'value is required', {
+        fields: [{ field: 'value', messages: ['value is required'] }],
+      });
     }
     const enc = encryptValue(this.config.secretsMasterKey, input.value, versionAad(input.secretId, input.version));
     return { externalRef: null, ...enc, keyFingerprint: this.config.secretsMasterKeyFingerprint, valueSha256: sha256OfValue(input.value) };
@@ -102,7 +104,14 @@ class EnvProvider implements SecretProvider {
 
   store(input: { externalRef: string | null }): StoredVersionMaterial {
     const value = this.read(input.externalRef!);
-    return { externalRef: input.externalRef, ciphertext: null, iv: null, authTag: null, keyFingerprint: null, valueSha256: sha256OfValue(value) };
+    return {
+      externalRef: input.externalRef,
+      ciphertext: null,
+      iv: null,
+      authTag: null,
+      keyFingerprint: null,
+      valueSha256: sha256OfValue(value),
+    };
   }
 
   resolve(stored: StoredVersion): string {
@@ -112,9 +121,13 @@ class EnvProvider implements SecretProvider {
   private read(name: string): string {
     const value = this.env[name];
     if (value === undefined) {
-      throw unprocessable(`Environment variable ${name} named by externalRef is not set on the service`, SECRET_ERROR_CODES.externalRefUnresolvable, {
-        externalRef: name,
-      });
+      throw unprocessable(
+        `Environment variable ${name} named by externalRef is not set on the service`,
+        SECRET_ERROR_CODES.externalRefUnresolvable,
+        {
+          externalRef: name,
+        },
+      );
     }
     return value;
   }
@@ -161,7 +174,11 @@ export class SecretProviders {
   usable(id: string): SecretProvider {
     const p = this.providers.get(id);
     if (!p) {
-      throw badRequest(`Unknown secret provider "${id}"; known providers: ${[...this.providers.keys()].join(', ')}`, { provider: id }, 'unknown_secret_provider');
+      throw badRequest(
+        `Unknown secret provider "${id}"; known providers: ${[...this.providers.keys()].join(', ')}`,
+        { provider: id },
+        'unknown_secret_provider',
+      );
     }
     const reason = p.unavailableReason();
     if (reason) throw unprocessable(reason, SECRET_ERROR_CODES.providerNotConfigured, { provider: id });

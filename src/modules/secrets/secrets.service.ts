@@ -24,8 +24,9 @@ export const toSecretResponse = (s: SecretEntity): SecretResponseDto => ({
 });
 
 const UNIQUE_VIOLATION = '23505';
-const isUniqueViolation = (err: unknown) => (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === UNIQUE_VIOLATION
-  || (err as { code?: string })?.code === UNIQUE_VIOLATION;
+const isUniqueViolation = (err: unknown) =>
+  (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === UNIQUE_VIOLATION ||
+  (err as { code?: string })?.code === UNIQUE_VIOLATION;
 
 const duplicateName = (name: string) => conflict(`A secret named "${name}" already exists in this company`, 'secret_name_taken', { name });
 
@@ -59,7 +60,11 @@ export class SecretsService {
     const provider = this.providers.usable(providerId);
     const externalRef = dto.externalRef ?? null;
     if (provider.descriptor.requiresExternalRef && !externalRef) {
-      throw badRequest(`Provider ${providerId} requires externalRef`, { fields: [{ field: 'externalRef', messages: ['externalRef is required by this provider'] }] }, 'validation_failed');
+      throw badRequest(
+        `Provider ${providerId} requires externalRef`,
+        { fields: [{ field: 'externalRef', messages: ['externalRef is required by this provider'] }] },
+        'validation_failed',
+      );
     }
     const id = randomUUID();
     const material = provider.store({ secretId: id, version: 1, value: dto.value, externalRef });
@@ -72,7 +77,9 @@ export class SecretsService {
         [id, companyId, dto.name, providerId, externalRef, dto.description ?? null, by.createdByAgentId, by.createdByUserId],
       );
       if (inserted.length === 0) throw duplicateName(dto.name);
-      await this.db.repo(SecretVersionEntity).insert({ id: randomUUID(), secretId: id, companyId, version: 1, provider: providerId, ...material, ...by });
+      await this.db
+        .repo(SecretVersionEntity)
+        .insert({ id: randomUUID(), secretId: id, companyId, version: 1, provider: providerId, ...material, ...by });
       return toSecretResponse(await this.db.repo(SecretEntity).findOneByOrFail({ id }));
     });
   }
@@ -80,7 +87,11 @@ export class SecretsService {
   async update(actor: Actor, secretId: string, dto: UpdateSecretDto): Promise<SecretResponseDto> {
     const secret = await this.loadForBoard(actor, secretId, true);
     if (dto.externalRef === null && this.providers.usable(secret.provider).descriptor.requiresExternalRef) {
-      throw badRequest(`Provider ${secret.provider} requires externalRef`, { fields: [{ field: 'externalRef', messages: ['externalRef cannot be cleared'] }] }, 'validation_failed');
+      throw badRequest(
+        `Provider ${secret.provider} requires externalRef`,
+        { fields: [{ field: 'externalRef', messages: ['externalRef cannot be cleared'] }] },
+        'validation_failed',
+      );
     }
     if (dto.name !== undefined && dto.name !== secret.name) {
       const taken = await this.db.query('SELECT 1 FROM company_secrets WHERE company_id = $1 AND name = $2', [secret.companyId, dto.name]);
@@ -106,7 +117,15 @@ export class SecretsService {
     const version = secret.latestVersion + 1;
     const material = provider.store({ secretId: secret.id, version, value: dto.value, externalRef });
     const by = createdBy(actor);
-    await this.db.repo(SecretVersionEntity).insert({ id: randomUUID(), secretId: secret.id, companyId: secret.companyId, version, provider: secret.provider, ...material, ...by });
+    await this.db.repo(SecretVersionEntity).insert({
+      id: randomUUID(),
+      secretId: secret.id,
+      companyId: secret.companyId,
+      version,
+      provider: secret.provider,
+      ...material,
+      ...by,
+    });
     secret.latestVersion = version;
     secret.externalRef = externalRef;
     await this.db.repo(SecretEntity).save(secret);
@@ -124,7 +143,9 @@ export class SecretsService {
   /** Loads a secret by id for a board route: 404 unknown, 403 another company; optionally locked FOR UPDATE. */
   private async loadForBoard(actor: Actor, secretId: string, lock: boolean): Promise<SecretEntity> {
     if (!isUuid(secretId)) throw notFound('Secret');
-    const secret = await this.db.repo(SecretEntity).findOne({ where: { id: secretId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const secret = await this.db
+      .repo(SecretEntity)
+      .findOne({ where: { id: secretId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
     if (!secret) throw notFound('Secret');
     await this.companies.assertAccessToKnownCompany(actor, secret.companyId);
     return secret;
@@ -134,7 +155,9 @@ export class SecretsService {
   async findInCompany(companyId: string, ids: string[]): Promise<Map<string, SecretEntity>> {
     const valid = [...new Set(ids.filter(isUuid))];
     if (!companyId || valid.length === 0) return new Map();
-    const rows = await this.db.repo(SecretEntity).createQueryBuilder('s')
+    const rows = await this.db
+      .repo(SecretEntity)
+      .createQueryBuilder('s')
       .where('s.company_id = :companyId AND s.id IN (:...ids)', { companyId, ids: valid })
       .getMany();
     return new Map(rows.map((r) => [r.id, r]));
@@ -144,7 +167,12 @@ export class SecretsService {
    * Decrypts (or fetches) one version of a company's secret: `latest` or a number. Failures carry
    * stable codes (SECRET_ERROR_CODES) so callers can fail a run clearly.
    */
-  async resolveValue(companyId: string, secretId: string, selector: 'latest' | number, secret?: SecretEntity): Promise<ResolvedSecretValue> {
+  async resolveValue(
+    companyId: string,
+    secretId: string,
+    selector: 'latest' | number,
+    secret?: SecretEntity,
+  ): Promise<ResolvedSecretValue> {
     const s = secret ?? (isUuid(secretId) ? await this.db.repo(SecretEntity).findOneBy({ id: secretId, companyId }) : null);
     if (!s || s.companyId !== companyId) {
       throw new DomainError(422, SECRET_ERROR_CODES.notFound, `Secret ${secretId} does not exist in this company (deleted?)`, { secretId });
@@ -152,7 +180,10 @@ export class SecretsService {
     const version = selector === 'latest' ? s.latestVersion : selector;
     const stored = await this.db.repo(SecretVersionEntity).findOneBy({ secretId: s.id, version });
     if (!stored) {
-      throw new DomainError(422, SECRET_ERROR_CODES.versionNotFound, `Secret "${s.name}" has no version ${version}`, { secretId: s.id, version });
+      throw new DomainError(422, SECRET_ERROR_CODES.versionNotFound, `Secret "${s.name}" has no version ${version}`, {
+        secretId: s.id,
+        version,
+      });
     }
     const value = this.providers.usable(stored.provider).resolve(stored);
     return { secret: s, version, value };
@@ -168,5 +199,7 @@ export class SecretsService {
 
 function createdBy(actor: Actor | undefined): { createdByAgentId: string | null; createdByUserId: string | null } {
   if (!actor) return { createdByAgentId: null, createdByUserId: null };
-  return actor.kind === 'agent' ? { createdByAgentId: actor.agentId, createdByUserId: null } : { createdByAgentId: null, createdByUserId: actor.userId };
+  return actor.kind === 'agent'
+    ? { createdByAgentId: actor.agentId, createdByUserId: null }
+    : { createdByAgentId: null, createdByUserId: actor.userId };
 }

@@ -9,8 +9,6 @@ import { Db } from '../../database/db.service';
 import { VERSION } from '../../version';
 import { HealthDto, IdentityDto } from './dto/system.dto';
 
-
-
 @ApiTags('system')
 @Controller()
 export class SystemController {

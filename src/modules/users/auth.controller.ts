@@ -9,7 +9,14 @@ import { AppConfig } from '../../config/app-config';
 import { AuthService, SignedIn } from './auth.service';
 import { BoardTokensService } from './board-tokens.service';
 import {
-  BoardTokenResponseDto, CompanyUserProfileDto, CreateBoardTokenDto, CreatedBoardTokenDto, GetSessionDto, SignedInDto, SignInDto, SignUpDto,
+  BoardTokenResponseDto,
+  CompanyUserProfileDto,
+  CreateBoardTokenDto,
+  CreatedBoardTokenDto,
+  GetSessionDto,
+  SignedInDto,
+  SignInDto,
+  SignUpDto,
   UpdateProfileDto,
 } from './dto/auth.dto';
 import { clientIp, LoginRateLimitGuard } from './login-rate-limiter';
@@ -59,7 +66,10 @@ export class AuthController {
   @NoActivity('a session of the instance, outside any company')
   @HttpCode(200)
   @Public()
-  signOut(@CurrentActor() actor: Actor | undefined, @Res({ passthrough: true }) res: Response): Promise<{ success: true; revoked: boolean }> {
+  signOut(
+    @CurrentActor() actor: Actor | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<{ success: true; revoked: boolean }> {
     clearSessionCookie(res, this.secureCookies);
     return this.auth.signOut(actor);
   }
@@ -80,7 +90,7 @@ export class AuthController {
 
   /** Profile fields: `name`, `image`, `bio`. */
   @Patch('auth/profile')
-  @NoActivity('the caller\'s own profile, outside any company')
+  @NoActivity("the caller's own profile, outside any company")
   @Authorize({ callers: ['board'] })
   updateProfile(@CurrentActor() actor: BoardActor, @Body() dto: UpdateProfileDto): Promise<UserResponseDto> {
     return this.auth.updateProfile(actor, dto);
@@ -95,7 +105,7 @@ export class AuthController {
 
   /** A board API token for scripts; the token is shown once. 409 for the local board (it needs none). */
   @Post('auth/board-tokens')
-  @NoActivity('the caller\'s own credential, outside any company (the token is never recorded)')
+  @NoActivity("the caller's own credential, outside any company (the token is never recorded)")
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   createToken(@CurrentActor() actor: BoardActor, @Body() dto: CreateBoardTokenDto): Promise<CreatedBoardTokenDto> {
@@ -104,7 +114,7 @@ export class AuthController {
 
   /** Revokes one of the caller's board tokens; it stops working at once. */
   @Post('auth/board-tokens/:tokenId/revoke')
-  @NoActivity('the caller\'s own credential, outside any company')
+  @NoActivity("the caller's own credential, outside any company")
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   revokeToken(@CurrentActor() actor: BoardActor, @Param('tokenId') tokenId: string): Promise<BoardTokenResponseDto> {

@@ -98,10 +98,10 @@ export class AuthService {
   /** Name, image, bio. The local board's first edit stores a profile row for it. */
   async updateProfile(actor: BoardActor, dto: UpdateProfileDto): Promise<UserResponseDto> {
     if (actor.source === 'local_implicit') {
-      await this.db.query(
-        `INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`,
-        [LOCAL_BOARD_USER_ID, LOCAL_BOARD_PROFILE.name],
-      );
+      await this.db.query(`INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`, [
+        LOCAL_BOARD_USER_ID,
+        LOCAL_BOARD_PROFILE.name,
+      ]);
     }
     const sets: string[] = [];
     const params: unknown[] = [actor.userId];

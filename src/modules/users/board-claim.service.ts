@@ -85,7 +85,10 @@ export class BoardClaimService implements OnApplicationBootstrap {
     if (status === 'expired') throw new DomainError(410, 'claim_expired', 'This claim has expired');
     if (await this.hasOwner()) throw conflict('This instance already has an owner', 'instance_owned');
     await this.db.query(`UPDATE board_claims SET claimed_at = now(), claimed_by_user_id = $2 WHERE id = $1`, [row.id, actor.userId]);
-    const [user] = await this.db.query<UserRow>(`WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`, [actor.userId]);
+    const [user] = await this.db.query<UserRow>(
+      `WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [actor.userId],
+    );
     return toUserResponse(user);
   }
 

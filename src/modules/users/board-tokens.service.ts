@@ -49,9 +49,10 @@ export class BoardTokensService {
 
   async list(actor: BoardActor): Promise<BoardTokenResponseDto[]> {
     if (actor.source === 'local_implicit') return [];
-    const rows = await this.db.query<BoardTokenRow>(`SELECT ${COLUMNS} FROM board_api_tokens WHERE user_id = $1 ORDER BY created_at DESC, id`, [
-      actor.userId,
-    ]);
+    const rows = await this.db.query<BoardTokenRow>(
+      `SELECT ${COLUMNS} FROM board_api_tokens WHERE user_id = $1 ORDER BY created_at DESC, id`,
+      [actor.userId],
+    );
     return rows.map(toBoardTokenResponse);
   }
 

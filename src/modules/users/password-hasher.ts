@@ -25,6 +25,11 @@ export async function verifyPassword(password: string, stored: string | null | u
     return false;
   }
   const expected = Buffer.from(m[5], 'base64');
-  const actual = await derive(password, Buffer.from(m[4], 'base64'), { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) }, expected.length);
+  const actual = await derive(
+    password,
+    Buffer.from(m[4], 'base64'),
+    { N: Number(m[1]), r: Number(m[2]), p: Number(m[3]) },
+    expected.length,
+  );
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

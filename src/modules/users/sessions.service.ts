@@ -44,7 +44,9 @@ export class SessionsService {
   }
 
   async get(sessionId: string): Promise<SessionRow | undefined> {
-    const [row] = await this.db.query<SessionRow>(`SELECT id, user_id, expires_at, created_at FROM user_sessions WHERE id = $1`, [sessionId]);
+    const [row] = await this.db.query<SessionRow>(`SELECT id, user_id, expires_at, created_at FROM user_sessions WHERE id = $1`, [
+      sessionId,
+    ]);
     return row;
   }
 

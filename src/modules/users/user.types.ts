@@ -13,7 +13,6 @@ export interface UserRow {
   updated_at: Date;
 }
 
-
 /** Never the password hash. */
 export function toUserResponse(u: UserRow): UserResponseDto {
   return {

@@ -14,7 +14,15 @@ import { UserCredentialResolver } from './user-credential.resolver';
 @Module({
   imports: [InstanceModule],
   controllers: [AuthController, BoardClaimController],
-  providers: [AuthService, SessionsService, BoardTokensService, LoginRateLimiter, LoginRateLimitGuard, BoardClaimService, UserCredentialResolver],
+  providers: [
+    AuthService,
+    SessionsService,
+    BoardTokensService,
+    LoginRateLimiter,
+    LoginRateLimitGuard,
+    BoardClaimService,
+    UserCredentialResolver,
+  ],
   exports: [BoardClaimService],
 })
 export class UsersModule implements OnModuleInit {

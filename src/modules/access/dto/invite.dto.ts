@@ -8,10 +8,14 @@ export type AllowedJoinTypes = (typeof JOIN_TYPES)[number];
 export class CreateInviteDto {
   /** membership role of a human who accepts (default member) */
   @ApiPropertyOptional({ enum: MEMBERSHIP_ROLES })
-  @IsOptional() @IsIn(MEMBERSHIP_ROLES) role?: MembershipRole;
+  @IsOptional()
+  @IsIn(MEMBERSHIP_ROLES)
+  role?: MembershipRole;
   /** who may accept: humans, agents or both (default both) */
   @ApiPropertyOptional({ enum: JOIN_TYPES })
-  @IsOptional() @IsIn(JOIN_TYPES) allowedJoinTypes?: AllowedJoinTypes;
+  @IsOptional()
+  @IsIn(JOIN_TYPES)
+  allowedJoinTypes?: AllowedJoinTypes;
   /** validity in hours, 1 to 720 (default 168, one week) */
   @IsOptional() @IsInt() @Min(1) @Max(720) expiresInHours?: number;
   /** shown to the recipient */
@@ -21,7 +25,9 @@ export class CreateInviteDto {
 export class AcceptInviteDto {
   /** `human` (needs a signed-in user) or `agent`; default: human for a signed-in user, else agent */
   @ApiPropertyOptional({ enum: ['human', 'agent'] })
-  @IsOptional() @IsIn(['human', 'agent']) requestType?: 'human' | 'agent';
+  @IsOptional()
+  @IsIn(['human', 'agent'])
+  requestType?: 'human' | 'agent';
   /** required for agent requests */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) agentName?: string;
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) adapterType?: string;

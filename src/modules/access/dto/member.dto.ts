@@ -11,26 +11,37 @@ export class GrantDto {
 
 export class UpdateMemberDto {
   @ApiPropertyOptional({ enum: MEMBERSHIP_ROLES })
-  @IsOptional() @IsIn(MEMBERSHIP_ROLES) membershipRole?: MembershipRole;
+  @IsOptional()
+  @IsIn(MEMBERSHIP_ROLES)
+  membershipRole?: MembershipRole;
   @ApiPropertyOptional({ enum: MEMBERSHIP_STATUSES })
-  @IsOptional() @IsIn(MEMBERSHIP_STATUSES) status?: MembershipStatus;
+  @IsOptional()
+  @IsIn(MEMBERSHIP_STATUSES)
+  status?: MembershipStatus;
 }
 
 export class UpdateMemberPermissionsDto {
   /** replaces every grant of the member */
   @ApiProperty({ type: [GrantDto] })
-  @IsArray() grants: unknown[];
+  @IsArray()
+  grants: unknown[];
 }
 
 /** Any of role, status and the grant set (replaced whole); omitted fields keep their value. */
 export class RoleAndGrantsDto {
   @ApiPropertyOptional({ enum: MEMBERSHIP_ROLES })
-  @OmittableNotNull() @IsIn(MEMBERSHIP_ROLES) membershipRole?: MembershipRole;
+  @OmittableNotNull()
+  @IsIn(MEMBERSHIP_ROLES)
+  membershipRole?: MembershipRole;
   @ApiPropertyOptional({ enum: MEMBERSHIP_STATUSES })
-  @OmittableNotNull() @IsIn(MEMBERSHIP_STATUSES) status?: MembershipStatus;
+  @OmittableNotNull()
+  @IsIn(MEMBERSHIP_STATUSES)
+  status?: MembershipStatus;
   /** replaces every grant of the member (deleted and re-inserted in the same transaction) */
   @ApiPropertyOptional({ type: [GrantDto] })
-  @OmittableNotNull() @IsArray() grants?: unknown[];
+  @OmittableNotNull()
+  @IsArray()
+  grants?: unknown[];
 }
 
 export class MemberResponseDto {
@@ -40,7 +51,13 @@ export class MemberResponseDto {
   principalId: string;
   @ApiProperty({ enum: MEMBERSHIP_ROLES }) membershipRole: string;
   @ApiProperty({ enum: MEMBERSHIP_STATUSES }) status: string;
-  @ApiProperty({ nullable: true, type: Object }) user: { id: string; name: string; email: string | null; slug: string; image: string | null } | null;
+  @ApiProperty({ nullable: true, type: Object }) user: {
+    id: string;
+    name: string;
+    email: string | null;
+    slug: string;
+    image: string | null;
+  } | null;
   @ApiProperty({ nullable: true, type: Object }) agent: { id: string; name: string; status: string } | null;
   @ApiProperty({ type: [GrantDto] }) grants: GrantDto[];
   createdAt: string;

@@ -1,6 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsISO8601, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  IsISO8601,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export class ActivityQueryDto {
@@ -17,9 +30,16 @@ export class CreateActivityDto {
   @IsString() @IsNotEmpty() @MaxLength(200) entityType: string;
   @IsString() @IsNotEmpty() @MaxLength(200) entityId: string;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
-  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() agentId?: string | null;
+  @RefersTo('agent')
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUUID()
+  agentId?: string | null;
   @ApiPropertyOptional({ nullable: true, type: Object, description: 'sanitised: secret values and tokens are redacted' })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsObject() details?: Record<string, unknown> | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsObject()
+  details?: Record<string, unknown> | null;
 }
 
 export class ActivityResponseDto {
@@ -42,10 +62,17 @@ export class AgentActionsQueryDto {
   /** `nextCursor` of the previous page */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) cursor?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) limit?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
   /** `agents` (default): actions of agents; `all`: every actor (users and the system too) */
   @ApiPropertyOptional({ enum: ['agents', 'all'], default: 'agents' })
-  @IsOptional() @IsIn(['agents', 'all']) actorScope?: 'agents' | 'all';
+  @IsOptional()
+  @IsIn(['agents', 'all'])
+  actorScope?: 'agents' | 'all';
   /** exact action name, e.g. `issue.updated` */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) action?: string;
   /** exact entity type, e.g. `issue` */

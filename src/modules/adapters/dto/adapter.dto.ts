@@ -64,7 +64,8 @@ export class InstallAdapterDto {
 /** Replaces the instance-level configuration of the type (checked against its config schema). */
 export class PatchAdapterConfigDto {
   @ApiProperty({ type: Object, example: { timeoutSec: 600 } })
-  @IsObject() config: Record<string, unknown>;
+  @IsObject()
+  config: Record<string, unknown>;
 }
 
 /** Operator override; fields left out keep their value. */
@@ -73,8 +74,16 @@ export class AdapterOverrideDto {
   @Optional() @IsBoolean() disabled?: boolean;
   /** shown with the override (kept while disabled) */
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 500 })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(500) reason?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @MaxLength(500)
+  reason?: string | null;
   /** freeze an external type at its installed version (null unpins) */
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 100 })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @Matches(/^[0-9A-Za-z.+-]{1,100}$/, { message: 'pinnedVersion must be a version like 1.2.3' }) pinnedVersion?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @Matches(/^[0-9A-Za-z.+-]{1,100}$/, { message: 'pinnedVersion must be a version like 1.2.3' })
+  pinnedVersion?: string | null;
 }

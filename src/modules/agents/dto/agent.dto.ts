@@ -1,7 +1,21 @@
 import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  Allow, ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf,
+  Allow,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
 } from 'class-validator';
 import type { AgentStatus } from '../agent.entity';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
@@ -14,18 +28,33 @@ export class CreateAgentDto {
   /** a company-unique URL key is derived from it; duplicates get -2, -3, … */
   @IsString() @IsNotEmpty() @MaxLength(200) name: string;
   @ApiPropertyOptional({ example: 'engineer', description: 'label such as ceo, engineer, general; default general' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) role?: string;
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  role?: string;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(200) title?: string | null;
   @IsOptional() @IsString() @MaxLength(20_000) capabilities?: string;
   /** manager: an agent of the same company */
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
-  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() reportsTo?: string | null;
+  @RefersTo('agent')
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUUID()
+  reportsTo?: string | null;
   @ApiProperty({ example: 'process', description: 'a built-in or registered adapter type' })
-  @IsString() @IsNotEmpty() @MaxLength(100) adapterType: string;
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  adapterType: string;
   @ApiPropertyOptional({ example: { command: 'true' }, description: 'adapter specific; env values are strings or secret references' })
-  @IsOptional() @IsObject() adapterConfig?: Record<string, unknown>;
+  @IsOptional()
+  @IsObject()
+  adapterConfig?: Record<string, unknown>;
   @ApiPropertyOptional({ example: { heartbeat: { enabled: false, intervalSec: 300 } } })
-  @IsOptional() @IsObject() runtimeConfig?: Record<string, unknown>;
+  @IsOptional()
+  @IsObject()
+  runtimeConfig?: Record<string, unknown>;
   /** > 0 creates a monthly agent budget policy */
   @IsOptional() @IsInt() @Min(0) @Max(MAX_CENTS) budgetMonthlyCents?: number;
   /** persisted under adapterConfig.serviceSkillSync.desiredSkills */
@@ -36,7 +65,13 @@ export class CreateAgentDto {
 
 export class HireAgentDto extends CreateAgentDto {
   @RefersTo('issue') @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() sourceIssueId?: string;
-  @RefersTo('issue') @ApiPropertyOptional({ type: [String] }) @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID('all', { each: true }) sourceIssueIds?: string[];
+  @RefersTo('issue')
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsUUID('all', { each: true })
+  sourceIssueIds?: string[];
 }
 
 export class UpdateAgentDto {
@@ -45,7 +80,11 @@ export class UpdateAgentDto {
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(200) title?: string | null;
   @IsOptional() @IsString() @MaxLength(20_000) capabilities?: string;
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
-  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() reportsTo?: string | null;
+  @RefersTo('agent')
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUUID()
+  reportsTo?: string | null;
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) adapterType?: string;
   /** merged into the stored config unless replaceAdapterConfig is true */
   @IsOptional() @IsObject() adapterConfig?: Record<string, unknown>;
@@ -66,7 +105,10 @@ export class UpdateAgentPermissionsDto {
   @IsOptional() @IsBoolean() canAssignTasks?: boolean;
   /** agent authorization policy block (private visibility, protected assignment, approval); null clears */
   @ApiPropertyOptional({ nullable: true, example: { assignmentPolicy: { mode: 'protected' } } })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsObject() authorizationPolicy?: Record<string, unknown> | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsObject()
+  authorizationPolicy?: Record<string, unknown> | null;
 }
 
 export class UpdateAgentBudgetDto {

@@ -19,8 +19,10 @@ export class ApprovalResponseDto {
   companyId: string;
   @ApiProperty({ enum: APPROVAL_TYPES }) type: string;
   @ApiProperty({ enum: APPROVAL_STATUSES }) status: string;
-  @ApiProperty({ nullable: true, type: String, description: 'the agent a hire approval or an agent change suggestion concerns' }) agentId: string | null;
-  @ApiProperty({ description: 'hire: the requested configuration snapshot; suggestions: the proposed change and its reason' }) payload: Record<string, unknown>;
+  @ApiProperty({ nullable: true, type: String, description: 'the agent a hire approval or an agent change suggestion concerns' }) agentId:
+    string | null;
+  @ApiProperty({ description: 'hire: the requested configuration snapshot; suggestions: the proposed change and its reason' })
+  payload: Record<string, unknown>;
   sourceIssueIds: string[];
   @ApiProperty({ enum: ['user', 'agent', 'system'] }) requestedByActorType: string;
   requestedByActorId: string;

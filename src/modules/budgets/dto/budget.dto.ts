@@ -11,9 +11,12 @@ export class UpsertBudgetPolicyDto {
   @ApiProperty({ enum: BUDGET_SCOPES }) @IsIn(BUDGET_SCOPES) scopeType: 'company' | 'agent' | 'project';
   /** the company, agent or project id; defaults to the company for company scope */
   @IsOptional() @IsUUID() scopeId?: string;
-  @ApiPropertyOptional({ enum: BUDGET_METRICS, default: 'billed_cents' }) @IsOptional() @IsIn(BUDGET_METRICS) metric?: 'billed_cents' | 'total_tokens' | 'run_count';
+  @ApiPropertyOptional({ enum: BUDGET_METRICS, default: 'billed_cents' }) @IsOptional() @IsIn(BUDGET_METRICS) metric?:
+    'billed_cents' | 'total_tokens' | 'run_count';
   @ApiPropertyOptional({ enum: WINDOW_KINDS, description: 'default calendar_month_utc for company and agent, lifetime for project' })
-  @IsOptional() @IsIn(WINDOW_KINDS) windowKind?: 'calendar_month_utc' | 'lifetime';
+  @IsOptional()
+  @IsIn(WINDOW_KINDS)
+  windowKind?: 'calendar_month_utc' | 'lifetime';
   /** ceiling in the metric's unit (cents, tokens or runs); 0 never triggers */
   @IsInt() @Min(0) @Max(MAX_INT4) amount: number;
   @ApiPropertyOptional({ default: 80 }) @IsOptional() @IsInt() @Min(1) @Max(100) warnPercent?: number;
@@ -24,10 +27,14 @@ export class UpsertBudgetPolicyDto {
 
 export class ResolveIncidentDto {
   @ApiProperty({ enum: ['keep_paused', 'raise_budget_and_resume'] })
-  @IsIn(['keep_paused', 'raise_budget_and_resume']) action: 'keep_paused' | 'raise_budget_and_resume';
+  @IsIn(['keep_paused', 'raise_budget_and_resume'])
+  action: 'keep_paused' | 'raise_budget_and_resume';
   /** raise_budget_and_resume: the new policy amount (cents for billed_cents); must exceed observed spend */
   @ValidateIf((o: ResolveIncidentDto) => o.action === 'raise_budget_and_resume' || o.amount !== undefined)
-  @IsInt() @Min(1) @Max(MAX_INT4) amount?: number;
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT4)
+  amount?: number;
 }
 
 export class ListIncidentsQueryDto {

@@ -1,7 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsNotEmpty, IsObject, IsString, Max, MaxLength, Min, ValidateIf, ValidateNested,
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
 } from 'class-validator';
 import { AgentResponseDto } from '../../agents/dto/agent.dto';
 import { BUILT_IN_KEYS, BUILT_IN_STATES } from '../built-in-agents.registry';
@@ -22,7 +34,11 @@ export class ProvisionBuiltInAgentDto {
 
 export class ResetBuiltInAgentDto {
   /** what to restore to registry defaults; omitted = all. Adapter setup is always kept. */
-  @Optional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(4) @IsIn(RESET_RESOURCES, { each: true })
+  @Optional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(4)
+  @IsIn(RESET_RESOURCES, { each: true })
   @ApiPropertyOptional({ isArray: true, enum: RESET_RESOURCES })
   resources?: ResetResource[];
 }

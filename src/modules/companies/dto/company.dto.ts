@@ -1,7 +1,18 @@
 import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
 } from 'class-validator';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 
@@ -15,17 +26,27 @@ export class CreateCompanyDto {
   @IsOptional() @IsInt() @Min(0) @Max(MAX_CENTS) budgetMonthlyCents?: number;
   @IsOptional() @IsBoolean() requireBoardApprovalForNewAgents?: boolean;
   @ApiPropertyOptional({ example: '#1f6feb' })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @Matches(HEX_COLOR, { message: 'brandColor must be a hex color #rrggbb' }) brandColor?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @Matches(HEX_COLOR, { message: 'brandColor must be a hex color #rrggbb' })
+  brandColor?: string | null;
 }
 
 export class BrandingDto {
   @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(10_000) description?: string | null;
   @ApiPropertyOptional({ example: '#1f6feb', nullable: true })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @Matches(HEX_COLOR, { message: 'brandColor must be a hex color #rrggbb' }) brandColor?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @Matches(HEX_COLOR, { message: 'brandColor must be a hex color #rrggbb' })
+  brandColor?: string | null;
   /** an asset of the same company (422 otherwise); null clears the logo */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @RefersTo('asset') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() logoAssetId?: string | null;
+  @RefersTo('asset')
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUUID()
+  logoAssetId?: string | null;
 }
 
 export class UpdateCompanyDto extends BrandingDto {

@@ -16,7 +16,10 @@ export class CreateCostEventDto {
   /** integer cents; may be omitted (or 0/null) only when costStatus is `unpriced` */
   @ApiProperty({ type: Number, nullable: true })
   @ValidateIf((o: CreateCostEventDto) => o.costStatus !== 'unpriced' || (o.costCents !== undefined && o.costCents !== null))
-  @IsInt() @Min(0) @Max(MAX_EVENT_CENTS) costCents?: number | null;
+  @IsInt()
+  @Min(0)
+  @Max(MAX_EVENT_CENTS)
+  costCents?: number | null;
   @ApiProperty({ format: 'date-time' }) @IsISO8601({ strict: true }) occurredAt: string;
   @RefersTo('issue') @IsOptional() @IsUUID() issueId?: string;
   @RefersTo('project') @IsOptional() @IsUUID() projectId?: string;
@@ -26,9 +29,18 @@ export class CreateCostEventDto {
   @IsOptional() @IsString() @MaxLength(200) billingCode?: string;
   /** defaults to provider */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) biller?: string;
-  @ApiPropertyOptional({ enum: BILLING_TYPES, default: 'unknown' }) @IsOptional() @IsIn(BILLING_TYPES) billingType?: (typeof BILLING_TYPES)[number];
-  @ApiPropertyOptional({ enum: COST_STATUSES, default: 'reported', description: '`unpriced`: tokens recorded, money unknown (stored as null)' })
-  @IsOptional() @IsIn(COST_STATUSES) costStatus?: (typeof COST_STATUSES)[number];
+  @ApiPropertyOptional({ enum: BILLING_TYPES, default: 'unknown' })
+  @IsOptional()
+  @IsIn(BILLING_TYPES)
+  billingType?: (typeof BILLING_TYPES)[number];
+  @ApiPropertyOptional({
+    enum: COST_STATUSES,
+    default: 'reported',
+    description: '`unpriced`: tokens recorded, money unknown (stored as null)',
+  })
+  @IsOptional()
+  @IsIn(COST_STATUSES)
+  costStatus?: (typeof COST_STATUSES)[number];
   @IsOptional() @IsInt() @Min(0) @Max(MAX_TOKENS) inputTokens?: number;
   @IsOptional() @IsInt() @Min(0) @Max(MAX_TOKENS) cachedInputTokens?: number;
   @IsOptional() @IsInt() @Min(0) @Max(MAX_TOKENS) outputTokens?: number;

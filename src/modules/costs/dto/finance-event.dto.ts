@@ -1,22 +1,46 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsBoolean, IsIn, IsInt, IsISO8601, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
 } from 'class-validator';
 import { CostRangeQueryDto } from './cost-event.dto';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 export const FINANCE_DIRECTIONS = ['debit', 'credit'] as const;
 /** known kinds; any other snake_case kind is accepted as well */
-export const FINANCE_KINDS = ['inference_charge', 'platform_fee', 'credit_purchase', 'credit_refund', 'manual_adjustment', 'subscription_charge', 'tax'];
+export const FINANCE_KINDS = [
+  'inference_charge',
+  'platform_fee',
+  'credit_purchase',
+  'credit_refund',
+  'manual_adjustment',
+  'subscription_charge',
+  'tax',
+];
 
 export class CreateFinanceEventDto {
   @ApiProperty({ example: 'platform_fee', description: `snake_case; known kinds: ${FINANCE_KINDS.join(', ')}` })
-  @Matches(/^[a-z][a-z0-9_]{0,63}$/, { message: 'kind must be a snake_case word (e.g. platform_fee)' }) kind: string;
+  @Matches(/^[a-z][a-z0-9_]{0,63}$/, { message: 'kind must be a snake_case word (e.g. platform_fee)' })
+  kind: string;
   /** debit: money out (a charge); credit: money in (a purchase of credits, a refund) */
   @ApiProperty({ enum: FINANCE_DIRECTIONS }) @IsIn(FINANCE_DIRECTIONS) direction: 'debit' | 'credit';
   @IsInt() @Min(0) @Max(Number.MAX_SAFE_INTEGER) amountCents: number;
-  @ApiPropertyOptional({ default: 'USD' }) @IsOptional() @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as USD' }) currency?: string;
+  @ApiPropertyOptional({ default: 'USD' })
+  @IsOptional()
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as USD' })
+  currency?: string;
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean() estimated?: boolean;
   @ApiPropertyOptional({ format: 'date-time', description: 'default: now' }) @IsOptional() @IsISO8601({ strict: true }) occurredAt?: string;
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) biller?: string;
@@ -55,7 +79,12 @@ export class FinanceEventResponseDto {
 export class ListFinanceEventsQueryDto extends CostRangeQueryDto {
   /** 1 to 500, default 100 */
   @ApiPropertyOptional({ default: 100, minimum: 1, maximum: 500 })
-  @IsOptional() @Type(() => Number) @IsInt({ message: 'limit must be an integer from 1 to 500' }) @Min(1) @Max(500) limit?: number;
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer from 1 to 500' })
+  @Min(1)
+  @Max(500)
+  limit?: number;
   @IsOptional() @Matches(/^[a-z][a-z0-9_]{0,63}$/) kind?: string;
   @IsOptional() @IsIn(FINANCE_DIRECTIONS) direction?: 'debit' | 'credit';
 }

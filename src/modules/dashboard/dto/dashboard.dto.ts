@@ -45,7 +45,11 @@ export class DashboardRunDayDto {
   /** queued, running and cancelled */
   other: number;
   total: number;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, description: 'failed runs by error code (`unknown` without one)' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'number' },
+    description: 'failed runs by error code (`unknown` without one)',
+  })
   failedByErrorCode: Record<string, number>;
 }
 

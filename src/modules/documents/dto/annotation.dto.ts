@@ -1,7 +1,18 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  IsBoolean, IsIn, IsInt, IsObject, IsNotEmpty, IsOptional, IsString, IsUUID, Length, MaxLength, Min, ValidateNested,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  MaxLength,
+  Min,
+  ValidateNested,
 } from 'class-validator';
 import { QueryBoolean } from './query-boolean';
 import { RefersTo } from '../../../common/references/refers-to.decorator';

@@ -8,7 +8,9 @@ export class AcceptPlanDto {
   @RefersTo('document_revision') @IsOptional() @IsUUID() baseRevisionId?: string;
   /** status of the child issues; default `todo` */
   @ApiPropertyOptional({ enum: ['backlog', 'todo'], default: 'todo' })
-  @IsOptional() @IsIn(['backlog', 'todo']) childStatus?: 'backlog' | 'todo';
+  @IsOptional()
+  @IsIn(['backlog', 'todo'])
+  childStatus?: 'backlog' | 'todo';
 }
 
 export class PlanDecompositionDto {

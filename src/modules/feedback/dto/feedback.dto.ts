@@ -12,24 +12,36 @@ const bool = ({ value }: { value: unknown }) => (value === 'true' ? true : value
 /** A board user's vote on agent output. Voting again on the same target replaces the caller's vote. */
 export class CreateFeedbackVoteDto {
   @ApiProperty({ enum: FEEDBACK_TARGET_TYPES })
-  @IsIn(FEEDBACK_TARGET_TYPES) targetType: FeedbackTargetType;
+  @IsIn(FEEDBACK_TARGET_TYPES)
+  targetType: FeedbackTargetType;
   /** id of the comment, document revision or heartbeat run (of this company; 422 otherwise) */
   @IsUUID() targetId: string;
   @ApiProperty({ enum: FEEDBACK_VOTES })
-  @IsIn(FEEDBACK_VOTES) vote: 'up' | 'down';
+  @IsIn(FEEDBACK_VOTES)
+  vote: 'up' | 'down';
   /** optional free text (up to 4000 characters); null clears it on a re-vote */
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 4000 })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(4000) note?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @MaxLength(4000)
+  note?: string | null;
 }
 
 export class FeedbackTraceQueryDto {
   @ApiPropertyOptional({ enum: FEEDBACK_TARGET_TYPES })
-  @IsOptional() @IsIn(FEEDBACK_TARGET_TYPES) targetType?: FeedbackTargetType;
+  @IsOptional()
+  @IsIn(FEEDBACK_TARGET_TYPES)
+  targetType?: FeedbackTargetType;
   @ApiPropertyOptional({ enum: FEEDBACK_VOTES })
-  @IsOptional() @IsIn(FEEDBACK_VOTES) vote?: 'up' | 'down';
+  @IsOptional()
+  @IsIn(FEEDBACK_VOTES)
+  vote?: 'up' | 'down';
   /** `shared`: recorded while the company consented to feedback sharing (and the consent still holds); `local` otherwise */
   @ApiPropertyOptional({ enum: FEEDBACK_STATUSES })
-  @IsOptional() @IsIn(FEEDBACK_STATUSES) status?: 'local' | 'shared';
+  @IsOptional()
+  @IsIn(FEEDBACK_STATUSES)
+  status?: 'local' | 'shared';
   @IsOptional() @IsUUID() issueId?: string;
   /** traces whose issue belongs to this project */
   @IsOptional() @IsUUID() projectId?: string;
@@ -39,10 +51,16 @@ export class FeedbackTraceQueryDto {
   @IsOptional() @IsISO8601({ strict: true }) to?: string;
   /** only traces the company's consent lets leave the instance (status `shared`) */
   @ApiPropertyOptional({ type: Boolean })
-  @IsOptional() @Transform(bool) @IsBoolean() sharedOnly?: boolean;
+  @IsOptional()
+  @Transform(bool)
+  @IsBoolean()
+  sharedOnly?: boolean;
   /** add `payload`: the rated content (comment body, revision body, run result) */
   @ApiPropertyOptional({ type: Boolean })
-  @IsOptional() @Transform(bool) @IsBoolean() includePayload?: boolean;
+  @IsOptional()
+  @Transform(bool)
+  @IsBoolean()
+  includePayload?: boolean;
 }
 
 export class FeedbackTraceDto {

@@ -9,16 +9,28 @@ export class CreateGoalDto {
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(20_000) description?: string | null;
   /** default `task` */
   @ApiPropertyOptional({ enum: GOAL_LEVELS })
-  @IsOptional() @IsIn(GOAL_LEVELS) level?: GoalLevel;
+  @IsOptional()
+  @IsIn(GOAL_LEVELS)
+  level?: GoalLevel;
   /** default `planned` */
   @ApiPropertyOptional({ enum: GOAL_STATUSES })
-  @IsOptional() @IsIn(GOAL_STATUSES) status?: GoalStatus;
+  @IsOptional()
+  @IsIn(GOAL_STATUSES)
+  status?: GoalStatus;
   /** another goal of the same company; no cycles */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @RefersTo('goal') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() parentId?: string | null;
+  @RefersTo('goal')
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUUID()
+  parentId?: string | null;
   /** an agent of the same company */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @RefersTo('agent') @IsOptional() @ValidateIf((_, v) => v !== null) @IsUUID() ownerAgentId?: string | null;
+  @RefersTo('agent')
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUUID()
+  ownerAgentId?: string | null;
   /** true makes this the company default goal (the previous default loses the flag) */
   @IsOptional() @IsBoolean() isCompanyDefault?: boolean;
 }
@@ -27,9 +39,13 @@ export class CreateGoalDto {
 export class UpdateGoalDto extends PartialType(OmitType(CreateGoalDto, ['title', 'level', 'status'] as const)) {
   @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
   @ApiPropertyOptional({ enum: GOAL_LEVELS })
-  @OmittableNotNull() @IsIn(GOAL_LEVELS) level?: GoalLevel;
+  @OmittableNotNull()
+  @IsIn(GOAL_LEVELS)
+  level?: GoalLevel;
   @ApiPropertyOptional({ enum: GOAL_STATUSES })
-  @OmittableNotNull() @IsIn(GOAL_STATUSES) status?: GoalStatus;
+  @OmittableNotNull()
+  @IsIn(GOAL_STATUSES)
+  status?: GoalStatus;
 }
 
 export class GoalResponseDto {

@@ -45,7 +45,8 @@ export class AdapterExecutors {
     const base = await this.instanceConfigSource(type);
     if (!base || Object.keys(base).length === 0) return agentConfig;
     const merged: Record<string, unknown> = { ...base, ...agentConfig };
-    const envOf = (c: Record<string, unknown>) => (c.env && typeof c.env === 'object' && !Array.isArray(c.env) ? (c.env as Record<string, unknown>) : null);
+    const envOf = (c: Record<string, unknown>) =>
+      c.env && typeof c.env === 'object' && !Array.isArray(c.env) ? (c.env as Record<string, unknown>) : null;
     if (envOf(base) && envOf(agentConfig)) merged.env = { ...envOf(base), ...envOf(agentConfig) };
     return merged;
   }

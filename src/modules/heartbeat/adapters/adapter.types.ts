@@ -66,7 +66,10 @@ export interface SecretRef {
 }
 
 export const isSecretRef = (v: unknown): v is SecretRef =>
-  !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'secret_ref' && typeof (v as { secretId?: unknown }).secretId === 'string';
+  !!v &&
+  typeof v === 'object' &&
+  (v as { type?: unknown }).type === 'secret_ref' &&
+  typeof (v as { secretId?: unknown }).secretId === 'string';
 
 // small config readers shared by the executors
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);

@@ -78,16 +78,24 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     const denied = o.cwd ? inaccessibleReason(o.cwd, o.runAs ?? null) : null;
     if (denied) {
       o.log('system', `working directory not accessible: ${denied}\n`);
-      resolve({ status: 'failed', errorCode: 'adapter_cwd_not_accessible', error: `working directory ${o.cwd}: ${denied}; make it accessible to that user` });
+      resolve({
+        status: 'failed',
+        errorCode: 'adapter_cwd_not_accessible',
+        error: `working directory ${o.cwd}: ${denied}; make it accessible to that user`,
+      });
       return;
     }
-    const child = spawn(o.command, o.args, agentSpawnOptions(o.runAs ?? null, {
-      cwd: o.cwd,
-      env: o.env,
-      detached: true,
-      shell: false,
-      stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
-    }));
+    const child = spawn(
+      o.command,
+      o.args,
+      agentSpawnOptions(o.runAs ?? null, {
+        cwd: o.cwd,
+        env: o.env,
+        detached: true,
+        shell: false,
+        stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
+      }),
+    );
     if (child.pid !== undefined) o.onSpawn?.(child.pid);
     let ending: 'timeout' | 'cancel' | null = null;
     let cancelReason = '';
@@ -108,7 +116,12 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     const terminate = (why: 'timeout' | 'cancel') => {
       if (ending || settled) return;
       ending = why;
-      o.log('system', why === 'timeout' ? `timeout after ${o.timeoutSec}s: SIGTERM to the process group\n` : `cancelled (${cancelReason}): SIGTERM to the process group\n`);
+      o.log(
+        'system',
+        why === 'timeout'
+          ? `timeout after ${o.timeoutSec}s: SIGTERM to the process group\n`
+          : `cancelled (${cancelReason}): SIGTERM to the process group\n`,
+      );
       killGroup('SIGTERM');
       const t = setTimeout(() => {
         o.log('system', `still alive after ${o.graceSec}s grace: SIGKILL\n`);
@@ -153,7 +166,12 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       child.stdin.end(o.stdin);
     }
     child.on('error', (err: NodeJS.ErrnoException) => {
-      const code = err.code === 'ENOENT' ? 'adapter_command_not_found' : err.code === 'EACCES' ? 'adapter_command_not_executable' : 'adapter_spawn_failed';
+      const code =
+        err.code === 'ENOENT'
+          ? 'adapter_command_not_found'
+          : err.code === 'EACCES'
+            ? 'adapter_command_not_executable'
+            : 'adapter_spawn_failed';
       o.log('system', `spawn failed: ${err.message}\n`);
       finish({ status: 'failed', errorCode: code, error: err.message });
     });

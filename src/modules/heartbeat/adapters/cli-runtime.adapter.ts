@@ -117,7 +117,8 @@ export class CliRuntimeAdapter implements AdapterExecutor {
     for (const k of ['command', 'model', 'modelArg', 'resumeArg', 'cwd', 'instructions']) {
       if (c[k] !== undefined && typeof c[k] !== 'string') errors.push(`${k} must be a string`);
     }
-    if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string'))) errors.push('args must be an array of strings');
+    if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string')))
+      errors.push('args must be an array of strings');
     return [...errors, ...validateEnv(c.env), ...validateTimeouts(c)];
   }
 

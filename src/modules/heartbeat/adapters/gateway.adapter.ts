@@ -20,7 +20,11 @@ export class GatewayAdapter implements AdapterExecutor {
     required: ['url'],
     properties: {
       url: { type: 'string', description: 'ws:// or wss:// URL of the gateway' },
-      headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'sent with the upgrade request (e.g. Authorization)' },
+      headers: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'sent with the upgrade request (e.g. Authorization)',
+      },
       timeoutSec: { type: 'number', minimum: 0, default: DEFAULT_TIMEOUT_SEC },
     },
   };
@@ -37,10 +41,14 @@ export class GatewayAdapter implements AdapterExecutor {
         errors.push('url must be a URL');
       }
     }
-    if (c.headers !== undefined && (!c.headers || typeof c.headers !== 'object' || Object.values(c.headers).some((v) => typeof v !== 'string'))) {
+    if (
+      c.headers !== undefined &&
+      (!c.headers || typeof c.headers !== 'object' || Object.values(c.headers).some((v) => typeof v !== 'string'))
+    ) {
       errors.push('headers must map names to strings');
     }
-    if (c.timeoutSec !== undefined && (typeof c.timeoutSec !== 'number' || c.timeoutSec < 0)) errors.push('timeoutSec must be a number >= 0');
+    if (c.timeoutSec !== undefined && (typeof c.timeoutSec !== 'number' || c.timeoutSec < 0))
+      errors.push('timeoutSec must be a number >= 0');
     return errors;
   }
 
@@ -66,35 +74,55 @@ export class GatewayAdapter implements AdapterExecutor {
       settle({ status: 'timed_out', errorCode: 'timeout', error: `timed out after ${timeoutSec}s` });
     }, timeoutSec * 1000);
     timer.unref();
-    connectWebSocket(String(c.url), (c.headers as Record<string, string>) ?? {}, {
-      onOpen: (ws) => {
-        ctx.log('system', `connected to ${c.url}\n`);
-        sendCancel = (reason) => {
+    connectWebSocket(
+      String(c.url),
+      (c.headers as Record<string, string>) ?? {},
+      {
+        onOpen: (ws) => {
+          ctx.log('system', `connected to ${c.url}\n`);
+          sendCancel = (reason) => {
+            try {
+              ws.send(JSON.stringify({ type: 'cancel', runId: ctx.runId, reason }));
+              ws.close();
+            } catch {
+              /* already closed */
+            }
+          };
+          ws.send(
+            JSON.stringify({
+              type: 'wake',
+              agentId: ctx.agentId,
+              runId: ctx.runId,
+              companyId: ctx.companyId,
+              context: ctx.context,
+              apiUrl: ctx.apiUrl,
+              runToken: ctx.runToken,
+            }),
+          );
+        },
+        onMessage: (text) => {
+          ctx.log('stdout', text.endsWith('\n') ? text : text + '\n');
+          let msg: Record<string, unknown> | null = null;
           try {
-            ws.send(JSON.stringify({ type: 'cancel', runId: ctx.runId, reason }));
-            ws.close();
+            msg = JSON.parse(text) as Record<string, unknown>;
           } catch {
-            /* already closed */
+            return;
           }
-        };
-        ws.send(JSON.stringify({ type: 'wake', agentId: ctx.agentId, runId: ctx.runId, companyId: ctx.companyId, context: ctx.context, apiUrl: ctx.apiUrl, runToken: ctx.runToken }));
+          if (msg?.type === 'completed') settle({ status: 'succeeded', ...outcomeFromReport(msg) });
+          else if (msg?.type === 'failed') {
+            settle({
+              status: 'failed',
+              errorCode: 'remote_reported_failure',
+              error: typeof msg.error === 'string' ? msg.error : 'the gateway reported a failure',
+              ...outcomeFromReport(msg),
+            });
+          }
+        },
+        onClose: (reason) => settle({ status: 'failed', errorCode: 'gateway_closed', error: `${reason} before completion` }),
+        onError: (err) => settle({ status: 'failed', errorCode: 'gateway_unreachable', error: err.message }),
       },
-      onMessage: (text) => {
-        ctx.log('stdout', text.endsWith('\n') ? text : text + '\n');
-        let msg: Record<string, unknown> | null = null;
-        try {
-          msg = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          return;
-        }
-        if (msg?.type === 'completed') settle({ status: 'succeeded', ...outcomeFromReport(msg) });
-        else if (msg?.type === 'failed') {
-          settle({ status: 'failed', errorCode: 'remote_reported_failure', error: typeof msg.error === 'string' ? msg.error : 'the gateway reported a failure', ...outcomeFromReport(msg) });
-        }
-      },
-      onClose: (reason) => settle({ status: 'failed', errorCode: 'gateway_closed', error: `${reason} before completion` }),
-      onError: (err) => settle({ status: 'failed', errorCode: 'gateway_unreachable', error: err.message }),
-    }, abort.signal);
+      abort.signal,
+    );
     return {
       done,
       cancel: (reason) => {

@@ -35,7 +35,11 @@ export class HttpAdapter implements AdapterExecutor {
       method: { type: 'string', enum: METHODS, default: 'POST' },
       headers: { type: 'object', additionalProperties: { type: 'string' } },
       mode: { type: 'string', enum: ['sync', 'async'], default: 'sync' },
-      timeoutSec: { type: 'number', minimum: 0, description: `sync: request timeout (default ${DEFAULT_SYNC_TIMEOUT_SEC}); async: time to wait for the completion callback (default ${DEFAULT_ASYNC_TIMEOUT_SEC})` },
+      timeoutSec: {
+        type: 'number',
+        minimum: 0,
+        description: `sync: request timeout (default ${DEFAULT_SYNC_TIMEOUT_SEC}); async: time to wait for the completion callback (default ${DEFAULT_ASYNC_TIMEOUT_SEC})`,
+      },
       cancelUrl: { type: 'string', format: 'uri', description: 'async: POSTed `{ runId, reason }` when the run is cancelled' },
     },
   };
@@ -55,12 +59,14 @@ export class HttpAdapter implements AdapterExecutor {
         errors.push(`${k} must be a URL`);
       }
     }
-    if (c.method !== undefined && !METHODS.includes(String(c.method).toUpperCase())) errors.push(`method must be one of ${METHODS.join(', ')}`);
+    if (c.method !== undefined && !METHODS.includes(String(c.method).toUpperCase()))
+      errors.push(`method must be one of ${METHODS.join(', ')}`);
     if (c.mode !== undefined && c.mode !== 'sync' && c.mode !== 'async') errors.push('mode must be sync or async');
     if (c.headers !== undefined && (!isObject(c.headers) || Object.values(c.headers).some((v) => typeof v !== 'string'))) {
       errors.push('headers must map names to strings');
     }
-    if (c.timeoutSec !== undefined && (typeof c.timeoutSec !== 'number' || c.timeoutSec < 0)) errors.push('timeoutSec must be a number >= 0');
+    if (c.timeoutSec !== undefined && (typeof c.timeoutSec !== 'number' || c.timeoutSec < 0))
+      errors.push('timeoutSec must be a number >= 0');
     return errors;
   }
 
@@ -82,7 +88,14 @@ export class HttpAdapter implements AdapterExecutor {
     timer.unref();
 
     const method = String(c.method ?? 'POST').toUpperCase();
-    const payload = { agentId: ctx.agentId, runId: ctx.runId, companyId: ctx.companyId, context: ctx.context, apiUrl: ctx.apiUrl, runToken: ctx.runToken };
+    const payload = {
+      agentId: ctx.agentId,
+      runId: ctx.runId,
+      companyId: ctx.companyId,
+      context: ctx.context,
+      apiUrl: ctx.apiUrl,
+      runToken: ctx.runToken,
+    };
     const request = async (): Promise<void> => {
       ctx.log('system', `${method} ${c.url} (${mode})\n`);
       let res: Response;
@@ -107,7 +120,12 @@ export class HttpAdapter implements AdapterExecutor {
         body = undefined;
       }
       if (!res.ok) {
-        settle({ status: 'failed', errorCode: 'adapter_http_status', error: `remote answered HTTP ${res.status}`, result: { httpStatus: res.status } });
+        settle({
+          status: 'failed',
+          errorCode: 'adapter_http_status',
+          error: `remote answered HTTP ${res.status}`,
+          result: { httpStatus: res.status },
+        });
       } else if (mode === 'sync') {
         settle({ status: 'succeeded', ...outcomeFromReport(body) });
       } else {
@@ -127,7 +145,12 @@ export class HttpAdapter implements AdapterExecutor {
         abort.abort();
         const cancelUrl = str(c.cancelUrl);
         if (mode === 'async' && cancelUrl) {
-          void fetch(cancelUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId: ctx.runId, reason }), signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+          void fetch(cancelUrl, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ runId: ctx.runId, reason }),
+            signal: AbortSignal.timeout(5000),
+          }).catch(() => undefined);
         }
         settle({ status: 'cancelled', errorCode: 'cancelled', error: reason });
       },

@@ -33,7 +33,11 @@ const ENV_SCHEMA = {
       {
         type: 'object',
         required: ['type', 'secretId'],
-        properties: { type: { const: 'secret_ref' }, secretId: { type: 'string' }, version: { oneOf: [{ const: 'latest' }, { type: 'integer' }] } },
+        properties: {
+          type: { const: 'secret_ref' },
+          secretId: { type: 'string' },
+          version: { oneOf: [{ const: 'latest' }, { type: 'integer' }] },
+        },
       },
     ],
   },
@@ -58,7 +62,8 @@ export class ProcessAdapter implements AdapterExecutor {
   validateConfig(c: Record<string, unknown>): string[] {
     const errors: string[] = [];
     if (!str(c.command)) errors.push('command is required');
-    if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string'))) errors.push('args must be an array of strings');
+    if (c.args !== undefined && (!Array.isArray(c.args) || c.args.some((a) => typeof a !== 'string')))
+      errors.push('args must be an array of strings');
     if (c.cwd !== undefined && typeof c.cwd !== 'string') errors.push('cwd must be a string');
     return [...errors, ...validateEnv(c.env), ...validateTimeouts(c)];
   }

@@ -8,12 +8,28 @@ const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /
 
 export class WakeupDto {
   @ApiPropertyOptional({ enum: ['timer', 'assignment', 'on_demand', 'automation'], default: 'on_demand' })
-  @IsOptional() @IsIn(['timer', 'assignment', 'on_demand', 'automation']) source?: 'timer' | 'assignment' | 'on_demand' | 'automation';
+  @IsOptional()
+  @IsIn(['timer', 'assignment', 'on_demand', 'automation'])
+  source?: 'timer' | 'assignment' | 'on_demand' | 'automation';
   @ApiPropertyOptional({ enum: ['manual', 'ping', 'callback', 'system'] })
-  @IsOptional() @IsIn(['manual', 'ping', 'callback', 'system']) triggerDetail?: 'manual' | 'ping' | 'callback' | 'system';
+  @IsOptional()
+  @IsIn(['manual', 'ping', 'callback', 'system'])
+  triggerDetail?: 'manual' | 'ping' | 'callback' | 'system';
   @IsOptional() @IsString() @MaxLength(2000) reason?: string;
   /** e.g. `{ issueId, commentId }`; an `issueId` makes the wake issue-scoped (coalescing, deferral, loop breaker) */
-  @RefersTo({ issueId: 'issue', commentId: 'comment', projectId: 'project', goalId: 'goal', agentId: 'agent', routineId: 'routine', approvalId: 'approval', runId: 'run' }) @IsOptional() @IsObject() payload?: Record<string, unknown>;
+  @RefersTo({
+    issueId: 'issue',
+    commentId: 'comment',
+    projectId: 'project',
+    goalId: 'goal',
+    agentId: 'agent',
+    routineId: 'routine',
+    approvalId: 'approval',
+    runId: 'run',
+  })
+  @IsOptional()
+  @IsObject()
+  payload?: Record<string, unknown>;
   /** the same key for the same agent within 24 hours returns the first wake's result, no second run */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(255) idempotencyKey?: string;
   @IsOptional() @IsBoolean() forceFreshSession?: boolean;
@@ -21,7 +37,11 @@ export class WakeupDto {
 
 export class SkippedWakeupDto {
   @ApiProperty({ example: true }) skipped: true;
-  @ApiProperty({ example: 'wake_loop_suppressed', description: 'agent_paused, self_comment, heartbeat_disabled, wake_on_demand_disabled, budget, company_paused, wake_loop_suppressed, no_actionable_work' })
+  @ApiProperty({
+    example: 'wake_loop_suppressed',
+    description:
+      'agent_paused, self_comment, heartbeat_disabled, wake_on_demand_disabled, budget, company_paused, wake_loop_suppressed, no_actionable_work',
+  })
   reason: string;
   wakeupRequestId: string;
 }
@@ -51,14 +71,20 @@ export class RunResponseDto {
   @ApiProperty({ nullable: true, type: String }) startedAt: string | null;
   @ApiProperty({ nullable: true, type: String }) finishedAt: string | null;
   @ApiProperty({ nullable: true, type: Number }) exitCode: number | null;
-  @ApiProperty({ nullable: true, type: String, description: 'why it ended: timeout, lease_expired, cancelled_by_board, scope_cancelled, adapter_command_not_found, adapter_exit_nonzero, ...' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      'why it ended: timeout, lease_expired, cancelled_by_board, scope_cancelled, adapter_command_not_found, adapter_exit_nonzero, ...',
+  })
   errorCode: string | null;
   @ApiProperty({ nullable: true, type: String }) error: string | null;
   @ApiProperty({ nullable: true, type: Object }) usageJson: Record<string, unknown> | null;
   @ApiProperty({ nullable: true, type: Object }) resultJson: Record<string, unknown> | null;
   @ApiProperty({ nullable: true, type: String, description: 'NDJSON log, relative to the data directory' }) logPath: string | null;
   logBytes: number;
-  @ApiProperty({ nullable: true, type: String, description: 'when the log last grew (to the owner\'s keepalive interval)' }) lastOutputAt: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "when the log last grew (to the owner's keepalive interval)" }) lastOutputAt:
+    string | null;
   @ApiProperty({ nullable: true, type: String }) claimedBy: string | null;
   @ApiProperty({ nullable: true, type: String }) leaseExpiresAt: string | null;
   createdAt: string;
@@ -77,22 +103,46 @@ export class ListRunsQueryDto {
   @IsOptional() @IsIn(RUN_STATUSES) status?: string;
   @IsOptional() @IsUUID() issueId?: string;
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200) limit?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  limit?: number;
   /** deprecated: slow deep in a long history; use `cursor` (keyset) */
   @ApiPropertyOptional({ minimum: 0, default: 0, deprecated: true })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(100000) offset?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(100000)
+  offset?: number;
   /** the `X-Next-Cursor` header of the previous page */
-  @ApiPropertyOptional({ description: 'opaque keyset cursor from the previous page\'s X-Next-Cursor header' })
-  @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) cursor?: string;
+  @ApiPropertyOptional({ description: "opaque keyset cursor from the previous page's X-Next-Cursor header" })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  cursor?: string;
 }
 
 export class LiveRunsQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 200 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(500) limit?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
 
   /** fewer live runs than this are topped up with the most recent ended runs (newest first) */
   @ApiPropertyOptional({ minimum: 0, maximum: 500, default: 0 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(500) minCount?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(500)
+  minCount?: number;
 }
 
 /** A queued or running run as the board's live views show it. */
@@ -121,9 +171,18 @@ export class LiveRunDto {
 export class RunLogQueryDto {
   /** byte offset to read from (tailing: pass the previous nextOffset) */
   @ApiPropertyOptional({ minimum: 0, default: 0 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) offset?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  offset?: number;
   @ApiPropertyOptional({ minimum: 1, maximum: 1048576, default: 65536 })
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(1048576) limitBytes?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1048576)
+  limitBytes?: number;
 }
 
 export class RunLogResponseDto {
@@ -141,7 +200,9 @@ export class RunLogResponseDto {
 
 export class CompleteRunDto {
   @ApiPropertyOptional({ enum: ['succeeded', 'failed'], default: 'succeeded' })
-  @IsOptional() @IsIn(['succeeded', 'failed']) status?: 'succeeded' | 'failed';
+  @IsOptional()
+  @IsIn(['succeeded', 'failed'])
+  status?: 'succeeded' | 'failed';
   @IsOptional() @IsString() @MaxLength(20000) summary?: string;
   @IsOptional() @IsObject() usage?: Record<string, unknown>;
   @IsOptional() @IsNumber() @Min(0) costCents?: number;
@@ -158,5 +219,11 @@ export class SchedulerHeartbeatDto {
   intervalSec: number;
   @ApiProperty({ nullable: true, type: String }) nextDueAt: string | null;
   @ApiProperty({ nullable: true, type: String }) lastFiredAt: string | null;
-  @ApiProperty({ nullable: true, type: Object }) lastRun: { id: string; status: string; invocationSource: string; createdAt: string; finishedAt: string | null } | null;
+  @ApiProperty({ nullable: true, type: Object }) lastRun: {
+    id: string;
+    status: string;
+    invocationSource: string;
+    createdAt: string;
+    finishedAt: string | null;
+  } | null;
 }

@@ -12,7 +12,9 @@ export class CompanyAccessEntryDto {
   @IsUUID() companyId: string;
   /** role for a new membership (default member) or the new role of an existing one */
   @ApiProperty({ enum: MEMBERSHIP_ROLES, required: false })
-  @IsOptional() @IsIn(MEMBERSHIP_ROLES) membershipRole?: MembershipRole;
+  @IsOptional()
+  @IsIn(MEMBERSHIP_ROLES)
+  membershipRole?: MembershipRole;
 }
 
 export class PutCompanyAccessDto {
@@ -33,4 +35,3 @@ export class CompanyAccessResponseDto {
   isInstanceAdmin: boolean;
   companies: CompanyAccessItemDto[];
 }
-

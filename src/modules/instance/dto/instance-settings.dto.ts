@@ -39,17 +39,30 @@ export class InstanceSettingsDto {
 /** Partial update of either block or both; unknown blocks or fields and nulls are rejected (400). */
 export class PatchInstanceSettingsDto {
   @ApiPropertyOptional({ type: GeneralSettingsDto })
-  @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => GeneralSettingsDto) general?: GeneralSettingsDto;
+  @ValidateIf(present)
+  @IsObject()
+  @ValidateNested()
+  @Type(() => GeneralSettingsDto)
+  general?: GeneralSettingsDto;
   @ApiPropertyOptional({ type: ExperimentalSettingsDto })
-  @ValidateIf(present) @IsObject() @ValidateNested() @Type(() => ExperimentalSettingsDto) experimental?: ExperimentalSettingsDto;
+  @ValidateIf(present)
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ExperimentalSettingsDto)
+  experimental?: ExperimentalSettingsDto;
 }
 
 export type GeneralSettings = Required<GeneralSettingsDto>;
 export type ExperimentalSettings = Required<ExperimentalSettingsDto>;
 
 export const GENERAL_DEFAULTS: GeneralSettings = {
-  instanceName: 'Agent Orchestration Service', allowSignUp: true, sessionTtlHours: 720,
-  databaseBackupEnabled: false, databaseBackupIntervalMinutes: 1440,
-  databaseBackupRetentionDaily: 7, databaseBackupRetentionWeekly: 4, databaseBackupRetentionMonthly: 6,
+  instanceName: 'Agent Orchestration Service',
+  allowSignUp: true,
+  sessionTtlHours: 720,
+  databaseBackupEnabled: false,
+  databaseBackupIntervalMinutes: 1440,
+  databaseBackupRetentionDaily: 7,
+  databaseBackupRetentionWeekly: 4,
+  databaseBackupRetentionMonthly: 6,
 };
 export const EXPERIMENTAL_DEFAULTS: ExperimentalSettings = { builtInAgents: false };

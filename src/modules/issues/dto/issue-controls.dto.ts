@@ -1,7 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested,
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateNested,
 } from 'class-validator';
 
 export class TreeHoldDto {
@@ -45,7 +54,12 @@ export class CreateInteractionDto {
   @IsString() @IsNotEmpty() @MaxLength(20000) prompt: string;
   /** choices the human picks one of; omitted: a free-text question */
   @ApiPropertyOptional({ type: [InteractionOptionDto] })
-  @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => InteractionOptionDto)
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => InteractionOptionDto)
   options?: InteractionOptionDto[];
   /** whether a free-text answer is accepted; default true without options, false with them */
   @IsOptional() @IsBoolean() allowFreeText?: boolean;

@@ -1,8 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsDateString, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID,
-  MaxLength, Min, ValidateIf,
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  IsArray,
+  IsBoolean,
+  IsDateString,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  Min,
+  ValidateIf,
 } from 'class-validator';
 import { ISSUE_PRIORITIES, ISSUE_STATUSES, IssuePriority, IssueStatus } from '../issue.types';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
@@ -18,23 +31,45 @@ export class IssueFieldsDto {
   @Nullable() @IsString() @MaxLength(MAX_TEXT) @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
   @Optional() @IsIn(ISSUE_STATUSES) @ApiPropertyOptional({ enum: ISSUE_STATUSES }) status?: IssueStatus;
   @Optional() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: IssuePriority;
-  @RefersTo('project') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?: string | null;
+  @RefersTo('project') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?:
+    string | null;
   @RefersTo('goal') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) goalId?: string | null;
   /** parent issue (UUID or identifier) of the same company; no cycles */
-  @RefersTo('issue') @Nullable() @IsString() @MaxLength(100) @ApiPropertyOptional({ nullable: true, type: String }) parentId?: string | null;
+  @RefersTo('issue') @Nullable() @IsString() @MaxLength(100) @ApiPropertyOptional({ nullable: true, type: String }) parentId?:
+    string | null;
   /** blockers (UUIDs or identifiers) of the same company; PATCH replaces the set */
-  @RefersTo('issue') @Optional() @IsArray() @ArrayMaxSize(100) @IsString({ each: true }) @MaxLength(100, { each: true }) blockedByIssueIds?: string[];
+  @RefersTo('issue')
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
+  blockedByIssueIds?: string[];
   /** company labels; PATCH replaces the set */
   @RefersTo('label') @Optional() @IsArray() @ArrayMaxSize(100) @IsUUID('all', { each: true }) labelIds?: string[];
   /** needs task-assignment permission (authorization decision) */
   @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) assigneeAgentId?: string | null;
-  @Nullable() @IsString() @IsNotEmpty() @MaxLength(200) @ApiPropertyOptional({ nullable: true, type: String }) assigneeUserId?: string | null;
+  @Nullable() @IsString() @IsNotEmpty() @MaxLength(200) @ApiPropertyOptional({ nullable: true, type: String }) assigneeUserId?:
+    string | null;
   @Nullable() @IsObject() @ApiPropertyOptional({ nullable: true, type: Object }) executionPolicy?: Record<string, unknown> | null;
-  @RefersTo('workspace') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) executionWorkspaceId?: string | null;
-  @Nullable() @IsString() @MaxLength(100) @ApiPropertyOptional({ nullable: true, type: String }) executionWorkspacePreference?: string | null;
-  @Nullable() @IsObject() @ApiPropertyOptional({ nullable: true, type: Object }) executionWorkspaceSettings?: Record<string, unknown> | null;
+  @RefersTo('workspace')
+  @Nullable()
+  @IsUUID()
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
+  executionWorkspaceId?: string | null;
+  @Nullable() @IsString() @MaxLength(100) @ApiPropertyOptional({ nullable: true, type: String }) executionWorkspacePreference?:
+    string | null;
+  @Nullable() @IsObject() @ApiPropertyOptional({ nullable: true, type: Object }) executionWorkspaceSettings?: Record<
+    string,
+    unknown
+  > | null;
   /** copies the workspace settings of another issue of the company (fields given explicitly win) */
-  @RefersTo('issue') @Nullable() @IsString() @MaxLength(100) @ApiPropertyOptional({ nullable: true, type: String }) inheritExecutionWorkspaceFromIssueId?: string | null;
+  @RefersTo('issue')
+  @Nullable()
+  @IsString()
+  @MaxLength(100)
+  @ApiPropertyOptional({ nullable: true, type: String })
+  inheritExecutionWorkspaceFromIssueId?: string | null;
   /** hides the issue from lists; null shows it again */
   @Nullable() @IsDateString() @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' }) hiddenAt?: string | null;
 }
@@ -84,7 +119,10 @@ export class ListIssuesQueryDto {
 
 export class CheckoutIssueDto {
   @RefersTo('agent') @IsUUID() agentId: string;
-  @IsArray() @ArrayNotEmpty() @ArrayMaxSize(7) @IsIn(ISSUE_STATUSES, { each: true })
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(7)
+  @IsIn(ISSUE_STATUSES, { each: true })
   @ApiProperty({ isArray: true, enum: ISSUE_STATUSES })
   expectedStatuses: IssueStatus[];
 }

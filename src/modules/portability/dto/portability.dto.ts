@@ -51,7 +51,11 @@ export class PackageManifestDto {
   formatVersion: number;
   @ApiProperty({ type: () => PackageCompanyDto }) company: PackageCompanyDto;
   @ApiProperty({ type: () => [PackageAgentDto] }) agents: PackageAgentDto[];
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { agents: 1, projects: 0, goals: 0, skills: 0, routines: 0, issues: 0, labels: 0, budgetPolicies: 0 } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    example: { agents: 1, projects: 0, goals: 0, skills: 0, routines: 0, issues: 0, labels: 0, budgetPolicies: 0 },
+  })
   counts: Record<string, number>;
   /** secrets the package declares by name (never their values) */
   @ApiProperty({ type: () => [SecretDeclarationDto] }) requiredSecrets: SecretDeclarationDto[];
@@ -61,7 +65,11 @@ export class PackageManifestDto {
 export class ExportResponseDto {
   @ApiProperty({ example: 'acme' }) rootPath: string;
   @ApiProperty({ type: () => PackageManifestDto }) manifest: PackageManifestDto;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { 'COMPANY.md': '---\nschema: agentcompanies/v1\n...' } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    example: { 'COMPANY.md': '---\nschema: agentcompanies/v1\n...' },
+  })
   files: Record<string, string>;
   /** e.g. inline sensitive env values dropped */
   warnings: string[];
@@ -88,11 +96,13 @@ export class ImportSourceDto {
   /** folder the file paths may start with (stripped) */
   @IsOptional() @IsString() @MaxLength(200) rootPath?: string;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'file contents keyed by relative path' })
-  @IsObject() files: Record<string, string>;
+  @IsObject()
+  files: Record<string, string>;
 }
 
 export class ImportTargetDto {
-  @ApiProperty({ enum: ['new_company', 'existing_company'] }) @IsIn(['new_company', 'existing_company']) mode: 'new_company' | 'existing_company';
+  @ApiProperty({ enum: ['new_company', 'existing_company'] }) @IsIn(['new_company', 'existing_company']) mode:
+    'new_company' | 'existing_company';
   /** existing_company: the company to import into (company-scoped routes: the route company) */
   @IsOptional() @IsUUID() companyId?: string;
   /** new_company: name of the new company (default: the package's) */
@@ -117,8 +127,14 @@ export class ImportIncludeDto {
 export class ImportRequestDto {
   @ApiProperty({ type: ImportSourceDto }) @IsDefined() @IsObject() @ValidateNested() @Type(() => ImportSourceDto) source: ImportSourceDto;
   @ApiPropertyOptional({ type: ImportTargetDto, description: 'default on company-scoped routes: the route company' })
-  @IsOptional() @ValidateNested() @Type(() => ImportTargetDto) target?: ImportTargetDto;
-  @ApiPropertyOptional({ enum: COLLISION_STRATEGIES, default: 'rename' }) @IsOptional() @IsIn(COLLISION_STRATEGIES) collisionStrategy?: CollisionStrategy;
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ImportTargetDto)
+  target?: ImportTargetDto;
+  @ApiPropertyOptional({ enum: COLLISION_STRATEGIES, default: 'rename' })
+  @IsOptional()
+  @IsIn(COLLISION_STRATEGIES)
+  collisionStrategy?: CollisionStrategy;
   @ApiPropertyOptional({ type: ImportIncludeDto }) @IsOptional() @ValidateNested() @Type(() => ImportIncludeDto) include?: ImportIncludeDto;
 }
 
@@ -156,11 +172,18 @@ export class ImportPlanDto {
   @ApiProperty({ type: [PlanItemDto] }) conflicts: PlanItemDto[];
   warnings: string[];
   @ApiProperty({ type: [SecretToSetDto] }) secretsToSet: SecretToSetDto[];
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { 'agent.create': 2 } }) counts: Record<string, number>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { 'agent.create': 2 } }) counts: Record<
+    string,
+    number
+  >;
 }
 
 export class ImportApplyResponseDto extends ImportPlanDto {
   /** ids of the entities created or updated, by kind and package slug */
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'object', additionalProperties: { type: 'string' } }, example: { agent: { ceo: '00000000-0000-0000-0000-000000000000' } } })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: { type: 'string' } },
+    example: { agent: { ceo: '00000000-0000-0000-0000-000000000000' } },
+  })
   ids: Record<string, Record<string, string>>;
 }

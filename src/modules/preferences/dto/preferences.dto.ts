@@ -7,7 +7,8 @@ export type MembershipState = (typeof MEMBERSHIP_STATES)[number];
 
 export class MembershipStateDto {
   @ApiProperty({ enum: MEMBERSHIP_STATES })
-  @IsIn(MEMBERSHIP_STATES) state: MembershipState;
+  @IsIn(MEMBERSHIP_STATES)
+  state: MembershipState;
 }
 
 export class ResourceMembershipsDto {
@@ -29,7 +30,18 @@ export class ResourceMembershipDto {
   @ApiProperty({ nullable: true, type: String }) updatedAt: string | null;
 }
 
-export const SIDEBAR_SECTIONS = ['inbox', 'issues', 'goals', 'projects', 'agents', 'approvals', 'costs', 'activity', 'artifacts', 'skills'] as const;
+export const SIDEBAR_SECTIONS = [
+  'inbox',
+  'issues',
+  'goals',
+  'projects',
+  'agents',
+  'approvals',
+  'costs',
+  'activity',
+  'artifacts',
+  'skills',
+] as const;
 
 /** Global (per user) sidebar preferences; PUT replaces the whole document (omitted fields reset to defaults). */
 export class GlobalSidebarPreferencesDto {
@@ -45,7 +57,11 @@ export class CompanySidebarPreferencesDto {
   @RefersTo('agent') @IsOptional() @IsArray() @ArrayMaxSize(1000) @IsUUID(undefined, { each: true }) agentOrder?: string[];
   /** sections shown collapsed */
   @ApiPropertyOptional({ isArray: true, enum: SIDEBAR_SECTIONS })
-  @IsOptional() @IsArray() @ArrayMaxSize(SIDEBAR_SECTIONS.length) @IsIn(SIDEBAR_SECTIONS, { each: true }) collapsedSections?: string[];
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(SIDEBAR_SECTIONS.length)
+  @IsIn(SIDEBAR_SECTIONS, { each: true })
+  collapsedSections?: string[];
 }
 
 export class GlobalSidebarPreferencesResponseDto {
@@ -66,11 +82,15 @@ export const INBOX_KINDS = ['dismiss', 'snooze'] as const;
 
 export class CreateInboxDismissalDto {
   /** `approval:<id>`, `join:<id>`, `run:<id>` or `attention:<key>` */
-  @IsString() @MaxLength(500) @Matches(/^(approval|join|run|attention):\S.*$/, { message: 'itemKey must start with approval:, join:, run: or attention:' })
+  @IsString()
+  @MaxLength(500)
+  @Matches(/^(approval|join|run|attention):\S.*$/, { message: 'itemKey must start with approval:, join:, run: or attention:' })
   itemKey: string;
   /** default `dismiss` */
   @ApiPropertyOptional({ enum: INBOX_KINDS })
-  @IsOptional() @IsIn(INBOX_KINDS) kind?: 'dismiss' | 'snooze';
+  @IsOptional()
+  @IsIn(INBOX_KINDS)
+  kind?: 'dismiss' | 'snooze';
   /** future timestamp; required for snooze, forbidden for dismiss */
   @IsOptional() @IsISO8601() snoozedUntil?: string;
 }

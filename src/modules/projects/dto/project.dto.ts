@@ -1,7 +1,18 @@
 import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize, IsArray, IsIn, IsISO8601, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateIf,
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsISO8601,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  MaxLength,
+  ValidateIf,
 } from 'class-validator';
 import { PROJECT_STATUSES, ProjectStatus } from '../project.entity';
 import { CreateWorkspaceDto, WorkspaceResponseDto } from './workspace.dto';
@@ -11,28 +22,57 @@ const nullable = () => ValidateIf((_: unknown, v: unknown) => v !== null);
 
 class ProjectFieldsDto {
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(20_000) description?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(20_000)
+  description?: string | null;
   @ApiPropertyOptional({ enum: PROJECT_STATUSES })
-  @IsOptional() @IsIn(PROJECT_STATUSES) status?: ProjectStatus;
+  @IsOptional()
+  @IsIn(PROJECT_STATUSES)
+  status?: ProjectStatus;
   /** preferred: linked goals in order (goals of the company) */
   @RefersTo('goal') @IsOptional() @IsArray() @ArrayMaxSize(100) @IsUUID(undefined, { each: true }) goalIds?: string[];
   /** legacy: a single goal; ignored when goalIds is given */
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @RefersTo('goal') @IsOptional() @nullable() @IsUUID() goalId?: string | null;
+  @RefersTo('goal')
+  @IsOptional()
+  @nullable()
+  @IsUUID()
+  goalId?: string | null;
   @ApiPropertyOptional({ nullable: true, format: 'uuid', type: String })
-  @RefersTo('agent') @IsOptional() @nullable() @IsUUID() leadAgentId?: string | null;
+  @RefersTo('agent')
+  @IsOptional()
+  @nullable()
+  @IsUUID()
+  leadAgentId?: string | null;
   /** `YYYY-MM-DD` */
   @ApiPropertyOptional({ nullable: true, type: String, example: '2030-01-31' })
-  @IsOptional() @nullable() @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'targetDate must be YYYY-MM-DD' }) @IsISO8601({ strict: true }) targetDate?: string | null;
+  @IsOptional()
+  @nullable()
+  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'targetDate must be YYYY-MM-DD' })
+  @IsISO8601({ strict: true })
+  targetDate?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String, example: '#1f6feb' })
-  @IsOptional() @nullable() @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'color must be a hex color #rrggbb' }) color?: string | null;
+  @IsOptional()
+  @nullable()
+  @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'color must be a hex color #rrggbb' })
+  color?: string | null;
   /** env var name -> inline string or `{ type: "secret_ref", secretId, version? }` */
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  @IsOptional() @IsObject() env?: Record<string, unknown>;
+  @IsOptional()
+  @IsObject()
+  env?: Record<string, unknown>;
   @ApiPropertyOptional({ nullable: true, type: 'object', additionalProperties: true })
-  @IsOptional() @nullable() @IsObject() executionWorkspacePolicy?: Record<string, unknown> | null;
+  @IsOptional()
+  @nullable()
+  @IsObject()
+  executionWorkspacePolicy?: Record<string, unknown> | null;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
-  @IsOptional() @nullable() @IsISO8601() archivedAt?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsISO8601()
+  archivedAt?: string | null;
 }
 
 export class UpdateProjectDto extends ProjectFieldsDto {
@@ -45,7 +85,9 @@ export class CreateProjectDto extends ProjectFieldsDto {
   @IsString() @IsNotEmpty() @MaxLength(200) name: string;
   /** seeds the first (primary) workspace; an invalid payload fails the whole creation with 422 */
   @ApiPropertyOptional({ type: CreateWorkspaceDto })
-  @IsOptional() @IsObject() workspace?: Record<string, unknown>;
+  @IsOptional()
+  @IsObject()
+  workspace?: Record<string, unknown>;
 }
 
 export class GetProjectQueryDto {

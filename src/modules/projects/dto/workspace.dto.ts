@@ -1,7 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf, ValidateNested,
+  ArrayMaxSize,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
 } from 'class-validator';
 import { WORKSPACE_SOURCE_TYPES, WorkspaceSourceType } from '../project-workspace.entity';
 
@@ -23,7 +36,9 @@ export class RuntimeConfigDto {
   @IsOptional() @IsString({ each: true }) @MaxLength(10_000, { each: true }) @ArrayMaxSize(200) args?: string[];
   /** extra environment variables (string values) */
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional() @IsObject() env?: Record<string, string>;
+  @IsOptional()
+  @IsObject()
+  env?: Record<string, string>;
   /** exported to the process as PORT; the health check path is polled on it */
   @IsOptional() @IsInt() @Min(1) @Max(65535) port?: number;
   @IsOptional() @ValidateNested() @Type(() => RuntimeHealthCheckDto) healthCheck?: RuntimeHealthCheckDto;
@@ -36,33 +51,82 @@ const nullable = () => ValidateIf((_: unknown, v: unknown) => v !== null);
 export class UpdateWorkspaceDto {
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @ApiPropertyOptional({ enum: WORKSPACE_SOURCE_TYPES })
-  @IsOptional() @IsIn(WORKSPACE_SOURCE_TYPES) sourceType?: WorkspaceSourceType;
+  @IsOptional()
+  @IsIn(WORKSPACE_SOURCE_TYPES)
+  sourceType?: WorkspaceSourceType;
   /** absolute path; required unless repoUrl is given */
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @Matches(ABSOLUTE_PATH, { message: 'cwd must be an absolute path' }) @MaxLength(4000) cwd?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @Matches(ABSOLUTE_PATH, { message: 'cwd must be an absolute path' })
+  @MaxLength(4000)
+  cwd?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @IsNotEmpty() @MaxLength(2000) repoUrl?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(2000)
+  repoUrl?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(500) repoRef?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(500)
+  repoRef?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(500) defaultRef?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(500)
+  defaultRef?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(100) visibility?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(100)
+  visibility?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(10_000) setupCommand?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(10_000)
+  setupCommand?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(10_000) cleanupCommand?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(10_000)
+  cleanupCommand?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(200) remoteProvider?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(200)
+  remoteProvider?: string | null;
   /** required for `remote_managed` unless repoUrl is given */
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @IsNotEmpty() @MaxLength(2000) remoteWorkspaceRef?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(2000)
+  remoteWorkspaceRef?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String })
-  @IsOptional() @nullable() @IsString() @MaxLength(500) sharedWorkspaceKey?: string | null;
+  @IsOptional()
+  @nullable()
+  @IsString()
+  @MaxLength(500)
+  sharedWorkspaceKey?: string | null;
   @IsOptional() @IsObject() metadata?: Record<string, unknown>;
   /** null removes the runtime service configuration */
   @ApiPropertyOptional({ nullable: true, type: RuntimeConfigDto })
-  @IsOptional() @nullable() @ValidateNested() @Type(() => RuntimeConfigDto) runtimeConfig?: RuntimeConfigDto | null;
+  @IsOptional()
+  @nullable()
+  @ValidateNested()
+  @Type(() => RuntimeConfigDto)
+  runtimeConfig?: RuntimeConfigDto | null;
   /** true makes this the project's primary workspace */
   @IsOptional() @IsBoolean() isPrimary?: boolean;
 }

@@ -1,7 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateIf,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { ISSUE_PRIORITIES } from '../../issues/issue.types';
@@ -33,7 +45,10 @@ export class CreateTriggerDto {
   @Optional() @IsBoolean() enabled?: boolean;
   /** schedule only: five fields (minute hour day-of-month month day-of-week) or an @alias such as `@daily` */
   @ValidateIf((o: CreateTriggerDto) => o.kind === 'schedule' || o.cronExpression !== undefined)
-  @IsString() @IsNotEmpty() @MaxLength(200) cronExpression?: string;
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  cronExpression?: string;
   /** schedule only: IANA time zone, default `UTC` */
   @Optional() @IsString() @IsNotEmpty() @MaxLength(100) timezone?: string;
 }
@@ -48,10 +63,12 @@ export class UpdateTriggerDto {
 class RoutineFieldsDto {
   /** the description of the issue each execution creates */
   @Nullable() @IsString() @MaxLength(MAX_TEXT) @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
-  @RefersTo('project') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?: string | null;
+  @RefersTo('project') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?:
+    string | null;
   @RefersTo('goal') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) goalId?: string | null;
   /** parent issue of each execution's issue (same company) */
-  @RefersTo('issue') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) parentIssueId?: string | null;
+  @RefersTo('issue') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) parentIssueId?:
+    string | null;
   @Optional() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: string;
   @Optional() @IsIn(ROUTINE_STATUSES) @ApiPropertyOptional({ enum: ROUTINE_STATUSES }) status?: RoutineStatus;
   /** skip_if_active (default): no new execution while the previous one's issue is open; always_create: one per firing */
@@ -163,5 +180,11 @@ export class RoutineResponseDto {
 
 export class RoutineDetailResponseDto extends RoutineResponseDto {
   @ApiProperty({ type: [RoutineRunResponseDto] }) recentRuns: RoutineRunResponseDto[];
-  @ApiProperty({ nullable: true, type: Object }) assignee: { id: string; name: string; role: string; title: string | null; urlKey: string } | null;
+  @ApiProperty({ nullable: true, type: Object }) assignee: {
+    id: string;
+    name: string;
+    role: string;
+    title: string | null;
+    urlKey: string;
+  } | null;
 }

@@ -6,7 +6,9 @@ export class CreateSecretDto {
   @IsString() @IsNotEmpty() @MaxLength(200) name: string;
   /** the plaintext; stored encrypted (local_encrypted) and never returned */
   @ApiProperty({ writeOnly: true })
-  @IsString() @MaxLength(65_536) value: string;
+  @IsString()
+  @MaxLength(65_536)
+  value: string;
   /** provider id from GET secret-providers; omitted: the deployment default if valid, else `local_encrypted` */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) provider?: string;
   @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(10_000) description?: string | null;
@@ -22,7 +24,9 @@ export class UpdateSecretDto {
 
 export class RotateSecretDto {
   @ApiProperty({ writeOnly: true })
-  @IsString() @MaxLength(65_536) value: string;
+  @IsString()
+  @MaxLength(65_536)
+  value: string;
   /** omitted keeps the existing reference */
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(1000) externalRef?: string;
 }

@@ -20,9 +20,17 @@ export class UpdateProfileDto {
   @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) name?: string;
   /** avatar URL; null clears it */
   @ApiProperty({ nullable: true, type: String, required: false })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsUrl({ require_tld: false, protocols: ['http', 'https'] }) @MaxLength(2000) image?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  @MaxLength(2000)
+  image?: string | null;
   @ApiProperty({ nullable: true, type: String, required: false })
-  @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(2000) bio?: string | null;
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsString()
+  @MaxLength(2000)
+  bio?: string | null;
 }
 
 export class SessionDto {
