@@ -2,7 +2,6 @@
 // Each entry is a debt: move its statements into its module's <domain>.repository.ts and drop the line.
 // New files never go here: lint refuses `.query(` outside repositories and src/database/.
 export const LEGACY_SQL_FILES = [
-  'src/common/activity/activity-recorder.service.ts',
   'src/common/auth/agent-key.resolver.ts',
   'src/common/auth/company-access.service.ts',
   'src/common/auth/run-verifier.ts',
@@ -11,7 +10,6 @@ export const LEGACY_SQL_FILES = [
   'src/modules/access/join-requests.service.ts',
   'src/modules/access/members.service.ts',
   'src/modules/access/memberships.service.ts',
-  'src/modules/activity/activity.service.ts',
   'src/modules/agents/agent-access.service.ts',
   'src/modules/agents/agent-config.service.ts',
   'src/modules/agents/agent-keys.service.ts',

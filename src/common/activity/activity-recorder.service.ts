@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityActorType, ActivityEntity } from './activity.entity';
-import { Db } from '../../database/db.service';
+import { ActivityLogRepository } from './activity.repository';
 import type { Actor } from '../auth/actor';
 import { sanitizeDetails } from './sanitize';
 import { LiveEventBus } from '../events/live-event-bus';
@@ -26,7 +26,7 @@ export interface ActivityInput {
 @Injectable()
 export class ActivityRecorder {
   constructor(
-    private readonly db: Db,
+    private readonly repo: ActivityLogRepository,
     private readonly events: LiveEventBus,
   ) {}
 
@@ -43,12 +43,7 @@ export class ActivityRecorder {
       runId: input.runId !== undefined ? input.runId : a?.kind === 'agent' ? (a.runId ?? null) : null,
       details: input.details ? (sanitizeDetails(input.details) as Record<string, unknown>) : null,
     } satisfies Omit<ActivityEntity, 'id' | 'createdAt'>;
-    // a plain INSERT: every mutation writes one, and the repository's save costs more CPU than the statement
-    const [saved] = await this.db.query<{ id: string; created_at: Date }>(
-      `INSERT INTO activity_log (company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id, created_at`,
-      [row.companyId, row.actorType, row.actorId, row.action, row.entityType, row.entityId, row.agentId, row.runId, row.details],
-    );
+    const saved = await this.repo.insert(row);
     const { companyId, ...payload } = row;
     this.events.publish(companyId, 'activity.logged', { id: saved.id, ...payload });
     return { id: saved.id, createdAt: saved.created_at, ...row };

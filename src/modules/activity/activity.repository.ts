@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ActivityEntity } from '../../common/activity/activity.entity';
 import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
@@ -29,11 +30,59 @@ export interface ActivityRow {
   issue: { id: string; identifier: string; title: string; status: string } | null;
 }
 
+/** An activity_log row (snake_case from SQL) as the entity. */
+export function toActivityEntity(r: Record<string, unknown>): ActivityEntity {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    actorType: r.actor_type,
+    actorId: r.actor_id,
+    action: r.action,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    agentId: r.agent_id,
+    runId: r.run_id,
+    details: r.details,
+    createdAt: r.created_at,
+  } as ActivityEntity;
+}
+
 /** Reads of the activity trail (the recorder in common/activity writes it). */
 @Injectable()
 export class ActivityRepository extends CompanyScopedRepository {
   constructor(db: Db) {
     super(db);
+  }
+
+  /** The company's feed, newest first, exact-match filters (text comparison), hidden issues left out. */
+  async listForCompany(companyId: string, f: { agentId?: string; entityType?: string; entityId?: string }): Promise<ActivityEntity[]> {
+    const where = ['a.company_id = $1'];
+    const params: unknown[] = [];
+    const add = (col: string, v: string | undefined) => {
+      if (v === undefined) return;
+      params.push(v);
+      where.push(`a.${col}::text = $${params.length + 1}`);
+    };
+    add('agent_id', f.agentId);
+    add('entity_type', f.entityType);
+    add('entity_id', f.entityId);
+    where.push(NOT_ABOUT_HIDDEN_ISSUE);
+    const rows = await this.rows<Record<string, unknown>>(
+      companyId,
+      `SELECT a.* FROM activity_log a
+        WHERE ${where.join(' AND ')}
+        ORDER BY a.created_at DESC, a.id DESC`,
+      params,
+    );
+    return rows.map(toActivityEntity);
+  }
+
+  /** Records about one entity, newest first. */
+  findForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityEntity[]> {
+    return this.db.repo(ActivityEntity).find({
+      where: { companyId: this.scope(companyId), entityType, entityId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
   }
 
   /**

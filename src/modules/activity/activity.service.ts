@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
-import { Db } from '../../database/db.service';
 import { decodeCursor, keysetPage } from '../../common/http/keyset-cursor';
 import { ActivityQueryDto, ActivityResponseDto, AgentActionsPageDto, AgentActionsQueryDto, CreateActivityDto } from './dto/activity.dto';
 import { ActivityEntity } from '../../common/activity/activity.entity';
-import { ActivityRepository, NOT_ABOUT_HIDDEN_ISSUE } from './activity.repository';
+import { ActivityRepository, toActivityEntity } from './activity.repository';
 
 export function toActivityResponse(a: ActivityEntity): ActivityResponseDto {
   return {
@@ -25,31 +24,14 @@ export function toActivityResponse(a: ActivityEntity): ActivityResponseDto {
 @Injectable()
 export class ActivityService {
   constructor(
-    private readonly db: Db,
     private readonly recorder: ActivityRecorder,
     private readonly repo: ActivityRepository,
   ) {}
 
   /** Newest first, exact-match filters, no pagination (spec). */
   async listForCompany(companyId: string, q: ActivityQueryDto): Promise<ActivityResponseDto[]> {
-    const where = ['a.company_id = $1'];
-    const params: unknown[] = [companyId];
-    const add = (col: string, v: string | undefined) => {
-      if (v === undefined) return;
-      params.push(v);
-      where.push(`a.${col}::text = $${params.length}`);
-    };
-    add('agent_id', q.agentId);
-    add('entity_type', q.entityType);
-    add('entity_id', q.entityId);
-    where.push(NOT_ABOUT_HIDDEN_ISSUE);
-    const rows = await this.db.query<Record<string, unknown>>(
-      `SELECT a.* FROM activity_log a
-        WHERE ${where.join(' AND ')}
-        ORDER BY a.created_at DESC, a.id DESC`,
-      params,
-    );
-    return rows.map((r) => toActivityResponse(this.fromRow(r)));
+    const rows = await this.repo.listForCompany(companyId, { agentId: q.agentId, entityType: q.entityType, entityId: q.entityId });
+    return rows.map(toActivityResponse);
   }
 
   /** The agent-action audit: activity whose actor is an agent, newest first, keyset pages; hidden issues left out as in the feed. */
@@ -71,7 +53,7 @@ export class ActivityService {
     const page = keysetPage(rows, limit);
     return {
       items: page.rows.map((r) => ({
-        ...toActivityResponse(this.fromRow(r as unknown as Record<string, unknown>)),
+        ...toActivityResponse(toActivityEntity(r as unknown as Record<string, unknown>)),
         entity: { issue: r.issue, comment: null, document: null },
       })),
       nextCursor: page.nextCursor,
@@ -80,10 +62,7 @@ export class ActivityService {
   }
 
   async listForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityResponseDto[]> {
-    const rows = await this.db.repo(ActivityEntity).find({
-      where: { companyId, entityType, entityId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+    const rows = await this.repo.findForEntity(companyId, entityType, entityId);
     return rows.map(toActivityResponse);
   }
 
@@ -100,21 +79,5 @@ export class ActivityService {
       details: dto.details ?? null,
     });
     return toActivityResponse(row);
-  }
-
-  private fromRow(r: Record<string, unknown>): ActivityEntity {
-    return {
-      id: r.id,
-      companyId: r.company_id,
-      actorType: r.actor_type,
-      actorId: r.actor_id,
-      action: r.action,
-      entityType: r.entity_type,
-      entityId: r.entity_id,
-      agentId: r.agent_id,
-      runId: r.run_id,
-      details: r.details,
-      createdAt: r.created_at,
-    } as ActivityEntity;
   }
 }
