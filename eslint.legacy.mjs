@@ -36,8 +36,6 @@ export const LEGACY_SQL_FILES = [
   'src/modules/documents/annotations.service.ts',
   'src/modules/documents/documents.service.ts',
   'src/modules/documents/issue-document-reads.ts',
-  'src/modules/goals/company-references.ts',
-  'src/modules/goals/goals.service.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',
   'src/modules/heartbeat/heartbeat-runs.service.ts',
   'src/modules/heartbeat/heartbeat-scheduler.service.ts',

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { GoalsController } from './goals.controller';
+import { GoalsRepository } from './goals.repository';
 import { GoalsService } from './goals.service';
 
 @Module({
   controllers: [GoalsController],
-  providers: [GoalsService],
+  providers: [GoalsService, GoalsRepository],
   exports: [GoalsService],
 })
 export class GoalsModule {}
