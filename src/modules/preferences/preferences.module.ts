@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { InboxService } from './inbox.service';
 import { PreferencesController } from './preferences.controller';
+import { PreferencesRepository } from './preferences.repository';
 import { ResourceMembershipsService } from './resource-memberships.service';
 import { SidebarPreferencesService } from './sidebar-preferences.service';
 
 @Module({
   controllers: [PreferencesController],
-  providers: [ResourceMembershipsService, SidebarPreferencesService, InboxService],
+  providers: [PreferencesRepository, ResourceMembershipsService, SidebarPreferencesService, InboxService],
 })
 export class PreferencesModule {}

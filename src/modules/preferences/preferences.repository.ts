@@ -1,0 +1,245 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
+import type { InboxDismissalDto, MembershipState } from './dto/preferences.dto';
+
+export type ResourceType = 'project' | 'agent';
+
+interface DismissalRow {
+  id: string;
+  company_id: string;
+  user_id: string;
+  item_key: string;
+  kind: string;
+  snoozed_until: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A stored sidebar preferences document. */
+export interface SidebarPreferencesRow {
+  preferences: Record<string, unknown>;
+  updated_at: Date;
+}
+
+const toDismissal = (r: DismissalRow): InboxDismissalDto => ({
+  id: r.id,
+  companyId: r.company_id,
+  userId: r.user_id,
+  itemKey: r.item_key,
+  kind: r.kind,
+  snoozedUntil: iso(r.snoozed_until),
+  createdAt: isoRequired(r.created_at),
+  updatedAt: isoRequired(r.updated_at),
+});
+
+/** A dismissal hides its item until it is deleted; a snooze only until `snoozedUntil`. */
+const ACTIVE = `(kind = 'dismiss' OR snoozed_until > now())`;
+
+// reads projects (owned by projects) and agents (owned by agents): the resources a user may join or leave
+const RESOURCE_TABLE: Record<ResourceType, string> = {
+  project: `SELECT id FROM projects WHERE company_id = $1`,
+  agent: `SELECT id FROM agents WHERE company_id = $1 AND status <> 'terminated'`,
+};
+
+/** The per-user preference tables: inbox_dismissals, resource_memberships, sidebar_preferences. */
+@Injectable()
+export class PreferencesRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  // ---- inbox dismissals
+
+  async activeDismissals(companyId: string, userId: string): Promise<InboxDismissalDto[]> {
+    const rows = await this.rows<DismissalRow>(
+      companyId,
+      `SELECT * FROM inbox_dismissals WHERE company_id = $1 AND user_id = $2 AND ${ACTIVE} ORDER BY updated_at DESC, id`,
+      [userId],
+    );
+    return rows.map(toDismissal);
+  }
+
+  /** Dismissing or snoozing the same item again replaces the earlier dismissal. */
+  async upsertDismissal(
+    companyId: string,
+    userId: string,
+    itemKey: string,
+    kind: string,
+    snoozedUntil: string | null,
+  ): Promise<InboxDismissalDto> {
+    const [row] = await this.rows<DismissalRow>(
+      companyId,
+      `INSERT INTO inbox_dismissals (company_id, user_id, item_key, kind, snoozed_until) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (company_id, user_id, item_key) DO UPDATE SET kind = EXCLUDED.kind, snoozed_until = EXCLUDED.snoozed_until, updated_at = now()
+       RETURNING *`,
+      [userId, itemKey, kind, snoozedUntil],
+    );
+    return toDismissal(row);
+  }
+
+  /** How many of the item keys the user has not dismissed or currently snoozed. */
+  async countUndismissed(companyId: string, userId: string, keys: string[]): Promise<number> {
+    const [{ count }] = await this.rows<{ count: number }>(
+      companyId,
+      `SELECT count(*)::int AS count FROM unnest($3::text[]) AS k(item_key)
+            WHERE NOT EXISTS (SELECT 1 FROM inbox_dismissals d WHERE d.company_id = $1 AND d.user_id = $2 AND d.item_key = k.item_key AND ${ACTIVE})`,
+      [userId, keys],
+    );
+    return count;
+  }
+
+  /** Whether a table exists (the inbox reads tables of modules that may not have created theirs). */
+  async tableExists(table: string): Promise<boolean> {
+    const [{ present }] = await this.db.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [`public.${table}`]);
+    return present;
+  }
+
+  // reads approvals (owned by approvals)
+  async pendingApprovalIds(companyId: string): Promise<string[]> {
+    return (await this.rows<{ id: string }>(companyId, `SELECT id FROM approvals WHERE company_id = $1 AND status = 'pending'`)).map(
+      (r) => r.id,
+    );
+  }
+
+  // reads join_requests (owned by access)
+  async pendingJoinRequestIds(companyId: string): Promise<string[]> {
+    return (
+      await this.rows<{ id: string }>(
+        companyId,
+        `SELECT id FROM join_requests WHERE company_id = $1 AND status IN ('pending', 'pending_approval')`,
+      )
+    ).map((r) => r.id);
+  }
+
+  // reads heartbeat_runs (owned by heartbeat)
+  async recentlyFailedRunIds(companyId: string): Promise<string[]> {
+    return (
+      await this.rows<{ id: string }>(
+        companyId,
+        `SELECT id FROM heartbeat_runs
+          WHERE company_id = $1 AND status IN ('failed', 'timed_out') AND finished_at > now() - interval '24 hours'`,
+      )
+    ).map((r) => r.id);
+  }
+
+  // ---- resource memberships
+
+  async storedMemberships(
+    companyId: string,
+    userId: string,
+  ): Promise<Array<{ resource_type: ResourceType; resource_id: string; state: MembershipState }>> {
+    return this.rows(
+      companyId,
+      `SELECT resource_type, resource_id, state FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
+      [userId],
+    );
+  }
+
+  /** When the user's memberships last changed, or null. */
+  async membershipsUpdatedAt(companyId: string, userId: string): Promise<string | null> {
+    const [{ updated_at }] = await this.rows<{ updated_at: Date | null }>(
+      companyId,
+      `SELECT max(updated_at) AS updated_at FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
+      [userId],
+    );
+    return iso(updated_at);
+  }
+
+  /** Ids of the company's projects or (live) agents, oldest first. */
+  async resourceIds(companyId: string, type: ResourceType): Promise<string[]> {
+    return (await this.rows<{ id: string }>(companyId, `${RESOURCE_TABLE[type]} ORDER BY created_at, id`)).map((r) => r.id);
+  }
+
+  async resourceExists(companyId: string, type: ResourceType, resourceId: string): Promise<boolean> {
+    return (await this.rows(companyId, `${RESOURCE_TABLE[type]} AND id = $2`, [resourceId])).length > 0;
+  }
+
+  /** Conditional write: true only when the membership actually changed to `left` (also under concurrent requests). */
+  async markLeft(companyId: string, userId: string, type: ResourceType, resourceId: string): Promise<boolean> {
+    const changed = await this.rows(
+      companyId,
+      `INSERT INTO resource_memberships AS m (company_id, user_id, resource_type, resource_id, state) VALUES ($1, $2, $3, $4, 'left')
+             ON CONFLICT (company_id, user_id, resource_type, resource_id)
+             DO UPDATE SET state = 'left', updated_at = now() WHERE m.state <> 'left' RETURNING 1`,
+      [userId, type, resourceId],
+    );
+    return changed.length > 0;
+  }
+
+  /** Conditional write: true only when a stored `left` actually changed back to `joined`. */
+  async markJoined(companyId: string, userId: string, type: ResourceType, resourceId: string): Promise<boolean> {
+    const changed = await this.rows(
+      companyId,
+      // (a CTE: a bare UPDATE answers [rows, count] through the driver)
+      `WITH changed AS (
+               UPDATE resource_memberships SET state = 'joined', updated_at = now()
+                WHERE company_id = $1 AND user_id = $2 AND resource_type = $3 AND resource_id = $4 AND state <> 'joined' RETURNING 1)
+             SELECT * FROM changed`,
+      [userId, type, resourceId],
+    );
+    return changed.length > 0;
+  }
+
+  async membership(
+    companyId: string,
+    userId: string,
+    type: ResourceType,
+    resourceId: string,
+  ): Promise<{ state: MembershipState; updatedAt: string } | null> {
+    const row = await this.row<{ state: MembershipState; updated_at: Date }>(
+      companyId,
+      `SELECT state, updated_at FROM resource_memberships WHERE company_id = $1 AND user_id = $2 AND resource_type = $3 AND resource_id = $4`,
+      [userId, type, resourceId],
+    );
+    return row ? { state: row.state, updatedAt: isoRequired(row.updated_at) } : null;
+  }
+
+  // ---- sidebar preferences (the global document has no company)
+
+  async globalSidebar(userId: string): Promise<SidebarPreferencesRow | undefined> {
+    const [row] = await this.db.query<SidebarPreferencesRow>(
+      `SELECT preferences, updated_at FROM sidebar_preferences WHERE user_id = $1 AND company_id IS NULL`,
+      [userId],
+    );
+    return row;
+  }
+
+  async putGlobalSidebar(userId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRow> {
+    const [row] = await this.db.query<SidebarPreferencesRow>(
+      `INSERT INTO sidebar_preferences (user_id, company_id, preferences) VALUES ($1, NULL, $2)
+       ON CONFLICT (user_id) WHERE company_id IS NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
+       RETURNING preferences, updated_at`,
+      [userId, JSON.stringify(preferences)],
+    );
+    return row;
+  }
+
+  async companySidebar(userId: string, companyId: string): Promise<SidebarPreferencesRow | undefined> {
+    const [row] = await this.db.query<SidebarPreferencesRow>(
+      `SELECT preferences, updated_at FROM sidebar_preferences WHERE user_id = $1 AND company_id = $2`,
+      [userId, this.scope(companyId)],
+    );
+    return row;
+  }
+
+  async putCompanySidebar(userId: string, companyId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRow> {
+    const [row] = await this.db.query<SidebarPreferencesRow>(
+      `INSERT INTO sidebar_preferences (user_id, company_id, preferences) VALUES ($1, $2, $3)
+       ON CONFLICT (user_id, company_id) WHERE company_id IS NOT NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
+       RETURNING preferences, updated_at`,
+      [userId, this.scope(companyId), JSON.stringify(preferences)],
+    );
+    return row;
+  }
+
+  // reads projects (owned by projects) or agents (owned by agents)
+  /** Which of the ids are the company's own projects or agents. */
+  async ownIds(companyId: string, table: 'projects' | 'agents', ids: string[]): Promise<Set<string>> {
+    const rows = await this.rows<{ id: string }>(companyId, `SELECT id FROM ${table} WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
+      ids,
+    ]);
+    return new Set(rows.map((r) => r.id));
+  }
+}
