@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { conflict, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { ApprovalEntity, ApprovalType } from './approval.entity';
+import { approvalError } from './approvals.errors';
+import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalResponseDto, DecideApprovalDto, ListApprovalsQueryDto } from './dto/approval.dto';
 
 export function toApprovalResponse(a: ApprovalEntity): ApprovalResponseDto {
@@ -60,17 +61,13 @@ export interface ChangeApprovalInput {
 @Injectable()
 export class ApprovalsService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: ApprovalsRepository,
     private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
     private readonly cancellation: WorkCancellation,
   ) {}
 
   private readonly handlers = new Map<string, ApprovalDecisionHandler>();
-
-  private get repo() {
-    return this.db.repo(ApprovalEntity);
-  }
 
   /** The feature that creates approvals of `type` decides what approving and rejecting them does. */
   registerHandler(type: Exclude<ApprovalType, 'hire_agent'>, handler: ApprovalDecisionHandler): void {
@@ -80,64 +77,50 @@ export class ApprovalsService {
   /** A pending approval for a suggested change (agent configuration, skill). */
   async createChangeApproval(input: ChangeApprovalInput): Promise<ApprovalEntity> {
     const a = input.requestedBy;
-    return this.repo.save(
-      this.repo.create({
-        companyId: input.companyId,
-        type: input.type,
-        status: 'pending',
-        agentId: input.agentId,
-        payload: input.payload,
-        sourceIssueIds: [],
-        requestedByActorType: a.kind === 'agent' ? 'agent' : 'user',
-        requestedByActorId: a.kind === 'agent' ? a.agentId : a.userId,
-        decisionNote: null,
-        decidedByUserId: null,
-        decidedAt: null,
-      }),
-    );
+    return this.repo.insert({
+      companyId: input.companyId,
+      type: input.type,
+      status: 'pending',
+      agentId: input.agentId,
+      payload: input.payload,
+      sourceIssueIds: [],
+      requestedByActorType: a.kind === 'agent' ? 'agent' : 'user',
+      requestedByActorId: a.kind === 'agent' ? a.agentId : a.userId,
+      decisionNote: null,
+      decidedByUserId: null,
+      decidedAt: null,
+    });
   }
 
   async createHireApproval(input: HireApprovalInput): Promise<ApprovalEntity> {
     const a = input.requestedBy;
-    return this.repo.save(
-      this.repo.create({
-        companyId: input.companyId,
-        type: 'hire_agent',
-        status: 'pending',
-        agentId: input.agentId,
-        payload: input.payload,
-        sourceIssueIds: input.sourceIssueIds,
-        requestedByActorType: a.kind === 'agent' ? 'agent' : 'user',
-        requestedByActorId: a.kind === 'agent' ? a.agentId : a.userId,
-        decisionNote: null,
-        decidedByUserId: null,
-        decidedAt: null,
-      }),
-    );
+    return this.repo.insert({
+      companyId: input.companyId,
+      type: 'hire_agent',
+      status: 'pending',
+      agentId: input.agentId,
+      payload: input.payload,
+      sourceIssueIds: input.sourceIssueIds,
+      requestedByActorType: a.kind === 'agent' ? 'agent' : 'user',
+      requestedByActorId: a.kind === 'agent' ? a.agentId : a.userId,
+      decisionNote: null,
+      decidedByUserId: null,
+      decidedAt: null,
+    });
   }
 
   /** An agent hired under approval stays unusable (no resume, no keys) until the board decides. */
   async hasPendingHire(agentId: string): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM approvals WHERE agent_id = $1 AND type = 'hire_agent' AND status = 'pending'`, [
-      agentId,
-    ]);
-    return rows.length > 0;
+    return this.repo.hasPendingHire(agentId);
   }
 
   /** Pending approvals of a deleted agent can no longer be decided. */
   async cancelForAgent(companyId: string, agentId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE approvals SET status = 'cancelled', decided_at = now(), updated_at = now()
-        WHERE company_id = $1 AND agent_id = $2 AND status = 'pending'`,
-      [companyId, agentId],
-    );
+    await this.repo.cancelPendingForAgent(companyId, agentId);
   }
 
   async list(companyId: string, q: ListApprovalsQueryDto): Promise<ApprovalResponseDto[]> {
-    const qb = this.repo.createQueryBuilder('a').where('a.company_id = :companyId', { companyId }).orderBy('a.created_at', 'DESC');
-    if (q.status) qb.andWhere('a.status = :status', { status: q.status });
-    if (q.type) qb.andWhere('a.type = :type', { type: q.type });
-    return (await qb.getMany()).map(toApprovalResponse);
+    return (await this.repo.list(companyId, { status: q.status, type: q.type })).map(toApprovalResponse);
   }
 
   async get(actor: Actor, approvalId: string): Promise<ApprovalResponseDto> {
@@ -152,10 +135,7 @@ export class ApprovalsService {
       return toApprovalResponse(approval);
     }
     if (approval.agentId) {
-      await this.db.query(
-        `UPDATE agents SET status = 'idle', updated_at = now() WHERE id = $1 AND company_id = $2 AND status = 'pending_approval'`,
-        [approval.agentId, approval.companyId],
-      );
+      await this.repo.activateHiredAgent(approval.companyId, approval.agentId);
     }
     return toApprovalResponse(approval);
   }
@@ -168,13 +148,8 @@ export class ApprovalsService {
       return toApprovalResponse(approval);
     }
     if (approval.agentId) {
-      const rows = await this.db.query(
-        `UPDATE agents SET status = 'terminated', terminated_at = now(), updated_at = now()
-          WHERE id = $1 AND company_id = $2 AND status <> 'terminated' RETURNING id`,
-        [approval.agentId, approval.companyId],
-      );
-      if (rows.length) {
-        await this.db.query(`UPDATE agent_api_keys SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL`, [approval.agentId]);
+      if (await this.repo.terminateHiredAgent(approval.companyId, approval.agentId)) {
+        await this.repo.revokeAgentKeys(approval.agentId);
         await this.cancellation.cancel({ companyId: approval.companyId, agentIds: [approval.agentId] }, 'hire_rejected');
       }
     }
@@ -186,7 +161,7 @@ export class ApprovalsService {
     const approval = await this.load(actor, approvalId, true);
     await this.authz.assert({ actor, action: 'agent.create', companyId: approval.companyId, targetAgentId: approval.agentId });
     if (approval.status !== 'pending') {
-      throw conflict(`Approval is already ${approval.status}`, 'approval_already_decided', { status: approval.status });
+      throw approvalError('approval_already_decided', `Approval is already ${approval.status}`, { status: approval.status });
     }
     approval.status = status;
     approval.decisionNote = dto.decisionNote ?? null;
@@ -196,9 +171,7 @@ export class ApprovalsService {
   }
 
   private async load(actor: Actor, approvalId: string, lock: boolean): Promise<ApprovalEntity> {
-    const qb = this.repo.createQueryBuilder('a').where('a.id = :id', { id: approvalId });
-    if (lock) qb.setLock('pessimistic_write');
-    const approval = isUuid(approvalId) ? await qb.getOne() : null;
+    const approval = isUuid(approvalId) ? await this.repo.findById(approvalId, lock) : null;
     if (!approval) throw notFound('Approval');
     await this.access.assertAccessToKnownCompany(actor, approval.companyId);
     return approval;
