@@ -4,6 +4,7 @@ import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
+import { AssetsRepository } from './assets.repository';
 import { AssetEntity } from './asset.entity';
 import { StorageService } from './storage.service';
 
@@ -20,17 +21,17 @@ export interface NewAsset {
 export class AssetsService {
   constructor(
     private readonly db: Db,
+    private readonly assets: AssetsRepository,
     private readonly storage: StorageService,
     private readonly access: CompanyAccessService,
   ) {}
 
   async create(input: NewAsset): Promise<AssetEntity> {
-    const repo = this.db.repo(AssetEntity);
-    const id = (await this.db.query<{ id: string }>('SELECT gen_random_uuid() AS id'))[0].id;
+    const id = await this.assets.newId();
     const key = this.storage.keyFor(input.companyId, 'assets', id);
     const stored = await this.storage.put(key, input.data);
     // if the transaction rolls back, the file is orphaned but unreachable; remove it then
-    const asset = repo.create({
+    return this.assets.insert({
       id,
       companyId: input.companyId,
       kind: input.kind,
@@ -42,17 +43,16 @@ export class AssetsService {
       createdByUserId: input.actor?.kind === 'board' ? input.actor.userId : null,
       createdByAgentId: input.actor?.kind === 'agent' ? input.actor.agentId : null,
     });
-    return repo.save(asset);
   }
 
   async findInCompany(companyId: string, assetId: string): Promise<AssetEntity | null> {
     if (!isUuid(assetId)) return null;
-    return this.db.repo(AssetEntity).findOne({ where: { id: assetId, companyId } });
+    return this.assets.findInCompany(companyId, assetId);
   }
 
   /** Loads an asset and checks the caller's access to its company. */
   async getForActor(actor: Actor, assetId: string): Promise<AssetEntity> {
-    const asset = isUuid(assetId) ? await this.db.repo(AssetEntity).findOne({ where: { id: assetId } }) : null;
+    const asset = isUuid(assetId) ? await this.assets.findById(assetId) : null;
     if (!asset) throw notFound('Asset');
     await this.access.assertAccessToKnownCompany(actor, asset.companyId);
     return asset;
@@ -60,7 +60,7 @@ export class AssetsService {
 
   /** Deletes the record now and the bytes once the transaction commits. */
   async remove(asset: AssetEntity): Promise<void> {
-    await this.db.repo(AssetEntity).delete({ id: asset.id, companyId: asset.companyId });
+    await this.assets.delete(asset.companyId, asset.id);
     this.db.afterCommit(() => this.storage.remove(asset.storageKey));
   }
 
