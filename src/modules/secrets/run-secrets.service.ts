@@ -1,32 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { AgentActor } from '../../common/auth/actor';
-import { DomainError, forbidden } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { GrantedSecretDto, GrantedSecretListDto, SecretValueDto } from './dto/secret.dto';
-import { SecretAccessEventEntity } from './secret-access-event.entity';
 import { ResolvedBinding, SecretBindingsService } from './secret-bindings.service';
-
-interface RunRow {
-  status: string;
-  invocation_source: string;
-  context_snapshot: Record<string, unknown> | null;
-}
-
-interface AgentRow {
-  role: string;
-  metadata: Record<string, unknown> | null;
-}
+import { secretError } from './secrets.errors';
+import { SecretAgentRow, SecretRunRow, SecretsRepository } from './secrets.repository';
 
 /** A run whose context marks it as a skill test never reads secrets. */
-export function isSkillTestRun(run: RunRow): boolean {
+export function isSkillTestRun(run: SecretRunRow): boolean {
   const c = run.context_snapshot ?? {};
   return run.invocation_source === 'skill_test' || c.skillTest === true || c.runKind === 'skill_test' || c.purpose === 'skill_test';
 }
 
 /** Low-trust review agents (metadata `trustLevel: "low"` or `reviewOnly: true`, or role `reviewer`) never read secrets. */
-export function isLowTrustAgent(agent: AgentRow): boolean {
+export function isLowTrustAgent(agent: SecretAgentRow): boolean {
   const m = agent.metadata ?? {};
   return m.trustLevel === 'low' || m.reviewOnly === true || agent.role === 'reviewer';
 }
@@ -35,7 +23,7 @@ export function isLowTrustAgent(agent: AgentRow): boolean {
 @Injectable()
 export class RunSecretsService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: SecretsRepository,
     private readonly bindings: SecretBindingsService,
     private readonly authz: AuthorizationService,
     private readonly activity: ActivityRecorder,
@@ -55,10 +43,10 @@ export class RunSecretsService {
     const granted = await this.grantedBindings(actor);
     const binding = granted.find((b) => b.key === key);
     if (!binding || binding.delivery === 'env') {
-      throw forbidden(`Secret alias "${key}" is not granted to this run`, { code: 'secret_alias_not_granted', key });
+      throw secretError('secret_alias_not_granted', `Secret alias "${key}" is not granted to this run`, { key });
     }
     const r = await this.bindings.resolveBinding(actor.companyId, binding);
-    await this.db.repo(SecretAccessEventEntity).insert({
+    await this.repo.insertAccessEvent({
       companyId: actor.companyId,
       secretId: r.secret.id,
       secretName: r.secret.name,
@@ -84,17 +72,13 @@ export class RunSecretsService {
 
   /** Every gate of `secrets:read` except the alias, then the bindings of the run (project + agent). */
   private async grantedBindings(actor: AgentActor): Promise<ResolvedBinding[]> {
-    const [run] = await this.db.query<RunRow>(
-      `SELECT status, invocation_source, context_snapshot FROM heartbeat_runs WHERE id = $1 AND agent_id = $2 AND company_id = $3`,
-      [actor.runId, actor.agentId, actor.companyId],
-    );
+    const run = await this.repo.findAgentRun(actor.companyId, actor.agentId, actor.runId);
     if (!run || !['queued', 'running'].includes(run.status)) {
-      throw new DomainError(403, 'run_not_live', 'Secrets are only readable from a live heartbeat run of this agent');
+      throw secretError('run_not_live', 'Secrets are only readable from a live heartbeat run of this agent');
     }
-    if (isSkillTestRun(run)) throw forbidden('Skill-test runs cannot read secrets', { code: 'skill_test_run_denied' });
-    const [agent] = await this.db.query<AgentRow>('SELECT role, metadata FROM agents WHERE id = $1', [actor.agentId]);
-    if (!agent || isLowTrustAgent(agent))
-      throw forbidden('Low-trust review agents cannot read secrets', { code: 'low_trust_agent_denied' });
+    if (isSkillTestRun(run)) throw secretError('skill_test_run_denied', 'Skill-test runs cannot read secrets');
+    const agent = await this.repo.findAgentTrust(actor.agentId);
+    if (!agent || isLowTrustAgent(agent)) throw secretError('low_trust_agent_denied', 'Low-trust review agents cannot read secrets');
     await this.authz.assert({ actor, action: 'secrets.read', companyId: actor.companyId, targetAgentId: actor.agentId });
     const projectId = run.context_snapshot?.projectId;
     const { bindings } = await this.bindings.bindingsFor(actor.companyId, actor.agentId, typeof projectId === 'string' ? projectId : null);

@@ -3,7 +3,6 @@ import type { Actor } from '../../common/auth/actor';
 import { DomainError } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
 import {
   Delivery,
   EnvEntry,
@@ -17,6 +16,8 @@ import {
 } from './secret-binding';
 import { SecretEntity } from './secret.entity';
 import { SECRET_ERROR_CODES } from './secret-providers';
+import { secretError } from './secrets.errors';
+import { SecretsRepository } from './secrets.repository';
 import { SecretsService } from './secrets.service';
 
 export interface ValidateEnvOptions {
@@ -68,7 +69,7 @@ const STRICT_HINT =
 @Injectable()
 export class SecretBindingsService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: SecretsRepository,
     private readonly secrets: SecretsService,
     private readonly config: AppConfig,
   ) {}
@@ -148,19 +149,12 @@ export class SecretBindingsService {
     agentId: string,
     projectId?: string | null,
   ): Promise<{ bindings: ResolvedBinding[]; inline: Record<string, string> }> {
-    const [agent] = await this.db.query<{ adapter_config: { env?: unknown } | null }>(
-      'SELECT adapter_config FROM agents WHERE id = $1 AND company_id = $2',
-      [agentId, companyId],
-    );
+    const agent = await this.repo.findAgentAdapterConfig(companyId, agentId);
     if (!agent) throw new DomainError(404, 'not_found', 'Agent not found');
     const byKey = new Map<string, ResolvedBinding>();
     const inline: Record<string, string> = {};
     if (projectId && isUuid(projectId)) {
-      const [project] = await this.db.query<{ env: unknown }>('SELECT env FROM projects WHERE id = $1 AND company_id = $2', [
-        projectId,
-        companyId,
-      ]);
-      const parsed = parseStoredEnv(project?.env);
+      const parsed = parseStoredEnv(await this.repo.findProjectEnv(companyId, projectId));
       Object.assign(inline, parsed.inline);
       for (const b of parsed.bindings) byKey.set(b.key, { ...b, source: 'project' });
     }
@@ -218,7 +212,7 @@ export class SecretBindingsService {
   /** Decrypts the value a binding selects; a deleted secret fails with `secret_not_found`. */
   resolveBinding(companyId: string, b: { secretId: string; versionSelector: VersionSelector; secret?: SecretEntity }) {
     if (!b.secret) {
-      throw new DomainError(422, SECRET_ERROR_CODES.notFound, `Secret ${b.secretId} referenced by the configuration no longer exists`, {
+      throw secretError(SECRET_ERROR_CODES.notFound, `Secret ${b.secretId} referenced by the configuration no longer exists`, {
         secretId: b.secretId,
       });
     }

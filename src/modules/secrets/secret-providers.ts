@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { badRequest, DomainError, unprocessable } from '../../common/errors/domain-error';
+import { DomainError } from '../../common/errors/domain-error';
+import { secretError } from './secrets.errors';
 import { decryptValue, encryptValue, sha256OfValue, versionAad } from './secret-crypto';
 
 export interface SecretProviderDescriptor {
@@ -67,11 +68,11 @@ class LocalEncryptedProvider implements SecretProvider {
   resolve(stored: StoredVersion): string {
     const current = this.config.secretsMasterKeyFingerprint;
     if (stored.keyFingerprint && stored.keyFingerprint !== current) {
-      throw unprocessable(
+      throw secretError(
+        SECRET_ERROR_CODES.masterKeyMismatch,
         `Secret version ${stored.version} was encrypted with the master key of fingerprint ${stored.keyFingerprint}, ` +
           `but this service runs with the master key of fingerprint ${current}; configure SERVICE_SECRETS_MASTER_KEY ` +
           `(or SERVICE_SECRETS_MASTER_KEY_FILE) with the original key`,
-        SECRET_ERROR_CODES.masterKeyMismatch,
         { keyFingerprint: current, expectedKeyFingerprint: stored.keyFingerprint },
       );
     }
@@ -82,10 +83,10 @@ class LocalEncryptedProvider implements SecretProvider {
         versionAad(stored.secretId, stored.version),
       );
     } catch {
-      throw unprocessable(
+      throw secretError(
+        SECRET_ERROR_CODES.decryptionFailed,
         `Secret version ${stored.version} failed authentication with the master key of fingerprint ${current}: ` +
           `the stored ciphertext was altered or belongs to another key`,
-        SECRET_ERROR_CODES.decryptionFailed,
         { keyFingerprint: current },
       );
     }
@@ -121,9 +122,9 @@ class EnvProvider implements SecretProvider {
   private read(name: string): string {
     const value = this.env[name];
     if (value === undefined) {
-      throw unprocessable(
-        `Environment variable ${name} named by externalRef is not set on the service`,
+      throw secretError(
         SECRET_ERROR_CODES.externalRefUnresolvable,
+        `Environment variable ${name} named by externalRef is not set on the service`,
         {
           externalRef: name,
         },
@@ -142,7 +143,7 @@ class UnconfiguredExternalProvider implements SecretProvider {
   }
 
   store(): never {
-    throw unprocessable(this.unavailableReason(), SECRET_ERROR_CODES.providerNotConfigured, { provider: this.descriptor.id });
+    throw secretError(SECRET_ERROR_CODES.providerNotConfigured, this.unavailableReason(), { provider: this.descriptor.id });
   }
 
   resolve(): never {
@@ -174,14 +175,16 @@ export class SecretProviders {
   usable(id: string): SecretProvider {
     const p = this.providers.get(id);
     if (!p) {
-      throw badRequest(
-        `Unknown secret provider "${id}"; known providers: ${[...this.providers.keys()].join(', ')}`,
-        { provider: id },
+      throw secretError(
         'unknown_secret_provider',
+        `Unknown secret provider "${id}"; known providers: ${[...this.providers.keys()].join(', ')}`,
+        {
+          provider: id,
+        },
       );
     }
     const reason = p.unavailableReason();
-    if (reason) throw unprocessable(reason, SECRET_ERROR_CODES.providerNotConfigured, { provider: id });
+    if (reason) throw secretError(SECRET_ERROR_CODES.providerNotConfigured, reason, { provider: id });
     return p;
   }
 

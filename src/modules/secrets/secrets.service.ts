@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { badRequest, conflict, DomainError, notFound } from '../../common/errors/domain-error';
+import { badRequest, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { CreateSecretDto, RotateSecretDto, SecretResponseDto, UpdateSecretDto } from './dto/secret.dto';
-import { SecretEntity, SecretVersionEntity } from './secret.entity';
+import { SecretEntity } from './secret.entity';
 import { SECRET_ERROR_CODES, SecretProviders } from './secret-providers';
+import { secretError } from './secrets.errors';
+import { SecretsRepository } from './secrets.repository';
 
 export const toSecretResponse = (s: SecretEntity): SecretResponseDto => ({
   id: s.id,
@@ -28,7 +30,8 @@ const isUniqueViolation = (err: unknown) =>
   (err as { driverError?: { code?: string }; code?: string })?.driverError?.code === UNIQUE_VIOLATION ||
   (err as { code?: string })?.code === UNIQUE_VIOLATION;
 
-const duplicateName = (name: string) => conflict(`A secret named "${name}" already exists in this company`, 'secret_name_taken', { name });
+const duplicateName = (name: string) =>
+  secretError('secret_name_taken', `A secret named "${name}" already exists in this company`, { name });
 
 export interface ResolvedSecretValue {
   secret: SecretEntity;
@@ -41,6 +44,7 @@ export interface ResolvedSecretValue {
 export class SecretsService {
   constructor(
     private readonly db: Db,
+    private readonly repo: SecretsRepository,
     private readonly providers: SecretProviders,
     private readonly companies: CompanyAccessService,
   ) {}
@@ -50,7 +54,7 @@ export class SecretsService {
   }
 
   async list(companyId: string): Promise<SecretResponseDto[]> {
-    const rows = await this.db.repo(SecretEntity).find({ where: { companyId }, order: { createdAt: 'DESC', id: 'DESC' } });
+    const rows = await this.repo.list(companyId);
     return rows.map(toSecretResponse);
   }
 
@@ -70,17 +74,18 @@ export class SecretsService {
     const material = provider.store({ secretId: id, version: 1, value: dto.value, externalRef });
     const by = createdBy(actor);
     return this.db.transaction(async () => {
-      // ON CONFLICT keeps the surrounding transaction usable (no aborted statement)
-      const inserted = await this.db.query(
-        `INSERT INTO company_secrets (id, company_id, name, provider, external_ref, latest_version, description, created_by_agent_id, created_by_user_id)
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8) ON CONFLICT (company_id, name) DO NOTHING RETURNING id`,
-        [id, companyId, dto.name, providerId, externalRef, dto.description ?? null, by.createdByAgentId, by.createdByUserId],
-      );
-      if (inserted.length === 0) throw duplicateName(dto.name);
-      await this.db
-        .repo(SecretVersionEntity)
-        .insert({ id: randomUUID(), secretId: id, companyId, version: 1, provider: providerId, ...material, ...by });
-      return toSecretResponse(await this.db.repo(SecretEntity).findOneByOrFail({ id }));
+      const inserted = await this.repo.insertUnlessNameTaken({
+        id,
+        companyId,
+        name: dto.name,
+        provider: providerId,
+        externalRef,
+        description: dto.description ?? null,
+        ...by,
+      });
+      if (!inserted) throw duplicateName(dto.name);
+      await this.repo.insertVersion({ id: randomUUID(), secretId: id, companyId, version: 1, provider: providerId, ...material, ...by });
+      return toSecretResponse(await this.repo.findByIdOrFail(id));
     });
   }
 
@@ -94,14 +99,13 @@ export class SecretsService {
       );
     }
     if (dto.name !== undefined && dto.name !== secret.name) {
-      const taken = await this.db.query('SELECT 1 FROM company_secrets WHERE company_id = $1 AND name = $2', [secret.companyId, dto.name]);
-      if (taken.length) throw duplicateName(dto.name);
+      if (await this.repo.nameTaken(secret.companyId, dto.name)) throw duplicateName(dto.name);
       secret.name = dto.name;
     }
     if (dto.description !== undefined) secret.description = dto.description;
     if (dto.externalRef !== undefined) secret.externalRef = dto.externalRef;
     try {
-      await this.db.repo(SecretEntity).save(secret);
+      await this.repo.save(secret);
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicateName(secret.name);
       throw err;
@@ -117,7 +121,7 @@ export class SecretsService {
     const version = secret.latestVersion + 1;
     const material = provider.store({ secretId: secret.id, version, value: dto.value, externalRef });
     const by = createdBy(actor);
-    await this.db.repo(SecretVersionEntity).insert({
+    await this.repo.insertVersion({
       id: randomUUID(),
       secretId: secret.id,
       companyId: secret.companyId,
@@ -128,7 +132,7 @@ export class SecretsService {
     });
     secret.latestVersion = version;
     secret.externalRef = externalRef;
-    await this.db.repo(SecretEntity).save(secret);
+    await this.repo.save(secret);
     return toSecretResponse(secret);
   }
 
@@ -136,16 +140,14 @@ export class SecretsService {
   async remove(actor: Actor, secretId: string): Promise<SecretResponseDto> {
     const secret = await this.loadForBoard(actor, secretId, true);
     const response = toSecretResponse(secret);
-    await this.db.query('DELETE FROM company_secrets WHERE id = $1', [secret.id]);
+    await this.repo.delete(secret.id);
     return response;
   }
 
   /** Loads a secret by id for a board route: 404 unknown, 403 another company; optionally locked FOR UPDATE. */
   private async loadForBoard(actor: Actor, secretId: string, lock: boolean): Promise<SecretEntity> {
     if (!isUuid(secretId)) throw notFound('Secret');
-    const secret = await this.db
-      .repo(SecretEntity)
-      .findOne({ where: { id: secretId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    const secret = await this.repo.findById(secretId, lock);
     if (!secret) throw notFound('Secret');
     await this.companies.assertAccessToKnownCompany(actor, secret.companyId);
     return secret;
@@ -155,11 +157,7 @@ export class SecretsService {
   async findInCompany(companyId: string, ids: string[]): Promise<Map<string, SecretEntity>> {
     const valid = [...new Set(ids.filter(isUuid))];
     if (!companyId || valid.length === 0) return new Map();
-    const rows = await this.db
-      .repo(SecretEntity)
-      .createQueryBuilder('s')
-      .where('s.company_id = :companyId AND s.id IN (:...ids)', { companyId, ids: valid })
-      .getMany();
+    const rows = await this.repo.findManyInCompany(companyId, valid);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
@@ -173,14 +171,14 @@ export class SecretsService {
     selector: 'latest' | number,
     secret?: SecretEntity,
   ): Promise<ResolvedSecretValue> {
-    const s = secret ?? (isUuid(secretId) ? await this.db.repo(SecretEntity).findOneBy({ id: secretId, companyId }) : null);
+    const s = secret ?? (isUuid(secretId) ? await this.repo.findInCompany(companyId, secretId) : null);
     if (!s || s.companyId !== companyId) {
-      throw new DomainError(422, SECRET_ERROR_CODES.notFound, `Secret ${secretId} does not exist in this company (deleted?)`, { secretId });
+      throw secretError(SECRET_ERROR_CODES.notFound, `Secret ${secretId} does not exist in this company (deleted?)`, { secretId });
     }
     const version = selector === 'latest' ? s.latestVersion : selector;
-    const stored = await this.db.repo(SecretVersionEntity).findOneBy({ secretId: s.id, version });
+    const stored = await this.repo.findVersion(s.id, version);
     if (!stored) {
-      throw new DomainError(422, SECRET_ERROR_CODES.versionNotFound, `Secret "${s.name}" has no version ${version}`, {
+      throw secretError(SECRET_ERROR_CODES.versionNotFound, `Secret "${s.name}" has no version ${version}`, {
         secretId: s.id,
         version,
       });
@@ -193,7 +191,7 @@ export class SecretsService {
   async createFromRawValue(actor: Actor | undefined, companyId: string, baseName: string, value: string): Promise<SecretEntity> {
     const name = `${baseName}-${randomUUID().slice(0, 8)}`;
     const created = await this.create(actor, companyId, { name, value, description: `Created from configuration field ${baseName}` });
-    return this.db.repo(SecretEntity).findOneByOrFail({ id: created.id });
+    return this.repo.findByIdOrFail(created.id);
   }
 }
 

@@ -1,0 +1,24 @@
+import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
+
+/** What the secrets area may answer besides validation and access errors. */
+export const SECRET_ERRORS = {
+  secret_name_taken: 409,
+  unknown_secret_provider: 400,
+  // resolution failures (SECRET_ERROR_CODES): a run launch fails with the code
+  secret_not_found: 422,
+  secret_version_not_found: 422,
+  secret_master_key_mismatch: 422,
+  secret_decryption_failed: 422,
+  secret_provider_not_configured: 422,
+  secret_external_ref_unresolvable: 422,
+  // references in configuration (thrown with the offending field, see secret-binding.ts invalidField)
+  invalid_secret_reference: 422,
+  inline_secret_not_allowed: 422,
+  // the run-bound value read
+  run_not_live: 403,
+  skill_test_run_denied: 403,
+  low_trust_agent_denied: 403,
+  secret_alias_not_granted: 403,
+} as const satisfies ErrorTable;
+
+export const secretError = domainErrors(SECRET_ERRORS);
