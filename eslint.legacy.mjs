@@ -44,8 +44,6 @@ export const LEGACY_SQL_FILES = [
   'src/modules/heartbeat/run-store.ts',
   'src/modules/heartbeat/run-token.resolver.ts',
   'src/modules/heartbeat/wakeup-queue.service.ts',
-  'src/modules/instance/admin-users.service.ts',
-  'src/modules/instance/instance-settings.service.ts',
   'src/modules/issues/issue-checkout.service.ts',
   'src/modules/issues/issue-comments.service.ts',
   'src/modules/issues/issue-detail.service.ts',
@@ -62,13 +60,6 @@ export const LEGACY_SQL_FILES = [
   'src/modules/projects/runtime-services.service.ts',
   'src/modules/projects/runtime-supervisor.service.ts',
   'src/modules/projects/workspaces.service.ts',
-  'src/modules/system/system.controller.ts',
-  'src/modules/users/auth.service.ts',
-  'src/modules/users/board-claim.service.ts',
-  'src/modules/users/board-tokens.service.ts',
-  'src/modules/users/login-rate-limiter.ts',
-  'src/modules/users/sessions.service.ts',
-  'src/modules/users/user-credential.resolver.ts',
 ];
 
 // Domain modules still declared @Global (their consumers do not import them yet).

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, conflict, notFound, unprocessable } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
+import { badRequest, notFound } from '../../common/errors/domain-error';
 import { MembershipsService } from '../access/memberships.service';
 import { toUserResponse, UserResponseDto, UserRow } from '../users/user.types';
 import { CompanyAccessResponseDto, CompanyAccessEntryDto } from './dto/admin-users.dto';
+import { instanceError } from './instance.errors';
+import { InstanceRepository } from './instance.repository';
 
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -12,41 +13,28 @@ const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 @Injectable()
 export class AdminUsersService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: InstanceRepository,
     private readonly memberships: MembershipsService,
   ) {}
 
   async list(query?: string): Promise<UserResponseDto[]> {
     const q = query?.trim() || null;
-    const rows = await this.db.query<UserRow>(
-      `SELECT * FROM users
-        WHERE $1::text IS NULL OR email ILIKE $1 OR name ILIKE $1 OR slug ILIKE $1
-        ORDER BY created_at, id LIMIT 500`,
-      [q === null ? null : likePattern(q)],
-    );
+    const rows = await this.repo.listUsers(q === null ? null : likePattern(q));
     return rows.map(toUserResponse);
   }
 
   async promote(userId: string): Promise<UserResponseDto> {
     await this.load(userId);
-    const [row] = await this.db.query<UserRow>(
-      `WITH changed AS (UPDATE users SET instance_role = coalesce(instance_role, 'admin'), updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-      [userId],
-    );
-    return toUserResponse(row);
+    return toUserResponse(await this.repo.promoteUser(userId));
   }
 
   /** The last instance admin stays (409): an authenticated instance must keep someone who can administer it. */
   async demote(userId: string): Promise<UserResponseDto> {
     const user = await this.load(userId);
     if (user.instance_role === null) return toUserResponse(user);
-    const admins = await this.db.query<{ id: string }>(`SELECT id FROM users WHERE instance_role IS NOT NULL ORDER BY id FOR UPDATE`);
-    if (!admins.some((a) => a.id !== userId)) throw conflict('The last instance admin cannot be demoted', 'last_instance_admin');
-    const [row] = await this.db.query<UserRow>(
-      `WITH changed AS (UPDATE users SET instance_role = NULL, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-      [userId],
-    );
-    return toUserResponse(row);
+    const admins = await this.repo.lockInstanceAdmins();
+    if (!admins.some((id) => id !== userId)) throw instanceError('last_instance_admin', 'The last instance admin cannot be demoted');
+    return toUserResponse(await this.repo.demoteUser(userId));
   }
 
   async companyAccess(userId: string): Promise<CompanyAccessResponseDto> {
@@ -69,15 +57,15 @@ export class AdminUsersService {
     await this.load(userId, true);
     const ids = [...new Set(entries.map((e) => e.companyId))];
     if (ids.length !== entries.length) throw badRequest('companies lists a company twice');
-    const found = await this.db.query<{ id: string }>(`SELECT id FROM companies WHERE id = ANY($1::uuid[])`, [ids]);
-    const missing = ids.filter((id) => !found.some((f) => f.id === id));
-    if (missing.length) throw unprocessable(`Unknown companies: ${missing.join(', ')}`, 'unknown_company', { companyIds: missing });
+    const found = await this.repo.existingCompanyIds(ids);
+    const missing = ids.filter((id) => !found.includes(id));
+    if (missing.length) throw instanceError('unknown_company', `Unknown companies: ${missing.join(', ')}`, { companyIds: missing });
     await this.memberships.replaceUserAccess(userId, entries, actor);
     return this.companyAccess(userId);
   }
 
   private async load(userId: string, lock = false): Promise<UserRow> {
-    const [row] = await this.db.query<UserRow>(`SELECT * FROM users WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [userId]);
+    const row = await this.repo.findUser(userId, lock);
     if (!row) throw notFound('User');
     return row;
   }

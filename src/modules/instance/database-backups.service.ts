@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { DomainError } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { writeLogicalBackup } from '../../database/logical-backup';
@@ -11,6 +10,7 @@ import { choosePgDump, pgDump } from '../../database/pg-dump';
 import { backupsToKeep } from './backup-retention';
 import { BackupRow, DatabaseBackupsRepository } from './database-backups.repository';
 import { DatabaseBackupDto } from './dto/database-backups.dto';
+import { instanceError } from './instance.errors';
 import { InstanceSettingsService } from './instance-settings.service';
 
 const toDto = (r: BackupRow, dir: string, engineNote?: string): DatabaseBackupDto => ({
@@ -83,7 +83,7 @@ export class DatabaseBackupsService {
         const message = (err as Error).message;
         await this.repo.finish(row.id, { status: 'failed', durationMs: Date.now() - started, error: message });
         this.logger.error(`backup ${fileName} failed: ${message}`);
-        throw new DomainError(503, 'backup_failed', `The backup failed: ${message}`, { backupId: row.id });
+        throw instanceError('backup_failed', `The backup failed: ${message}`, { backupId: row.id });
       }
       const done = await this.repo.finish(row.id, {
         status: 'succeeded',
@@ -136,7 +136,7 @@ export class DatabaseBackupsService {
     if (wanted === 'builtin') return { engine: 'builtin' };
     const choice = await choosePgDump(this.config.backups, await this.repo.serverVersionNum());
     if (choice.path) return { engine: 'pg_dump', binary: choice.path };
-    if (wanted === 'pg_dump') throw new DomainError(422, 'backup_engine_unavailable', `SERVICE_BACKUP_ENGINE=pg_dump but ${choice.reason}`);
+    if (wanted === 'pg_dump') throw instanceError('backup_engine_unavailable', `SERVICE_BACKUP_ENGINE=pg_dump but ${choice.reason}`);
     return { engine: 'builtin', note: `built-in dumper: ${choice.reason}` };
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { badRequest } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
+import { InstanceRepository } from './instance.repository';
 import { EXPERIMENTAL_DEFAULTS, ExperimentalSettings, GENERAL_DEFAULTS, GeneralSettings } from './dto/instance-settings.dto';
 
 type SettingsKey = 'general' | 'experimental';
@@ -21,6 +22,7 @@ export class InstanceSettingsService {
 
   constructor(
     private readonly db: Db,
+    private readonly repo: InstanceRepository,
     config: AppConfig,
   ) {
     // environment defaults of feature flags (a stored value always wins)
@@ -87,17 +89,12 @@ export class InstanceSettingsService {
   }
 
   private async write(key: SettingsKey, patch: Record<string, unknown>): Promise<void> {
-    await this.db.query(
-      `INSERT INTO instance_settings (key, value) VALUES ($1, $2::jsonb)
-       ON CONFLICT (key) DO UPDATE SET value = instance_settings.value || EXCLUDED.value, updated_at = now()`,
-      [key, JSON.stringify(patch)],
-    );
+    await this.repo.mergeSettings(key, patch);
   }
 
   private async read<K extends SettingsKey>(key: K): Promise<(typeof DEFAULTS)[K]> {
-    const [row] = await this.db.query<{ value: Record<string, unknown> }>(`SELECT value FROM instance_settings WHERE key = $1`, [key]);
     const defaults = this.defaults[key];
-    const stored = row?.value ?? {};
+    const stored = (await this.repo.readSettings(key)) ?? {};
     // only known keys, in a stable order
     return Object.fromEntries(
       Object.keys(defaults).map((k) => [k, k in stored ? stored[k] : defaults[k as keyof typeof defaults]]),

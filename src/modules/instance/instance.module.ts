@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { AdminUsersService } from './admin-users.service';
 import { InstanceController } from './instance.controller';
+import { InstanceRepository } from './instance.repository';
 import { InstanceSettingsService } from './instance-settings.service';
 import { DatabaseBackupsScheduler } from './database-backups.jobs';
 import { DatabaseBackupsRepository } from './database-backups.repository';
@@ -11,7 +12,14 @@ import { DatabaseBackupsService } from './database-backups.service';
 @Module({
   imports: [AccessModule],
   controllers: [InstanceController],
-  providers: [InstanceSettingsService, AdminUsersService, DatabaseBackupsRepository, DatabaseBackupsService, DatabaseBackupsScheduler],
+  providers: [
+    InstanceRepository,
+    InstanceSettingsService,
+    AdminUsersService,
+    DatabaseBackupsRepository,
+    DatabaseBackupsService,
+    DatabaseBackupsScheduler,
+  ],
   exports: [InstanceSettingsService],
 })
 export class InstanceModule {}

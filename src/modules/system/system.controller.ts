@@ -5,16 +5,16 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
 import { VERSION } from '../../version';
 import { HealthDto, IdentityDto } from './dto/system.dto';
+import { SystemRepository } from './system.repository';
 
 @ApiTags('system')
 @Controller()
 export class SystemController {
   constructor(
     private readonly config: AppConfig,
-    private readonly db: Db,
+    private readonly system: SystemRepository,
   ) {}
 
   /** Reachability: status, version, deployment mode, database reachability (503 when the database is down). */
@@ -24,7 +24,7 @@ export class SystemController {
     const started = Date.now();
     let reachable = true;
     try {
-      await this.db.dataSource.query('SELECT 1');
+      await this.system.ping();
     } catch {
       reachable = false;
     }

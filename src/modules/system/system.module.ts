@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { SystemController } from './system.controller';
+import { SystemRepository } from './system.repository';
 
-@Module({ controllers: [SystemController] })
+@Module({ controllers: [SystemController], providers: [SystemRepository] })
 export class SystemModule {}

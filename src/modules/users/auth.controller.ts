@@ -21,7 +21,7 @@ import {
 } from './dto/auth.dto';
 import { clientIp, LoginRateLimitGuard } from './login-rate-limiter';
 import { clearSessionCookie, setSessionCookie } from './session-cookie';
-import { toSessionResponse } from './sessions.service';
+import { toSessionResponse } from './sessions.repository';
 import { UserResponseDto } from './user.types';
 
 @ApiTags('auth')

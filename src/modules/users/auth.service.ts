@@ -1,15 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor, BoardActor } from '../../common/auth/actor';
 import { LOCAL_BOARD_USER_ID } from '../../common/auth/actor';
-import { conflict, DomainError, notFound, unauthorized } from '../../common/errors/domain-error';
+import { notFound, unauthorized } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { InstanceSettingsService } from '../instance/instance-settings.service';
 import { CompanyUserProfileDto, GetSessionDto, SignInDto, SignUpDto, UpdateProfileDto } from './dto/auth.dto';
 import { LoginRateLimiter, normalizeEmail } from './login-rate-limiter';
 import { hashPassword, verifyPassword } from './password-hasher';
-import { SessionRow, SessionsService, toSessionResponse } from './sessions.service';
+import { SessionRow, toSessionResponse } from './sessions.repository';
+import { SessionsService } from './sessions.service';
 import { toUserResponse, UserResponseDto, UserRow } from './user.types';
 import { slugify } from './slug';
+import { userError } from './users.errors';
+import { UsersRepository } from './users.repository';
 
 export interface SignedIn {
   user: UserResponseDto;
@@ -36,6 +39,7 @@ const LOCAL_BOARD_PROFILE: UserRow = {
 export class AuthService {
   constructor(
     private readonly db: Db,
+    private readonly users: UsersRepository,
     private readonly sessions: SessionsService,
     private readonly limiter: LoginRateLimiter,
     private readonly settings: InstanceSettingsService,
@@ -48,8 +52,7 @@ export class AuthService {
     await this.db.detached(async () => {
       const { allowSignUp } = await this.settings.general();
       if (allowSignUp) return;
-      const [any] = await this.db.query(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
-      if (any) throw new DomainError(403, 'sign_up_disabled', 'Sign-up is disabled on this instance');
+      if (await this.users.anyWithPassword()) throw userError('sign_up_disabled', 'Sign-up is disabled on this instance');
     });
     const passwordHash = await hashPassword(dto.password);
     const name = dto.name?.trim() || email.split('@')[0];
@@ -63,9 +66,10 @@ export class AuthService {
     // the attempt was counted by LoginRateLimitGuard before this transaction began
     const email = normalizeEmail(dto.email);
     // read outside the transaction, so that verifying (scrypt) holds no connection in a transaction
-    const [user] = await this.db.detached(() => this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]));
-    if (!(await verifyPassword(dto.password, user?.password_hash))) {
-      throw new DomainError(401, 'invalid_credentials', 'Invalid email or password');
+    const user = await this.db.detached(() => this.users.findByEmail(email));
+    // verified even without a user (a dummy derivation), so an unknown address takes as long as a wrong password
+    if (!(await verifyPassword(dto.password, user?.password_hash)) || !user) {
+      throw userError('invalid_credentials', 'Invalid email or password');
     }
     await this.limiter.succeeded(email, ip);
     const { token, session } = await this.sessions.create(user.id, userAgent);
@@ -89,7 +93,7 @@ export class AuthService {
   }
 
   async profile(actor: BoardActor): Promise<UserResponseDto> {
-    const [row] = await this.db.query<UserRow>(`SELECT * FROM users WHERE id = $1`, [actor.userId]);
+    const row = await this.users.findById(actor.userId);
     if (row) return toUserResponse(actor.source === 'local_implicit' ? { ...row, instance_role: 'owner' } : row);
     if (actor.source === 'local_implicit') return toUserResponse(LOCAL_BOARD_PROFILE);
     throw unauthorized('User no longer exists');
@@ -98,31 +102,19 @@ export class AuthService {
   /** Name, image, bio. The local board's first edit stores a profile row for it. */
   async updateProfile(actor: BoardActor, dto: UpdateProfileDto): Promise<UserResponseDto> {
     if (actor.source === 'local_implicit') {
-      await this.db.query(`INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`, [
-        LOCAL_BOARD_USER_ID,
-        LOCAL_BOARD_PROFILE.name,
-      ]);
+      await this.users.insertProfileIfMissing(LOCAL_BOARD_USER_ID, LOCAL_BOARD_PROFILE.name);
     }
-    const sets: string[] = [];
-    const params: unknown[] = [actor.userId];
-    for (const field of ['name', 'image', 'bio'] as const) {
-      if (dto[field] === undefined) continue;
-      params.push(field === 'name' ? dto.name!.trim() : dto[field]);
-      sets.push(`${field} = $${params.length}`);
-    }
-    if (sets.length) await this.db.query(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+    await this.users.updateProfile(actor.userId, {
+      name: dto.name?.trim(),
+      image: dto.image,
+      bio: dto.bio,
+    });
     return this.profile(actor);
   }
 
   /** Another user's profile, visible inside a company they belong to (by slug or id). */
   async companyUserProfile(companyId: string, userSlug: string): Promise<CompanyUserProfileDto> {
-    const [row] = await this.db.query<UserRow & { membership_role: string; membership_status: string }>(
-      `SELECT u.*, m.membership_role, m.status AS membership_status
-         FROM users u JOIN company_memberships m ON m.principal_type = 'user' AND m.principal_id = u.id AND m.company_id = $1
-        WHERE u.slug = $2 OR u.id = $2
-        ORDER BY (u.slug = $2) DESC LIMIT 1`,
-      [companyId, userSlug],
-    );
+    const row = await this.users.findCompanyProfile(companyId, userSlug);
     if (!row) throw notFound('User');
     return {
       id: row.id,
@@ -141,14 +133,10 @@ export class AuthService {
     // the local board's profile row owns its slug
     const base = slug === LOCAL_BOARD_USER_ID ? `${slug}-user` : slug;
     for (let n = 1; n < 1000; n++) {
-      const [taken] = await this.db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
-      if (taken) throw conflict('An account with this email already exists', 'email_taken');
-      const [row] = await this.db.query<UserRow>(
-        `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *`,
-        [email, name, n === 1 ? base : `${base}-${n}`, passwordHash],
-      );
+      if (await this.users.emailTaken(email)) throw userError('email_taken', 'An account with this email already exists');
+      const row = await this.users.insertWithPassword(email, name, n === 1 ? base : `${base}-${n}`, passwordHash);
       if (row) return row;
     }
-    throw conflict('Could not find a free profile slug', 'slug_taken');
+    throw userError('slug_taken', 'Could not find a free profile slug');
   }
 }

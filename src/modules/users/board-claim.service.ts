@@ -1,17 +1,13 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { generateToken, sha256Hex, tokenKind } from '../../common/auth/tokens';
-import { conflict, DomainError, notFound } from '../../common/errors/domain-error';
+import { DomainError, notFound } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
 import { BoardClaimStatusDto } from './dto/auth.dto';
-import { toUserResponse, UserResponseDto, UserRow } from './user.types';
-
-interface ClaimRow {
-  id: string;
-  expires_at: Date;
-  claimed_at: Date | null;
-}
+import { toUserResponse, UserResponseDto } from './user.types';
+import { userError } from './users.errors';
+import { ClaimRow, UsersRepository } from './users.repository';
 
 const CLAIM_VALIDITY_HOURS = 24;
 
@@ -26,7 +22,7 @@ export class BoardClaimService implements OnApplicationBootstrap {
   private startupClaimUrl?: string;
 
   constructor(
-    private readonly db: Db,
+    private readonly users: UsersRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -56,10 +52,7 @@ export class BoardClaimService implements OnApplicationBootstrap {
   async issueIfUnowned(): Promise<string | undefined> {
     if (await this.hasOwner()) return undefined;
     const token = generateToken('bc');
-    await this.db.query(`INSERT INTO board_claims (token_hash, expires_at) VALUES ($1, now() + make_interval(hours => $2))`, [
-      sha256Hex(token),
-      CLAIM_VALIDITY_HOURS,
-    ]);
+    await this.users.insertClaim(sha256Hex(token), CLAIM_VALIDITY_HOURS);
     return token;
   }
 
@@ -67,8 +60,8 @@ export class BoardClaimService implements OnApplicationBootstrap {
     const row = await this.find(token);
     return {
       status: this.statusOf(row),
-      expiresAt: new Date(row.expires_at).toISOString(),
-      claimedAt: row.claimed_at ? new Date(row.claimed_at).toISOString() : null,
+      expiresAt: isoRequired(row.expires_at),
+      claimedAt: iso(row.claimed_at),
       signedIn: actor?.kind === 'board' && actor.source === 'session',
     };
   }
@@ -76,20 +69,17 @@ export class BoardClaimService implements OnApplicationBootstrap {
   /** The browser-authenticated (session) user becomes instance owner; the token then never works again. */
   async claim(actor: Actor, token: string): Promise<UserResponseDto> {
     if (actor.kind !== 'board' || actor.source !== 'session') {
-      throw new DomainError(403, 'session_required', 'Claiming the instance needs a signed-in browser session');
+      throw userError('session_required', 'Claiming the instance needs a signed-in browser session');
     }
-    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('board_claim'))`);
+    await this.users.lockClaims();
     const row = await this.find(token, true);
     const status = this.statusOf(row);
-    if (status === 'claimed') throw conflict('This claim was already used', 'claim_used');
+    if (status === 'claimed') throw userError('claim_used', 'This claim was already used');
+    // 410 is not in the ErrorTable's statuses
     if (status === 'expired') throw new DomainError(410, 'claim_expired', 'This claim has expired');
-    if (await this.hasOwner()) throw conflict('This instance already has an owner', 'instance_owned');
-    await this.db.query(`UPDATE board_claims SET claimed_at = now(), claimed_by_user_id = $2 WHERE id = $1`, [row.id, actor.userId]);
-    const [user] = await this.db.query<UserRow>(
-      `WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-      [actor.userId],
-    );
-    return toUserResponse(user);
+    if (await this.hasOwner()) throw userError('instance_owned', 'This instance already has an owner');
+    await this.users.markClaimed(row.id, actor.userId);
+    return toUserResponse(await this.users.makeOwner(actor.userId));
   }
 
   private statusOf(row: ClaimRow): 'pending' | 'claimed' | 'expired' {
@@ -97,17 +87,13 @@ export class BoardClaimService implements OnApplicationBootstrap {
     return new Date(row.expires_at).getTime() <= Date.now() ? 'expired' : 'pending';
   }
 
-  private async hasOwner(): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM users WHERE instance_role IS NOT NULL LIMIT 1`);
-    return rows.length > 0;
+  private hasOwner(): Promise<boolean> {
+    return this.users.hasInstanceAdmin();
   }
 
   private async find(token: string, lock = false): Promise<ClaimRow> {
     if (tokenKind(token) !== 'bc') throw notFound('Board claim');
-    const [row] = await this.db.query<ClaimRow>(
-      `SELECT id, expires_at, claimed_at FROM board_claims WHERE token_hash = $1 ${lock ? 'FOR UPDATE' : ''}`,
-      [sha256Hex(token)],
-    );
+    const row = await this.users.findClaim(sha256Hex(token), lock);
     if (!row) throw notFound('Board claim');
     return row;
   }

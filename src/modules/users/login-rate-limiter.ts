@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
+import { userError } from './users.errors';
+import { UsersRepository } from './users.repository';
 
 /**
  * Per (client IP, address): a handful of tries. Per address from any IP: more, so that a flood of
@@ -20,7 +21,7 @@ export const LOGIN_LIMITS = { perIpAndEmail: 5, perEmail: 50, perIp: 100, window
  */
 @Injectable()
 export class LoginRateLimiter {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly attempts: UsersRepository) {}
 
   /**
    * Counts an attempt for (IP, address) and the IP, then, when neither is over its limit, for the
@@ -28,34 +29,22 @@ export class LoginRateLimiter {
    * attempts are counted exactly.
    */
   async hit(email: string, ip: string): Promise<void> {
-    const local = await this.count([`ipemail:${ip}:${email}`, `ip:${ip}`]);
+    const local = await this.attempts.countAttempts([`ipemail:${ip}:${email}`, `ip:${ip}`], LOGIN_LIMITS.windowSec);
     this.refuseOver(local.filter((r) => r.attempts > (r.key.startsWith('ip:') ? LOGIN_LIMITS.perIp : LOGIN_LIMITS.perIpAndEmail)));
-    const global = await this.count([`email:${email}`]);
+    const global = await this.attempts.countAttempts([`email:${email}`], LOGIN_LIMITS.windowSec);
     this.refuseOver(global.filter((r) => r.attempts > LOGIN_LIMITS.perEmail));
   }
 
   /** A successful sign-in (in its transaction) clears the address's counts and takes its attempt back from the IP's. */
   async succeeded(email: string, ip: string): Promise<void> {
-    await this.db.query(`DELETE FROM auth_rate_limits WHERE key = ANY($1::text[])`, [[`email:${email}`, `ipemail:${ip}:${email}`]]);
-    await this.db.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [`ip:${ip}`]);
-  }
-
-  private async count(keys: string[]): Promise<Array<{ key: string; attempts: number; retry_after: number }>> {
-    return (await this.db.dataSource.query(
-      `INSERT INTO auth_rate_limits AS l (key, attempts, window_start)
-       SELECT k, 1, now() FROM unnest($1::text[]) AS k
-       ON CONFLICT (key) DO UPDATE SET
-         attempts = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN 1 ELSE l.attempts + 1 END,
-         window_start = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN now() ELSE l.window_start END
-       RETURNING key, attempts, ceil(extract(epoch FROM l.window_start + make_interval(secs => $2) - now()))::int AS retry_after`,
-      [keys, LOGIN_LIMITS.windowSec],
-    )) as Array<{ key: string; attempts: number; retry_after: number }>;
+    await this.attempts.deleteAttempts([`email:${email}`, `ipemail:${ip}:${email}`]);
+    await this.attempts.takeBackAttempt(`ip:${ip}`);
   }
 
   private refuseOver(over: Array<{ retry_after: number }>): void {
     if (!over.length) return;
     const retryAfterSec = Math.max(1, ...over.map((r) => r.retry_after));
-    throw new DomainError(429, 'too_many_attempts', 'Too many sign-in attempts; try again later', { retryAfterSec });
+    throw userError('too_many_attempts', 'Too many sign-in attempts; try again later', { retryAfterSec });
   }
 }
 

@@ -4,15 +4,8 @@ import type { BoardActor } from '../../common/auth/actor';
 import type { CredentialResolver } from '../../common/auth/auth-registry';
 import { sha256Hex, tokenKind } from '../../common/auth/tokens';
 import { unauthorized } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
 import { sessionCookie } from './session-cookie';
-
-interface CredentialRow {
-  id: string;
-  user_id: string;
-  instance_role: string | null;
-  stale: boolean;
-}
+import { SessionsRepository } from './sessions.repository';
 
 /**
  * Board callers of an authenticated instance: sessions (`svc_ss_`, as bearer or `svc_session`
@@ -24,7 +17,7 @@ interface CredentialRow {
 export class UserCredentialResolver implements CredentialResolver {
   readonly name = 'user_credentials';
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly credentials: SessionsRepository) {}
 
   async resolve(token: string | undefined, req: Request): Promise<BoardActor | null> {
     if (token !== undefined) {
@@ -43,31 +36,17 @@ export class UserCredentialResolver implements CredentialResolver {
   }
 
   private async session(token: string): Promise<BoardActor | null> {
-    const [row] = (await this.db.dataSource.query(
-      `SELECT s.id, s.user_id, u.instance_role, (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute') AS stale
-         FROM user_sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
-      [sha256Hex(token)],
-    )) as CredentialRow[];
+    const row = await this.credentials.findLiveSession(sha256Hex(token));
     if (!row) return null;
-    if (row.stale) this.touch('user_sessions', 'last_seen_at', row.id);
+    // best effort, at most once a minute per credential
+    if (row.stale) this.credentials.touchSession(row.id);
     return { kind: 'board', userId: row.user_id, isInstanceAdmin: row.instance_role !== null, source: 'session', credentialId: row.id };
   }
 
   private async boardToken(token: string): Promise<BoardActor | null> {
-    const [row] = (await this.db.dataSource.query(
-      `SELECT t.id, t.user_id, u.instance_role, (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale
-         FROM board_api_tokens t JOIN users u ON u.id = t.user_id
-        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
-      [sha256Hex(token)],
-    )) as CredentialRow[];
+    const row = await this.credentials.findLiveBoardToken(sha256Hex(token));
     if (!row) return null;
-    if (row.stale) this.touch('board_api_tokens', 'last_used_at', row.id);
+    if (row.stale) this.credentials.touchBoardToken(row.id);
     return { kind: 'board', userId: row.user_id, isInstanceAdmin: row.instance_role !== null, source: 'board_token', credentialId: row.id };
-  }
-
-  /** best effort, at most once a minute per credential */
-  private touch(table: 'user_sessions' | 'board_api_tokens', column: string, id: string): void {
-    void this.db.dataSource.query(`UPDATE ${table} SET ${column} = now() WHERE id = $1`, [id]).catch(() => undefined);
   }
 }

@@ -1,5 +1,7 @@
+import { isoRequired } from '../../database/row-mapping';
 import { UserResponseDto } from './dto/user.dto';
 
+/** A row of the users table (read by users.repository.ts, and by instance.repository.ts for user administration). */
 export interface UserRow {
   id: string;
   email: string | null;
@@ -24,8 +26,8 @@ export function toUserResponse(u: UserRow): UserResponseDto {
     bio: u.bio,
     isInstanceAdmin: u.instance_role !== null,
     instanceRole: u.instance_role,
-    createdAt: new Date(u.created_at).toISOString(),
-    updatedAt: new Date(u.updated_at).toISOString(),
+    createdAt: isoRequired(u.created_at),
+    updatedAt: isoRequired(u.updated_at),
   };
 }
 

@@ -7,14 +7,18 @@ import { BoardClaimController } from './board-claim.controller';
 import { BoardClaimService } from './board-claim.service';
 import { BoardTokensService } from './board-tokens.service';
 import { LoginRateLimiter, LoginRateLimitGuard } from './login-rate-limiter';
+import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 import { UserCredentialResolver } from './user-credential.resolver';
+import { UsersRepository } from './users.repository';
 
 /** Users, sessions, board tokens, board claim; registers the session and board-token resolver with the guard. */
 @Module({
   imports: [InstanceModule],
   controllers: [AuthController, BoardClaimController],
   providers: [
+    UsersRepository,
+    SessionsRepository,
     AuthService,
     SessionsService,
     BoardTokensService,

@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
+import { BoardTokenResponseDto } from './dto/auth.dto';
+
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  expires_at: Date;
+  created_at: Date;
+}
+
+export interface SessionResponse {
+  id: string;
+  userId: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+export const toSessionResponse = (s: SessionRow): SessionResponse => ({
+  id: s.id,
+  userId: s.user_id,
+  expiresAt: isoRequired(s.expires_at),
+  createdAt: isoRequired(s.created_at),
+});
+
+interface BoardTokenRow {
+  id: string;
+  user_id: string;
+  name: string;
+  token_prefix: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  created_at: Date;
+}
+
+const toBoardTokenResponse = (r: BoardTokenRow): BoardTokenResponseDto => ({
+  id: r.id,
+  name: r.name,
+  tokenPrefix: r.token_prefix,
+  expiresAt: iso(r.expires_at),
+  revokedAt: iso(r.revoked_at),
+  lastUsedAt: iso(r.last_used_at),
+  createdAt: isoRequired(r.created_at),
+});
+
+const TOKEN_COLUMNS = 'id, user_id, name, token_prefix, expires_at, revoked_at, last_used_at, created_at';
+
+/** A live credential found by its hash, with its user's instance role. */
+export interface CredentialRow {
+  id: string;
+  user_id: string;
+  instance_role: string | null;
+  /** last seen (or used) more than a minute ago, or never */
+  stale: boolean;
+}
+
+/**
+ * Tables user_sessions and board_api_tokens (reading users for the credential's instance role).
+ * Credential lookups run straight on the pool, outside any request transaction.
+ */
+@Injectable()
+export class SessionsRepository {
+  constructor(private readonly db: Db) {}
+
+  // ---- user_sessions
+
+  async insertSession(userId: string, tokenHash: string, userAgent: string | null, ttlHours: number): Promise<SessionRow> {
+    const [session] = await this.db.query<SessionRow>(
+      `INSERT INTO user_sessions (user_id, token_hash, user_agent, expires_at)
+       VALUES ($1, $2, $3, now() + make_interval(hours => $4)) RETURNING id, user_id, expires_at, created_at`,
+      [userId, tokenHash, userAgent, ttlHours],
+    );
+    return session;
+  }
+
+  async findSession(sessionId: string): Promise<SessionRow | undefined> {
+    const [row] = await this.db.query<SessionRow>(`SELECT id, user_id, expires_at, created_at FROM user_sessions WHERE id = $1`, [
+      sessionId,
+    ]);
+    return row;
+  }
+
+  /** Revoking twice keeps the first time. */
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.db.query(`UPDATE user_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, [sessionId]);
+  }
+
+  /** The unrevoked, unexpired session of a token hash. */
+  async findLiveSession(tokenHash: string): Promise<CredentialRow | undefined> {
+    const [row] = (await this.db.dataSource.query(
+      `SELECT s.id, s.user_id, u.instance_role, (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute') AS stale
+         FROM user_sessions s JOIN users u ON u.id = s.user_id
+        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+      [tokenHash],
+    )) as CredentialRow[];
+    return row;
+  }
+
+  /** Best effort, not awaited. */
+  touchSession(sessionId: string): void {
+    this.touch('user_sessions', 'last_seen_at', sessionId);
+  }
+
+  // ---- board_api_tokens
+
+  async insertBoardToken(t: {
+    userId: string;
+    name: string;
+    tokenHash: string;
+    tokenPrefix: string;
+    expiresInDays: number | null;
+  }): Promise<BoardTokenResponseDto> {
+    const [row] = await this.db.query<BoardTokenRow>(
+      `INSERT INTO board_api_tokens (user_id, name, token_hash, token_prefix, expires_at)
+       VALUES ($1, $2, $3, $4, CASE WHEN $5::int IS NULL THEN NULL ELSE now() + make_interval(days => $5::int) END) RETURNING ${TOKEN_COLUMNS}`,
+      [t.userId, t.name, t.tokenHash, t.tokenPrefix, t.expiresInDays],
+    );
+    return toBoardTokenResponse(row);
+  }
+
+  async listBoardTokens(userId: string): Promise<BoardTokenResponseDto[]> {
+    const rows = await this.db.query<BoardTokenRow>(
+      `SELECT ${TOKEN_COLUMNS} FROM board_api_tokens WHERE user_id = $1 ORDER BY created_at DESC, id`,
+      [userId],
+    );
+    return rows.map(toBoardTokenResponse);
+  }
+
+  /** The revoked token, or undefined when the user has no token of that id. Revoking twice keeps the first time. */
+  async revokeBoardToken(tokenId: string, userId: string): Promise<BoardTokenResponseDto | undefined> {
+    const [row] = await this.db.query<BoardTokenRow>(
+      `WITH changed AS (UPDATE board_api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${TOKEN_COLUMNS}) SELECT * FROM changed`,
+      [tokenId, userId],
+    );
+    return row ? toBoardTokenResponse(row) : undefined;
+  }
+
+  /** The unrevoked, unexpired board token of a token hash. */
+  async findLiveBoardToken(tokenHash: string): Promise<CredentialRow | undefined> {
+    const [row] = (await this.db.dataSource.query(
+      `SELECT t.id, t.user_id, u.instance_role, (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale
+         FROM board_api_tokens t JOIN users u ON u.id = t.user_id
+        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+      [tokenHash],
+    )) as CredentialRow[];
+    return row;
+  }
+
+  /** Best effort, not awaited. */
+  touchBoardToken(tokenId: string): void {
+    this.touch('board_api_tokens', 'last_used_at', tokenId);
+  }
+
+  private touch(table: 'user_sessions' | 'board_api_tokens', column: string, id: string): void {
+    void this.db.dataSource.query(`UPDATE ${table} SET ${column} = now() WHERE id = $1`, [id]).catch(() => undefined);
+  }
+}

@@ -1,0 +1,156 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+import { UserRow } from './user.types';
+
+export interface ClaimRow {
+  id: string;
+  expires_at: Date;
+  claimed_at: Date | null;
+}
+
+export interface AttemptCount {
+  key: string;
+  attempts: number;
+  retry_after: number;
+}
+
+export type ProfileChanges = Partial<Record<'name' | 'image' | 'bio', unknown>>;
+
+/** Tables users, board_claims and auth_rate_limits. */
+@Injectable()
+export class UsersRepository {
+  constructor(private readonly db: Db) {}
+
+  // ---- users
+
+  /** Whether any user has a password (sign-up may be closed once one has). */
+  async anyWithPassword(): Promise<boolean> {
+    const [any] = await this.db.query(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
+    return Boolean(any);
+  }
+
+  /** `email` already normalised (lower case). */
+  async findByEmail(email: string): Promise<UserRow | undefined> {
+    const [user] = await this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
+    return user;
+  }
+
+  async emailTaken(email: string): Promise<boolean> {
+    const [taken] = await this.db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
+    return Boolean(taken);
+  }
+
+  async findById(userId: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(`SELECT * FROM users WHERE id = $1`, [userId]);
+    return row;
+  }
+
+  /** The new user, or undefined when the email or slug is taken (ON CONFLICT DO NOTHING). */
+  async insertWithPassword(email: string, name: string, slug: string, passwordHash: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.query<UserRow>(
+      `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *`,
+      [email, name, slug, passwordHash],
+    );
+    return row;
+  }
+
+  /** A profile row for a user without one (the local board): its id is also its slug. */
+  async insertProfileIfMissing(userId: string, name: string): Promise<void> {
+    await this.db.query(`INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`, [userId, name]);
+  }
+
+  /** Sets the given fields (undefined ones are left as they are); nothing is written when none is given. */
+  async updateProfile(userId: string, changes: ProfileChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [userId];
+    for (const field of ['name', 'image', 'bio'] as const) {
+      if (changes[field] === undefined) continue;
+      params.push(changes[field]);
+      sets.push(`${field} = $${params.length}`);
+    }
+    if (sets.length) await this.db.query(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+  }
+
+  /** A user of a company by slug (preferred) or id, with their membership there. */
+  async findCompanyProfile(
+    companyId: string,
+    userSlug: string,
+  ): Promise<(UserRow & { membership_role: string; membership_status: string }) | undefined> {
+    // reads company_memberships (owned by access): the profile page of a company's user joins it for speed
+    const [row] = await this.db.query<UserRow & { membership_role: string; membership_status: string }>(
+      `SELECT u.*, m.membership_role, m.status AS membership_status
+         FROM users u JOIN company_memberships m ON m.principal_type = 'user' AND m.principal_id = u.id AND m.company_id = $1
+        WHERE u.slug = $2 OR u.id = $2
+        ORDER BY (u.slug = $2) DESC LIMIT 1`,
+      [companyId, userSlug],
+    );
+    return row;
+  }
+
+  /** Whether the instance has an owner or admin. */
+  async hasInstanceAdmin(): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM users WHERE instance_role IS NOT NULL LIMIT 1`);
+    return rows.length > 0;
+  }
+
+  async makeOwner(userId: string): Promise<UserRow> {
+    const [user] = await this.db.query<UserRow>(
+      `WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [userId],
+    );
+    return user;
+  }
+
+  // ---- board_claims
+
+  async insertClaim(tokenHash: string, validityHours: number): Promise<void> {
+    await this.db.query(`INSERT INTO board_claims (token_hash, expires_at) VALUES ($1, now() + make_interval(hours => $2))`, [
+      tokenHash,
+      validityHours,
+    ]);
+  }
+
+  /** Serialises claims for the rest of the transaction (one instance-wide advisory lock). */
+  async lockClaims(): Promise<void> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('board_claim'))`);
+  }
+
+  async findClaim(tokenHash: string, lock = false): Promise<ClaimRow | undefined> {
+    const [row] = await this.db.query<ClaimRow>(
+      `SELECT id, expires_at, claimed_at FROM board_claims WHERE token_hash = $1 ${lock ? 'FOR UPDATE' : ''}`,
+      [tokenHash],
+    );
+    return row;
+  }
+
+  async markClaimed(claimId: string, userId: string): Promise<void> {
+    await this.db.query(`UPDATE board_claims SET claimed_at = now(), claimed_by_user_id = $2 WHERE id = $1`, [claimId, userId]);
+  }
+
+  // ---- auth_rate_limits
+
+  /**
+   * One attempt more for each key (a new window once the key's is over), in one atomic upsert.
+   * Outside any transaction (straight on the pool): the count must commit even when the request fails.
+   */
+  async countAttempts(keys: string[], windowSec: number): Promise<AttemptCount[]> {
+    return (await this.db.dataSource.query(
+      `INSERT INTO auth_rate_limits AS l (key, attempts, window_start)
+       SELECT k, 1, now() FROM unnest($1::text[]) AS k
+       ON CONFLICT (key) DO UPDATE SET
+         attempts = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN 1 ELSE l.attempts + 1 END,
+         window_start = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN now() ELSE l.window_start END
+       RETURNING key, attempts, ceil(extract(epoch FROM l.window_start + make_interval(secs => $2) - now()))::int AS retry_after`,
+      [keys, windowSec],
+    )) as AttemptCount[];
+  }
+
+  async deleteAttempts(keys: string[]): Promise<void> {
+    await this.db.query(`DELETE FROM auth_rate_limits WHERE key = ANY($1::text[])`, [keys]);
+  }
+
+  /** One attempt fewer for the key (never below zero). */
+  async takeBackAttempt(key: string): Promise<void> {
+    await this.db.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [key]);
+  }
+}
