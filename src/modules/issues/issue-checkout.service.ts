@@ -1,22 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { conflict, DomainError, forbidden, unprocessable } from '../../common/errors/domain-error';
+import { DomainError, forbidden } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
-import { returning } from './returning';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CheckoutIssueDto } from './dto/issue.dto';
 import { ExecutionWorkspaceGate } from './execution-workspace.gate';
 import { IssueStore } from './issue-store.service';
-import { ISSUE_COLUMNS, isClosed, IssueRow } from './issue.types';
+import { isClosed, IssueRow } from './issue.types';
+import { issueError } from './issues.errors';
+import { IssuesRepository } from './issues.repository';
 import { IssueTreeHolds } from './issue-tree-holds.service';
 import { IssueWakeups } from './issue-wakeups.service';
 
-/** SQL: the checkout run of the `issues` row is not live (finished, failed, cancelled, timed out, or missing). */
-const CHECKOUT_RUN_STALE = `NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.id = issues.checkout_run_id AND r.status IN ('queued','running'))`;
-
-const runRequired = () =>
-  new DomainError(403, 'run_id_required', 'Agent callers must send X-Service-Run-Id naming their current heartbeat run');
+const runRequired = () => issueError('run_id_required', 'Agent callers must send X-Service-Run-Id naming their current heartbeat run');
 
 /**
  * Checkout and release, decided by the database: one conditional UPDATE per checkout, so of N
@@ -26,6 +23,7 @@ const runRequired = () =>
 export class IssueCheckout {
   constructor(
     private readonly db: Db,
+    private readonly issues: IssuesRepository,
     private readonly store: IssueStore,
     private readonly authz: AuthorizationService,
     private readonly workspaces: ExecutionWorkspaceGate,
@@ -62,16 +60,7 @@ export class IssueCheckout {
     await this.assertProjectActive(issue);
     await this.holds.assertNotHeld(issue);
     await this.workspaces.assertUsable(issue);
-    const [won] = await returning<IssueRow>(
-      this.db,
-      `UPDATE issues SET status = 'in_progress', assignee_agent_id = $2, checkout_run_id = $3,
-              started_at = coalesce(started_at, now()), completed_at = NULL, cancelled_at = NULL, updated_at = now()
-        WHERE id = $1 AND status = ANY($4::text[])
-          AND (assignee_agent_id IS NULL OR assignee_agent_id = $2)
-          AND (checkout_run_id IS NULL OR checkout_run_id IS NOT DISTINCT FROM $3::uuid OR ${CHECKOUT_RUN_STALE})
-        RETURNING ${ISSUE_COLUMNS}`,
-      [issue.id, dto.agentId, runId, dto.expectedStatuses],
-    );
+    const won = await this.issues.checkout(issue.id, dto.agentId, runId, dto.expectedStatuses);
     if (!won) throw await this.conflictFor(issue.id, dto);
     if (won.assignee_agent_id !== issue.assignee_agent_id) await this.wakeups.assigned(won, actor);
     return won;
@@ -81,23 +70,17 @@ export class IssueCheckout {
   async release(actor: Actor, ref: string): Promise<IssueRow> {
     const issue = await this.store.load(actor, ref, { lock: true });
     if (isClosed(issue.status))
-      throw conflict(`Issue is ${issue.status}; nothing to release`, 'issue_not_checked_out', { status: issue.status });
+      throw issueError('issue_not_checked_out', `Issue is ${issue.status}; nothing to release`, { status: issue.status });
     if (actor.kind === 'agent') {
       if (issue.assignee_agent_id !== actor.agentId) throw forbidden('Only the assignee may release this issue', { reason: 'deny_scope' });
       if (!actor.runId) throw runRequired();
       if (issue.checkout_run_id && issue.checkout_run_id !== actor.runId) {
-        throw conflict('The issue is checked out by another run of this agent', 'checkout_run_mismatch', {
+        throw issueError('checkout_run_mismatch', 'The issue is checked out by another run of this agent', {
           checkoutRunId: issue.checkout_run_id,
         });
       }
     }
-    const [row] = await returning<IssueRow>(
-      this.db,
-      `UPDATE issues SET status = 'todo', assignee_agent_id = NULL, checkout_run_id = NULL, updated_at = now()
-        WHERE id = $1 RETURNING ${ISSUE_COLUMNS}`,
-      [issue.id],
-    );
-    return row;
+    return this.issues.releaseCheckout(issue.id);
   }
 
   /**
@@ -107,12 +90,7 @@ export class IssueCheckout {
    */
   async releaseRunCheckouts(companyId: string, runId: string, reason: string): Promise<void> {
     await this.db.transaction(async () => {
-      const released = await returning<{ id: string }>(
-        this.db,
-        `UPDATE issues SET status = 'todo', checkout_run_id = NULL, updated_at = now()
-          WHERE company_id = $1 AND checkout_run_id = $2 AND status = 'in_progress' RETURNING id`,
-        [companyId, runId],
-      );
+      const released = await this.issues.releaseRunCheckouts(companyId, runId);
       for (const { id } of released) {
         await this.recorder.record({
           companyId,
@@ -135,20 +113,15 @@ export class IssueCheckout {
     if (actor.kind !== 'agent' || issue.status !== 'in_progress' || !issue.assignee_agent_id) return;
     if (issue.assignee_agent_id !== actor.agentId) {
       if (!issue.checkout_run_id) return;
-      throw conflict('The issue is checked out by another agent', 'issue_checked_out', {
+      throw issueError('issue_checked_out', 'The issue is checked out by another agent', {
         assigneeAgentId: issue.assignee_agent_id,
         checkoutRunId: issue.checkout_run_id,
       });
     }
     if (!actor.runId) throw runRequired();
     if (issue.checkout_run_id === actor.runId) return;
-    const [adopted] = await returning<{ id: string }>(
-      this.db,
-      `UPDATE issues SET checkout_run_id = $2 WHERE id = $1 AND (checkout_run_id IS NULL OR ${CHECKOUT_RUN_STALE}) RETURNING id`,
-      [issue.id, actor.runId],
-    );
-    if (!adopted) {
-      throw conflict('The issue is checked out by another run of this agent', 'checkout_run_mismatch', {
+    if (!(await this.issues.adoptStaleCheckout(issue.id, actor.runId))) {
+      throw issueError('checkout_run_mismatch', 'The issue is checked out by another run of this agent', {
         checkoutRunId: issue.checkout_run_id,
       });
     }
@@ -156,14 +129,14 @@ export class IssueCheckout {
   }
 
   private async conflictFor(issueId: string, dto: CheckoutIssueDto): Promise<DomainError> {
-    const [now] = await this.db.query<IssueRow>(`SELECT status, assignee_agent_id, checkout_run_id FROM issues WHERE id = $1`, [issueId]);
+    const now = await this.issues.checkoutState(issueId);
     if (!dto.expectedStatuses.includes(now.status)) {
-      return conflict(`Issue status is ${now.status}, not one of ${dto.expectedStatuses.join(', ')}`, 'status_mismatch', {
+      return issueError('status_mismatch', `Issue status is ${now.status}, not one of ${dto.expectedStatuses.join(', ')}`, {
         status: now.status,
         expectedStatuses: dto.expectedStatuses,
       });
     }
-    return conflict('The issue is checked out by another agent or run', 'checkout_conflict', {
+    return issueError('checkout_conflict', 'The issue is checked out by another agent or run', {
       status: now.status,
       assigneeAgentId: now.assignee_agent_id,
       checkoutRunId: now.checkout_run_id,
@@ -171,19 +144,16 @@ export class IssueCheckout {
   }
 
   private async assertCheckoutAgent(companyId: string, agentId: string): Promise<void> {
-    const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1 AND company_id = $2`, [
-      agentId,
-      companyId,
-    ]);
-    if (!agent) throw unprocessable('agentId must be an agent of this company', 'invalid_reference', { field: 'agentId' });
+    const agent = await this.issues.agentStatus(companyId, agentId);
+    if (!agent) throw issueError('invalid_reference', 'agentId must be an agent of this company', { field: 'agentId' });
     if (agent.status === 'terminated' || agent.status === 'pending_approval') {
-      throw conflict(`Agent is ${agent.status}`, 'agent_not_available', { agentStatus: agent.status });
+      throw issueError('agent_not_available', `Agent is ${agent.status}`, { agentStatus: agent.status });
     }
   }
 
   private async assertProjectActive(issue: IssueRow): Promise<void> {
     if (!issue.project_id) return;
-    const [p] = await this.db.query<{ paused_at: Date | null }>(`SELECT paused_at FROM projects WHERE id = $1`, [issue.project_id]);
-    if (p?.paused_at) throw conflict('The project of this issue is paused', 'project_paused', { projectId: issue.project_id });
+    const p = await this.issues.projectPause(issue.project_id);
+    if (p?.paused_at) throw issueError('project_paused', 'The project of this issue is paused', { projectId: issue.project_id });
   }
 }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { BoardActor } from '../../common/auth/actor';
-import { Db } from '../../database/db.service';
-import { iso, IssueStore } from './issue-store.service';
+import { iso } from '../../database/row-mapping';
+import { IssueStore } from './issue-store.service';
+import { IssuesRepository } from './issues.repository';
 
 export interface IssueUserStateDto {
   issueId: string;
@@ -18,7 +19,7 @@ export interface IssueUserStateDto {
 @Injectable()
 export class IssueInboxService {
   constructor(
-    private readonly db: Db,
+    private readonly issues: IssuesRepository,
     private readonly store: IssueStore,
   ) {}
 
@@ -41,12 +42,7 @@ export class IssueInboxService {
     value: 'now()' | 'NULL',
   ): Promise<IssueUserStateDto> {
     const issue = await this.store.load(actor, ref);
-    const [row] = await this.db.query<{ last_read_at: Date | null; inbox_archived_at: Date | null }>(
-      `INSERT INTO issue_user_states (issue_id, user_id, company_id, ${column}) VALUES ($1, $2, $3, ${value})
-       ON CONFLICT (issue_id, user_id) DO UPDATE SET ${column} = ${value}
-       RETURNING last_read_at, inbox_archived_at`,
-      [issue.id, actor.userId, issue.company_id],
-    );
+    const row = await this.issues.setUserState(issue.company_id, issue.id, actor.userId, column, value);
     return { issueId: issue.id, userId: actor.userId, lastReadAt: iso(row.last_read_at), inboxArchivedAt: iso(row.inbox_archived_at) };
   }
 }

@@ -2,39 +2,17 @@ import { Injectable } from '@nestjs/common';
 import type { Actor, AgentActor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
+import { iso } from '../../database/row-mapping';
 import { ActivityResponseDto } from '../activity/dto/activity.dto';
 import { ActivityService } from '../activity/activity.service';
-import { iso, IssueStore, toIssueSummary } from './issue-store.service';
-import { issueColumns, IssueRow } from './issue.types';
-
-interface RunRow {
-  id: string;
-  status: string;
-  agent_id: string;
-  adapter_type: string;
-  started_at: Date | null;
-  finished_at: Date | null;
-  created_at: Date;
-  invocation_source: string;
-  usage_json: unknown;
-  result_json: unknown;
-  log_bytes: string | number;
-}
-
-/** SQL: the run's context snapshot names issue `i` (directly, or in the wakeup payload it carries). */
-const RUN_CONTEXT_NAMES_ISSUE = `i.id::text IN (r.context_snapshot->>'issueId', r.context_snapshot->'payload'->>'issueId')`;
-
-/** SQL: run `r` touches issue `i` (issue column, context snapshot, checkout, or the issue's activity). */
-const RUN_TOUCHES_ISSUE = `(r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE} OR r.id = i.checkout_run_id
-  OR r.id IN (SELECT a.run_id FROM activity_log a WHERE a.company_id = i.company_id AND a.entity_type = 'issue'
-               AND a.entity_id = i.id::text AND a.run_id IS NOT NULL))`;
+import { IssueStore } from './issue-store.service';
+import { IssuesRepository, toIssueSummary } from './issues.repository';
 
 /** Views that join issues with heartbeat runs and the activity trail; agent inbox. */
 @Injectable()
 export class IssueRunsService {
   constructor(
-    private readonly db: Db,
+    private readonly issues: IssuesRepository,
     private readonly store: IssueStore,
     private readonly access: CompanyAccessService,
     private readonly activity: ActivityService,
@@ -49,12 +27,7 @@ export class IssueRunsService {
   /** Heartbeat runs touching the issue, newest first. */
   async runsOf(actor: Actor, ref: string) {
     const issue = await this.store.load(actor, ref);
-    const rows = await this.db.query<RunRow>(
-      `SELECT r.* FROM heartbeat_runs r, issues i
-        WHERE i.id = $1 AND r.company_id = i.company_id AND ${RUN_TOUCHES_ISSUE}
-        ORDER BY r.created_at DESC, r.id DESC LIMIT 200`,
-      [issue.id],
-    );
+    const rows = await this.issues.runsTouching(issue.id);
     return rows.map((r) => ({
       runId: r.id,
       status: r.status,
@@ -73,16 +46,10 @@ export class IssueRunsService {
   /** Compact summaries of the issues a run touched; an unknown run has none. */
   async issuesOfRun(actor: Actor, runId: string) {
     if (!isUuid(runId)) return [];
-    const [run] = await this.db.query<{ company_id: string }>(`SELECT company_id FROM heartbeat_runs WHERE id = $1`, [runId]);
-    if (!run) return [];
-    await this.access.assertAccessToKnownCompany(actor, run.company_id);
-    const rows = await this.db.query<IssueRow>(
-      `SELECT ${issueColumns('i')} FROM heartbeat_runs r JOIN issues i ON i.company_id = r.company_id
-        WHERE r.id = $1 AND (r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE} OR i.checkout_run_id = r.id
-          OR i.id::text IN (SELECT a.entity_id FROM activity_log a WHERE a.run_id = r.id AND a.entity_type = 'issue'))
-        ORDER BY i.updated_at DESC`,
-      [runId],
-    );
+    const companyId = await this.issues.runCompany(runId);
+    if (!companyId) return [];
+    await this.access.assertAccessToKnownCompany(actor, companyId);
+    const rows = await this.issues.touchedByRun(runId);
     return rows.map(toIssueSummary);
   }
 
@@ -91,23 +58,7 @@ export class IssueRunsService {
    * and whether its blockers are all closed.
    */
   async inboxLite(actor: AgentActor) {
-    const rows = await this.db.query<
-      IssueRow & { blocker_ids: string[]; run_id: string | null; run_status: string | null; run_started_at: Date | null }
-    >(
-      `SELECT ${issueColumns('i')},
-              coalesce((SELECT array_agg(b.id ORDER BY b.created_at, b.id) FROM issue_relations rel JOIN issues b ON b.id = rel.issue_id
-                         WHERE rel.related_issue_id = i.id AND rel.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')), '{}') AS blocker_ids,
-              run.id AS run_id, run.status AS run_status, run.started_at AS run_started_at
-         FROM issues i
-         LEFT JOIN LATERAL (
-           SELECT r.id, r.status, r.started_at FROM heartbeat_runs r
-            WHERE r.agent_id = i.assignee_agent_id AND r.status IN ('queued', 'running')
-              AND (r.id = i.checkout_run_id OR r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE})
-            ORDER BY r.created_at DESC LIMIT 1) run ON true
-        WHERE i.assignee_agent_id = $1 AND i.company_id = $2 AND i.status IN ('todo', 'in_progress', 'blocked') AND i.hidden_at IS NULL
-        ORDER BY i.priority_rank, i.updated_at DESC, i.id`,
-      [actor.agentId, actor.companyId],
-    );
+    const rows = await this.issues.inboxLite(actor.companyId, actor.agentId);
     return rows.map((r) => ({
       id: r.id,
       identifier: r.identifier,

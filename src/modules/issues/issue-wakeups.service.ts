@@ -1,11 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { Db } from '../../database/db.service';
 import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
 import { CommentRow, isClosed, IssueRow } from './issue.types';
-
-/** Agents that can be woken at all; the heartbeat engine applies its own pause/budget policy on top. */
-const WAKEABLE = `status NOT IN ('terminated', 'pending_approval')`;
+import { IssuesRepository } from './issues.repository';
 
 const actorAgentId = (actor: Actor | undefined) => (actor?.kind === 'agent' ? actor.agentId : null);
 
@@ -16,7 +13,7 @@ const actorAgentId = (actor: Actor | undefined) => (actor?.kind === 'agent' ? ac
 @Injectable()
 export class IssueWakeups {
   constructor(
-    private readonly db: Db,
+    private readonly issues: IssuesRepository,
     private readonly queue: WakeupQueue,
   ) {}
 
@@ -48,14 +45,7 @@ export class IssueWakeups {
 
   /** `closed` just became done or cancelled: wake the assignee of each issue it blocked that has no open blocker left. */
   async blockerClosed(closed: IssueRow, actor: Actor): Promise<void> {
-    const ready = await this.db.query<IssueRow>(
-      `SELECT i.id, i.company_id, i.status, i.assignee_agent_id FROM issue_relations r JOIN issues i ON i.id = r.related_issue_id
-        WHERE r.issue_id = $1 AND r.type = 'blocks' AND i.assignee_agent_id IS NOT NULL AND i.status NOT IN ('done', 'cancelled')
-          AND NOT EXISTS (
-            SELECT 1 FROM issue_relations o JOIN issues b ON b.id = o.issue_id
-             WHERE o.related_issue_id = i.id AND o.type = 'blocks' AND b.status NOT IN ('done', 'cancelled'))`,
-      [closed.id],
-    );
+    const ready = await this.issues.unblockedBy(closed.id);
     for (const issue of ready) {
       await this.enqueue(issue, issue.assignee_agent_id!, actor, { reason: 'blocker_resolved', extra: { blockerIssueId: closed.id } });
     }
@@ -64,10 +54,7 @@ export class IssueWakeups {
   /** Agents named as `@Name` (case-insensitive, exact name, not inside a word or an e-mail address). */
   async mentionedAgentIds(companyId: string, body: string): Promise<string[]> {
     if (!body.includes('@')) return [];
-    const agents = await this.db.query<{ id: string; name: string }>(
-      `SELECT id, name FROM agents WHERE company_id = $1 AND ${WAKEABLE} ORDER BY length(name) DESC`,
-      [companyId],
-    );
+    const agents = await this.issues.wakeableAgents(companyId);
     const text = body.toLowerCase();
     return agents.filter((a) => mentions(text, a.name.toLowerCase())).map((a) => a.id);
   }
@@ -96,7 +83,7 @@ export class IssueWakeups {
   }
 
   private async isWakeable(agentId: string): Promise<boolean> {
-    return (await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND ${WAKEABLE}`, [agentId])).length > 0;
+    return this.issues.isAgentWakeable(agentId);
   }
 
   private async enqueue(

@@ -24,6 +24,11 @@ import { IssueRunsService } from './issue-runs.service';
 import { IssueStore } from './issue-store.service';
 import { IssueWakeups } from './issue-wakeups.service';
 import { IssuesController } from './issues.controller';
+import { IssueCommentsRepository } from './issue-comments.repository';
+import { IssueListRepository } from './issue-list.repository';
+import { IssueRelationsRepository } from './issue-relations.repository';
+import { IssuesRepository } from './issues.repository';
+import { LabelsRepository } from './labels.repository';
 import { IssuesService } from './issues.service';
 import { LabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
@@ -34,6 +39,11 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
   imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
+    IssuesRepository,
+    IssueCommentsRepository,
+    IssueListRepository,
+    IssueRelationsRepository,
+    LabelsRepository,
     IssueStore,
     IssuesService,
     IssueListService,

@@ -1,16 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, forbidden, unprocessable } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
-import { returning } from './returning';
+import { forbidden } from '../../common/errors/domain-error';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CreateIssueDto, IssueFieldsDto, UpdateIssueDto } from './dto/issue.dto';
 import { IssueCheckout } from './issue-checkout.service';
 import { IssueComments } from './issue-comments.service';
 import { IssueRelations } from './issue-relations.service';
 import { IssueStore } from './issue-store.service';
-import { ISSUE_COLUMNS, isClosed, IssueRow, IssueStatus } from './issue.types';
+import { isClosed, IssueRow, IssueStatus } from './issue.types';
+import { IssueCommentsRepository } from './issue-comments.repository';
+import { issueError } from './issues.errors';
+import { IssuesRepository } from './issues.repository';
+import { LabelsRepository } from './labels.repository';
 import { IssueWakeups } from './issue-wakeups.service';
 
 /** Request fields stored as plain columns (camelCase field -> column). */
@@ -55,7 +57,9 @@ export interface ImportedIssue {
 @Injectable()
 export class IssuesService {
   constructor(
-    private readonly db: Db,
+    private readonly issues: IssuesRepository,
+    private readonly commentRows: IssueCommentsRepository,
+    private readonly labelRows: LabelsRepository,
     private readonly store: IssueStore,
     private readonly relations: IssueRelations,
     private readonly authz: AuthorizationService,
@@ -86,61 +90,24 @@ export class IssuesService {
   async insertImported(companyId: string, items: ImportedIssue[], by: Actor): Promise<Map<string, string>> {
     const identifiers = new Map<string, string>();
     if (!items.length) return identifiers;
-    const [c] = await this.db.query<{ issue_prefix: string; first: number }>(
-      `WITH n AS (UPDATE companies SET issue_counter = issue_counter + $2::int WHERE id = $1 RETURNING issue_prefix, issue_counter - $2::int AS first)
-       SELECT issue_prefix, first FROM n`,
-      [companyId, items.length],
-    );
+    const c = await this.issues.reserveNumbers(companyId, items.length);
     const first = Number(c.first);
     const agentId = by.kind === 'agent' ? by.agentId : null;
     const userId = by.kind === 'board' ? by.userId : null;
     const now = new Date();
     for (let start = 0; start < items.length; start += 1000) {
       const batch = items.slice(start, start + 1000);
-      const col = <T>(f: (i: ImportedIssue, n: number) => T) => batch.map((i, k) => f(i, start + k));
-      await this.db.query(
-        `INSERT INTO issues (id, company_id, issue_number, identifier, title, description, status, priority, project_id, goal_id, parent_id,
-                             assignee_agent_id, created_by_agent_id, created_by_user_id, started_at, completed_at, cancelled_at)
-         SELECT x.id, $1::uuid, x.num, $2::text || '-' || x.num, x.title, x.description, x.status, x.priority, x.project_id, x.goal_id, x.parent_id,
-                x.assignee_agent_id, $3::uuid, $4::text,
-                CASE WHEN x.status = 'in_progress' THEN $5::timestamptz END,
-                CASE WHEN x.status = 'done' THEN $5::timestamptz END,
-                CASE WHEN x.status = 'cancelled' THEN $5::timestamptz END
-           FROM unnest($6::uuid[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::uuid[], $13::uuid[], $14::uuid[], $15::uuid[])
-             AS x(id, num, title, description, status, priority, project_id, goal_id, parent_id, assignee_agent_id)`,
-        [
-          companyId,
-          c.issue_prefix,
-          agentId,
-          userId,
-          now,
-          col((i) => i.id),
-          col((_, n) => first + n),
-          col((i) => i.title),
-          col((i) => i.description),
-          col((i) => i.status),
-          col((i) => i.priority),
-          col((i) => i.projectId),
-          col((i) => i.goalId),
-          col((i) => i.parentId),
-          col((i) => i.assigneeAgentId),
-        ],
-      );
-      const labels = batch.flatMap((i) => i.labelIds.map((l) => [i.id, l]));
-      if (labels.length) {
-        await this.db.query(
-          `INSERT INTO issue_labels (issue_id, label_id, company_id) SELECT x.i, x.l, $1::uuid FROM unnest($2::uuid[], $3::uuid[]) AS x(i, l) ON CONFLICT DO NOTHING`,
-          [companyId, labels.map((x) => x[0]), labels.map((x) => x[1])],
-        );
-      }
-      const comments = batch.flatMap((i) => i.comments.map((body) => [i.id, body]));
-      if (comments.length) {
-        await this.db.query(
-          `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id)
-           SELECT $1::uuid, x.i, x.b, $2::uuid, $3::text FROM unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS x(i, b, n) ORDER BY x.n`,
-          [companyId, agentId, userId, comments.map((x) => x[0]), comments.map((x) => x[1])],
-        );
-      }
+      await this.issues.insertImported(companyId, {
+        prefix: c.issue_prefix,
+        agentId,
+        userId,
+        now,
+        issues: batch.map((i, k) => ({ ...i, num: first + start + k })),
+      });
+      const labels = batch.flatMap((i) => i.labelIds.map((l): [string, string] => [i.id, l]));
+      if (labels.length) await this.labelRows.insertImported(companyId, labels);
+      const comments = batch.flatMap((i) => i.comments.map((body): [string, string] => [i.id, body]));
+      if (comments.length) await this.commentRows.insertImported(companyId, agentId, userId, comments);
       batch.forEach((i, k) => identifiers.set(i.id, `${c.issue_prefix}-${first + start + k}`));
     }
     return identifiers;
@@ -156,15 +123,7 @@ export class IssuesService {
     });
     // one statement: the company row lock taken by the counter UPDATE serialises concurrent creates
     // until commit, so numbers are unique and gap-free (a failed create rolls its number back)
-    const cols = Object.keys(changes);
-    const [row] = await this.db.query<IssueRow>(
-      `WITH n AS (
-         UPDATE companies SET issue_counter = issue_counter + 1 WHERE id = $1 RETURNING issue_prefix, issue_counter - 1 AS num)
-       INSERT INTO issues (company_id, issue_number, identifier${cols.map((c) => `, ${c}`).join('')})
-       SELECT $1, n.num, n.issue_prefix || '-' || n.num${cols.map((_, i) => `, $${i + 2}`).join('')} FROM n
-       RETURNING ${ISSUE_COLUMNS}`,
-      [companyId, ...Object.values(changes)],
-    );
+    const row = await this.issues.insertNumbered(companyId, changes);
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     await this.wakeups.assigned(row, actor ?? undefined);
@@ -174,7 +133,7 @@ export class IssuesService {
   async update(actor: Actor, ref: string, dto: UpdateIssueDto): Promise<IssueRow> {
     const issue = await this.store.load(actor, ref, { lock: true });
     if (dto.interrupt) {
-      if (!dto.comment) throw badRequest('interrupt requires a comment', { field: 'interrupt' }, 'interrupt_requires_comment');
+      if (!dto.comment) throw issueError('interrupt_requires_comment', 'interrupt requires a comment', { field: 'interrupt' });
       this.comments.assertMayInterrupt(actor);
     }
     await this.checkout.assertRunOwnership(actor, issue, 'update');
@@ -188,15 +147,7 @@ export class IssuesService {
     }
     if ('assignee_agent_id' in changes && changes.assignee_agent_id !== issue.assignee_agent_id) changes.checkout_run_id = null;
     let row = issue;
-    const keys = Object.keys(changes);
-    if (keys.length || dto.labelIds || dto.blockedByIssueIds) {
-      [row] = await returning<IssueRow>(
-        this.db,
-        `UPDATE issues SET ${[...keys.map((k, i) => `${k} = $${i + 2}`), 'updated_at = now()'].join(', ')}
-          WHERE id = $1 RETURNING ${ISSUE_COLUMNS}`,
-        [issue.id, ...Object.values(changes)],
-      );
-    }
+    if (Object.keys(changes).length || dto.labelIds || dto.blockedByIssueIds) row = await this.issues.updateColumns(issue.id, changes);
     if (dto.labelIds) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     if (dto.comment) {
@@ -249,7 +200,8 @@ export class IssuesService {
       return;
     }
     const [sourceId] = await this.relations.resolveIds(companyId, [ref], 'inheritExecutionWorkspaceFromIssueId');
-    const [src] = await this.db.query<IssueRow>(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE id = $1`, [sourceId]);
+    // resolveIds found it in the company
+    const src = (await this.issues.findBy('id', sourceId))!;
     changes.inherit_execution_workspace_from_issue_id = src.id;
     for (const field of WORKSPACE_FIELDS) {
       if (dto[field] === undefined) changes[SCALAR_COLUMNS[field]] = src[SCALAR_COLUMNS[field] as keyof IssueRow];
@@ -262,10 +214,7 @@ export class IssuesService {
     const userChanges = dto.assigneeUserId !== undefined && dto.assigneeUserId !== (issue?.assignee_user_id ?? null);
     if (!agentChanges && !userChanges) return;
     if (agentChanges && dto.assigneeAgentId) {
-      const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1 AND company_id = $2`, [
-        dto.assigneeAgentId,
-        companyId,
-      ]);
+      const agent = await this.issues.agentStatus(companyId, dto.assigneeAgentId);
       // spec, Errors: a target agent of another company, or not active in this one, is a company-boundary
       // denial, whoever assigns (the local board and instance admins included)
       if (!agent || agent.status === 'terminated' || agent.status === 'pending_approval') {
@@ -291,9 +240,8 @@ export class IssuesService {
   }
 
   private async assertInCompany(table: 'projects' | 'goals', companyId: string, id: string, field: string): Promise<void> {
-    const rows = await this.db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND company_id = $2`, [id, companyId]);
-    if (!rows.length)
-      throw unprocessable(`${field} must reference a ${table.slice(0, -1)} of this company`, 'invalid_reference', { field });
+    if (!(await this.issues.existsInCompany(table, companyId, id)))
+      throw issueError('invalid_reference', `${field} must reference a ${table.slice(0, -1)} of this company`, { field });
   }
 }
 

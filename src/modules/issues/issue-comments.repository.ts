@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { isoRequired } from '../../database/row-mapping';
+import { CommentResponseDto } from './dto/comment.dto';
+import { COMMENT_COLUMNS, CommentRow } from './issue.types';
+
+export function toCommentResponse(c: CommentRow): CommentResponseDto {
+  return {
+    id: c.id,
+    companyId: c.company_id,
+    issueId: c.issue_id,
+    body: c.body,
+    authorAgentId: c.author_agent_id,
+    authorUserId: c.author_user_id,
+    runId: c.run_id,
+    createdAt: isoRequired(c.created_at),
+    updatedAt: isoRequired(c.updated_at),
+  };
+}
+
+/** The issue_comments table. */
+@Injectable()
+export class IssueCommentsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  /** Every comment of a company's issues, oldest first. */
+  allOfCompany(companyId: string): Promise<CommentRow[]> {
+    return this.rows<CommentRow>(companyId, `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 ORDER BY created_at, id`);
+  }
+
+  /** The id of the comment when it belongs to the issue (a list cursor), else null. */
+  async idOnIssue(issueId: string, commentId: string): Promise<string | null> {
+    const [c] = await this.db.query<CommentRow>(`SELECT id FROM issue_comments WHERE id = $1 AND issue_id = $2`, [commentId, issueId]);
+    return c ? c.id : null;
+  }
+
+  /** A page of the issue's comments, after the comment `afterId` (of this issue) when given. */
+  page(issueId: string, p: { order: 'ASC' | 'DESC'; limit: number; afterId?: string }): Promise<CommentRow[]> {
+    const params: unknown[] = [issueId, p.limit];
+    let after = '';
+    if (p.afterId) {
+      params.push(p.afterId);
+      // compared in SQL: timestamps keep their microseconds
+      after = ` AND (created_at, id) > (SELECT created_at, id FROM issue_comments WHERE id = $3)`;
+    }
+    return this.db.query<CommentRow>(
+      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1${after} ORDER BY created_at ${p.order}, id ${p.order} LIMIT $2`,
+      params,
+    );
+  }
+
+  /** The issue's comments among `ids`, oldest first. */
+  manyOfIssue(issueId: string, ids: string[]): Promise<CommentRow[]> {
+    return this.db.query<CommentRow>(
+      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1 AND id = ANY($2::uuid[]) ORDER BY created_at, id`,
+      [issueId, ids],
+    );
+  }
+
+  /** One comment of the issue, or null. */
+  async findOfIssue(issueId: string, commentId: string): Promise<CommentRow | null> {
+    const [c] = await this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE id = $1 AND issue_id = $2`, [
+      commentId,
+      issueId,
+    ]);
+    return c ?? null;
+  }
+
+  /** How many comments the issue has, and its latest. */
+  async cursorOf(issueId: string): Promise<{ total: number; latest_id: string | null; latest_at: Date | null }> {
+    const [cursor] = await this.db.query<{ total: number; latest_id: string | null; latest_at: Date | null }>(
+      `SELECT count(*)::int AS total,
+                (array_agg(id ORDER BY created_at DESC, id DESC))[1] AS latest_id, max(created_at) AS latest_at
+           FROM issue_comments WHERE issue_id = $1`,
+      [issueId],
+    );
+    return cursor;
+  }
+
+  async insert(
+    companyId: string,
+    v: { issueId: string; body: string; authorAgentId: string | null; authorUserId: string | null; runId: string | null },
+  ): Promise<CommentRow> {
+    const [comment] = await this.rows<CommentRow>(
+      companyId,
+      `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id, run_id)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COMMENT_COLUMNS}`,
+      [v.issueId, v.body, v.authorAgentId, v.authorUserId, v.runId],
+    );
+    return comment;
+  }
+
+  /** Comments of a package import as `[issueId, body]`, inserted in this order. */
+  async insertImported(companyId: string, agentId: string | null, userId: string | null, comments: Array<[string, string]>): Promise<void> {
+    await this.rows(
+      companyId,
+      `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id)
+           SELECT $1::uuid, x.i, x.b, $2::uuid, $3::text FROM unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS x(i, b, n) ORDER BY x.n`,
+      [agentId, userId, comments.map((x) => x[0]), comments.map((x) => x[1])],
+    );
+  }
+}

@@ -1,0 +1,22 @@
+import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
+
+/** What the issues area (issues, checkout, comments, relations, labels, list) may answer besides validation and access errors. */
+export const ISSUE_ERRORS = {
+  run_id_required: 403,
+  issue_not_checked_out: 409,
+  issue_checked_out: 409,
+  checkout_run_mismatch: 409,
+  checkout_conflict: 409,
+  status_mismatch: 409,
+  agent_not_available: 409,
+  project_paused: 409,
+  label_name_taken: 409,
+  invalid_reference: 422,
+  blocker_self: 422,
+  blocker_cycle: 422,
+  parent_cycle: 422,
+  interrupt_requires_comment: 400,
+  invalid_cursor: 400,
+} as const satisfies ErrorTable;
+
+export const issueError = domainErrors(ISSUE_ERRORS);
