@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../database/db.service';
 import { ConfigFieldError } from '../adapters/adapter-config-schema';
 import { AdapterRegistry } from '../adapters/adapter-registry.service';
 import { ancestorsOf } from '../authorization/org-chart';
 import { invalidField } from './agent-fields';
+import { AgentsRepository } from './agents.repository';
 
 /**
  * Seam for the secrets feature: validates the env map of an agent's config against the company's
@@ -37,7 +37,7 @@ export class AgentConfigService {
   }
 
   constructor(
-    private readonly db: Db,
+    private readonly agents: AgentsRepository,
     private readonly adapters: AdapterRegistry,
   ) {}
 
@@ -98,24 +98,19 @@ export class AgentConfigService {
    * company's org-chart lock so two concurrent moves cannot close a cycle together.
    */
   async assertValidManager(companyId: string, agentId: string | null, reportsTo: string): Promise<void> {
-    const [manager] = await this.db.query<{ company_id: string; status: string }>(`SELECT company_id, status FROM agents WHERE id = $1`, [
-      reportsTo,
-    ]);
+    const manager = await this.agents.findManagerCandidate(reportsTo);
     if (!manager || manager.company_id !== companyId)
       throw invalidField('reportsTo', 'reportsTo must be an agent of the same company', 'invalid_reports_to');
     if (manager.status === 'terminated') throw invalidField('reportsTo', 'reportsTo must not be a terminated agent', 'invalid_reports_to');
     if (agentId === null) return;
     if (reportsTo === agentId) throw invalidField('reportsTo', 'An agent cannot report to itself', 'reports_to_cycle');
-    const rows = await this.db.query<{ id: string; reports_to: string | null }>(`SELECT id, reports_to FROM agents WHERE company_id = $1`, [
-      companyId,
-    ]);
-    const chart = new Map(rows.map((r) => [r.id, r.reports_to]));
+    const chart = await this.agents.reportingLines(companyId);
     if (ancestorsOf(reportsTo, chart).includes(agentId))
       throw invalidField('reportsTo', 'reportsTo would create a reporting cycle', 'reports_to_cycle');
   }
 
   /** Serialises org-chart changes of one company (transaction-scoped advisory lock). */
   async lockOrgChart(companyId: string): Promise<void> {
-    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('agents-org-chart:' || $1))`, [companyId]);
+    await this.agents.lockOrgChart(companyId);
   }
 }

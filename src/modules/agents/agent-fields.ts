@@ -1,5 +1,5 @@
 import { urlKeyOf } from '../../common/http/url-key';
-import { DomainError } from '../../common/errors/domain-error';
+import { agentError, type AgentFieldErrorCode } from './agents.errors';
 
 /** The metadata key only the built-in agents feature writes. */
 export const BUILT_IN_MARKER_KEY = 'serviceBuiltInAgent';
@@ -11,7 +11,8 @@ export const PRESERVED_ON_REPLACE = [SKILL_SYNC_KEY, 'instructionsBundle', 'inst
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A 4xx that names the offending field of the request body. */
-export const invalidField = (field: string, message: string, code = 'invalid_field') => new DomainError(422, code, message, { field });
+export const invalidField = (field: string, message: string, code: AgentFieldErrorCode = 'invalid_field') =>
+  agentError(code, message, { field });
 
 /** Company-unique URL key base of an agent name. */
 export const urlKeyFromName = (name: string): string => urlKeyOf(name, 'agent');

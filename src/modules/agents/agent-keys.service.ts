@@ -1,30 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { conflict, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { generateToken, sha256Hex, tokenDisplayPrefix } from '../../common/auth/tokens';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { AuthorizationService } from '../authorization/authorization.service';
-import { AgentApiKeyEntity } from './agent-api-key.entity';
+import { AgentKeysRepository } from './agent-keys.repository';
 import { AgentLookup } from './agent-lookup.service';
 import { toKeyResponse } from './agent-view';
 import { AgentEntity } from './agent.entity';
+import { agentError } from './agents.errors';
 import { AgentKeyResponseDto, CreatedAgentKeyResponseDto } from './dto/agent.dto';
 
 /** Agent API keys: the token is shown once; only its SHA-256 is stored; revocation keeps the record. */
 @Injectable()
 export class AgentKeysService {
   constructor(
-    private readonly db: Db,
+    private readonly keys: AgentKeysRepository,
     private readonly lookup: AgentLookup,
     private readonly authz: AuthorizationService,
     private readonly approvals: ApprovalsService,
   ) {}
-
-  private get repo() {
-    return this.db.repo(AgentApiKeyEntity);
-  }
 
   private async agentFor(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
     const agent = await this.lookup.byId(actor, agentId, lock);
@@ -34,7 +30,7 @@ export class AgentKeysService {
 
   async list(actor: Actor, agentId: string): Promise<AgentKeyResponseDto[]> {
     const agent = await this.agentFor(actor, agentId);
-    const keys = await this.repo.find({ where: { agentId: agent.id }, order: { createdAt: 'ASC', id: 'ASC' } });
+    const keys = await this.keys.listForAgent(agent.id);
     return keys.map(toKeyResponse);
   }
 
@@ -42,32 +38,30 @@ export class AgentKeysService {
   async create(actor: Actor, agentId: string, name: string): Promise<CreatedAgentKeyResponseDto> {
     const agent = await this.agentFor(actor, agentId, true);
     if (agent.status === 'pending_approval' || agent.status === 'terminated') {
-      throw conflict(`API keys cannot be created for a ${agent.status} agent`, 'invalid_agent_status', { status: agent.status });
+      throw agentError('invalid_agent_status', `API keys cannot be created for a ${agent.status} agent`, { status: agent.status });
     }
-    if (await this.approvals.hasPendingHire(agent.id)) throw conflict('The agent is waiting for hire approval', 'hire_approval_pending');
+    if (await this.approvals.hasPendingHire(agent.id)) throw agentError('hire_approval_pending', 'The agent is waiting for hire approval');
     const token = generateToken('ak');
-    const key = await this.repo.save(
-      this.repo.create({
-        companyId: agent.companyId,
-        agentId: agent.id,
-        name: name.trim(),
-        tokenHash: sha256Hex(token),
-        tokenPrefix: tokenDisplayPrefix(token),
-        revokedAt: null,
-        lastUsedAt: null,
-      }),
-    );
+    const key = await this.keys.insert({
+      companyId: agent.companyId,
+      agentId: agent.id,
+      name: name.trim(),
+      tokenHash: sha256Hex(token),
+      tokenPrefix: tokenDisplayPrefix(token),
+      revokedAt: null,
+      lastUsedAt: null,
+    });
     return { ...toKeyResponse(key), token };
   }
 
   /** Marks the key revoked (idempotent); the resolver refuses it from the next request on. */
   async revoke(actor: Actor, agentId: string, keyId: string): Promise<AgentKeyResponseDto> {
     const agent = await this.agentFor(actor, agentId);
-    const key = isUuid(keyId) ? await this.repo.findOne({ where: { id: keyId, agentId: agent.id } }) : null;
+    const key = isUuid(keyId) ? await this.keys.findForAgent(agent.id, keyId) : null;
     if (!key) throw notFound('API key');
     if (!key.revokedAt) {
-      await this.db.query(`UPDATE agent_api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [key.id]);
+      await this.keys.revoke(key.id);
     }
-    return toKeyResponse(await this.repo.findOneByOrFail({ id: key.id }));
+    return toKeyResponse(await this.keys.findByIdOrFail(key.id));
   }
 }

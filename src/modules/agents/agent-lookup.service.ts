@@ -1,25 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { badRequest, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { AgentEntity } from './agent.entity';
 import { toAgentResponse } from './agent-view';
+import { agentError } from './agents.errors';
+import { AgentsRepository } from './agents.repository';
 import { AgentResponseDto } from './dto/agent.dto';
 
 /** Loads agents for routes keyed by agent id (or shortname) and checks the caller's company access. */
 @Injectable()
 export class AgentLookup {
   constructor(
-    private readonly db: Db,
+    private readonly agents: AgentsRepository,
     private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
   ) {}
 
+  /** @deprecated the TypeORM repository, for callers outside this module not yet moved to AgentsRepository methods. */
   get repo() {
-    return this.db.repo(AgentEntity);
+    return this.agents.entities;
   }
 
   /**
@@ -28,9 +30,7 @@ export class AgentLookup {
    * rows that reference it (subordinates' reportsTo, keys, runs).
    */
   async byId(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
-    const qb = this.repo.createQueryBuilder('a').where('a.id = :id', { id: agentId });
-    if (lock) qb.setLock('for_no_key_update');
-    const agent = isUuid(agentId) ? await qb.getOne() : null;
+    const agent = isUuid(agentId) ? await this.agents.findById(agentId, lock) : null;
     if (!agent) throw notFound('Agent');
     await this.access.assertAccessToKnownCompany(actor, agent.companyId);
     return agent;
@@ -44,15 +44,10 @@ export class AgentLookup {
     const key = ref.toLowerCase();
     if (isUuid(ref)) return this.byId(actor, ref);
     const scope = companyId ?? (actor.kind === 'agent' ? actor.companyId : undefined);
-    if (!scope) throw badRequest('A shortname needs ?companyId= (or agent authentication)', { field: 'companyId' }, 'company_required');
+    if (!scope) throw agentError('company_required', 'A shortname needs ?companyId= (or agent authentication)', { field: 'companyId' });
     if (!isUuid(scope)) throw notFound('Agent');
     await this.access.assertCompanyAccess(actor, scope);
-    const agent = await this.repo
-      .createQueryBuilder('a')
-      .where('a.company_id = :scope AND a.url_key = :key', { scope, key })
-      .orderBy(`(a.status = 'terminated')`, 'ASC')
-      .addOrderBy('a.created_at', 'DESC')
-      .getOne();
+    const agent = await this.agents.findByUrlKey(scope, key);
     if (!agent) throw notFound('Agent');
     return agent;
   }
@@ -64,12 +59,12 @@ export class AgentLookup {
 
   /** The stored record as the caller may see it (fresh from the database unless `loaded`). */
   async view(actor: Actor, agent: AgentEntity, loaded = false): Promise<AgentResponseDto> {
-    const fresh = loaded ? agent : await this.repo.findOneByOrFail({ id: agent.id });
+    const fresh = loaded ? agent : await this.agents.findByIdOrFail(agent.id);
     return toAgentResponse(fresh, !(await this.canReadConfig(actor, fresh)));
   }
 
   async companyAgents(companyId: string): Promise<AgentEntity[]> {
     if (!companyId) throw new Error('companyId required');
-    return this.repo.find({ where: { companyId } });
+    return this.agents.listByCompany(companyId);
   }
 }

@@ -3,11 +3,14 @@ import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { ApprovalsModule } from '../approvals/approvals.module';
 import { AgentAccessService } from './agent-access.service';
 import { AgentConfigService } from './agent-config.service';
+import { AgentKeysRepository } from './agent-keys.repository';
 import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
+import { AgentMembershipsRepository } from './agent-memberships.repository';
 import { AgentsController } from './agents.controller';
 import { AgentEnvironmentService } from './agent-environment.service';
+import { AgentsRepository } from './agents.repository';
 import { AgentsService } from './agents.service';
 import { MarkedAgentsRepository } from './marked-agents.repository';
 import { AuthorizationModule } from '../authorization/authorization.module';
@@ -27,6 +30,9 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
     AgentLifecycleService,
     AgentKeysService,
     MarkedAgentsRepository,
+    AgentsRepository,
+    AgentKeysRepository,
+    AgentMembershipsRepository,
   ],
   exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],
 })

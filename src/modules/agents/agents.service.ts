@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, conflict, notFound } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
+import { badRequest, notFound } from '../../common/errors/domain-error';
 import { ApprovalsService, toApprovalResponse } from '../approvals/approvals.service';
 import { ApprovalResponseDto } from '../approvals/dto/approval.dto';
 import { AuthorizationService } from '../authorization/authorization.service';
@@ -23,6 +22,8 @@ import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
 import { toAgentResponse, toChainLink } from './agent-view';
 import { AgentEntity } from './agent.entity';
+import { agentError } from './agents.errors';
+import { AgentInsertValues, AgentsRepository } from './agents.repository';
 import { AgentDetailResponseDto, AgentResponseDto, CreateAgentDto, HireAgentDto, UpdateAgentDto } from './dto/agent.dto';
 
 export interface HireResult {
@@ -37,7 +38,7 @@ const UNIQUE_VIOLATION = '23505';
 @Injectable()
 export class AgentsService {
   constructor(
-    private readonly db: Db,
+    private readonly agents: AgentsRepository,
     private readonly lookup: AgentLookup,
     private readonly authz: AuthorizationService,
     private readonly config: AgentConfigService,
@@ -54,14 +55,11 @@ export class AgentsService {
 
   /** POST agent-hires: pending_approval plus an approval when the company requires it, else a direct create. */
   async hire(actor: Actor, companyId: string, dto: HireAgentDto): Promise<HireResult> {
-    const [company] = await this.db.query<{ require: boolean }>(
-      `SELECT require_board_approval_for_new_agents AS require FROM companies WHERE id = $1 FOR SHARE`,
-      [companyId],
-    );
+    const requireApproval = await this.agents.companyRequiresHireApproval(companyId);
     const sourceIssueIds = [...new Set([...(dto.sourceIssueId ? [dto.sourceIssueId] : []), ...(dto.sourceIssueIds ?? [])])];
     // the issues feature validates that source issues belong to the company once it exists
-    const agent = await this.insertAgent(actor, companyId, dto, company.require ? 'pending_approval' : 'idle', sourceIssueIds);
-    if (!company.require) return { agent: toAgentResponse(agent), approval: null };
+    const agent = await this.insertAgent(actor, companyId, dto, requireApproval ? 'pending_approval' : 'idle', sourceIssueIds);
+    if (!requireApproval) return { agent: toAgentResponse(agent), approval: null };
     const approval = await this.approvals.createHireApproval({
       companyId,
       agentId: agent.id,
@@ -85,14 +83,11 @@ export class AgentsService {
     marker: Record<string, unknown>,
     opts: { startsPaused: boolean },
   ): Promise<{ agent: AgentEntity; approval: ApprovalResponseDto | null }> {
-    const [company] = await this.db.query<{ require: boolean }>(
-      `SELECT require_board_approval_for_new_agents AS require FROM companies WHERE id = $1 FOR SHARE`,
-      [companyId],
-    );
+    const requireApproval = await this.agents.companyRequiresHireApproval(companyId);
     // a paused hire stays paused once approved (the approval moves only pending_approval agents)
-    const status = opts.startsPaused ? 'paused' : company.require ? 'pending_approval' : 'idle';
+    const status = opts.startsPaused ? 'paused' : requireApproval ? 'pending_approval' : 'idle';
     const agent = await this.insertAgent(actor, companyId, dto, status, [], { [BUILT_IN_MARKER_KEY]: marker });
-    if (!company.require) return { agent, approval: null };
+    if (!requireApproval) return { agent, approval: null };
     const approval = await this.approvals.createHireApproval({
       companyId,
       agentId: agent.id,
@@ -150,46 +145,28 @@ export class AgentsService {
     // every created or hired agent is a member of its company (its grants live on the membership)
     await this.access.ensureMembership(companyId, id);
     if ((dto.budgetMonthlyCents ?? 0) > 0) await this.budgets.syncMonthlyPolicy(companyId, 'agent', id, dto.budgetMonthlyCents!);
-    return this.lookup.repo.findOneByOrFail({ id });
+    return this.agents.findByIdOrFail(id);
   }
 
   /**
    * The URL key is the slug of the name, then -2, -3, … while a live agent holds it. The partial
    * unique index decides between concurrent creates (the loser moves on to the next suffix).
    */
-  private async insertWithUniqueKey(companyId: string, name: string, values: unknown[]): Promise<string> {
+  private async insertWithUniqueKey(companyId: string, name: string, values: AgentInsertValues): Promise<string> {
     const base = urlKeyFromName(name);
-    const taken = new Set(
-      (
-        await this.db.query<{ url_key: string }>(
-          `SELECT url_key FROM agents WHERE company_id = $1 AND status <> 'terminated' AND (url_key = $2 OR url_key LIKE $2 || '-%')`,
-          [companyId, base],
-        )
-      ).map((r) => r.url_key),
-    );
+    const taken = new Set(await this.agents.liveUrlKeysLike(companyId, base));
     for (let n = 1; n < 10_000; n++) {
       const key = n === 1 ? base : `${base}-${n}`;
       if (taken.has(key)) continue;
-      const rows = await this.db.query<{ id: string }>(
-        `INSERT INTO agents (company_id, name, url_key, role, title, capabilities, reports_to, adapter_type, adapter_config,
-                             runtime_config, budget_monthly_cents, status, permissions, metadata, source_issue_ids)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-         ON CONFLICT (company_id, url_key) WHERE status <> 'terminated' DO NOTHING RETURNING id`,
-        [companyId, name, key, ...values],
-      );
-      if (rows.length) return rows[0].id;
+      const id = await this.agents.insertIfUrlKeyFree(companyId, name, key, values);
+      if (id) return id;
     }
-    throw conflict('Could not derive a unique URL key from the name', 'agent_shortname_conflict');
+    throw agentError('agent_shortname_conflict', 'Could not derive a unique URL key from the name');
   }
 
   /** Non-terminated agents; configuration redacted for callers that cannot read it. */
   async list(actor: Actor, companyId: string): Promise<AgentResponseDto[]> {
-    const agents = await this.lookup.repo
-      .createQueryBuilder('a')
-      .where(`a.company_id = :companyId AND a.status <> 'terminated'`, { companyId })
-      .orderBy('a.created_at', 'ASC')
-      .addOrderBy('a.id', 'ASC')
-      .getMany();
+    const agents = await this.agents.listLive(companyId);
     const canReadAll = (await this.authz.decide({ actor, action: 'agent.config.read', companyId })).allowed;
     return agents.map((a) => toAgentResponse(a, !canReadAll && !(actor.kind === 'agent' && actor.agentId === a.id)));
   }
@@ -228,18 +205,14 @@ export class AgentsService {
   async update(actor: Actor, agentId: string, dto: UpdateAgentDto): Promise<AgentResponseDto> {
     const agent = await this.lookup.byId(actor, agentId, true);
     if (dto.permissions !== undefined) {
-      throw badRequest(
-        'permissions cannot be changed here; use PATCH /api/agents/{agentId}/permissions',
-        { field: 'permissions' },
-        'permissions_not_patchable',
-      );
+      throw agentError('permissions_not_patchable', 'permissions cannot be changed here; use PATCH /api/agents/{agentId}/permissions', {
+        field: 'permissions',
+      });
     }
     if (dto.desiredSkills !== undefined) {
-      throw badRequest(
-        'desiredSkills cannot be changed here; use POST /api/agents/{agentId}/skills/sync',
-        { field: 'desiredSkills' },
-        'desired_skills_not_patchable',
-      );
+      throw agentError('desired_skills_not_patchable', 'desiredSkills cannot be changed here; use POST /api/agents/{agentId}/skills/sync', {
+        field: 'desiredSkills',
+      });
     }
     await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
     if (dto.status !== undefined || dto.budgetMonthlyCents !== undefined) {
@@ -285,12 +258,8 @@ export class AgentsService {
   private async rename(agent: AgentEntity, name: string): Promise<void> {
     const key = urlKeyFromName(name);
     if (key !== agent.urlKey && agent.status !== 'terminated') {
-      const clash = await this.db.query(
-        `SELECT 1 FROM agents WHERE company_id = $1 AND url_key = $2 AND status <> 'terminated' AND id <> $3`,
-        [agent.companyId, key, agent.id],
-      );
-      if (clash.length)
-        throw conflict(`Another agent already uses the shortname "${key}"`, 'agent_shortname_conflict', { field: 'name', urlKey: key });
+      if (await this.agents.urlKeyTakenByOther(agent.companyId, key, agent.id))
+        throw agentError('agent_shortname_conflict', `Another agent already uses the shortname "${key}"`, { field: 'name', urlKey: key });
     }
     agent.name = name;
     agent.urlKey = key;
@@ -298,10 +267,10 @@ export class AgentsService {
 
   private async saveGuardingKey(agent: AgentEntity): Promise<void> {
     try {
-      await this.lookup.repo.save(agent);
+      await this.agents.save(agent);
     } catch (err) {
       if ((err as { driverError?: { code?: string } }).driverError?.code === UNIQUE_VIOLATION) {
-        throw conflict(`Another agent already uses the shortname "${agent.urlKey}"`, 'agent_shortname_conflict', {
+        throw agentError('agent_shortname_conflict', `Another agent already uses the shortname "${agent.urlKey}"`, {
           field: 'name',
           urlKey: agent.urlKey,
         });

@@ -1,0 +1,123 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { isoRequired } from '../../database/row-mapping';
+import type { GrantDto, MembershipDto } from './dto/agent.dto';
+
+interface MembershipRow {
+  id: string;
+  company_id: string;
+  principal_type: string;
+  principal_id: string;
+  membership_role: string;
+  status: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface GrantRow {
+  id: string;
+  permission_key: string;
+  scope: unknown;
+  granted_by: string | null;
+  created_at: Date;
+}
+
+const toMembership = (m: MembershipRow): MembershipDto => ({
+  id: m.id,
+  companyId: m.company_id,
+  principalType: m.principal_type,
+  principalId: m.principal_id,
+  membershipRole: m.membership_role,
+  status: m.status,
+  createdAt: isoRequired(m.created_at),
+  updatedAt: isoRequired(m.updated_at),
+});
+
+const toGrant = (g: GrantRow): GrantDto => ({
+  id: g.id,
+  permissionKey: g.permission_key,
+  scope: g.scope ?? null,
+  grantedBy: g.granted_by,
+  createdAt: isoRequired(g.created_at),
+});
+
+/**
+ * An agent's company membership and permission grants, as the agents routes read and change them.
+ * These tables are owned by the access module, which exports no method for them yet: the
+ * statements live here, each marked with the table it touches.
+ */
+@Injectable()
+export class AgentMembershipsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  async findMembership(companyId: string, agentId: string): Promise<MembershipDto | null> {
+    // reads company_memberships (owned by access)
+    const m = await this.row<MembershipRow>(
+      companyId,
+      `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
+      [agentId],
+    );
+    return m ? toMembership(m) : null;
+  }
+
+  async listGrants(companyId: string, agentId: string): Promise<GrantDto[]> {
+    // reads principal_permission_grants (owned by access)
+    const grants = await this.rows<GrantRow>(
+      companyId,
+      `SELECT id, permission_key, scope, granted_by, created_at FROM principal_permission_grants
+        WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2 ORDER BY created_at, id`,
+      [agentId],
+    );
+    return grants.map(toGrant);
+  }
+
+  /** An active `member` membership (no grants); an inactive one is reactivated. */
+  async ensureMembership(companyId: string, agentId: string): Promise<void> {
+    // writes company_memberships (owned by access)
+    await this.rows(
+      companyId,
+      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
+       VALUES ($1, 'agent', $2, 'member', 'active')
+       ON CONFLICT (company_id, principal_type, principal_id) DO UPDATE SET status = 'active', updated_at = now()
+       WHERE company_memberships.status <> 'active'`,
+      [agentId],
+    );
+  }
+
+  async deleteTaskAssignGrant(companyId: string, agentId: string): Promise<void> {
+    // writes principal_permission_grants (owned by access)
+    await this.rows(
+      companyId,
+      `DELETE FROM principal_permission_grants
+        WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2 AND permission_key = 'tasks:assign'`,
+      [agentId],
+    );
+  }
+
+  /** A company-wide tasks:assign grant. */
+  async insertTaskAssignGrant(companyId: string, agentId: string, grantedBy: string): Promise<void> {
+    // writes principal_permission_grants (owned by access)
+    await this.rows(
+      companyId,
+      `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key, scope, granted_by)
+       VALUES ($1, 'agent', $2, 'tasks:assign', NULL, $3)`,
+      [agentId, grantedBy],
+    );
+  }
+
+  /** A deleted agent's grants and membership go. */
+  async deleteAll(companyId: string, agentId: string): Promise<void> {
+    // writes principal_permission_grants and company_memberships (owned by access)
+    await this.rows(
+      companyId,
+      `DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
+      [agentId],
+    );
+    await this.rows(companyId, `DELETE FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`, [
+      agentId,
+    ]);
+  }
+}

@@ -1,0 +1,171 @@
+import { Injectable } from '@nestjs/common';
+import type { Repository } from 'typeorm';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { AgentEntity, AgentStatus } from './agent.entity';
+
+/** The columns of an insert after company, name and URL key, in the order of the INSERT below. */
+export type AgentInsertValues = [
+  role: string,
+  title: string | null,
+  capabilities: string,
+  reportsTo: string | null,
+  adapterType: string,
+  adapterConfigJson: string,
+  runtimeConfigJson: string,
+  budgetMonthlyCents: number,
+  status: AgentStatus,
+  permissionsJson: string,
+  metadataJson: string,
+  sourceIssueIdsJson: string,
+];
+
+/** The `agents` table (built-in marker queries live in MarkedAgentsRepository). */
+@Injectable()
+export class AgentsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  /**
+   * The TypeORM repository of agents.
+   * @deprecated only for callers outside this module that still use `AgentLookup.repo`; add a method here instead.
+   */
+  get entities(): Repository<AgentEntity> {
+    return this.db.repo(AgentEntity);
+  }
+
+  /** By id in any company (the caller checks access); `lock` takes FOR NO KEY UPDATE. */
+  findById(agentId: string, lock = false): Promise<AgentEntity | null> {
+    const qb = this.entities.createQueryBuilder('a').where('a.id = :id', { id: agentId });
+    if (lock) qb.setLock('for_no_key_update');
+    return qb.getOne();
+  }
+
+  findByIdOrFail(agentId: string): Promise<AgentEntity> {
+    return this.entities.findOneByOrFail({ id: agentId });
+  }
+
+  /** The agent holding a URL key in the company: a live one before terminated ones, then the newest. */
+  findByUrlKey(companyId: string, urlKey: string): Promise<AgentEntity | null> {
+    return this.entities
+      .createQueryBuilder('a')
+      .where('a.company_id = :scope AND a.url_key = :key', { scope: this.scope(companyId), key: urlKey })
+      .orderBy(`(a.status = 'terminated')`, 'ASC')
+      .addOrderBy('a.created_at', 'DESC')
+      .getOne();
+  }
+
+  /** Every agent of the company, terminated ones included. */
+  listByCompany(companyId: string): Promise<AgentEntity[]> {
+    return this.entities.find({ where: { companyId: this.scope(companyId) } });
+  }
+
+  /** The company's non-terminated agents, oldest first. */
+  listLive(companyId: string): Promise<AgentEntity[]> {
+    return this.entities
+      .createQueryBuilder('a')
+      .where(`a.company_id = :companyId AND a.status <> 'terminated'`, { companyId: this.scope(companyId) })
+      .orderBy('a.created_at', 'ASC')
+      .addOrderBy('a.id', 'ASC')
+      .getMany();
+  }
+
+  /** Writes a loaded agent back (a live URL key clash surfaces as the driver's unique violation). */
+  async save(agent: AgentEntity): Promise<void> {
+    await this.entities.save(agent);
+  }
+
+  /** URL keys of live agents equal to `base` or suffixed from it (`base-2`, …). */
+  async liveUrlKeysLike(companyId: string, base: string): Promise<string[]> {
+    const rows = await this.rows<{ url_key: string }>(
+      companyId,
+      `SELECT url_key FROM agents WHERE company_id = $1 AND status <> 'terminated' AND (url_key = $2 OR url_key LIKE $2 || '-%')`,
+      [base],
+    );
+    return rows.map((r) => r.url_key);
+  }
+
+  /** Inserts the agent unless a live agent holds the URL key (then null). */
+  async insertIfUrlKeyFree(companyId: string, name: string, urlKey: string, values: AgentInsertValues): Promise<string | null> {
+    const rows = await this.rows<{ id: string }>(
+      companyId,
+      `INSERT INTO agents (company_id, name, url_key, role, title, capabilities, reports_to, adapter_type, adapter_config,
+                             runtime_config, budget_monthly_cents, status, permissions, metadata, source_issue_ids)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+         ON CONFLICT (company_id, url_key) WHERE status <> 'terminated' DO NOTHING RETURNING id`,
+      [name, urlKey, ...values],
+    );
+    return rows.length ? rows[0].id : null;
+  }
+
+  /** Whether another live agent of the company holds the URL key. */
+  async urlKeyTakenByOther(companyId: string, urlKey: string, agentId: string): Promise<boolean> {
+    const clash = await this.rows(
+      companyId,
+      `SELECT 1 FROM agents WHERE company_id = $1 AND url_key = $2 AND status <> 'terminated' AND id <> $3`,
+      [urlKey, agentId],
+    );
+    return clash.length > 0;
+  }
+
+  /** The company and status of a prospective manager (any company; the caller compares). */
+  async findManagerCandidate(agentId: string): Promise<{ company_id: string; status: string } | null> {
+    const [manager] = await this.db.query<{ company_id: string; status: string }>(`SELECT company_id, status FROM agents WHERE id = $1`, [
+      agentId,
+    ]);
+    return manager ?? null;
+  }
+
+  /** Who reports to whom in the company (every agent, terminated ones included). */
+  async reportingLines(companyId: string): Promise<Map<string, string | null>> {
+    const rows = await this.rows<{ id: string; reports_to: string | null }>(
+      companyId,
+      `SELECT id, reports_to FROM agents WHERE company_id = $1`,
+    );
+    return new Map(rows.map((r) => [r.id, r.reports_to]));
+  }
+
+  /** Serialises org-chart changes of one company (transaction-scoped advisory lock). */
+  async lockOrgChart(companyId: string): Promise<void> {
+    await this.rows(companyId, `SELECT pg_advisory_xact_lock(hashtext('agents-org-chart:' || $1))`);
+  }
+
+  async updatePermissions(agentId: string, permissions: Record<string, unknown>): Promise<void> {
+    await this.db.query(`UPDATE agents SET permissions = $2, updated_at = now() WHERE id = $1`, [agentId, JSON.stringify(permissions)]);
+  }
+
+  async updateBudget(agentId: string, budgetMonthlyCents: number): Promise<void> {
+    await this.db.query(`UPDATE agents SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [agentId, budgetMonthlyCents]);
+  }
+
+  async setStatus(agentId: string, status: AgentStatus, pauseReason: string | null): Promise<void> {
+    await this.db.query(`UPDATE agents SET status = $2, pause_reason = $3, updated_at = now() WHERE id = $1`, [
+      agentId,
+      status,
+      pauseReason,
+    ]);
+  }
+
+  async markTerminated(agentId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE agents SET status = 'terminated', pause_reason = NULL, terminated_at = now(), updated_at = now() WHERE id = $1`,
+      [agentId],
+    );
+  }
+
+  /** Hard delete: runs, wakeups and keys go with the row (foreign keys cascade). */
+  async delete(agentId: string): Promise<void> {
+    await this.db.query(`DELETE FROM agents WHERE id = $1`, [agentId]);
+  }
+
+  /** Whether new agents of the company wait for board approval; FOR SHARE holds the setting until the hire commits. */
+  async companyRequiresHireApproval(companyId: string): Promise<boolean> {
+    // reads companies (owned by companies)
+    const [company] = await this.db.query<{ require: boolean }>(
+      `SELECT require_board_approval_for_new_agents AS require FROM companies WHERE id = $1 FOR SHARE`,
+      [this.scope(companyId)],
+    );
+    return company.require;
+  }
+}
