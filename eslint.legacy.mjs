@@ -39,10 +39,6 @@ export const LEGACY_SQL_FILES = [
   'src/modules/heartbeat/run-store.ts',
   'src/modules/heartbeat/run-token.resolver.ts',
   'src/modules/heartbeat/wakeup-queue.service.ts',
-  'src/modules/projects/projects.service.ts',
-  'src/modules/projects/runtime-services.service.ts',
-  'src/modules/projects/runtime-supervisor.service.ts',
-  'src/modules/projects/workspaces.service.ts',
 ];
 
 // Domain modules still declared @Global (their consumers do not import them yet).

@@ -8,5 +8,7 @@ import { SidebarPreferencesService } from './sidebar-preferences.service';
 @Module({
   controllers: [PreferencesController],
   providers: [PreferencesRepository, ResourceMembershipsService, SidebarPreferencesService, InboxService],
+  // projects clears the memberships of a deleted project
+  exports: [PreferencesRepository],
 })
 export class PreferencesModule {}

@@ -196,6 +196,11 @@ export class PreferencesRepository extends CompanyScopedRepository {
     return row ? { state: row.state, updatedAt: isoRequired(row.updated_at) } : null;
   }
 
+  /** Every user's membership of a project that is being deleted (its id is unique across companies). */
+  async deleteMembershipsOfProject(projectId: string): Promise<void> {
+    await this.db.query(`DELETE FROM resource_memberships WHERE resource_type = 'project' AND resource_id = $1`, [projectId]);
+  }
+
   // ---- sidebar preferences (the global document has no company)
 
   async globalSidebar(userId: string): Promise<SidebarPreferencesRow | undefined> {

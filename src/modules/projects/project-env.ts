@@ -1,5 +1,5 @@
-import { unprocessable } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
+import { projectError } from './projects.errors';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -11,7 +11,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function assertProjectEnv(env: Record<string, unknown>): Record<string, unknown> {
   for (const [name, value] of Object.entries(env)) {
     const field = `env.${name}`;
-    if (!ENV_NAME.test(name)) throw unprocessable(`${field}: not a valid environment variable name`, 'invalid_env', { field });
+    if (!ENV_NAME.test(name)) throw projectError('invalid_env', `${field}: not a valid environment variable name`, { field });
     if (typeof value === 'string') continue;
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const ref = value as Record<string, unknown>;
@@ -20,9 +20,9 @@ export function assertProjectEnv(env: Record<string, unknown>): Record<string, u
         ref.version === undefined || ref.version === 'latest' || (Number.isInteger(ref.version) && (ref.version as number) >= 1);
       if (ref.type === 'secret_ref' && isUuid(ref.secretId) && versionOk && !extra.length) continue;
     }
-    throw unprocessable(
-      `${field} must be a string or { type: "secret_ref", secretId: <uuid>, version?: "latest" | <positive integer> }`,
+    throw projectError(
       'invalid_env',
+      `${field} must be a string or { type: "secret_ref", secretId: <uuid>, version?: "latest" | <positive integer> }`,
       { field },
     );
   }

@@ -1,16 +1,28 @@
 import { Module } from '@nestjs/common';
 import { ProjectsController } from './projects.controller';
+import { ProjectsRepository } from './projects.repository';
 import { ProjectsService } from './projects.service';
+import { RuntimeOperationsRepository } from './runtime-services.repository';
 import { RuntimeServicesService } from './runtime-services.service';
 import { RuntimeSupervisor } from './runtime-supervisor.service';
 import { WorkspacesController } from './workspaces.controller';
+import { WorkspacesRepository } from './workspaces.repository';
 import { WorkspacesService } from './workspaces.service';
+import { PreferencesModule } from '../preferences/preferences.module';
 import { SecretsModule } from '../secrets/secrets.module';
 
 @Module({
-  imports: [SecretsModule],
+  imports: [SecretsModule, PreferencesModule],
   controllers: [ProjectsController, WorkspacesController],
-  providers: [ProjectsService, WorkspacesService, RuntimeSupervisor, RuntimeServicesService],
+  providers: [
+    ProjectsRepository,
+    WorkspacesRepository,
+    RuntimeOperationsRepository,
+    ProjectsService,
+    WorkspacesService,
+    RuntimeSupervisor,
+    RuntimeServicesService,
+  ],
   exports: [ProjectsService, WorkspacesService],
 })
 export class ProjectsModule {}

@@ -1,12 +1,15 @@
 import * as fs from 'node:fs';
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, conflict, unprocessable } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
 import { RuntimeOperationResponseDto, RuntimeServiceResultDto } from './dto/workspace.dto';
 import { ProjectWorkspaceEntity } from './project-workspace.entity';
 import { RuntimeAction, RuntimeServiceOperationEntity } from './runtime-service-operation.entity';
+import { projectError } from './projects.errors';
+import { RuntimeOperationsRepository } from './runtime-services.repository';
 import { RuntimeSupervisor } from './runtime-supervisor.service';
+import { WorkspacesRepository } from './workspaces.repository';
 import { LockedProject, toWorkspaceResponse, WorkspacesService } from './workspaces.service';
 
 export const RUNTIME_ACTIONS = ['start', 'stop', 'restart'] as const;
@@ -19,8 +22,8 @@ export function toOperationResponse(o: RuntimeServiceOperationEntity): RuntimeOp
     status: o.status,
     pid: o.pid,
     instanceId: o.instanceId,
-    startedAt: o.startedAt.toISOString(),
-    finishedAt: o.finishedAt ? o.finishedAt.toISOString() : null,
+    startedAt: isoRequired(o.startedAt),
+    finishedAt: iso(o.finishedAt),
     logPath: o.logPath,
     error: o.error,
   };
@@ -38,16 +41,18 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
   constructor(
     private readonly db: Db,
     private readonly workspaces: WorkspacesService,
+    private readonly workspaceRows: WorkspacesRepository,
+    private readonly operations: RuntimeOperationsRepository,
     private readonly supervisor: RuntimeSupervisor,
   ) {}
 
   async perform(actor: Actor | null, project: LockedProject, workspaceId: string, action: RuntimeAction): Promise<RuntimeServiceResultDto> {
     if (!(RUNTIME_ACTIONS as readonly string[]).includes(action))
-      throw badRequest('action must be start, stop or restart', {}, 'invalid_action');
+      throw projectError('invalid_action', 'action must be start, stop or restart');
     const ws = await this.workspaces.getEntity(project.id, workspaceId, true);
     if (action !== 'stop') this.assertStartable(ws);
     if (ws.runtimeOwnerId && ws.runtimeOwnerId !== this.supervisor.ownerId && ws.runtimePid !== null) {
-      throw conflict(`The runtime service is owned by instance ${ws.runtimeOwnerId}`, 'runtime_owned_by_other_instance', {
+      throw projectError('runtime_owned_by_other_instance', `The runtime service is owned by instance ${ws.runtimeOwnerId}`, {
         ownerInstanceId: ws.runtimeOwnerId,
       });
     }
@@ -60,7 +65,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
 
   /** Start-up: restart what should run (a leftover process of a crashed run is stopped first), stop what should not. */
   async onApplicationBootstrap(): Promise<void> {
-    const owned = await this.db.repo(ProjectWorkspaceEntity).find({ where: { runtimeOwnerId: this.supervisor.ownerId } });
+    const owned = await this.workspaceRows.ownedBy(this.supervisor.ownerId);
     for (const ws of owned) {
       try {
         await this.db.transaction(async () => {
@@ -70,7 +75,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
           } else {
             if (locked.runtimePid !== null)
               await this.supervisor.stopOrphan(locked.runtimePid, locked.runtimeConfig, locked.runtimeConfig?.stopTimeoutMs);
-            await this.db.query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = $1`, [locked.id]);
+            await this.workspaceRows.clearRuntimePid(locked.id);
           }
         });
       } catch (err) {
@@ -80,18 +85,17 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
   }
 
   private assertStartable(ws: ProjectWorkspaceEntity): void {
-    if (!ws.cwd) throw unprocessable('Starting a runtime service needs the workspace cwd', 'runtime_not_configured', { field: 'cwd' });
+    if (!ws.cwd) throw projectError('runtime_not_configured', 'Starting a runtime service needs the workspace cwd', { field: 'cwd' });
     if (!ws.runtimeConfig?.command) {
-      throw unprocessable('Starting a runtime service needs runtimeConfig.command', 'runtime_not_configured', { field: 'runtimeConfig' });
+      throw projectError('runtime_not_configured', 'Starting a runtime service needs runtimeConfig.command', { field: 'runtimeConfig' });
     }
     if (!fs.existsSync(ws.cwd) || !fs.statSync(ws.cwd).isDirectory()) {
-      throw unprocessable(`The workspace cwd ${ws.cwd} is not a directory on this host`, 'cwd_not_found', { field: 'cwd' });
+      throw projectError('cwd_not_found', `The workspace cwd ${ws.cwd} is not a directory on this host`, { field: 'cwd' });
     }
   }
 
   private async run(ws: ProjectWorkspaceEntity, action: RuntimeAction, actor: Actor | null): Promise<RuntimeServiceOperationEntity> {
-    const repo = this.db.repo(RuntimeServiceOperationEntity);
-    const op = repo.create({
+    const op = this.operations.build({
       companyId: ws.companyId,
       projectId: ws.projectId,
       workspaceId: ws.id,
@@ -106,7 +110,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
       startedAt: new Date(),
       finishedAt: null,
     });
-    op.id = (await this.db.query<{ id: string }>(`SELECT gen_random_uuid() AS id`))[0].id;
+    op.id = await this.operations.newId();
     const cfg = ws.runtimeConfig;
     const current = this.supervisor.running(ws.id);
 
@@ -135,8 +139,8 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
       await this.startProcess(ws, op);
     }
     op.finishedAt = new Date();
-    await this.db.repo(ProjectWorkspaceEntity).save(ws);
-    return repo.save(op);
+    await this.workspaceRows.save(ws);
+    return this.operations.save(op);
   }
 
   /** Spawns and health-checks; a failure is recorded on the operation, the desired state stays `running`. */

@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
 import type { RuntimeConfig } from './project-workspace.entity';
+import { WorkspacesRepository } from './workspaces.repository';
 import { agentSpawnOptions, inaccessibleReason, resolveAgentIdentity } from '../../common/process/agent-user';
 
 interface Supervised {
@@ -71,7 +71,7 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly db: Db,
+    private readonly workspaces: WorkspacesRepository,
   ) {
     const defaultId = `${os.hostname()}-${process.pid}`;
     this.ownerId = config.instanceId === defaultId ? `${os.hostname()}:${config.dataDir}` : config.instanceId;
@@ -194,11 +194,8 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
     if (!ids.length) return;
     await Promise.all(ids.map((id) => this.stop(id)));
     // the desired state stays: start-up reconciles it; the processes themselves are gone
-    await this.db.dataSource
-      .query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = ANY($1::uuid[]) AND runtime_owner_id = $2`, [
-        ids,
-        this.ownerId,
-      ])
+    await this.workspaces
+      .releaseRuntimes(ids, this.ownerId)
       .catch((err: Error) => this.logger.warn(`could not record stopped runtime services: ${err.message}`));
   }
 
@@ -221,12 +218,8 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
   private async recordUnexpectedExit(workspaceId: string, pid: number, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
     this.logger.warn(`runtime service of workspace ${workspaceId} (pid ${pid}) exited unexpectedly (code ${code}, signal ${signal})`);
     // the exit callback may fire inside the request that spawned it: write outside its transaction
-    await this.db.dataSource
-      .query(
-        `UPDATE project_workspaces SET runtime_pid = NULL, runtime_exit_code = $3, runtime_exited_at = now(), updated_at = now()
-          WHERE id = $1 AND runtime_pid = $2`,
-        [workspaceId, pid, code],
-      )
+    await this.workspaces
+      .recordUnexpectedExit(workspaceId, pid, code)
       .catch((err: Error) => this.logger.warn(`could not record the exit: ${err.message}`));
   }
 }

@@ -1,7 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validate, ValidationError } from 'class-validator';
-import { unprocessable } from '../../common/errors/domain-error';
 import { CreateWorkspaceDto } from './dto/workspace.dto';
+import { projectError } from './projects.errors';
 import type { RuntimeConfig, WorkspaceSourceType } from './project-workspace.entity';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -15,7 +15,7 @@ function flatten(errors: ValidationError[], parent = ''): Array<{ field: string;
 }
 
 const invalid = (message: string, fields: Array<{ field: string; messages: string[] }>) =>
-  unprocessable(`Invalid workspace: ${message}`, 'invalid_workspace', { fields });
+  projectError('invalid_workspace', `Invalid workspace: ${message}`, { fields });
 
 /** The `workspace` of a project create, validated like POST workspaces; failures are 422 (the creation rolls back). */
 export async function parseWorkspacePayload(raw: Record<string, unknown>): Promise<CreateWorkspaceDto> {

@@ -1,11 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { notFound, unprocessable } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
 import { CreateWorkspaceDto, UpdateWorkspaceDto, WorkspaceResponseDto } from './dto/workspace.dto';
 import { ProjectWorkspaceEntity, RuntimeConfig } from './project-workspace.entity';
+import { projectError } from './projects.errors';
 import { RuntimeSupervisor } from './runtime-supervisor.service';
 import { assertWorkspaceRules, defaultSourceType, defaultWorkspaceName } from './workspace-rules';
+import { WorkspacesRepository } from './workspaces.repository';
 
 export function toWorkspaceResponse(w: ProjectWorkspaceEntity): WorkspaceResponseDto {
   const running = w.runtimePid !== null;
@@ -33,12 +36,12 @@ export function toWorkspaceResponse(w: ProjectWorkspaceEntity): WorkspaceRespons
       status: running ? 'running' : w.desiredState === 'running' && w.runtimeExitedAt ? 'exited' : 'stopped',
       pid: w.runtimePid,
       ownerInstanceId: w.runtimeOwnerId,
-      startedAt: running && w.runtimeStartedAt ? w.runtimeStartedAt.toISOString() : null,
+      startedAt: running ? iso(w.runtimeStartedAt) : null,
       exitCode: w.runtimeExitCode,
-      exitedAt: w.runtimeExitedAt ? w.runtimeExitedAt.toISOString() : null,
+      exitedAt: iso(w.runtimeExitedAt),
     },
-    createdAt: w.createdAt.toISOString(),
-    updatedAt: w.updatedAt.toISOString(),
+    createdAt: isoRequired(w.createdAt),
+    updatedAt: isoRequired(w.updatedAt),
   };
 }
 
@@ -74,21 +77,13 @@ const SIMPLE_FIELDS = [
 export class WorkspacesService {
   constructor(
     private readonly db: Db,
+    private readonly repo: WorkspacesRepository,
     private readonly supervisor: RuntimeSupervisor,
   ) {}
 
-  private get repo() {
-    return this.db.repo(ProjectWorkspaceEntity);
-  }
-
   async listEntities(projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
     if (!projectIds.length) return [];
-    return this.repo
-      .createQueryBuilder('w')
-      .where('w.project_id = ANY(:projectIds)', { projectIds })
-      .orderBy('w.created_at', 'ASC')
-      .addOrderBy('w.id', 'ASC')
-      .getMany();
+    return this.repo.listByProjects(projectIds);
   }
 
   async list(projectId: string): Promise<WorkspaceResponseDto[]> {
@@ -97,15 +92,13 @@ export class WorkspacesService {
 
   async getEntity(projectId: string, workspaceId: string, lock = false): Promise<ProjectWorkspaceEntity> {
     if (!isUuid(workspaceId)) throw notFound('Workspace');
-    const qb = this.repo.createQueryBuilder('w').where('w.id = :workspaceId AND w.project_id = :projectId', { workspaceId, projectId });
-    if (lock) qb.setLock('pessimistic_write');
-    const w = await qb.getOne();
+    const w = await this.repo.findInProject(projectId, workspaceId, lock);
     if (!w) throw notFound('Workspace');
     return w;
   }
 
   async create(project: LockedProject, dto: CreateWorkspaceDto): Promise<WorkspaceResponseDto> {
-    const w = this.repo.create({
+    const w = this.repo.build({
       companyId: project.companyId,
       projectId: project.id,
       metadata: {},
@@ -126,14 +119,11 @@ export class WorkspacesService {
     w.sourceType = dto.sourceType ?? defaultSourceType(w.cwd, w.repoUrl);
     w.name = dto.name?.trim() || defaultWorkspaceName(w.cwd, w.repoUrl, w.remoteWorkspaceRef);
     assertWorkspaceRules(w);
-    const [{ count }] = await this.db.query<{ count: number }>(
-      `SELECT count(*)::int AS count FROM project_workspaces WHERE project_id = $1`,
-      [project.id],
-    );
+    const count = await this.repo.countInProject(project.id);
     w.isPrimary = count === 0 || dto.isPrimary === true;
-    if (w.isPrimary) await this.clearPrimary(project.id);
+    if (w.isPrimary) await this.repo.clearPrimary(project.id);
     const saved = await this.repo.save(w);
-    return toWorkspaceResponse(await this.repo.findOneByOrFail({ id: saved.id }));
+    return toWorkspaceResponse(await this.repo.getById(saved.id));
   }
 
   async update(project: LockedProject, workspaceId: string, dto: UpdateWorkspaceDto): Promise<WorkspaceResponseDto> {
@@ -141,28 +131,28 @@ export class WorkspacesService {
     this.apply(w, dto);
     assertWorkspaceRules(w);
     if (dto.isPrimary === true && !w.isPrimary) {
-      await this.clearPrimary(project.id);
+      await this.repo.clearPrimary(project.id);
       w.isPrimary = true;
     } else if (dto.isPrimary === false && w.isPrimary) {
       // primacy can only move: the oldest other workspace takes it
-      const next = await this.oldestOther(project.id, w.id);
-      if (!next) throw unprocessable('The only workspace of a project stays primary', 'primary_required', { field: 'isPrimary' });
+      const next = await this.repo.oldestOther(project.id, w.id);
+      if (!next) throw projectError('primary_required', 'The only workspace of a project stays primary', { field: 'isPrimary' });
       w.isPrimary = false;
       await this.repo.save(w);
-      await this.repo.update({ id: next }, { isPrimary: true });
+      await this.repo.makePrimary(next);
     }
     await this.repo.save(w);
-    return toWorkspaceResponse(await this.repo.findOneByOrFail({ id: w.id }));
+    return toWorkspaceResponse(await this.repo.getById(w.id));
   }
 
   /** Returns the deleted row; a deleted primary hands primacy to the oldest remaining workspace; its runtime process is stopped. */
   async remove(project: LockedProject, workspaceId: string): Promise<WorkspaceResponseDto> {
     const w = await this.getEntity(project.id, workspaceId, true);
     const before = toWorkspaceResponse(w);
-    await this.repo.delete({ id: w.id });
+    await this.repo.delete(w.id);
     if (w.isPrimary) {
-      const next = await this.oldestOther(project.id, w.id);
-      if (next) await this.repo.update({ id: next }, { isPrimary: true });
+      const next = await this.repo.oldestOther(project.id, w.id);
+      if (next) await this.repo.makePrimary(next);
     }
     this.stopAfterCommit([w.id]);
     return before;
@@ -180,19 +170,5 @@ export class WorkspacesService {
         (w as unknown as Record<string, unknown>)[key] = typeof value === 'string' && key === 'name' ? value.trim() : value;
     }
     if (dto.runtimeConfig !== undefined) w.runtimeConfig = dto.runtimeConfig ? ({ ...dto.runtimeConfig } as RuntimeConfig) : null;
-  }
-
-  private async clearPrimary(projectId: string): Promise<void> {
-    await this.db.query(`UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE project_id = $1 AND is_primary`, [
-      projectId,
-    ]);
-  }
-
-  private async oldestOther(projectId: string, workspaceId: string): Promise<string | undefined> {
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM project_workspaces WHERE project_id = $1 AND id <> $2 ORDER BY created_at, id LIMIT 1`,
-      [projectId, workspaceId],
-    );
-    return rows[0]?.id;
   }
 }

@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import type { DeepPartial } from 'typeorm';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { ProjectWorkspaceEntity } from './project-workspace.entity';
+
+/**
+ * The project_workspaces table. Workspaces are addressed through their project, which the caller
+ * has resolved (and checked access to) first; runtime bookkeeping addresses them by id.
+ */
+@Injectable()
+export class WorkspacesRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  private get repo() {
+    return this.db.repo(ProjectWorkspaceEntity);
+  }
+
+  /** A new (unsaved) workspace entity. */
+  build(fields: DeepPartial<ProjectWorkspaceEntity>): ProjectWorkspaceEntity {
+    return this.repo.create(fields);
+  }
+
+  async listByProjects(projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
+    return this.repo
+      .createQueryBuilder('w')
+      .where('w.project_id = ANY(:projectIds)', { projectIds })
+      .orderBy('w.created_at', 'ASC')
+      .addOrderBy('w.id', 'ASC')
+      .getMany();
+  }
+
+  /** The workspace of the project, or null; `lock` locks it for the rest of the transaction. */
+  async findInProject(projectId: string, workspaceId: string, lock: boolean): Promise<ProjectWorkspaceEntity | null> {
+    const qb = this.repo.createQueryBuilder('w').where('w.id = :workspaceId AND w.project_id = :projectId', { workspaceId, projectId });
+    if (lock) qb.setLock('pessimistic_write');
+    return qb.getOne();
+  }
+
+  /** A workspace known to exist (just written). */
+  async getById(id: string): Promise<ProjectWorkspaceEntity> {
+    return this.repo.findOneByOrFail({ id });
+  }
+
+  async countInProject(projectId: string): Promise<number> {
+    const [{ count }] = await this.db.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM project_workspaces WHERE project_id = $1`,
+      [projectId],
+    );
+    return count;
+  }
+
+  async save(w: ProjectWorkspaceEntity): Promise<ProjectWorkspaceEntity> {
+    return this.repo.save(w);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.repo.delete({ id });
+  }
+
+  async makePrimary(id: string): Promise<void> {
+    await this.repo.update({ id }, { isPrimary: true });
+  }
+
+  async clearPrimary(projectId: string): Promise<void> {
+    await this.db.query(`UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE project_id = $1 AND is_primary`, [
+      projectId,
+    ]);
+  }
+
+  /** The oldest workspace of the project other than the given one. */
+  async oldestOther(projectId: string, workspaceId: string): Promise<string | undefined> {
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT id FROM project_workspaces WHERE project_id = $1 AND id <> $2 ORDER BY created_at, id LIMIT 1`,
+      [projectId, workspaceId],
+    );
+    return rows[0]?.id;
+  }
+
+  // ---- runtime bookkeeping
+
+  /** Workspaces whose runtime process an instance owns (every company: start-up reconciliation). */
+  async ownedBy(ownerId: string): Promise<ProjectWorkspaceEntity[]> {
+    return this.repo.find({ where: { runtimeOwnerId: ownerId } });
+  }
+
+  async clearRuntimePid(id: string): Promise<void> {
+    await this.db.query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = $1`, [id]);
+  }
+
+  /** Shutdown: the instance's processes are gone (outside any transaction). */
+  async releaseRuntimes(ids: string[], ownerId: string): Promise<void> {
+    await this.db.dataSource.query(
+      `UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = ANY($1::uuid[]) AND runtime_owner_id = $2`,
+      [ids, ownerId],
+    );
+  }
+
+  /** A process that exited on its own (outside any transaction: the exit may fire inside the request that spawned it). */
+  async recordUnexpectedExit(workspaceId: string, pid: number, code: number | null): Promise<void> {
+    await this.db.dataSource.query(
+      `UPDATE project_workspaces SET runtime_pid = NULL, runtime_exit_code = $3, runtime_exited_at = now(), updated_at = now()
+          WHERE id = $1 AND runtime_pid = $2`,
+      [workspaceId, pid, code],
+    );
+  }
+}
