@@ -43,6 +43,7 @@ import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { StorageModule } from './modules/storage/storage.module';
 import { BuiltInAgentsModule } from './modules/built-in-agents/built-in-agents.module';
 import { RoutinesModule } from './modules/routines/routines.module';
+import { FoldersModule } from './modules/folders/folders.module';
 import { SecretsModule } from './modules/secrets/secrets.module';
 import { SkillsModule } from './modules/skills/skills.module';
 import { LlmsModule } from './modules/llms/llms.module';
@@ -76,6 +77,7 @@ const DOMAIN_MODULES = [
   ArtifactsModule,
   PluginsModule,
   RoutinesModule,
+  FoldersModule,
   BuiltInAgentsModule,
   SkillsModule,
   LlmsModule,

@@ -106,7 +106,12 @@ describe('skills', () => {
           fileInventory,
           ...detail
         } = (await t.http.get(`/api/companies/${co.id}/skills/${item.id}`).expect(200)).body;
-        expect(item).toEqual({ ...detail, fileInventory: fileInventory.map((f: any) => ({ path: f.path, kind: f.kind })) });
+        // the list adds the folder's path for the sidebar
+        expect(item).toEqual({
+          ...detail,
+          folderPath: null,
+          fileInventory: fileInventory.map((f: any) => ({ path: f.path, kind: f.kind })),
+        });
       }
       expect(res.body.find((s: any) => s.id === imp.id).attachedAgentCount).toBe(1);
     });

@@ -23,6 +23,7 @@ const TABLES: Record<ReferenceKind, string[]> = {
   routine: ['routines'],
   approval: ['approvals'],
   document_revision: ['issue_document_revisions'],
+  folder: ['folders'],
 };
 
 /** Reads which company owns referenced ids, for the one reference check of all routes. */

@@ -19,7 +19,8 @@ export type ReferenceKind =
   | 'secret'
   | 'routine'
   | 'approval'
-  | 'document_revision';
+  | 'document_revision'
+  | 'folder';
 
 /** A field's kind, or (for a free-form object such as a wake payload) the kinds of its keys. */
 export type ReferenceSpec = ReferenceKind | Record<string, ReferenceKind>;

@@ -70,6 +70,7 @@ export function toRoutineResponse(
     projectId: r.project_id,
     goalId: r.goal_id,
     parentIssueId: r.parent_issue_id,
+    folderId: r.folder_id,
     title: r.title,
     description: r.description,
     assigneeAgentId: r.assignee_agent_id,

@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { FolderItemRegistry } from '../folders/folder-items';
+import { FoldersModule } from '../folders/folders.module';
 import { IssuesModule } from '../issues/issues.module';
 import { RoutineFiring } from './routine-firing.service';
 import { RoutinesController } from './routines.controller';
@@ -10,9 +12,22 @@ import { BudgetsModule } from '../budgets/budgets.module';
 
 /** Routines on a schedule: CRUD, triggers, executions, and the scheduler that fires them once across instances. */
 @Module({
-  imports: [BudgetsModule, AuthorizationModule, IssuesModule],
+  imports: [BudgetsModule, AuthorizationModule, IssuesModule, FoldersModule],
   controllers: [RoutinesController],
   providers: [RoutinesRepository, RoutinesService, RoutineFiring, RoutinesScheduler],
   exports: [RoutinesService, RoutinesScheduler],
 })
-export class RoutinesModule {}
+export class RoutinesModule implements OnModuleInit {
+  constructor(
+    private readonly folderItems: FolderItemRegistry,
+    private readonly repo: RoutinesRepository,
+  ) {}
+
+  onModuleInit(): void {
+    // routines are filed in routine folders (the folders module counts and files them through this)
+    this.folderItems.register('routine', {
+      counts: (companyId) => this.repo.folderCounts(companyId),
+      setFolder: (companyId, id, folderId) => this.repo.setFolder(companyId, id, folderId),
+    });
+  }
+}

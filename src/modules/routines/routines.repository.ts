@@ -8,6 +8,7 @@ export interface RoutineRow {
   project_id: string | null;
   goal_id: string | null;
   parent_issue_id: string | null;
+  folder_id: string | null;
   title: string;
   description: string | null;
   assignee_agent_id: string;
@@ -97,7 +98,7 @@ export interface RunInsert {
   createdByUserId: string | null;
 }
 
-const ROUTINE_COLUMNS = `id, company_id, project_id, goal_id, parent_issue_id, title, description, assignee_agent_id, priority, status,
+const ROUTINE_COLUMNS = `id, company_id, project_id, goal_id, parent_issue_id, folder_id, title, description, assignee_agent_id, priority, status,
   concurrency_policy, catch_up_policy, routine_key, managed_by, created_by_agent_id, created_by_user_id, updated_by_agent_id,
   updated_by_user_id, last_triggered_at, last_enqueued_at, created_at, updated_at`;
 
@@ -219,6 +220,24 @@ export class RoutinesRepository extends CompanyScopedRepository {
     return this.row(companyId, `SELECT id, name, role, title, url_key AS "urlKey" FROM agents WHERE company_id = $1 AND id = $2`, [
       agentId,
     ]);
+  }
+
+  /** How many routines each folder holds (null: unfiled), for the folders sidebar. */
+  folderCounts(companyId: string): Promise<Array<{ folderId: string | null; n: number }>> {
+    return this.rows(
+      companyId,
+      `SELECT folder_id AS "folderId", count(*)::int AS n FROM routines WHERE company_id = $1 GROUP BY folder_id`,
+    );
+  }
+
+  /** Files a routine in a folder (null: unfiled); false when the company has no such routine. */
+  async setFolder(companyId: string, routineId: string, folderId: string | null): Promise<boolean> {
+    const rows = await this.returning<{ id: string }>(
+      companyId,
+      `UPDATE routines SET folder_id = $3, updated_at = now() WHERE company_id = $1 AND id = $2 RETURNING id`,
+      [routineId, folderId],
+    );
+    return rows.length > 0;
   }
 
   // ---- triggers

@@ -5,6 +5,7 @@ import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { Clock } from '../budgets/clock.service';
+import { FoldersService } from '../folders/folders.service';
 import { assertCron, assertTimeZone, nextFiring } from './cron';
 import {
   CreateRoutineDto,
@@ -49,6 +50,7 @@ export class RoutinesService {
     private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
     private readonly clock: Clock,
+    private readonly folders: FoldersService,
   ) {}
 
   // ---- reads
@@ -88,6 +90,7 @@ export class RoutinesService {
     managed: ManagedRoutineFields = {},
   ): Promise<RoutineDetailResponseDto> {
     await this.assertReferences(companyId, dto);
+    if (dto.folderId) await this.folders.assertFileable(by, companyId, 'routine', dto.folderId);
     // a built-in agent's routine may be created while its agent waits for hire approval
     if (!managed.managedBy) await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
     for (const [i, t] of (dto.triggers ?? []).entries()) this.validateTrigger(t, `triggers[${i}]`);
@@ -98,6 +101,7 @@ export class RoutinesService {
       project_id: dto.projectId ?? null,
       goal_id: dto.goalId ?? null,
       parent_issue_id: dto.parentIssueId ?? null,
+      folder_id: dto.folderId ?? null,
       priority: dto.priority ?? 'medium',
       status: dto.status ?? 'active',
       concurrency_policy: dto.concurrencyPolicy ?? 'skip_if_active',
@@ -128,6 +132,7 @@ export class RoutinesService {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     await this.assertReferences(companyId, dto);
+    if (dto.folderId) await this.folders.assertFileable(by, companyId, 'routine', dto.folderId);
     if (dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== routine.assignee_agent_id && !routine.managed_by) {
       await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
     }
@@ -139,6 +144,7 @@ export class RoutinesService {
       ['projectId', 'project_id'],
       ['goalId', 'goal_id'],
       ['parentIssueId', 'parent_issue_id'],
+      ['folderId', 'folder_id'],
       ['priority', 'priority'],
       ['concurrencyPolicy', 'concurrency_policy'],
       ['catchUpPolicy', 'catch_up_policy'],

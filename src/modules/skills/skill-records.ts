@@ -91,6 +91,7 @@ export function toSkillResponse(s: SkillRecord, attachedAgentCount = 0): SkillRe
     metadata: s.metadata,
     contentHash: s.contentHash,
     bundled: s.bundled,
+    folderId: s.folderId,
     editable: !s.bundled,
     editableReason: s.bundled ? 'Bundled service skills are read-only.' : null,
     sourceLabel,

@@ -1,4 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { FolderItemRegistry } from '../folders/folder-items';
+import { FoldersModule } from '../folders/folders.module';
 import { AgentConfigService } from '../agents/agent-config.service';
 import { AccessModule } from '../access/access.module';
 import { InvitesService } from '../access/invites.service';
@@ -27,7 +29,7 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule],
+  imports: [HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule, FoldersModule],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [SkillsRepository, SkillsService, SkillCatalogService, SkillImportService, AgentSkillsService, SkillsJobs],
   exports: [SkillsService, SkillCatalogService, AgentSkillsService],
@@ -42,9 +44,16 @@ export class SkillsModule implements OnModuleInit {
     private readonly builtIns: BuiltInAgentsService,
     private readonly invites: InvitesService,
     private readonly catalog: SkillCatalogService,
+    private readonly folderItems: FolderItemRegistry,
+    private readonly repo: SkillsRepository,
   ) {}
 
   onModuleInit(): void {
+    // skills are filed in skill folders (the folders module counts and files them through this)
+    this.folderItems.register('skill', {
+      counts: (companyId) => this.repo.folderCounts(companyId),
+      setFolder: (companyId, id, folderId) => this.repo.setFolder(companyId, id, folderId),
+    });
     // desiredSkills on agent create and hire: resolved to canonical keys like skills/sync
     this.agentConfig.skillResolver = { resolve: (companyId, refs) => this.agentSkills.resolveReferences(companyId, refs) };
     // every run of a process or local CLI agent gets its skills as files (SERVICE_SKILLS_DIR)

@@ -22,12 +22,14 @@ export interface SkillRecord {
   contentHash: string;
   audit: AuditResult | null;
   bundled: boolean;
+  /** the skills folder it is filed in (null: unfiled) */
+  folderId: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
 /** What a write sets (id and timestamps are the database's). */
-export type SkillWrite = Omit<SkillRecord, 'id' | 'companyId' | 'createdAt' | 'updatedAt'>;
+export type SkillWrite = Omit<SkillRecord, 'id' | 'companyId' | 'folderId' | 'createdAt' | 'updatedAt'>;
 
 interface SkillRow {
   id: string;
@@ -46,13 +48,14 @@ interface SkillRow {
   content_hash: string;
   audit: AuditResult | null;
   bundled: boolean;
+  folder_id: string | null;
   created_at: Date;
   updated_at: Date;
   inserted?: boolean;
 }
 
 const COLUMNS = `id, company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level, compatibility,
-  file_inventory, metadata, content_hash, audit, bundled, created_at, updated_at`;
+  file_inventory, metadata, content_hash, audit, bundled, folder_id, created_at, updated_at`;
 
 function toRecord(r: SkillRow): SkillRecord {
   return {
@@ -72,6 +75,7 @@ function toRecord(r: SkillRow): SkillRecord {
     contentHash: r.content_hash,
     audit: r.audit,
     bundled: r.bundled,
+    folderId: r.folder_id,
     createdAt: isoRequired(r.created_at),
     updatedAt: iso(r.updated_at) ?? isoRequired(r.created_at),
   };
@@ -92,24 +96,46 @@ export class SkillsRepository extends CompanyScopedRepository {
   /**
    * The list page as JSON text: each row's entry is kept by a trigger in `list_json` (see the
    * migration SkillListJson), the per-request `attachedAgentCount` comes from the live agents'
-   * desired keys (a read of the agents table, owned by the agents module, for this page).
+   * desired keys (a read of the agents table, owned by the agents module, for this page), and the
+   * folder's path from the skill folders (a read of the folders module's table, for the sidebar).
    */
   async listJson(companyId: string): Promise<string> {
-    const rows = await this.rows<{ list_json: string; n: number }>(
+    const rows = await this.rows<{ list_json: string; n: number; folder_id: string | null; folder_path: string | null }>(
       companyId,
-      `WITH usage AS (
+      `WITH RECURSIVE usage AS (
          SELECT k AS key, count(DISTINCT a.id)::int AS n
            FROM agents a,
                 LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.adapter_config->'serviceSkillSync'->'desiredSkills') = 'array'
                                                        THEN a.adapter_config->'serviceSkillSync'->'desiredSkills' ELSE '[]'::jsonb END) k
           WHERE a.company_id = $1 AND a.status <> 'terminated'
-          GROUP BY k)
-       SELECT s.list_json, coalesce(u.n, 0) AS n
-         FROM company_skills s LEFT JOIN usage u ON u.key = s.key
+          GROUP BY k),
+       fp AS (
+         SELECT id, name::text AS path FROM folders WHERE company_id = $1 AND kind = 'skill' AND parent_id IS NULL
+         UNION ALL
+         SELECT f.id, fp.path || '/' || f.name FROM folders f JOIN fp ON f.parent_id = fp.id WHERE f.company_id = $1)
+       SELECT s.list_json, coalesce(u.n, 0) AS n, s.folder_id, fp.path AS folder_path
+         FROM company_skills s LEFT JOIN usage u ON u.key = s.key LEFT JOIN fp ON fp.id = s.folder_id
         WHERE s.company_id = $1
         ORDER BY s.bundled DESC, s.name, s.id`,
     );
-    return `[${rows.map((r) => `${r.list_json.slice(0, -1)},"attachedAgentCount":${Number(r.n)}}`).join(',')}]`;
+    const entry = (r: (typeof rows)[number]) =>
+      `${r.list_json.slice(0, -1)},"attachedAgentCount":${Number(r.n)},"folderId":${JSON.stringify(r.folder_id)},"folderPath":${JSON.stringify(r.folder_path)}}`;
+    return `[${rows.map(entry).join(',')}]`;
+  }
+
+  /** How many skills each folder holds (null: unfiled), for the folders sidebar. */
+  folderCounts(companyId: string): Promise<Array<{ folderId: string | null; n: number }>> {
+    return this.rows(companyId, `SELECT folder_id AS "folderId", count(*)::int AS n FROM company_skills WHERE company_id = $1 GROUP BY folder_id`);
+  }
+
+  /** Files a skill in a folder (null: unfiled); false when the company has no such skill. */
+  async setFolder(companyId: string, skillId: string, folderId: string | null): Promise<boolean> {
+    const rows = await this.returning<{ id: string }>(
+      companyId,
+      `UPDATE company_skills SET folder_id = $3 WHERE company_id = $1 AND id = $2 RETURNING id`,
+      [skillId, folderId],
+    );
+    return rows.length > 0;
   }
 
   /** Key, hash and bundled flag of the given keys (the bundled-skills check on every list). */

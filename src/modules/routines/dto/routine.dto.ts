@@ -69,6 +69,8 @@ class RoutineFieldsDto {
   /** parent issue of each execution's issue (same company) */
   @RefersTo('issue') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) parentIssueId?:
     string | null;
+  /** the folder the routine is filed in on the routines page (a routine folder of the company, or your own personal one); null: unfiled */
+  @RefersTo('folder') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) folderId?: string | null;
   @Optional() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: string;
   @Optional() @IsIn(ROUTINE_STATUSES) @ApiPropertyOptional({ enum: ROUTINE_STATUSES }) status?: RoutineStatus;
   /** skip_if_active (default): no new execution while the previous one's issue is open; always_create: one per firing */
@@ -153,6 +155,8 @@ export class RoutineResponseDto {
   @ApiProperty({ nullable: true, type: String }) projectId: string | null;
   @ApiProperty({ nullable: true, type: String }) goalId: string | null;
   @ApiProperty({ nullable: true, type: String }) parentIssueId: string | null;
+  /** the folder it is filed in (see /companies/{companyId}/folders), null when unfiled */
+  @ApiProperty({ nullable: true, type: String, format: 'uuid' }) folderId: string | null;
   title: string;
   @ApiProperty({ nullable: true, type: String }) description: string | null;
   assigneeAgentId: string;

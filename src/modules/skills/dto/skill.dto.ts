@@ -75,6 +75,10 @@ export class SkillResponseDto {
   @ApiProperty() id: string;
   @ApiProperty() companyId: string;
   /** canonical key */
+  /** the skills folder it is filed in (see /companies/{companyId}/folders?kind=skill), null when unfiled */
+  @ApiProperty({ nullable: true, type: String, format: 'uuid' }) folderId: string | null;
+  /** the list only: that folder's path (names joined by `/`) */
+  @ApiPropertyOptional({ nullable: true, type: String }) folderPath?: string | null;
   @ApiProperty() key: string;
   @ApiProperty() slug: string;
   @ApiProperty() name: string;

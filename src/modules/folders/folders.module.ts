@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { FolderItemRegistry } from './folder-items';
+import { FoldersController } from './folders.controller';
+import { FoldersRepository } from './folders.repository';
+import { FoldersService } from './folders.service';
+
+/**
+ * Folders of routines and skills. Item modules import it, check a folder with
+ * `FoldersService.assertFileable`, and register their items' store in `FolderItemRegistry`.
+ */
+@Module({
+  controllers: [FoldersController],
+  providers: [FoldersRepository, FoldersService, FolderItemRegistry],
+  exports: [FoldersService, FolderItemRegistry],
+})
+export class FoldersModule {}
