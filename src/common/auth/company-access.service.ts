@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../database/db.service';
 import { forbidden, notFound } from '../errors/domain-error';
 import { isUuid } from '../http/uuid';
 import type { Actor } from './actor';
 import { AuthRegistry } from './auth-registry';
+import { AuthRepository } from './auth.repository';
 
 /** How long a company seen to exist is taken to exist without asking the database again. */
 export const COMPANY_SEEN_TTL_MS = 5_000;
@@ -23,7 +23,7 @@ export class CompanyAccessService {
   private readonly seen = new Map<string, number>();
 
   constructor(
-    private readonly db: Db,
+    private readonly repo: AuthRepository,
     private readonly registry: AuthRegistry,
   ) {}
 
@@ -31,8 +31,7 @@ export class CompanyAccessService {
     if (!isUuid(companyId)) return false;
     const until = this.seen.get(companyId);
     if (until !== undefined && until > Date.now()) return true;
-    const rows = await this.db.query('SELECT 1 FROM companies WHERE id = $1', [companyId]);
-    if (!rows.length) {
+    if (!(await this.repo.companyExists(companyId))) {
       this.seen.delete(companyId);
       return false;
     }

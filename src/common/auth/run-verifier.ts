@@ -1,17 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../database/db.service';
 import type { RunVerifier } from './auth-registry';
+import { AuthRepository } from './auth.repository';
 
 /** A run is live while it is queued or running; it must belong to the calling agent. */
 @Injectable()
 export class DbRunVerifier implements RunVerifier {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly repo: AuthRepository) {}
 
-  async isLiveRun(runId: string, agentId: string): Promise<boolean> {
-    const rows = await this.db.dataSource.query(
-      `SELECT 1 FROM heartbeat_runs WHERE id = $1 AND agent_id = $2 AND status IN ('queued','running')`,
-      [runId, agentId],
-    );
-    return rows.length > 0;
+  isLiveRun(runId: string, agentId: string): Promise<boolean> {
+    return this.repo.isLiveRun(runId, agentId);
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
+import { MembershipsRepository } from './memberships.repository';
 import type { PermissionKey } from './permission-keys';
 import { AuthorizationService } from '../authorization/authorization.service';
 import type { AuthzAction } from '../authorization/authorization.types';
@@ -24,7 +24,7 @@ const KEY_ACTIONS = {
 @Injectable()
 export class AccessPermissions {
   constructor(
-    private readonly db: Db,
+    private readonly memberships: MembershipsRepository,
     private readonly authz: AuthorizationService,
   ) {}
 
@@ -40,11 +40,7 @@ export class AccessPermissions {
   async assertOwner(actor: Actor, companyId: string): Promise<void> {
     if (holdsEverything(actor)) return;
     if (actor.kind === 'board') {
-      const [m] = await this.db.query<{ membership_role: string }>(
-        `SELECT membership_role FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
-        [companyId, actor.userId],
-      );
-      if (m?.membership_role === 'owner') return;
+      if ((await this.memberships.activeUserRole(companyId, actor.userId)) === 'owner') return;
     }
     throw forbidden('Only an owner may give or take the owner role', { reason: 'deny_missing_grant' });
   }

@@ -2,12 +2,15 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { AccessPermissions } from './access-permissions.service';
 import { InvitesController } from './invites.controller';
+import { InvitesRepository } from './invites.repository';
 import { InvitesService } from './invites.service';
 import { JoinRequestsController } from './join-requests.controller';
+import { JoinRequestsRepository } from './join-requests.repository';
 import { JoinRequestsService } from './join-requests.service';
 import { MembersController } from './members.controller';
 import { MembersService } from './members.service';
 import { MembershipChecker } from './membership-checker';
+import { MembershipsRepository } from './memberships.repository';
 import { MembershipsService } from './memberships.service';
 import { StorageModule } from '../storage/storage.module';
 import { AuthorizationModule } from '../authorization/authorization.module';
@@ -16,7 +19,17 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 @Module({
   imports: [AuthorizationModule, StorageModule],
   controllers: [MembersController, InvitesController, JoinRequestsController],
-  providers: [MembershipsService, MembersService, AccessPermissions, InvitesService, JoinRequestsService, MembershipChecker],
+  providers: [
+    MembershipsService,
+    MembersService,
+    AccessPermissions,
+    InvitesService,
+    JoinRequestsService,
+    MembershipChecker,
+    MembershipsRepository,
+    InvitesRepository,
+    JoinRequestsRepository,
+  ],
   exports: [MembershipsService, AccessPermissions, InvitesService],
 })
 export class AccessModule implements OnModuleInit {

@@ -5,30 +5,11 @@ import { generateToken, sha256Hex, tokenDisplayPrefix, tokenKind } from '../../c
 import { DomainError, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
 import { AccessPermissions } from './access-permissions.service';
 import { CreatedInviteResponseDto, CreateInviteDto, InviteResponseDto, PublicInviteDto, TestResolutionResponseDto } from './dto/invite.dto';
 import { inviteUrl, OnboardingContext } from './invite-onboarding';
-
-export interface InviteRow {
-  id: string;
-  company_id: string;
-  token_prefix: string;
-  role: string;
-  allowed_join_types: 'human' | 'agent' | 'both';
-  message: string | null;
-  expires_at: Date;
-  revoked_at: Date | null;
-  created_by_user_id: string | null;
-  created_by_agent_id: string | null;
-  created_at: Date;
-}
-
-export interface ResolvedInvite extends InviteRow {
-  company_name: string;
-  company_description: string | null;
-  company_logo_asset_id: string | null;
-}
+import { InviteRow, InvitesRepository, ResolvedInvite } from './invites.repository';
 
 const DEFAULT_VALIDITY_HOURS = 168;
 
@@ -44,11 +25,11 @@ export function toInviteResponse(row: InviteRow): InviteResponseDto {
     status: inviteStatus(row),
     message: row.message,
     tokenPrefix: row.token_prefix,
-    expiresAt: new Date(row.expires_at).toISOString(),
-    revokedAt: row.revoked_at ? new Date(row.revoked_at).toISOString() : null,
+    expiresAt: isoRequired(row.expires_at),
+    revokedAt: iso(row.revoked_at),
     createdByUserId: row.created_by_user_id,
     createdByAgentId: row.created_by_agent_id,
-    createdAt: new Date(row.created_at).toISOString(),
+    createdAt: isoRequired(row.created_at),
   };
 }
 
@@ -59,7 +40,7 @@ export class InvitesService {
   extraSkills?: () => Array<{ name: string; description: string; markdown: string }>;
 
   constructor(
-    private readonly db: Db,
+    private readonly repo: InvitesRepository,
     private readonly config: AppConfig,
     private readonly permissions: AccessPermissions,
     private readonly companies: CompanyAccessService,
@@ -70,41 +51,33 @@ export class InvitesService {
     const role = dto.role ?? 'member';
     if (role === 'owner') await this.permissions.assertOwner(actor, companyId);
     const token = generateToken('iv');
-    const [row] = await this.db.query<InviteRow>(
-      `INSERT INTO invites (company_id, token_hash, token_prefix, role, allowed_join_types, message, expires_at, created_by_user_id, created_by_agent_id)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(hours => $7), $8, $9) RETURNING *`,
-      [
-        companyId,
-        sha256Hex(token),
-        tokenDisplayPrefix(token),
-        role,
-        dto.allowedJoinTypes ?? 'both',
-        dto.message ?? null,
-        dto.expiresInHours ?? DEFAULT_VALIDITY_HOURS,
-        actor.kind === 'board' ? actor.userId : null,
-        actor.kind === 'agent' ? actor.agentId : null,
-      ],
-    );
+    const row = await this.repo.insert(companyId, {
+      tokenHash: sha256Hex(token),
+      tokenPrefix: tokenDisplayPrefix(token),
+      role,
+      allowedJoinTypes: dto.allowedJoinTypes ?? 'both',
+      message: dto.message ?? null,
+      expiresInHours: dto.expiresInHours ?? DEFAULT_VALIDITY_HOURS,
+      createdByUserId: actor.kind === 'board' ? actor.userId : null,
+      createdByAgentId: actor.kind === 'agent' ? actor.agentId : null,
+    });
     const url = inviteUrl({ baseUrl: this.config.publicUrl, token });
     return { ...toInviteResponse(row), token, inviteUrl: url, onboardingTextUrl: `${url}/onboarding.txt` };
   }
 
   async list(actor: Actor, companyId: string): Promise<InviteResponseDto[]> {
     await this.permissions.assert(actor, companyId, 'users:invite');
-    const rows = await this.db.query<InviteRow>(`SELECT * FROM invites WHERE company_id = $1 ORDER BY created_at DESC, id`, [companyId]);
+    const rows = await this.repo.listByCompany(companyId);
     return rows.map(toInviteResponse);
   }
 
-  /** Revoking twice keeps the first revocation time. (UPDATEs run as CTEs: TypeORM returns [rows, count] for a bare UPDATE.) */
+  /** Revoking twice keeps the first revocation time. */
   async revoke(actor: Actor, inviteId: string): Promise<InviteResponseDto> {
-    const [found] = isUuid(inviteId) ? await this.db.query<InviteRow>(`SELECT * FROM invites WHERE id = $1 FOR UPDATE`, [inviteId]) : [];
+    const found = isUuid(inviteId) ? await this.repo.lockById(inviteId) : undefined;
     if (!found) throw notFound('Invite');
     await this.companies.assertAccessToKnownCompany(actor, found.company_id);
     await this.permissions.assert(actor, found.company_id, 'users:invite');
-    const [row] = await this.db.query<InviteRow>(
-      `WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-      [inviteId],
-    );
+    const row = await this.repo.revoke(inviteId);
     return toInviteResponse(row);
   }
 
@@ -131,7 +104,7 @@ export class InvitesService {
       allowedJoinTypes: row.allowed_join_types,
       status: 'active',
       message: row.message,
-      expiresAt: new Date(row.expires_at).toISOString(),
+      expiresAt: isoRequired(row.expires_at),
       onboardingUrl: `${url}/onboarding`,
       onboardingTextUrl: `${url}/onboarding.txt`,
       skillsIndexUrl: `${url}/skills/index`,
@@ -148,7 +121,7 @@ export class InvitesService {
         id: row.id,
         role: row.role,
         allowedJoinTypes: row.allowed_join_types,
-        expiresAt: new Date(row.expires_at).toISOString(),
+        expiresAt: isoRequired(row.expires_at),
         message: row.message,
       },
       company: { id: row.company_id, name: row.company_name, description: row.company_description },
@@ -185,11 +158,7 @@ export class InvitesService {
 
   private async find(token: string, lock = false): Promise<ResolvedInvite> {
     if (tokenKind(token) !== 'iv') throw notFound('Invite');
-    const [row] = await this.db.query<ResolvedInvite>(
-      `SELECT i.*, c.name AS company_name, c.description AS company_description, c.logo_asset_id AS company_logo_asset_id
-         FROM invites i JOIN companies c ON c.id = i.company_id WHERE i.token_hash = $1 ${lock ? 'FOR UPDATE OF i' : ''}`,
-      [sha256Hex(token)],
-    );
+    const row = await this.repo.findByTokenHash(sha256Hex(token), lock);
     if (!row) throw notFound('Invite');
     return row;
   }

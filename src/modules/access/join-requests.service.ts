@@ -2,40 +2,19 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { generateToken, safeEqual, sha256Hex, tokenDisplayPrefix } from '../../common/auth/tokens';
-import { conflict, DomainError, notFound, unauthorized, unprocessable } from '../../common/errors/domain-error';
+import { DomainError, notFound, unauthorized } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
-import { AgentApiKeyEntity } from '../agents/agent-api-key.entity';
-import { AgentEntity } from '../agents/agent.entity';
+import { iso, isoRequired } from '../../database/row-mapping';
+import { accessError } from './access.errors';
 import { AccessPermissions } from './access-permissions.service';
 import { AcceptInviteDto } from './dto/invite.dto';
 import { AcceptedJoinRequestDto, ClaimedApiKeyDto, JoinRequestResponseDto } from './dto/join-request.dto';
+import { InvitesRepository } from './invites.repository';
 import { InvitesService } from './invites.service';
+import { JoinRequestRow, JoinRequestsRepository } from './join-requests.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import type { MembershipRole } from './permission-keys';
 import { slugify } from '../users/slug';
-
-interface JoinRequestRow {
-  id: string;
-  company_id: string;
-  invite_id: string | null;
-  request_type: 'human' | 'agent';
-  status: 'pending_approval' | 'approved' | 'rejected';
-  requesting_user_id: string | null;
-  agent_name: string | null;
-  adapter_type: string | null;
-  capabilities: string | null;
-  claim_secret_hash: string | null;
-  api_key_claimed_at: Date | null;
-  created_agent_id: string | null;
-  decided_by_user_id: string | null;
-  decided_at: Date | null;
-  decision_note: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 function toJoinRequestResponse(r: JoinRequestRow): JoinRequestResponseDto {
   return {
@@ -53,8 +32,8 @@ function toJoinRequestResponse(r: JoinRequestRow): JoinRequestResponseDto {
     decidedAt: iso(r.decided_at),
     decisionNote: r.decision_note,
     apiKeyClaimedAt: iso(r.api_key_claimed_at),
-    createdAt: new Date(r.created_at).toISOString(),
-    updatedAt: new Date(r.updated_at).toISOString(),
+    createdAt: isoRequired(r.created_at),
+    updatedAt: isoRequired(r.updated_at),
   };
 }
 
@@ -69,7 +48,8 @@ const isSignedInUser = (actor: Actor | undefined): actor is Extract<Actor, { kin
 @Injectable()
 export class JoinRequestsService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: JoinRequestsRepository,
+    private readonly inviteRows: InvitesRepository,
     private readonly invites: InvitesService,
     private readonly memberships: MembershipsService,
     private readonly permissions: AccessPermissions,
@@ -80,17 +60,14 @@ export class JoinRequestsService {
     const invite = await this.invites.resolve(token, { lock: true });
     const type = dto.requestType ?? (isSignedInUser(actor) ? 'human' : 'agent');
     if (invite.allowed_join_types !== 'both' && invite.allowed_join_types !== type) {
-      throw unprocessable(
-        `This invite admits ${invite.allowed_join_types === 'human' ? 'humans' : 'agents'} only`,
-        'join_type_not_allowed',
-      );
+      throw accessError('join_type_not_allowed', `This invite admits ${invite.allowed_join_types === 'human' ? 'humans' : 'agents'} only`);
     }
     if (type === 'human') {
       if (!actor) throw unauthorized('Sign in to accept an invite as a human');
       if (!isSignedInUser(actor))
-        throw unprocessable('Only a signed-in user can join as a human; the local board already reaches every company', 'user_required');
+        throw accessError('user_required', 'Only a signed-in user can join as a human; the local board already reaches every company');
       const existing = await this.memberships.find(invite.company_id, 'user', actor.userId);
-      if (existing?.status === 'active') throw conflict('You are already a member of this company', 'already_member');
+      if (existing?.status === 'active') throw accessError('already_member', 'You are already a member of this company');
       const m = await this.memberships.join(invite.company_id, 'user', actor.userId, invite.role as MembershipRole, actor);
       await this.activity.record({
         companyId: invite.company_id,
@@ -108,11 +85,13 @@ export class JoinRequestsService {
       });
     }
     const claimSecret = generateToken('cs');
-    const [row] = await this.db.query<JoinRequestRow>(
-      `INSERT INTO join_requests (company_id, invite_id, request_type, agent_name, adapter_type, capabilities, claim_secret_hash)
-       VALUES ($1, $2, 'agent', $3, $4, $5, $6) RETURNING *`,
-      [invite.company_id, invite.id, dto.agentName.trim(), dto.adapterType ?? null, dto.capabilities ?? null, sha256Hex(claimSecret)],
-    );
+    const row = await this.repo.insertAgentRequest(invite.company_id, {
+      inviteId: invite.id,
+      agentName: dto.agentName.trim(),
+      adapterType: dto.adapterType ?? null,
+      capabilities: dto.capabilities ?? null,
+      claimSecretHash: sha256Hex(claimSecret),
+    });
     await this.activity.record({
       companyId: invite.company_id,
       action: 'join_request.created',
@@ -130,11 +109,7 @@ export class JoinRequestsService {
   async list(actor: Actor, companyId: string, status?: string, requestType?: string): Promise<JoinRequestResponseDto[]> {
     await this.permissions.assert(actor, companyId, 'joins:approve');
     const wanted = status === 'pending' ? 'pending_approval' : status;
-    const rows = await this.db.query<JoinRequestRow>(
-      `SELECT * FROM join_requests WHERE company_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR request_type = $3)
-        ORDER BY created_at DESC, id`,
-      [companyId, wanted ?? null, requestType ?? null],
-    );
+    const rows = await this.repo.list(companyId, wanted ?? null, requestType ?? null);
     return rows.map(toJoinRequestResponse);
   }
 
@@ -145,15 +120,12 @@ export class JoinRequestsService {
     if (row.request_type === 'agent') {
       const agentId = await this.createAgent(companyId, row);
       await this.memberships.join(companyId, 'agent', agentId, 'member', actor);
-      const [updated] = await this.db.query<JoinRequestRow>(
-        `WITH changed AS (UPDATE join_requests SET created_agent_id = $2 WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-        [row.id, agentId],
-      );
+      const updated = await this.repo.setCreatedAgent(row.id, agentId);
       return toJoinRequestResponse(updated);
     }
     if (row.requesting_user_id) {
-      const [invite] = await this.db.query<{ role: MembershipRole }>(`SELECT role FROM invites WHERE id = $1`, [row.invite_id]);
-      await this.memberships.join(companyId, 'user', row.requesting_user_id, invite?.role ?? 'member', actor);
+      const role = (await this.inviteRows.roleOf(row.invite_id)) as MembershipRole | undefined;
+      await this.memberships.join(companyId, 'user', row.requesting_user_id, role ?? 'member', actor);
     }
     return toJoinRequestResponse(row);
   }
@@ -168,32 +140,27 @@ export class JoinRequestsService {
    * in constant time; the conditional update makes the claim work exactly once under concurrency.
    */
   async claimApiKey(requestId: string, claimSecret: string): Promise<ClaimedApiKeyDto> {
-    const [row] = isUuid(requestId)
-      ? await this.db.query<JoinRequestRow>(`SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`, [requestId])
-      : [];
+    const row = isUuid(requestId) ? await this.repo.lockById(requestId) : undefined;
     if (!row) throw notFound('Join request');
     if (!row.claim_secret_hash || !safeEqual(sha256Hex(claimSecret), row.claim_secret_hash)) {
-      throw new DomainError(403, 'invalid_claim_secret', 'Invalid claim secret');
+      throw accessError('invalid_claim_secret', 'Invalid claim secret');
     }
     if (row.status !== 'approved' || !row.created_agent_id) {
-      throw conflict(`Join request is ${row.status}; only an approved request yields a key`, 'join_request_not_approved');
+      throw accessError('join_request_not_approved', `Join request is ${row.status}; only an approved request yields a key`);
     }
-    if (row.api_key_claimed_at) throw conflict('The API key of this join request was already claimed', 'api_key_already_claimed');
-    const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1`, [row.created_agent_id]);
-    if (!agent || agent.status === 'terminated' || agent.status === 'pending_approval') {
-      throw conflict('The agent of this join request cannot receive keys', 'agent_not_keyable');
+    if (row.api_key_claimed_at) throw accessError('api_key_already_claimed', 'The API key of this join request was already claimed');
+    const agentStatus = await this.repo.agentStatus(row.created_agent_id);
+    if (!agentStatus || agentStatus === 'terminated' || agentStatus === 'pending_approval') {
+      throw accessError('agent_not_keyable', 'The agent of this join request cannot receive keys');
     }
-    await this.db.query(`UPDATE join_requests SET api_key_claimed_at = now(), updated_at = now() WHERE id = $1`, [row.id]);
+    await this.repo.markApiKeyClaimed(row.id);
     const token = generateToken('ak');
-    const repo = this.db.repo(AgentApiKeyEntity);
-    const key = await repo.save(
-      repo.create({
-        companyId: row.company_id,
-        agentId: row.created_agent_id,
-        name: 'join-request',
-        tokenHash: sha256Hex(token),
-        tokenPrefix: tokenDisplayPrefix(token),
-      }),
+    const key = await this.repo.insertAgentApiKey(
+      row.company_id,
+      row.created_agent_id,
+      'join-request',
+      sha256Hex(token),
+      tokenDisplayPrefix(token),
     );
     await this.activity.record({
       companyId: row.company_id,
@@ -216,22 +183,13 @@ export class JoinRequestsService {
     status: 'approved' | 'rejected',
     note?: string,
   ): Promise<JoinRequestRow> {
-    const [row] = isUuid(requestId)
-      ? await this.db.query<JoinRequestRow>(
-          `WITH changed AS (UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
-            WHERE id = $1 AND company_id = $2 AND status = 'pending_approval' RETURNING *) SELECT * FROM changed`,
-          [requestId, companyId, status, actor.kind === 'board' ? actor.userId : null, note ?? null],
-        )
-      : [];
+    const row = isUuid(requestId)
+      ? await this.repo.decidePending(companyId, requestId, status, actor.kind === 'board' ? actor.userId : null, note ?? null)
+      : undefined;
     if (row) return row;
-    const [existing] = isUuid(requestId)
-      ? await this.db.query<{ status: string }>(`SELECT status FROM join_requests WHERE id = $1 AND company_id = $2`, [
-          requestId,
-          companyId,
-        ])
-      : [];
+    const existing = isUuid(requestId) ? await this.repo.statusOf(companyId, requestId) : undefined;
     if (!existing) throw notFound('Join request');
-    throw conflict(`Join request is already ${existing.status}`, 'join_request_not_pending', { status: existing.status });
+    throw accessError('join_request_not_pending', `Join request is already ${existing}`, { status: existing });
   }
 
   /** A minimal, valid agent row; the URL key gets a numeric suffix when taken. */
@@ -239,33 +197,15 @@ export class JoinRequestsService {
     const name = req.agent_name ?? 'Agent';
     const base = slugify(name, 60, 'agent');
     for (let n = 1; n < 1000; n++) {
-      const result = await this.db.manager
-        .createQueryBuilder()
-        .insert()
-        .into(AgentEntity)
-        .values({
-          companyId,
-          name,
-          urlKey: n === 1 ? base : `${base}-${n}`,
-          role: 'general',
-          title: null,
-          capabilities: req.capabilities ?? '',
-          reportsTo: null,
-          adapterType: req.adapter_type ?? 'process',
-          adapterConfig: {},
-          runtimeConfig: {},
-          budgetMonthlyCents: 0,
-          spentMonthlyCents: 0,
-          status: 'idle',
-          permissions: {},
-          metadata: { joinRequestId: req.id },
-        })
-        .orIgnore()
-        .returning(['id'])
-        .execute();
-      const id = (result.raw as Array<{ id: string }>)[0]?.id;
+      const id = await this.repo.insertAgentUnlessUrlKeyTaken(companyId, {
+        name,
+        urlKey: n === 1 ? base : `${base}-${n}`,
+        capabilities: req.capabilities ?? '',
+        adapterType: req.adapter_type ?? 'process',
+        joinRequestId: req.id,
+      });
       if (id) return id;
     }
-    throw conflict('Could not find a free URL key for the agent', 'url_key_taken');
+    throw accessError('url_key_taken', 'Could not find a free URL key for the agent');
   }
 }

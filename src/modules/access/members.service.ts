@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { Db } from '../../database/db.service';
 import { AccessPermissions } from './access-permissions.service';
 import { DirectoryUserDto } from './dto/member.dto';
+import { MembershipsRepository } from './memberships.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import { MembershipRole, MembershipStatus, normalizeGrants } from './permission-keys';
 
@@ -13,7 +13,7 @@ import { MembershipRole, MembershipStatus, normalizeGrants } from './permission-
 @Injectable()
 export class MembersService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: MembershipsRepository,
     private readonly memberships: MembershipsService,
     private readonly permissions: AccessPermissions,
   ) {}
@@ -30,20 +30,7 @@ export class MembersService {
   }
 
   async directory(companyId: string): Promise<DirectoryUserDto[]> {
-    const rows = await this.db.query<{
-      id: string;
-      name: string;
-      slug: string;
-      image: string | null;
-      membership_role: string;
-      status: string;
-    }>(
-      `SELECT u.id, u.name, u.slug, u.image, m.membership_role, m.status
-         FROM company_memberships m JOIN users u ON u.id = m.principal_id
-        WHERE m.company_id = $1 AND m.principal_type = 'user'
-        ORDER BY (m.status = 'active') DESC, lower(u.name), u.id`,
-      [companyId],
-    );
+    const rows = await this.repo.directory(companyId);
     return rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, image: r.image, membershipRole: r.membership_role, status: r.status }));
   }
 

@@ -1,31 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { conflict, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
+import { isoRequired } from '../../database/row-mapping';
+import { accessError } from './access.errors';
+import { MemberDetailRow, MembershipRow, MembershipsRepository, PrincipalType } from './memberships.repository';
 import { MembershipRole, MembershipStatus, NormalizedGrant, ROLE_DEFAULT_GRANTS } from './permission-keys';
-
-export type PrincipalType = 'user' | 'agent';
-
-interface MembershipRow {
-  id: string;
-  company_id: string;
-  principal_type: PrincipalType;
-  principal_id: string;
-  membership_role: MembershipRole;
-  status: MembershipStatus;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface MemberDetailRow extends MembershipRow {
-  user_name: string | null;
-  user_email: string | null;
-  user_slug: string | null;
-  user_image: string | null;
-  agent_name: string | null;
-  agent_status: string | null;
-}
 
 export interface MemberResponse {
   id: string;
@@ -41,13 +22,6 @@ export interface MemberResponse {
   updatedAt: string;
 }
 
-const MEMBER_SELECT = `
-  SELECT m.*, u.name AS user_name, u.email AS user_email, u.slug AS user_slug, u.image AS user_image,
-         a.name AS agent_name, a.status AS agent_status
-    FROM company_memberships m
-    LEFT JOIN users u ON m.principal_type = 'user' AND u.id = m.principal_id
-    LEFT JOIN agents a ON m.principal_type = 'agent' AND a.id::text = m.principal_id`;
-
 const actorId = (actor: Actor | undefined) => (actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system');
 
 /**
@@ -56,27 +30,26 @@ const actorId = (actor: Actor | undefined) => (actor ? (actor.kind === 'agent' ?
  */
 @Injectable()
 export class MembershipsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly repo: MembershipsRepository,
+  ) {}
 
   async list(companyId: string): Promise<MemberResponse[]> {
-    const rows = await this.db.query<MemberDetailRow>(`${MEMBER_SELECT} WHERE m.company_id = $1 ORDER BY m.created_at, m.id`, [companyId]);
+    const rows = await this.repo.listDetailed(companyId);
     return this.withGrants(companyId, rows);
   }
 
   async get(companyId: string, memberId: string): Promise<MemberResponse> {
     if (!isUuid(memberId)) throw notFound('Member');
-    const rows = await this.db.query<MemberDetailRow>(`${MEMBER_SELECT} WHERE m.company_id = $1 AND m.id = $2`, [companyId, memberId]);
+    const rows = await this.repo.getDetailed(companyId, memberId);
     if (!rows.length) throw notFound('Member');
     return (await this.withGrants(companyId, rows))[0];
   }
 
   /** The membership of a principal in a company, if any. */
   async find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRow | undefined> {
-    const [row] = await this.db.query<MembershipRow>(
-      `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
-      [companyId, type, principalId],
-    );
-    return row;
+    return (await this.repo.find(companyId, type, principalId)) ?? undefined;
   }
 
   /**
@@ -84,14 +57,7 @@ export class MembershipsService {
    * existing one is reactivated with the role (its grants are left as they are).
    */
   async join(companyId: string, type: PrincipalType, principalId: string, role: MembershipRole, by?: Actor): Promise<MembershipRow> {
-    const [row] = await this.db.query<MembershipRow & { inserted: boolean }>(
-      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
-       VALUES ($1, $2, $3, $4, 'active')
-       ON CONFLICT (company_id, principal_type, principal_id)
-       DO UPDATE SET membership_role = EXCLUDED.membership_role, status = 'active', updated_at = now()
-       RETURNING *, (xmax = 0) AS inserted`,
-      [companyId, type, principalId, role],
-    );
+    const row = await this.repo.upsertActive(companyId, type, principalId, role);
     if (row.inserted && type === 'user') {
       await this.insertGrants(
         companyId,
@@ -118,18 +84,10 @@ export class MembershipsService {
       const status = change.status ?? current.status;
       await this.assertKeepsAnOwner(current, role, status);
       if (role !== current.membership_role || status !== current.status) {
-        await this.db.query(`UPDATE company_memberships SET membership_role = $2, status = $3, updated_at = now() WHERE id = $1`, [
-          current.id,
-          role,
-          status,
-        ]);
+        await this.repo.setRoleAndStatus(current.id, role, status);
       }
       if (change.grants) {
-        await this.db.query(`DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`, [
-          companyId,
-          current.principal_type,
-          current.principal_id,
-        ]);
+        await this.repo.deleteGrants(companyId, current.principal_type, current.principal_id);
         await this.insertGrants(companyId, current.principal_type, current.principal_id, change.grants, by);
       }
       return this.get(companyId, memberId);
@@ -138,11 +96,7 @@ export class MembershipsService {
 
   /** Memberships (any status) of a user across companies. */
   async companiesOfUser(userId: string): Promise<Array<MembershipRow & { company_name: string }>> {
-    return this.db.query(
-      `SELECT m.*, c.name AS company_name FROM company_memberships m JOIN companies c ON c.id = m.company_id
-        WHERE m.principal_type = 'user' AND m.principal_id = $1 ORDER BY c.name, c.id`,
-      [userId],
-    );
+    return this.repo.companiesOfUser(userId);
   }
 
   /**
@@ -155,19 +109,13 @@ export class MembershipsService {
     by: Actor,
   ): Promise<void> {
     const wanted = new Map(entries.map((e) => [e.companyId, e.membershipRole]));
-    const before = await this.db.query<{ company_id: string }>(
-      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
-      [userId],
-    );
-    await this.serialize([...wanted.keys(), ...before.map((m) => m.company_id)]);
-    const current = await this.db.query<MembershipRow>(
-      `SELECT * FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
-      [userId],
-    );
+    const before = await this.repo.companyIdsOfUser(userId);
+    await this.serialize([...wanted.keys(), ...before]);
+    const current = await this.repo.lockAllOfUser(userId);
     for (const m of current) {
       if (!wanted.has(m.company_id) && m.status === 'active') {
         await this.assertKeepsAnOwner(m, m.membership_role, 'inactive');
-        await this.db.query(`UPDATE company_memberships SET status = 'inactive', updated_at = now() WHERE id = $1`, [m.id]);
+        await this.repo.deactivate(m.id);
       }
     }
     for (const [companyId, role] of wanted) {
@@ -179,10 +127,7 @@ export class MembershipsService {
       const nextRole = role ?? existing.membership_role;
       if (existing.status !== 'active' || nextRole !== existing.membership_role) {
         await this.assertKeepsAnOwner(existing, nextRole, 'active');
-        await this.db.query(`UPDATE company_memberships SET membership_role = $2, status = 'active', updated_at = now() WHERE id = $1`, [
-          existing.id,
-          nextRole,
-        ]);
+        await this.repo.activateWithRole(existing.id, nextRole);
       }
     }
   }
@@ -193,11 +138,7 @@ export class MembershipsService {
   }
 
   async activeCompanyIds(userId: string): Promise<string[]> {
-    const rows = await this.db.query<{ company_id: string }>(
-      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 AND status = 'active'`,
-      [userId],
-    );
-    return rows.map((r) => r.company_id);
+    return this.repo.activeCompanyIdsOfUser(userId);
   }
 
   /**
@@ -206,16 +147,13 @@ export class MembershipsService {
    */
   private async serialize(companyIds: string[]): Promise<void> {
     for (const id of [...new Set(companyIds)].sort()) {
-      await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`company_members:${id}`]);
+      await this.repo.lockMembersOf(id);
     }
   }
 
   private async lock(companyId: string, memberId: string): Promise<MembershipRow> {
     if (!isUuid(memberId)) throw notFound('Member');
-    const [row] = await this.db.query<MembershipRow>(`SELECT * FROM company_memberships WHERE id = $1 AND company_id = $2 FOR UPDATE`, [
-      memberId,
-      companyId,
-    ]);
+    const row = await this.repo.lockMember(companyId, memberId);
     if (!row) throw notFound('Member');
     return row;
   }
@@ -228,12 +166,9 @@ export class MembershipsService {
     const wasOwner = current.membership_role === 'owner' && current.status === 'active';
     const staysOwner = nextRole === 'owner' && nextStatus === 'active';
     if (!wasOwner || staysOwner) return;
-    const owners = await this.db.query<{ id: string }>(
-      `SELECT id FROM company_memberships WHERE company_id = $1 AND membership_role = 'owner' AND status = 'active' ORDER BY id FOR UPDATE`,
-      [current.company_id],
-    );
-    if (!owners.some((o) => o.id !== current.id)) {
-      throw conflict('The last active owner of a company cannot be demoted or deactivated', 'last_owner');
+    const owners = await this.repo.lockActiveOwners(current.company_id);
+    if (!owners.some((id) => id !== current.id)) {
+      throw accessError('last_owner', 'The last active owner of a company cannot be demoted or deactivated');
     }
   }
 
@@ -245,31 +180,14 @@ export class MembershipsService {
     by?: Actor,
   ): Promise<void> {
     if (!grants.length) return;
-    await this.db.query(
-      `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key, scope, granted_by)
-       SELECT $1, $2, $3, g.key, g.scope, $6 FROM unnest($4::text[], $5::jsonb[]) AS g(key, scope)`,
-      [
-        companyId,
-        type,
-        principalId,
-        grants.map((g) => g.permissionKey),
-        grants.map((g) => (g.scope ? JSON.stringify(g.scope) : null)),
-        actorId(by),
-      ],
-    );
+    await this.repo.insertGrants(companyId, type, principalId, grants, actorId(by));
   }
 
   private async withGrants(companyId: string, rows: MemberDetailRow[]): Promise<MemberResponse[]> {
-    const grants = await this.db.query<{
-      principal_type: string;
-      principal_id: string;
-      permission_key: NormalizedGrant['permissionKey'];
-      scope: NormalizedGrant['scope'];
-    }>(
-      `SELECT principal_type, principal_id, permission_key, scope FROM principal_permission_grants
-        WHERE company_id = $1 AND (principal_type, principal_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-        ORDER BY permission_key, created_at`,
-      [companyId, rows.map((r) => r.principal_type), rows.map((r) => r.principal_id)],
+    const grants = await this.repo.grantsOf(
+      companyId,
+      rows.map((r) => r.principal_type),
+      rows.map((r) => r.principal_id),
     );
     return rows.map((r) => ({
       id: r.id,
@@ -289,8 +207,8 @@ export class MembershipsService {
       grants: grants
         .filter((g) => g.principal_type === r.principal_type && g.principal_id === r.principal_id)
         .map((g) => ({ permissionKey: g.permission_key, scope: g.scope ?? null })),
-      createdAt: new Date(r.created_at).toISOString(),
-      updatedAt: new Date(r.updated_at).toISOString(),
+      createdAt: isoRequired(r.created_at),
+      updatedAt: isoRequired(r.updated_at),
     }));
   }
 }

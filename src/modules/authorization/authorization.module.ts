@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AuthorizationRepository } from './authorization.repository';
 import { AuthorizationService } from './authorization.service';
 
-@Module({ providers: [AuthorizationService], exports: [AuthorizationService] })
+@Module({ providers: [AuthorizationService, AuthorizationRepository], exports: [AuthorizationService] })
 export class AuthorizationModule {}

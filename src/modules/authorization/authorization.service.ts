@@ -2,24 +2,11 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { combinedPolicy, policyOfContainer } from './authorization-policy';
+import { AgentRow, AuthorizationRepository, GrantRow } from './authorization.repository';
 import { ACTION_PERMISSION_KEYS, AuthzAction, AuthzDecision, AuthzRequest, DecisionReason } from './authorization.types';
 import { constraintCount, isCompanyWide, parseScope, scopeMatches } from './grant-scope';
 import { ancestorsOf } from './org-chart';
-
-interface AgentRow {
-  id: string;
-  reports_to: string | null;
-  status: string;
-  role: string;
-  permissions: Record<string, unknown> | null;
-}
-
-interface GrantRow {
-  permission_key: string;
-  scope: unknown;
-}
 
 /** What the decision knows about the company, the actor and the target, loaded once per call. */
 interface DecisionContext {
@@ -47,7 +34,7 @@ const deny = (reason: DecisionReason): AuthzDecision => ({ allowed: false, reaso
  */
 @Injectable()
 export class AuthorizationService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly repo: AuthorizationRepository) {}
 
   async decide(req: AuthzRequest): Promise<AuthzDecision> {
     const actor = req.actor;
@@ -104,20 +91,11 @@ export class AuthorizationService {
   }
 
   private async loadContext(req: AuthzRequest, actor: Actor): Promise<DecisionContext> {
-    const agents = await this.db.query<AgentRow>(`SELECT id, reports_to, status, role, permissions FROM agents WHERE company_id = $1`, [
-      req.companyId,
-    ]);
+    const agents = await this.repo.agentsOfCompany(req.companyId);
     const byId = new Map(agents.map((a) => [a.id, a]));
-    const principal = actor.kind === 'agent' ? ['agent', actor.agentId] : ['user', actor.userId];
-    const [membership] = await this.db.query<{ membership_role: string; status: string }>(
-      `SELECT membership_role, status FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
-      [req.companyId, ...principal],
-    );
-    const grants = await this.db.query<GrantRow>(
-      `SELECT permission_key, scope FROM principal_permission_grants
-        WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3 AND permission_key = ANY($4)`,
-      [req.companyId, ...principal, ACTION_PERMISSION_KEYS[req.action]],
-    );
+    const [principalType, principalId] = actor.kind === 'agent' ? ['agent', actor.agentId] : ['user', actor.userId];
+    const membership = await this.repo.membership(req.companyId, principalType, principalId);
+    const grants = await this.repo.grants(req.companyId, principalType, principalId, ACTION_PERMISSION_KEYS[req.action]);
     return {
       req,
       actor,
@@ -140,11 +118,7 @@ export class AuthorizationService {
       if (assigning && INACTIVE_AGENT.includes(target.status)) return deny('deny_company_boundary');
     }
     if (assigning && req.targetUserId) {
-      const rows = await this.db.query(
-        `SELECT 1 FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
-        [req.companyId, req.targetUserId],
-      );
-      if (!rows.length) return deny('deny_company_boundary');
+      if (!(await this.repo.isActiveUserMember(req.companyId, req.targetUserId))) return deny('deny_company_boundary');
     }
     return null;
   }
@@ -195,11 +169,7 @@ export class AuthorizationService {
 
   private async projectPolicy(companyId: string, projectId: string | null): Promise<unknown> {
     if (!projectId || !isUuid(projectId)) return null;
-    const [row] = await this.db.query<{ execution_workspace_policy: unknown }>(
-      `SELECT execution_workspace_policy FROM projects WHERE id = $1 AND company_id = $2`,
-      [projectId, companyId],
-    );
-    return row?.execution_workspace_policy ?? null;
+    return this.repo.projectPolicy(companyId, projectId);
   }
 
   /** issue.assign: policy of target agent, project and issue first, then grants and implicit authority. */

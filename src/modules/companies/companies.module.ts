@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CompaniesController } from './companies.controller';
+import { CompaniesRepository } from './companies.repository';
 import { CompaniesService } from './companies.service';
 import { StorageModule } from '../storage/storage.module';
 import { BudgetsModule } from '../budgets/budgets.module';
@@ -7,7 +8,7 @@ import { BudgetsModule } from '../budgets/budgets.module';
 @Module({
   imports: [BudgetsModule, StorageModule],
   controllers: [CompaniesController],
-  providers: [CompaniesService],
+  providers: [CompaniesService, CompaniesRepository],
   exports: [CompaniesService],
 })
 export class CompaniesModule {}

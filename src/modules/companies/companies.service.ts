@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { DomainError, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
+import { forbidden, notFound } from '../../common/errors/domain-error';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
 import { sanitizeSvg } from '../../common/http/svg-sanitizer';
@@ -13,6 +13,8 @@ import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { AssetEntity } from '../storage/asset.entity';
 import { AssetsService } from '../storage/assets.service';
 import { StorageService } from '../storage/storage.service';
+import { companyError } from './companies.errors';
+import { CompaniesRepository } from './companies.repository';
 import { CompanyEntity } from './company.entity';
 import { AssetResponseDto, BrandingDto, CompanyResponseDto, CompanyStatsDto, CreateCompanyDto, UpdateCompanyDto } from './dto/company.dto';
 
@@ -73,6 +75,7 @@ export function prefixBase(name: string): string {
 export class CompaniesService {
   constructor(
     private readonly db: Db,
+    private readonly repo: CompaniesRepository,
     private readonly config: AppConfig,
     private readonly access: CompanyAccessService,
     private readonly budgets: BudgetSyncService,
@@ -82,39 +85,20 @@ export class CompaniesService {
     private readonly registry: AuthRegistry,
   ) {}
 
-  private get repo() {
-    return this.db.repo(CompanyEntity);
-  }
-
   async list(actor: Actor, includeArchived: boolean): Promise<CompanyResponseDto[]> {
     const ids = await this.access.accessibleCompanyIds(actor);
-    const qb = this.repo.createQueryBuilder('c').orderBy('c.created_at', 'ASC');
-    if (!includeArchived) qb.andWhere(`c.status <> 'archived'`);
-    if (ids) qb.andWhere('c.id = ANY(:ids)', { ids });
-    return (await qb.getMany()).map(toCompanyResponse);
+    return (await this.repo.list(includeArchived, ids)).map(toCompanyResponse);
   }
 
   /** Agent (non-terminated) and issue counts per accessible company, keyed by company id. */
   async stats(actor: Actor): Promise<Record<string, CompanyStatsDto>> {
     const ids = await this.access.accessibleCompanyIds(actor);
-    const rows = await this.db.query<{ id: string; agent_count: number; issue_count: number }>(
-      `SELECT c.id,
-              (SELECT count(*)::int FROM agents a WHERE a.company_id = c.id AND a.status <> 'terminated') AS agent_count,
-              ${this.issueCountSql()} AS issue_count
-         FROM companies c
-        WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))`,
-      [ids ?? null],
-    );
+    const rows = await this.repo.counts(ids ?? null);
     return Object.fromEntries(rows.map((r) => [r.id, { agentCount: r.agent_count, issueCount: r.issue_count }]));
   }
 
-  /** Issues of the company, hidden ones included. */
-  private issueCountSql(): string {
-    return `(SELECT count(*)::int FROM issues i WHERE i.company_id = c.id)`;
-  }
-
   async getEntity(companyId: string): Promise<CompanyEntity> {
-    const c = isUuid(companyId) ? await this.repo.findOne({ where: { id: companyId } }) : null;
+    const c = isUuid(companyId) ? await this.repo.findById(companyId) : null;
     if (!c) throw notFound('Company');
     return c;
   }
@@ -135,26 +119,17 @@ export class CompaniesService {
   private async insertWithUniquePrefix(dto: CreateCompanyDto): Promise<string> {
     const base = prefixBase(dto.name);
     // creates of one base take turns (until commit); other bases are not held up
-    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('company_issue_prefix:' || $1))`, [base]);
+    await this.repo.lockIssuePrefix(base);
     // the highest suffix in use for this base (BASE counts as 1): an index range scan on the prefix
-    const [{ top }] = await this.db.query<{ top: number }>(
-      `SELECT COALESCE(MAX(CASE WHEN issue_prefix = $1 THEN 1 ELSE substring(issue_prefix FROM $2::int)::int END), 0)::int AS top
-         FROM companies WHERE issue_prefix LIKE $1 || '%' AND issue_prefix ~ ('^' || $1 || '[0-9]*$')`,
-      [base, base.length + 1],
-    );
-    const [row] = await this.db.query<{ id: string }>(
-      `INSERT INTO companies (name, description, issue_prefix, budget_monthly_cents, require_board_approval_for_new_agents, brand_color)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [
-        dto.name.trim(),
-        dto.description ?? null,
-        top === 0 ? base : `${base}${top + 1}`,
-        dto.budgetMonthlyCents ?? 0,
-        dto.requireBoardApprovalForNewAgents ?? false,
-        dto.brandColor ?? null,
-      ],
-    );
-    return row.id;
+    const top = await this.repo.topPrefixSuffix(base);
+    return this.repo.insert({
+      name: dto.name.trim(),
+      description: dto.description ?? null,
+      issuePrefix: top === 0 ? base : `${base}${top + 1}`,
+      budgetMonthlyCents: dto.budgetMonthlyCents ?? 0,
+      requireBoardApprovalForNewAgents: dto.requireBoardApprovalForNewAgents ?? false,
+      brandColor: dto.brandColor ?? null,
+    });
   }
 
   /** Board: any field. The company's CEO agent: branding fields only. */
@@ -207,7 +182,7 @@ export class CompaniesService {
       if (dto.logoAssetId !== null) {
         const asset = await this.assets.findInCompany(company.id, dto.logoAssetId);
         if (!asset)
-          throw unprocessable('logoAssetId must reference an asset of this company', 'invalid_logo_asset', { field: 'logoAssetId' });
+          throw companyError('invalid_logo_asset', 'logoAssetId must reference an asset of this company', { field: 'logoAssetId' });
       }
       const previous = company.logoAssetId ? await this.assets.findInCompany(company.id, company.logoAssetId) : null;
       company.logoAssetId = dto.logoAssetId;
@@ -218,23 +193,20 @@ export class CompaniesService {
 
   private async assertCeoAgent(actor: Actor, companyId: string): Promise<void> {
     if (actor.kind !== 'agent') return;
-    const rows = await this.db.query(`SELECT 1 FROM agents WHERE id = $1 AND company_id = $2 AND role = 'ceo' AND status <> 'terminated'`, [
-      actor.agentId,
-      companyId,
-    ]);
-    if (!rows.length) throw forbidden('Only the board or the company CEO agent may change branding');
+    if (!(await this.repo.isCeoAgent(actor.agentId, companyId)))
+      throw forbidden('Only the board or the company CEO agent may change branding');
   }
 
   async uploadLogo(actor: Actor, companyId: string, file: UploadedFile): Promise<AssetResponseDto> {
     await this.getEntity(companyId);
     const contentType = (file.mimetype || '').split(';')[0].trim().toLowerCase();
     if (!contentTypeAllowed(contentType, LOGO_TYPES)) {
-      throw new DomainError(415, 'unsupported_media_type', `Logo must be one of ${LOGO_TYPES.join(', ')}`);
+      throw companyError('unsupported_media_type', `Logo must be one of ${LOGO_TYPES.join(', ')}`);
     }
     let data = file.buffer;
     if (contentType === 'image/svg+xml') {
       const clean = sanitizeSvg(data.toString('utf8'));
-      if (!clean) throw unprocessable('The SVG is empty or unsafe', 'unsafe_svg', { field: 'file' });
+      if (!clean) throw companyError('unsafe_svg', 'The SVG is empty or unsafe', { field: 'file' });
       data = Buffer.from(clean, 'utf8');
     }
     const asset = await this.assets.create({ companyId, kind: 'logo', contentType, data, originalFilename: file.originalname, actor });
@@ -248,11 +220,7 @@ export class CompaniesService {
       company.status = 'archived';
       company.pauseReason = null;
       await this.repo.save(company);
-      await this.db.query(
-        `UPDATE agents SET status = 'paused', pause_reason = 'company_archived', updated_at = now()
-          WHERE company_id = $1 AND status IN ('active', 'idle', 'running', 'error')`,
-        [companyId],
-      );
+      await this.repo.pauseAgentsOfArchivedCompany(companyId);
       await this.cancellation.cancel({ companyId }, 'company_archived');
     }
     return this.get(companyId);
@@ -261,8 +229,7 @@ export class CompaniesService {
   /** Hard delete with everything the company owns; only when SERVICE_ENABLE_COMPANY_DELETION is on. */
   async remove(companyId: string): Promise<CompanyResponseDto> {
     if (!this.config.enableCompanyDeletion) {
-      throw new DomainError(
-        403,
+      throw companyError(
         'company_deletion_disabled',
         'Company deletion is disabled on this instance (set SERVICE_ENABLE_COMPANY_DELETION=true)',
       );
@@ -270,16 +237,14 @@ export class CompaniesService {
     const company = await this.lockCompany(companyId);
     const before = toCompanyResponse(company);
     await this.cancellation.cancel({ companyId }, 'company_deleted');
-    await this.repo.delete({ id: companyId });
+    await this.repo.delete(companyId);
     this.access.forget(companyId);
     this.db.afterCommit(() => this.storage.removeCompany(companyId));
     return before;
   }
 
   private async lockCompany(companyId: string): Promise<CompanyEntity> {
-    const c = isUuid(companyId)
-      ? await this.repo.createQueryBuilder('c').setLock('pessimistic_write').where('c.id = :id', { id: companyId }).getOne()
-      : null;
+    const c = isUuid(companyId) ? await this.repo.lockById(companyId) : null;
     if (!c) throw notFound('Company');
     return c;
   }

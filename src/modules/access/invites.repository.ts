@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+
+export interface InviteRow {
+  id: string;
+  company_id: string;
+  token_prefix: string;
+  role: string;
+  allowed_join_types: 'human' | 'agent' | 'both';
+  message: string | null;
+  expires_at: Date;
+  revoked_at: Date | null;
+  created_by_user_id: string | null;
+  created_by_agent_id: string | null;
+  created_at: Date;
+}
+
+export interface ResolvedInvite extends InviteRow {
+  company_name: string;
+  company_description: string | null;
+  company_logo_asset_id: string | null;
+}
+
+export interface InviteInsert {
+  tokenHash: string;
+  tokenPrefix: string;
+  role: string;
+  allowedJoinTypes: string;
+  message: string | null;
+  expiresInHours: number;
+  createdByUserId: string | null;
+  createdByAgentId: string | null;
+}
+
+/** The only place the `invites` table is read and written. */
+@Injectable()
+export class InvitesRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  async insert(companyId: string, i: InviteInsert): Promise<InviteRow> {
+    const [row] = await this.rows<InviteRow>(
+      companyId,
+      `INSERT INTO invites (company_id, token_hash, token_prefix, role, allowed_join_types, message, expires_at, created_by_user_id, created_by_agent_id)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(hours => $7), $8, $9) RETURNING *`,
+      [i.tokenHash, i.tokenPrefix, i.role, i.allowedJoinTypes, i.message, i.expiresInHours, i.createdByUserId, i.createdByAgentId],
+    );
+    return row;
+  }
+
+  listByCompany(companyId: string): Promise<InviteRow[]> {
+    return this.rows<InviteRow>(companyId, `SELECT * FROM invites WHERE company_id = $1 ORDER BY created_at DESC, id`);
+  }
+
+  /** An invite by id, locked for update (its company is checked by the caller). */
+  async lockById(inviteId: string): Promise<InviteRow | undefined> {
+    const [row] = await this.db.query<InviteRow>(`SELECT * FROM invites WHERE id = $1 FOR UPDATE`, [inviteId]);
+    return row;
+  }
+
+  /** Revoking twice keeps the first revocation time. (UPDATEs run as CTEs: TypeORM returns [rows, count] for a bare UPDATE.) */
+  async revoke(inviteId: string): Promise<InviteRow> {
+    const [row] = await this.db.query<InviteRow>(
+      `WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [inviteId],
+    );
+    return row;
+  }
+
+  /** The invite behind a token hash with its company's public fields; `lock` locks the invite row. */
+  // reads companies (owned by companies) for the invite's public view
+  async findByTokenHash(tokenHash: string, lock: boolean): Promise<ResolvedInvite | undefined> {
+    const [row] = await this.db.query<ResolvedInvite>(
+      `SELECT i.*, c.name AS company_name, c.description AS company_description, c.logo_asset_id AS company_logo_asset_id
+         FROM invites i JOIN companies c ON c.id = i.company_id WHERE i.token_hash = $1 ${lock ? 'FOR UPDATE OF i' : ''}`,
+      [tokenHash],
+    );
+    return row;
+  }
+
+  async roleOf(inviteId: string | null): Promise<string | undefined> {
+    const [invite] = await this.db.query<{ role: string }>(`SELECT role FROM invites WHERE id = $1`, [inviteId]);
+    return invite?.role;
+  }
+}

@@ -1,0 +1,226 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import type { MembershipRole, MembershipStatus, NormalizedGrant } from './permission-keys';
+
+export type PrincipalType = 'user' | 'agent';
+
+export interface MembershipRow {
+  id: string;
+  company_id: string;
+  principal_type: PrincipalType;
+  principal_id: string;
+  membership_role: MembershipRole;
+  status: MembershipStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MemberDetailRow extends MembershipRow {
+  user_name: string | null;
+  user_email: string | null;
+  user_slug: string | null;
+  user_image: string | null;
+  agent_name: string | null;
+  agent_status: string | null;
+}
+
+export interface GrantRow {
+  principal_type: string;
+  principal_id: string;
+  permission_key: NormalizedGrant['permissionKey'];
+  scope: NormalizedGrant['scope'];
+}
+
+export interface DirectoryRow {
+  id: string;
+  name: string;
+  slug: string;
+  image: string | null;
+  membership_role: string;
+  status: string;
+}
+
+// the members pages show each principal's user or agent: a read joining users (owned by users)
+// and agents (owned by agents) for those pages
+const MEMBER_SELECT = `
+  SELECT m.*, u.name AS user_name, u.email AS user_email, u.slug AS user_slug, u.image AS user_image,
+         a.name AS agent_name, a.status AS agent_status
+    FROM company_memberships m
+    LEFT JOIN users u ON m.principal_type = 'user' AND u.id = m.principal_id
+    LEFT JOIN agents a ON m.principal_type = 'agent' AND a.id::text = m.principal_id`;
+
+/** The only place `company_memberships` and `principal_permission_grants` are read and written (by the access area). */
+@Injectable()
+export class MembershipsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  listDetailed(companyId: string): Promise<MemberDetailRow[]> {
+    return this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 ORDER BY m.created_at, m.id`);
+  }
+
+  getDetailed(companyId: string, memberId: string): Promise<MemberDetailRow[]> {
+    return this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 AND m.id = $2`, [memberId]);
+  }
+
+  /** The grants of the given principals (pairs of `types[i]`, `ids[i]`) in the company. */
+  grantsOf(companyId: string, types: string[], ids: string[]): Promise<GrantRow[]> {
+    return this.rows<GrantRow>(
+      companyId,
+      `SELECT principal_type, principal_id, permission_key, scope FROM principal_permission_grants
+        WHERE company_id = $1 AND (principal_type, principal_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+        ORDER BY permission_key, created_at`,
+      [types, ids],
+    );
+  }
+
+  find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRow | null> {
+    return this.row<MembershipRow>(
+      companyId,
+      `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
+      [type, principalId],
+    );
+  }
+
+  /** Inserts an active membership or reactivates the existing one with the role; `inserted` tells which. */
+  async upsertActive(
+    companyId: string,
+    type: PrincipalType,
+    principalId: string,
+    role: MembershipRole,
+  ): Promise<MembershipRow & { inserted: boolean }> {
+    const [row] = await this.rows<MembershipRow & { inserted: boolean }>(
+      companyId,
+      `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
+       VALUES ($1, $2, $3, $4, 'active')
+       ON CONFLICT (company_id, principal_type, principal_id)
+       DO UPDATE SET membership_role = EXCLUDED.membership_role, status = 'active', updated_at = now()
+       RETURNING *, (xmax = 0) AS inserted`,
+      [type, principalId, role],
+    );
+    return row;
+  }
+
+  async setRoleAndStatus(membershipId: string, role: MembershipRole, status: MembershipStatus): Promise<void> {
+    await this.db.query(`UPDATE company_memberships SET membership_role = $2, status = $3, updated_at = now() WHERE id = $1`, [
+      membershipId,
+      role,
+      status,
+    ]);
+  }
+
+  async deactivate(membershipId: string): Promise<void> {
+    await this.db.query(`UPDATE company_memberships SET status = 'inactive', updated_at = now() WHERE id = $1`, [membershipId]);
+  }
+
+  async activateWithRole(membershipId: string, role: MembershipRole): Promise<void> {
+    await this.db.query(`UPDATE company_memberships SET membership_role = $2, status = 'active', updated_at = now() WHERE id = $1`, [
+      membershipId,
+      role,
+    ]);
+  }
+
+  async deleteGrants(companyId: string, type: PrincipalType, principalId: string): Promise<void> {
+    await this.rows(
+      companyId,
+      `DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
+      [type, principalId],
+    );
+  }
+
+  async insertGrants(
+    companyId: string,
+    type: PrincipalType,
+    principalId: string,
+    grants: NormalizedGrant[],
+    grantedBy: string,
+  ): Promise<void> {
+    await this.rows(
+      companyId,
+      `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key, scope, granted_by)
+       SELECT $1, $2, $3, g.key, g.scope, $6 FROM unnest($4::text[], $5::jsonb[]) AS g(key, scope)`,
+      [type, principalId, grants.map((g) => g.permissionKey), grants.map((g) => (g.scope ? JSON.stringify(g.scope) : null)), grantedBy],
+    );
+  }
+
+  /** Memberships (any status) of a user across companies, with the company's name. */
+  // reads companies (owned by companies) for the user's company list
+  companiesOfUser(userId: string): Promise<Array<MembershipRow & { company_name: string }>> {
+    return this.db.query(
+      `SELECT m.*, c.name AS company_name FROM company_memberships m JOIN companies c ON c.id = m.company_id
+        WHERE m.principal_type = 'user' AND m.principal_id = $1 ORDER BY c.name, c.id`,
+      [userId],
+    );
+  }
+
+  /** Companies where the user has a membership of any status. */
+  async companyIdsOfUser(userId: string): Promise<string[]> {
+    const rows = await this.db.query<{ company_id: string }>(
+      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
+      [userId],
+    );
+    return rows.map((r) => r.company_id);
+  }
+
+  /** Every membership of the user, locked for update (in company order). */
+  lockAllOfUser(userId: string): Promise<MembershipRow[]> {
+    return this.db.query<MembershipRow>(
+      `SELECT * FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
+      [userId],
+    );
+  }
+
+  async activeCompanyIdsOfUser(userId: string): Promise<string[]> {
+    const rows = await this.db.query<{ company_id: string }>(
+      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 AND status = 'active'`,
+      [userId],
+    );
+    return rows.map((r) => r.company_id);
+  }
+
+  /** Role and status changes of a company's members take turns: a transaction-scoped advisory lock. */
+  async lockMembersOf(companyId: string): Promise<void> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`company_members:${companyId}`]);
+  }
+
+  async lockMember(companyId: string, memberId: string): Promise<MembershipRow | undefined> {
+    const [row] = await this.db.query<MembershipRow>(`SELECT * FROM company_memberships WHERE id = $1 AND company_id = $2 FOR UPDATE`, [
+      memberId,
+      this.scope(companyId),
+    ]);
+    return row;
+  }
+
+  /** The ids of the company's active owners, their rows locked for update. */
+  async lockActiveOwners(companyId: string): Promise<string[]> {
+    const owners = await this.rows<{ id: string }>(
+      companyId,
+      `SELECT id FROM company_memberships WHERE company_id = $1 AND membership_role = 'owner' AND status = 'active' ORDER BY id FOR UPDATE`,
+    );
+    return owners.map((o) => o.id);
+  }
+
+  /** The role of the user's active membership, if any. */
+  async activeUserRole(companyId: string, userId: string): Promise<string | null> {
+    const m = await this.row<{ membership_role: string }>(
+      companyId,
+      `SELECT membership_role FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
+      [userId],
+    );
+    return m?.membership_role ?? null;
+  }
+
+  /** The company's human members with their user profile, active first. */
+  // reads users (owned by users) for the member directory
+  directory(companyId: string): Promise<DirectoryRow[]> {
+    return this.rows<DirectoryRow>(
+      companyId,
+      `SELECT u.id, u.name, u.slug, u.image, m.membership_role, m.status
+         FROM company_memberships m JOIN users u ON u.id = m.principal_id
+        WHERE m.company_id = $1 AND m.principal_type = 'user'
+        ORDER BY (m.status = 'active') DESC, lower(u.name), u.id`,
+    );
+  }
+}

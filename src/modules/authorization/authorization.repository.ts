@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+
+export interface AgentRow {
+  id: string;
+  reports_to: string | null;
+  status: string;
+  role: string;
+  permissions: Record<string, unknown> | null;
+}
+
+export interface GrantRow {
+  permission_key: string;
+  scope: unknown;
+}
+
+/**
+ * What the authorization decision reads. It owns no table: it reads agents (owned by agents),
+ * company_memberships and principal_permission_grants (owned by access) and projects (owned by
+ * projects), which import this module, so the reads live here rather than behind their services.
+ */
+@Injectable()
+export class AuthorizationRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  // reads agents (owned by agents)
+  agentsOfCompany(companyId: string): Promise<AgentRow[]> {
+    return this.rows<AgentRow>(companyId, `SELECT id, reports_to, status, role, permissions FROM agents WHERE company_id = $1`);
+  }
+
+  // reads company_memberships (owned by access)
+  membership(companyId: string, principalType: string, principalId: string): Promise<{ membership_role: string; status: string } | null> {
+    return this.row<{ membership_role: string; status: string }>(
+      companyId,
+      `SELECT membership_role, status FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
+      [principalType, principalId],
+    );
+  }
+
+  // reads principal_permission_grants (owned by access)
+  grants(companyId: string, principalType: string, principalId: string, permissionKeys: string[]): Promise<GrantRow[]> {
+    return this.rows<GrantRow>(
+      companyId,
+      `SELECT permission_key, scope FROM principal_permission_grants
+        WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3 AND permission_key = ANY($4)`,
+      [principalType, principalId, permissionKeys],
+    );
+  }
+
+  // reads company_memberships (owned by access)
+  async isActiveUserMember(companyId: string, userId: string): Promise<boolean> {
+    const rows = await this.rows(
+      companyId,
+      `SELECT 1 FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
+      [userId],
+    );
+    return rows.length > 0;
+  }
+
+  /** A project's execution workspace policy; null when the project is not in the company. */
+  // reads projects (owned by projects)
+  async projectPolicy(companyId: string, projectId: string): Promise<unknown> {
+    const [row] = await this.db.query<{ execution_workspace_policy: unknown }>(
+      `SELECT execution_workspace_policy FROM projects WHERE id = $1 AND company_id = $2`,
+      [projectId, this.scope(companyId)],
+    );
+    return row?.execution_workspace_policy ?? null;
+  }
+}
