@@ -2,11 +2,6 @@
 // Each entry is a debt: move its statements into its module's <domain>.repository.ts and drop the line.
 // New files never go here: lint refuses `.query(` outside repositories and src/database/.
 export const LEGACY_SQL_FILES = [
-  'src/modules/artifacts/artifacts.service.ts',
-  'src/modules/artifacts/work-product.types.ts',
-  'src/modules/artifacts/work-products.service.ts',
-  'src/modules/attachments/attachment.types.ts',
-  'src/modules/attachments/attachments.service.ts',
   'src/modules/budgets/budget-enforcement.service.ts',
   'src/modules/budgets/budget-gate.service.ts',
   'src/modules/budgets/budget-incidents.service.ts',
@@ -17,9 +12,6 @@ export const LEGACY_SQL_FILES = [
   'src/modules/costs/cost-events.service.ts',
   'src/modules/costs/cost-reports.service.ts',
   'src/modules/costs/finance.service.ts',
-  'src/modules/documents/annotations.service.ts',
-  'src/modules/documents/documents.service.ts',
-  'src/modules/documents/issue-document-reads.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',
   'src/modules/heartbeat/heartbeat-runs.service.ts',
   'src/modules/heartbeat/heartbeat-scheduler.service.ts',

@@ -1,25 +1,9 @@
 import type { Db } from '../../database/db.service';
+import { isoRequired } from '../../database/row-mapping';
 import type { WorkProductResponseDto } from './dto/work-product.dto';
+import { workProductRowsOfIssue, type WorkProductRow } from './work-products.repository';
 
-export interface WorkProductRow {
-  id: string;
-  company_id: string;
-  issue_id: string;
-  type: string;
-  title: string;
-  url: string | null;
-  attachment_id: string | null;
-  status: string | null;
-  summary: string | null;
-  metadata: Record<string, unknown> | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export const WORK_PRODUCT_COLUMNS = `id, company_id, issue_id, type, title, url, attachment_id, status, summary, metadata,
-  created_by_agent_id, created_by_user_id, created_at, updated_at`;
+export type { WorkProductRow } from './work-products.repository';
 
 export function toWorkProductResponse(w: WorkProductRow): WorkProductResponseDto {
   return {
@@ -36,16 +20,13 @@ export function toWorkProductResponse(w: WorkProductRow): WorkProductResponseDto
     metadata: w.metadata,
     createdByAgentId: w.created_by_agent_id,
     createdByUserId: w.created_by_user_id,
-    createdAt: new Date(w.created_at).toISOString(),
-    updatedAt: new Date(w.updated_at).toISOString(),
+    createdAt: isoRequired(w.created_at),
+    updatedAt: isoRequired(w.updated_at),
   };
 }
 
 /** Work products of one issue, oldest first (also used by GET one issue). */
 export async function workProductsOf(db: Db, issueId: string): Promise<WorkProductResponseDto[]> {
-  const rows = await db.query<WorkProductRow>(
-    `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE issue_id = $1 ORDER BY created_at, id`,
-    [issueId],
-  );
+  const rows = await workProductRowsOfIssue(db, issueId);
   return rows.map(toWorkProductResponse);
 }

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { notFound, unprocessable } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { IssueStore } from '../issues/issue-store.service';
 import type { IssueRow } from '../issues/issue.types';
-import { returning } from '../issues/returning';
+import { artifactError } from './artifacts.errors';
 import { CreateWorkProductDto, UpdateWorkProductDto, WorkProductResponseDto } from './dto/work-product.dto';
-import { toWorkProductResponse, WORK_PRODUCT_COLUMNS, WorkProductRow, workProductsOf } from './work-product.types';
+import { toWorkProductResponse } from './work-product.types';
+import { WorkProductRow, WorkProductsRepository } from './work-products.repository';
 
 /**
  * Work products: what an issue produced (pull request, branch, preview, artifact, …) as issue-linked
@@ -18,14 +18,14 @@ import { toWorkProductResponse, WORK_PRODUCT_COLUMNS, WorkProductRow, workProduc
 @Injectable()
 export class WorkProductsService {
   constructor(
-    private readonly db: Db,
+    private readonly workProducts: WorkProductsRepository,
     private readonly issues: IssueStore,
     private readonly activity: ActivityRecorder,
   ) {}
 
   async list(actor: Actor, ref: string): Promise<WorkProductResponseDto[]> {
     const issue = await this.issues.load(actor, ref);
-    return workProductsOf(this.db, issue.id);
+    return (await this.workProducts.listByIssue(issue.id)).map(toWorkProductResponse);
   }
 
   async get(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
@@ -36,22 +36,19 @@ export class WorkProductsService {
   async create(actor: Actor, ref: string, dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
     const issue = await this.issues.load(actor, ref);
     await this.assertTarget(issue, dto.url ?? null, dto.attachmentId ?? null);
-    const [row] = await this.db.query<WorkProductRow>(
-      `INSERT INTO issue_work_products (company_id, issue_id, type, title, url, attachment_id, status, summary, metadata, created_by_agent_id, created_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${WORK_PRODUCT_COLUMNS}`,
-      [
-        issue.company_id,
-        issue.id,
-        dto.type,
-        dto.title,
-        dto.url ?? null,
-        dto.attachmentId ?? null,
-        dto.status ?? null,
-        dto.summary ?? null,
-        dto.metadata ?? null,
-        actor.kind === 'agent' ? actor.agentId : null,
-        actor.kind === 'board' ? actor.userId : null,
-      ],
+    const row = await this.workProducts.insert(
+      issue.company_id,
+      issue.id,
+      {
+        type: dto.type,
+        title: dto.title,
+        url: dto.url ?? null,
+        attachment_id: dto.attachmentId ?? null,
+        status: dto.status ?? null,
+        summary: dto.summary ?? null,
+        metadata: dto.metadata ?? null,
+      },
+      { agentId: actor.kind === 'agent' ? actor.agentId : null, userId: actor.kind === 'board' ? actor.userId : null },
     );
     await this.record(actor, issue, 'issue.work_product_created', row);
     return toWorkProductResponse(row);
@@ -71,13 +68,7 @@ export class WorkProductsService {
       metadata: dto.metadata !== undefined ? dto.metadata : current.metadata,
     };
     await this.assertTarget(issue, next.url, next.attachment_id);
-    const [row] = await returning<WorkProductRow>(
-      this.db,
-      `UPDATE issue_work_products SET type = $2, title = $3, url = $4, attachment_id = $5, status = $6, summary = $7, metadata = $8,
-              updated_at = clock_timestamp()
-        WHERE id = $1 RETURNING ${WORK_PRODUCT_COLUMNS}`,
-      [current.id, next.type, next.title, next.url, next.attachment_id, next.status, next.summary, next.metadata],
-    );
+    const row = await this.workProducts.update(current.id, next);
     await this.record(actor, issue, 'issue.work_product_updated', row);
     return toWorkProductResponse(row);
   }
@@ -85,30 +76,22 @@ export class WorkProductsService {
   async remove(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
     const issue = await this.issues.load(actor, ref);
     const current = await this.find(issue, id);
-    await this.db.query(`DELETE FROM issue_work_products WHERE id = $1`, [current.id]);
+    await this.workProducts.delete(current.id);
     await this.record(actor, issue, 'issue.work_product_deleted', current);
     return toWorkProductResponse(current);
   }
 
   private async find(issue: IssueRow, id: string): Promise<WorkProductRow> {
-    const [row] = isUuid(id)
-      ? await this.db.query<WorkProductRow>(`SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE id = $1 AND issue_id = $2`, [
-          id,
-          issue.id,
-        ])
-      : [];
+    const row = isUuid(id) ? await this.workProducts.findInIssue(issue.id, id) : null;
     if (!row) throw notFound('Work product');
     return row;
   }
 
   private async assertTarget(issue: IssueRow, url: string | null, attachmentId: string | null): Promise<void> {
     if (!url && !attachmentId)
-      throw unprocessable('A work product needs a url or an attachmentId', 'work_product_target_required', { field: 'url' });
-    if (attachmentId) {
-      const ok = await this.db.query(`SELECT 1 FROM issue_attachments WHERE id = $1 AND issue_id = $2`, [attachmentId, issue.id]);
-      if (!ok.length)
-        throw unprocessable('attachmentId must be an attachment of the same issue', 'invalid_attachment', { field: 'attachmentId' });
-    }
+      throw artifactError('work_product_target_required', 'A work product needs a url or an attachmentId', { field: 'url' });
+    if (attachmentId && !(await this.workProducts.attachmentOfIssueExists(issue.id, attachmentId)))
+      throw artifactError('invalid_attachment', 'attachmentId must be an attachment of the same issue', { field: 'attachmentId' });
   }
 
   private async record(actor: Actor, issue: IssueRow, action: string, w: WorkProductRow): Promise<void> {

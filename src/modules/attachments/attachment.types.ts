@@ -1,5 +1,9 @@
 import type { Db } from '../../database/db.service';
+import { isoRequired } from '../../database/row-mapping';
+import { attachmentRowsOfIssue, type AttachmentRow } from './attachments.repository';
 import type { AttachmentResponseDto } from './dto/attachment.dto';
+
+export type { AttachmentRow } from './attachments.repository';
 
 /** Generic stored types for which the content route infers a video type from the file extension. */
 export const GENERIC_CONTENT_TYPES = ['application/octet-stream', 'binary/octet-stream', 'application/x-binary'];
@@ -28,28 +32,6 @@ export function isInlineCapable(contentType: string): boolean {
   return t.startsWith('image/') || t.startsWith('video/') || t.startsWith('audio/') || t === 'application/pdf' || t === 'text/plain';
 }
 
-export interface AttachmentRow {
-  id: string;
-  company_id: string;
-  issue_id: string;
-  issue_comment_id: string | null;
-  asset_id: string;
-  content_type: string;
-  byte_size: number;
-  sha256: string;
-  storage_key: string;
-  original_filename: string | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** Attachment columns (alias a) with its asset's (alias s). */
-export const ATTACHMENT_SELECT = `SELECT a.id, a.company_id, a.issue_id, a.issue_comment_id, a.asset_id, s.content_type, s.byte_size, s.sha256,
-    s.storage_key, s.original_filename, a.created_by_agent_id, a.created_by_user_id, a.created_at, a.updated_at
-  FROM issue_attachments a JOIN assets s ON s.id = a.asset_id`;
-
 export const attachmentPaths = (id: string) => {
   const contentPath = `/api/attachments/${id}/content`;
   return { contentPath, openPath: contentPath, downloadPath: `${contentPath}?download=1` };
@@ -68,15 +50,15 @@ export function toAttachmentResponse(a: AttachmentRow): AttachmentResponseDto {
     originalFilename: a.original_filename,
     createdByAgentId: a.created_by_agent_id,
     createdByUserId: a.created_by_user_id,
-    createdAt: new Date(a.created_at).toISOString(),
-    updatedAt: new Date(a.updated_at).toISOString(),
+    createdAt: isoRequired(a.created_at),
+    updatedAt: isoRequired(a.updated_at),
     ...attachmentPaths(a.id),
   };
 }
 
 /** Compact attachment list of an issue (heartbeat context). */
 export async function attachmentSummariesOf(db: Db, issueId: string) {
-  const rows = await db.query<AttachmentRow>(`${ATTACHMENT_SELECT} WHERE a.issue_id = $1 ORDER BY a.created_at, a.id`, [issueId]);
+  const rows = await attachmentRowsOfIssue(db, issueId);
   return rows.map((a) => ({
     id: a.id,
     originalFilename: a.original_filename,
@@ -84,6 +66,6 @@ export async function attachmentSummariesOf(db: Db, issueId: string) {
     byteSize: a.byte_size,
     issueCommentId: a.issue_comment_id,
     contentPath: attachmentPaths(a.id).contentPath,
-    createdAt: new Date(a.created_at).toISOString(),
+    createdAt: isoRequired(a.created_at),
   }));
 }

@@ -2,22 +2,22 @@ import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { DomainError, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
+import { forbidden, notFound } from '../../common/errors/domain-error';
 import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
 import { IssueStore } from '../issues/issue-store.service';
 import { AssetsService } from '../storage/assets.service';
-import { AssetEntity } from '../storage/asset.entity';
-import { ATTACHMENT_SELECT, AttachmentRow, effectiveContentType, toAttachmentResponse } from './attachment.types';
+import { AttachmentRow, effectiveContentType, toAttachmentResponse } from './attachment.types';
+import { attachmentError } from './attachments.errors';
+import { AttachmentsRepository } from './attachments.repository';
 import { AttachmentResponseDto } from './dto/attachment.dto';
 
 /** Files attached to issues (and optionally a comment of the issue); bytes in storage via an asset row. */
 @Injectable()
 export class AttachmentsService {
   constructor(
-    private readonly db: Db,
+    private readonly attachments: AttachmentsRepository,
     private readonly config: AppConfig,
     private readonly issues: IssueStore,
     private readonly assets: AssetsService,
@@ -38,19 +38,14 @@ export class AttachmentsService {
     const contentType = (file.mimetype || 'application/octet-stream').toLowerCase();
     const filename = file.originalname ? file.originalname.slice(0, 255) : null;
     if (!contentTypeAllowed(effectiveContentType(contentType, filename), this.config.allowedAttachmentTypes)) {
-      throw new DomainError(415, 'attachment_type_not_allowed', `Content type ${contentType} is not allowed for attachments`, {
+      throw attachmentError('attachment_type_not_allowed', `Content type ${contentType} is not allowed for attachments`, {
         contentType,
         allowedTypes: this.config.allowedAttachmentTypes,
       });
     }
     if (issueCommentId) {
-      const ok = await this.db.query(`SELECT 1 FROM issue_comments WHERE id = $1 AND issue_id = $2 AND company_id = $3`, [
-        issueCommentId,
-        issue.id,
-        companyId,
-      ]);
-      if (!ok.length)
-        throw unprocessable('issueCommentId must be a comment of the same issue', 'invalid_issue_comment', { field: 'issueCommentId' });
+      if (!(await this.attachments.commentOfIssueExists(companyId, issue.id, issueCommentId)))
+        throw attachmentError('invalid_issue_comment', 'issueCommentId must be a comment of the same issue', { field: 'issueCommentId' });
     }
     const asset = await this.assets.create({
       companyId,
@@ -60,11 +55,13 @@ export class AttachmentsService {
       originalFilename: filename,
       actor,
     });
-    const [{ id }] = await this.db.query<{ id: string }>(
-      `INSERT INTO issue_attachments (company_id, issue_id, issue_comment_id, asset_id, created_by_agent_id, created_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [companyId, issue.id, issueCommentId ?? null, asset.id, asset.createdByAgentId, asset.createdByUserId],
-    );
+    const id = await this.attachments.insert(companyId, {
+      issueId: issue.id,
+      issueCommentId: issueCommentId ?? null,
+      assetId: asset.id,
+      createdByAgentId: asset.createdByAgentId,
+      createdByUserId: asset.createdByUserId,
+    });
     const row = await this.find(id);
     await this.activity.record({
       companyId,
@@ -85,7 +82,7 @@ export class AttachmentsService {
 
   async list(actor: Actor, issueRef: string): Promise<AttachmentResponseDto[]> {
     const issue = await this.issues.load(actor, issueRef);
-    const rows = await this.db.query<AttachmentRow>(`${ATTACHMENT_SELECT} WHERE a.issue_id = $1 ORDER BY a.created_at, a.id`, [issue.id]);
+    const rows = await this.attachments.listByIssue(issue.id);
     return rows.map(toAttachmentResponse);
   }
 
@@ -103,7 +100,8 @@ export class AttachmentsService {
     if (actor.kind === 'agent' && row.created_by_agent_id !== actor.agentId) {
       throw forbidden('Only the board or the uploader may delete an attachment', { reason: 'deny_unsupported_action' });
     }
-    const asset = await this.db.repo(AssetEntity).findOneByOrFail({ id: row.asset_id });
+    const asset = await this.assets.findInCompany(row.company_id, row.asset_id);
+    if (!asset) throw notFound('Attachment'); // deleted concurrently
     await this.assets.remove(asset); // cascades to the attachment row
     await this.activity.record({
       companyId: row.company_id,
@@ -118,7 +116,6 @@ export class AttachmentsService {
 
   private async find(attachmentId: string): Promise<AttachmentRow | null> {
     if (!isUuid(attachmentId)) return null;
-    const [row] = await this.db.query<AttachmentRow>(`${ATTACHMENT_SELECT} WHERE a.id = $1`, [attachmentId]);
-    return row ?? null;
+    return this.attachments.findById(attachmentId);
   }
 }

@@ -2,26 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, conflict, DomainError, forbidden, notFound } from '../../common/errors/domain-error';
+import { forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
+import { iso } from '../../database/row-mapping';
 import { IssueStore } from '../issues/issue-store.service';
 import type { IssueRow } from '../issues/issue.types';
-import { returning } from '../issues/returning';
 import { AnnotationsService } from './annotations.service';
+import { authorOf, DOCUMENT_KEY_RE, MAX_DOCUMENT_BODY_BYTES, toDocumentResponse, toRevisionResponse } from './document.types';
+import { documentError } from './documents.errors';
+import { DocumentRow, DocumentsRepository, RevisionRow } from './documents.repository';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
-import {
-  authorOf,
-  DOCUMENT_COLUMNS,
-  DOCUMENT_KEY_RE,
-  DocumentRow,
-  iso,
-  MAX_DOCUMENT_BODY_BYTES,
-  REVISION_COLUMNS,
-  RevisionRow,
-  toDocumentResponse,
-  toRevisionResponse,
-} from './document.types';
 
 interface NewContent {
   title?: string | null;
@@ -38,7 +28,7 @@ export interface PutResult {
 
 /** 409 `{ error: "Document is locked", key, lockedAt }` (spec, document write rule 3). */
 export const documentLocked = (d: DocumentRow) =>
-  new DomainError(409, 'document_locked', 'Document is locked', {
+  documentError('document_locked', 'Document is locked', {
     key: d.key,
     lockedAt: iso(d.locked_at),
     lockedByAgentId: d.locked_by_agent_id,
@@ -48,9 +38,9 @@ export const documentLocked = (d: DocumentRow) =>
 const staleRevision = (
   message: string,
   current: Pick<DocumentRow, 'latest_revision_id' | 'latest_revision_number'> | null,
-  code = 'stale_revision',
+  code: 'stale_revision' | 'document_exists' | 'base_revision_required' = 'stale_revision',
 ) =>
-  conflict(message, code, {
+  documentError(code, message, {
     currentRevisionId: current?.latest_revision_id ?? null,
     currentRevisionNumber: current?.latest_revision_number ?? null,
   });
@@ -62,7 +52,7 @@ const staleRevision = (
 @Injectable()
 export class DocumentsService {
   constructor(
-    private readonly db: Db,
+    private readonly documents: DocumentsRepository,
     private readonly issues: IssueStore,
     private readonly annotations: AnnotationsService,
     private readonly activity: ActivityRecorder,
@@ -70,11 +60,9 @@ export class DocumentsService {
 
   assertKey(key: string): void {
     if (!DOCUMENT_KEY_RE.test(key)) {
-      throw badRequest(
-        'Document keys use lowercase letters, digits, `_` and `-` (1 to 64 characters)',
-        { field: 'key' },
-        'invalid_document_key',
-      );
+      throw documentError('invalid_document_key', 'Document keys use lowercase letters, digits, `_` and `-` (1 to 64 characters)', {
+        field: 'key',
+      });
     }
   }
 
@@ -82,11 +70,7 @@ export class DocumentsService {
   async latestOfCompany(
     companyId: string,
   ): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
-    return this.db.query(
-      `SELECT d.issue_id, d.key, d.title, d.format, r.body FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
-        WHERE d.company_id = $1 ORDER BY d.issue_id, d.key`,
-      [companyId],
-    );
+    return this.documents.latestOfCompany(companyId);
   }
 
   /** The issue and its document, 404 when either is missing. */
@@ -99,20 +83,12 @@ export class DocumentsService {
   }
 
   async find(issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
-    const [d] = await this.db.query<DocumentRow>(
-      `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE issue_id = $1 AND key = $2${lock ? ' FOR UPDATE' : ''}`,
-      [issueId, key],
-    );
-    return d ?? null;
+    return this.documents.find(issueId, key, lock);
   }
 
   async revision(doc: DocumentRow, revisionId = doc.latest_revision_id): Promise<RevisionRow | null> {
     if (!isUuid(revisionId)) return null;
-    const [r] = await this.db.query<RevisionRow>(
-      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE id = $1 AND document_id = $2`,
-      [revisionId, doc.id],
-    );
-    return r ?? null;
+    return this.documents.revision(doc.id, revisionId);
   }
 
   async toResponse(doc: DocumentRow): Promise<DocumentResponseDto> {
@@ -122,15 +98,8 @@ export class DocumentsService {
   /** All documents of an issue with their latest body, by key. */
   async list(actor: Actor, ref: string): Promise<DocumentResponseDto[]> {
     const issue = await this.issues.load(actor, ref);
-    const rows = await this.db.query<DocumentRow & { body: string; change_summary: string | null }>(
-      `SELECT ${DOCUMENT_COLUMNS.split(',')
-        .map((c) => `d.${c.trim()}`)
-        .join(', ')}, r.body, r.change_summary
-         FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
-        WHERE d.issue_id = $1 ORDER BY d.key`,
-      [issue.id],
-    );
-    return rows.map((d) => toDocumentResponse(d, d as unknown as RevisionRow));
+    const rows = await this.documents.listWithLatest(issue.id);
+    return rows.map((d) => toDocumentResponse(d, d));
   }
 
   /** GET one: agents get the annotation threads unless `includeAnnotations=false`; boards opt in. */
@@ -145,10 +114,7 @@ export class DocumentsService {
 
   async revisions(actor: Actor, ref: string, key: string): Promise<RevisionResponseDto[]> {
     const { doc } = await this.load(actor, ref, key);
-    const rows = await this.db.query<RevisionRow>(
-      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE document_id = $1 ORDER BY revision_number DESC`,
-      [doc.id],
-    );
+    const rows = await this.documents.revisionsOf(doc.id);
     return rows.map((r) => toRevisionResponse(r, doc));
   }
 
@@ -218,7 +184,7 @@ export class DocumentsService {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
     if (doc.locked_at) throw documentLocked(doc);
     const out = await this.toResponse(doc);
-    await this.db.query(`DELETE FROM issue_documents WHERE id = $1`, [doc.id]);
+    await this.documents.delete(doc.id);
     await this.record(actor, issue, 'issue.document_deleted', doc, {});
     return out;
   }
@@ -227,12 +193,7 @@ export class DocumentsService {
   async lock(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
     if (doc.locked_at) return this.toResponse(doc);
-    const who = authorOf(actor);
-    const [locked] = await returning<DocumentRow>(
-      this.db,
-      `UPDATE issue_documents SET locked_at = now(), locked_by_agent_id = $2, locked_by_user_id = $3 WHERE id = $1 RETURNING ${DOCUMENT_COLUMNS}`,
-      [doc.id, who.agentId, who.userId],
-    );
+    const locked = await this.documents.lock(doc.id, authorOf(actor));
     await this.record(actor, issue, 'issue.document_locked', locked, {});
     return this.toResponse(locked);
   }
@@ -244,11 +205,7 @@ export class DocumentsService {
     if (actor.kind === 'agent' && doc.locked_by_agent_id !== actor.agentId) {
       throw forbidden('Only the board or the agent holding the lock may unlock this document', { reason: 'deny_unsupported_action' });
     }
-    const [unlocked] = await returning<DocumentRow>(
-      this.db,
-      `UPDATE issue_documents SET locked_at = NULL, locked_by_agent_id = NULL, locked_by_user_id = NULL WHERE id = $1 RETURNING ${DOCUMENT_COLUMNS}`,
-      [doc.id],
-    );
+    const unlocked = await this.documents.unlock(doc.id);
     await this.record(actor, issue, 'issue.document_unlocked', unlocked, {
       previousLockedAt: iso(doc.locked_at),
       previousLockedByAgentId: doc.locked_by_agent_id,
@@ -259,7 +216,7 @@ export class DocumentsService {
 
   private assertBody(body: string): void {
     if (Buffer.byteLength(body, 'utf8') > MAX_DOCUMENT_BODY_BYTES) {
-      throw new DomainError(413, 'document_too_large', 'Document body exceeds 512 KiB', {
+      throw documentError('document_too_large', 'Document body exceeds 512 KiB', {
         field: 'body',
         maxBytes: MAX_DOCUMENT_BODY_BYTES,
       });
@@ -268,14 +225,11 @@ export class DocumentsService {
 
   /** Inserts document and revision 1; null when the key was taken concurrently. */
   private async create(actor: Actor, issue: IssueRow, key: string, dto: NewContent): Promise<DocumentRow | null> {
-    const who = authorOf(actor);
     const revisionId = randomUUID();
-    const [doc] = await this.db.query<DocumentRow>(
-      `INSERT INTO issue_documents (company_id, issue_id, key, title, latest_revision_id, latest_revision_number,
-         created_by_agent_id, created_by_user_id, updated_by_agent_id, updated_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $6, $7)
-       ON CONFLICT (issue_id, key) DO NOTHING RETURNING ${DOCUMENT_COLUMNS}`,
-      [issue.company_id, issue.id, key, dto.title ?? null, revisionId, who.agentId, who.userId],
+    const doc = await this.documents.insert(
+      issue.company_id,
+      { issueId: issue.id, key, title: dto.title ?? null, revisionId },
+      authorOf(actor),
     );
     if (!doc) return null;
     await this.insertRevision(actor, doc, revisionId, 1, dto);
@@ -287,16 +241,13 @@ export class DocumentsService {
    * latest revision is still the writer's base, and (document, revision_number) is unique.
    */
   private async append(actor: Actor, doc: DocumentRow, content: NewContent): Promise<DocumentRow> {
-    const who = authorOf(actor);
     const revisionId = randomUUID();
     const number = doc.latest_revision_number + 1;
-    const [updated] = await returning<DocumentRow>(
-      this.db,
-      `UPDATE issue_documents
-          SET latest_revision_id = $3, latest_revision_number = $4, title = CASE WHEN $5 THEN $6 ELSE title END,
-              updated_by_agent_id = $7, updated_by_user_id = $8, updated_at = now()
-        WHERE id = $1 AND latest_revision_id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
-      [doc.id, content.baseRevisionId, revisionId, number, content.title !== undefined, content.title ?? null, who.agentId, who.userId],
+    const updated = await this.documents.advance(
+      doc.id,
+      content.baseRevisionId,
+      { revisionId, number, title: content.title },
+      authorOf(actor),
     );
     if (!updated) throw staleRevision('baseRevisionId is not the latest revision of the document', await this.find(doc.issue_id, doc.key));
     const revision = await this.insertRevision(actor, updated, revisionId, number, content);
@@ -305,27 +256,18 @@ export class DocumentsService {
   }
 
   private async insertRevision(actor: Actor, doc: DocumentRow, id: string, number: number, c: NewContent): Promise<RevisionRow> {
-    const who = authorOf(actor);
-    const [r] = await this.db.query<RevisionRow>(
-      `INSERT INTO issue_document_revisions (id, company_id, document_id, revision_number, title, format, body, change_summary,
-         base_revision_id, restored_from_revision_id, created_by_agent_id, created_by_user_id, run_id)
-       VALUES ($1, $2, $3, $4, $5, 'markdown', $6, $7, $8, $9, $10, $11, $12) RETURNING ${REVISION_COLUMNS}`,
-      [
-        id,
-        doc.company_id,
-        doc.id,
-        number,
-        doc.title,
-        c.body,
-        c.changeSummary ?? null,
-        c.baseRevisionId ?? null,
-        c.restoredFromRevisionId ?? null,
-        who.agentId,
-        who.userId,
-        who.runId,
-      ],
+    return this.documents.insertRevision(
+      doc,
+      id,
+      number,
+      {
+        body: c.body,
+        changeSummary: c.changeSummary ?? null,
+        baseRevisionId: c.baseRevisionId ?? null,
+        restoredFromRevisionId: c.restoredFromRevisionId ?? null,
+      },
+      authorOf(actor),
     );
-    return r;
   }
 
   /** Agent write to a locked document: the content goes to the first free derived key (plan-2, plan-3, …). */
@@ -349,16 +291,12 @@ export class DocumentsService {
       });
       return { document: { ...(await this.toResponse(created)), redirectedFromLockedDocument }, created: true };
     }
-    throw conflict('Could not find a free derived key for the locked document', 'document_locked');
+    throw documentError('document_locked', 'Could not find a free derived key for the locked document');
   }
 
   private async freeDerivedKey(issueId: string, stem: string): Promise<string> {
     const base = stem.slice(0, 56);
-    const rows = await this.db.query<{ key: string }>(
-      `SELECT key FROM issue_documents WHERE issue_id = $1 AND key ~ ('^' || $2 || '-[0-9]+$')`,
-      [issueId, base], // key characters are literal in a regex
-    );
-    const taken = new Set(rows.map((r) => r.key));
+    const taken = new Set(await this.documents.derivedKeys(issueId, base));
     let n = 2;
     while (taken.has(`${base}-${n}`)) n++;
     return `${base}-${n}`;

@@ -1,0 +1,14 @@
+import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
+
+/** What the documents and annotations area may answer besides validation and access errors. */
+export const DOCUMENT_ERRORS = {
+  invalid_document_key: 400,
+  document_locked: 409,
+  stale_revision: 409,
+  document_exists: 409,
+  base_revision_required: 409,
+  document_too_large: 413,
+  selector_mismatch: 422,
+} as const satisfies ErrorTable;
+
+export const documentError = domainErrors(DOCUMENT_ERRORS);

@@ -1,0 +1,233 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+
+export interface DocumentRow {
+  id: string;
+  company_id: string;
+  issue_id: string;
+  key: string;
+  title: string | null;
+  format: string;
+  latest_revision_id: string;
+  latest_revision_number: number;
+  locked_at: Date | null;
+  locked_by_agent_id: string | null;
+  locked_by_user_id: string | null;
+  created_by_agent_id: string | null;
+  created_by_user_id: string | null;
+  updated_by_agent_id: string | null;
+  updated_by_user_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const DOCUMENT_COLUMNS = `id, company_id, issue_id, key, title, format, latest_revision_id, latest_revision_number, locked_at,
+  locked_by_agent_id, locked_by_user_id, created_by_agent_id, created_by_user_id, updated_by_agent_id, updated_by_user_id,
+  created_at, updated_at`;
+
+export interface RevisionRow {
+  id: string;
+  company_id: string;
+  document_id: string;
+  revision_number: number;
+  title: string | null;
+  format: string;
+  body: string;
+  change_summary: string | null;
+  base_revision_id: string | null;
+  restored_from_revision_id: string | null;
+  created_by_agent_id: string | null;
+  created_by_user_id: string | null;
+  created_at: Date;
+}
+
+const REVISION_COLUMNS = `id, company_id, document_id, revision_number, title, format, body, change_summary, base_revision_id,
+  restored_from_revision_id, created_by_agent_id, created_by_user_id, created_at`;
+
+/** Who wrote a row: the (agent, user, run) columns every authored row carries. */
+export interface Author {
+  agentId: string | null;
+  userId: string | null;
+  runId: string | null;
+}
+
+/** A new revision's content (its title is the document's). */
+export interface RevisionContent {
+  body: string;
+  changeSummary: string | null;
+  baseRevisionId: string | null;
+  restoredFromRevisionId: string | null;
+}
+
+/*
+ * Reads for GET one issue (the issues read model calls them through issue-document-reads.ts):
+ * functions of the caller's `Db` so that the issues module needs no documents module (which imports issues).
+ */
+
+/** Every document of an issue, by key. */
+export function documentRowsOfIssue(db: Db, issueId: string): Promise<DocumentRow[]> {
+  return db.query<DocumentRow>(`SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE issue_id = $1 ORDER BY key`, [issueId]);
+}
+
+/** Body and change summary of one revision. */
+export async function revisionBody(db: Db, revisionId: string): Promise<Pick<RevisionRow, 'body' | 'change_summary'> | undefined> {
+  const [latest] = await db.query<RevisionRow>(`SELECT body, change_summary FROM issue_document_revisions WHERE id = $1`, [revisionId]);
+  return latest;
+}
+
+/** Issue documents and their immutable revisions. */
+@Injectable()
+export class DocumentsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  /** The latest body of every document of a company's issues. */
+  latestOfCompany(
+    companyId: string,
+  ): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
+    return this.rows(
+      companyId,
+      `SELECT d.issue_id, d.key, d.title, d.format, r.body FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
+        WHERE d.company_id = $1 ORDER BY d.issue_id, d.key`,
+    );
+  }
+
+  /** The document of an issue by key; `lock` takes its row lock. */
+  async find(issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
+    const [d] = await this.db.query<DocumentRow>(
+      `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE issue_id = $1 AND key = $2${lock ? ' FOR UPDATE' : ''}`,
+      [issueId, key],
+    );
+    return d ?? null;
+  }
+
+  /** A revision of the document. */
+  async revision(documentId: string, revisionId: string): Promise<RevisionRow | null> {
+    const [r] = await this.db.query<RevisionRow>(
+      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE id = $1 AND document_id = $2`,
+      [revisionId, documentId],
+    );
+    return r ?? null;
+  }
+
+  /** All documents of an issue with their latest body and change summary, by key. */
+  listWithLatest(issueId: string): Promise<Array<DocumentRow & { body: string; change_summary: string | null }>> {
+    return this.db.query<DocumentRow & { body: string; change_summary: string | null }>(
+      `SELECT ${DOCUMENT_COLUMNS.split(',')
+        .map((c) => `d.${c.trim()}`)
+        .join(', ')}, r.body, r.change_summary
+         FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
+        WHERE d.issue_id = $1 ORDER BY d.key`,
+      [issueId],
+    );
+  }
+
+  /** Every revision of the document, newest first. */
+  revisionsOf(documentId: string): Promise<RevisionRow[]> {
+    return this.db.query<RevisionRow>(
+      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE document_id = $1 ORDER BY revision_number DESC`,
+      [documentId],
+    );
+  }
+
+  /** Removes the document (its revisions and threads cascade). */
+  async delete(documentId: string): Promise<void> {
+    await this.db.query(`DELETE FROM issue_documents WHERE id = $1`, [documentId]);
+  }
+
+  async lock(documentId: string, by: { agentId: string | null; userId: string | null }): Promise<DocumentRow> {
+    const [locked] = await returningRows<DocumentRow>(
+      this.db,
+      `UPDATE issue_documents SET locked_at = now(), locked_by_agent_id = $2, locked_by_user_id = $3 WHERE id = $1 RETURNING ${DOCUMENT_COLUMNS}`,
+      [documentId, by.agentId, by.userId],
+    );
+    return locked;
+  }
+
+  async unlock(documentId: string): Promise<DocumentRow> {
+    const [unlocked] = await returningRows<DocumentRow>(
+      this.db,
+      `UPDATE issue_documents SET locked_at = NULL, locked_by_agent_id = NULL, locked_by_user_id = NULL WHERE id = $1 RETURNING ${DOCUMENT_COLUMNS}`,
+      [documentId],
+    );
+    return unlocked;
+  }
+
+  /** Inserts a document at revision 1 (whose id is given); null when the key is taken. */
+  async insert(
+    companyId: string,
+    d: { issueId: string; key: string; title: string | null; revisionId: string },
+    by: Author,
+  ): Promise<DocumentRow | null> {
+    const [doc] = await this.rows<DocumentRow>(
+      companyId,
+      `INSERT INTO issue_documents (company_id, issue_id, key, title, latest_revision_id, latest_revision_number,
+         created_by_agent_id, created_by_user_id, updated_by_agent_id, updated_by_user_id)
+       VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $6, $7)
+       ON CONFLICT (issue_id, key) DO NOTHING RETURNING ${DOCUMENT_COLUMNS}`,
+      [d.issueId, d.key, d.title, d.revisionId, by.agentId, by.userId],
+    );
+    return doc ?? null;
+  }
+
+  /**
+   * Points the document at a new latest revision, only while its latest revision is still
+   * `baseRevisionId`; null when another writer got there first. The title changes when `title` is given.
+   */
+  async advance(
+    documentId: string,
+    baseRevisionId: string | null | undefined,
+    next: { revisionId: string; number: number; title: string | null | undefined },
+    by: Author,
+  ): Promise<DocumentRow | null> {
+    const [updated] = await returningRows<DocumentRow>(
+      this.db,
+      `UPDATE issue_documents
+          SET latest_revision_id = $3, latest_revision_number = $4, title = CASE WHEN $5 THEN $6 ELSE title END,
+              updated_by_agent_id = $7, updated_by_user_id = $8, updated_at = now()
+        WHERE id = $1 AND latest_revision_id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
+      [documentId, baseRevisionId, next.revisionId, next.number, next.title !== undefined, next.title ?? null, by.agentId, by.userId],
+    );
+    return updated ?? null;
+  }
+
+  async insertRevision(
+    doc: Pick<DocumentRow, 'id' | 'company_id' | 'title'>,
+    id: string,
+    number: number,
+    c: RevisionContent,
+    by: Author,
+  ): Promise<RevisionRow> {
+    const [r] = await this.db.query<RevisionRow>(
+      `INSERT INTO issue_document_revisions (id, company_id, document_id, revision_number, title, format, body, change_summary,
+         base_revision_id, restored_from_revision_id, created_by_agent_id, created_by_user_id, run_id)
+       VALUES ($1, $2, $3, $4, $5, 'markdown', $6, $7, $8, $9, $10, $11, $12) RETURNING ${REVISION_COLUMNS}`,
+      [
+        id,
+        this.scope(doc.company_id),
+        doc.id,
+        number,
+        doc.title,
+        c.body,
+        c.changeSummary,
+        c.baseRevisionId,
+        c.restoredFromRevisionId,
+        by.agentId,
+        by.userId,
+        by.runId,
+      ],
+    );
+    return r;
+  }
+
+  /** Keys of the issue's documents of the form `<stem>-<n>`. */
+  async derivedKeys(issueId: string, stem: string): Promise<string[]> {
+    const rows = await this.db.query<{ key: string }>(
+      `SELECT key FROM issue_documents WHERE issue_id = $1 AND key ~ ('^' || $2 || '-[0-9]+$')`,
+      [issueId, stem], // key characters are literal in a regex
+    );
+    return rows.map((r) => r.key);
+  }
+}
