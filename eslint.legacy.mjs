@@ -2,16 +2,6 @@
 // Each entry is a debt: move its statements into its module's <domain>.repository.ts and drop the line.
 // New files never go here: lint refuses `.query(` outside repositories and src/database/.
 export const LEGACY_SQL_FILES = [
-  'src/modules/budgets/budget-enforcement.service.ts',
-  'src/modules/budgets/budget-gate.service.ts',
-  'src/modules/budgets/budget-incidents.service.ts',
-  'src/modules/budgets/budget-policies.service.ts',
-  'src/modules/budgets/budget-sync.service.ts',
-  'src/modules/budgets/budget-usage.service.ts',
-  'src/modules/budgets/budget-window.service.ts',
-  'src/modules/costs/cost-events.service.ts',
-  'src/modules/costs/cost-reports.service.ts',
-  'src/modules/costs/finance.service.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',
   'src/modules/heartbeat/heartbeat-runs.service.ts',
   'src/modules/heartbeat/heartbeat-scheduler.service.ts',

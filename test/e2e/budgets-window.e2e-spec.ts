@@ -1,7 +1,8 @@
+import { Logger } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { BudgetGate } from '../../src/modules/budgets/budget-gate.service';
-import { BUDGET_WINDOW_JOB, BudgetWindowService } from '../../src/modules/budgets/budget-window.service';
+import { BUDGET_WINDOW_JOB, BudgetsScheduler } from '../../src/modules/budgets/budgets.jobs';
 import { Clock } from '../../src/modules/budgets/clock.service';
 import { createCompany } from '../support/factories';
 import { agentRow, budgetOverview, companyRow, insertAgent, insertProject, reportCost } from '../support/costs';
@@ -14,7 +15,7 @@ describe('budget windows: the UTC month boundary', () => {
   });
   afterAll(() => t.close());
 
-  const tick = (app: TestApp = t) => app.app.get(BudgetWindowService).tick();
+  const tick = (app: TestApp = t) => app.app.get(BudgetsScheduler).tick();
   const setNow = (at: string, app: TestApp = t) => app.app.get(Clock).set(at);
 
   it('resets spentMonthlyCents at the first instant of the month and lifts holds whose month expired, once', async () => {
@@ -89,6 +90,63 @@ describe('budget windows: the UTC month boundary', () => {
     } finally {
       await t2.close();
     }
+  });
+  it('one company whose month start fails is logged and the others still start the month', async () => {
+    setNow('2026-04-10T00:00:00.000Z');
+    await tick(); // April
+    const broken = await createCompany(t);
+    const ba = await insertAgent(t, broken.id, { budgetMonthlyCents: 1000 });
+    const healthy = await createCompany(t);
+    const ha = await insertAgent(t, healthy.id, { budgetMonthlyCents: 1000 });
+    for (const [co, ag] of [
+      [broken.id, ba.id],
+      [healthy.id, ha.id],
+    ]) {
+      await reportCost(t, co, ag, 1000, { occurredAt: '2026-04-09T12:00:00.000Z' }).expect(201);
+      expect(await agentRow(t, ag)).toMatchObject({ status: 'paused', pause_reason: 'budget', spent_monthly_cents: 1000 });
+    }
+    // the broken company's agent cannot be resumed (its row refuses the update)
+    await t.dataSource.query(`
+      CREATE FUNCTION test_fail_resume() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.company_id = '${broken.id}' AND NEW.status = 'idle' THEN RAISE EXCEPTION 'agent row refused'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER test_fail_resume BEFORE UPDATE ON agents FOR EACH ROW EXECUTE FUNCTION test_fail_resume();`);
+    const errors = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    let logged: string[];
+    try {
+      setNow('2026-05-01T00:00:00.000Z');
+      expect(await tick()).toBe(true);
+    } finally {
+      logged = errors.mock.calls.map((c) => String(c[0]));
+      errors.mockRestore();
+      await t.dataSource.query(`DROP TRIGGER test_fail_resume ON agents; DROP FUNCTION test_fail_resume();`);
+    }
+    expect(logged.some((m) => m.includes(`company ${broken.id}`) && m.includes('agent row refused'))).toBe(true);
+    expect(logged.some((m) => m.includes(healthy.id))).toBe(false);
+
+    // the healthy company started May: spend reset, hold lifted, agent resumed, recorded
+    expect(await agentRow(t, ha.id)).toMatchObject({ status: 'idle', pause_reason: null, spent_monthly_cents: 0 });
+    expect((await companyRow(t, healthy.id)).spent_monthly_cents).toBe(0);
+    const overview = await budgetOverview(t, healthy.id);
+    expect(overview.activeIncidents).toEqual([]);
+    const lifted = await t.dataSource.query(`SELECT entity_id FROM activity_log WHERE company_id = $1 AND action = 'budget.hold_lifted'`, [
+      healthy.id,
+    ]);
+    expect(lifted.map((r: { entity_id: string }) => r.entity_id)).toEqual([ha.id]);
+    // the broken company's step rolled back as a whole: still April's state
+    expect(await agentRow(t, ba.id)).toMatchObject({ status: 'paused', pause_reason: 'budget', spent_monthly_cents: 1000 });
+    expect((await budgetOverview(t, broken.id)).activeIncidents).toEqual(
+      expect.arrayContaining([expect.objectContaining({ scopeId: ba.id, kind: 'hard', status: 'open', holdActive: true })]),
+    );
+    // the month started once
+    expect(await tick()).toBe(false);
+
+    // the next month start lifts what the failure left
+    setNow('2026-06-01T00:00:00.000Z');
+    expect(await tick()).toBe(true);
+    expect(await agentRow(t, ba.id)).toMatchObject({ status: 'idle', pause_reason: null, spent_monthly_cents: 0 });
   });
 });
 

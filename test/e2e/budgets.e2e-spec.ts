@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation';
 import { Db } from '../../src/database/db.service';
 import { BudgetGate } from '../../src/modules/budgets/budget-gate.service';
-import { BudgetWindowService } from '../../src/modules/budgets/budget-window.service';
+import { BudgetsScheduler } from '../../src/modules/budgets/budgets.jobs';
 import { bearer, createCompany } from '../support/factories';
 import {
   agentRow,
@@ -404,7 +404,7 @@ describe('budgets', () => {
       // what a process stopped between an event's commit and its enforcement leaves: a total over the limit, no incident
       await t.dataSource.query(`UPDATE cost_usage SET billed_cents = 1200 WHERE scope_type = 'agent' AND scope_id = $1`, [a.id]);
       expect(await incidents(c.id)).toHaveLength(0);
-      const sweep = () => t.app.get(BudgetWindowService).enforceOverdue();
+      const sweep = () => t.app.get(BudgetsScheduler).enforceOverdue();
       await Promise.all([sweep(), sweep()]);
       const rows = await t.dataSource.query(`SELECT kind, observed_amount FROM budget_incidents WHERE company_id = $1 ORDER BY kind`, [
         c.id,
@@ -431,7 +431,7 @@ describe('budgets', () => {
       await reportCost(t, c.id, a.id, 500).expect(201);
       // lowered below the spend: only the sweep (or the next event) enforces it
       await t.http.patch(`/api/agents/${a.id}/budgets`).send({ budgetMonthlyCents: 400 }).expect(200);
-      await t.app.get(BudgetWindowService).enforceOverdue();
+      await t.app.get(BudgetsScheduler).enforceOverdue();
       expect(await agentRow(t, a.id)).toMatchObject({ status: 'paused', pause_reason: 'budget' });
       expect((await agentRow(t, richAgent.id)).status).not.toBe('paused');
     });
@@ -470,7 +470,7 @@ describe('budgets', () => {
         END $$;
         CREATE TRIGGER test_fail_incident BEFORE INSERT ON budget_incidents FOR EACH ROW EXECUTE FUNCTION test_fail_incident();`);
       try {
-        await t.app.get(BudgetWindowService).enforceOverdue();
+        await t.app.get(BudgetsScheduler).enforceOverdue();
       } finally {
         await t.dataSource.query(`DROP TRIGGER test_fail_incident ON budget_incidents; DROP FUNCTION test_fail_incident();`);
       }

@@ -3,13 +3,10 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import type { Actor } from '../../common/auth/actor';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
-import { BudgetIncidentRow, toIncidentResponse } from './budget-incident.row';
 import { PolicyObservation, UsageDelta } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
-
-/** Agent statuses a budget hard stop moves to `paused` (terminated and pending ones stay as they are). */
-const PAUSABLE_AGENT = `('active','idle','running','error')`;
+import { BudgetIncidentRow, BudgetsRepository, toIncidentResponse } from './budgets.repository';
 
 /** The observed value at which a policy warns. */
 const warnThreshold = (p: PolicyObservation): number => Math.ceil((p.amount * p.warnPercent) / 100);
@@ -31,6 +28,7 @@ export interface BudgetScopeKey {
 export class BudgetEnforcementService {
   constructor(
     private readonly db: Db,
+    private readonly repo: BudgetsRepository,
     private readonly activity: ActivityRecorder,
     private readonly work: WorkCancellation,
   ) {}
@@ -101,29 +99,20 @@ export class BudgetEnforcementService {
     return opened;
   }
 
-  private async openIncident(p: PolicyObservation, kind: 'soft' | 'hard', threshold: number): Promise<BudgetIncidentRow | null> {
-    const [row] = await this.db.query<BudgetIncidentRow>(
-      `INSERT INTO budget_incidents (company_id, policy_id, scope_type, scope_id, metric, window_kind, window_start, window_end,
-                                     kind, budget_amount, threshold_amount, observed_amount, hold_active)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT DO NOTHING RETURNING *`,
-      [
-        p.companyId,
-        p.id,
-        p.scopeType,
-        p.scopeId,
-        p.metric,
-        p.windowKind,
-        p.windowStart,
-        p.windowEnd,
-        kind,
-        p.amount,
-        threshold,
-        p.observed,
-        kind === 'hard',
-      ],
-    );
-    return row ?? null;
+  private openIncident(p: PolicyObservation, kind: 'soft' | 'hard', threshold: number): Promise<BudgetIncidentRow | null> {
+    return this.repo.insertIncident(p.companyId, {
+      policyId: p.id,
+      scopeType: p.scopeType,
+      scopeId: p.scopeId,
+      metric: p.metric,
+      windowKind: p.windowKind,
+      windowStart: p.windowStart,
+      windowEnd: p.windowEnd,
+      kind,
+      budgetAmount: p.amount,
+      thresholdAmount: threshold,
+      observedAmount: p.observed,
+    });
   }
 
   /**
@@ -133,39 +122,18 @@ export class BudgetEnforcementService {
    */
   async pauseScope(s: BudgetScopeKey): Promise<void> {
     if (s.scopeType === 'company') {
-      await this.db.query(
-        `UPDATE companies SET status = 'paused', pause_reason = 'budget', updated_at = now() WHERE id = $1 AND status = 'active'`,
-        [s.companyId],
-      );
-      await this.db.query(
-        `UPDATE agents SET status = 'paused', pause_reason = 'budget', updated_at = now() WHERE company_id = $1 AND status IN ${PAUSABLE_AGENT}`,
-        [s.companyId],
-      );
-      await this.cancelWakeups(`company_id = $1`, [s.companyId]);
+      await this.repo.pauseCompany(s.companyId);
+      await this.repo.cancelCompanyWakeups(s.companyId);
       await this.work.cancel({ companyId: s.companyId }, 'budget');
     } else if (s.scopeType === 'agent') {
-      await this.db.query(
-        `UPDATE agents SET status = 'paused', pause_reason = 'budget', updated_at = now() WHERE id = $1 AND company_id = $2 AND status IN ${PAUSABLE_AGENT}`,
-        [s.scopeId, s.companyId],
-      );
-      await this.cancelWakeups(`company_id = $1 AND agent_id = $2`, [s.companyId, s.scopeId]);
+      await this.repo.pauseAgent(s.companyId, s.scopeId);
+      await this.repo.cancelAgentWakeups(s.companyId, s.scopeId);
       await this.work.cancel({ companyId: s.companyId, agentIds: [s.scopeId] }, 'budget');
     } else {
-      await this.db.query(
-        `UPDATE projects SET paused_at = now(), pause_reason = 'budget', updated_at = now() WHERE id = $1 AND company_id = $2 AND paused_at IS NULL`,
-        [s.scopeId, s.companyId],
-      );
-      await this.cancelWakeups(`company_id = $1 AND payload->>'projectId' = $2::text`, [s.companyId, s.scopeId]);
+      await this.repo.pauseProject(s.companyId, s.scopeId);
+      await this.repo.cancelProjectWakeups(s.companyId, s.scopeId);
       await this.work.cancel({ companyId: s.companyId, projectId: s.scopeId }, 'budget');
     }
-  }
-
-  private async cancelWakeups(filter: string, params: unknown[]): Promise<void> {
-    await this.db.query(
-      `UPDATE agent_wakeup_requests SET status = 'cancelled', skip_reason = 'budget', updated_at = now()
-        WHERE ${filter} AND status IN ('queued','deferred')`,
-      params,
-    );
   }
 
   /**
@@ -173,43 +141,16 @@ export class BudgetEnforcementService {
    * holds; a company resume wakes only the agents it paused that hold nothing themselves.
    */
   async resumeScopeIfClear(s: BudgetScopeKey): Promise<boolean> {
-    if (await this.holds(s.scopeType, s.scopeId)) return false;
+    if (await this.repo.holds(s.scopeType, s.scopeId)) return false;
     if (s.scopeType === 'company') {
-      const rows = await this.db.query(
-        `WITH u AS (UPDATE companies SET status = 'active', pause_reason = NULL, updated_at = now()
-          WHERE id = $1 AND status = 'paused' AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
-        [s.companyId],
-      );
-      await this.db.query(
-        `UPDATE agents a SET status = 'idle', pause_reason = NULL, updated_at = now()
-          WHERE a.company_id = $1 AND a.status = 'paused' AND a.pause_reason = 'budget'
-            AND NOT EXISTS (SELECT 1 FROM budget_incidents i WHERE i.hold_active AND i.scope_type = 'agent' AND i.scope_id = a.id)`,
-        [s.companyId],
-      );
-      return rows.length > 0;
+      const resumed = await this.repo.resumeCompany(s.companyId);
+      await this.repo.resumeCompanyAgents(s.companyId);
+      return resumed;
     }
     if (s.scopeType === 'agent') {
-      if (await this.holds('company', s.companyId)) return false;
-      const rows = await this.db.query(
-        `WITH u AS (UPDATE agents SET status = 'idle', pause_reason = NULL, updated_at = now()
-          WHERE id = $1 AND company_id = $2 AND status = 'paused' AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
-        [s.scopeId, s.companyId],
-      );
-      return rows.length > 0;
+      if (await this.repo.holds('company', s.companyId)) return false;
+      return this.repo.resumeAgent(s.companyId, s.scopeId);
     }
-    const rows = await this.db.query(
-      `WITH u AS (UPDATE projects SET paused_at = NULL, pause_reason = NULL, updated_at = now()
-        WHERE id = $1 AND company_id = $2 AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
-      [s.scopeId, s.companyId],
-    );
-    return rows.length > 0;
-  }
-
-  private async holds(scopeType: BudgetScope, scopeId: string): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM budget_incidents WHERE hold_active AND scope_type = $1 AND scope_id = $2 LIMIT 1`, [
-      scopeType,
-      scopeId,
-    ]);
-    return rows.length > 0;
+    return this.repo.resumeProject(s.companyId, s.scopeId);
   }
 }

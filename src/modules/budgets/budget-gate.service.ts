@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../database/db.service';
-import { BudgetUsageService, ScopeRef } from './budget-usage.service';
+import { BudgetUsageService } from './budget-usage.service';
+import { BudgetsRepository, ScopeRef } from './budgets.repository';
 
 export interface BudgetGateDecision {
   allowed: boolean;
@@ -17,7 +17,7 @@ export interface BudgetGateDecision {
 @Injectable()
 export class BudgetGate {
   constructor(
-    private readonly db: Db,
+    private readonly repo: BudgetsRepository,
     private readonly usage: BudgetUsageService,
   ) {}
 
@@ -27,11 +27,7 @@ export class BudgetGate {
       { scopeType: 'agent', scopeId: agentId },
       ...(projectId ? [{ scopeType: 'project' as const, scopeId: projectId }] : []),
     ];
-    const holds = await this.db.query<{ scope_type: string; scope_id: string; policy_id: string }>(
-      `SELECT scope_type, scope_id, policy_id FROM budget_incidents
-        WHERE hold_active AND (scope_type, scope_id) IN (SELECT * FROM unnest($1::text[], $2::uuid[]))`,
-      [scopes.map((s) => s.scopeType), scopes.map((s) => s.scopeId)],
-    );
+    const holds = await this.repo.holdsOn(scopes);
     const blockedBy = holds.map((h) => ({ scopeType: h.scope_type, scopeId: h.scope_id, policyId: h.policy_id }));
     for (const p of await this.usage.observe(companyId, { scopes, activeOnly: true })) {
       if (p.hardStopEnabled && p.observed >= p.amount) blockedBy.push({ scopeType: p.scopeType, scopeId: p.scopeId, policyId: p.id });

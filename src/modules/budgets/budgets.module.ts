@@ -5,8 +5,9 @@ import { BudgetIncidentsService } from './budget-incidents.service';
 import { BudgetPoliciesService } from './budget-policies.service';
 import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService } from './budget-usage.service';
-import { BudgetWindowService } from './budget-window.service';
 import { BudgetsController } from './budgets.controller';
+import { BudgetsScheduler } from './budgets.jobs';
+import { BudgetsRepository } from './budgets.repository';
 import { Clock } from './clock.service';
 
 /**
@@ -18,14 +19,15 @@ import { Clock } from './clock.service';
   controllers: [BudgetsController],
   providers: [
     Clock,
+    BudgetsRepository,
     BudgetSyncService,
     BudgetUsageService,
     BudgetEnforcementService,
     BudgetGate,
     BudgetPoliciesService,
     BudgetIncidentsService,
-    BudgetWindowService,
+    BudgetsScheduler,
   ],
-  exports: [Clock, BudgetPoliciesService, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate, BudgetWindowService],
+  exports: [Clock, BudgetPoliciesService, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate],
 })
 export class BudgetsModule {}

@@ -1,75 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { conflict, forbidden, unprocessable } from '../../common/errors/domain-error';
+import { forbidden } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from '../budgets/budget-enforcement.service';
 import { BudgetUsageService, UsageDelta } from '../budgets/budget-usage.service';
+import { costError } from './costs.errors';
+import { CostEventReferences, CostsRepository, num, toCostEventResponse } from './costs.repository';
 import { CostEventResponseDto, CreateCostEventDto } from './dto/cost-event.dto';
 
-interface CostEventRow {
-  id: string;
-  company_id: string;
-  agent_id: string;
-  issue_id: string | null;
-  project_id: string | null;
-  goal_id: string | null;
-  heartbeat_run_id: string | null;
-  provider: string;
-  model: string;
-  biller: string;
-  billing_type: string;
-  billing_code: string | null;
-  cost_status: string;
-  cost_cents: number | null;
-  input_tokens: string | null;
-  cached_input_tokens: string | null;
-  output_tokens: string | null;
-  occurred_at: Date;
-  idempotency_key: string | null;
-  created_at: Date;
-}
-
-const num = (v: string | null): number | null => (v === null ? null : Number(v));
-
-interface References {
-  agent: boolean;
-  project: boolean;
-  goal: boolean;
-  run: boolean;
-}
-
 /** The agent, and any project, goal or run named, must belong to the company (422 otherwise). */
-function assertReferences(r: References): void {
-  if (!r.agent) throw unprocessable('The agent does not belong to this company', 'agent_not_in_company', { field: 'agentId' });
-  if (!r.project) throw unprocessable('The project does not belong to this company', 'invalid_reference', { field: 'projectId' });
-  if (!r.goal) throw unprocessable('The goal does not belong to this company', 'invalid_reference', { field: 'goalId' });
-  if (!r.run) throw unprocessable('The heartbeat run is not a run of this agent', 'invalid_reference', { field: 'heartbeatRunId' });
-}
-
-export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    agentId: r.agent_id,
-    issueId: r.issue_id,
-    projectId: r.project_id,
-    goalId: r.goal_id,
-    heartbeatRunId: r.heartbeat_run_id,
-    provider: r.provider,
-    model: r.model,
-    biller: r.biller,
-    billingType: r.billing_type,
-    billingCode: r.billing_code,
-    costStatus: r.cost_status,
-    costCents: r.cost_cents,
-    inputTokens: num(r.input_tokens),
-    cachedInputTokens: num(r.cached_input_tokens),
-    outputTokens: num(r.output_tokens),
-    occurredAt: r.occurred_at.toISOString(),
-    idempotencyKey: r.idempotency_key,
-    createdAt: r.created_at.toISOString(),
-  };
+function assertReferences(r: CostEventReferences): void {
+  if (!r.agent) throw costError('agent_not_in_company', 'The agent does not belong to this company', { field: 'agentId' });
+  if (!r.project) throw costError('invalid_reference', 'The project does not belong to this company', { field: 'projectId' });
+  if (!r.goal) throw costError('invalid_reference', 'The goal does not belong to this company', { field: 'goalId' });
+  if (!r.run) throw costError('invalid_reference', 'The heartbeat run is not a run of this agent', { field: 'heartbeatRunId' });
 }
 
 /**
@@ -82,6 +27,7 @@ export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
 export class CostEventsService {
   constructor(
     private readonly db: Db,
+    private readonly repo: CostsRepository,
     private readonly usage: BudgetUsageService,
     private readonly enforcement: BudgetEnforcementService,
     private readonly activity: ActivityRecorder,
@@ -101,39 +47,31 @@ export class CostEventsService {
     const runId = dto.heartbeatRunId ?? (actor.kind === 'agent' ? (actor.runId ?? null) : null);
     const unpriced = dto.costStatus === 'unpriced';
     if (unpriced && dto.costCents)
-      throw unprocessable('An unpriced event carries no cost; omit costCents', 'unpriced_with_cost', { field: 'costCents' });
+      throw costError('unpriced_with_cost', 'An unpriced event carries no cost; omit costCents', { field: 'costCents' });
     // the reference check and the insert go out on one round trip; a bad reference fails the request and
     // the request's transaction drops the insert with it
-    const references = this.references(companyId, dto, runId);
-    const insert = this.db.query<CostEventRow>(
-      `INSERT INTO cost_events (company_id, agent_id, issue_id, project_id, goal_id, heartbeat_run_id, provider, model, biller,
-                                billing_type, billing_code, cost_status, cost_cents, input_tokens, cached_input_tokens, output_tokens,
-                                occurred_at, idempotency_key, reported_by_actor_type, reported_by_actor_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
-       ON CONFLICT DO NOTHING RETURNING *`,
-      [
-        companyId,
-        dto.agentId,
-        dto.issueId ?? null,
-        dto.projectId ?? null,
-        dto.goalId ?? null,
-        runId,
-        dto.provider,
-        dto.model,
-        dto.biller ?? dto.provider,
-        dto.billingType ?? 'unknown',
-        dto.billingCode ?? null,
-        unpriced ? 'unpriced' : 'reported',
-        unpriced ? null : dto.costCents,
-        dto.inputTokens ?? null,
-        dto.cachedInputTokens ?? null,
-        dto.outputTokens ?? null,
-        new Date(dto.occurredAt),
-        dto.idempotencyKey ?? null,
-        actor.kind === 'agent' ? 'agent' : 'user',
-        actor.kind === 'agent' ? actor.agentId : actor.userId,
-      ],
-    );
+    const references = this.repo.references(companyId, dto.agentId, { projectId: dto.projectId, goalId: dto.goalId, runId });
+    const insert = this.repo.insertCostEvent(companyId, {
+      agentId: dto.agentId,
+      issueId: dto.issueId ?? null,
+      projectId: dto.projectId ?? null,
+      goalId: dto.goalId ?? null,
+      heartbeatRunId: runId,
+      provider: dto.provider,
+      model: dto.model,
+      biller: dto.biller ?? dto.provider,
+      billingType: dto.billingType ?? 'unknown',
+      billingCode: dto.billingCode ?? null,
+      costStatus: unpriced ? 'unpriced' : 'reported',
+      costCents: unpriced ? null : (dto.costCents ?? null),
+      inputTokens: dto.inputTokens ?? null,
+      cachedInputTokens: dto.cachedInputTokens ?? null,
+      outputTokens: dto.outputTokens ?? null,
+      occurredAt: new Date(dto.occurredAt),
+      idempotencyKey: dto.idempotencyKey ?? null,
+      reportedByActorType: actor.kind === 'agent' ? 'agent' : 'user',
+      reportedByActorId: actor.kind === 'agent' ? actor.agentId : actor.userId,
+    });
     const [checked, inserted] = await Promise.allSettled([references, insert]);
     if (checked.status === 'rejected') throw checked.reason;
     assertReferences(checked.value);
@@ -183,36 +121,17 @@ export class CostEventsService {
     return { event, created: true };
   }
 
-  /** Whether the agent, and any project, goal or run named, belong to the company. */
-  private async references(companyId: string, dto: CreateCostEventDto, runId: string | null): Promise<References> {
-    // only the references the event names are looked up, without NULL parameters: a statement like
-    // `$3 IS NULL OR EXISTS (...)` was planned anew for every event (a plan for a NULL drops the lookup,
-    // so Postgres never settled on one generic plan)
-    const params: unknown[] = [companyId, dto.agentId];
-    const lookup = (value: string | null | undefined, name: keyof References, sql: (p: string) => string) =>
-      value ? `${sql(`$${params.push(value)}`)} AS ${name}` : `true AS ${name}`;
-    const [r] = await this.db.query<References>(
-      `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $2 AND company_id = $1) AS agent,
-              ${lookup(dto.projectId, 'project', (p) => `EXISTS (SELECT 1 FROM projects WHERE id = ${p} AND company_id = $1)`)},
-              ${lookup(dto.goalId, 'goal', (p) => `EXISTS (SELECT 1 FROM goals WHERE id = ${p} AND company_id = $1)`)},
-              ${lookup(runId, 'run', (p) => `EXISTS (SELECT 1 FROM heartbeat_runs WHERE id = ${p} AND company_id = $1 AND agent_id = $2)`)}`,
-      params,
-    );
-    return r;
-  }
-
   /** The stored event a duplicate repeats; a key reused for another agent's event is a conflict. */
   private async original(companyId: string, dto: CreateCostEventDto, runId: string | null): Promise<CostEventResponseDto> {
-    const [row] = await this.db.query<CostEventRow>(
-      `SELECT * FROM cost_events
-        WHERE company_id = $1
-          AND (($2::text IS NOT NULL AND idempotency_key = $2)
-            OR ($3::uuid IS NOT NULL AND heartbeat_run_id = $3 AND provider = $4 AND model = $5 AND occurred_at = $6))
-        LIMIT 1`,
-      [companyId, dto.idempotencyKey ?? null, runId, dto.provider, dto.model, new Date(dto.occurredAt)],
-    );
-    if (!row) throw conflict('A conflicting cost event exists', 'cost_event_conflict');
-    if (row.agent_id !== dto.agentId) throw conflict('This idempotency key was used for another agent', 'idempotency_key_reused');
+    const row = await this.repo.repeatedCostEvent(companyId, {
+      idempotencyKey: dto.idempotencyKey ?? null,
+      runId,
+      provider: dto.provider,
+      model: dto.model,
+      occurredAt: new Date(dto.occurredAt),
+    });
+    if (!row) throw costError('cost_event_conflict', 'A conflicting cost event exists');
+    if (row.agent_id !== dto.agentId) throw costError('idempotency_key_reused', 'This idempotency key was used for another agent');
     return toCostEventResponse(row);
   }
 }

@@ -3,6 +3,7 @@ import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { CostEventsService } from './cost-events.service';
 import { CostReportsService } from './cost-reports.service';
 import { CostsController } from './costs.controller';
+import { CostsRepository } from './costs.repository';
 import { FinanceController } from './finance.controller';
 import { FinanceService } from './finance.service';
 import { RunCostBooking } from './run-cost-booking.service';
@@ -13,7 +14,7 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 @Module({
   imports: [HeartbeatModule, BudgetsModule],
   controllers: [CostsController, FinanceController],
-  providers: [CostEventsService, CostReportsService, FinanceService, RunCostBooking],
+  providers: [CostsRepository, CostEventsService, CostReportsService, FinanceService, RunCostBooking],
 })
 export class CostsModule implements OnModuleInit {
   constructor(

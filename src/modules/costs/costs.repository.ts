@@ -1,0 +1,516 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import { isoRequired } from '../../database/row-mapping';
+import { LIFETIME_START } from '../budgets/budget-windows';
+import type { Range } from './cost-range';
+import type { CostEventResponseDto, CostTotalsDto } from './dto/cost-event.dto';
+import type { FinanceEventResponseDto, FinanceTotalsDto } from './dto/finance-event.dto';
+
+// ---- cost events
+
+export interface CostEventRow {
+  id: string;
+  company_id: string;
+  agent_id: string;
+  issue_id: string | null;
+  project_id: string | null;
+  goal_id: string | null;
+  heartbeat_run_id: string | null;
+  provider: string;
+  model: string;
+  biller: string;
+  billing_type: string;
+  billing_code: string | null;
+  cost_status: string;
+  cost_cents: number | null;
+  input_tokens: string | null;
+  cached_input_tokens: string | null;
+  output_tokens: string | null;
+  occurred_at: Date;
+  idempotency_key: string | null;
+  created_at: Date;
+}
+
+export const num = (v: string | null): number | null => (v === null ? null : Number(v));
+
+export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    agentId: r.agent_id,
+    issueId: r.issue_id,
+    projectId: r.project_id,
+    goalId: r.goal_id,
+    heartbeatRunId: r.heartbeat_run_id,
+    provider: r.provider,
+    model: r.model,
+    biller: r.biller,
+    billingType: r.billing_type,
+    billingCode: r.billing_code,
+    costStatus: r.cost_status,
+    costCents: r.cost_cents,
+    inputTokens: num(r.input_tokens),
+    cachedInputTokens: num(r.cached_input_tokens),
+    outputTokens: num(r.output_tokens),
+    occurredAt: isoRequired(r.occurred_at),
+    idempotencyKey: r.idempotency_key,
+    createdAt: isoRequired(r.created_at),
+  };
+}
+
+export interface CostEventInsert {
+  agentId: string;
+  issueId: string | null;
+  projectId: string | null;
+  goalId: string | null;
+  heartbeatRunId: string | null;
+  provider: string;
+  model: string;
+  biller: string;
+  billingType: string;
+  billingCode: string | null;
+  costStatus: 'unpriced' | 'reported';
+  costCents: number | null;
+  inputTokens: number | null;
+  cachedInputTokens: number | null;
+  outputTokens: number | null;
+  occurredAt: Date;
+  idempotencyKey: string | null;
+  reportedByActorType: 'agent' | 'user';
+  reportedByActorId: string;
+}
+
+/** Whether the agent, and any project, goal or run an event names, belong to the company. */
+export interface CostEventReferences {
+  agent: boolean;
+  project: boolean;
+  goal: boolean;
+  run: boolean;
+}
+
+// ---- totals
+
+export interface TotalsRow {
+  cost_cents: string | null;
+  input_tokens: string | null;
+  cached_input_tokens: string | null;
+  output_tokens: string | null;
+  event_count: string | number | null;
+  unpriced_event_count: string | number | null;
+}
+
+export function totals(r: TotalsRow | undefined): CostTotalsDto {
+  return {
+    costCents: Number(r?.cost_cents ?? 0),
+    inputTokens: Number(r?.input_tokens ?? 0),
+    cachedInputTokens: Number(r?.cached_input_tokens ?? 0),
+    outputTokens: Number(r?.output_tokens ?? 0),
+    eventCount: Number(r?.event_count ?? 0),
+    unpricedEventCount: Number(r?.unpriced_event_count ?? 0),
+  };
+}
+
+export const ROLLING_WINDOWS = [
+  { window: '5h', hours: 5 },
+  { window: '24h', hours: 24 },
+  { window: '7d', hours: 168 },
+] as const;
+
+/** Aggregates over raw cost events (aliased `e`). */
+const EVENT_TOTALS = `COALESCE(sum(e.cost_cents), 0) AS cost_cents, COALESCE(sum(e.input_tokens), 0) AS input_tokens,
+  COALESCE(sum(e.cached_input_tokens), 0) AS cached_input_tokens, COALESCE(sum(e.output_tokens), 0) AS output_tokens,
+  count(*) AS event_count, count(*) FILTER (WHERE e.cost_cents IS NULL) AS unpriced_event_count`;
+/** The same sums read from lifetime running totals (aliased `u`). */
+const USAGE_TOTALS = `u.billed_cents AS cost_cents, u.input_tokens, u.cached_input_tokens, u.output_tokens,
+  u.event_count, u.unpriced_event_count`;
+
+/** SQL filter on `e.occurred_at` with the range as parameters $2 and $3. */
+const RANGE_SQL = `($2::timestamptz IS NULL OR e.occurred_at >= $2) AND ($3::timestamptz IS NULL OR e.occurred_at < $3)`;
+
+function windowColumns(i: number, cond: string): string {
+  return `COALESCE(sum(e.cost_cents) FILTER (WHERE ${cond}), 0) AS w${i}_cost_cents,
+            COALESCE(sum(e.input_tokens) FILTER (WHERE ${cond}), 0) AS w${i}_input_tokens,
+            COALESCE(sum(e.cached_input_tokens) FILTER (WHERE ${cond}), 0) AS w${i}_cached_input_tokens,
+            COALESCE(sum(e.output_tokens) FILTER (WHERE ${cond}), 0) AS w${i}_output_tokens,
+            count(*) FILTER (WHERE ${cond}) AS w${i}_event_count,
+            count(*) FILTER (WHERE ${cond} AND e.cost_cents IS NULL) AS w${i}_unpriced_event_count`;
+}
+
+// ---- finance events
+
+export interface FinanceEventRow {
+  id: string;
+  company_id: string;
+  kind: string;
+  direction: string;
+  amount_cents: string;
+  currency: string;
+  estimated: boolean;
+  biller: string | null;
+  provider: string | null;
+  agent_id: string | null;
+  cost_event_id: string | null;
+  description: string | null;
+  external_ref: string | null;
+  idempotency_key: string | null;
+  metadata: Record<string, unknown> | null;
+  occurred_at: Date;
+  created_at: Date;
+}
+
+export function toFinanceEventResponse(r: FinanceEventRow): FinanceEventResponseDto {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    kind: r.kind,
+    direction: r.direction,
+    amountCents: Number(r.amount_cents),
+    currency: r.currency,
+    estimated: r.estimated,
+    biller: r.biller,
+    provider: r.provider,
+    agentId: r.agent_id,
+    costEventId: r.cost_event_id,
+    description: r.description,
+    externalRef: r.external_ref,
+    idempotencyKey: r.idempotency_key,
+    metadata: r.metadata,
+    occurredAt: isoRequired(r.occurred_at),
+    createdAt: isoRequired(r.created_at),
+  };
+}
+
+export interface FinanceEventInsert {
+  kind: string;
+  direction: string;
+  amountCents: number;
+  currency: string;
+  estimated: boolean;
+  biller: string | null;
+  provider: string | null;
+  agentId: string | null;
+  costEventId: string | null;
+  description: string | null;
+  externalRef: string | null;
+  idempotencyKey: string | null;
+  metadata: Record<string, unknown> | null;
+  occurredAt: Date;
+  createdByActorType: 'agent' | 'user';
+  createdByActorId: string;
+}
+
+export interface FinanceTotalsRow {
+  currency: string;
+  debit: string;
+  credit: string;
+  estimated: string;
+  n: string;
+}
+
+export function financeTotals(r: FinanceTotalsRow): FinanceTotalsDto {
+  const debit = Number(r.debit);
+  const credit = Number(r.credit);
+  return {
+    currency: r.currency,
+    debitCents: debit,
+    creditCents: credit,
+    netCents: debit - credit,
+    estimatedCents: Number(r.estimated),
+    eventCount: Number(r.n),
+  };
+}
+
+const TOTALS_SQL = `e.currency,
+  COALESCE(sum(e.amount_cents) FILTER (WHERE e.direction = 'debit'), 0) AS debit,
+  COALESCE(sum(e.amount_cents) FILTER (WHERE e.direction = 'credit'), 0) AS credit,
+  COALESCE(sum(e.amount_cents) FILTER (WHERE e.estimated), 0) AS estimated,
+  count(*) AS n`;
+
+/**
+ * The costs tables: cost_events and finance_events, and the reports over them. Range reports also
+ * read the running totals of cost_usage (written by the budgets module's accumulation); the name
+ * and budget columns of agents, projects and companies are read for the report pages.
+ */
+@Injectable()
+export class CostsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  // ---- cost events
+
+  /**
+   * Stores an event unless it repeats one (same idempotency key, or same run, provider, model and
+   * occurredAt): no row then. The statement is written at once (the caller pipelines it after the
+   * reference check).
+   */
+  insertCostEvent(companyId: string, e: CostEventInsert): Promise<CostEventRow[]> {
+    return this.rows<CostEventRow>(
+      companyId,
+      `INSERT INTO cost_events (company_id, agent_id, issue_id, project_id, goal_id, heartbeat_run_id, provider, model, biller,
+                                billing_type, billing_code, cost_status, cost_cents, input_tokens, cached_input_tokens, output_tokens,
+                                occurred_at, idempotency_key, reported_by_actor_type, reported_by_actor_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+       ON CONFLICT DO NOTHING RETURNING *`,
+      [
+        e.agentId,
+        e.issueId,
+        e.projectId,
+        e.goalId,
+        e.heartbeatRunId,
+        e.provider,
+        e.model,
+        e.biller,
+        e.billingType,
+        e.billingCode,
+        e.costStatus,
+        e.costCents,
+        e.inputTokens,
+        e.cachedInputTokens,
+        e.outputTokens,
+        e.occurredAt,
+        e.idempotencyKey,
+        e.reportedByActorType,
+        e.reportedByActorId,
+      ],
+    );
+  }
+
+  /**
+   * Whether the agent, and any project, goal or run named, belong to the company (reads agents,
+   * projects, goals and heartbeat_runs, owned by their modules). The statement is written at once.
+   */
+  async references(
+    companyId: string,
+    agentId: string,
+    named: { projectId?: string | null; goalId?: string | null; runId?: string | null },
+  ): Promise<CostEventReferences> {
+    // only the references the event names are looked up, without NULL parameters: a statement like
+    // `$3 IS NULL OR EXISTS (...)` was planned anew for every event (a plan for a NULL drops the lookup,
+    // so Postgres never settled on one generic plan)
+    const params: unknown[] = [companyId, agentId];
+    const lookup = (value: string | null | undefined, name: keyof CostEventReferences, sql: (p: string) => string) =>
+      value ? `${sql(`$${params.push(value)}`)} AS ${name}` : `true AS ${name}`;
+    const sql = `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $2 AND company_id = $1) AS agent,
+              ${lookup(named.projectId, 'project', (p) => `EXISTS (SELECT 1 FROM projects WHERE id = ${p} AND company_id = $1)`)},
+              ${lookup(named.goalId, 'goal', (p) => `EXISTS (SELECT 1 FROM goals WHERE id = ${p} AND company_id = $1)`)},
+              ${lookup(named.runId, 'run', (p) => `EXISTS (SELECT 1 FROM heartbeat_runs WHERE id = ${p} AND company_id = $1 AND agent_id = $2)`)}`;
+    const [r] = await this.rows<CostEventReferences>(companyId, sql, params.slice(1));
+    return r;
+  }
+
+  /** The stored event a duplicate repeats (by idempotency key, or by run, provider, model and occurredAt). */
+  repeatedCostEvent(
+    companyId: string,
+    key: { idempotencyKey: string | null; runId: string | null; provider: string; model: string; occurredAt: Date },
+  ): Promise<CostEventRow | null> {
+    return this.row<CostEventRow>(
+      companyId,
+      `SELECT * FROM cost_events
+        WHERE company_id = $1
+          AND (($2::text IS NOT NULL AND idempotency_key = $2)
+            OR ($3::uuid IS NOT NULL AND heartbeat_run_id = $3 AND provider = $4 AND model = $5 AND occurred_at = $6))
+        LIMIT 1`,
+      [key.idempotencyKey, key.runId, key.provider, key.model, key.occurredAt],
+    );
+  }
+
+  // ---- cost reports
+
+  /** budgetMonthlyCents of the company (reads companies, owned by companies). */
+  async companyBudget(companyId: string): Promise<{ budget_monthly_cents: number } | null> {
+    return this.row<{ budget_monthly_cents: number }>(companyId, `SELECT budget_monthly_cents FROM companies WHERE id = $1`);
+  }
+
+  /** Names and statuses of agents (reads agents, owned by agents; the ids come from this company's totals). */
+  agentNames(ids: string[]): Promise<Array<{ id: string; name: string; status: string }>> {
+    return this.db.query<{ id: string; name: string; status: string }>(`SELECT id, name, status FROM agents WHERE id = ANY($1::uuid[])`, [
+      ids,
+    ]);
+  }
+
+  /** All-time totals of the company or of each agent (reads cost_usage, owned by budgets), biggest spend first. */
+  lifetimeTotals(companyId: string, scope: 'company' | 'agent'): Promise<Array<TotalsRow & { scope_id: string }>> {
+    return this.rows(
+      companyId,
+      `SELECT u.scope_id, ${USAGE_TOTALS} FROM cost_usage u
+          WHERE u.company_id = $1 AND u.scope_type = $2 AND u.window_kind = 'lifetime' AND u.window_start = $3
+          ORDER BY u.billed_cents DESC, u.scope_id`,
+      [scope, LIFETIME_START],
+    );
+  }
+
+  /**
+   * Totals of a range: the daily running totals of the whole UTC days [dayFrom, dayTo) (reads cost_usage,
+   * owned by budgets) plus the raw events of the partial days before and after them.
+   */
+  rangeTotals(
+    companyId: string,
+    scope: 'company' | 'agent',
+    range: { from: Date | string; to: Date | string; dayFrom: Date | string; dayTo: Date | string },
+  ): Promise<Array<TotalsRow & { scope_id: string }>> {
+    const key = scope === 'agent' ? 'e.agent_id' : 'e.company_id';
+    const raw = (cond: string) =>
+      `SELECT ${key} AS scope_id, e.cost_cents, e.input_tokens, e.cached_input_tokens, e.output_tokens, 1 AS event_count,
+              (e.cost_cents IS NULL)::int AS unpriced_event_count
+         FROM cost_events e WHERE e.company_id = $1 AND ${cond}`;
+    return this.rows(
+      companyId,
+      `SELECT x.scope_id, COALESCE(sum(x.cost_cents), 0) AS cost_cents, COALESCE(sum(x.input_tokens), 0) AS input_tokens,
+              COALESCE(sum(x.cached_input_tokens), 0) AS cached_input_tokens, COALESCE(sum(x.output_tokens), 0) AS output_tokens,
+              sum(x.event_count) AS event_count, sum(x.unpriced_event_count) AS unpriced_event_count
+         FROM (SELECT u.scope_id, u.billed_cents AS cost_cents, u.input_tokens, u.cached_input_tokens, u.output_tokens, u.event_count, u.unpriced_event_count
+                 FROM cost_usage u
+                WHERE u.company_id = $1 AND u.scope_type = $6 AND u.window_kind = 'utc_day' AND u.window_start >= $4 AND u.window_start < $5
+               UNION ALL ${raw(`e.occurred_at >= $2 AND e.occurred_at < LEAST($3::timestamptz, $4::timestamptz)`)}
+               UNION ALL ${raw(`e.occurred_at >= GREATEST($2::timestamptz, $5::timestamptz) AND e.occurred_at < $3`)}) x
+        GROUP BY x.scope_id
+        ORDER BY 2 DESC, 1`,
+      [range.from, range.to, range.dayFrom, range.dayTo, scope],
+    );
+  }
+
+  /** Range totals per agent, provider and model, with the agent's name and status (reads agents, owned by agents). */
+  totalsByAgentModel(
+    companyId: string,
+    r: Range,
+  ): Promise<Array<{ agent_id: string; provider: string; model: string; name: string | null; status: string | null } & TotalsRow>> {
+    return this.grouped(
+      companyId,
+      r,
+      ['e.agent_id', 'e.provider', 'e.model'],
+      `LEFT JOIN agents a ON a.id = g.agent_id`,
+      'a.name, a.status',
+    );
+  }
+
+  totalsByProvider(companyId: string, r: Range): Promise<Array<{ provider: string } & TotalsRow>> {
+    return this.grouped(companyId, r, ['e.provider']);
+  }
+
+  totalsByBiller(companyId: string, r: Range): Promise<Array<{ biller: string } & TotalsRow>> {
+    return this.grouped(companyId, r, ['e.biller']);
+  }
+
+  /** Range totals per project, with its name (reads projects, owned by projects). */
+  totalsByProject(companyId: string, r: Range): Promise<Array<{ project_id: string | null; name: string | null } & TotalsRow>> {
+    return this.grouped(companyId, r, ['e.project_id'], `LEFT JOIN projects p ON p.id = g.project_id`, 'p.name');
+  }
+
+  /** Events of the company in the range grouped by `keys` (whitelisted columns), biggest spend first. */
+  private grouped<K extends object>(companyId: string, r: Range, keys: string[], join = '', extra = ''): Promise<Array<K & TotalsRow>> {
+    const cols = keys.join(', ');
+    const names = keys.map((k) => k.replace('e.', 'g.')).join(', ');
+    return this.rows<K & TotalsRow>(
+      companyId,
+      `SELECT ${names}, ${extra ? extra + ', ' : ''}g.cost_cents, g.input_tokens, g.cached_input_tokens, g.output_tokens, g.event_count, g.unpriced_event_count
+         FROM (SELECT ${cols}, ${EVENT_TOTALS} FROM cost_events e
+                WHERE e.company_id = $1 AND ${RANGE_SQL}
+                GROUP BY ${cols}) g ${join}
+        ORDER BY g.cost_cents DESC, ${names}`,
+      [r.from, r.to],
+    );
+  }
+
+  /**
+   * Per provider and biller, the totals of each rolling window up to `now` (columns `w<i>_…`) with its
+   * oldest event (`w<i>_oldest`).
+   */
+  quotaWindows(companyId: string, since: Date, now: Date): Promise<Array<Record<string, string | Date | null>>> {
+    return this.rows<Record<string, string | Date | null>>(
+      companyId,
+      `SELECT e.provider, e.biller,
+              ${ROLLING_WINDOWS.map((w, i) => {
+                const cond = `e.occurred_at >= $3::timestamptz - interval '${w.hours} hours'`;
+                return `${windowColumns(i, cond)}, min(e.occurred_at) FILTER (WHERE ${cond}) AS w${i}_oldest`;
+              }).join(', ')}
+         FROM cost_events e WHERE e.company_id = $1 AND e.occurred_at >= $2 AND e.occurred_at <= $3
+        GROUP BY e.provider, e.biller ORDER BY e.provider, e.biller`,
+      [since, now],
+    );
+  }
+
+  // ---- finance events
+
+  /** Whether a named agent and cost event belong to the company (reads agents, owned by agents). */
+  async financeReferences(
+    companyId: string,
+    agentId: string | null,
+    costEventId: string | null,
+  ): Promise<{ agent: boolean; cost: boolean }> {
+    const [refs] = await this.rows<{ agent: boolean; cost: boolean }>(
+      companyId,
+      `SELECT ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM agents WHERE id = $2 AND company_id = $1)) AS agent,
+              ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM cost_events WHERE id = $3 AND company_id = $1)) AS cost`,
+      [agentId, costEventId],
+    );
+    return refs;
+  }
+
+  /** Stores a finance event unless its idempotency key was used (null then). */
+  insertFinanceEvent(companyId: string, f: FinanceEventInsert): Promise<FinanceEventRow | null> {
+    return this.row<FinanceEventRow>(
+      companyId,
+      `INSERT INTO finance_events (company_id, kind, direction, amount_cents, currency, estimated, biller, provider, agent_id, cost_event_id,
+                                   description, external_ref, idempotency_key, metadata, occurred_at, created_by_actor_type, created_by_actor_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+       ON CONFLICT DO NOTHING RETURNING *`,
+      [
+        f.kind,
+        f.direction,
+        f.amountCents,
+        f.currency,
+        f.estimated,
+        f.biller,
+        f.provider,
+        f.agentId,
+        f.costEventId,
+        f.description,
+        f.externalRef,
+        f.idempotencyKey,
+        f.metadata,
+        f.occurredAt,
+        f.createdByActorType,
+        f.createdByActorId,
+      ],
+    );
+  }
+
+  financeEventByKey(companyId: string, idempotencyKey: string | undefined): Promise<FinanceEventRow | null> {
+    return this.row<FinanceEventRow>(companyId, `SELECT * FROM finance_events WHERE company_id = $1 AND idempotency_key = $2`, [
+      idempotencyKey,
+    ]);
+  }
+
+  /** Newest first, with optional range, kind and direction filters. */
+  listFinanceEvents(
+    companyId: string,
+    q: { from: Date | null; to: Date | null; kind: string | null; direction: string | null; limit: number },
+  ): Promise<FinanceEventRow[]> {
+    return this.rows<FinanceEventRow>(
+      companyId,
+      `SELECT * FROM finance_events e WHERE e.company_id = $1 AND ${RANGE_SQL}
+          AND ($4::text IS NULL OR e.kind = $4) AND ($5::text IS NULL OR e.direction = $5)
+        ORDER BY e.occurred_at DESC, e.id DESC LIMIT $6`,
+      [q.from, q.to, q.kind, q.direction, q.limit],
+    );
+  }
+
+  /** Debit, credit and estimated sums per currency and the given grouping columns (whitelisted by callers). */
+  financeTotals<K extends object>(
+    companyId: string,
+    from: Date | null,
+    to: Date | null,
+    keys: string[],
+  ): Promise<Array<K & FinanceTotalsRow>> {
+    return this.rows<K & FinanceTotalsRow>(
+      companyId,
+      `SELECT ${TOTALS_SQL}${keys.map((k) => `, ${k}`).join('')} FROM finance_events e
+        WHERE e.company_id = $1 AND ${RANGE_SQL}
+        GROUP BY 1${keys.map((_, i) => `, ${i + 6}`).join('')}
+        ORDER BY debit DESC, 1`,
+      [from, to],
+    );
+  }
+}
