@@ -10,6 +10,10 @@ const SQL_OUTSIDE_REPOSITORY = {
   selector: "CallExpression[callee.property.name='query']",
   message: "SQL belongs in the owning module's <domain>.repository.ts (or src/database/).",
 };
+const ORM_OUTSIDE_REPOSITORY = {
+  selector: 'CallExpression[callee.property.name=/^(repo|getRepository|createQueryBuilder)$/]',
+  message: "TypeORM repositories and query builders belong in the owning module's <domain>.repository.ts (or src/database/).",
+};
 const GLOBAL_DOMAIN_MODULE = {
   selector: "Decorator[expression.callee.name='Global']",
   message: 'Domain modules are not @Global: consumers import the module they use.',
@@ -52,7 +56,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     ignores: ['src/database/**', 'src/**/*.repository.ts', ...LEGACY_SQL_FILES],
-    rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY] },
+    rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY, ORM_OUTSIDE_REPOSITORY] },
   },
   {
     files: ['src/modules/**/*.module.ts'],

@@ -19,9 +19,14 @@ export class AgentLookup {
     private readonly authz: AuthorizationService,
   ) {}
 
-  /** @deprecated the TypeORM repository, for callers outside this module not yet moved to AgentsRepository methods. */
-  get repo() {
-    return this.agents.entities;
+  /** By id without an access check (the caller has decided access), or null. */
+  findById(agentId: string): Promise<AgentEntity | null> {
+    return isUuid(agentId) ? this.agents.findById(agentId) : Promise.resolve(null);
+  }
+
+  /** Stores an agent's adapter configuration as given (skills sync writes the desired set into it). */
+  setAdapterConfig(agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
+    return this.agents.updateAdapterConfig(agentId, adapterConfig);
   }
 
   /**

@@ -27,11 +27,8 @@ export class AgentsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  /**
-   * The TypeORM repository of agents.
-   * @deprecated only for callers outside this module that still use `AgentLookup.repo`; add a method here instead.
-   */
-  get entities(): Repository<AgentEntity> {
+  /** The TypeORM repository of agents (this repository's own use). */
+  private get entities(): Repository<AgentEntity> {
     return this.db.repo(AgentEntity);
   }
 
@@ -133,6 +130,11 @@ export class AgentsRepository extends CompanyScopedRepository {
 
   async updatePermissions(agentId: string, permissions: Record<string, unknown>): Promise<void> {
     await this.db.query(`UPDATE agents SET permissions = $2, updated_at = now() WHERE id = $1`, [agentId, JSON.stringify(permissions)]);
+  }
+
+  /** The adapter configuration as given (TypeORM update: `updated_at` moves with it). */
+  async updateAdapterConfig(agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
+    await this.entities.update({ id: agentId }, { adapterConfig: adapterConfig as never });
   }
 
   async updateBudget(agentId: string, budgetMonthlyCents: number): Promise<void> {

@@ -104,7 +104,7 @@ export class AgentSkillsService {
     await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
     const keys = await this.resolveReferences(agent.companyId, refs);
     agent.adapterConfig = withDesiredSkills(agent.adapterConfig, keys);
-    await this.agents.repo.update({ id: agent.id }, { adapterConfig: agent.adapterConfig as never });
+    await this.agents.setAdapterConfig(agent.id, agent.adapterConfig);
     return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
   }
 
