@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { conflict, forbidden, notFound } from '../../common/errors/domain-error';
+import { forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { HeldWakeupDto, SkippedWakeupDto, WakeupDto, WakeupRunResponseDto } from './dto/heartbeat.dto';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { heartbeatError } from './heartbeat.errors';
 import { toRunResponse } from './heartbeat.types';
 import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
 import { WakeupQueue } from './wakeup-queue.service';
@@ -13,24 +14,20 @@ import { WakeupQueue } from './wakeup-queue.service';
 @Injectable()
 export class AgentWakeupService {
   constructor(
-    private readonly db: Db,
+    private readonly agents: HeartbeatAgentsRepository,
     private readonly companies: CompanyAccessService,
     private readonly queue: WakeupQueue,
   ) {}
 
   async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
-    const [agent] = isUuid(agentId)
-      ? await this.db.query<{ id: string; company_id: string; status: string }>('SELECT id, company_id, status FROM agents WHERE id = $1', [
-          agentId,
-        ])
-      : [];
+    const agent = isUuid(agentId) ? await this.agents.findForWake(agentId) : null;
     if (!agent) throw notFound('Agent');
     await this.companies.assertAccessToKnownCompany(actor, agent.company_id);
     if (actor.kind === 'agent' && actor.agentId !== agent.id) {
       throw forbidden('Agents may only wake themselves', { reason: 'deny_unsupported_action' });
     }
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
-      throw conflict(`Agent is ${agent.status} and cannot be woken`, 'agent_not_wakeable', { status: agent.status });
+      throw heartbeatError('agent_not_wakeable', `Agent is ${agent.status} and cannot be woken`, { status: agent.status });
     }
     const result = await this.queue.enqueue({
       companyId: agent.company_id,

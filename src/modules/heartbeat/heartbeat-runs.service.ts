@@ -1,32 +1,33 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { badRequest, conflict, DomainError, forbidden, notFound } from '../../common/errors/domain-error';
+import { badRequest, forbidden, notFound } from '../../common/errors/domain-error';
 import { decodeCursor, KeysetCursor, keysetPage } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
+import { iso, isoRequired } from '../../database/row-mapping';
 import { outcomeFromReport } from './adapters/http.adapter';
 import { CompleteRunDto, ListRunsQueryDto, LiveRunDto, RunLogResponseDto, SchedulerHeartbeatDto } from './dto/heartbeat.dto';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import { HeartbeatRunsRepository, RunListFilter } from './heartbeat-runs.repository';
+import { heartbeatError } from './heartbeat.errors';
 import { heartbeatPolicy, RunResponse, RunRow, toRunResponse } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService } from './run-log.service';
-import { loadRun } from './run-store';
 
 /** Reading runs and their logs; the board's cancel; the async adapters' completion callback. */
 @Injectable()
 export class HeartbeatRunsService {
   constructor(
-    private readonly db: Db,
     private readonly companies: CompanyAccessService,
     private readonly lifecycle: RunLifecycle,
     private readonly logs: RunLogService,
     private readonly runsRepo: HeartbeatRunsRepository,
+    private readonly agents: HeartbeatAgentsRepository,
   ) {}
 
   /** The run, after the caller's company access is checked; 404 for unknown ids. */
   async getAccessible(actor: Actor, runId: string): Promise<RunRow> {
-    const run = isUuid(runId) ? await loadRun(this.db, runId) : null;
+    const run = isUuid(runId) ? await this.runsRepo.findById(runId) : null;
     if (!run) throw notFound('Heartbeat run');
     await this.companies.assertAccessToKnownCompany(actor, run.company_id);
     return run;
@@ -74,7 +75,6 @@ export class HeartbeatRunsService {
     // minCount: fewer live runs than that are topped up with the most recent ended ones (the board's "recent runs" cards)
     const fill = Math.min(minCount, limit) - rows.length;
     if (fill > 0) rows.push(...(await this.runsRepo.live(companyId, { ...scope, limit: fill, finished: true })));
-    const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
     return rows.map((r) => ({
       id: r.id,
       companyId: r.company_id,
@@ -89,7 +89,7 @@ export class HeartbeatRunsService {
       contextCommentId: r.comment_id,
       startedAt: iso(r.started_at),
       finishedAt: iso(r.finished_at),
-      createdAt: new Date(r.created_at).toISOString(),
+      createdAt: isoRequired(r.created_at),
       logBytes: Number(r.log_bytes ?? 0),
       lastOutputAt: iso(r.last_output_at),
     }));
@@ -107,14 +107,14 @@ export class HeartbeatRunsService {
     const run = await this.getAccessible(actor, runId);
     if (actor.kind === 'agent' && actor.agentId !== run.agent_id) throw forbidden('An agent may cancel only its own runs');
     if (run.status !== 'queued' && run.status !== 'running') {
-      throw conflict(`Run already ended (${run.status})`, 'run_not_live', { status: run.status });
+      throw heartbeatError('run_not_live', `Run already ended (${run.status})`, { status: run.status });
     }
     const by =
       actor.kind === 'agent'
         ? { errorCode: 'cancelled_by_agent', error: 'cancelled by its agent' }
         : { errorCode: 'cancelled_by_board', error: 'cancelled by the board' };
     const ended = await this.lifecycle.finishRun(run.id, { status: 'cancelled', ...by }, { actor });
-    return toRunResponse(ended ?? (await loadRun(this.db, run.id))!);
+    return toRunResponse(ended ?? (await this.runsRepo.findById(run.id))!);
   }
 
   /** Async adapters report the end of a run, authenticated as that run (run token or key + run header). */
@@ -124,7 +124,7 @@ export class HeartbeatRunsService {
       throw forbidden('Only the run itself may complete it (its run token, or X-Service-Run-Id naming it)');
     }
     if (run.status !== 'running' && run.status !== 'queued') {
-      throw conflict(`Run already ended (${run.status})`, 'run_not_live', { status: run.status });
+      throw heartbeatError('run_not_live', `Run already ended (${run.status})`, { status: run.status });
     }
     const report = outcomeFromReport(dto);
     const status = dto.status ?? 'succeeded';
@@ -139,42 +139,31 @@ export class HeartbeatRunsService {
       },
       { actor },
     );
-    if (!ended) throw new DomainError(409, 'run_not_live', 'Run already ended');
+    if (!ended) throw heartbeatError('run_not_live', 'Run already ended');
     return toRunResponse(ended);
   }
 
   /** Agents with a timer: next due time and last run. Board callers see the companies they can access. */
   async schedulerHeartbeats(actor: Actor): Promise<SchedulerHeartbeatDto[]> {
     const ids = await this.companies.accessibleCompanyIds(actor);
-    const rows = await this.db.query<Record<string, unknown> & { runtime_config: Record<string, unknown> }>(
-      `SELECT a.id, a.company_id, a.name, a.status, a.runtime_config, a.heartbeat_next_due_at, a.heartbeat_last_fired_at,
-              lr.id AS run_id, lr.status AS run_status, lr.invocation_source, lr.created_at AS run_created_at, lr.finished_at AS run_finished_at
-         FROM agents a
-         LEFT JOIN LATERAL (SELECT * FROM heartbeat_runs r WHERE r.agent_id = a.id ORDER BY r.created_at DESC LIMIT 1) lr ON true
-        WHERE a.status <> 'terminated' AND jsonb_typeof(a.runtime_config->'heartbeat') = 'object'
-          AND a.runtime_config->'heartbeat'->>'enabled' = 'true'
-          AND ($1::uuid[] IS NULL OR a.company_id = ANY($1::uuid[]))
-        ORDER BY a.heartbeat_next_due_at NULLS LAST, a.id LIMIT 1000`,
-      [ids ?? null],
-    );
-    const iso = (v: unknown) => (v ? new Date(v as string).toISOString() : null);
+    const rows = await this.agents.schedulerHeartbeats(ids ?? null);
     return rows.map((r) => {
       const p = heartbeatPolicy(r.runtime_config);
       return {
-        agentId: r.id as string,
-        companyId: r.company_id as string,
-        agentName: r.name as string,
-        agentStatus: r.status as string,
+        agentId: r.id,
+        companyId: r.company_id,
+        agentName: r.name,
+        agentStatus: r.status,
         enabled: p.enabled,
         intervalSec: p.intervalSec,
         nextDueAt: iso(r.heartbeat_next_due_at),
         lastFiredAt: iso(r.heartbeat_last_fired_at),
         lastRun: r.run_id
           ? {
-              id: r.run_id as string,
+              id: r.run_id,
               status: r.run_status as string,
               invocationSource: r.invocation_source as string,
-              createdAt: iso(r.run_created_at)!,
+              createdAt: isoRequired(r.run_created_at as Date),
               finishedAt: iso(r.run_finished_at),
             }
           : null,

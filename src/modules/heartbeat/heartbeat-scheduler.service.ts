@@ -2,9 +2,10 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Opti
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { RunDispatcher } from './run-dispatcher.service';
 import { RunLifecycle } from './run-lifecycle.service';
-import { updateReturning } from './run-store';
 import { WakeupQueue } from './wakeup-queue.service';
 
 const TICK = 'heartbeat.tick';
@@ -30,6 +31,8 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
     private readonly queue: WakeupQueue,
     private readonly lifecycle: RunLifecycle,
     private readonly dispatcher: RunDispatcher,
+    private readonly runs: HeartbeatRunsRepository,
+    private readonly agents: HeartbeatAgentsRepository,
     @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
 
@@ -64,13 +67,7 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
   /** Claims agents whose timer is due (skipping rows another instance holds) and wakes each once. */
   async fireDueTimers(): Promise<number> {
     return this.db.transaction(async () => {
-      const due = await updateReturning<{ id: string; company_id: string }>(
-        this.db,
-        `UPDATE agents a SET heartbeat_last_fired_at = now()
-           FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() ORDER BY heartbeat_next_due_at LIMIT 100 FOR NO KEY UPDATE SKIP LOCKED) d
-          WHERE a.id = d.id RETURNING a.id, a.company_id`,
-        [],
-      );
+      const due = await this.agents.claimDueTimers();
       for (const a of due) {
         await this.queue.enqueue({
           companyId: a.company_id,
@@ -85,9 +82,7 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
   }
 
   async reap(): Promise<void> {
-    const expired = (await this.db.dataSource.query(
-      `SELECT id FROM heartbeat_runs WHERE status = 'running' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT 100`,
-    )) as Array<{ id: string }>;
+    const expired = await this.runs.leaseExpired();
     for (const r of expired) {
       await this.lifecycle.finishRun(
         r.id,

@@ -4,6 +4,7 @@ import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
 import { AgentWakeupService } from './agent-wakeup.service';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
 import { HeartbeatScheduler } from './heartbeat-scheduler.service';
@@ -21,6 +22,7 @@ import { RunRetry } from './run-retry.service';
 import { RunTokenResolver } from './run-token.resolver';
 import { RunTokenService } from './run-token.service';
 import { WakeupQueue } from './wakeup-queue.service';
+import { WakeupRequestsRepository } from './wakeup-requests.repository';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 
@@ -51,6 +53,8 @@ import { BudgetsModule } from '../budgets/budgets.module';
     RunRetry,
     RunLiveEvents,
     HeartbeatRunsRepository,
+    WakeupRequestsRepository,
+    HeartbeatAgentsRepository,
   ],
   exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService, HeartbeatRunsService],
 })

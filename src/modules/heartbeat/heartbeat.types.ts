@@ -1,3 +1,4 @@
+import { iso, isoRequired } from '../../database/row-mapping';
 import type { RunResponseDto } from './dto/heartbeat.dto';
 
 /** Shapes shared by the heartbeat engine: run rows as read from SQL, the wake context, statuses. */
@@ -78,8 +79,6 @@ export interface RunOutcome {
   result?: Record<string, unknown> | null;
 }
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-
 /** The run record of the API. The log path is relative to the data directory. */
 export function toRunResponse(r: RunRow): RunResponseDto {
   return {
@@ -106,8 +105,8 @@ export function toRunResponse(r: RunRow): RunResponseDto {
     lastOutputAt: iso(r.last_output_at ?? null),
     claimedBy: r.claimed_by,
     leaseExpiresAt: iso(r.lease_expires_at),
-    createdAt: new Date(r.created_at).toISOString(),
-    updatedAt: new Date(r.updated_at).toISOString(),
+    createdAt: isoRequired(r.created_at),
+    updatedAt: isoRequired(r.updated_at),
   };
 }
 export type RunResponse = RunResponseDto;

@@ -4,6 +4,8 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
 import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
@@ -11,7 +13,7 @@ import { RunLifecycle } from './run-lifecycle.service';
 import { RunProcessGroups } from './run-process-groups.service';
 import { LiveEventHub } from '../../common/events/live-event-hub';
 import { RUN_QUEUED_CHANNEL, RunLiveEvents } from './run-live-events';
-import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity, updateReturning } from './run-store';
+import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
 
 const CLAIM_PARALLELISM = 6;
 
@@ -45,6 +47,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     private readonly processGroups: RunProcessGroups,
     private readonly live: RunLiveEvents,
     private readonly hub: LiveEventHub,
+    private readonly runs: HeartbeatRunsRepository,
+    private readonly agents: HeartbeatAgentsRepository,
   ) {}
 
   get instanceId(): string {
@@ -133,15 +137,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
    * under that agent's lock). Returns how many were claimed and started.
    */
   private async claimBatch(room: number): Promise<number> {
-    const candidates = (await this.db.dataSource.query(
-      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.agent_id, r.created_at FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
-        WHERE r.status = 'queued'
-          AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')
-              < CASE WHEN a.runtime_config->'heartbeat'->>'maxConcurrentRuns' ~ '^[1-9][0-9]{0,3}$'
-                     THEN (a.runtime_config->'heartbeat'->>'maxConcurrentRuns')::int ELSE 1 END
-        ORDER BY r.agent_id, r.created_at) c ORDER BY c.created_at LIMIT $1`,
-      [Math.max(1, Math.min(room, 64))],
-    )) as Array<{ id: string; agent_id: string; created_at: Date }>;
+    const candidates = await this.runs.claimCandidates(Math.max(1, Math.min(room, 64)));
     let claimed = 0;
     const queue = [...candidates];
     const worker = async () => {
@@ -158,7 +154,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async tryClaim(runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
-    const agent = await lockAgent(this.db, agentId);
+    const agent = await this.agents.lock(agentId);
     if (!agent) return null;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
       await this.lifecycle.finishRun(
@@ -169,10 +165,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       return null;
     }
     // a run never starts for a scope already over its hard limit (budget check before each claim)
-    const [queued] = await this.db.query<{ company_id: string; context_snapshot: { projectId?: unknown } }>(
-      `SELECT company_id, context_snapshot FROM heartbeat_runs WHERE id = $1 AND status = 'queued'`,
-      [runId],
-    );
+    const queued = await this.runs.queuedForClaim(runId);
     if (!queued) return null;
     const projectId = typeof queued.context_snapshot?.projectId === 'string' ? queued.context_snapshot.projectId : null;
     if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agentId, projectId)).allowed) {
@@ -183,25 +176,15 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       );
       return null;
     }
-    const [{ n }] = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`,
-      [agentId],
-    );
-    if (Number(n) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
-    const [run] = await updateReturning<RunRow>(
-      this.db,
-      `UPDATE heartbeat_runs
-          SET status = 'running', started_at = now(), claimed_by = $2, lease_expires_at = now() + make_interval(secs => $3),
-              log_path = $4, updated_at = now()
-        WHERE id = $1 AND status = 'queued' RETURNING *`,
-      [runId, this.instanceId, this.config.heartbeat.leaseSec, this.lifecycle.logPathFor(agent.company_id, runId)],
+    if ((await this.runs.countRunning(agentId)) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
+    const run = await this.runs.claim(
+      runId,
+      this.instanceId,
+      this.config.heartbeat.leaseSec,
+      this.lifecycle.logPathFor(agent.company_id, runId),
     );
     if (!run) return null;
-    const agentNow = await updateReturning(
-      this.db,
-      `UPDATE agents SET status = 'running', updated_at = now() WHERE id = $1 AND status IN ('idle','active','error') RETURNING status`,
-      [agentId],
-    );
+    const agentNow = await this.agents.markRunning(agentId);
     this.live.status(run);
     this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapter_type });
     if (agentNow.length > 0) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
@@ -225,17 +208,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     if (ids.length === 0 || this.stopping) return;
     try {
       const bytes = ids.map((id) => this.local.get(id)?.logBytes() ?? 0);
-      await this.db.dataSource.query(
-        `UPDATE heartbeat_runs r SET lease_expires_at = now() + make_interval(secs => $3), log_bytes = GREATEST(r.log_bytes, v.bytes),
-               last_output_at = CASE WHEN v.bytes > r.log_bytes THEN now() ELSE r.last_output_at END
-           FROM unnest($1::uuid[], $2::bigint[]) AS v(id, bytes)
-          WHERE r.id = v.id AND r.id IN (
-            SELECT id FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND status = 'running' AND claimed_by = $4 ORDER BY id FOR UPDATE SKIP LOCKED)`,
-        [ids, bytes, this.config.heartbeat.leaseSec, this.instanceId],
-      );
-      const rows = (await this.db.dataSource.query(`SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`, [
-        ids,
-      ])) as Array<{ id: string; status: string; claimed_by: string | null }>;
+      await this.runs.renewLeases(ids, bytes, this.config.heartbeat.leaseSec, this.instanceId);
+      const rows = await this.runs.ownership(ids);
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const id of ids) {
         const r = byId.get(id);
@@ -256,9 +230,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
    */
   async reapOwnOrphans(): Promise<number> {
     await this.processGroups.killStale(this.instanceId, this.localRunIds());
-    const rows = (await this.db.dataSource.query(
-      `SELECT id, claimed_by FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
-    )) as Array<{ id: string; claimed_by: string }>;
+    const rows = await this.runs.runningClaimed();
     let n = 0;
     for (const r of rows) {
       const mine = r.claimed_by === this.instanceId && !this.local.has(r.id);

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentUserError, resolveAgentIdentity } from '../../common/process/agent-user';
 import { AppConfig } from '../../config/app-config';
-import { Db } from '../../database/db.service';
 import { AdapterExecutors } from './adapters/adapter-executors';
 import type { AdapterRunContext } from './adapters/adapter.types';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLiveEvents } from './run-live-events';
@@ -45,7 +45,7 @@ export class RunExecutor {
   private readonly logger = new Logger('RunExecutor');
 
   constructor(
-    private readonly db: Db,
+    private readonly runs: HeartbeatRunsRepository,
     private readonly config: AppConfig,
     private readonly executors: AdapterExecutors,
     private readonly tokens: RunTokenService,
@@ -93,7 +93,7 @@ export class RunExecutor {
             writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
             const w = writer;
             const apiUrl = this.config.publicUrl;
-            const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.lastSessionId(run);
+            const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.runs.lastSessionId(run);
             const ctx: AdapterRunContext = {
               runId: run.id,
               agentId: run.agent_id,
@@ -134,17 +134,5 @@ export class RunExecutor {
       }
     })();
     return local;
-  }
-
-  /** The session id the agent's last successful run reported (same issue, or none), to resume unless forceFreshSession. */
-  private async lastSessionId(run: RunRow): Promise<string | null> {
-    const [row] = (await this.db.dataSource.query(
-      `SELECT result_json->>'sessionId' AS sid FROM heartbeat_runs
-        WHERE agent_id = $1 AND id <> $2 AND status = 'succeeded' AND adapter_type = $3 AND issue_id IS NOT DISTINCT FROM $4
-          AND result_json ? 'sessionId'
-        ORDER BY finished_at DESC LIMIT 1`,
-      [run.agent_id, run.id, run.adapter_type, run.issue_id],
-    )) as Array<{ sid: string | null }>;
-    return row?.sid ?? null;
   }
 }

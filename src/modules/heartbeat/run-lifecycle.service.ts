@@ -3,21 +3,14 @@ import type { Actor } from '../../common/auth/actor';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { CancellationScope, WorkCancellation } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLogService } from './run-log.service';
 import { RunLiveEvents } from './run-live-events';
-import { lockAgent, recordRunActivity, updateReturning } from './run-store';
-
-interface WakeRow {
-  id: string;
-  source: string;
-  trigger_detail: string | null;
-  reason: string | null;
-  payload: Record<string, unknown>;
-  issue_id: string | null;
-  force_fresh_session: boolean;
-}
+import { recordRunActivity } from './run-store';
+import { scopeFilter, WakeRow, WakeupRequestsRepository } from './wakeup-requests.repository';
 
 /** Answers the id of the hold pausing an issue's subtree, or null. */
 export type IssueHoldProbe = (issueId: string) => Promise<string | null>;
@@ -69,6 +62,9 @@ export class RunLifecycle implements OnModuleInit {
     private readonly logs: RunLogService,
     private readonly cancellation: WorkCancellation,
     private readonly live: RunLiveEvents,
+    private readonly runs: HeartbeatRunsRepository,
+    private readonly wakes: WakeupRequestsRepository,
+    private readonly agents: HeartbeatAgentsRepository,
   ) {}
 
   onModuleInit(): void {
@@ -100,15 +96,8 @@ export class RunLifecycle implements OnModuleInit {
 
   /** A queued run for a wake (already inserted); the dispatcher hears of it after commit. Caller holds the agent lock. */
   async createRun(agent: AgentRow, wake: WakeRow, context: WakeContext): Promise<RunRow> {
-    const [run] = await this.db.query<RunRow>(
-      `INSERT INTO heartbeat_runs (company_id, agent_id, wakeup_request_id, invocation_source, trigger_detail, adapter_type, issue_id, context_snapshot)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [agent.company_id, agent.id, wake.id, wake.source, wake.trigger_detail, agent.adapter_type, wake.issue_id, context],
-    );
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $2, updated_at = now() WHERE id = $1`, [
-      wake.id,
-      run.id,
-    ]);
+    const run = await this.runs.insertQueued(agent, wake, context);
+    await this.wakes.markClaimed(wake.id, run.id);
     await recordRunActivity(this.recorder, 'heartbeat.run_queued', run, {
       source: wake.source,
       triggerDetail: wake.trigger_detail,
@@ -124,52 +113,21 @@ export class RunLifecycle implements OnModuleInit {
   /** Ends a live run (no-op if it already ended). Returns the ended row, or null. */
   async finishRun(runId: string, outcome: RunOutcome, opts: FinishOptions = {}): Promise<RunRow | null> {
     return this.db.transaction(async () => {
-      const agentId =
-        opts.agentId ??
-        (await this.db.query<{ agent_id: string }>('SELECT agent_id FROM heartbeat_runs WHERE id = $1', [runId]))[0]?.agent_id;
+      const agentId = opts.agentId ?? (await this.runs.agentIdOf(runId));
       if (!agentId) return null;
-      await lockAgent(this.db, agentId);
-      const [run] = await updateReturning<RunRow>(
-        this.db,
-        `UPDATE heartbeat_runs
-            SET status = $2, finished_at = now(), exit_code = $3, error_code = $4, error = $5,
-                usage_json = COALESCE($6, usage_json), result_json = COALESCE($7, result_json),
-                log_bytes = GREATEST(log_bytes, $8), lease_expires_at = NULL, updated_at = now(),
-                last_output_at = CASE WHEN $8 > log_bytes THEN now() ELSE last_output_at END
-          WHERE id = $1 AND agent_id = $9 AND status IN ('queued','running') ${opts.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
-          RETURNING *`,
-        [
-          runId,
-          outcome.status,
-          outcome.exitCode ?? null,
-          outcome.errorCode ?? null,
-          outcome.error?.slice(0, 4000) ?? null,
-          outcome.usage ?? null,
-          outcome.result ?? null,
-          opts.logBytes ?? 0,
-          agentId,
-        ],
-      );
+      await this.agents.lock(agentId);
+      const run = await this.runs.finish(runId, outcome, {
+        agentId,
+        logBytes: opts.logBytes ?? 0,
+        onlyIfLeaseExpired: opts.onlyIfLeaseExpired,
+      });
       if (!run) {
-        if (opts.logBytes)
-          await this.db.query('UPDATE heartbeat_runs SET log_bytes = GREATEST(log_bytes, $2) WHERE id = $1', [runId, opts.logBytes]);
+        if (opts.logBytes) await this.runs.raiseLogBytes(runId, opts.logBytes);
         return null;
       }
-      await this.db.query(
-        `UPDATE agent_wakeup_requests
-            SET status = CASE WHEN $2::text IS NULL THEN 'completed' ELSE 'cancelled' END, skip_reason = COALESCE($2, skip_reason), updated_at = now()
-          WHERE run_id = $1 AND status = 'claimed'`,
-        [runId, opts.wakeCancelReason ?? null],
-      );
+      await this.wakes.settleForRun(runId, opts.wakeCancelReason ?? null);
       const failed = run.status === 'failed' || run.status === 'timed_out';
-      const agentNow = await updateReturning<{ status: string }>(
-        this.db,
-        `UPDATE agents SET status = $2, updated_at = now()
-          WHERE id = $1 AND status = 'running'
-            AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = $1 AND r.status = 'running')
-          RETURNING status`,
-        [run.agent_id, failed ? 'error' : 'idle'],
-      );
+      const agentNow = await this.agents.settleAfterRun(run.agent_id, failed ? 'error' : 'idle');
       this.live.status(run);
       this.live.event(run, 'lifecycle', `run ${run.status}`, { status: run.status, exitCode: run.exit_code, errorCode: run.error_code });
       if (agentNow.length > 0) this.live.agentStatus(run.company_id, run.agent_id, failed ? 'error' : 'idle', run.status);
@@ -212,20 +170,12 @@ export class RunLifecycle implements OnModuleInit {
    */
   async promoteDeferred(agentId: string, issueId: string | null): Promise<RunRow | null> {
     if (!issueId) return null;
-    const wakes = await this.db.query<WakeRow>(
-      `SELECT id, source, trigger_detail, reason, payload, issue_id, force_fresh_session FROM agent_wakeup_requests
-        WHERE agent_id = $1 AND issue_id = $2 AND status = 'deferred' ORDER BY created_at`,
-      [agentId, issueId],
-    );
+    const wakes = await this.wakes.deferredOf(agentId, issueId);
     if (wakes.length === 0) return null;
     // a paused subtree keeps its wakes deferred until the hold is released (which promotes them)
     if (await this.issueHold(issueId)) return null;
-    const live = await this.db.query(
-      `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running')`,
-      [agentId, issueId],
-    );
-    if (live.length > 0) return null;
-    const agent = await lockAgent(this.db, agentId);
+    if (await this.runs.hasLiveOnIssue(agentId, issueId)) return null;
+    const agent = await this.agents.lock(agentId);
     if (!agent) return null;
     const [first, ...rest] = wakes;
     const context = contextForWake(first);
@@ -241,28 +191,21 @@ export class RunLifecycle implements OnModuleInit {
     }
     const run = await this.createRun(agent, first, context);
     if (rest.length) {
-      await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = ANY($1)`, [
+      await this.wakes.markManyCoalesced(
         rest.map((w) => w.id),
         run.id,
-      ]);
+      );
     }
     return run;
   }
 
   /** The reaper's sweep: deferred wakes whose agent has no live run on their issue any more. */
   async promoteStrandedDeferred(): Promise<number> {
-    // in random order: pairs that stay deferred (their issue's subtree is paused) must not crowd out the others
-    const pairs = await this.db.query<{ agent_id: string; issue_id: string }>(
-      `SELECT agent_id, issue_id FROM (
-         SELECT DISTINCT w.agent_id, w.issue_id FROM agent_wakeup_requests w
-          WHERE w.status = 'deferred' AND w.issue_id IS NOT NULL
-            AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = w.agent_id AND r.issue_id = w.issue_id AND r.status IN ('queued','running'))
-       ) p ORDER BY random() LIMIT 100`,
-    );
+    const pairs = await this.wakes.strandedDeferredPairs();
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await lockAgent(this.db, p.agent_id);
+        await this.agents.lock(p.agent_id);
         return this.promoteDeferred(p.agent_id, p.issue_id);
       });
       if (run) n++;
@@ -275,31 +218,10 @@ export class RunLifecycle implements OnModuleInit {
    * runs (in the caller's transaction); processes are killed once it commits (run-finished event).
    */
   async cancelScope(scope: CancellationScope, reason: string): Promise<void> {
-    const params: unknown[] = [scope.companyId];
-    const filters: string[] = [];
-    if (scope.agentIds) {
-      params.push(scope.agentIds);
-      filters.push(`agent_id = ANY($${params.length}::uuid[])`);
-    }
-    if (scope.issueId) {
-      params.push(scope.issueId);
-      filters.push(`issue_id = $${params.length}`);
-    }
-    if (scope.projectId) {
-      params.push(scope.projectId);
-      filters.push(`(issue_id IN (${await this.projectIssuesSql(params.length)}) OR payload->>'projectId' = $${params.length})`);
-    }
-    const where = ['company_id = $1', ...filters].join(' AND ');
-    await this.db.query(
-      `UPDATE agent_wakeup_requests SET status = 'cancelled', skip_reason = $${params.length + 1}, updated_at = now()
-        WHERE ${where} AND status IN ('queued','deferred')`,
-      [...params, reason],
-    );
-    const runWhere = where.replace(`payload->>'projectId'`, `context_snapshot->'payload'->>'projectId'`);
-    const runs = await this.db.query<{ id: string }>(
-      `SELECT id FROM heartbeat_runs WHERE ${runWhere} AND status IN ('queued','running') ORDER BY id`,
-      params,
-    );
+    // the issues table belongs to another module (absent in some set-ups): asked only when a project is named
+    const filter = scopeFilter(scope, scope.projectId ? await this.agents.issuesTableExists() : false);
+    await this.wakes.cancelInScope(filter, reason);
+    const runs = await this.runs.liveIdsInScope(filter);
     for (const r of runs) {
       await this.finishRun(
         r.id,
@@ -307,14 +229,6 @@ export class RunLifecycle implements OnModuleInit {
         { promote: false, wakeCancelReason: reason },
       );
     }
-  }
-
-  /** Issues of a project, when the issues table exists (it belongs to another module). */
-  private async projectIssuesSql(paramIndex: number): Promise<string> {
-    const [t] = await this.db.query<{ exists: boolean }>(`SELECT to_regclass('public.issues') IS NOT NULL AS exists`);
-    return t?.exists
-      ? `SELECT i.id FROM issues i WHERE i.company_id = $1 AND to_jsonb(i)->>'project_id' = $${paramIndex}`
-      : 'SELECT NULL::uuid WHERE false';
   }
 
   logPathFor(companyId: string, runId: string): string {

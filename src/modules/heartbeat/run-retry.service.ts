@@ -1,11 +1,11 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
-import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import type { RunRow, WakeContext } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunRecoveryRepository } from './run-recovery.repository';
-import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
+import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
 
 /** Ends that mean "the instance running it died", not "the agent's work failed". */
 export const INSTANCE_LOSS_CODES = ['orphaned_run', 'instance_shutdown', 'lease_expired'];
@@ -21,7 +21,7 @@ export const INSTANCE_LOSS_CODES = ['orphaned_run', 'instance_shutdown', 'lease_
 @Injectable()
 export class RunRetry implements OnModuleInit {
   constructor(
-    private readonly db: Db,
+    private readonly agents: HeartbeatAgentsRepository,
     private readonly lifecycle: RunLifecycle,
     private readonly repo: RunRecoveryRepository,
     private readonly budgetGate: BudgetGate,
@@ -39,7 +39,7 @@ export class RunRetry implements OnModuleInit {
     const skip = (reason: string) =>
       recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
     if (await this.repo.isRetry(wakeIds)) return void (await skip('already_retried'));
-    const agent = await lockAgent(this.db, run.agent_id);
+    const agent = await this.agents.lock(run.agent_id);
     if (!agent) return;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return void (await skip(`agent_${agent.status}`));
     const projectId = typeof context.projectId === 'string' ? context.projectId : null;

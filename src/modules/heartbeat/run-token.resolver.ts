@@ -3,7 +3,7 @@ import type { AgentActor } from '../../common/auth/actor';
 import type { CredentialResolver } from '../../common/auth/auth-registry';
 import { ENDED_RUN_GRACE_SEC } from '../../common/auth/authorize.decorator';
 import { unauthorized } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { RunTokenService } from './run-token.service';
 
 /**
@@ -16,7 +16,7 @@ export class RunTokenResolver implements CredentialResolver {
   readonly name = 'run_token';
 
   constructor(
-    private readonly db: Db,
+    private readonly runs: HeartbeatRunsRepository,
     private readonly tokens: RunTokenService,
   ) {}
 
@@ -24,13 +24,7 @@ export class RunTokenResolver implements CredentialResolver {
     if (!token || !RunTokenService.looksLikeJwt(token)) return null;
     const claims = this.tokens.verify(token);
     if (!claims) throw unauthorized('Invalid or expired run token');
-    const rows = await this.db.dataSource.query<Array<{ live: boolean }>>(
-      `SELECT r.status IN ('queued','running') AS live FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
-        WHERE r.id = $1 AND r.agent_id = $2 AND r.company_id = $3
-          AND (r.status IN ('queued','running') OR r.finished_at > now() - make_interval(secs => $4))
-          AND a.status NOT IN ('terminated','pending_approval')`,
-      [claims.runId, claims.agentId, claims.companyId, ENDED_RUN_GRACE_SEC],
-    );
+    const rows = await this.runs.tokenRun(claims, ENDED_RUN_GRACE_SEC);
     if (rows.length === 0) throw unauthorized('Run token of a run that is no longer live');
     const actor: AgentActor = {
       kind: 'agent',

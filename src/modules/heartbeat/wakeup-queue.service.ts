@@ -6,9 +6,12 @@ import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
+import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { AgentRow, heartbeatPolicy, RunRow, WakeContext } from './heartbeat.types';
 import { contextForWake, IssueHoldProbe, RunLifecycle } from './run-lifecycle.service';
-import { lockAgent, NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
+import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
+import { StoredWake, WakeupRequestsRepository } from './wakeup-requests.repository';
 
 export type WakeupSource = 'timer' | 'assignment' | 'on_demand' | 'automation';
 export type WakeupTriggerDetail = 'manual' | 'ping' | 'callback' | 'system';
@@ -47,16 +50,6 @@ export interface WakeupResult {
 /** Answers whether an agent has work a timer wake should look at (issues module registers one). */
 export type ActionableWorkProbe = (agent: { id: string; companyId: string }) => Promise<boolean>;
 
-const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
-
-interface StoredWake {
-  id: string;
-  status: string;
-  skip_reason: string | null;
-  run_id: string | null;
-  issue_id: string | null;
-}
-
 /**
  * The heartbeat engine's enqueue API: every wakeup (comments, mentions, assignments, blockers,
  * timers, manual) is a durable row, decided under the agent lock: replayed (idempotency key),
@@ -80,6 +73,9 @@ export class WakeupQueue {
     private readonly lifecycle: RunLifecycle,
     private readonly recorder: ActivityRecorder,
     private readonly budgetGate: BudgetGate,
+    private readonly runs: HeartbeatRunsRepository,
+    private readonly wakes: WakeupRequestsRepository,
+    private readonly agents: HeartbeatAgentsRepository,
   ) {}
 
   /** Called (after commit) whenever a run is queued, so a dispatcher can act at once. */
@@ -95,14 +91,11 @@ export class WakeupQueue {
   /** A hold was released: deferred wakes of these issues become runs (per agent and issue, as when a live run ends). */
   async promoteDeferredOfIssues(issueIds: string[]): Promise<number> {
     if (issueIds.length === 0) return 0;
-    const pairs = await this.db.query<{ agent_id: string; issue_id: string }>(
-      `SELECT DISTINCT agent_id, issue_id FROM agent_wakeup_requests WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
-      [issueIds],
-    );
+    const pairs = await this.wakes.deferredPairsOfIssues(issueIds);
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await lockAgent(this.db, p.agent_id);
+        await this.agents.lock(p.agent_id);
         return this.lifecycle.promoteDeferred(p.agent_id, p.issue_id);
       });
       if (run) n++;
@@ -117,51 +110,32 @@ export class WakeupQueue {
 
   async enqueue(input: WakeupInput): Promise<WakeupResult> {
     return this.db.transaction(async () => {
-      const agent = await lockAgent(this.db, input.agentId);
+      const agent = await this.agents.lock(input.agentId);
       if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
       const payload = input.payload ?? {};
       const issueId = input.issueId ?? (isUuid(payload.issueId) ? payload.issueId : null);
       const key = input.idempotencyKey ?? null;
       if (key) {
-        const [prior] = await this.db.query<StoredWake>(
-          `SELECT id, status, skip_reason, run_id, issue_id FROM agent_wakeup_requests
-            WHERE agent_id = $1 AND idempotency_key = $2 AND created_at > now() - ${IDEMPOTENCY_WINDOW}
-            ORDER BY created_at LIMIT 1`,
-          [agent.id, key],
-        );
+        const prior = await this.wakes.findByIdempotencyKey(agent.id, key);
         if (prior) return this.replay(prior);
       }
       const skipReason = await this.skipReason(agent, input, issueId, payload);
       const actor = input.requestedBy;
-      const [wake] = await this.db.query<
-        StoredWake & {
-          source: string;
-          trigger_detail: string | null;
-          reason: string | null;
-          payload: Record<string, unknown>;
-          force_fresh_session: boolean;
-        }
-      >(
-        `INSERT INTO agent_wakeup_requests
-           (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
-            status, skip_reason, requested_by_actor_type, requested_by_actor_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
-        [
-          agent.company_id,
-          agent.id,
-          input.source,
-          input.triggerDetail ?? null,
-          input.reason ?? null,
-          payload,
-          issueId,
-          key,
-          input.forceFreshSession ?? false,
-          skipReason ? 'skipped' : 'queued',
-          skipReason,
-          actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
-          actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
-        ],
-      );
+      const wake = await this.wakes.insert({
+        companyId: agent.company_id,
+        agentId: agent.id,
+        source: input.source,
+        triggerDetail: input.triggerDetail ?? null,
+        reason: input.reason ?? null,
+        payload,
+        issueId,
+        idempotencyKey: key,
+        forceFreshSession: input.forceFreshSession ?? false,
+        status: skipReason ? 'skipped' : 'queued',
+        skipReason,
+        requestedByActorType: actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
+        requestedByActorId: actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
+      });
       if (skipReason) {
         await this.recordWake(
           skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped',
@@ -179,7 +153,7 @@ export class WakeupQueue {
       }
       const heldBy = issueId ? await this.lifecycle.issueHold(issueId) : null;
       if (heldBy) {
-        await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wake.id]);
+        await this.wakes.markDeferred(wake.id);
         await this.recordWake(
           'heartbeat.wakeup_deferred',
           agent,
@@ -198,7 +172,7 @@ export class WakeupQueue {
       }
       if (live && issueId) {
         // never a second concurrent run of one agent on one issue: this wake runs when the live one ends
-        await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wake.id]);
+        await this.wakes.markDeferred(wake.id);
         await this.recordWake(
           'heartbeat.wakeup_deferred',
           agent,
@@ -235,12 +209,8 @@ export class WakeupQueue {
     const blocked = await this.budgetOrCompanyBlock(agent, typeof payload.projectId === 'string' ? payload.projectId : null);
     if (blocked) return blocked;
     if (issueId) {
-      const [c] = await this.db.query<{ n: string }>(
-        `SELECT count(*) AS n FROM agent_wakeup_requests
-          WHERE agent_id = $1 AND issue_id = $2 AND status <> 'skipped' AND created_at > now() - make_interval(secs => $3)`,
-        [agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec],
-      );
-      if (Number(c.n) >= this.config.heartbeat.wakeLoopLimit) return 'wake_loop_suppressed';
+      const recent = await this.wakes.countRecentOnIssue(agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec);
+      if (recent >= this.config.heartbeat.wakeLoopLimit) return 'wake_loop_suppressed';
     }
     if (input.source === 'timer' && policy.skipWhenIdle && !(await this.hasActionableWork(agent))) return 'no_actionable_work';
     return null;
@@ -250,10 +220,7 @@ export class WakeupQueue {
   private async budgetOrCompanyBlock(agent: AgentRow, projectId: string | null): Promise<string | null> {
     if (agent.budget_monthly_cents > 0 && agent.spent_monthly_cents >= agent.budget_monthly_cents) return 'budget';
     if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agent.id, projectId)).allowed) return 'budget';
-    const [co] = await this.db.query<{ status: string; over: boolean }>(
-      `SELECT status, budget_monthly_cents > 0 AND spent_monthly_cents >= budget_monthly_cents AS over FROM companies WHERE id = $1`,
-      [agent.company_id],
-    );
+    const co = await this.agents.companyRunGate(agent.company_id);
     if (co?.over) return 'budget';
     if (co && co.status !== 'active') return `company_${co.status}`;
     return null;
@@ -265,14 +232,8 @@ export class WakeupQueue {
       for (const p of this.probes) if (await p({ id: agent.id, companyId: agent.company_id })) return true;
       return false;
     }
-    const [t] = await this.db.query<{ exists: boolean }>(`SELECT to_regclass('public.issues') IS NOT NULL AS exists`);
-    if (!t?.exists) return false;
-    const rows = await this.db.query(
-      `SELECT 1 FROM issues i WHERE i.company_id = $1 AND to_jsonb(i)->>'assignee_agent_id' = $2
-          AND to_jsonb(i)->>'status' IN ('todo','in_progress') LIMIT 1`,
-      [agent.company_id, agent.id],
-    );
-    return rows.length > 0;
+    if (!(await this.agents.issuesTableExists())) return false;
+    return this.agents.hasOpenAssignedIssue(agent.company_id, agent.id);
   }
 
   /**
@@ -280,40 +241,18 @@ export class WakeupQueue {
    * live run of the agent. Other wakes: a run of the agent without an issue that has not started yet.
    */
   private async liveRunToJoin(agentId: string, source: string, issueId: string | null): Promise<RunRow | null> {
-    const [row] = issueId
-      ? await this.db.query<RunRow>(
-          `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
-          [agentId, issueId],
-        )
+    return issueId
+      ? this.runs.oldestLiveOnIssue(agentId, issueId)
       : source === 'timer'
-        ? await this.db.query<RunRow>(
-            `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
-            [agentId],
-          )
-        : await this.db.query<RunRow>(
-            `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id IS NULL AND status = 'queued' ORDER BY created_at LIMIT 1`,
-            [agentId],
-          );
-    return row ?? null;
+        ? this.runs.oldestLiveOfAgent(agentId)
+        : this.runs.oldestQueuedWithoutIssue(agentId);
   }
 
   /** Merges a wake into a live run's context: the newest comment wins, every wake is listed. */
   private async coalesce(run: RunRow, wakeId: string, context: WakeContext): Promise<void> {
     const entry = { wakeupRequestId: wakeId, source: context.source, reason: context.reason, payload: context.payload };
-    await this.db.query(
-      `UPDATE heartbeat_runs
-          SET context_snapshot = jsonb_set(
-                jsonb_set(context_snapshot || CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('commentId', $4::text) END,
-                          '{wakeupRequestIds}', COALESCE(context_snapshot->'wakeupRequestIds', '[]'::jsonb) || to_jsonb($2::text)),
-                '{coalesced}', COALESCE(context_snapshot->'coalesced', '[]'::jsonb) || jsonb_build_array($3::jsonb)),
-              updated_at = now()
-        WHERE id = $1 AND status = 'queued'`,
-      [run.id, wakeId, entry, context.commentId],
-    );
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = $1`, [
-      wakeId,
-      run.id,
-    ]);
+    await this.runs.coalesceWake(run.id, wakeId, entry, context.commentId);
+    await this.wakes.markCoalesced(wakeId, run.id);
   }
 
   private async replay(prior: StoredWake): Promise<WakeupResult> {
@@ -322,19 +261,14 @@ export class WakeupQueue {
       return { wakeupId: prior.id, status: 'skipped', skipReason: prior.skip_reason ?? prior.status, replayed: true };
     }
     if (prior.status === 'deferred' && prior.issue_id) {
-      const [live] = await this.db.query<RunRow>(
-        `SELECT r.* FROM heartbeat_runs r JOIN agent_wakeup_requests w ON w.agent_id = r.agent_id
-          WHERE w.id = $1 AND r.issue_id = $2 AND r.status IN ('queued','running') ORDER BY r.created_at LIMIT 1`,
-        [prior.id, prior.issue_id],
-      );
+      const live = await this.runs.liveForDeferredWake(prior.id, prior.issue_id);
       return { wakeupId: prior.id, status: 'deferred', run: live, replayed: true };
     }
     return { wakeupId: prior.id, status: prior.status === 'coalesced' ? 'coalesced' : 'queued', run: run ?? undefined, replayed: true };
   }
 
   private async reload(runId: string): Promise<RunRow | null> {
-    const [r] = await this.db.query<RunRow>('SELECT * FROM heartbeat_runs WHERE id = $1', [runId]);
-    return r ?? null;
+    return this.runs.findById(runId);
   }
 
   private recordWake(action: string, agent: AgentRow, wakeId: string, details: Record<string, unknown>, actor?: Actor) {

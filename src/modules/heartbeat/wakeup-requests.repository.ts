@@ -1,0 +1,207 @@
+import { Injectable } from '@nestjs/common';
+import type { CancellationScope } from '../../common/events/work-cancellation';
+import { Db } from '../../database/db.service';
+
+const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
+
+/** A wake as the queue decides on it. */
+export interface StoredWake {
+  id: string;
+  status: string;
+  skip_reason: string | null;
+  run_id: string | null;
+  issue_id: string | null;
+}
+
+/** The columns a run is created from (its context snapshot and trigger). */
+export interface WakeRow {
+  id: string;
+  source: string;
+  trigger_detail: string | null;
+  reason: string | null;
+  payload: Record<string, unknown>;
+  issue_id: string | null;
+  force_fresh_session: boolean;
+}
+
+/** A wake as inserted (every column). */
+export type InsertedWake = StoredWake & WakeRow;
+
+export interface NewWake {
+  companyId: string;
+  agentId: string;
+  source: string;
+  triggerDetail: string | null;
+  reason: string | null;
+  payload: Record<string, unknown>;
+  issueId: string | null;
+  idempotencyKey: string | null;
+  forceFreshSession: boolean;
+  status: 'queued' | 'skipped';
+  skipReason: string | null;
+  requestedByActorType: string;
+  requestedByActorId: string;
+}
+
+/** The filter of a cancelled scope (company, agents, issue, project) over agent_wakeup_requests; `$1` is the company id. */
+export interface ScopeFilter {
+  where: string;
+  params: unknown[];
+}
+
+/** `issuesTableExists`: the project's issues are matched too (else only wakes whose payload names the project). */
+export function scopeFilter(scope: CancellationScope, issuesTableExists: boolean): ScopeFilter {
+  const params: unknown[] = [scope.companyId];
+  const filters: string[] = [];
+  if (scope.agentIds) {
+    params.push(scope.agentIds);
+    filters.push(`agent_id = ANY($${params.length}::uuid[])`);
+  }
+  if (scope.issueId) {
+    params.push(scope.issueId);
+    filters.push(`issue_id = $${params.length}`);
+  }
+  if (scope.projectId) {
+    params.push(scope.projectId);
+    filters.push(`(issue_id IN (${projectIssuesSql(issuesTableExists, params.length)}) OR payload->>'projectId' = $${params.length})`);
+  }
+  return { where: ['company_id = $1', ...filters].join(' AND '), params };
+}
+
+/** The project's issues as a subquery (issues are owned by the issues module), or none when that table is absent. */
+function projectIssuesSql(issuesTableExists: boolean, paramIndex: number): string {
+  // reads issues (owned by issues)
+  return issuesTableExists
+    ? `SELECT i.id FROM issues i WHERE i.company_id = $1 AND to_jsonb(i)->>'project_id' = $${paramIndex}`
+    : 'SELECT NULL::uuid WHERE false';
+}
+
+/**
+ * agent_wakeup_requests as the engine reads and writes it: the durable wake rows and their
+ * transitions (queued, skipped, deferred, coalesced, claimed, completed, cancelled). Engine-wide
+ * statements keyed by agent, issue or wake id (the company is the agent's own), run under the
+ * agent lock the caller holds.
+ */
+@Injectable()
+export class WakeupRequestsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The agent's wake with this idempotency key within the last 24 hours. */
+  async findByIdempotencyKey(agentId: string, key: string): Promise<StoredWake | null> {
+    const [prior] = await this.db.query<StoredWake>(
+      `SELECT id, status, skip_reason, run_id, issue_id FROM agent_wakeup_requests
+            WHERE agent_id = $1 AND idempotency_key = $2 AND created_at > now() - ${IDEMPOTENCY_WINDOW}
+            ORDER BY created_at LIMIT 1`,
+      [agentId, key],
+    );
+    return prior ?? null;
+  }
+
+  async insert(w: NewWake): Promise<InsertedWake> {
+    const [wake] = await this.db.query<InsertedWake>(
+      `INSERT INTO agent_wakeup_requests
+           (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
+            status, skip_reason, requested_by_actor_type, requested_by_actor_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+      [
+        w.companyId,
+        w.agentId,
+        w.source,
+        w.triggerDetail,
+        w.reason,
+        w.payload,
+        w.issueId,
+        w.idempotencyKey,
+        w.forceFreshSession,
+        w.status,
+        w.skipReason,
+        w.requestedByActorType,
+        w.requestedByActorId,
+      ],
+    );
+    return wake;
+  }
+
+  /** Wakes of the agent on the issue (not skipped) within the loop window. */
+  async countRecentOnIssue(agentId: string, issueId: string, windowSec: number): Promise<number> {
+    const [c] = await this.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM agent_wakeup_requests
+          WHERE agent_id = $1 AND issue_id = $2 AND status <> 'skipped' AND created_at > now() - make_interval(secs => $3)`,
+      [agentId, issueId, windowSec],
+    );
+    return Number(c.n);
+  }
+
+  async markDeferred(wakeId: string): Promise<void> {
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wakeId]);
+  }
+
+  async markCoalesced(wakeId: string, runId: string): Promise<void> {
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = $1`, [
+      wakeId,
+      runId,
+    ]);
+  }
+
+  async markManyCoalesced(wakeIds: string[], runId: string): Promise<void> {
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = ANY($1)`, [
+      wakeIds,
+      runId,
+    ]);
+  }
+
+  async markClaimed(wakeId: string, runId: string): Promise<void> {
+    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $2, updated_at = now() WHERE id = $1`, [
+      wakeId,
+      runId,
+    ]);
+  }
+
+  /** The claimed wakes of an ended run: completed, or cancelled with the reason. */
+  async settleForRun(runId: string, cancelReason: string | null): Promise<void> {
+    await this.db.query(
+      `UPDATE agent_wakeup_requests
+            SET status = CASE WHEN $2::text IS NULL THEN 'completed' ELSE 'cancelled' END, skip_reason = COALESCE($2, skip_reason), updated_at = now()
+          WHERE run_id = $1 AND status = 'claimed'`,
+      [runId, cancelReason],
+    );
+  }
+
+  /** Deferred wakes of one agent and issue, oldest first. */
+  deferredOf(agentId: string, issueId: string): Promise<WakeRow[]> {
+    return this.db.query<WakeRow>(
+      `SELECT id, source, trigger_detail, reason, payload, issue_id, force_fresh_session FROM agent_wakeup_requests
+        WHERE agent_id = $1 AND issue_id = $2 AND status = 'deferred' ORDER BY created_at`,
+      [agentId, issueId],
+    );
+  }
+
+  /** (agent, issue) pairs with deferred wakes on these issues. */
+  deferredPairsOfIssues(issueIds: string[]): Promise<Array<{ agent_id: string; issue_id: string }>> {
+    return this.db.query<{ agent_id: string; issue_id: string }>(
+      `SELECT DISTINCT agent_id, issue_id FROM agent_wakeup_requests WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
+      [issueIds],
+    );
+  }
+
+  /** Up to 100 (agent, issue) pairs with deferred wakes and no live run, in random order. */
+  strandedDeferredPairs(): Promise<Array<{ agent_id: string; issue_id: string }>> {
+    // in random order: pairs that stay deferred (their issue's subtree is paused) must not crowd out the others
+    return this.db.query<{ agent_id: string; issue_id: string }>(
+      `SELECT agent_id, issue_id FROM (
+         SELECT DISTINCT w.agent_id, w.issue_id FROM agent_wakeup_requests w
+          WHERE w.status = 'deferred' AND w.issue_id IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = w.agent_id AND r.issue_id = w.issue_id AND r.status IN ('queued','running'))
+       ) p ORDER BY random() LIMIT 100`,
+    );
+  }
+
+  /** Queued and deferred wakes of a cancelled scope become cancelled with the reason. */
+  async cancelInScope(f: ScopeFilter, reason: string): Promise<void> {
+    await this.db.query(
+      `UPDATE agent_wakeup_requests SET status = 'cancelled', skip_reason = $${f.params.length + 1}, updated_at = now()
+        WHERE ${f.where} AND status IN ('queued','deferred')`,
+      [...f.params, reason],
+    );
+  }
+}
