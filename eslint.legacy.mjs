@@ -5,4 +5,4 @@ export const LEGACY_SQL_FILES = [
 ];
 
 // Domain modules still declared @Global (their consumers do not import them yet).
-export const LEGACY_GLOBAL_MODULES = ['src/modules/adapters/adapters.module.ts'];
+export const LEGACY_GLOBAL_MODULES = [];

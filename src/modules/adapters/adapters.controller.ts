@@ -6,7 +6,7 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { notFound } from '../../common/errors/domain-error';
-import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
+import { AdapterExecutors } from './adapter-executors';
 import { AdapterRegistry, AdapterTypeDefinition } from './adapter-registry.service';
 import { AdapterSettingsRow, ExternalAdapterRow } from './adapters.repository';
 import { AdapterOverrideDto, AdapterTypeDto, InstallAdapterDto, PatchAdapterConfigDto } from './dto/adapter.dto';

@@ -1,19 +1,19 @@
-import { Global, Module } from '@nestjs/common';
-import { HeartbeatModule } from '../heartbeat/heartbeat.module';
+import { Module } from '@nestjs/common';
+import { AdapterExecutors } from './adapter-executors';
 import { AdapterRegistry } from './adapter-registry.service';
 import { AdaptersController } from './adapters.controller';
 import { AdaptersRepository } from './adapters.repository';
 import { ExternalAdaptersService } from './external-adapters.service';
 
 /**
- * The adapter type registry, shared by agents (validation) and the heartbeat engine (execution),
- * and the administration of external adapter packages (installed, loaded on every instance).
+ * Adapters: the type registry (agents validate with it), the executors by type (built-in ones and
+ * external packages; the heartbeat engine runs with them), and the administration of external
+ * adapter packages (installed, loaded on every instance). Consumers import this module; the
+ * heartbeat engine asks ExternalAdaptersService whether a type is force-disabled.
  */
-@Global()
 @Module({
-  imports: [HeartbeatModule],
   controllers: [AdaptersController],
-  providers: [AdapterRegistry, AdaptersRepository, ExternalAdaptersService],
-  exports: [AdapterRegistry],
+  providers: [AdapterRegistry, AdapterExecutors, AdaptersRepository, ExternalAdaptersService],
+  exports: [AdapterRegistry, AdapterExecutors, ExternalAdaptersService],
 })
 export class AdaptersModule {}

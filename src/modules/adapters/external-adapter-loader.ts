@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AdapterConfigSchema } from './adapter-config-schema';
-import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../heartbeat/adapters/adapter.types';
+import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import { adapterError } from './adapters.errors';
 

@@ -7,8 +7,7 @@ import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import { PackageSource, stagePackage } from '../../common/packages/package-source';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
-import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
+import { AdapterExecutors } from './adapter-executors';
 import { ConfigFieldError } from './adapter-config-schema';
 import { AdapterRegistry } from './adapter-registry.service';
 import { adapterError } from './adapters.errors';
@@ -54,14 +53,11 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     private readonly repo: AdaptersRepository,
     private readonly registry: AdapterRegistry,
     private readonly executors: AdapterExecutors,
-    private readonly wakeups: WakeupQueue,
     private readonly config: AppConfig,
     private readonly db: Db,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    // a force-disabled type: its agents' wakes are skipped with this reason
-    this.wakeups.registerSkipCheck(async (adapterType) => ((await this.repo.settings(adapterType))?.disabled ? 'adapter_disabled' : null));
     // instance-level configuration, under the agent's own (the agent's keys win; env merges per variable)
     this.executors.setInstanceConfigSource(async (adapterType) => (await this.repo.settings(adapterType))?.config ?? {});
     await this.sync().catch((err) => this.logger.error(`loading external adapters failed: ${(err as Error).message}`));
@@ -70,6 +66,11 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
       this.config.adapters.syncMs,
     );
     this.timer.unref();
+  }
+
+  /** Why a wake of an agent of this type is skipped: `adapter_disabled` for a force-disabled type (the heartbeat engine asks). */
+  async wakeSkipReason(adapterType: string): Promise<string | null> {
+    return (await this.repo.settings(adapterType))?.disabled ? 'adapter_disabled' : null;
   }
 
   onApplicationShutdown(): void {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AuthorizationService } from '../authorization/authorization.service';
-import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
+import { AdapterExecutors } from '../adapters/adapter-executors';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentEnvironmentReportDto } from './dto/agent.dto';
 

@@ -17,9 +17,10 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
+import { AdaptersModule } from '../adapters/adapters.module';
 
 @Module({
-  imports: [HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
+  imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
   controllers: [AgentsController],
   providers: [
     AgentsService,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
+import { AdaptersModule } from '../adapters/adapters.module';
 import { AgentsModule } from '../agents/agents.module';
 import { ApprovalsModule } from '../approvals/approvals.module';
 import { InstanceModule } from '../instance/instance.module';
@@ -16,7 +17,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
  * `skills` is the hook a skills module sets).
  */
 @Module({
-  imports: [AuthorizationModule, AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
+  imports: [AdaptersModule, AuthorizationModule, AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
   controllers: [BuiltInAgentsController, ChangeSuggestionsController],
   providers: [BuiltInAgentsService, ChangeSuggestionsService],
   exports: [BuiltInAgentsService],

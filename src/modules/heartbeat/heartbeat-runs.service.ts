@@ -5,7 +5,7 @@ import { badRequest, forbidden, notFound } from '../../common/errors/domain-erro
 import { decodeCursor, KeysetCursor, keysetPage } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
 import { iso, isoRequired } from '../../database/row-mapping';
-import { outcomeFromReport } from './adapters/http.adapter';
+import { outcomeFromReport } from '../adapters/http.adapter';
 import { CompleteRunDto, ListRunsQueryDto, LiveRunDto, RunLogResponseDto, SchedulerHeartbeatDto } from './dto/heartbeat.dto';
 import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import { HeartbeatRunsRepository, RunListFilter } from './heartbeat-runs.repository';

@@ -2,7 +2,8 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
-import { AdapterExecutors } from './adapters/adapter-executors';
+import { AdaptersModule } from '../adapters/adapters.module';
+import { ExternalAdaptersService } from '../adapters/external-adapters.service';
 import { AgentWakeupService } from './agent-wakeup.service';
 import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
@@ -27,12 +28,12 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 
 /**
- * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens, and
- * the adapter executors. Exported for other modules: WakeupQueue (enqueue), RunLifecycleEvents
- * (run-finished hook), RunEnvResolver (secret refs), AdapterExecutors (external types), RunDispatcher.
+ * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens; runs
+ * execute through the adapters module's executors. Exported for other modules: WakeupQueue
+ * (enqueue), RunLifecycleEvents (run-finished hook), RunEnvResolver (secret refs), RunDispatcher.
  */
 @Module({
-  imports: [BudgetsModule, SecretsModule, LiveEventsModule],
+  imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule],
   controllers: [HeartbeatController],
   providers: [
     WakeupQueue,
@@ -47,7 +48,6 @@ import { BudgetsModule } from '../budgets/budgets.module';
     RunTokenService,
     RunTokenResolver,
     RunEnvResolver,
-    AdapterExecutors,
     RunRecoveryRepository,
     RunProcessGroups,
     RunRetry,
@@ -56,7 +56,7 @@ import { BudgetsModule } from '../budgets/budgets.module';
     WakeupRequestsRepository,
     HeartbeatAgentsRepository,
   ],
-  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, AdapterExecutors, RunDispatcher, RunTokenService, HeartbeatRunsService],
+  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, RunDispatcher, RunTokenService, HeartbeatRunsService],
 })
 export class HeartbeatModule implements OnModuleInit {
   constructor(
@@ -64,6 +64,8 @@ export class HeartbeatModule implements OnModuleInit {
     private readonly runTokens: RunTokenResolver,
     private readonly runEnv: RunEnvResolver,
     private readonly secretBindings: SecretBindingsService,
+    private readonly queue: WakeupQueue,
+    private readonly externalAdapters: ExternalAdaptersService,
   ) {}
 
   onModuleInit(): void {
@@ -72,5 +74,7 @@ export class HeartbeatModule implements OnModuleInit {
     this.runEnv.registerLaunchResolver(({ companyId, agentId, projectId }) =>
       this.secretBindings.resolveForLaunch(companyId, agentId, { projectId }),
     );
+    // a force-disabled adapter type: its agents' wakes are skipped (`adapter_disabled`)
+    this.queue.registerSkipCheck((adapterType) => this.externalAdapters.wakeSkipReason(adapterType));
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { isSecretRef } from './adapters/adapter.types';
+import { isSecretRef } from '../adapters/adapter.types';
 
 export class EnvResolutionError extends Error {
   constructor(

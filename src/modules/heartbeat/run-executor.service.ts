@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentUserError, resolveAgentIdentity } from '../../common/process/agent-user';
 import { AppConfig } from '../../config/app-config';
-import { AdapterExecutors } from './adapters/adapter-executors';
-import type { AdapterRunContext } from './adapters/adapter.types';
+import { AdapterExecutors } from '../adapters/adapter-executors';
+import type { AdapterRunContext } from '../adapters/adapter.types';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { AgentRow, RunOutcome, RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';

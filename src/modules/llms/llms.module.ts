@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { LlmsController } from './llms.controller';
 import { LlmsService } from './llms.service';
-import { HeartbeatModule } from '../heartbeat/heartbeat.module';
+import { AdaptersModule } from '../adapters/adapters.module';
 
-/** GET /api/llms/*: prompt documents generated from the adapter registry (global AdaptersModule, HeartbeatModule). */
+/** GET /api/llms/*: prompt documents generated from the adapter registry and executors (AdaptersModule). */
 @Module({
-  imports: [HeartbeatModule],
+  imports: [AdaptersModule],
   controllers: [LlmsController],
   providers: [LlmsService],
 })

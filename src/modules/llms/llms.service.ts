@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ConfigFieldSchema } from '../adapters/adapter-config-schema';
 import { AdapterRegistry, AdapterTypeDefinition } from '../adapters/adapter-registry.service';
-import { AdapterExecutors } from '../heartbeat/adapters/adapter-executors';
+import { AdapterExecutors } from '../adapters/adapter-executors';
 import { syncModeOf } from '../skills/skill-delivery';
 
 /** Icon names an agent may carry in `metadata.icon` (the board shows them next to the agent). */

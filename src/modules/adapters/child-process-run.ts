@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { agentSpawnOptions, inaccessibleReason, ProcessIdentity } from '../../../common/process/agent-user';
-import type { RunOutcome } from '../heartbeat.types';
+import { agentSpawnOptions, inaccessibleReason, ProcessIdentity } from '../../common/process/agent-user';
+import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
-import type { LogStream } from '../run-log.service';
+import type { LogStream } from '../heartbeat/run-log.service';
 
 export interface ChildRunOptions {
   command: string;

@@ -1,6 +1,6 @@
-import type { ProcessIdentity } from '../../../common/process/agent-user';
-import type { LogStream } from '../run-log.service';
-import type { RunOutcome, WakeContext } from '../heartbeat.types';
+import type { ProcessIdentity } from '../../common/process/agent-user';
+import type { LogStream } from '../heartbeat/run-log.service';
+import type { RunOutcome, WakeContext } from '../heartbeat/heartbeat.types';
 
 /** Everything an adapter needs to execute one run. */
 export interface AdapterRunContext {

@@ -1,4 +1,4 @@
-import type { RunOutcome } from '../heartbeat.types';
+import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str } from './adapter.types';
 import { outcomeFromReport } from './http.adapter';
