@@ -4,7 +4,6 @@
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import prettier from 'eslint-config-prettier';
-import { LEGACY_GLOBAL_MODULES, LEGACY_SQL_FILES } from './eslint.legacy.mjs';
 
 const SQL_OUTSIDE_REPOSITORY = {
   selector: "CallExpression[callee.property.name='query']",
@@ -55,12 +54,11 @@ export default tseslint.config(
   },
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/database/**', 'src/**/*.repository.ts', ...LEGACY_SQL_FILES],
+    ignores: ['src/database/**', 'src/**/*.repository.ts'],
     rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY, ORM_OUTSIDE_REPOSITORY] },
   },
   {
     files: ['src/modules/**/*.module.ts'],
-    ignores: LEGACY_GLOBAL_MODULES,
     rules: { 'no-restricted-syntax': ['error', GLOBAL_DOMAIN_MODULE] },
   },
   {

@@ -21,11 +21,12 @@ type Kind =
   | 'cost_event'
   | 'attachment'
   | 'asset'
-  | 'document_revision';
+  | 'document_revision'
+  | 'folder';
 
 /** What each id-holding body field names (by field name; `parentId` depends on the route). */
 function kindOf(field: string, path: string): Kind | null {
-  if (field === 'parentId') return path.includes('/goals') ? 'goal' : 'issue';
+  if (field === 'parentId') return path.includes('/goals') ? 'goal' : path.includes('/folders') ? 'folder' : 'issue';
   const map: Record<string, Kind> = {
     agentId: 'agent',
     reportsTo: 'agent',
@@ -52,6 +53,7 @@ function kindOf(field: string, path: string): Kind | null {
     issueCommentId: 'comment',
     logoAssetId: 'asset',
     baseRevisionId: 'document_revision',
+    folderId: 'folder',
   };
   return map[field] ?? null;
 }
@@ -75,6 +77,7 @@ const NOT_COMPANY_REFERENCES: Record<string, string> = {
   resourceId: 'the kind depends on resourceType',
   targetId: 'its kind depends on targetType (feedback traces); the feedback service answers 422 invalid_reference itself',
   catalogSkillId: 'an entry of the instance-wide skill catalog, not a company record',
+  itemId: 'a routine or skill per `kind` (folders); the folders service answers 404 for an item the company does not have',
   optionId: "the key of one of the question's options (issue interactions), not a record id",
   secretsCompanyId: 'names a company on an instance-admin plugin route (no company in the path); the plugins service checks it exists',
 };
@@ -169,6 +172,7 @@ describe("every id in a request body belongs to the route's company (422 invalid
         .expect(201)
     ).body;
     const revision = await createDoc(t, issue.id, 'plan', 'Plan body');
+    const folder = (await t.http.post(`/api/companies/${companyId}/folders`).send({ kind: 'routine', name: 'Refs' }).expect(201)).body;
     return {
       agent: agent.id,
       issue: issue.id,
@@ -182,6 +186,7 @@ describe("every id in a request body belongs to the route's company (422 invalid
       attachment: attachment.id,
       asset: logo.assetId,
       document_revision: revision.id,
+      folder: folder.id,
     };
   }
 
@@ -221,6 +226,7 @@ describe("every id in a request body belongs to the route's company (422 invalid
       commentId: ra.comment,
       runId: ra.run,
       attachmentId: ra.attachment,
+      folderId: ra.folder,
       key: 'plan',
     });
   }, 300_000);

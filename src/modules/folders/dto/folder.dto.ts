@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsNotEmpty, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { RefersTo } from '../../../common/references/refers-to.decorator';
 import { FOLDER_KINDS, type FolderKind } from '../folders.repository';
 
 /** Present-or-absent only: null is validated (and rejected) for non-nullable fields. */
@@ -22,7 +23,11 @@ export class CreateFolderDto {
   /** unique among its siblings, case-insensitively; surrounding spaces are trimmed */
   @IsString() @Matches(NAME, { message: 'name must not be blank' }) @MaxLength(120) name: string;
   /** the parent folder (same kind); absent or null: a root folder. Under your "My …" folder the new folder is personal too. */
-  @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) parentId?: string | null;
+  @RefersTo('folder')
+  @Nullable()
+  @IsUUID()
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
+  parentId?: string | null;
   @Nullable() @IsIn(FOLDER_COLORS) @ApiPropertyOptional({ nullable: true, enum: FOLDER_COLORS }) color?: string | null;
 }
 
@@ -38,7 +43,7 @@ export class UpdateFolderDto {
 
 export class MoveFolderDto {
   /** the new parent (same kind), or null for the root */
-  @Nullable() @IsUUID() @ApiProperty({ nullable: true, type: String, format: 'uuid' }) parentId: string | null;
+  @RefersTo('folder') @Nullable() @IsUUID() @ApiProperty({ nullable: true, type: String, format: 'uuid' }) parentId: string | null;
   /** place among the new siblings (0 = first); default: last */
   @Optional() @IsInt() @Min(0) @Max(100_000) position?: number;
 }
@@ -48,7 +53,7 @@ export class MoveFolderItemDto {
   /** the routine or skill id */
   @IsUUID() @IsNotEmpty() itemId: string;
   /** the folder (same kind), or null to unfile the item */
-  @Nullable() @IsUUID() @ApiProperty({ nullable: true, type: String, format: 'uuid' }) folderId: string | null;
+  @RefersTo('folder') @Nullable() @IsUUID() @ApiProperty({ nullable: true, type: String, format: 'uuid' }) folderId: string | null;
 }
 
 export class FolderResponseDto {
