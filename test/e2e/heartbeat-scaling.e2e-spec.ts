@@ -201,6 +201,45 @@ describe('heartbeat engine: leases, reaper, instances, timers', () => {
       expect(runs[0]).toEqual({ invocation_source: 'timer', trigger_detail: 'system' });
     });
 
+    it("one agent whose timer wake fails does not stop other companies' timers (fired one by one, the failure retried next tick)", async () => {
+      const otherCompany = (await createCompany(first)).id;
+      const timer = { heartbeat: { enabled: true, intervalSec: 1, skipWhenIdle: false } };
+      const broken = await insertAgent(first, companyId, { runtimeConfig: timer });
+      const healthy = await insertAgent(first, otherCompany, { runtimeConfig: timer });
+      // the broken agent's wake request cannot be written (as a constraint or a full disk would refuse it)
+      await first.dataSource.query(`
+        CREATE FUNCTION test_refuse_timer_wake() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.agent_id = '${broken.id}' THEN RAISE EXCEPTION 'wake refused for the test'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER test_refuse_timer_wake BEFORE INSERT ON agent_wakeup_requests FOR EACH ROW EXECUTE FUNCTION test_refuse_timer_wake();`);
+      try {
+        const wakesOf = async (agentId: string) =>
+          (await first.dataSource.query(`SELECT 1 FROM agent_wakeup_requests WHERE agent_id = $1 AND source = 'timer'`, [agentId])).length;
+        await waitFor(async () => ((await wakesOf(healthy.id)) >= 2 ? true : null), 'healthy timer wakes', 6000);
+        expect(await wakesOf(broken.id)).toBe(0);
+        // the broken agent stays due, so it fires once its wakes can be written again
+        const [b] = await first.dataSource.query(
+          `SELECT heartbeat_next_due_at <= now() + interval '1 second' AS due FROM agents WHERE id = $1`,
+          [broken.id],
+        );
+        expect(b.due).toBe(true);
+      } finally {
+        await first.dataSource.query(
+          `DROP TRIGGER test_refuse_timer_wake ON agent_wakeup_requests; DROP FUNCTION test_refuse_timer_wake();`,
+        );
+      }
+      await waitFor(
+        async () =>
+          (await first.dataSource.query(`SELECT 1 FROM agent_wakeup_requests WHERE agent_id = $1 AND source = 'timer'`, [broken.id])).length
+            ? true
+            : null,
+        'broken agent fires after the fault',
+        6000,
+      );
+    });
+
     it('skips an idle timer wake (skipWhenIdle default) and records it; a disabled timer never fires', async () => {
       const idle = await insertAgent(first, companyId, { runtimeConfig: { heartbeat: { enabled: true, intervalSec: 1 } } });
       const off = await insertAgent(first, companyId, { runtimeConfig: { heartbeat: { enabled: false, intervalSec: 1 } } });

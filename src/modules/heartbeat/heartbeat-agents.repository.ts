@@ -88,6 +88,22 @@ export class HeartbeatAgentsRepository {
     );
   }
 
+  /**
+   * One due agent not among `skip` (the one-by-one path after a failed batch): the same claim as
+   * claimDueTimers for a single row, so each agent's wake commits or fails on its own.
+   */
+  async claimOneDueTimer(skip: string[]): Promise<{ id: string; company_id: string } | null> {
+    const [row] = await returningRows<{ id: string; company_id: string }>(
+      this.db,
+      `UPDATE agents a SET heartbeat_last_fired_at = now()
+           FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() AND NOT (id = ANY($1::uuid[]))
+                  ORDER BY heartbeat_next_due_at LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) d
+          WHERE a.id = d.id RETURNING a.id, a.company_id`,
+      [skip],
+    );
+    return row ?? null;
+  }
+
   /** Agents with an enabled timer (in the given companies, or all for null) and their latest run. */
   // reads agents (owned by agents) for the heartbeat page
   schedulerHeartbeats(companyIds: string[] | null): Promise<SchedulerHeartbeatRow[]> {

@@ -8,7 +8,7 @@ import { AgentWakeupService } from './agent-wakeup.service';
 import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
-import { HeartbeatScheduler } from './heartbeat-scheduler.service';
+import { HeartbeatScheduler } from './heartbeat.jobs';
 import { HeartbeatController } from './heartbeat.controller';
 import { RunDispatcher } from './run-dispatcher.service';
 import { RunEnvResolver } from './run-env.service';

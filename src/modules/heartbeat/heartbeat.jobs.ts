@@ -64,20 +64,61 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
     this.dispatcher.kick();
   }
 
-  /** Claims agents whose timer is due (skipping rows another instance holds) and wakes each once. */
+  /**
+   * Claims agents whose timer is due (skipping rows another instance holds) and wakes each once,
+   * in one transaction. When one agent's wake fails, that batch rolls back and the due agents are
+   * fired one by one, each in its own transaction: the failing agent (logged with its company) is
+   * retried at the next tick, and every other company's timers still fire.
+   */
   async fireDueTimers(): Promise<number> {
-    return this.db.transaction(async () => {
-      const due = await this.agents.claimDueTimers();
-      for (const a of due) {
-        await this.queue.enqueue({
-          companyId: a.company_id,
-          agentId: a.id,
-          source: 'timer',
-          triggerDetail: 'system',
-          reason: 'heartbeat_timer',
+    try {
+      return await this.db.transaction(async () => {
+        const due = await this.agents.claimDueTimers();
+        for (const a of due) await this.wakeForTimer(a);
+        return due.length;
+      });
+    } catch (err) {
+      if (this.stopped) throw err;
+      this.logger.warn(`timer batch failed (${(err as Error).message}); firing the due agents one by one`);
+      return this.fireDueTimersOneByOne();
+    }
+  }
+
+  private async fireDueTimersOneByOne(): Promise<number> {
+    const failed: string[] = [];
+    let fired = 0;
+    for (let i = 0; i < 100 && !this.stopped; i++) {
+      const failedBefore = failed.length;
+      const claimed = await this.db
+        .transaction(async () => {
+          const a = await this.agents.claimOneDueTimer(failed);
+          if (!a) return false;
+          try {
+            await this.wakeForTimer(a);
+          } catch (err) {
+            failed.push(a.id);
+            this.logger.error(`timer wake of agent ${a.id} (company ${a.company_id}) failed: ${(err as Error).message}`);
+            throw err;
+          }
+          return true;
+        })
+        .catch((err: unknown) => {
+          if (failed.length === failedBefore) throw err; // the claim itself failed: not one agent's problem
+          return true;
         });
-      }
-      return due.length;
+      if (!claimed) break;
+      if (failed.length === failedBefore) fired++;
+    }
+    return fired;
+  }
+
+  private wakeForTimer(a: { id: string; company_id: string }): Promise<unknown> {
+    return this.queue.enqueue({
+      companyId: a.company_id,
+      agentId: a.id,
+      source: 'timer',
+      triggerDetail: 'system',
+      reason: 'heartbeat_timer',
     });
   }
 
