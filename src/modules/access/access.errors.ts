@@ -2,11 +2,12 @@ import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
 
 /**
  * What the access area (members, invites, join requests) may answer besides validation and access
- * errors. `invite_revoked` / `invite_expired` answer 410, which ErrorTable does not list: they are
- * thrown as DomainError in invites.service.ts.
+ * errors.
  */
 export const ACCESS_ERRORS = {
   last_owner: 409,
+  invite_revoked: 410,
+  invite_expired: 410,
   already_member: 409,
   join_type_not_allowed: 422,
   user_required: 422,

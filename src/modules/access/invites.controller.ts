@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ACCESS_ERRORS } from './access.errors';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -31,6 +33,7 @@ const inviteDetails = (c: { result: Record<string, unknown> }) => ({
 });
 
 @ApiTags('invites')
+@ApiDomainErrors(ACCESS_ERRORS)
 @Controller()
 export class InvitesController {
   constructor(

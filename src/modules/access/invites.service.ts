@@ -10,6 +10,7 @@ import { AccessPermissions } from './access-permissions.service';
 import { CreatedInviteResponseDto, CreateInviteDto, InviteResponseDto, PublicInviteDto, TestResolutionResponseDto } from './dto/invite.dto';
 import { inviteUrl, OnboardingContext } from './invite-onboarding';
 import { InviteRow, InvitesRepository, ResolvedInvite } from './invites.repository';
+import { accessError } from './access.errors';
 
 const DEFAULT_VALIDITY_HOURS = 168;
 
@@ -86,7 +87,13 @@ export class InvitesService {
     const row = await this.find(token, opts.lock);
     const status = inviteStatus(row);
     if (status !== 'active') {
-      throw new DomainError(410, `invite_${status}`, `Invite has been ${status === 'revoked' ? 'revoked' : 'expired'}`, { status });
+      throw accessError(
+        status === 'revoked' ? 'invite_revoked' : 'invite_expired',
+        `Invite has been ${status === 'revoked' ? 'revoked' : 'expired'}`,
+        {
+          status,
+        },
+      );
     }
     return row;
   }

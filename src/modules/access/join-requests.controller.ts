@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ACCESS_ERRORS } from './access.errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
@@ -20,6 +22,7 @@ const decisionDetails = (c: { result: Record<string, unknown> }) => ({
 });
 
 @ApiTags('join-requests')
+@ApiDomainErrors(ACCESS_ERRORS)
 @Controller()
 export class JoinRequestsController {
   constructor(private readonly joins: JoinRequestsService) {}

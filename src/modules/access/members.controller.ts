@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ACCESS_ERRORS } from './access.errors';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -12,6 +14,7 @@ const memberEntity = { entityType: 'company_member' } as const;
 const memberChange = (c: { body: Record<string, unknown> }) => ({ ...c.body });
 
 @ApiTags('members')
+@ApiDomainErrors(ACCESS_ERRORS)
 @Controller('companies/:companyId')
 export class MembersController {
   constructor(private readonly members: MembersService) {}

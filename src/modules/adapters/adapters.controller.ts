@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ADAPTER_ERRORS } from './adapters.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -14,6 +16,7 @@ import { ExternalAdaptersService } from './external-adapters.service';
 
 /** The adapter registry: built-in types and external packages; administration needs an instance admin. */
 @ApiTags('adapters')
+@ApiDomainErrors(ADAPTER_ERRORS)
 @Controller('adapters')
 export class AdaptersController {
   constructor(

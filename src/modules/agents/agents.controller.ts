@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { AGENT_ERRORS } from './agents.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ActivityContext, LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
@@ -32,6 +34,7 @@ const keyActivity = {
 };
 
 @ApiTags('agents')
+@ApiDomainErrors(AGENT_ERRORS)
 @Controller()
 export class AgentsController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { APPROVAL_ERRORS } from './approvals.errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -14,6 +16,7 @@ const decisionDetails = (c: { result: Record<string, unknown>; body: Record<stri
 });
 
 @ApiTags('approvals')
+@ApiDomainErrors(APPROVAL_ERRORS)
 @Controller()
 export class ApprovalsController {
   constructor(private readonly approvals: ApprovalsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ARTIFACT_ERRORS } from './artifacts.errors';
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Authorize } from '../../common/auth/authorize.decorator';
@@ -5,6 +7,7 @@ import { ArtifactsService } from './artifacts.service';
 import { ArtifactListResponseDto, ListArtifactsQueryDto } from './dto/artifact.dto';
 
 @ApiTags('artifacts')
+@ApiDomainErrors(ARTIFACT_ERRORS)
 @Controller('companies/:companyId/artifacts')
 export class ArtifactsController {
   constructor(private readonly artifacts: ArtifactsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ARTIFACT_ERRORS } from './artifacts.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -8,6 +10,7 @@ import { CreateWorkProductDto, UpdateWorkProductDto, WorkProductResponseDto } fr
 import { WorkProductsService } from './work-products.service';
 
 @ApiTags('work products')
+@ApiDomainErrors(ARTIFACT_ERRORS)
 @Controller('issues/:issueId/work-products')
 export class WorkProductsController {
   constructor(private readonly workProducts: WorkProductsService) {}

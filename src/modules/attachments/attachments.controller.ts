@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ATTACHMENT_ERRORS } from './attachments.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
@@ -16,6 +18,7 @@ import { contentDisposition, parseRange } from './http-range';
 const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
 
 @ApiTags('attachments')
+@ApiDomainErrors(ATTACHMENT_ERRORS)
 @Controller()
 export class AttachmentsController {
   constructor(

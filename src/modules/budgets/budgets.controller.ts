@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { BUDGET_ERRORS } from './budgets.errors';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -20,6 +22,7 @@ import {
 } from './dto/budget.dto';
 
 @ApiTags('budgets')
+@ApiDomainErrors(BUDGET_ERRORS)
 @Controller()
 export class BudgetsController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { BUILT_IN_AGENT_ERRORS } from './built-in-agents.errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -34,6 +36,7 @@ const routineActivity = (action: string) =>
  * `Built-in agents are not enabled.` while the instance feature flag is off.
  */
 @ApiTags('built-in agents')
+@ApiDomainErrors(BUILT_IN_AGENT_ERRORS)
 @Controller('companies/:companyId/built-in-agents')
 export class BuiltInAgentsController {
   constructor(private readonly builtIns: BuiltInAgentsService) {}

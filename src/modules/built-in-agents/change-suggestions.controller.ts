@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { BUILT_IN_AGENT_ERRORS } from './built-in-agents.errors';
 import { Body, Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -9,6 +11,7 @@ import { ChangeSuggestionsService } from './change-suggestions.service';
 import { AgentConfigSuggestionDto, SkillSuggestionDto } from './dto/built-in-agents.dto';
 
 @ApiTags('approvals')
+@ApiDomainErrors(BUILT_IN_AGENT_ERRORS)
 @Controller()
 export class ChangeSuggestionsController {
   constructor(private readonly suggestions: ChangeSuggestionsService) {}

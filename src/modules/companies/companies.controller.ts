@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { COMPANY_ERRORS } from './companies.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiTags } from '@nestjs/swagger';
 import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
@@ -19,6 +21,7 @@ import {
 const companyDetails = { companyId: (c: { result: Record<string, unknown> }) => c.result.id as string };
 
 @ApiTags('companies')
+@ApiDomainErrors(COMPANY_ERRORS)
 @Controller('companies')
 export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { COST_ERRORS } from './costs.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -22,6 +24,7 @@ import {
 } from './dto/cost-event.dto';
 
 @ApiTags('costs')
+@ApiDomainErrors(COST_ERRORS)
 @Controller('companies/:companyId')
 export class CostsController {
   constructor(

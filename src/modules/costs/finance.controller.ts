@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { COST_ERRORS } from './costs.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -17,6 +19,7 @@ import {
 import { FinanceService } from './finance.service';
 
 @ApiTags('costs')
+@ApiDomainErrors(COST_ERRORS)
 @Controller('companies/:companyId')
 export class FinanceController {
   constructor(private readonly finance: FinanceService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { DOCUMENT_ERRORS } from './documents.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -16,6 +18,7 @@ import {
 } from './dto/annotation.dto';
 
 @ApiTags('issue documents')
+@ApiDomainErrors(DOCUMENT_ERRORS)
 @Controller('issues/:issueId/documents/:key/annotations')
 export class AnnotationsController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { DOCUMENT_ERRORS } from './documents.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -9,6 +11,7 @@ import { DocumentsService } from './documents.service';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
 
 @ApiTags('issue documents')
+@ApiDomainErrors(DOCUMENT_ERRORS)
 @Controller('issues/:issueId/documents')
 export class DocumentsController {
   constructor(private readonly documents: DocumentsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { DOCUMENT_ERRORS } from './documents.errors';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -8,6 +10,7 @@ import { AcceptPlanDto, PlanDecompositionDto } from './dto/plan-decomposition.dt
 import { PlanDecompositions } from './plan-decompositions.service';
 
 @ApiTags('documents')
+@ApiDomainErrors(DOCUMENT_ERRORS)
 @Controller()
 export class PlanDecompositionsController {
   constructor(private readonly plans: PlanDecompositions) {}

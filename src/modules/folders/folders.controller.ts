@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { FOLDER_ERRORS } from './folders.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ActivityContext, LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
@@ -29,6 +31,7 @@ const folderDetails = (c: ActivityContext) => ({
 const folderActivity = (action: string) => LogActivity(action, { entityType: 'folder', details: folderDetails, skip: personal });
 
 @ApiTags('folders')
+@ApiDomainErrors(FOLDER_ERRORS)
 @Controller('companies/:companyId/folders')
 export class FoldersController {
   constructor(private readonly folders: FoldersService) {}

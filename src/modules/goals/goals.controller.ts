@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { GOAL_ERRORS } from './goals.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -8,6 +10,7 @@ import { CreateGoalDto, GoalResponseDto, UpdateGoalDto } from './dto/goal.dto';
 import { GoalsService } from './goals.service';
 
 @ApiTags('goals')
+@ApiDomainErrors(GOAL_ERRORS)
 @Controller()
 export class GoalsController {
   constructor(private readonly goals: GoalsService) {}

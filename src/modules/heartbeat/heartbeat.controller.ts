@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { HEARTBEAT_ERRORS } from './heartbeat.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply as Response } from 'fastify';
@@ -25,6 +27,7 @@ import type { RunResponse } from './heartbeat.types';
 
 @ApiTags('heartbeat')
 @ApiExtraModels(WakeupRunResponseDto, SkippedWakeupDto, HeldWakeupDto)
+@ApiDomainErrors(HEARTBEAT_ERRORS)
 @Controller()
 export class HeartbeatController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { INSTANCE_ERRORS } from './instance.errors';
 import { InstanceAudit } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Put, Query, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -19,6 +21,7 @@ const rawBody = (req: Request) =>
 
 /** Instance administration; every route needs an instance admin (the local board is one). */
 @ApiTags('instance')
+@ApiDomainErrors(INSTANCE_ERRORS)
 @Controller()
 export class InstanceController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ISSUE_ERRORS } from './issues.errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiHeader, ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -8,6 +10,7 @@ import { CommentResponseDto, CreateCommentDto, ListCommentsQueryDto } from './dt
 import { IssueComments } from './issue-comments.service';
 
 @ApiTags('issues')
+@ApiDomainErrors(ISSUE_ERRORS)
 @Controller('issues/:issueId/comments')
 export class IssueCommentsController {
   constructor(private readonly comments: IssueComments) {}

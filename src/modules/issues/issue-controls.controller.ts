@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ISSUE_ERRORS } from './issues.errors';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -24,6 +26,7 @@ const issueOf = {
 
 /** What the board controls on an issue besides its fields: subtree pause holds, questions agents ask humans, the runner goal. */
 @ApiTags('issues')
+@ApiDomainErrors(ISSUE_ERRORS)
 @Controller()
 export class IssueControlsController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ISSUE_ERRORS } from './issues.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -7,6 +9,7 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { IssueInboxService, IssueUserStateDto } from './issue-inbox.service';
 
 @ApiTags('issues')
+@ApiDomainErrors(ISSUE_ERRORS)
 @Controller('issues/:issueId')
 export class IssueInboxController {
   constructor(private readonly inbox: IssueInboxService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ISSUE_ERRORS } from './issues.errors';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
@@ -29,6 +31,7 @@ import { IssueComments } from './issue-comments.service';
 const RUN_HEADER = { name: 'X-Service-Run-Id', required: false, description: 'the calling agent’s current heartbeat run' };
 
 @ApiTags('issues')
+@ApiDomainErrors(ISSUE_ERRORS)
 @Controller()
 export class IssuesController {
   constructor(

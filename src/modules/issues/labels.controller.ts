@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ISSUE_ERRORS } from './issues.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -6,6 +8,7 @@ import { CreateLabelDto, LabelResponseDto, UpdateLabelDto } from './dto/label.dt
 import { LabelsService } from './labels.service';
 
 @ApiTags('issues')
+@ApiDomainErrors(ISSUE_ERRORS)
 @Controller('companies/:companyId/labels')
 export class LabelsController {
   constructor(private readonly labels: LabelsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { PLUGIN_ERRORS } from './plugins.errors';
 import { InstanceAudit, NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -25,6 +27,7 @@ import { PluginsService } from './plugins.service';
  * instance admin (agents get 403); company-scoped paths check company access.
  */
 @ApiTags('plugins')
+@ApiDomainErrors(PLUGIN_ERRORS)
 @Controller('plugins')
 export class PluginsController {
   constructor(

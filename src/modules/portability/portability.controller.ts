@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { PORTABILITY_ERRORS } from './portability.errors';
 import { Body, Controller, HttpCode, Param, Post, StreamableFile } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
@@ -19,6 +21,7 @@ import { PortabilityService } from './portability.service';
  * package: 50,000 files, 1 MiB per file, 64 MiB in all (JSON body up to 96 MiB); beyond: 422.
  */
 @ApiTags('portability')
+@ApiDomainErrors(PORTABILITY_ERRORS)
 @Controller()
 export class PortabilityController {
   constructor(private readonly portability: PortabilityService) {}

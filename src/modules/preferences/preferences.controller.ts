@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { PREFERENCES_ERRORS } from './preferences.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -22,6 +24,7 @@ import { SidebarPreferencesService } from './sidebar-preferences.service';
 
 /** Per-user curation of the board UI; always the calling board user's own records. */
 @ApiTags('preferences')
+@ApiDomainErrors(PREFERENCES_ERRORS)
 @Controller()
 export class PreferencesController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { PROJECT_ERRORS } from './projects.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -8,6 +10,7 @@ import { CreateProjectDto, GetProjectQueryDto, ProjectResponseDto, UpdateProject
 import { ProjectsService } from './projects.service';
 
 @ApiTags('projects')
+@ApiDomainErrors(PROJECT_ERRORS)
 @Controller()
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { PROJECT_ERRORS } from './projects.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ActivityContext, LogActivity } from '../../common/activity/log-activity.decorator';
@@ -14,6 +16,7 @@ const workspaceActivity = { entityType: 'project_workspace' } as const;
 const runtimeWorkspace = (c: ActivityContext) => c.result.workspace as { id: string; companyId: string } | undefined;
 
 @ApiTags('projects')
+@ApiDomainErrors(PROJECT_ERRORS)
 @Controller('projects/:projectId/workspaces')
 export class WorkspacesController {
   constructor(

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { ROUTINE_ERRORS } from './routines.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ActivityContext, LogActivity } from '../../common/activity/log-activity.decorator';
@@ -32,6 +34,7 @@ const triggerActivity = (action: string) =>
   });
 
 @ApiTags('routines')
+@ApiDomainErrors(ROUTINE_ERRORS)
 @Controller()
 export class RoutinesController {
   constructor(private readonly routines: RoutinesService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { SECRET_ERRORS } from './secrets.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Controller, Get, Header, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -8,6 +10,7 @@ import { GrantedSecretListDto, SecretValueDto } from './dto/secret.dto';
 import { RunSecretsService } from './run-secrets.service';
 
 @ApiTags('secrets')
+@ApiDomainErrors(SECRET_ERRORS)
 @Controller('agents/me/secrets')
 export class AgentSecretsController {
   constructor(private readonly runSecrets: RunSecretsService) {}

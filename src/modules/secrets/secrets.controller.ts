@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { SECRET_ERRORS } from './secrets.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -15,6 +17,7 @@ const secretDetails = (c: { result: Record<string, unknown> }) => ({
 });
 
 @ApiTags('secrets')
+@ApiDomainErrors(SECRET_ERRORS)
 @Controller()
 export class SecretsController {
   constructor(private readonly secrets: SecretsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { SKILL_ERRORS } from './skills.errors';
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
@@ -8,6 +10,7 @@ import { AgentSkillSnapshot, AgentSkillsService } from './agent-skills.service';
 import { SyncAgentSkillsDto } from './dto/skill.dto';
 
 @ApiTags('agents')
+@ApiDomainErrors(SKILL_ERRORS)
 @Controller()
 export class AgentSkillsController {
   constructor(private readonly agentSkills: AgentSkillsService) {}

@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { SKILL_ERRORS } from './skills.errors';
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
@@ -16,6 +18,7 @@ function catalogFile(s: LoadedCatalogSkill, path = SKILL_MD) {
 
 /** The shipped catalog (authenticated callers) and its public face (/api/skills/available|index|{name}). */
 @ApiTags('skills')
+@ApiDomainErrors(SKILL_ERRORS)
 @Controller('skills')
 export class SkillCatalogController {
   constructor(

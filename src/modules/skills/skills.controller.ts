@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { SKILL_ERRORS } from './skills.errors';
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -16,6 +18,7 @@ import {
 const companyEntity = { entityType: 'company', entityId: (c: { params: Record<string, string> }) => c.params.companyId };
 
 @ApiTags('skills')
+@ApiDomainErrors(SKILL_ERRORS)
 @Controller()
 export class SkillsController {
   constructor(

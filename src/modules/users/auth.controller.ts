@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { USER_ERRORS } from './users.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -25,6 +27,7 @@ import { toSessionResponse } from './sessions.repository';
 import { UserResponseDto } from './user.types';
 
 @ApiTags('auth')
+@ApiDomainErrors(USER_ERRORS)
 @Controller()
 export class AuthController {
   constructor(

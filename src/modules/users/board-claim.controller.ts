@@ -1,3 +1,5 @@
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
+import { USER_ERRORS } from './users.errors';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -9,6 +11,7 @@ import { BoardClaimStatusDto } from './dto/auth.dto';
 import { UserResponseDto } from './user.types';
 
 @ApiTags('auth')
+@ApiDomainErrors(USER_ERRORS)
 @Controller('board-claim')
 export class BoardClaimController {
   constructor(private readonly claims: BoardClaimService) {}

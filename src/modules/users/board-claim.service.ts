@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { generateToken, sha256Hex, tokenKind } from '../../common/auth/tokens';
-import { DomainError, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { BoardClaimStatusDto } from './dto/auth.dto';
@@ -76,7 +76,7 @@ export class BoardClaimService implements OnApplicationBootstrap {
     const status = this.statusOf(row);
     if (status === 'claimed') throw userError('claim_used', 'This claim was already used');
     // 410 is not in the ErrorTable's statuses
-    if (status === 'expired') throw new DomainError(410, 'claim_expired', 'This claim has expired');
+    if (status === 'expired') throw userError('claim_expired', 'This claim has expired');
     if (await this.hasOwner()) throw userError('instance_owned', 'This instance already has an owner');
     await this.users.markClaimed(row.id, actor.userId);
     return toUserResponse(await this.users.makeOwner(actor.userId));

@@ -2,7 +2,7 @@ import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
 
 /**
  * What sign-up, sign-in, board tokens and the board claim may answer besides validation and access
- * errors. (`claim_expired` answers 410, a status the ErrorTable does not list: it is thrown as a plain DomainError.)
+ * errors.
  */
 export const USER_ERRORS = {
   sign_up_disabled: 403,
@@ -12,6 +12,7 @@ export const USER_ERRORS = {
   user_required: 409,
   session_required: 403,
   claim_used: 409,
+  claim_expired: 410,
   instance_owned: 409,
   too_many_attempts: 429,
 } as const satisfies ErrorTable;
