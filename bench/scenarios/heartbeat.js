@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
-const { startService } = require('../lib');
+const { databaseUrl, startService } = require('../lib');
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
@@ -37,15 +37,12 @@ async function untilEnded(db, ids) {
 module.exports = async function heartbeat() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-hb-'));
   const one = await startService({ SERVICE_DATA_DIR: dataDir, SERVICE_INSTANCE_ID: 'bench-one' });
-  const pgPort = fs
-    .readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8')
-    .split('\n')[3]
-    .trim();
-  const databaseUrl = `postgres://service:service@127.0.0.1:${pgPort}/service`;
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
+  // the embedded cluster's URL with its generated password (the second instance shares it)
+  const url = databaseUrl({ dataDir });
+  const db = new Client({ connectionString: url });
   let two;
   try {
+    await db.connect();
     const co = await post(one.baseUrl, '/api/companies', { name: `Heartbeat Bench ${Date.now()}` });
     const agent = async (name) =>
       (
@@ -77,7 +74,7 @@ module.exports = async function heartbeat() {
     }
     const runsPerSec = Math.round(completed / ((Date.now() - t0) / 1000));
 
-    two = await startService({ DATABASE_URL: databaseUrl, SERVICE_INSTANCE_ID: 'bench-two' });
+    two = await startService({ DATABASE_URL: url, SERVICE_INSTANCE_ID: 'bench-two' });
     const bases = [one.baseUrl, two.baseUrl];
     const ids = [];
     t0 = Date.now();

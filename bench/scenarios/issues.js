@@ -72,11 +72,7 @@ async function seedAgents(baseUrl, companyId) {
     .map((d) => path.join(os.tmpdir(), d));
   dirs.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
   const dataDir = process.env.BENCH_DATA_DIR ?? dirs[0];
-  const port = fs
-    .readFileSync(path.join(dataDir, 'db', 'postmaster.pid'), 'utf8')
-    .split('\n')[3]
-    .trim();
-  const client = new Client({ connectionString: `postgres://service:service@127.0.0.1:${port}/service` });
+  const client = new Client({ connectionString: databaseUrl({ dataDir }) });
   await client.connect();
   try {
     const rows = await client.query(
