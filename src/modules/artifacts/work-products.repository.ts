@@ -2,23 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface WorkProductRow {
-  id: string;
-  company_id: string;
-  issue_id: string;
-  type: string;
-  title: string;
-  url: string | null;
-  attachment_id: string | null;
-  status: string | null;
-  summary: string | null;
-  metadata: Record<string, unknown> | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /** What a work product write sets. */
 export interface WorkProductFields {
   type: string;
@@ -28,6 +11,16 @@ export interface WorkProductFields {
   status: string | null;
   summary: string | null;
   metadata: Record<string, unknown> | null;
+}
+
+export interface WorkProductRow extends WorkProductFields {
+  id: string;
+  company_id: string;
+  issue_id: string;
+  created_by_agent_id: string | null;
+  created_by_user_id: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 const WORK_PRODUCT_COLUMNS = `id, company_id, issue_id, type, title, url, attachment_id, status, summary, metadata,

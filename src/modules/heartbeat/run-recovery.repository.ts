@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { returningRows } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { RunRow, WakeContext } from './heartbeat.types';
+import type { WakeRow } from './wakeup-requests.repository';
 
 /** A recorded process group of a run on this host. */
 export interface RecordedGroup {
@@ -14,16 +15,8 @@ export interface RecordedGroup {
   grace_sec: string | null;
 }
 
-/** A wake request re-queued for a run lost with its instance. */
-export interface RetryWakeRow {
-  id: string;
-  source: string;
-  trigger_detail: string | null;
-  reason: string | null;
-  payload: Record<string, unknown>;
-  issue_id: string | null;
-  force_fresh_session: boolean;
-}
+/** A wake request re-queued for a run lost with its instance: the columns a run is created from. */
+export type RetryWakeRow = WakeRow;
 
 const SOURCES = ['timer', 'assignment', 'on_demand', 'automation'];
 const TRIGGERS = ['manual', 'ping', 'callback', 'system'];
