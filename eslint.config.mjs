@@ -53,6 +53,22 @@ export default tseslint.config(
     },
   },
   {
+    // the issues read model does not import the modules that contribute to it (they register their part)
+    files: ['src/modules/issues/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: ['documents', 'attachments', 'artifacts'].map((m) => ({
+            target: './src/modules/issues',
+            from: `./src/modules/${m}`,
+            message: `${m} imports issues and contributes its part of the issue read model through IssueReadContributions.`,
+          })),
+        },
+      ],
+    },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/database/**', 'src/**/*.repository.ts'],
     rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY, ORM_OUTSIDE_REPOSITORY] },

@@ -1,4 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+import { IssueReadContributions } from '../issues/issue-read-contributions';
+import { workProductsOf } from './work-product.types';
 import { IssuesModule } from '../issues/issues.module';
 import { ArtifactsController } from './artifacts.controller';
 import { ArtifactsRepository } from './artifacts.repository';
@@ -12,4 +15,14 @@ import { WorkProductsService } from './work-products.service';
   controllers: [ArtifactsController, WorkProductsController],
   providers: [ArtifactsService, ArtifactsRepository, WorkProductsService, WorkProductsRepository],
 })
-export class ArtifactsModule {}
+export class ArtifactsModule implements OnModuleInit {
+  constructor(
+    private readonly db: Db,
+    private readonly issueReads: IssueReadContributions,
+  ) {}
+
+  /** The issue page lists the issue's work products. */
+  onModuleInit(): void {
+    this.issueReads.workProducts = (issueId) => workProductsOf(this.db, issueId);
+  }
+}

@@ -1,4 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { Db } from '../../database/db.service';
+import { IssueReadContributions } from '../issues/issue-read-contributions';
+import { issueDocumentsView, planReviewThreads } from './issue-document-reads';
 import { IssuesModule } from '../issues/issues.module';
 import { AnnotationsController } from './annotations.controller';
 import { AnnotationsRepository } from './annotations.repository';
@@ -23,4 +26,15 @@ import { PlanDecompositions } from './plan-decompositions.service';
   ],
   exports: [DocumentsService, AnnotationsService],
 })
-export class DocumentsModule {}
+export class DocumentsModule implements OnModuleInit {
+  constructor(
+    private readonly db: Db,
+    private readonly issueReads: IssueReadContributions,
+  ) {}
+
+  /** The issue page and the heartbeat context show the issue's documents and the plan's open review threads. */
+  onModuleInit(): void {
+    this.issueReads.documents = (issueId) => issueDocumentsView(this.db, issueId);
+    this.issueReads.planReviewThreads = (issueId) => planReviewThreads(this.db, issueId);
+  }
+}

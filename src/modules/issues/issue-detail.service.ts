@@ -1,18 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
 import { iso } from '../../database/row-mapping';
 import { CommentResponseDto } from './dto/comment.dto';
 import { IssueDetailResponseDto, IssueSummaryDto, LegacyPlanDocumentDto } from './dto/issue.dto';
 import { IssueCommentsRepository, toCommentResponse } from './issue-comments.repository';
 import { IssueInteractions } from './issue-interactions.service';
+import { IssueReadContributions } from './issue-read-contributions';
 import { IssueStore } from './issue-store.service';
 import { IssueRow } from './issue.types';
 import { GoalRow, IssuesRepository, ProjectRow, toIssueSummary } from './issues.repository';
-import { attachmentSummariesOf } from '../attachments/attachment.types';
-import { workProductsOf } from '../artifacts/work-product.types';
-import { issueDocumentsView, planReviewThreads } from '../documents/issue-document-reads';
 
 const PLAN_BLOCK = /<plan>([\s\S]*?)<\/plan>/i;
 const PROJECT_LINK = /project:\/\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/gi;
@@ -42,11 +39,11 @@ export class IssueDetailService {
   private defaultGoalColumn?: Promise<boolean>;
 
   constructor(
-    private readonly db: Db,
     private readonly issues: IssuesRepository,
     private readonly comments: IssueCommentsRepository,
     private readonly store: IssueStore,
     private readonly interactions: IssueInteractions,
+    private readonly parts: IssueReadContributions,
   ) {}
 
   async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
@@ -59,8 +56,8 @@ export class IssueDetailService {
       this.related(issue.id, 'blockedBy'),
       this.related(issue.id, 'blocks'),
       this.mentionedProjects(issue),
-      issueDocumentsView(this.db, issue.id),
-      workProductsOf(this.db, issue.id),
+      this.parts.documents(issue.id),
+      this.parts.workProducts(issue.id),
     ]);
     return {
       ...base,
@@ -88,9 +85,9 @@ export class IssueDetailService {
       this.related(issue.id, 'blockedBy'),
       this.comments.cursorOf(issue.id),
       this.comment(issue.id, wakeCommentId),
-      attachmentSummariesOf(this.db, issue.id),
-      issueDocumentsView(this.db, issue.id),
-      planReviewThreads(this.db, issue.id),
+      this.parts.attachments(issue.id),
+      this.parts.documents(issue.id),
+      this.parts.planReviewThreads(issue.id),
       this.interactions.ofIssue(issue.company_id, issue.id),
     ]);
     const plan = documents.planDocument;

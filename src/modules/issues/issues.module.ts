@@ -1,5 +1,6 @@
 import { LiveEventHub } from '../../common/events/live-event-hub';
 import { LiveEventsModule } from '../../common/events/live-events.module';
+import { IssueReadContributions } from './issue-read-contributions';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { ActivityModule } from '../activity/activity.module';
@@ -61,8 +62,18 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
     IssueInteractionsRepository,
     IssueInteractions,
     RunnerGoalService,
+    IssueReadContributions,
   ],
-  exports: [IssueStore, IssuesService, IssueComments, IssueWakeups, ExecutionWorkspaceGate, LabelsService, IssueTreeHolds],
+  exports: [
+    IssueStore,
+    IssuesService,
+    IssueComments,
+    IssueWakeups,
+    ExecutionWorkspaceGate,
+    LabelsService,
+    IssueTreeHolds,
+    IssueReadContributions,
+  ],
 })
 export class IssuesModule implements OnModuleInit {
   constructor(
