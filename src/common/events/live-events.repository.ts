@@ -1,3 +1,4 @@
+import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import { Client, ClientConfig, Notification, Pool } from 'pg';
 import { Db } from '../../database/db.service';
@@ -17,7 +18,7 @@ const toEvent = (r: EventRow): LiveEvent => ({
   id: Number(r.id),
   companyId: r.company_id,
   type: r.type,
-  createdAt: new Date(r.created_at).toISOString(),
+  createdAt: isoRequired(r.created_at),
   payload: r.payload,
 });
 

@@ -1,3 +1,4 @@
+import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { decodeCursor, keysetPage } from '../../common/http/keyset-cursor';
@@ -17,7 +18,7 @@ export function toActivityResponse(a: ActivityEntity): ActivityResponseDto {
     agentId: a.agentId,
     runId: a.runId,
     details: a.details,
-    createdAt: new Date(a.createdAt).toISOString(),
+    createdAt: isoRequired(a.createdAt),
   };
 }
 

@@ -1,3 +1,4 @@
+import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { conflict, forbidden, unprocessable } from '../../common/errors/domain-error';
@@ -85,7 +86,7 @@ export class PlanDecompositions {
       revisionId: r.revision_id,
       revisionNumber: r.revision_number,
       acceptedByUserId: r.accepted_by_user_id,
-      acceptedAt: new Date(r.created_at).toISOString(),
+      acceptedAt: isoRequired(r.created_at),
       childIssues: await this.store.summariesOf(r.company_id, r.child_issue_ids),
     };
   }

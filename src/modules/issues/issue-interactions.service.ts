@@ -1,3 +1,4 @@
+import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { badRequest, conflict, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
@@ -24,11 +25,11 @@ export const toInteraction = (r: InteractionRow): InteractionDto => ({
           optionId: r.answer_option_id,
           text: r.answer_text,
           answeredByUserId: r.answered_by_user_id!,
-          answeredAt: new Date(r.answered_at!).toISOString(),
+          answeredAt: isoRequired(r.answered_at!),
         }
       : null,
-  createdAt: new Date(r.created_at).toISOString(),
-  updatedAt: new Date(r.updated_at).toISOString(),
+  createdAt: isoRequired(r.created_at),
+  updatedAt: isoRequired(r.updated_at),
 });
 
 /**

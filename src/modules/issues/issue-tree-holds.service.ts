@@ -1,3 +1,4 @@
+import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { conflict, forbidden } from '../../common/errors/domain-error';
@@ -14,7 +15,7 @@ const toHold = (h: TreeHoldRow, issueId: string): TreeHoldDto => ({
   inherited: h.root_issue_id !== issueId,
   reason: h.reason,
   createdByUserId: h.created_by_user_id,
-  createdAt: new Date(h.created_at).toISOString(),
+  createdAt: isoRequired(h.created_at),
 });
 
 const boardUser = (actor: Actor) => {
