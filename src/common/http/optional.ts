@@ -6,3 +6,6 @@ import { ValidateIf } from 'class-validator';
  * where `null` cannot mean "clear".
  */
 export const OmittableNotNull = () => ValidateIf((_: object, value: unknown) => value !== undefined);
+
+/** A field that may be omitted or `null` (clears it); any other value must pass its validators. */
+export const Nullable = () => ValidateIf((_: object, value: unknown) => value !== undefined && value !== null);

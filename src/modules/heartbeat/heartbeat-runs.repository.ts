@@ -172,7 +172,7 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   /** The agent's live runs on the issue (rows of `1`). */
   async hasLiveOnIssue(agentId: string, issueId: string): Promise<boolean> {
     const live = await this.db.query(
-      `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running')`,
+      `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') LIMIT 1`,
       [agentId, issueId],
     );
     return live.length > 0;

@@ -68,14 +68,6 @@ export class RunRecoveryRepository {
     return Number(rows[0]?.n ?? 0) > 0;
   }
 
-  async hasLiveRunOnIssue(agentId: string, issueId: string): Promise<boolean> {
-    const rows = await this.db.query(
-      `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') LIMIT 1`,
-      [agentId, issueId],
-    );
-    return rows.length > 0;
-  }
-
   /** A copy of the lost run's wake, pointing at it; `deferred` waits for the agent's live run on the issue. */
   async insertRetryWake(run: RunRow, context: WakeContext, status: 'queued' | 'deferred'): Promise<RetryWakeRow> {
     const [row] = await returningRows<RetryWakeRow>(

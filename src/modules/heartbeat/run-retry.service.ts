@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
 import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { RunRow, WakeContext } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunRecoveryRepository } from './run-recovery.repository';
@@ -24,6 +25,7 @@ export class RunRetry implements OnModuleInit {
     private readonly agents: HeartbeatAgentsRepository,
     private readonly lifecycle: RunLifecycle,
     private readonly repo: RunRecoveryRepository,
+    private readonly runs: HeartbeatRunsRepository,
     private readonly budgetGate: BudgetGate,
     private readonly recorder: ActivityRecorder,
   ) {}
@@ -44,7 +46,7 @@ export class RunRetry implements OnModuleInit {
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return void (await skip(`agent_${agent.status}`));
     const projectId = typeof context.projectId === 'string' ? context.projectId : null;
     if (!(await this.budgetGate.checkBeforeRun(run.company_id, run.agent_id, projectId)).allowed) return void (await skip('budget'));
-    const deferred = !!run.issue_id && (await this.repo.hasLiveRunOnIssue(run.agent_id, run.issue_id));
+    const deferred = !!run.issue_id && (await this.runs.hasLiveOnIssue(run.agent_id, run.issue_id));
     const wake = await this.repo.insertRetryWake(run, context, deferred ? 'deferred' : 'queued');
     let newRunId: string | null = null;
     if (!deferred) {

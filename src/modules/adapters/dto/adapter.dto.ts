@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
-
-const Optional = () => ValidateIf((_, v) => v !== undefined);
+import { OmittableNotNull } from '../../../common/http/optional';
 
 export class AdapterOverrideStateDto {
   /** wakes of this type's agents are skipped (`adapter_disabled`) */
@@ -56,9 +55,9 @@ export class AdapterTypeDto {
  * or dist-tag) fetched from the npm registry of SERVICE_PLUGINS_NPM_REGISTRY. `localPath` wins.
  */
 export class InstallAdapterDto {
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(4096) localPath?: string;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(214) packageName?: string;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) version?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(4096) localPath?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(214) packageName?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) version?: string;
 }
 
 /** Replaces the instance-level configuration of the type (checked against its config schema). */
@@ -71,7 +70,7 @@ export class PatchAdapterConfigDto {
 /** Operator override; fields left out keep their value. */
 export class AdapterOverrideDto {
   /** true: wakes of the type's agents are skipped with reason `adapter_disabled`; false lifts it */
-  @Optional() @IsBoolean() disabled?: boolean;
+  @OmittableNotNull() @IsBoolean() disabled?: boolean;
   /** shown with the override (kept while disabled) */
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 500 })
   @IsOptional()

@@ -12,29 +12,27 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { AgentResponseDto } from '../../agents/dto/agent.dto';
 import { BUILT_IN_KEYS, BUILT_IN_STATES } from '../built-in-agents.registry';
-
-const Optional = () => ValidateIf((_, v) => v !== undefined);
+import { OmittableNotNull } from '../../../common/http/optional';
 
 export const RESET_RESOURCES = ['agent', 'instructions', 'skill', 'routine'] as const;
 export type ResetResource = (typeof RESET_RESOURCES)[number];
 
 export class ProvisionBuiltInAgentDto {
   /** one of the key's allowed adapter types; default: the first of them */
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) adapterType?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) adapterType?: string;
   /** adapter setup; may be incomplete (the agent then needs setup). Provisioning again updates it. */
-  @Optional() @IsObject() adapterConfig?: Record<string, unknown>;
+  @OmittableNotNull() @IsObject() adapterConfig?: Record<string, unknown>;
   /** default 0 (the registry default) */
-  @Optional() @IsInt() @Min(0) @Max(2_147_483_647) budgetMonthlyCents?: number;
+  @OmittableNotNull() @IsInt() @Min(0) @Max(2_147_483_647) budgetMonthlyCents?: number;
 }
 
 export class ResetBuiltInAgentDto {
   /** what to restore to registry defaults; omitted = all. Adapter setup is always kept. */
-  @Optional()
+  @OmittableNotNull()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(4)
@@ -129,15 +127,15 @@ export class BuiltInRoutineRunDto {
 
 /** Fields of an agent a suggestion may change (applied like PATCH /api/agents/{agentId} when approved). */
 export class AgentConfigChangesDto {
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) role?: string;
-  @Optional() @IsString() @MaxLength(200) title?: string;
-  @Optional() @IsString() @MaxLength(10_000) capabilities?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) role?: string;
+  @OmittableNotNull() @IsString() @MaxLength(200) title?: string;
+  @OmittableNotNull() @IsString() @MaxLength(10_000) capabilities?: string;
   /** the agent's instructions (adapterConfig.instructions) */
-  @Optional() @IsString() @MaxLength(100_000) instructions?: string;
+  @OmittableNotNull() @IsString() @MaxLength(100_000) instructions?: string;
   /** merged into the agent's adapterConfig */
-  @Optional() @IsObject() adapterConfig?: Record<string, unknown>;
-  @Optional() @IsObject() runtimeConfig?: Record<string, unknown>;
+  @OmittableNotNull() @IsObject() adapterConfig?: Record<string, unknown>;
+  @OmittableNotNull() @IsObject() runtimeConfig?: Record<string, unknown>;
 }
 
 export class AgentConfigSuggestionDto {

@@ -1,12 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsNotEmpty, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 import { FOLDER_KINDS, type FolderKind } from '../folders.repository';
-
-/** Present-or-absent only: null is validated (and rejected) for non-nullable fields. */
-const Optional = () => ValidateIf((_, v) => v !== undefined);
-/** Absent, null, or a valid value. */
-const Nullable = () => ValidateIf((_, v) => v !== undefined && v !== null);
+import { OmittableNotNull, Nullable } from '../../../common/http/optional';
 
 /** The sidebar's folder colours (null: the default). */
 export const FOLDER_COLORS = ['indigo', 'violet', 'emerald', 'cyan', 'amber', 'rose', 'slate'] as const;
@@ -33,11 +29,11 @@ export class CreateFolderDto {
 
 export class EnsureMyFolderDto {
   /** default `skill` */
-  @Optional() @IsIn(FOLDER_KINDS) @ApiPropertyOptional({ enum: FOLDER_KINDS }) kind?: FolderKind;
+  @OmittableNotNull() @IsIn(FOLDER_KINDS) @ApiPropertyOptional({ enum: FOLDER_KINDS }) kind?: FolderKind;
 }
 
 export class UpdateFolderDto {
-  @Optional() @IsString() @Matches(NAME, { message: 'name must not be blank' }) @MaxLength(120) name?: string;
+  @OmittableNotNull() @IsString() @Matches(NAME, { message: 'name must not be blank' }) @MaxLength(120) name?: string;
   @Nullable() @IsIn(FOLDER_COLORS) @ApiPropertyOptional({ nullable: true, enum: FOLDER_COLORS }) color?: string | null;
 }
 
@@ -45,7 +41,7 @@ export class MoveFolderDto {
   /** the new parent (same kind), or null for the root */
   @RefersTo('folder') @Nullable() @IsUUID() @ApiProperty({ nullable: true, type: String, format: 'uuid' }) parentId: string | null;
   /** place among the new siblings (0 = first); default: last */
-  @Optional() @IsInt() @Min(0) @Max(100_000) position?: number;
+  @OmittableNotNull() @IsInt() @Min(0) @Max(100_000) position?: number;
 }
 
 export class MoveFolderItemDto {

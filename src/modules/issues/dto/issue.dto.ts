@@ -15,22 +15,17 @@ import {
   IsUUID,
   MaxLength,
   Min,
-  ValidateIf,
 } from 'class-validator';
 import { ISSUE_PRIORITIES, ISSUE_STATUSES, IssuePriority, IssueStatus } from '../issue.types';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
-
-/** Present-or-absent only: unlike @IsOptional, null is validated (and rejected) for non-nullable fields. */
-const Optional = () => ValidateIf((_, v) => v !== undefined);
-/** Absent, null, or a valid value. */
-const Nullable = () => ValidateIf((_, v) => v !== undefined && v !== null);
+import { OmittableNotNull, Nullable } from '../../../common/http/optional';
 
 const MAX_TEXT = 100_000;
 
 export class IssueFieldsDto {
   @Nullable() @IsString() @MaxLength(MAX_TEXT) @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
-  @Optional() @IsIn(ISSUE_STATUSES) @ApiPropertyOptional({ enum: ISSUE_STATUSES }) status?: IssueStatus;
-  @Optional() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: IssuePriority;
+  @OmittableNotNull() @IsIn(ISSUE_STATUSES) @ApiPropertyOptional({ enum: ISSUE_STATUSES }) status?: IssueStatus;
+  @OmittableNotNull() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: IssuePriority;
   @RefersTo('project') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) projectId?:
     string | null;
   @RefersTo('goal') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) goalId?: string | null;
@@ -39,14 +34,14 @@ export class IssueFieldsDto {
     string | null;
   /** blockers (UUIDs or identifiers) of the same company; PATCH replaces the set */
   @RefersTo('issue')
-  @Optional()
+  @OmittableNotNull()
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
   @MaxLength(100, { each: true })
   blockedByIssueIds?: string[];
   /** company labels; PATCH replaces the set */
-  @RefersTo('label') @Optional() @IsArray() @ArrayMaxSize(100) @IsUUID('all', { each: true }) labelIds?: string[];
+  @RefersTo('label') @OmittableNotNull() @IsArray() @ArrayMaxSize(100) @IsUUID('all', { each: true }) labelIds?: string[];
   /** needs task-assignment permission (authorization decision) */
   @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) assigneeAgentId?: string | null;
   @Nullable() @IsString() @IsNotEmpty() @MaxLength(200) @ApiPropertyOptional({ nullable: true, type: String }) assigneeUserId?:
@@ -77,18 +72,18 @@ export class IssueFieldsDto {
 export class CreateIssueDto extends IssueFieldsDto {
   @IsString() @IsNotEmpty() @MaxLength(500) title: string;
   /** e.g. `manual` (default), `routine_execution` */
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) originKind?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) originKind?: string;
   @Nullable() @IsString() @MaxLength(200) @ApiPropertyOptional({ nullable: true, type: String }) originId?: string | null;
 }
 
 export class UpdateIssueDto extends IssueFieldsDto {
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
   /** markdown comment added in the same transaction */
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(MAX_TEXT) comment?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(MAX_TEXT) comment?: string;
   /** with a comment: a done or cancelled issue moves to todo (unless a status is given) */
-  @Optional() @IsBoolean() reopen?: boolean;
+  @OmittableNotNull() @IsBoolean() reopen?: boolean;
   /** with a comment, board only: cancels the assignee's active run for this issue */
-  @Optional() @IsBoolean() interrupt?: boolean;
+  @OmittableNotNull() @IsBoolean() interrupt?: boolean;
 }
 
 export class ListIssuesQueryDto {

@@ -1,8 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-
-const Optional = () => ValidateIf((_, v) => v !== undefined);
+import { IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { OmittableNotNull } from '../../../common/http/optional';
 
 /**
  * Where a plugin package comes from: `localPath` (a folder, or a `.tgz`/`.tar.gz` tarball on this
@@ -10,9 +9,9 @@ const Optional = () => ValidateIf((_, v) => v !== undefined);
  * configured by SERVICE_PLUGINS_NPM_REGISTRY. `localPath` wins when both are given.
  */
 export class InstallPluginDto {
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(4096) localPath?: string;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(214) packageName?: string;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) version?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(4096) localPath?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(214) packageName?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) version?: string;
 }
 
 /** Upgrade: same as install; with no source, the plugin's recorded source is read again. */
@@ -23,7 +22,7 @@ export class PluginConfigDto {
   /** the config object; secret fields (`"x-secret": true`) take a string or `{ type: "secret_ref", companyId, secretId, version }` */
   @IsObject() config: Record<string, unknown>;
   /** the company a plain secret value is stored in (as a company secret); required when a secret field is a string */
-  @Optional() @IsUUID() secretsCompanyId?: string;
+  @OmittableNotNull() @IsUUID() secretsCompanyId?: string;
 }
 
 export class TestPluginConfigDto {
@@ -35,16 +34,16 @@ export class ExecuteToolDto {
   /** `pluginKey:toolName`, or the tool name when only one enabled plugin has it */
   @IsString() @IsNotEmpty() @MaxLength(200) @Matches(/^([a-z0-9][a-z0-9._-]*:)?[a-z0-9][a-z0-9._-]*$/) tool: string;
   /** checked against the tool's inputSchema */
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @Optional() input?: unknown;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @OmittableNotNull() input?: unknown;
   /** the company the call is made for (an agent's own company is always used for agents) */
-  @Optional() @IsUUID() companyId?: string;
+  @OmittableNotNull() @IsUUID() companyId?: string;
 }
 
 /** A data feed or action request from the UI or the bridge. */
 export class PluginCallDto {
-  @Optional() @IsObject() params?: Record<string, unknown>;
+  @OmittableNotNull() @IsObject() params?: Record<string, unknown>;
   /** company the request is about (company access is checked); without it, instance admin only */
-  @Optional() @IsUUID() companyId?: string;
+  @OmittableNotNull() @IsUUID() companyId?: string;
 }
 
 export class BridgeCallDto extends PluginCallDto {

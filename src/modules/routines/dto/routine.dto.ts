@@ -18,11 +18,7 @@ import {
 } from 'class-validator';
 import { ISSUE_PRIORITIES } from '../../issues/issue.types';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
-
-/** Present-or-absent only: null is validated (and rejected) for non-nullable fields. */
-const Optional = () => ValidateIf((_, v) => v !== undefined);
-/** Absent, null, or a valid value. */
-const Nullable = () => ValidateIf((_, v) => v !== undefined && v !== null);
+import { OmittableNotNull, Nullable } from '../../../common/http/optional';
 
 export const ROUTINE_STATUSES = ['active', 'paused'] as const;
 export const CONCURRENCY_POLICIES = ['skip_if_active', 'always_create'] as const;
@@ -42,7 +38,7 @@ export class CreateTriggerDto {
   @IsIn(TRIGGER_KINDS) @ApiProperty({ enum: TRIGGER_KINDS }) kind: TriggerKind;
   @Nullable() @IsString() @MaxLength(200) @ApiPropertyOptional({ nullable: true, type: String }) label?: string | null;
   /** default true */
-  @Optional() @IsBoolean() enabled?: boolean;
+  @OmittableNotNull() @IsBoolean() enabled?: boolean;
   /** schedule only: five fields (minute hour day-of-month month day-of-week) or an @alias such as `@daily` */
   @ValidateIf((o: CreateTriggerDto) => o.kind === 'schedule' || o.cronExpression !== undefined)
   @IsString()
@@ -50,14 +46,14 @@ export class CreateTriggerDto {
   @MaxLength(200)
   cronExpression?: string;
   /** schedule only: IANA time zone, default `UTC` */
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) timezone?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) timezone?: string;
 }
 
 export class UpdateTriggerDto {
   @Nullable() @IsString() @MaxLength(200) @ApiPropertyOptional({ nullable: true, type: String }) label?: string | null;
-  @Optional() @IsBoolean() enabled?: boolean;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(200) cronExpression?: string;
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(100) timezone?: string;
+  @OmittableNotNull() @IsBoolean() enabled?: boolean;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(200) cronExpression?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(100) timezone?: string;
 }
 
 class RoutineFieldsDto {
@@ -71,24 +67,32 @@ class RoutineFieldsDto {
     string | null;
   /** the folder the routine is filed in on the routines page (a routine folder of the company, or your own personal one); null: unfiled */
   @RefersTo('folder') @Nullable() @IsUUID() @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' }) folderId?: string | null;
-  @Optional() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: string;
-  @Optional() @IsIn(ROUTINE_STATUSES) @ApiPropertyOptional({ enum: ROUTINE_STATUSES }) status?: RoutineStatus;
+  @OmittableNotNull() @IsIn(ISSUE_PRIORITIES) @ApiPropertyOptional({ enum: ISSUE_PRIORITIES }) priority?: string;
+  @OmittableNotNull() @IsIn(ROUTINE_STATUSES) @ApiPropertyOptional({ enum: ROUTINE_STATUSES }) status?: RoutineStatus;
   /** skip_if_active (default): no new execution while the previous one's issue is open; always_create: one per firing */
-  @Optional() @IsIn(CONCURRENCY_POLICIES) @ApiPropertyOptional({ enum: CONCURRENCY_POLICIES }) concurrencyPolicy?: ConcurrencyPolicy;
+  @OmittableNotNull()
+  @IsIn(CONCURRENCY_POLICIES)
+  @ApiPropertyOptional({ enum: CONCURRENCY_POLICIES })
+  concurrencyPolicy?: ConcurrencyPolicy;
   /** coalesce (default): firings missed while the service was down become one execution; skip_missed: dropped */
-  @Optional() @IsIn(CATCH_UP_POLICIES) @ApiPropertyOptional({ enum: CATCH_UP_POLICIES }) catchUpPolicy?: CatchUpPolicy;
+  @OmittableNotNull() @IsIn(CATCH_UP_POLICIES) @ApiPropertyOptional({ enum: CATCH_UP_POLICIES }) catchUpPolicy?: CatchUpPolicy;
 }
 
 export class CreateRoutineDto extends RoutineFieldsDto {
   @IsString() @IsNotEmpty() @MaxLength(500) title: string;
   /** the agent each execution's issue is assigned to (needs task-assignment permission for it) */
   @IsUUID() assigneeAgentId: string;
-  @Optional() @IsArray() @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => CreateTriggerDto) triggers?: CreateTriggerDto[];
+  @OmittableNotNull()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => CreateTriggerDto)
+  triggers?: CreateTriggerDto[];
 }
 
 export class UpdateRoutineDto extends RoutineFieldsDto {
-  @Optional() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
-  @Optional() @IsUUID() assigneeAgentId?: string;
+  @OmittableNotNull() @IsString() @IsNotEmpty() @MaxLength(500) title?: string;
+  @OmittableNotNull() @IsUUID() assigneeAgentId?: string;
 }
 
 export class ListRunsQueryDto {
