@@ -73,7 +73,7 @@ export function resolveAgentIdentity(settings: AgentUserSettings): ProcessIdenti
   if (!runningAsRoot() || !settings.isolate) return null;
   const hit = cache.get(settings.user);
   if (hit) return hit;
-  const identity = ensureUser(settings.user);
+  const identity = ensureSystemUser(settings.user);
   cache.set(settings.user, identity);
   return identity;
 }
@@ -95,7 +95,8 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function ensureUser(name: string): ProcessIdentity {
+/** The system user `name` (created on demand as root, with a 0700 home under /var/lib); throws AgentUserError. */
+export function ensureSystemUser(name: string): ProcessIdentity {
   let found = lookupUser(name);
   for (let attempt = 0; !found && attempt < 20; attempt++) {
     try {
