@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { IdentitySettings, identitySettingsFromEnv } from './agent-identity-settings';
 import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
 import { loadPluginSettings, PluginSettings } from './plugins-config';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
@@ -61,6 +62,8 @@ export class AppConfig {
   builtInAgentsDefault!: boolean;
   /** who agent processes run as when the service is root (SERVICE_AGENT_USER, SERVICE_AGENT_ISOLATION) */
   agentUser!: AgentUserSettings;
+  /** the OS identity of each agent's processes (SERVICE_AGENT_UID_RANGE, SERVICE_AGENT_ROOT, SERVICE_AGENT_SANDBOX) */
+  agentIdentity!: IdentitySettings;
   /** skill import sources and limits */
   skills!: SkillSourceSettings;
   /** plugin runtime settings */
@@ -302,6 +305,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   const agentUserProblem = validateAgentUserSettings(env);
   if (agentUserProblem) throw new ConfigError(agentUserProblem);
   c.agentUser = agentUserSettingsFromEnv(env);
+  const identity = identitySettingsFromEnv(env, c.dataDir, process.getuid?.() === 0);
+  if (typeof identity === 'string') throw new ConfigError(identity);
+  c.agentIdentity = identity;
   c.instanceId = env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}`;
   c.heartbeat = {
     instanceId: env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,

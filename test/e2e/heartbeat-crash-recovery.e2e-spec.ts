@@ -40,6 +40,10 @@ describe('no orphaned agent processes after a crash; lost runs retried once', ()
       SERVICE_HEARTBEAT_TICK_MS: '200',
       SERVICE_HEARTBEAT_REAPER_MS: String(REAPER_MS),
       SERVICE_HEARTBEAT_KEEPALIVE_MS: '200',
+      // agents as the service's own user, the case of a service that is not root: nothing kills the
+      // agent's group when the instance dies, so the next start must (as root, agents run in a PID
+      // namespace that dies with the instance: agent-identities.e2e-spec)
+      SERVICE_AGENT_ISOLATION: 'false',
     });
 
   const runsOf = async (agentId: string) =>

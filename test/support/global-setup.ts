@@ -41,6 +41,13 @@ export default async function globalSetup(): Promise<void> {
   await ds.destroy();
   await metadata;
   process.env.TEST_PG_ADMIN_URL = adminUrl;
+  // agents' uids, homes and run scratch of this test run (removed at teardown; host-wide by default)
+  if (!process.env.SERVICE_AGENT_ROOT) {
+    const agentsRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-agents-'));
+    fs.chmodSync(agentsRoot, 0o711);
+    process.env.SERVICE_AGENT_ROOT = agentsRoot;
+    (globalThis as { __AGENTS_ROOT__?: string }).__AGENTS_ROOT__ = agentsRoot;
+  }
   process.env.TEST_PG_TEMPLATE = TEMPLATE_DB;
 }
 

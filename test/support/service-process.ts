@@ -68,7 +68,15 @@ export async function startService(env: Record<string, string>, opts: { command?
   const [cmd, ...args] = opts.command ?? [process.execPath, main];
   const child = spawn(cmd, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...(process.env.SERVICE_AGENT_ROOT ? { SERVICE_AGENT_ROOT: process.env.SERVICE_AGENT_ROOT } : {}),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

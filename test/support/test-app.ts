@@ -54,6 +54,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   const config = loadConfig({
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    ...(process.env.SERVICE_AGENT_ROOT ? { SERVICE_AGENT_ROOT: process.env.SERVICE_AGENT_ROOT } : {}),
     SERVICE_DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     PORT: '0',

@@ -21,13 +21,8 @@ export interface AgentUserSettings {
   user: string;
 }
 
-export interface ProcessIdentity {
-  user: string;
-  uid: number;
-  gid: number;
-  /** writable home directory of the user (its default working directory) */
-  home: string;
-}
+import type { ProcessIdentity } from './agent-identities';
+export type { ProcessIdentity };
 
 export const DEFAULT_AGENT_USER = 'service-agent';
 
@@ -160,6 +155,28 @@ export function inaccessibleReason(dir: string, identity: ProcessIdentity | null
     const need = p === abs ? 0o5 : 0o1;
     if (!allows(st, need)) return `${p} is not ${p === abs ? 'readable' : 'enterable'} by the agent user "${identity.user}"`;
   }
+  return null;
+}
+
+/**
+ * Why `identity` cannot read (and, for a program, run) the file `file`, naming the path and the
+ * identity, or null when it can. As with inaccessibleReason, decided from modes and owners.
+ */
+export function unreadableReason(file: string, identity: ProcessIdentity | null): string | null {
+  if (!identity) return null;
+  const abs = path.resolve(file);
+  const dirProblem = inaccessibleReason(path.dirname(abs), identity);
+  const who = `the agent identity ${identity.user} (uid ${identity.uid})`;
+  if (dirProblem) return `${abs} cannot be read by ${who}: ${dirProblem.replace(/ by the agent user "[^"]*"/, '')}`;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(abs);
+  } catch {
+    return null; // missing files are reported by whoever needs them
+  }
+  const shift = st.uid === identity.uid ? 6 : st.gid === identity.gid ? 3 : 0;
+  if (((st.mode >> shift) & 0o4) === 0)
+    return `${abs} cannot be read by ${who} (mode ${(st.mode & 0o777).toString(8)}, owner uid ${st.uid})`;
   return null;
 }
 

@@ -1,4 +1,5 @@
-import type { ProcessIdentity } from '../../common/process/agent-user';
+import type { ProcessIdentity } from '../../common/process/agent-identities';
+import type { SandboxSpec } from '../../common/process/agent-sandbox';
 import type { LogStream } from '../heartbeat/run-log.service';
 import type { RunOutcome, WakeContext } from '../heartbeat/heartbeat.types';
 
@@ -22,6 +23,8 @@ export interface AdapterRunContext {
   resumeSessionId: string | null;
   /** local processes run as this unprivileged user (null = the service's user: not root, or opted out) */
   runAs: ProcessIdentity | null;
+  /** where identities live and whether namespaces are used (pass to runChild) */
+  sandbox?: Omit<SandboxSpec, 'identity'>;
   /** a local process started, in its own process group `pgid` (recorded with the run for crash clean-up) */
   onProcessStarted?(pgid: number): void;
   log(stream: LogStream, chunk: string): void;

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { agentSpawnOptions, inaccessibleReason, ProcessIdentity } from '../../common/process/agent-user';
+import { inaccessibleReason, ProcessIdentity, unreadableReason } from '../../common/process/agent-user';
+import { prepareAgentSpawn, SandboxSpec } from '../../common/process/agent-sandbox';
 import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
 import type { LogStream } from '../heartbeat/run-log.service';
@@ -21,6 +23,8 @@ export interface ChildRunOptions {
   onStdoutLine?(line: string): void;
   /** the unprivileged user the process runs as (null/undefined = the service's user) */
   runAs?: ProcessIdentity | null;
+  /** how it is sandboxed (identities folder, namespaces); without it a plain setpriv drop */
+  sandbox?: Omit<SandboxSpec, 'identity'>;
   /** the process exists; its pid is its process group id */
   onSpawn?(pgid: number): void;
 }
@@ -33,6 +37,14 @@ export function baseChildEnv(): Record<string, string> {
   for (const k of INHERITED_ENV) if (process.env[k] !== undefined) out[k] = process.env[k] as string;
   return out;
 }
+
+const isFile = (p: string) => {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
 
 /** Is `command` runnable: an existing executable path, or found on PATH. */
 export function findCommand(command: string, envPath = process.env.PATH ?? ''): string | null {
@@ -85,17 +97,30 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       });
       return;
     }
-    const child = spawn(
+    const runAs = o.runAs ?? null;
+    const resolved = findCommand(o.command, o.env.PATH) ?? o.command;
+    // the identity must be able to run what it is given: say so plainly rather than let the program fail obscurely
+    const unreadable = [resolved, ...o.args.filter((a) => path.isAbsolute(a) && isFile(a))]
+      .map((p) => unreadableReason(p, runAs))
+      .find((r) => r !== null);
+    if (unreadable) {
+      o.log('system', `${unreadable}\n`);
+      resolve({ status: 'failed', errorCode: 'adapter_command_not_accessible', error: unreadable });
+      return;
+    }
+    const prepared = prepareAgentSpawn(
+      { identity: runAs, root: o.sandbox?.root ?? '', namespaces: o.sandbox?.namespaces ?? 'off' },
       o.command,
       o.args,
-      agentSpawnOptions(o.runAs ?? null, {
+      {
         cwd: o.cwd,
         env: o.env,
         detached: true,
         shell: false,
         stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
-      }),
+      },
     );
+    const child = spawn(prepared.command, prepared.args, prepared.options);
     if (child.pid !== undefined) o.onSpawn?.(child.pid);
     let ending: 'timeout' | 'cancel' | null = null;
     let cancelReason = '';
@@ -189,6 +214,10 @@ export function runChild(o: ChildRunOptions): AdapterRun {
         outcome = { status: 'cancelled', exitCode: code, errorCode: 'cancelled', error: cancelReason || 'cancelled' };
       } else if (code === 0) {
         outcome = { status: 'succeeded', exitCode: 0 };
+      } else if (code !== null && prepared.namespaced && code > 128 && code < 160) {
+        // the namespace's init reports a killed command as 128 + the signal number
+        const sig = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0] ?? `signal ${code - 128}`;
+        outcome = { status: 'failed', exitCode: null, errorCode: 'adapter_killed', error: `process killed by ${sig}` };
       } else if (code !== null) {
         outcome = { status: 'failed', exitCode: code, errorCode: 'adapter_exit_nonzero', error: `process exited with code ${code}` };
       } else {

@@ -141,6 +141,7 @@ export class CliRuntimeAdapter implements AdapterExecutor {
       graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
       log: ctx.log,
       runAs: ctx.runAs,
+      sandbox: ctx.sandbox,
       onSpawn: ctx.onProcessStarted,
       onStdoutLine: (line) => report.accept(line),
     });

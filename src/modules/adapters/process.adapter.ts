@@ -79,6 +79,7 @@ export class ProcessAdapter implements AdapterExecutor {
       graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
       log: ctx.log,
       runAs: ctx.runAs,
+      sandbox: ctx.sandbox,
       onSpawn: ctx.onProcessStarted,
     });
   }

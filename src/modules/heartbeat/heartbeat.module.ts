@@ -1,6 +1,8 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { LiveEventsModule } from '../../common/events/live-events.module';
+import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
+import { AgentIdentities } from '../../common/process/agent-identities';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { AdaptersModule } from '../adapters/adapters.module';
 import { ExternalAdaptersService } from '../adapters/external-adapters.service';
@@ -33,7 +35,7 @@ import { BudgetsModule } from '../budgets/budgets.module';
  * (enqueue), RunLifecycleEvents (run-finished hook), RunEnvResolver (secret refs), RunDispatcher.
  */
 @Module({
-  imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule],
+  imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
   controllers: [HeartbeatController],
   providers: [
     WakeupQueue,
@@ -66,9 +68,16 @@ export class HeartbeatModule implements OnModuleInit {
     private readonly secretBindings: SecretBindingsService,
     private readonly queue: WakeupQueue,
     private readonly externalAdapters: ExternalAdaptersService,
+    private readonly identities: AgentIdentities,
   ) {}
 
   onModuleInit(): void {
+    // run scratch left by instances of this host that died mid-run
+    try {
+      this.identities.sweepScratch();
+    } catch {
+      /* nothing to sweep yet */
+    }
     this.registry.addResolver(this.runTokens);
     // secret bindings (delivery env|both) of the agent and the run's project, decrypted at launch
     this.runEnv.registerLaunchResolver(({ companyId, agentId, projectId }) =>

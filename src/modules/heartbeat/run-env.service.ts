@@ -15,6 +15,8 @@ export interface LaunchContext {
   agentId: string;
   runId: string;
   projectId?: string | null;
+  /** the run's private scratch folder and who owns it (files written for the run go under it) */
+  scratch?: { dir: string; uid: number | null; gid: number | null };
 }
 
 /** The whole launch environment of a run (agent and project bindings) plus the values to redact from logs. */

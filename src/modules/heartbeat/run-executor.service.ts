@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AgentUserError, resolveAgentIdentity } from '../../common/process/agent-user';
+import { AgentIdentities, AgentIdentityError } from '../../common/process/agent-identities';
 import { AppConfig } from '../../config/app-config';
 import { AdapterExecutors } from '../adapters/adapter-executors';
 import type { AdapterRunContext } from '../adapters/adapter.types';
@@ -54,6 +54,7 @@ export class RunExecutor {
     private readonly lifecycle: RunLifecycle,
     private readonly processGroups: RunProcessGroups,
     private readonly live: RunLiveEvents,
+    private readonly identities: AgentIdentities,
   ) {}
 
   launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
@@ -72,6 +73,7 @@ export class RunExecutor {
     };
     local.done = (async () => {
       let outcome: RunOutcome;
+      let scratchMade = false;
       const processes = this.processGroups.track(run.id);
       try {
         const executor = this.executors.get(run.adapter_type);
@@ -83,11 +85,16 @@ export class RunExecutor {
           if (problems.length) outcome = { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
           else {
             const projectId = typeof run.context_snapshot.projectId === 'string' ? run.context_snapshot.projectId : null;
+            // the agent's own OS identity and the run's private scratch (removed when the run ends)
+            const runAs = this.identities.forAgent(run.agent_id, run.company_id);
+            const scratch = this.identities.createRunScratch(run.id, runAs);
+            scratchMade = true;
             const resolved = await this.envResolver.resolve(config.env, {
               companyId: run.company_id,
               agentId: run.agent_id,
               runId: run.id,
               projectId,
+              scratch: { dir: scratch.dir, uid: runAs?.uid ?? null, gid: runAs?.gid ?? null },
             });
             const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
             writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
@@ -103,11 +110,12 @@ export class RunExecutor {
               configEnv: resolved.env,
               agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
               context: run.context_snapshot,
-              serviceEnv: serviceEnv(run, apiUrl, token, resumeSessionId),
+              serviceEnv: { ...serviceEnv(run, apiUrl, token, resumeSessionId), TMPDIR: scratch.tmp },
               apiUrl,
               runToken: token,
               resumeSessionId,
-              runAs: resolveAgentIdentity(this.config.agentUser),
+              runAs,
+              sandbox: { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
               onProcessStarted: processes.started,
               log: (stream, chunk) => w.write(stream, chunk),
             };
@@ -120,11 +128,18 @@ export class RunExecutor {
         }
       } catch (err) {
         outcome =
-          err instanceof EnvResolutionError || err instanceof AgentUserError
+          err instanceof EnvResolutionError || err instanceof AgentIdentityError
             ? { status: 'failed', errorCode: err.code, error: err.message }
             : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
       } finally {
         (writer as RunLogWriter | null)?.close();
+        if (scratchMade) {
+          try {
+            this.identities.removeRunScratch(run.id);
+          } catch (err) {
+            this.logger.warn(`could not remove the scratch folder of run ${run.id}: ${(err as Error).message}`);
+          }
+        }
       }
       if (isStopping()) return;
       try {

@@ -1,3 +1,4 @@
+import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { Module } from '@nestjs/common';
 import { ProjectsController } from './projects.controller';
 import { ProjectsRepository } from './projects.repository';
@@ -12,7 +13,7 @@ import { PreferencesModule } from '../preferences/preferences.module';
 import { SecretsModule } from '../secrets/secrets.module';
 
 @Module({
-  imports: [SecretsModule, PreferencesModule],
+  imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule],
   controllers: [ProjectsController, WorkspacesController],
   providers: [
     ProjectsRepository,

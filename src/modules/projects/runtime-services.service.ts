@@ -151,7 +151,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
     ws.runtimeExitCode = null;
     ws.runtimeExitedAt = null;
     try {
-      const started = await this.supervisor.spawn(ws.id, op.id, cfg, ws.cwd!);
+      const started = await this.supervisor.spawn(ws.id, op.id, cfg, ws.cwd!, ws.companyId);
       op.pid = started.pid;
       op.logPath = started.logPath;
       const unhealthy = await this.supervisor.waitHealthy(ws.id, cfg);

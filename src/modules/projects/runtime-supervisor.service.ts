@@ -6,7 +6,9 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import type { RuntimeConfig } from './project-workspace.entity';
 import { WorkspacesRepository } from './workspaces.repository';
-import { agentSpawnOptions, inaccessibleReason, resolveAgentIdentity } from '../../common/process/agent-user';
+import { inaccessibleReason } from '../../common/process/agent-user';
+import { AgentIdentities } from '../../common/process/agent-identities';
+import { prepareAgentSpawn } from '../../common/process/agent-sandbox';
 
 interface Supervised {
   workspaceId: string;
@@ -72,6 +74,7 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
   constructor(
     private readonly config: AppConfig,
     private readonly workspaces: WorkspacesRepository,
+    private readonly identities: AgentIdentities,
   ) {
     const defaultId = `${os.hostname()}-${process.pid}`;
     this.ownerId = config.instanceId === defaultId ? `${os.hostname()}:${config.dataDir}` : config.instanceId;
@@ -83,28 +86,24 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
   }
 
   /** Starts the configured command; resolves once the process exists (rejects if it cannot be spawned). */
-  async spawn(workspaceId: string, operationId: string, cfg: RuntimeConfig, cwd: string): Promise<SpawnResult> {
+  async spawn(workspaceId: string, operationId: string, cfg: RuntimeConfig, cwd: string, companyId: string): Promise<SpawnResult> {
     const dir = path.join(this.config.dataDir, 'runtime-services', workspaceId);
     fs.mkdirSync(dir, { recursive: true });
     const logPath = path.join(dir, `${operationId}.log`);
     const fd = fs.openSync(logPath, 'a', 0o600);
     let child: ChildProcess;
     try {
-      // as root, a workspace's service runs as the unprivileged agent user, like agent processes
-      const runAs = resolveAgentIdentity(this.config.agentUser);
+      // as root, a workspace's service runs as its company's services identity (never as an agent's or root)
+      const runAs = this.identities.forCompanyServices(companyId);
       const denied = inaccessibleReason(cwd, runAs);
       if (denied) throw new Error(`working directory ${cwd}: ${denied}`);
-      child = spawn(
+      const prepared = prepareAgentSpawn(
+        { identity: runAs, root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
         cfg.command,
         cfg.args ?? [],
-        agentSpawnOptions(runAs, {
-          cwd,
-          env: this.environment(cfg),
-          detached: true,
-          shell: false,
-          stdio: ['ignore', fd, fd] as ['ignore', number, number],
-        }),
+        { cwd, env: this.environment(cfg), detached: true, shell: false, stdio: ['ignore', fd, fd] as ['ignore', number, number] },
       );
+      child = spawn(prepared.command, prepared.args, prepared.options);
       await new Promise<void>((resolve, reject) => {
         child.once('spawn', resolve);
         child.once('error', reject);

@@ -8,7 +8,7 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { SkillCatalogService } from './skill-catalog.service';
 import {
   DeliverableSkill, ephemeralDirOf, materialiseEphemeral, persistentDirOf, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf,
-  syncPersistent, unmanagedFolders,
+  RunScratchTarget, syncPersistent, unmanagedFolders,
 } from './skill-delivery';
 import { normalizeRef } from './skill-files';
 import { skillError } from './skills.errors';
@@ -167,7 +167,7 @@ export class AgentSkillsService {
    * The run-launch hook: writes the agent's skills where its adapter reads them and returns
    * `SERVICE_SKILLS_DIR`. Unsupported adapters get nothing.
    */
-  async materialiseForRun(ctx: { companyId: string; agentId: string; runId: string }): Promise<Record<string, string>> {
+  async materialiseForRun(ctx: { companyId: string; agentId: string; runId: string; scratch?: RunScratchTarget }): Promise<Record<string, string>> {
     const bundled = this.catalog.bundled();
     const got = await this.repo.launchDelivery(ctx.companyId, ctx.agentId, bundled.map((c) => c.key));
     if (!got) return {};
@@ -181,7 +181,7 @@ export class AgentSkillsService {
       .map((k) => byKey.get(k))
       .filter((s): s is NonNullable<typeof s> => !!s && s.verdict !== 'fail')
       .map((s) => ({ key: s.key, slug: s.slug, contentHash: s.contentHash, files: s.files }));
-    const dir = mode === 'persistent' ? syncPersistent(String(got.adapterConfig.cwd), deliverable) : materialiseEphemeral(ctx.runId, deliverable);
+    const dir = mode === 'persistent' ? syncPersistent(String(got.adapterConfig.cwd), deliverable) : materialiseEphemeral(ctx.runId, deliverable, ctx.scratch);
     return { [SKILLS_DIR_ENV]: dir };
   }
 

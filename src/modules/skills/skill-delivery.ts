@@ -47,13 +47,14 @@ export function runtimeNames(skills: Array<{ key: string; slug: string }>): Map<
   return new Map(skills.map((s) => [s.key, (counts.get(s.slug) ?? 0) > 1 ? `${s.slug}-${shortHash(s.key).slice(0, 6)}` : s.slug]));
 }
 
-function writeSkillFolder(dir: string, files: StoredSkillFile[]): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+function writeSkillFolder(dir: string, files: StoredSkillFile[], priv = false): void {
+  const dirMode = priv ? 0o700 : 0o755;
+  fs.mkdirSync(dir, { recursive: true, mode: dirMode });
   for (const f of files) {
     if (f.content === null || !isSafeRelativePath(f.path)) continue;
     const p = path.join(dir, f.path);
-    fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o755 });
-    fs.writeFileSync(p, f.content, { mode: f.kind === 'script' ? 0o755 : 0o644 });
+    fs.mkdirSync(path.dirname(p), { recursive: true, mode: dirMode });
+    fs.writeFileSync(p, f.content, { mode: (f.kind === 'script' ? 0o755 : 0o644) & (priv ? 0o700 : 0o777) });
   }
 }
 
@@ -62,13 +63,24 @@ function chownTree(p: string, uid: number, gid: number): void {
   if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chownTree(path.join(p, e), uid, gid);
 }
 
-/** A fresh folder with every skill; returns it. */
-export function materialiseEphemeral(runId: string, skills: DeliverableSkill[]): string {
-  const dir = ephemeralDirOf(runId);
+/** Where a run's private scratch is and who owns it (see common/process/agent-identities). */
+export interface RunScratchTarget {
+  dir: string;
+  uid: number | null;
+  gid: number | null;
+}
+
+/**
+ * A fresh folder with every skill; returns it. With the run's scratch: `<scratch>/skills`, private
+ * to the run's identity (0700/0600) and removed with the scratch; without: the legacy shared root.
+ */
+export function materialiseEphemeral(runId: string, skills: DeliverableSkill[], scratch?: RunScratchTarget): string {
+  const dir = scratch ? path.join(scratch.dir, 'skills') : ephemeralDirOf(runId);
   fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(dir, { recursive: true, mode: scratch ? 0o700 : 0o755 });
   const names = runtimeNames(skills);
-  for (const s of skills) writeSkillFolder(path.join(dir, names.get(s.key)!), s.files);
+  for (const s of skills) writeSkillFolder(path.join(dir, names.get(s.key)!), s.files, !!scratch);
+  if (scratch?.uid != null && scratch.gid != null) chownTree(dir, scratch.uid, scratch.gid);
   return dir;
 }
 

@@ -1,0 +1,257 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { IdentitySettings } from '../../config/agent-identity-settings';
+import { isDeadLocalOwner } from './process-groups';
+
+/**
+ * An OS identity per agent (and a group per company), allocated on this host.
+ *
+ * As root, every agent's processes run under a numeric uid of their own, taken from
+ * `SERVICE_AGENT_UID_RANGE`, with the company's group (a gid from the same range) as their only
+ * group: agents of one company can share a project workspace through the group, agents of
+ * different companies share nothing. Numeric ids need no passwd entry.
+ *
+ * The allocation is host-wide, not per database: `<root>/ids/u<uid>` holds the key the uid was
+ * given to (`agent:<id>`), created with O_EXCL, so two instances on one host (same or different
+ * databases) never hand one uid to two agents. `<root>/keys/<sha256(key)>` maps the key back to
+ * its uid; it is created by link(2), so concurrent first runs of one agent agree on one uid.
+ *
+ * Each agent has a persistent private HOME (`<root>/homes/<uid>`, 0700, owned by its uid): the
+ * coding-agent CLIs keep sessions and logins there. Each run gets private scratch
+ * (`<root>/runs/<runId>`, 0700, its `tmp/` is the run's TMPDIR, delivered skills go under it),
+ * removed when the run ends; leftovers of a crashed instance are swept at start.
+ */
+
+export interface ProcessIdentity {
+  /** a display name (no passwd entry needed) */
+  user: string;
+  uid: number;
+  gid: number;
+  /** private home directory (0700, owned by uid) */
+  home: string;
+}
+
+export class AgentIdentityError extends Error {
+  readonly code: string = 'agent_identity_unavailable';
+}
+
+export const runningAsRoot = (): boolean => process.getuid?.() === 0;
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Ids listed in /etc/passwd or /etc/group (never handed out, even inside the range). */
+function systemIds(file: string): Set<number> {
+  try {
+    return new Set(
+      fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .map((l) => Number(l.split(':')[2]))
+        .filter((n) => Number.isInteger(n)),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
+export interface RunScratch {
+  /** the run's private folder (0700, owned by the agent) */
+  dir: string;
+  /** TMPDIR of the run */
+  tmp: string;
+}
+
+const OWNER_FILE = '.owner';
+
+export class AgentIdentities {
+  private readonly cache = new Map<string, number>();
+  private readonly homesReady = new Set<number>();
+  private reserved?: { u: Set<number>; g: Set<number> };
+
+  constructor(readonly settings: IdentitySettings) {}
+
+  /** Agents get identities of their own only when the service can switch users (root, not opted out). */
+  get enabled(): boolean {
+    return this.settings.isolate && runningAsRoot();
+  }
+
+  /** The identity an agent's processes run as, or null when agents run as the service's user. */
+  forAgent(agentId: string, companyId: string): ProcessIdentity | null {
+    return this.identity(`agent:${agentId}`, companyId, `agent-${agentId.slice(0, 8)}`);
+  }
+
+  /** The identity of a company's project runtime services (a uid of their own, the company's group). */
+  forCompanyServices(companyId: string): ProcessIdentity | null {
+    return this.identity(`services:${companyId}`, companyId, `services-${companyId.slice(0, 8)}`);
+  }
+
+  /** The company's group id (null when identities are off). */
+  companyGid(companyId: string): number | null {
+    return this.enabled ? this.allocate('g', `company:${companyId}`) : null;
+  }
+
+  private identity(key: string, companyId: string, user: string): ProcessIdentity | null {
+    if (!this.enabled) return null;
+    this.prepareRoot();
+    const uid = this.allocate('u', key);
+    const gid = this.allocate('g', `company:${companyId}`);
+    const home = path.join(this.settings.root, 'homes', String(uid));
+    if (!this.homesReady.has(uid)) {
+      ensurePrivateDir(home, uid, gid);
+      this.homesReady.add(uid);
+    }
+    return { user, uid, gid, home };
+  }
+
+  /**
+   * A private scratch folder for one run, owned by `identity` (or by the service when null), with
+   * a `tmp/` inside. Marked with this process as its owner, so a crashed instance's folders can be
+   * told from a live one's.
+   */
+  createRunScratch(runId: string, identity: ProcessIdentity | null): RunScratch {
+    this.prepareRoot();
+    const dir = this.scratchDirOf(runId);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.writeFileSync(path.join(dir, OWNER_FILE), `${os.hostname()}-${process.pid}`, { mode: 0o600 });
+    const tmp = path.join(dir, 'tmp');
+    fs.mkdirSync(tmp, { mode: 0o700 });
+    if (identity) {
+      fs.chownSync(tmp, identity.uid, identity.gid);
+      fs.chownSync(dir, identity.uid, identity.gid);
+    }
+    return { dir, tmp };
+  }
+
+  removeRunScratch(runId: string): void {
+    fs.rmSync(this.scratchDirOf(runId), { recursive: true, force: true });
+  }
+
+  /** Removes run folders whose instance (on this host) is gone. Returns how many. */
+  sweepScratch(): number {
+    const runs = path.join(this.settings.root, 'runs');
+    let removed = 0;
+    let entries: string[];
+    try {
+      entries = fs.readdirSync(runs);
+    } catch {
+      return 0;
+    }
+    for (const name of entries) {
+      const dir = path.join(runs, name);
+      let owner = '';
+      try {
+        owner = fs.readFileSync(path.join(dir, OWNER_FILE), 'utf8').trim();
+      } catch {
+        /* no owner file: a half-made folder */
+      }
+      // another host's folder cannot be here (the root is local); no owner, or a dead one: left behind
+      if (owner && !isDeadLocalOwner(owner) && owner.startsWith(`${os.hostname()}-`)) continue;
+      try {
+        fs.rmSync(dir, { recursive: true, force: true });
+        removed++;
+      } catch {
+        /* in use or gone */
+      }
+    }
+    return removed;
+  }
+
+  private scratchDirOf(runId: string): string {
+    return path.join(this.settings.root, 'runs', runId.replace(/[^a-zA-Z0-9-]/g, ''));
+  }
+
+  private rootReady = false;
+
+  /** `<root>` (0711): ids/ and keys/ only root can read; homes/ and runs/ can be entered, not listed. */
+  private prepareRoot(): void {
+    if (this.rootReady) return;
+    const { root } = this.settings;
+    try {
+      fs.mkdirSync(root, { recursive: true, mode: 0o711 });
+      for (const [sub, mode] of [
+        ['', 0o711],
+        ['ids', 0o700],
+        ['keys', 0o700],
+        ['homes', 0o711],
+        ['runs', 0o711],
+      ] as const) {
+        const p = path.join(root, sub);
+        fs.mkdirSync(p, { recursive: true, mode });
+        const st = fs.statSync(p);
+        if (this.enabled && st.uid !== 0) fs.chownSync(p, 0, 0);
+        if ((st.mode & 0o777) !== mode) fs.chmodSync(p, mode);
+      }
+    } catch (err) {
+      throw new AgentIdentityError(`the agent identity folder ${root} could not be prepared: ${(err as Error).message}`);
+    }
+    this.rootReady = true;
+  }
+
+  /** The id (uid when kind 'u', gid when 'g') given to `key` on this host, allocating one on first use. */
+  private allocate(kind: 'u' | 'g', key: string): number {
+    const cacheKey = `${kind}:${key}`;
+    const hit = this.cache.get(cacheKey);
+    if (hit !== undefined) return hit;
+    const keyFile = path.join(this.settings.root, 'keys', `${kind}-${sha(key)}`);
+    const existing = readId(keyFile);
+    if (existing !== null) {
+      this.cache.set(cacheKey, existing);
+      return existing;
+    }
+    this.reserved ??= { u: systemIds('/etc/passwd'), g: systemIds('/etc/group') };
+    const [lo, hi] = this.settings.uidRange;
+    const size = hi - lo + 1;
+    const first = Number(BigInt(`0x${sha(key).slice(0, 12)}`) % BigInt(size));
+    for (let i = 0; i < size; i++) {
+      const id = lo + ((first + i) % size);
+      if (this.reserved[kind].has(id)) continue;
+      const claim = path.join(this.settings.root, 'ids', `${kind}${id}`);
+      try {
+        fs.writeFileSync(claim, key, { flag: 'wx', mode: 0o600 });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        throw new AgentIdentityError(`could not claim ${kind === 'u' ? 'uid' : 'gid'} ${id}: ${(err as Error).message}`);
+      }
+      // publish key -> id atomically; a concurrent allocation of the same key may have won
+      const tmp = `${keyFile}.${process.pid}.${randomBytes(4).toString('hex')}`;
+      fs.writeFileSync(tmp, String(id), { mode: 0o600 });
+      try {
+        fs.linkSync(tmp, keyFile);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        fs.rmSync(claim, { force: true });
+      } finally {
+        fs.rmSync(tmp, { force: true });
+      }
+      const won = readId(keyFile);
+      if (won === null) throw new AgentIdentityError(`the identity of ${key} could not be recorded`);
+      this.cache.set(cacheKey, won);
+      return won;
+    }
+    throw new AgentIdentityError(`SERVICE_AGENT_UID_RANGE ${lo}-${hi} has no free id left on this host`);
+  }
+}
+
+function readId(file: string): number | null {
+  try {
+    const n = Number(fs.readFileSync(file, 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A directory only `uid` can use (0700), created or corrected. */
+function ensurePrivateDir(dir: string, uid: number, gid: number): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = fs.statSync(dir);
+    if (st.uid !== uid || st.gid !== gid) fs.chownSync(dir, uid, gid);
+    if ((st.mode & 0o777) !== 0o700) fs.chmodSync(dir, 0o700);
+  } catch (err) {
+    throw new AgentIdentityError(`the home directory ${dir} could not be prepared: ${(err as Error).message}`);
+  }
+}
