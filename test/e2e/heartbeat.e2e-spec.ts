@@ -12,6 +12,7 @@ import {
   useHeartbeatApp,
   waitFor,
   waitRun,
+  probeHostPid,
   wake,
   wakeBody,
   wakeRun,
@@ -263,9 +264,9 @@ describe('heartbeat engine: wakeups and runs', () => {
       const out = path.join(tmp, 'to.json');
       const agent = await insertAgent(t, companyId, { adapterConfig: { ...probe(out, 'sleep'), timeoutSec: 1, graceSec: 1 } });
       const runId = await wakeRun(t, agent.id);
+      const pid = await probeHostPid(out);
       const row = await waitRun(t, runId, TERMINAL, 10000);
       expect(row).toMatchObject({ status: 'timed_out', error_code: 'timeout' });
-      const { pid } = JSON.parse(fs.readFileSync(out, 'utf8'));
       await waitFor(async () => !alive(pid), 'process gone', 3000);
     });
 
@@ -276,13 +277,7 @@ describe('heartbeat engine: wakeups and runs', () => {
       });
       const runId = await wakeRun(t, agent.id);
       // the probe's file can exist before its JSON is complete: wait until it parses
-      const { pid } = await waitFor(async () => {
-        try {
-          return JSON.parse(fs.readFileSync(out, 'utf8')) as { pid: number };
-        } catch {
-          return null;
-        }
-      }, 'probe started');
+      const pid = await probeHostPid(out);
       await sleep(1500);
       expect(alive(pid)).toBe(true); // SIGTERM ignored, still in grace
       const row = await waitRun(t, runId, TERMINAL, 10000);
@@ -299,13 +294,7 @@ describe('heartbeat engine: wakeups and runs', () => {
       const agent = await insertAgent(t, companyId, { adapterConfig: probe(out, 'sleep') });
       const runId = await wakeRun(t, agent.id);
       // the probe's file can exist before its JSON is complete: wait until it parses
-      const { pid } = await waitFor(async () => {
-        try {
-          return JSON.parse(fs.readFileSync(out, 'utf8')) as { pid: number };
-        } catch {
-          return null;
-        }
-      }, 'probe started');
+      const pid = await probeHostPid(out);
       const res = await t.http.post(`/api/heartbeat-runs/${runId}/cancel`).expect(200);
       expect(res.body).toMatchObject({ status: 'cancelled', errorCode: 'cancelled_by_board' });
       await waitFor(async () => !alive(pid), 'process killed', 5000);

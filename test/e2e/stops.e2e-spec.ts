@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
-import { alive, probeConfig, scratchDir, startServer, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
+import { alive, probeConfig, probeHostPid, scratchDir, startServer, TERMINAL, waitFor, waitRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -42,15 +42,7 @@ describe('stops kill in-flight runs', () => {
       .expect(202);
     const runId = wake.body.id as string;
     await waitRun(t, runId, ['running']);
-    // the probe's file can exist before its JSON is complete: wait until it parses
-    const readProbe = () => {
-      try {
-        return JSON.parse(fs.readFileSync(file, 'utf8')) as { pid: number };
-      } catch {
-        return null;
-      }
-    };
-    const pid = (await waitFor(async () => readProbe(), 'probe file')).pid;
+    const pid = await probeHostPid(file);
     expect(alive(pid)).toBe(true);
     return { agent, runId, pid };
   }

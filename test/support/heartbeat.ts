@@ -220,3 +220,34 @@ export function useHeartbeatApp(): HeartbeatFixture {
   });
   return f;
 }
+
+/**
+ * The host pid of the process started with `marker` among its arguments (a probe's output file):
+ * as root agents run in a PID namespace, so the pid a process reports of itself is not the host's.
+ * The innermost match is the agent's own process (its wrappers carry the marker too).
+ */
+export function hostPidOf(marker: string): number | null {
+  let found: number | null = null;
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
+      if (argv[0] === process.execPath && argv.includes(marker)) found = Math.max(found ?? 0, Number(e));
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+/** Waits until the probe (heartbeat-env-probe.js) wrote `out`, then returns its host pid. */
+export async function probeHostPid(out: string): Promise<number> {
+  await waitFor(async () => {
+    try {
+      return JSON.parse(fs.readFileSync(out, 'utf8')) as { pid: number };
+    } catch {
+      return null;
+    }
+  }, 'probe started');
+  return waitFor(async () => hostPidOf(out), `the host pid of the probe writing ${out}`);
+}

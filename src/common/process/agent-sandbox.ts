@@ -118,6 +118,24 @@ function accountFilesFor(identity: ProcessIdentity, root: string): { passwd: str
   return files;
 }
 
+/** Is `command` runnable: an existing executable path, or found on PATH. */
+export function findCommand(command: string, envPath = process.env.PATH ?? ''): string | null {
+  const executable = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return executable(command) ? command : null;
+  for (const dir of envPath.split(':').filter(Boolean)) {
+    const p = path.join(dir, command);
+    if (executable(p)) return p;
+  }
+  return null;
+}
+
 export interface SandboxSpec {
   identity: ProcessIdentity | null;
   /** the identities folder (for the account files) */
@@ -141,6 +159,10 @@ export interface PreparedSpawn {
 export function prepareAgentSpawn(spec: SandboxSpec, command: string, args: string[], options: SpawnOptions): PreparedSpawn {
   const { identity } = spec;
   if (!identity) return { command, args, options, namespaced: false };
+  // the wrapper itself always starts: a missing program must still fail the spawn, as it would unwrapped
+  if (!findCommand(command, options.env?.PATH ?? process.env.PATH ?? '')) {
+    throw Object.assign(new Error(`spawn ${command} ENOENT`), { code: 'ENOENT', errno: -2, syscall: `spawn ${command}`, path: command });
+  }
   const t = findTools();
   const given = options.env ?? {};
   const own = (k: string) => given[k] === undefined || given[k] === process.env[k];

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { inaccessibleReason, ProcessIdentity, unreadableReason } from '../../common/process/agent-user';
-import { prepareAgentSpawn, SandboxSpec } from '../../common/process/agent-sandbox';
+import { findCommand, prepareAgentSpawn, SandboxSpec } from '../../common/process/agent-sandbox';
 import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
 import type { LogStream } from '../heartbeat/run-log.service';
@@ -46,23 +46,7 @@ const isFile = (p: string) => {
   }
 };
 
-/** Is `command` runnable: an existing executable path, or found on PATH. */
-export function findCommand(command: string, envPath = process.env.PATH ?? ''): string | null {
-  const executable = (p: string) => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return fs.statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (command.includes('/')) return executable(command) ? command : null;
-  for (const dir of envPath.split(':').filter(Boolean)) {
-    const p = path.join(dir, command);
-    if (executable(p)) return p;
-  }
-  return null;
-}
+export { findCommand };
 
 export function commandCheck(command: string, env?: Record<string, string>): EnvironmentCheck {
   const found = findCommand(command, env?.PATH ?? process.env.PATH);
