@@ -5,7 +5,9 @@ import { createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 
 const asRoot = process.getuid?.() === 0;
-const PG_MODULE = path.dirname(require.resolve('pg/package.json'));
+const PG_MODULE = process.env.TEST_FIXTURES_DIR
+  ? path.join(process.env.TEST_FIXTURES_DIR, 'node_modules', 'pg')
+  : path.dirname(require.resolve('pg/package.json'));
 
 async function runLog(t: TestApp, runId: string): Promise<string> {
   const res = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -41,6 +41,7 @@ export default async function globalSetup(): Promise<void> {
   await ds.destroy();
   await metadata;
   process.env.TEST_PG_ADMIN_URL = adminUrl;
+  readableFixtures();
   // agents' uids, homes and run scratch of this test run (removed at teardown; host-wide by default)
   if (!process.env.SERVICE_AGENT_ROOT) {
     const agentsRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-agents-'));
@@ -49,6 +50,31 @@ export default async function globalSetup(): Promise<void> {
     (globalThis as { __AGENTS_ROOT__?: string }).__AGENTS_ROOT__ = agentsRoot;
   }
   process.env.TEST_PG_TEMPLATE = TEMPLATE_DB;
+}
+
+const othersCanEnter = (dir: string): boolean => {
+  for (let cur = path.resolve(dir); ; cur = path.dirname(cur)) {
+    if ((fs.statSync(cur).mode & 0o001) === 0) return false;
+    if (path.dirname(cur) === cur) return true;
+  }
+};
+
+/**
+ * Agents run under uids of their own: they must be able to read the fixture scripts they run. A
+ * checkout under a folder others cannot enter (root's 0700 home, a `mktemp -d`) gets a readable
+ * copy of test/fixtures, with the modules the fixtures load (TEST_FIXTURES_DIR).
+ */
+function readableFixtures(): void {
+  const root = path.join(__dirname, '..', '..');
+  const src = path.join(root, 'test', 'fixtures');
+  if (process.getuid?.() !== 0 || othersCanEnter(src)) return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-fixtures-'));
+  fs.cpSync(src, dir, { recursive: true });
+  const modules = fs.readdirSync(path.join(root, 'node_modules')).filter((m) => /^(pg|pg-.*|pgpass|postgres-.*|split2|xtend)$/.test(m));
+  for (const m of modules) fs.cpSync(path.join(root, 'node_modules', m), path.join(dir, 'node_modules', m), { recursive: true });
+  execFileSync('chmod', ['-R', 'a+rX', dir]);
+  process.env.TEST_FIXTURES_DIR = dir;
+  (globalThis as { __FIXTURES_DIR__?: string }).__FIXTURES_DIR__ = dir;
 }
 
 export function withDatabase(url: string, db: string): string {

@@ -6,7 +6,8 @@ import { createCompany } from './factories';
 import { sqlAgent, sqlAgentKey } from './sql';
 import { createTestApp, TestApp } from './test-app';
 
-export const FIXTURES = path.join(__dirname, '..', 'fixtures');
+/** the fixture scripts agents run (a readable copy when the checkout is not: see global-setup) */
+export const FIXTURES = process.env.TEST_FIXTURES_DIR ?? path.join(__dirname, '..', 'fixtures');
 export const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
 
 export interface TestAgent {
