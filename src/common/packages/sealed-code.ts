@@ -13,6 +13,9 @@ export interface CodeOwner {
   gid: number;
 }
 
+/** a local source with more entries than this is refused (a package, not a file system) */
+const MAX_SOURCE_ENTRIES = 100_000;
+
 /** What `verifyCode` reports when the tree changed. */
 export const CODE_TAMPERED_MESSAGE = 'installed code changed since install (hash mismatch)';
 
@@ -38,6 +41,7 @@ function writableByOthers(p: string, st: fs.Stats): string | null {
  * symlinks), any file or folder inside it, or any folder above it is owned by another user or
  * writable by others (o+w, or g+w for a group other than root's or the service's). A sticky
  * world-writable folder above it (like /tmp) is fine: its entries can only be replaced by their owners.
+ * Callers check that a folder looks like a package first (its marker file): this walks all of it.
  */
 export function insecureSourceReason(source: string): string | null {
   let real: string;
@@ -51,7 +55,9 @@ export function insecureSourceReason(source: string): string | null {
     if (why) return why;
     if (path.dirname(cur) === cur) break;
   }
+  let entries = 0;
   const walk = (p: string): string | null => {
+    if (++entries > MAX_SOURCE_ENTRIES) return `${source} holds more than ${MAX_SOURCE_ENTRIES} files and folders`;
     const st = fs.lstatSync(p);
     const why = writableByOthers(p, st);
     if (why) return why;

@@ -387,6 +387,8 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
   private async materialize(src: PackageSource): Promise<Sealed> {
     const fail = (m: string) => adapterError('adapter_source_invalid', m);
     if (src.localPath) {
+      const local = path.resolve(src.localPath);
+      if (fs.existsSync(local) && fs.statSync(local).isDirectory()) readAdapterPackage(local); // a package, before walking all of it
       const why = insecureSourceReason(src.localPath);
       if (why) throw adapterError('install_source_insecure', `Refusing to install from ${src.localPath}: ${why}`, { reason: why });
     }

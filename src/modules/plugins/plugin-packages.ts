@@ -33,6 +33,11 @@ export async function unpackPackage(
 ): Promise<UnpackedPackage> {
   const fail = (m: string) => pluginError('plugin_source_invalid', m);
   if (src.localPath) {
+    const local = path.resolve(src.localPath);
+    if (fs.existsSync(local) && fs.statSync(local).isDirectory() && !fs.existsSync(path.join(local, MANIFEST_FILE)))
+      throw pluginError('plugin_manifest_invalid', `${MANIFEST_FILE} missing in ${src.localPath}`, {
+        problems: [`${MANIFEST_FILE} missing`],
+      });
     const why = insecureSourceReason(src.localPath);
     if (why) throw pluginError('install_source_insecure', `Refusing to install from ${src.localPath}: ${why}`, { reason: why });
   }
