@@ -154,6 +154,23 @@ d('sealed plugin and adapter code (run as root)', () => {
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
 
+  it('an install made before hashes were recorded (code elsewhere, no hash): its first start seals it and records the hash', async () => {
+    const p = (await t.http.post('/api/plugins/install').send({ localPath: PULSE }).expect(201)).body;
+    const sealed = await installPathOf(p.id);
+    const legacy = path.join(tmp, 'legacy-home', 'plugins', 'team-pulse');
+    fs.mkdirSync(path.dirname(legacy), { recursive: true });
+    fs.cpSync(sealed, legacy, { recursive: true });
+    await t.dataSource.query(`UPDATE plugins SET install_path = $2, code_hash = NULL WHERE id = $1`, [p.id, legacy]);
+    await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
+    expect((await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard.uid).toBe(uidOf('service-plugin'));
+    const [row] = await t.dataSource.query(`SELECT install_path, code_hash FROM plugins WHERE id = $1`, [p.id]);
+    expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row.install_path.startsWith(t.config.plugins.installDir + '/')).toBe(true);
+    expect(ownershipProblems(row.install_path)).toEqual([]);
+    await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+    fs.rmSync(sealed, { recursive: true, force: true });
+  });
+
   it('refuses plugin sources writable by others (422 install_source_insecure)', async () => {
     const open = copyOf(PULSE, 'pulse-open');
     fs.chmodSync(open, 0o777);
