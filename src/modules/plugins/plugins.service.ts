@@ -834,8 +834,9 @@ export class PluginsService implements OnModuleInit {
    * (when it lies elsewhere, e.g. the agent user's home of earlier versions) and its hash recorded.
    */
   private async verifyCode(p: PluginRecord): Promise<PluginRecord> {
-    let current = (await this.db.detached(() => this.repo.find(p.id))) ?? p;
-    if (current.installPath !== p.installPath) current = p;
+    // the stored record: its path and hash (an upgrade may have replaced the package meanwhile)
+    let current = await this.db.detached(() => this.repo.find(p.id));
+    if (!current) throw pluginError('plugin_not_found', 'Plugin not found');
     if (!current.codeHash) {
       const legacy = current;
       current = await this.db.detached(() => this.adoptLegacyInstall(legacy));
