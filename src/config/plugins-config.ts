@@ -1,5 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { runningAsRoot } from '../common/process/agent-user';
+import { pluginUserFromEnv, validatePluginUser } from '../common/process/worker-identity';
+
+/** Where installed plugin code lives by default when the service runs as root (see PluginSettings.installDir). */
+export const ROOT_PLUGINS_DIR = '/var/lib/service-code/plugins';
 
 /** Plugin runtime settings (SERVICE_PLUGINS_*). */
 export interface PluginSettings {
@@ -14,11 +19,15 @@ export interface PluginSettings {
   /** default time limit of a tool call (SERVICE_PLUGINS_TOOL_TIMEOUT_MS) */
   toolTimeoutMs: number;
   /**
-   * where installed packages are unpacked (SERVICE_PLUGINS_DIR). Unset: `<data dir>/plugins`, or,
-   * when workers run as the unprivileged agent user (service runs as root), `<agent home>/plugins`
-   * (the data directory is closed to that user). Must be readable by the user workers run as.
+   * where installed packages are sealed (SERVICE_PLUGINS_DIR). Unset: as root
+   * `/var/lib/service-code/plugins` (outside the 0700 data directory, which workers must not enter,
+   * and outside every agent's or worker's home); otherwise `<data dir>/plugins` (workers run as
+   * the service's user then). The directory and everything in it is owned by the service, not
+   * writable by anyone else, and readable by the plugin worker group only.
    */
-  installDir: string | null;
+  installDir: string;
+  /** the system user plugin workers run as when the service is root (SERVICE_PLUGIN_USER, default `service-plugin`) */
+  workerUser: string;
 }
 
 export function loadPluginSettings(env: NodeJS.ProcessEnv, dataDir: string): PluginSettings {
@@ -29,6 +38,8 @@ export function loadPluginSettings(env: NodeJS.ProcessEnv, dataDir: string): Plu
     if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max}`);
     return n;
   };
+  const userProblem = validatePluginUser(env);
+  if (userProblem) throw new Error(userProblem);
   const roots = (env.SERVICE_PLUGINS_FOLDER_ROOTS ?? '')
     .split(path.delimiter)
     .map((s) => s.trim())
@@ -38,7 +49,12 @@ export function loadPluginSettings(env: NodeJS.ProcessEnv, dataDir: string): Plu
     tickMs: int('SERVICE_PLUGINS_TICK_MS', 1000, 50, 3_600_000),
     folderRoots: (roots.length ? roots : [path.join(dataDir, 'plugin-folders')]).map((r) => path.resolve(r)),
     examplesDir: path.resolve(env.SERVICE_PLUGINS_EXAMPLES_DIR?.trim() || findExamplesDir()),
-    installDir: env.SERVICE_PLUGINS_DIR?.trim() ? path.resolve(env.SERVICE_PLUGINS_DIR.trim()) : null,
+    installDir: env.SERVICE_PLUGINS_DIR?.trim()
+      ? path.resolve(env.SERVICE_PLUGINS_DIR.trim())
+      : runningAsRoot()
+        ? ROOT_PLUGINS_DIR
+        : path.join(dataDir, 'plugins'),
+    workerUser: pluginUserFromEnv(env),
     toolTimeoutMs: int('SERVICE_PLUGINS_TOOL_TIMEOUT_MS', 10_000, 10, 600_000),
   };
 }

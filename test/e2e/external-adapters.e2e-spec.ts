@@ -317,7 +317,7 @@ describe('external adapters across two service instances on one database', () =>
       30_000,
     );
 
-  it('an install on one instance is loaded by the other; reload brings new code to both; override and delete reach both', async () => {
+  it('an install on one instance is loaded by the other; reinstall brings new code to both; override and delete reach both', async () => {
     const installed = await a.api('POST', '/api/adapters/install', { localPath: folder });
     expect(installed.status).toBe(201);
     await waitFor(async () => (await entry(b))?.loaded?.loadGeneration === 1, 'instance B to load the adapter');
@@ -336,9 +336,10 @@ describe('external adapters across two service instances on one database', () =>
     expect(wake1.status).toBe(202);
     expect((await endedRun(b, wake1.body.id)).resultJson).toMatchObject({ codeVersion: 'v1' });
 
-    // new code in the folder, reload on A: B re-imports it, and new runs (on either instance) use it
+    // new code in the folder, reinstall on A (a local folder is copied, never loaded in place): B
+    // copies it again, and new runs (on either instance) use it
     editExample(folder, { codeVersion: 'v2' });
-    expect((await a.api('POST', `/api/adapters/${TYPE}/reload`)).status).toBe(200);
+    expect((await a.api('POST', `/api/adapters/${TYPE}/reinstall`)).status).toBe(200);
     await waitFor(async () => (await entry(b))?.loaded?.loadGeneration === 2, 'instance B to re-import');
     for (const s of [a, b]) {
       const w = await s.api('POST', `/api/agents/${agent.body.id}/wakeup`, { source: 'on_demand' });

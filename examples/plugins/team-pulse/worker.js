@@ -42,5 +42,6 @@ serve({
     target: config.dailyTarget || 20,
     received: events.length,
     pid: process.pid,
+    uid: process.getuid ? process.getuid() : null,
   }),
 });

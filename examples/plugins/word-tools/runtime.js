@@ -8,7 +8,9 @@
  *
  * `host.call(method, params)` calls the host API (log, config.get, http.fetch, stream.publish,
  * folders.list, folders.read);
- * methods the manifest's capabilities do not grant are refused (error -32001).
+ * methods the manifest's capabilities do not grant are refused (error -32001). A call the host
+ * makes for one company carries a `scope`; the `host` a handler gets passes it on with every host
+ * call, so folder reads are made for that company (the host refuses any other).
  * Never write to stdout yourself: it carries the protocol. console.error goes to the plugin's logs.
  */
 const readline = require('node:readline');
@@ -54,8 +56,10 @@ function serve(handlers) {
       if (msg.id !== undefined) send({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `Method not found: ${msg.method}` } });
       return;
     }
+    const scope = msg.params && typeof msg.params.scope === 'string' ? msg.params.scope : null;
+    const scoped = scope ? { ...host, call: (method, params) => host.call(method, { ...(params || {}), scope }) } : host;
     try {
-      const result = await fn(msg.params || {}, host);
+      const result = await fn(msg.params || {}, scoped);
       if (msg.id !== undefined) send({ jsonrpc: '2.0', id: msg.id, result: result === undefined ? null : result });
     } catch (err) {
       if (msg.id !== undefined) send({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message: String((err && err.message) || err) } });

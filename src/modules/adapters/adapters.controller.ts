@@ -52,7 +52,13 @@ export class AdaptersController {
             updatedAt: ext.updated_at.toISOString(),
           }
         : null,
-      ...(ext ? { loaded: this.external.loadState(type), loadError: this.external.loadError(type) } : {}),
+      ...(ext
+        ? {
+            loaded: this.external.loadState(type),
+            loadError: this.external.loadError(type),
+            loadErrorCode: this.external.loadErrorCode(type),
+          }
+        : {}),
     };
   }
 
@@ -85,8 +91,8 @@ export class AdaptersController {
   }
 
   /**
-   * Installs an external adapter package (instance admins): a folder (loaded in place), a tarball,
-   * or an npm package. The package.json has a `serviceAdapter` object (`entry`, optional `uiParser`);
+   * Installs an external adapter package (instance admins): a folder (copied, never loaded in place;
+   * 422 install_source_insecure when writable by others), a tarball, or an npm package. The package.json has a `serviceAdapter` object (`entry`, optional `uiParser`);
    * the module exports `type`, `label`, `configSchema`, `execute(ctx)` and `testEnvironment(config)`.
    * Every instance loads it. 409 for a built-in or installed type, 422 for an invalid package.
    */
@@ -101,7 +107,11 @@ export class AdaptersController {
     return this.one(row.type);
   }
 
-  /** Re-imports the module in place on every instance: new runs use the new code, running runs finish on the old. */
+  /**
+   * Re-imports the module from each instance's sealed copy (hash checked: 409 code_tampered when it
+   * changed since install): new runs use it, running runs finish on the old. Edits of a local source
+   * folder need a reinstall.
+   */
   @Post(':type/reload')
   @HttpCode(200)
   @InstanceAudit('instance.adapter_reloaded')

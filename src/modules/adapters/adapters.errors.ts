@@ -11,6 +11,8 @@ export const ADAPTER_ERRORS = {
   adapter_version_pinned: 409,
   adapter_config_invalid: 422,
   adapter_not_external: 409,
+  install_source_insecure: 422,
+  code_tampered: 409,
 } as const satisfies ErrorTable;
 
 export const adapterError = domainErrors(ADAPTER_ERRORS);

@@ -9,6 +9,8 @@ export interface ExternalAdapterRow {
   source_kind: 'local' | 'tarball' | 'npm';
   source_ref: string;
   has_ui_parser: boolean;
+  /** sha256 of the sealed package tree (null: installed before it was recorded; the first load records it) */
+  code_hash: string | null;
   /** bumped by install/reinstall: every instance re-fetches the package */
   install_generation: string;
   /** bumped by reload (and install/reinstall): every instance re-imports the module */
@@ -53,24 +55,33 @@ export class AdaptersRepository {
     sourceRef: string;
     hasUiParser: boolean;
     userId: string | null;
+    codeHash: string;
   }): Promise<ExternalAdapterRow | null> {
     const [row] = await this.db.query<ExternalAdapterRow>(
-      `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (type) DO NOTHING RETURNING *`,
-      [r.type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.userId],
+      `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id, code_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (type) DO NOTHING RETURNING *`,
+      [r.type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.userId, r.codeHash],
     );
     return row ?? null;
   }
 
   async reinstalled(
     type: string,
-    r: { packageName: string; version: string; label: string; sourceKind: string; sourceRef: string; hasUiParser: boolean },
+    r: {
+      packageName: string;
+      version: string;
+      label: string;
+      sourceKind: string;
+      sourceRef: string;
+      hasUiParser: boolean;
+      codeHash: string;
+    },
   ): Promise<ExternalAdapterRow> {
     const [[row]] = (await this.db.query(
       `UPDATE external_adapters SET package_name = $2, version = $3, label = $4, source_kind = $5, source_ref = $6, has_ui_parser = $7,
-              install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
+              code_hash = $8, install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
         WHERE type = $1 RETURNING *`,
-      [type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser],
+      [type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.codeHash],
     )) as unknown as [ExternalAdapterRow[]];
     return row;
   }
@@ -81,6 +92,17 @@ export class AdaptersRepository {
       [type, r.version, r.label, r.hasUiParser],
     )) as unknown as [ExternalAdapterRow[]];
     return row;
+  }
+
+  /** Records the code hash of a package installed before hashes were recorded (its first load); answers the stored hash. */
+  async recordCodeHash(type: string, installGeneration: string, hash: string): Promise<string | null> {
+    await this.db.query(`UPDATE external_adapters SET code_hash = $3 WHERE type = $1 AND install_generation = $2 AND code_hash IS NULL`, [
+      type,
+      installGeneration,
+      hash,
+    ]);
+    const [row] = await this.db.query<{ code_hash: string | null }>(`SELECT code_hash FROM external_adapters WHERE type = $1`, [type]);
+    return row?.code_hash ?? null;
   }
 
   async removeExternal(type: string): Promise<ExternalAdapterRow | null> {

@@ -5,6 +5,15 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import type { Actor } from '../../common/auth/actor';
 import { assertInstanceAdmin } from '../../common/auth/instance-admin';
 import { PackageSource, stagePackage } from '../../common/packages/package-source';
+import {
+  CODE_TAMPERED_MESSAGE,
+  copySource,
+  hashTree,
+  insecureSourceReason,
+  prepareCodeRoot,
+  sealTree,
+  unsealableReason,
+} from '../../common/packages/sealed-code';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { AdapterExecutors } from './adapter-executors';
@@ -17,9 +26,8 @@ import { externalExecutor, importAdapter, LoadedAdapter, readAdapterPackage } fr
 /** What this instance has loaded of an external adapter. */
 interface LocalAdapter {
   type: string;
+  /** this instance's sealed copy (removed when replaced or uninstalled) */
   dir: string;
-  /** unpacked by this instance (removed on uninstall); false for a local folder loaded in place */
-  owned: boolean;
   installGeneration: string;
   loadGeneration: string;
   version: string;
@@ -33,19 +41,36 @@ export interface AdapterLoadState {
   loadedAt: string;
 }
 
+/** The staged, sealed copy of a package. */
+interface Sealed {
+  dir: string;
+  sourceKind: 'local' | 'tarball' | 'npm';
+  sourceRef: string;
+  codeHash: string;
+}
+
 /**
  * External adapters: packages installed from an npm registry, a tarball or a local folder that
  * export the adapter contract (type, execute, testEnvironment, configSchema, optional UI parser).
  * Installs are rows of external_adapters; every instance loads them at start and follows changes
  * by polling the generation columns (SERVICE_ADAPTERS_SYNC_MS): a bumped install generation
  * re-fetches the package, a bumped load generation re-imports the module (runs already executing
- * keep the code they started with). A local folder is loaded in place, so a reload picks up edits.
+ * keep the code they started with).
+ *
+ * Sealed code: every source, a local folder too, is copied into this instance's adapter directory
+ * (owned by the service, writable by no one else) and never loaded in place; a local source
+ * writable by others is refused. The tree hash is recorded at install and checked before each load
+ * and reload: a copy that changed, or a source that changed since install when another instance (or
+ * a restart) copies it again, is not loaded (`loadErrorCode` `code_tampered`).
  */
 @Injectable()
 export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ExternalAdapters');
   private readonly local = new Map<string, LocalAdapter>();
   private readonly loadErrors = new Map<string, string>();
+  private readonly loadErrorCodes = new Map<string, string>();
+  /** the generation found tampered (not retried until the row changes) */
+  private readonly tamperedAt = new Map<string, string>();
   private timer?: NodeJS.Timeout;
   private syncing: Promise<void> | null = null;
 
@@ -90,6 +115,11 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     return this.loadErrors.get(type) ?? null;
   }
 
+  /** The code of the last load error: `code_tampered` when the code changed since install. */
+  loadErrorCode(type: string): string | null {
+    return this.loadErrorCodes.get(type) ?? null;
+  }
+
   // ------------------------------------------------------------------ administration
 
   async install(actor: Actor, src: PackageSource): Promise<ExternalAdapterRow> {
@@ -108,6 +138,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
         sourceRef: staged.sourceRef,
         hasUiParser: !!loaded.info.uiParser,
         userId: actor.kind === 'board' ? actor.userId : null,
+        codeHash: staged.codeHash,
       });
       if (!row) throw adapterError('adapter_exists', `Adapter type ${type} is already installed (use reinstall)`);
       return row;
@@ -133,42 +164,81 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
         sourceKind: staged.sourceKind,
         sourceRef: staged.sourceRef,
         hasUiParser: !!loaded.info.uiParser,
+        codeHash: staged.codeHash,
       });
     });
   }
 
   /**
    * Imports a staged package and records it with `record`; the recorded row becomes this instance's
-   * loaded type. A failure removes the staged copy (when it is ours).
+   * loaded type. A failure removes the staged copy.
    */
   private async fromStaged(
-    staged: Awaited<ReturnType<ExternalAdaptersService['materialize']>>,
+    staged: Sealed,
     record: (loaded: ReturnType<typeof importAdapter>) => Promise<ExternalAdapterRow>,
   ): Promise<ExternalAdapterRow> {
     try {
       const loaded = importAdapter(staged.dir);
       const row = await record(loaded);
-      this.activate(row, loaded, staged.owned);
+      this.activate(row, loaded);
       return row;
     } catch (err) {
-      if (staged.owned) fs.rmSync(staged.dir, { recursive: true, force: true });
+      fs.rmSync(staged.dir, { recursive: true, force: true });
       throw err;
     }
   }
 
-  /** Re-imports the module from this instance's copy (a local folder: from the folder itself). */
+  /**
+   * Re-imports the module from this instance's sealed copy (after checking its hash; edits of a
+   * local source folder need a reinstall). 409 `code_tampered` when the copy changed since install.
+   */
   async reload(actor: Actor, type: string): Promise<ExternalAdapterRow> {
     assertInstanceAdmin(actor);
     const current = await this.external(type, true);
     const here = this.local.get(type);
-    const dir = here?.dir ?? (await this.materialize(this.sourceOf(current))).dir;
+    const dir =
+      here && here.installGeneration === current.install_generation ? here.dir : (await this.materialize(this.sourceOf(current))).dir;
+    await this.checkCode(current, dir);
     const loaded = importAdapter(dir);
     if (loaded.module.type !== type)
       throw adapterError('adapter_type_mismatch', `The module now exports type ${loaded.module.type}, not ${type}`);
     await this.assertPin(type, loaded.info.version);
     const row = await this.repo.reloaded(type, { version: loaded.info.version, label: loaded.label, hasUiParser: !!loaded.info.uiParser });
-    this.activate(row, loaded, here?.owned ?? current.source_kind !== 'local');
+    this.activate(row, loaded);
     return row;
+  }
+
+  /**
+   * The sealed copy at `dir` must have the hash recorded at install (an install made before hashes
+   * were recorded gets this one recorded). A mismatch: the type is unloaded here, the load error says
+   * why, it is logged, and 409 `code_tampered` is thrown.
+   */
+  private async checkCode(row: ExternalAdapterRow, dir: string): Promise<void> {
+    let actual: string | null = null;
+    try {
+      actual = hashTree(dir);
+    } catch {
+      /* missing */
+    }
+    let expected = row.code_hash;
+    if (!expected && actual) {
+      // in the caller's transaction: reload holds the row's lock
+      expected = await this.repo.recordCodeHash(row.type, row.install_generation, actual);
+      this.logger.log(`external adapter ${row.type}: recorded the code hash of an install made before hashes were recorded`);
+    }
+    if (actual && actual === expected) return;
+    this.logger.error(`external adapter ${row.type}: ${CODE_TAMPERED_MESSAGE}; not loaded (${dir})`);
+    const here = this.local.get(row.type);
+    if (here) {
+      this.registry.unregister(row.type);
+      this.executors.unregister(row.type);
+      this.local.delete(row.type);
+    }
+    this.loadErrors.set(row.type, CODE_TAMPERED_MESSAGE);
+    this.loadErrorCodes.set(row.type, 'code_tampered');
+    this.tamperedAt.set(row.type, this.generationOf(row));
+    if (here?.dir !== dir) fs.rmSync(dir, { recursive: true, force: true });
+    throw adapterError('code_tampered', `Adapter ${row.type}: ${CODE_TAMPERED_MESSAGE}`);
   }
 
   async remove(actor: Actor, type: string): Promise<ExternalAdapterRow> {
@@ -251,23 +321,22 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
       seen.add(row.type);
       const here = this.local.get(row.type);
       if (here && here.installGeneration === row.install_generation && here.loadGeneration === row.load_generation) continue;
+      if (this.tamperedAt.get(row.type) === this.generationOf(row)) continue;
+      let fresh: string | null = null;
       try {
-        let dir = here?.dir;
-        let owned = here?.owned ?? false;
-        if (!here || here.installGeneration !== row.install_generation) {
-          const staged = await this.materialize(this.sourceOf(row));
-          dir = staged.dir;
-          owned = staged.owned;
-        }
-        const loaded = importAdapter(dir!);
+        if (!here || here.installGeneration !== row.install_generation) fresh = (await this.materialize(this.sourceOf(row))).dir;
+        const dir = fresh ?? here!.dir;
+        await this.checkCode(row, dir);
+        const loaded = importAdapter(dir);
         if (loaded.module.type !== row.type) throw new Error(`the package exports type ${loaded.module.type}, not ${row.type}`);
-        const previous = here?.owned && here.dir !== dir ? here.dir : null;
-        this.activate(row, loaded, owned);
-        if (previous) fs.rmSync(previous, { recursive: true, force: true });
+        this.activate(row, loaded);
+        fresh = null;
         this.logger.log(
           `loaded external adapter ${row.type} ${loaded.info.version} (generation ${row.install_generation}/${row.load_generation})`,
         );
       } catch (err) {
+        if (fresh) fs.rmSync(fresh, { recursive: true, force: true });
+        if (this.tamperedAt.get(row.type) === this.generationOf(row)) continue;
         this.loadErrors.set(row.type, (err as Error).message);
         this.logger.error(`could not load external adapter ${row.type}: ${(err as Error).message}`);
       }
@@ -275,16 +344,19 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     for (const type of [...this.local.keys()]) if (!seen.has(type)) this.deactivate(type);
   }
 
-  private activate(row: ExternalAdapterRow, loaded: LoadedAdapter, owned: boolean): void {
+  private generationOf(row: ExternalAdapterRow): string {
+    return `${row.install_generation}/${row.load_generation}`;
+  }
+
+  private activate(row: ExternalAdapterRow, loaded: LoadedAdapter): void {
     const type = row.type;
     this.registry.register({ type, label: loaded.label, configSchema: loaded.configSchema });
     this.executors.register(externalExecutor(loaded));
     const previous = this.local.get(type);
-    if (previous?.owned && previous.dir !== loaded.dir && owned) fs.rmSync(previous.dir, { recursive: true, force: true });
+    if (previous && previous.dir !== loaded.dir) fs.rmSync(previous.dir, { recursive: true, force: true });
     this.local.set(type, {
       type,
       dir: loaded.dir,
-      owned,
       installGeneration: row.install_generation,
       loadGeneration: row.load_generation,
       version: loaded.info.version,
@@ -292,6 +364,8 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
       loadedAt: new Date(),
     });
     this.loadErrors.delete(type);
+    this.loadErrorCodes.delete(type);
+    this.tamperedAt.delete(type);
   }
 
   private deactivate(type: string): void {
@@ -300,26 +374,43 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     this.executors.unregister(type);
     this.local.delete(type);
     this.loadErrors.delete(type);
-    if (here?.owned) fs.rmSync(here.dir, { recursive: true, force: true });
+    this.loadErrorCodes.delete(type);
+    this.tamperedAt.delete(type);
+    if (here) fs.rmSync(here.dir, { recursive: true, force: true });
   }
 
-  /** A local folder is used in place; a tarball or npm package is unpacked into the install directory. */
-  private async materialize(
-    src: PackageSource,
-  ): Promise<{ dir: string; owned: boolean; sourceKind: 'local' | 'tarball' | 'npm'; sourceRef: string }> {
+  /**
+   * Seals a package into `<install dir>/<random>`: a local folder is copied (never used in place), a
+   * tarball or npm package unpacked; a local source writable by others is refused (422
+   * install_source_insecure). The copy is owned by the service, writable by no one else; answers its tree hash.
+   */
+  private async materialize(src: PackageSource): Promise<Sealed> {
     const fail = (m: string) => adapterError('adapter_source_invalid', m);
     if (src.localPath) {
-      const abs = path.resolve(src.localPath);
-      if (fs.existsSync(abs) && fs.statSync(abs).isDirectory()) {
-        readAdapterPackage(abs);
-        return { dir: abs, owned: false, sourceKind: 'local', sourceRef: abs };
-      }
+      const local = path.resolve(src.localPath);
+      if (fs.existsSync(local) && fs.statSync(local).isDirectory()) readAdapterPackage(local); // a package, before walking all of it
+      const why = insecureSourceReason(src.localPath);
+      if (why) throw adapterError('install_source_insecure', `Refusing to install from ${src.localPath}: ${why}`, { reason: why });
     }
+    const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    const rootProblem = prepareCodeRoot(this.installDir, me.gid);
+    if (rootProblem) this.logger.warn(`adapter code directory ${this.installDir}: a folder above it is not sealed: ${rootProblem}`);
     const dir = path.join(this.installDir, randomUUID());
-    fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+    fs.mkdirSync(dir, { mode: 0o700 });
     try {
-      const { sourceKind, sourceRef } = await stagePackage(src, dir, this.config.plugins.npmRegistry, fail, 'package.json');
-      return { dir, owned: true, sourceKind, sourceRef };
+      const local = src.localPath ? path.resolve(src.localPath) : null;
+      let source: { sourceKind: Sealed['sourceKind']; sourceRef: string };
+      if (local && fs.existsSync(local) && fs.statSync(local).isDirectory()) {
+        copySource(local, dir, fail);
+        readAdapterPackage(dir);
+        source = { sourceKind: 'local', sourceRef: local };
+      } else {
+        source = await stagePackage(src, dir, this.config.plugins.npmRegistry, fail, 'package.json');
+        const bad = unsealableReason(dir);
+        if (bad) throw fail(`Cannot install the package: ${bad}`);
+      }
+      sealTree(dir, me);
+      return { dir, ...source, codeHash: hashTree(dir) };
     } catch (err) {
       fs.rmSync(dir, { recursive: true, force: true });
       throw err;

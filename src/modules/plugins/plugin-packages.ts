@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PackageSource, stagePackage } from '../../common/packages/package-source';
+import { CodeOwner, copySource, hashTree, insecureSourceReason, sealTree, unsealableReason } from '../../common/packages/sealed-code';
 import { MANIFEST_FILE, parseManifest, PluginManifest } from './manifest';
 import { pluginError } from './plugins.errors';
 import type { PluginSourceKind } from './plugins.repository';
@@ -12,33 +13,61 @@ export interface UnpackedPackage {
   installPath: string;
   sourceKind: PluginSourceKind;
   sourceRef: string;
+  /** sha256 of the sealed tree (see hashTree) */
+  codeHash: string;
 }
 
 /**
- * Unpacks a plugin package into `<installDir>/<key>/<version>-<random>` and validates its manifest:
- * a local folder (copied), a local tarball (`.tgz`/`.tar.gz`, npm pack layout with `package/`
- * or flat), or an npm package fetched from the configured registry base URL.
+ * Seals a plugin package into `<installDir>/<key>/<version>-<random>` and validates its manifest:
+ * a local folder (copied, never used in place), a local tarball (`.tgz`/`.tar.gz`, npm pack layout
+ * with `package/` or flat), or an npm package fetched from the configured registry base URL. A local
+ * source writable by others is refused (422 install_source_insecure). The copy is owned by the
+ * service, readable by `owner.gid` (the plugin worker group), writable by no one else; its tree hash
+ * is answered for the record.
  */
-export async function unpackPackage(src: PackageSource, installDir: string, npmRegistry: string): Promise<UnpackedPackage> {
+export async function unpackPackage(
+  src: PackageSource,
+  installDir: string,
+  npmRegistry: string,
+  owner: CodeOwner,
+): Promise<UnpackedPackage> {
+  const fail = (m: string) => pluginError('plugin_source_invalid', m);
+  if (src.localPath) {
+    const local = path.resolve(src.localPath);
+    if (fs.existsSync(local) && fs.statSync(local).isDirectory() && !fs.existsSync(path.join(local, MANIFEST_FILE)))
+      throw pluginError('plugin_manifest_invalid', `${MANIFEST_FILE} missing in ${src.localPath}`, {
+        problems: [`${MANIFEST_FILE} missing`],
+      });
+    const why = insecureSourceReason(src.localPath);
+    if (why) throw pluginError('install_source_insecure', `Refusing to install from ${src.localPath}: ${why}`, { reason: why });
+  }
   const staging = path.join(installDir, '.staging', randomUUID());
-  fs.mkdirSync(staging, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(path.dirname(staging), { recursive: true, mode: 0o700 });
+  fs.mkdirSync(staging, { mode: 0o700 });
   try {
-    const { sourceKind, sourceRef } = await stagePackage(
-      src,
-      staging,
-      npmRegistry,
-      (m) => pluginError('plugin_source_invalid', m),
-      MANIFEST_FILE,
-    );
+    let source: { sourceKind: PluginSourceKind; sourceRef: string };
+    const local = src.localPath ? path.resolve(src.localPath) : null;
+    if (local && fs.existsSync(local) && fs.statSync(local).isDirectory()) {
+      copySource(local, staging, fail);
+      source = { sourceKind: 'local', sourceRef: local };
+    } else {
+      source = await stagePackage(src, staging, npmRegistry, fail, MANIFEST_FILE);
+      const bad = unsealableReason(staging);
+      if (bad) throw fail(`Cannot install the package: ${bad}`);
+    }
     const manifest = readManifest(staging);
     if (!fs.existsSync(path.join(staging, manifest.entry)))
       throw pluginError('plugin_manifest_invalid', `entry ${manifest.entry} not found in the package`, {
         problems: [`entry ${manifest.entry} missing`],
       });
+    sealTree(staging, owner);
+    const codeHash = hashTree(staging);
     const installPath = path.join(installDir, manifest.key, `${manifest.version}-${randomUUID().slice(0, 8)}`);
-    fs.mkdirSync(path.dirname(installPath), { recursive: true, mode: 0o755 });
+    fs.mkdirSync(path.dirname(installPath), { recursive: true, mode: 0o750 });
+    fs.chownSync(path.dirname(installPath), owner.uid, owner.gid);
+    fs.chmodSync(path.dirname(installPath), 0o750);
     fs.renameSync(staging, installPath);
-    return { manifest, installPath, sourceKind, sourceRef };
+    return { manifest, installPath, codeHash, ...source };
   } catch (err) {
     fs.rmSync(staging, { recursive: true, force: true });
     throw err;

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
+import { resolveWorkerIdentity } from '../../common/process/worker-identity';
 import { AppConfig } from '../../config/app-config';
 import type { PluginRecord } from './plugins.repository';
 import { HostApi, PluginLogLine, PluginWorker } from './plugin-worker';
@@ -54,6 +55,11 @@ export class PluginSupervisor implements OnApplicationShutdown {
   hostApiFactory: (plugin: PluginRecord) => HostApi = () => ({});
   /** whether the plugin is still wanted (enabled in the database) when a restart is due */
   stillEnabled: (pluginId: string) => Promise<PluginRecord | null> = async () => null;
+  /**
+   * checks the installed code before each spawn (the recorded tree hash); answers the record to
+   * start from, or throws (the plugin is then marked and not restarted until enabled again)
+   */
+  verifyCode: (plugin: PluginRecord) => Promise<PluginRecord> = async (p) => p;
   /** the config a worker is given (secret references resolved) */
   configFor: (plugin: PluginRecord) => Promise<Record<string, unknown>> = async (p) => p.config;
 
@@ -109,13 +115,21 @@ export class PluginSupervisor implements OnApplicationShutdown {
   }
 
   private start(slot: Slot): Promise<PluginWorker> {
-    const plugin = slot.plugin;
     slot.state = 'starting';
     const ready = this.rootScope.runInAsyncScope(async () => {
+      let plugin: PluginRecord;
+      try {
+        plugin = slot.plugin = await this.verifyCode(slot.plugin);
+      } catch (err) {
+        // refused before anything ran: no restart until the plugin is enabled (or upgraded) again
+        slot.wanted = false;
+        slot.state = 'failed';
+        throw err;
+      }
       const worker = new PluginWorker(
         plugin.manifest,
         plugin.installPath,
-        this.config.agentUser,
+        resolveWorkerIdentity(this.config.plugins.workerUser),
         this.hostApiFactory(plugin),
         (line) => this.log(plugin.id, line),
         (code, signal) => this.onExit(slot, worker, code, signal),
@@ -142,7 +156,11 @@ export class PluginSupervisor implements OnApplicationShutdown {
       },
       (err) => {
         if (slot.ready === ready) slot.ready = null;
-        this.log(plugin.id, { level: 'error', source: 'supervisor', message: `worker failed to initialize: ${(err as Error).message}` });
+        this.log(slot.plugin.id, {
+          level: 'error',
+          source: 'supervisor',
+          message: `worker failed to start: ${(err as Error).message}`,
+        });
         slot.worker?.child.kill('SIGKILL');
       },
     );

@@ -1,8 +1,8 @@
-import { ChildProcess } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { JSONRPCClient, JSONRPCErrorException, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2.0';
-import { AgentUserSettings, spawnAsAgent } from '../../common/process/agent-user';
+import { WorkerIdentity, workerSpawnOptions } from '../../common/process/worker-identity';
 import type { PluginCapability, PluginManifest } from './manifest';
 
 /** One log line of a plugin (kept in memory per instance, newest last). */
@@ -34,7 +34,7 @@ export class PluginWorker {
   constructor(
     readonly manifest: PluginManifest,
     installPath: string,
-    agentUser: AgentUserSettings,
+    identity: WorkerIdentity | null,
     host: HostApi,
     private readonly log: (line: Omit<PluginLogLine, 'at'>) => void,
     onExit: (code: number | null, signal: NodeJS.Signals | null) => void,
@@ -56,16 +56,21 @@ export class PluginWorker {
         return Promise.resolve();
       }),
     );
-    this.child = spawnAsAgent(agentUser, process.execPath, [path.join(installPath, manifest.entry)], {
-      cwd: installPath,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        NODE_ENV: process.env.NODE_ENV ?? 'production',
-        PLUGIN_KEY: manifest.key,
-        PLUGIN_PROTOCOL_VERSION: String(manifest.protocolVersion),
-      },
-    });
+    // its own uid (not an agent's, not root), a clean environment: nothing of the service's
+    this.child = spawn(
+      process.execPath,
+      [path.join(installPath, manifest.entry)],
+      workerSpawnOptions(identity, {
+        cwd: installPath,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: {
+          PATH: process.env.PATH,
+          NODE_ENV: process.env.NODE_ENV ?? 'production',
+          PLUGIN_KEY: manifest.key,
+          PLUGIN_PROTOCOL_VERSION: String(manifest.protocolVersion),
+        },
+      }),
+    );
     this.child.stdin?.on('error', () => undefined);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       if (!line.trim()) return;

@@ -18,6 +18,8 @@ export const PLUGIN_ERRORS = {
   plugin_config_invalid: 422,
   plugin_folder_not_found: 404,
   plugin_folder_invalid: 422,
+  install_source_insecure: 422,
+  code_tampered: 409,
 } as const satisfies ErrorTable;
 
 export const pluginError = domainErrors(PLUGIN_ERRORS);

@@ -124,7 +124,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
           let n = 0;
           for (const e of await this.repo.pendingEvents(s.pluginId, s.companyId, EVENT_BATCH)) {
             try {
-              await this.plugins.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000);
+              await this.plugins.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000, s.companyId);
             } catch (err) {
               await this.repo.markFailed(e.id, (err as Error).message);
               break; // later events of this company wait: order is kept

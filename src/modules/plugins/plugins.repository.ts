@@ -4,7 +4,8 @@ import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
 import type { PluginManifest } from './manifest';
 
-export type PluginStatus = 'enabled' | 'disabled';
+/** `error`: the plugin cannot run (`errorCode`, e.g. `code_tampered`); enabling it again retries */
+export type PluginStatus = 'enabled' | 'disabled' | 'error';
 export type PluginSourceKind = 'local' | 'tarball' | 'npm';
 
 export interface PluginRecord {
@@ -18,7 +19,11 @@ export interface PluginRecord {
   sourceKind: PluginSourceKind;
   sourceRef: string;
   installPath: string;
+  /** sha256 of the sealed package tree; null for installs made before it was recorded (set at first start) */
+  codeHash: string | null;
   status: PluginStatus;
+  errorCode: string | null;
+  errorMessage: string | null;
   config: Record<string, unknown>;
   enabledAt: string | null;
   createdAt: string;
@@ -35,6 +40,7 @@ export interface PluginWrite {
   sourceKind: PluginSourceKind;
   sourceRef: string;
   installPath: string;
+  codeHash: string;
 }
 
 export interface JobRunRecord {
@@ -71,7 +77,10 @@ const toPlugin = (r: Row): PluginRecord => ({
   sourceKind: r.source_kind as PluginSourceKind,
   sourceRef: r.source_ref as string,
   installPath: r.install_path as string,
+  codeHash: (r.code_hash as string | null) ?? null,
   status: r.status as PluginStatus,
+  errorCode: (r.error_code as string | null) ?? null,
+  errorMessage: (r.error_message as string | null) ?? null,
   config: (r.config as Record<string, unknown>) ?? {},
   enabledAt: iso(r.enabled_at as Date | null),
   createdAt: isoRequired(r.created_at as Date),
@@ -119,8 +128,8 @@ export class PluginsRepository {
 
   async insert(w: PluginWrite): Promise<PluginRecord | null> {
     const rows = await this.db.query<Row>(
-      `INSERT INTO plugins (plugin_key, version, display_name, description, protocol_version, manifest, source_kind, source_ref, install_path, event_subscriptions)
-       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT (plugin_key) DO NOTHING RETURNING *`,
+      `INSERT INTO plugins (plugin_key, version, display_name, description, protocol_version, manifest, source_kind, source_ref, install_path, event_subscriptions, code_hash)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT (plugin_key) DO NOTHING RETURNING *`,
       [
         w.pluginKey,
         w.version,
@@ -132,6 +141,7 @@ export class PluginsRepository {
         w.sourceRef,
         w.installPath,
         w.manifest.events,
+        w.codeHash,
       ],
     );
     return rows[0] ? toPlugin(rows[0]) : null;
@@ -141,7 +151,9 @@ export class PluginsRepository {
     const rows = await returningRows<Row>(
       this.db,
       `UPDATE plugins SET version = $2, display_name = $3, description = $4, protocol_version = $5, manifest = $6, source_kind = $7,
-         source_ref = $8, install_path = $9, event_subscriptions = $10, updated_at = now() WHERE id = $1 RETURNING *`,
+         source_ref = $8, install_path = $9, event_subscriptions = $10, code_hash = $11,
+         status = CASE WHEN status = 'error' THEN 'disabled' ELSE status END, error_code = NULL, error_message = NULL,
+         updated_at = now() WHERE id = $1 RETURNING *`,
       [
         id,
         w.version,
@@ -153,6 +165,7 @@ export class PluginsRepository {
         w.sourceRef,
         w.installPath,
         w.manifest.events,
+        w.codeHash,
       ],
     );
     return toPlugin(rows[0]);
@@ -162,10 +175,31 @@ export class PluginsRepository {
     const rows = await returningRows<Row>(
       this.db,
       `UPDATE plugins SET status = $2, enabled_at = CASE WHEN $2 = 'enabled' THEN COALESCE(CASE WHEN status = 'enabled' THEN enabled_at END, now()) ELSE NULL END,
-         updated_at = now() WHERE id = $1 RETURNING *`,
+         error_code = NULL, error_message = NULL, updated_at = now() WHERE id = $1 RETURNING *`,
       [id, status],
     );
     return rows[0] ? toPlugin(rows[0]) : null;
+  }
+
+  /** The plugin cannot run: status `error` with the reason (enable, upgrade or reinstall clear it). */
+  async markError(id: string, code: string, message: string): Promise<void> {
+    await this.db.query(
+      `UPDATE plugins SET status = 'error', enabled_at = NULL, error_code = $2, error_message = $3, updated_at = now() WHERE id = $1`,
+      [id, code, message],
+    );
+  }
+
+  /**
+   * An install made before code hashes were recorded, at its first start: its (possibly moved) path
+   * and hash are recorded unless another instance did so first (false then).
+   */
+  async adoptInstall(id: string, fromPath: string, installPath: string, hash: string): Promise<boolean> {
+    const rows = await returningRows<Row>(
+      this.db,
+      `UPDATE plugins SET install_path = $3, code_hash = $4 WHERE id = $1 AND install_path = $2 AND code_hash IS NULL RETURNING id`,
+      [id, fromPath, installPath, hash],
+    );
+    return rows.length > 0;
   }
 
   async setConfig(id: string, config: Record<string, unknown>): Promise<PluginRecord> {

@@ -1,8 +1,10 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Actor } from '../../common/auth/actor';
-import { resolveAgentIdentity } from '../../common/process/agent-user';
+import { CODE_TAMPERED_MESSAGE, CodeOwner, copySource, hashTree, prepareCodeRoot, sealTree } from '../../common/packages/sealed-code';
+import { resolveWorkerIdentity } from '../../common/process/worker-identity';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
@@ -52,6 +54,8 @@ export function pluginView(p: PluginRecord, health?: unknown) {
     description: p.description,
     protocolVersion: p.protocolVersion,
     status: p.status,
+    /** why the plugin cannot run (status `error`), e.g. `{ code: 'code_tampered', message }` */
+    error: p.errorCode ? { code: p.errorCode, message: p.errorMessage ?? '' } : null,
     source: { kind: p.sourceKind, ref: p.sourceRef },
     capabilities: m.capabilities,
     jobs: m.jobs,
@@ -83,7 +87,13 @@ const MAX_FOLDER_ENTRIES = 1000;
 
 @Injectable()
 export class PluginsService implements OnModuleInit {
+  private readonly logger = new Logger('Plugins');
   private examplesCache: BundledPlugin[] | null = null;
+  /**
+   * Calls into a worker on behalf of one company, while they are in flight: the `scope` token sent
+   * with the call → the plugin and company. The folder host API serves only that company.
+   */
+  private readonly scopes = new Map<string, { pluginId: string; companyId: string }>();
 
   constructor(
     private readonly repo: PluginsRepository,
@@ -97,6 +107,7 @@ export class PluginsService implements OnModuleInit {
   onModuleInit(): void {
     this.supervisor.hostApiFactory = (p) => this.hostApi(p);
     this.supervisor.configFor = (p) => this.workerConfig(p);
+    this.supervisor.verifyCode = (p) => this.verifyCode(p);
     this.supervisor.stillEnabled = async (id) => {
       const p = await this.repo.find(id);
       return p && p.status === 'enabled' ? p : null;
@@ -180,7 +191,7 @@ export class PluginsService implements OnModuleInit {
 
   async install(actor: Actor, src: PackageSource) {
     assertInstanceAdmin(actor);
-    const pkg = await unpackPackage(src, this.installDir, this.config.plugins.npmRegistry);
+    const pkg = await unpackPackage(src, this.prepareInstallDir(), this.config.plugins.npmRegistry, this.codeOwner());
     this.forgetEnabled();
     const inserted = await this.repo
       .insert({
@@ -193,6 +204,7 @@ export class PluginsService implements OnModuleInit {
         sourceKind: pkg.sourceKind,
         sourceRef: pkg.sourceRef,
         installPath: pkg.installPath,
+        codeHash: pkg.codeHash,
       })
       .catch((err) => {
         removeInstall(pkg.installPath, this.installDir);
@@ -215,7 +227,7 @@ export class PluginsService implements OnModuleInit {
         : current.sourceKind === 'npm'
           ? { packageName: current.sourceRef.replace(/@[^@]*$/, '') }
           : { localPath: current.sourceRef };
-    const pkg = await unpackPackage(source, this.installDir, this.config.plugins.npmRegistry);
+    const pkg = await unpackPackage(source, this.prepareInstallDir(), this.config.plugins.npmRegistry, this.codeOwner());
     if (pkg.manifest.key !== current.pluginKey) {
       removeInstall(pkg.installPath, this.installDir);
       throw pluginError('plugin_key_mismatch', `The package is plugin ${pkg.manifest.key}, not ${current.pluginKey}`);
@@ -231,6 +243,7 @@ export class PluginsService implements OnModuleInit {
       sourceKind: pkg.sourceKind,
       sourceRef: pkg.sourceRef,
       installPath: pkg.installPath,
+      codeHash: pkg.codeHash,
     });
     this.afterCommit(async () => {
       await this.supervisor.stop(id);
@@ -482,6 +495,7 @@ export class PluginsService implements OnModuleInit {
         },
       },
       def.timeoutMs ?? this.config.plugins.toolTimeoutMs,
+      company ?? null,
     );
     return { tool: `${p.pluginKey}:${name}`, pluginId: p.id, output, durationMs: Date.now() - started };
   }
@@ -509,7 +523,10 @@ export class PluginsService implements OnModuleInit {
     if (!p.manifest.data.some((d) => d.key === key)) throw pluginError('plugin_endpoint_not_found', `Plugin has no data feed ${key}`);
     this.assertEnabled(p);
     await this.checkCompany(actor, companyId);
-    return { key, data: await this.callWorker(p, 'data.get', { key, params: params ?? {}, companyId: companyId ?? null }, 15_000) };
+    return {
+      key,
+      data: await this.callWorker(p, 'data.get', { key, params: params ?? {}, companyId: companyId ?? null }, 15_000, companyId),
+    };
   }
 
   async action(actor: Actor, id: string, key: string, params: unknown, companyId?: string) {
@@ -517,7 +534,10 @@ export class PluginsService implements OnModuleInit {
     if (!p.manifest.actions.some((d) => d.key === key)) throw pluginError('plugin_endpoint_not_found', `Plugin has no action ${key}`);
     this.assertEnabled(p);
     await this.checkCompany(actor, companyId);
-    return { key, result: await this.callWorker(p, 'actions.run', { key, params: params ?? {}, companyId: companyId ?? null }, 30_000) };
+    return {
+      key,
+      result: await this.callWorker(p, 'actions.run', { key, params: params ?? {}, companyId: companyId ?? null }, 30_000, companyId),
+    };
   }
 
   async dashboard(actor: Actor, id: string) {
@@ -676,14 +696,21 @@ export class PluginsService implements OnModuleInit {
   /**
    * A path inside a local folder the board configured for this plugin and company (`{ companyId,
    * folderKey, path }`, path relative): resolved with symlinks followed, it must stay inside the
-   * folder, and the folder inside the allowed roots. The host reads for the worker (which may run as
-   * another user), read-only.
+   * folder, and the folder inside the allowed roots. The host reads for the worker (which runs as
+   * another user), read-only, and only for the company of the call the worker is serving: the
+   * `scope` of that call (tools, data, actions and events of one company carry it) names the
+   * company; a `companyId` naming another company is refused. Jobs, webhooks and the dashboard act
+   * for no company.
    */
   private async folderPath(p: PluginRecord, params: Record<string, unknown>): Promise<{ dir: string; rel: string }> {
-    const companyId = String(params.companyId ?? '');
+    const scope = typeof params.scope === 'string' ? this.scopes.get(params.scope) : undefined;
+    if (!scope || scope.pluginId !== p.id)
+      throw new Error('folder access needs the scope of a call made for one company (tools, data, actions, events)');
+    const given = params.companyId === undefined || params.companyId === null ? scope.companyId : String(params.companyId);
+    if (given !== scope.companyId) throw new Error('folder access is limited to the company of the call being served');
+    const companyId = scope.companyId;
     const key = String(params.folderKey ?? '');
     const rel = typeof params.path === 'string' ? params.path : '';
-    if (!isUuid(companyId)) throw new Error('companyId must be a UUID');
     this.folderDef(p, key);
     if (rel.length > 1024 || rel.includes('\0') || path.isAbsolute(rel)) throw new Error('path must be relative to the folder');
     const stored = (await this.db.detached(() => this.repo.folders(p.id, companyId))).get(key);
@@ -777,14 +804,103 @@ export class PluginsService implements OnModuleInit {
 
   // ---------------------------------------------------------------- helpers
 
-  /** Where packages are unpacked (see PluginSettings.installDir). */
+  /** Where packages are sealed (see PluginSettings.installDir). */
   get installDir(): string {
-    if (this.config.plugins.installDir) return this.config.plugins.installDir;
-    const identity = resolveAgentIdentity(this.config.agentUser);
-    return identity ? path.join(identity.home, 'plugins') : path.join(this.config.dataDir, 'plugins');
+    return this.config.plugins.installDir;
   }
 
-  async callWorker<T = unknown>(p: PluginRecord, method: string, params: unknown, timeoutMs: number): Promise<T> {
+  /** Who owns sealed code: the service, with the plugin worker's group (which reads it). */
+  private codeOwner(): CodeOwner {
+    let identity;
+    try {
+      identity = resolveWorkerIdentity(this.config.plugins.workerUser);
+    } catch (err) {
+      throw pluginError('plugin_worker_unavailable', (err as Error).message);
+    }
+    return { uid: process.getuid?.() ?? 0, gid: identity?.gid ?? process.getgid?.() ?? 0 };
+  }
+
+  /** The sealed code root, created and tightened (owner the service, group the workers', 0750). */
+  private prepareInstallDir(): string {
+    const why = prepareCodeRoot(this.installDir, this.codeOwner().gid);
+    if (why) this.logger.warn(`plugin code directory ${this.installDir}: a folder above it is not sealed: ${why}`);
+    return this.installDir;
+  }
+
+  /**
+   * Before each worker start: the installed tree must still have the hash recorded at install. A
+   * mismatch (or a missing tree) marks the plugin `error` / `code_tampered`, is logged, and nothing
+   * starts. An install made before hashes were recorded is first copied into the sealed directory
+   * (when it lies elsewhere, e.g. the agent user's home of earlier versions) and its hash recorded.
+   */
+  private async verifyCode(p: PluginRecord): Promise<PluginRecord> {
+    // the stored record: its path and hash (an upgrade may have replaced the package meanwhile)
+    let current = await this.db.detached(() => this.repo.find(p.id));
+    if (!current) throw pluginError('plugin_not_found', 'Plugin not found');
+    if (!current.codeHash) {
+      const legacy = current;
+      current = await this.db.detached(() => this.adoptLegacyInstall(legacy));
+    }
+    let actual: string | null = null;
+    try {
+      actual = hashTree(current.installPath);
+    } catch {
+      /* missing */
+    }
+    if (actual !== current.codeHash) {
+      const message = `${CODE_TAMPERED_MESSAGE}: the worker is not started; upgrade (reinstall) the plugin`;
+      this.logger.error(`plugin ${current.pluginKey} (${current.id}): ${message} (${current.installPath})`);
+      this.supervisor.log(current.id, { level: 'error', source: 'supervisor', message });
+      const id = current.id;
+      await this.db.detached(() => this.repo.markError(id, 'code_tampered', CODE_TAMPERED_MESSAGE));
+      this.enabledCache = null;
+      throw pluginError('code_tampered', `Plugin ${current.pluginKey}: ${CODE_TAMPERED_MESSAGE}`);
+    }
+    return current;
+  }
+
+  private async adoptLegacyInstall(p: PluginRecord): Promise<PluginRecord> {
+    let installPath = p.installPath;
+    const root = path.resolve(this.prepareInstallDir());
+    if (!path.resolve(installPath).startsWith(root + path.sep) && fs.existsSync(installPath)) {
+      const target = path.join(root, p.pluginKey, `${p.version}-${randomUUID().slice(0, 8)}`);
+      const staging = path.join(root, '.staging', randomUUID());
+      fs.mkdirSync(staging, { recursive: true, mode: 0o700 });
+      copySource(installPath, staging, (m) => pluginError('plugin_source_invalid', m));
+      sealTree(staging, this.codeOwner());
+      fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o750 });
+      fs.renameSync(staging, target);
+      this.logger.warn(`plugin ${p.pluginKey}: moved its code from ${installPath} into the sealed directory ${target}`);
+      installPath = target;
+    }
+    const adopted = await this.repo.adoptInstall(p.id, p.installPath, installPath, hashTree(installPath));
+    if (adopted) this.logger.log(`plugin ${p.pluginKey}: recorded the code hash of an install made before hashes were recorded`);
+    else if (installPath !== p.installPath) removeInstall(installPath, root); // another instance adopted it first
+    return (await this.repo.find(p.id)) ?? p;
+  }
+
+  /**
+   * A request to the worker. `companyId`: the call is made for that company; it carries a `scope`
+   * token (valid while the call is in flight) that the folder host API accepts for that company only.
+   */
+  async callWorker<T = unknown>(
+    p: PluginRecord,
+    method: string,
+    params: Record<string, unknown>,
+    timeoutMs: number,
+    companyId?: string | null,
+  ): Promise<T> {
+    if (!companyId) return this.callWorkerScoped<T>(p, method, params, timeoutMs);
+    const scope = randomUUID();
+    this.scopes.set(scope, { pluginId: p.id, companyId });
+    try {
+      return await this.callWorkerScoped<T>(p, method, { ...params, scope }, timeoutMs);
+    } finally {
+      this.scopes.delete(scope);
+    }
+  }
+
+  private async callWorkerScoped<T>(p: PluginRecord, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<T> {
     let worker;
     try {
       worker = await this.supervisor.ensure(p);
@@ -811,6 +927,8 @@ export class PluginsService implements OnModuleInit {
   }
 
   private assertEnabled(p: PluginRecord): void {
+    if (p.status === 'error' && p.errorCode === 'code_tampered')
+      throw pluginError('code_tampered', `Plugin ${p.pluginKey}: ${p.errorMessage ?? CODE_TAMPERED_MESSAGE}`);
     if (p.status !== 'enabled') throw pluginError('plugin_disabled', `Plugin ${p.pluginKey} is disabled`);
   }
 

@@ -47,11 +47,14 @@ export class AdapterTypeDto {
   @ApiPropertyOptional({ type: AdapterLoadStateDto, nullable: true }) loaded?: AdapterLoadStateDto | null;
   /** why the answering instance could not load the package */
   @ApiPropertyOptional({ type: String, nullable: true }) loadError?: string | null;
+  /** the code of the load error: `code_tampered` when the installed code changed since install (hash mismatch) */
+  @ApiPropertyOptional({ type: String, nullable: true }) loadErrorCode?: string | null;
 }
 
 /**
- * Where an adapter package comes from: `localPath` (a folder, loaded in place, or a
- * `.tgz`/`.tar.gz`/`.tar` tarball on the service's machine) or `packageName` (+ `version`, a version
+ * Where an adapter package comes from: `localPath` (a folder, copied at install and never loaded in
+ * place, or a `.tgz`/`.tar.gz`/`.tar` tarball on the service's machine; 422 `install_source_insecure`
+ * when it or a folder above it is writable by others) or `packageName` (+ `version`, a version
  * or dist-tag) fetched from the npm registry of SERVICE_PLUGINS_NPM_REGISTRY. `localPath` wins.
  */
 export class InstallAdapterDto {
