@@ -19,7 +19,7 @@ const GLOBAL_DOMAIN_MODULE = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/node_modules/**', 'src/openapi-metadata.generated.ts'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/node_modules/**', '.test-build/**', '.tmp/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts', '**/*.mjs', '**/*.js'],
