@@ -37,6 +37,10 @@ async function main() {
     if (!issueId) return console.log('nothing to do');
   }
 
+  const current = await call('GET', `/api/issues/${issueId}`);
+  if (current.status === 'done' || current.status === 'cancelled')
+    return console.log(`${current.identifier} is ${current.status}: nothing to do`);
+
   // 1. claim the issue for this run (409 if someone else holds it)
   const issue = await call('POST', `/api/issues/${issueId}/checkout`, { agentId: me.id, expectedStatuses: ['todo', 'backlog'] });
   console.log(`working on ${issue.identifier}: ${issue.title}`);
