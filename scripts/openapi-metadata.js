@@ -1,22 +1,31 @@
 #!/usr/bin/env node
 // Writes the @nestjs/swagger plugin's metadata (DTO properties from TypeScript types and JSDoc) to
-// src/openapi-metadata.generated.ts (git-ignored). `nest build` applies the plugin at compile time; the
-// tests run the sources through ts-jest, which cannot, so they load this file instead (jest
-// globalSetup runs this script). Served OpenAPI in tests then equals the built service's.
+// .tmp/openapi-metadata.generated.ts (git-ignored). `nest build` applies the plugin at compile time;
+// the tests run the sources through ts-jest, which cannot, so the in-process test app loads this
+// file instead (jest globalSetup runs this script). It is written outside src/ so that it never
+// makes the build (dist/) look older than the sources. The committed docs/openapi.json is made
+// from the built service, not from this (scripts/openapi.js).
 'use strict';
 const path = require('node:path');
 const { PluginMetadataGenerator } = require('@nestjs/cli/lib/compiler/plugins/plugin-metadata-generator');
+const fs = require('node:fs');
 const { ReadonlyVisitor } = require('@nestjs/swagger/plugin');
 
 const root = path.join(__dirname, '..');
 process.chdir(root);
 const options = require(path.join(root, 'nest-cli.json')).compilerOptions.plugins.find((p) => p.name === '@nestjs/swagger').options;
+const outputDir = path.join(root, '.tmp');
+const filename = 'openapi-metadata.generated.ts';
+fs.mkdirSync(outputDir, { recursive: true });
 new PluginMetadataGenerator().generate({
   visitors: [new ReadonlyVisitor({ ...options, pathToSource: path.join(root, 'src') })],
-  outputDir: path.join(root, 'src'),
-  filename: 'openapi-metadata.generated.ts',
+  outputDir,
+  filename,
   watch: false,
   tsconfigPath: 'tsconfig.build.json', // resolved from the working directory
 
   printDiagnostics: false,
 });
+// the generator writes imports relative to the sources (pathToSource); the file lives in .tmp/
+const file = path.join(outputDir, filename);
+fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/import\("\.\//g, 'import("../src/'));

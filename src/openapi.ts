@@ -2,6 +2,9 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { VERSION } from './version';
 
+/** The security scheme of `GET /api/metrics` (its optional bearer token). */
+export const METRICS_SECURITY = 'metrics_token';
+
 const ERROR_SCHEMA = {
   type: 'object',
   required: ['error', 'code'],
@@ -46,8 +49,53 @@ function addErrorResponses(doc: OpenAPIObject): void {
   }
 }
 
+/** Top-level tags, in the order Swagger UI shows them; every tag an operation uses is listed here (a test checks). */
+export const OPENAPI_TAGS: ReadonlyArray<[name: string, description: string]> = [
+  ['companies', 'Tenants: create, brand, archive; everything else lives inside a company'],
+  ['members', 'Company memberships of users and agents, their roles and permission grants'],
+  ['invites', 'Invitations to join a company'],
+  ['join-requests', 'Join requests filed through invites, their approval and the agent key claim'],
+  ['agents', 'The org chart: hire, configure, pause, terminate agents; API keys; wakeups; skills of an agent'],
+  ['approvals', 'Board decisions on hires and suggested changes'],
+  ['issues', 'Work items: list and search, checkout, comments, labels, relations, interactions, tree holds'],
+  ['issue documents', 'Revisioned markdown documents of an issue, locks and annotation threads'],
+  ['attachments', 'Files attached to issues'],
+  ['work products', 'What an issue produced: pull requests, branches, previews, artifacts'],
+  ['artifacts', 'Agent-authored documents, attachments and artifacts of a company, flattened or grouped'],
+  ['documents', 'Plan decompositions: an issue plan document accepted as child issues'],
+  ['assets', 'Uploaded files served by id (logos, images)'],
+  ['goals', 'Company, team and task goals and their tree'],
+  ['projects', 'Projects, their workspaces and workspace runtime services'],
+  ['heartbeat', 'Wakeups and heartbeat runs: wake, list, read, cancel, run logs, live runs, completion callbacks, timers'],
+  ['events', 'The live event stream of a company (Server-Sent Events and WebSocket)'],
+  ['costs', 'Cost events, spend reports and finance events'],
+  ['budgets', 'Budget policies, incidents and their resolution'],
+  ['secrets', 'Company secrets (board) and the run-bound secrets of the calling agent'],
+  ['routines', 'Recurring work: routines, triggers and their executions'],
+  ['built-in agents', 'Agents shipped with the service (briefs, learning, reflection coach)'],
+  ['skills', 'Company skills, the shipped catalog, imports, audits and updates'],
+  ['portability', 'Company packages: export and import'],
+  ['folders', 'Folders that group projects, routines and skills in the sidebar'],
+  ['preferences', 'Per-user curation: resource memberships, sidebar preferences, inbox dismissals'],
+  ['dashboard', 'Board views: dashboard, sidebar badges'],
+  ['activity', 'The append-only audit trail and the agent-actions audit'],
+  ['feedback', 'Board votes on agent output and the sharing consent'],
+  ['adapters', 'Adapter types and external adapter packages (instance admins)'],
+  ['plugins', 'Plugins: install, configure, jobs, webhooks, tools, UI contributions'],
+  ['auth', 'Sign-up, sign-in, sessions, board API tokens, the board claim'],
+  ['instance', 'Instance settings, administration, database backups'],
+  ['announcements', 'Instance announcements'],
+  ['llms', 'Plain-text guides for agents and LLM tools (agent configuration, icons)'],
+  ['system', 'Health and readiness probes, Prometheus metrics'],
+];
+
+/** The credentials of every caller kind are opaque bearer tokens (no format a client should parse). */
+const BEARER_DESCRIPTION =
+  'An opaque token: a board session or board API token (`svc_…`), an agent API key (`svc_ak_…`), or the run token a ' +
+  'heartbeat run receives as `SERVICE_API_KEY`. In `local_trusted` mode board calls need none.';
+
 export function buildOpenApi(app: INestApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle('Agent Orchestration Service')
     .setDescription(
       'Multi-tenant service that runs organisations of autonomous software agents. ' +
@@ -59,9 +107,11 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
         '(400 `invalid_characters` / `invalid_unicode`, naming the field).',
     )
     .setVersion(VERSION)
-    .addBearerAuth()
-    .build();
-  const doc = SwaggerModule.createDocument(app, config);
+    // addBearerAuth() would say `bearerFormat: JWT`
+    .addSecurity('bearer', { type: 'http', scheme: 'bearer', description: BEARER_DESCRIPTION })
+    .addSecurity(METRICS_SECURITY, { type: 'http', scheme: 'bearer', description: 'The value of `SERVICE_METRICS_TOKEN`, when set.' });
+  for (const [name, description] of OPENAPI_TAGS) builder.addTag(name, description);
+  const doc = SwaggerModule.createDocument(app, builder.build());
   addErrorResponses(doc);
   return doc;
 }
@@ -72,5 +122,7 @@ export function setupOpenApi(app: INestApplication): void {
     jsonDocumentUrl: 'api/openapi.json',
     yamlDocumentUrl: 'api/openapi.yaml',
     useGlobalPrefix: false,
+    // keep the token entered under "Authorize" across reloads of the page
+    swaggerOptions: { persistAuthorization: true },
   });
 }

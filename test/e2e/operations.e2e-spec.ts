@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { sleep } from '../support/heartbeat';
-import { ensureBuilt, startService } from '../support/service-process';
+import { ensureBuilt, ensureBuiltDir, startService } from '../support/service-process';
 import { createTestDatabase } from '../support/test-app';
 
 jest.setTimeout(120_000);
@@ -36,11 +36,14 @@ function parentOf(pid: number): number {
 }
 
 describe('start-up with a data directory that cannot be created', () => {
-  beforeAll(() => ensureBuilt());
+  let main = '';
+  beforeAll(async () => {
+    main = await ensureBuilt();
+  });
 
   it.each(['/proc/x', '/sys/x', '/etc/passwd/x'])('SERVICE_DATA_DIR=%s: one clear JSON line and exit 1 at once', async (dir) => {
     const started = Date.now();
-    const res = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
+    const res = spawnSync(process.execPath, [main], {
       cwd: ROOT,
       env: { ...baseEnv(), SERVICE_DATA_DIR: dir, PORT: '0' },
       encoding: 'utf8',
@@ -120,8 +123,8 @@ describe('service log lines', () => {
 describe('npm run migrate', () => {
   it('applies migrations and writes no key files', async () => {
     const dataDir = tmpDir();
-    await ensureBuilt();
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'database', 'migrate-cli.js')], {
+    const built = await ensureBuiltDir();
+    const child = spawn(process.execPath, [path.join(built, 'src', 'database', 'migrate-cli.js')], {
       cwd: ROOT,
       env: { ...baseEnv(), DATABASE_URL: await createTestDatabase(), SERVICE_DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -87,7 +87,7 @@ describe('skills', () => {
       expect((await t.http.get(`/api/companies/${co.id}/skills`).expect(200)).body.find((s: any) => s.key === BUNDLED).id).toBe(bundled.id);
     });
 
-    it('the list (JSON built by the database) has the fields and values of the detail except metadata and contentHash, inventory reduced to path and kind', async () => {
+    it('the list (JSON built by the database) has the fields and values of the detail except contentHash, metadata reduced to sourceKind, inventory to path and kind', async () => {
       const co = await createCompany(t);
       const dir = writeSkill(tmpRoot(), 'same', { 'SKILL.md': skillMd('same'), 'scripts/x.sh': 'echo\n' });
       const [imp] = (await importSkill(t, co.id, dir)).imported;
@@ -101,7 +101,7 @@ describe('skills', () => {
         const {
           usedByAgents: _u,
           audit: _a,
-          metadata: _m,
+          metadata,
           contentHash: _c,
           fileInventory,
           ...detail
@@ -110,10 +110,20 @@ describe('skills', () => {
         expect(item).toEqual({
           ...detail,
           folderPath: null,
+          metadata: { sourceKind: metadata.sourceKind ?? null },
           fileInventory: fileInventory.map((f: any) => ({ path: f.path, kind: f.kind })),
         });
       }
       expect(res.body.find((s: any) => s.id === imp.id).attachedAgentCount).toBe(1);
+      // a catalog-installed row is a catalog row in the list too (sourceType and metadata.sourceKind)
+      expect(res.body.find((s: any) => s.slug === 'daily-brief')).toMatchObject({
+        sourceType: 'catalog',
+        metadata: { sourceKind: 'catalog' },
+      });
+      expect(res.body.find((s: any) => s.key === BUNDLED)).toMatchObject({
+        sourceType: 'catalog',
+        metadata: { sourceKind: 'service_bundled' },
+      });
     });
 
     it('creates an empty managed skill with key company/<id>/<slug>; duplicate key 409; bad input 400', async () => {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
-import { ensureBuilt } from './service-process';
+import { ensureBuiltDir } from './service-process';
 
 const run = promisify(execFile);
 
@@ -47,8 +47,7 @@ export async function tableFingerprints(url: string): Promise<Record<string, { c
 
 /** `npm run restore -- <file> --database-url <url>` (the built CLI). */
 export async function restoreCli(file: string, url: string, env: Record<string, string> = {}): Promise<string> {
-  await ensureBuilt();
-  const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'database', 'restore-cli.js');
+  const cli = path.join(await ensureBuiltDir(), 'src', 'database', 'restore-cli.js');
   const { stdout } = await run(process.execPath, [cli, file, '--database-url', url], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_EPHEMERAL_KEYS: 'true', ...env },
     timeout: 120_000,

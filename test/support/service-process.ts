@@ -5,7 +5,9 @@ import { freePort } from '../../src/database/embedded-postgres';
 import { sleep } from './heartbeat';
 
 const ROOT = path.join(__dirname, '..', '..');
-const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
+const DIST = path.join(ROOT, 'dist');
+/** where the tests build the service when dist/ is older than the sources (git-ignored) */
+export const TEST_BUILD = path.join(ROOT, '.test-build');
 
 function newestMtime(dir: string): number {
   let newest = 0;
@@ -16,16 +18,22 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-const stale = () =>
-  (fs.existsSync(MAIN) ? fs.statSync(MAIN).mtimeMs : 0) <
+const mainOf = (outDir: string) => path.join(outDir, 'src', 'main.js');
+
+const fresh = (outDir: string) =>
+  (fs.statSync(mainOf(outDir), { throwIfNoEntry: false })?.mtimeMs ?? 0) >=
   Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
 
 /**
- * The built service (`dist/`), rebuilt when missing or older than the sources. Test files run in
- * parallel workers: one builds (under a lock directory), the others wait for it.
+ * The built service: `dist/` when it is at least as new as the sources, else a build of the sources
+ * into `.test-build/` (the same `nest build`, with the swagger plugin; same depth, so the paths the
+ * service finds relative to itself are the same). The tests never write, delete or rebuild `dist/`:
+ * an `npm start` of the same checkout may be serving from it. Test files run in parallel workers:
+ * one builds (under a lock directory), the others wait for it. Resolves to the output directory.
  */
-export async function ensureBuilt(): Promise<string> {
-  if (!stale()) return MAIN;
+export async function ensureBuiltDir(): Promise<string> {
+  if (fresh(DIST)) return DIST;
+  if (fresh(TEST_BUILD)) return TEST_BUILD;
   const lock = path.join(ROOT, '.build-lock');
   for (const deadline = Date.now() + 300_000; ;) {
     try {
@@ -35,17 +43,43 @@ export async function ensureBuilt(): Promise<string> {
       // a lock older than the build timeout is left by a killed run
       if (Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 300_000)
         fs.rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error('timed out waiting for another test to build dist/');
+      if (Date.now() > deadline) throw new Error('timed out waiting for another test to build the service');
       await sleep(500);
     }
   }
   try {
-    if (stale())
-      execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
+    if (!fresh(TEST_BUILD)) buildInto(TEST_BUILD);
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }
-  return MAIN;
+  return TEST_BUILD;
+}
+
+/** `nest build` (swagger plugin and all) into `outDir`, through a tsconfig that extends tsconfig.build.json. */
+export function buildInto(outDir: string): void {
+  const rel = path.relative(ROOT, outDir);
+  const tsconfig = `.tsconfig.${rel.replace(/[^\w-]+/g, '')}.json`; // nest takes it relative to the working directory
+  fs.writeFileSync(
+    path.join(ROOT, tsconfig),
+    JSON.stringify({
+      extends: './tsconfig.build.json',
+      compilerOptions: { outDir: `./${rel}`, tsBuildInfoFile: `./${rel}/tsconfig.tsbuildinfo` },
+    }),
+  );
+  try {
+    execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build', '--path', tsconfig], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 300_000,
+    });
+  } finally {
+    fs.rmSync(path.join(ROOT, tsconfig), { force: true });
+  }
+}
+
+/** The built service's main.js (see ensureBuiltDir). */
+export async function ensureBuilt(): Promise<string> {
+  return mainOf(await ensureBuiltDir());
 }
 
 export interface ServiceProcess {

@@ -67,7 +67,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     migrate: false,
     poolSize: 10,
     // written by jest's globalSetup (scripts/openapi-metadata.js)
-    openApiMetadata: () => require('../../src/openapi-metadata.generated').default(),
+    openApiMetadata: () => require('../../.tmp/openapi-metadata.generated').default(),
   });
   let baseUrl: string | undefined;
   if (opts.listen) {

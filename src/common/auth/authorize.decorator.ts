@@ -1,5 +1,5 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtension, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtension, ApiForbiddenResponse, ApiHeader, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { CallerKind } from './actor';
 
 export interface AuthorizeOptions {
@@ -16,15 +16,29 @@ export interface AuthorizeOptions {
 /** How long after its run ended a run token may still report cost events. */
 export const ENDED_RUN_GRACE_SEC = 300;
 
+/** The header naming the heartbeat run an agent's call belongs to. */
+export const RUN_ID_HEADER = 'X-Service-Run-Id';
+
+const RUN_BOUND_HEADER =
+  'The live heartbeat run this call belongs to: needed with an agent API key (a run token names its run itself and must match it). ' +
+  'Without a live run of the calling agent the call is refused.';
+const AGENT_RUN_HEADER =
+  'Agent callers: the current heartbeat run. Optional here; when sent it must name a live run of the calling agent ' +
+  '(with a run token: its own run), else 422. Board callers do not send it.';
+
 export const AUTHORIZE_KEY = 'service:authorize';
 export const PUBLIC_KEY = 'service:public';
 
 /** Declares who may call a route. The global guard refuses routes without a declaration. */
 export function Authorize(options: AuthorizeOptions) {
   const who = options.callers.join(', ') + (options.runBound ? ' (run-bound)' : '');
+  const runHeader = options.callers.includes('agent')
+    ? [ApiHeader({ name: RUN_ID_HEADER, required: false, description: options.runBound ? RUN_BOUND_HEADER : AGENT_RUN_HEADER })]
+    : [];
   return applyDecorators(
     SetMetadata(AUTHORIZE_KEY, options),
     ApiBearerAuth(),
+    ...runHeader,
     ApiExtension('x-callers', { callers: options.callers, runBound: !!options.runBound }),
     ApiUnauthorizedResponse({ description: 'No valid credentials' }),
     ApiForbiddenResponse({ description: `Caller is not allowed (callers: ${who}) or has no access to the company` }),

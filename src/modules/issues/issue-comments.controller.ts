@@ -1,7 +1,7 @@
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { ISSUE_ERRORS } from './issues.errors';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
@@ -28,11 +28,13 @@ export class IssueCommentsController {
     return this.comments.get(actor, issueId, commentId);
   }
 
-  /** Markdown comment; wakes the assignee and `@AgentName` mentions; `reopen` (closed -> todo); `interrupt` board only. */
+  /**
+   * Markdown comment; wakes the assignee and `@AgentName` mentions; `reopen` (closed -> todo); `interrupt` board only.
+   * The assignee of a checked-out `in_progress` issue comments with `X-Service-Run-Id` naming the checkout's run.
+   */
   @Post()
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiHeader({ name: 'X-Service-Run-Id', required: false, description: 'required for the assignee of a checked-out in_progress issue' })
   @LogActivity('issue.comment_added', {
     entityType: 'issue',
     entityId: (c) => c.result.issueId as string,

@@ -1,7 +1,7 @@
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { ISSUE_ERRORS } from './issues.errors';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor, AgentActor } from '../../common/auth/actor';
@@ -27,8 +27,6 @@ import { IssueStore } from './issue-store.service';
 import { IssuesService } from './issues.service';
 import { CommentResponseDto } from './dto/comment.dto';
 import { IssueComments } from './issue-comments.service';
-
-const RUN_HEADER = { name: 'X-Service-Run-Id', required: false, description: 'the calling agent’s current heartbeat run' };
 
 @ApiTags('issues')
 @ApiDomainErrors(ISSUE_ERRORS)
@@ -82,7 +80,6 @@ export class IssuesController {
   /** Partial update plus `comment`, `reopen`, `interrupt` (board), `hiddenAt`; `blockedByIssueIds` replaces the blockers. */
   @Patch('issues/:issueId')
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiHeader(RUN_HEADER)
   @LogActivity('issue.updated', { entityType: 'issue' })
   async update(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: UpdateIssueDto): Promise<IssueResponseDto> {
     return this.store.toResponse(await this.issues.update(actor, issueId, dto));
@@ -99,7 +96,6 @@ export class IssuesController {
   @Post('issues/:issueId/checkout')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiHeader(RUN_HEADER)
   @LogActivity('issue.checked_out', {
     entityType: 'issue',
     details: (c) => ({
@@ -120,7 +116,6 @@ export class IssuesController {
   @Post('issues/:issueId/release')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiHeader(RUN_HEADER)
   @LogActivity('issue.released', { entityType: 'issue', details: () => ({}) })
   async release(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<IssueResponseDto> {
     return this.store.toResponse(await this.checkouts.release(actor, issueId));

@@ -1,9 +1,10 @@
 import { Controller, Get, HttpStatus, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { Public } from '../../common/auth/authorize.decorator';
 import { DomainError } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
+import { METRICS_SECURITY } from '../../openapi';
 import { LivenessDto, ReadinessDto } from './dto/probe.dto';
 import { metricsAccess } from './metrics-access';
 import { MetricsRepository } from './metrics.repository';
@@ -30,6 +31,9 @@ export class MetricsController {
    */
   @Get('metrics')
   @Public()
+  // the token is optional: required only when SERVICE_METRICS_TOKEN is set
+  @ApiSecurity({})
+  @ApiSecurity(METRICS_SECURITY)
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus exposition format', schema: { type: 'string' } })
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {

@@ -28,8 +28,9 @@ export class SkillsController {
 
   /**
    * The company's skills; the service's bundled skills are (re-)imported on each list and listed
-   * first. Lean rows: inventory entries carry `path` and `kind`, and `metadata` and `contentHash`
-   * are left out (all of them: the detail route).
+   * first. Lean rows: inventory entries carry `path` and `kind`, `metadata` only `sourceKind`
+   * (`catalog` for catalog-installed skills), and `contentHash` is left out (all of them: the
+   * detail route).
    */
   @Get('companies/:companyId/skills')
   @Authorize({ callers: ['board', 'agent'] })
