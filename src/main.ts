@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type pino from 'pino';
-import { agentUserWarning } from './common/process/agent-user';
+import { agentIdentityWarning } from './common/process/agent-user';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import type { EmbeddedPostgres } from './database/embedded-postgres';
 import { createRootLogger, nestLoggerFor } from './logger';
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     return fatal(`start-up failed: ${(err as Error).message}`);
   }
   const logger = new Logger('Bootstrap');
-  const isolationWarning = agentUserWarning(config.agentUser);
+  const isolationWarning = agentIdentityWarning(config.agentIdentity.isolate);
   if (isolationWarning) logger.warn(isolationWarning);
   let embedded: EmbeddedPostgres | undefined;
   const shutdownDb = async () => {

@@ -4,7 +4,6 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IdentitySettings, identitySettingsFromEnv } from './agent-identity-settings';
-import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
 import { loadPluginSettings, PluginSettings } from './plugins-config';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
@@ -60,8 +59,6 @@ export class AppConfig {
   routinesTickMs!: number;
   /** default of the experimental setting builtInAgents when it was never set (SERVICE_ENABLE_BUILT_IN_AGENTS) */
   builtInAgentsDefault!: boolean;
-  /** who agent processes run as when the service is root (SERVICE_AGENT_USER, SERVICE_AGENT_ISOLATION) */
-  agentUser!: AgentUserSettings;
   /** the OS identity of each agent's processes (SERVICE_AGENT_UID_RANGE, SERVICE_AGENT_ROOT, SERVICE_AGENT_SANDBOX) */
   agentIdentity!: IdentitySettings;
   /** skill import sources and limits */
@@ -302,9 +299,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);
   c.defaultSecretProvider = env.SERVICE_SECRETS_DEFAULT_PROVIDER?.trim() || undefined;
   c.secretsStrictMode = parseBool('SERVICE_SECRETS_STRICT', env.SERVICE_SECRETS_STRICT, mode === 'authenticated');
-  const agentUserProblem = validateAgentUserSettings(env);
-  if (agentUserProblem) throw new ConfigError(agentUserProblem);
-  c.agentUser = agentUserSettingsFromEnv(env);
   const identity = identitySettingsFromEnv(env, c.dataDir, process.getuid?.() === 0);
   if (typeof identity === 'string') throw new ConfigError(identity);
   c.agentIdentity = identity;
