@@ -4,6 +4,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
+import { loadOutboundSettings, OutboundSettings } from './outbound-config';
 import { loadPluginSettings, PluginSettings } from './plugins-config';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
@@ -65,6 +66,8 @@ export class AppConfig {
   skills!: SkillSourceSettings;
   /** plugin runtime settings */
   plugins!: PluginSettings;
+  /** what server-side fetches of user-supplied URLs may reach besides public addresses (SERVICE_OUTBOUND_ALLOW) */
+  outbound!: OutboundSettings;
   /** live event stream (WebSocket and SSE) */
   events!: LiveEventSettings;
   /** GET /api/metrics access: a bearer token (SERVICE_METRICS_TOKEN), else loopback callers only unless SERVICE_METRICS_ALLOW_REMOTE */
@@ -347,6 +350,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   };
   try {
     c.skills = loadSkillSourceSettings(env);
+    c.outbound = loadOutboundSettings(env);
     c.plugins = loadPluginSettings(env, c.dataDir);
   } catch (err) {
     throw new ConfigError((err as Error).message);

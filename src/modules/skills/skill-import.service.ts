@@ -5,6 +5,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { unprocessable } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
+import { OutboundRefusedError, outboundGuard } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
 import { ProjectsService } from '../projects/projects.service';
 import { WorkspacesService } from '../projects/workspaces.service';
@@ -13,7 +14,7 @@ import { auditSkill, SourceProblem } from './skill-audit';
 import { contentHashOf, RawSkillFile, shortHash, SKILL_MD, StoredSkillFile, toStoredFiles } from './skill-files';
 import { buildSkillWrite, identityFromFiles, SkillOrigin, toSkillResponse } from './skill-records';
 import {
-  discoverLocalSkillFolders, fetchLimited, GithubClient, GithubSource, parseSkillSource, readLocalSkillFolder, SourceFetchError,
+  discoverLocalSkillFolders, fetchLimited, GithubClient, GithubSource, parseSkillSource, readLocalSkillFolder, SourceFetcher, SourceFetchError,
 } from './skill-sources';
 import { skillError } from './skills.errors';
 import { SkillRecord, SkillsRepository } from './skills.repository';
@@ -56,6 +57,7 @@ export interface ScanResult {
 export const WELL_KNOWN_SKILL_DIRS = ['skills', '.skills', '.agents/skills', 'docs/skills'];
 
 function mapFetchError(err: unknown): never {
+  if (err instanceof OutboundRefusedError) throw skillError('url_not_allowed', err.message, { field: 'source', reason: err.reason });
   if (err instanceof SourceFetchError) {
     if (err.kind === 'too_large') throw skillError('skill_source_too_large', err.message);
     if (err.kind === 'not_found') throw skillError('invalid_skill_source', err.message);
@@ -78,9 +80,24 @@ export class SkillImportService {
     private readonly workspaces: WorkspacesService,
   ) {}
 
+  /**
+   * Every source is fetched through the outbound guard: no loopback, link-local or private
+   * destination (after DNS, on every redirect) unless SERVICE_OUTBOUND_ALLOW names it. The GitHub
+   * API host the operator configured (SERVICE_GITHUB_API_URL) counts as allowed.
+   */
+  private fetcher(trustedHosts: string[] = []): SourceFetcher {
+    const guard = outboundGuard(this.config.outbound);
+    return (url, init) => guard.fetch(url, init, { trustedHosts });
+  }
+
   private github(): GithubClient {
     const s = this.config.skills;
-    return new GithubClient(s.githubApiUrl, { maxFileBytes: s.maxFileBytes, maxTotalBytes: s.maxTotalBytes, timeoutMs: s.timeoutMs }, s.githubToken);
+    return new GithubClient(
+      this.fetcher([new URL(s.githubApiUrl).hostname]),
+      s.githubApiUrl,
+      { maxFileBytes: s.maxFileBytes, maxTotalBytes: s.maxTotalBytes, timeoutMs: s.timeoutMs },
+      s.githubToken,
+    );
   }
 
   // ---------------------------------------------------------------- import
@@ -152,7 +169,7 @@ export class SkillImportService {
 
   private async urlCandidate(url: string): Promise<SkillCandidate> {
     const s = this.config.skills;
-    const bytes = await fetchLimited(url, s.maxFileBytes, s.timeoutMs).catch(mapFetchError);
+    const bytes = await fetchLimited(this.fetcher(), url, s.maxFileBytes, s.timeoutMs).catch(mapFetchError);
     const u = new URL(url);
     const folderName = path.posix.basename(path.posix.dirname(u.pathname)) || u.hostname;
     return {

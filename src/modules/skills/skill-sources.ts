@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { RequestInit, Response } from 'undici';
 import type { SourceProblem } from './skill-audit';
 import { kindOf, RawSkillFile, SKILL_MD } from './skill-files';
 
@@ -196,12 +197,22 @@ export interface FetchLimits {
   timeoutMs: number;
 }
 
+/** How sources are fetched: the outbound guard (redirects followed and checked); refusals are thrown as they are. */
+export type SourceFetcher = (url: string, init: RequestInit) => Promise<Response>;
+
 /** GET with a byte cap: the body is read as a stream and abandoned past `limit`. */
-export async function fetchLimited(url: string, limit: number, timeoutMs: number, headers: Record<string, string> = {}): Promise<Buffer> {
+export async function fetchLimited(
+  fetcher: SourceFetcher,
+  url: string,
+  limit: number,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<Buffer> {
   let res: Response;
   try {
-    res = await fetch(url, { headers: { 'user-agent': 'agent-orchestration-service', ...headers }, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetcher(url, { headers: { 'user-agent': 'agent-orchestration-service', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
+    if ((err as { code?: unknown }).code === 'url_not_allowed') throw err;
     throw new SourceFetchError(`could not reach ${redactUrl(url)}: ${(err as Error).message}`, 'unreachable');
   }
   if (res.status === 404) throw new SourceFetchError(`${redactUrl(url)} answered 404`, 'not_found');
@@ -254,6 +265,7 @@ export interface GithubFetchResult {
 /** The GitHub REST API at `baseUrl` (SERVICE_GITHUB_API_URL; tests point it at a local server). */
 export class GithubClient {
   constructor(
+    private readonly fetcher: SourceFetcher,
     private readonly baseUrl: string,
     private readonly limits: FetchLimits,
     private readonly token?: string,
@@ -262,7 +274,7 @@ export class GithubClient {
   private async json<T>(p: string): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/vnd.github+json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    const body = await fetchLimited(`${this.baseUrl.replace(/\/$/, '')}${p}`, 32 * 1024 * 1024, this.limits.timeoutMs, headers);
+    const body = await fetchLimited(this.fetcher, `${this.baseUrl.replace(/\/$/, '')}${p}`, 32 * 1024 * 1024, this.limits.timeoutMs, headers);
     try {
       return JSON.parse(body.toString('utf8')) as T;
     } catch {
