@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AgentUserSettings, agentUserSettingsFromEnv, validateAgentUserSettings } from '../common/process/agent-user';
 import { loadOutboundSettings, OutboundSettings } from './outbound-config';
+import { loadPathRootSettings, PathRootSettings } from './path-roots-config';
 import { loadPluginSettings, PluginSettings } from './plugins-config';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
@@ -68,6 +69,8 @@ export class AppConfig {
   plugins!: PluginSettings;
   /** what server-side fetches of user-supplied URLs may reach besides public addresses (SERVICE_OUTBOUND_ALLOW) */
   outbound!: OutboundSettings;
+  /** where workspace cwds and local-path imports may point (SERVICE_WORKSPACE_ROOTS) and what they never reach */
+  pathRoots!: PathRootSettings;
   /** live event stream (WebSocket and SSE) */
   events!: LiveEventSettings;
   /** GET /api/metrics access: a bearer token (SERVICE_METRICS_TOKEN), else loopback callers only unless SERVICE_METRICS_ALLOW_REMOTE */
@@ -352,6 +355,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     c.skills = loadSkillSourceSettings(env);
     c.outbound = loadOutboundSettings(env);
     c.plugins = loadPluginSettings(env, c.dataDir);
+    c.pathRoots = loadPathRootSettings(env, [
+      c.dataDir,
+      env.SERVICE_JWT_SECRET_FILE,
+      env.SERVICE_SECRETS_MASTER_KEY_FILE,
+      c.adapters.installDir,
+      c.backups.dir,
+      c.plugins.installDir ?? undefined,
+      ...c.plugins.folderRoots,
+    ]);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

@@ -24,11 +24,18 @@ export interface SkillFolderRead {
 
 const inside = (root: string, p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 
+/**
+ * Decides on each entry of a local walk (real path, path relative to the walked folder): false
+ * skips it; it may throw to refuse the whole read (the path guard's entryCheck).
+ */
+export type LocalEntryCheck = (real: string, rel: string) => boolean;
+
 /** The inventoried files of one local skill folder (SKILL.md, references/, scripts/, assets/). */
-export function readLocalSkillFolder(folder: string): SkillFolderRead {
+export function readLocalSkillFolder(folder: string, check: LocalEntryCheck = () => true): SkillFolderRead {
   const root = fs.realpathSync(folder);
   const files: RawSkillFile[] = [];
   const problems: SourceProblem[] = [];
+  check(root, '');
   const visit = (rel: string, depth: number) => {
     const abs = path.join(root, rel);
     let entries: fs.Dirent[];
@@ -60,6 +67,8 @@ export function readLocalSkillFolder(folder: string): SkillFolderRead {
         isDir = st.isDirectory();
         isFile = st.isFile();
       }
+      const wanted = isDir ? !SKIP_DIRS.has(e.name) : isFile && !!kindOf(relPath);
+      if (wanted && !check(target, relPath)) continue;
       if (isDir && depth < 8 && !SKIP_DIRS.has(e.name)) visit(relPath, depth + 1);
       else if (isFile && kindOf(relPath)) {
         const size = fs.statSync(target).size;
@@ -73,7 +82,7 @@ export function readLocalSkillFolder(folder: string): SkillFolderRead {
 }
 
 /** Skill folders at a local path: a SKILL.md file, a folder with one, or a folder with many (searched 4 levels deep). */
-export function discoverLocalSkillFolders(p: string): string[] {
+export function discoverLocalSkillFolders(p: string, check: LocalEntryCheck = () => true): string[] {
   const st = fs.statSync(p);
   if (st.isFile()) return path.basename(p) === SKILL_MD ? [path.dirname(p)] : [];
   if (fs.existsSync(path.join(p, SKILL_MD))) return [p];
@@ -89,6 +98,7 @@ export function discoverLocalSkillFolders(p: string): string[] {
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (!e.isDirectory() || SKIP_DIRS.has(e.name)) continue;
       const sub = path.join(dir, e.name);
+      if (!check(sub, path.relative(p, sub))) continue;
       if (fs.existsSync(path.join(sub, SKILL_MD))) found.push(sub);
       else walk(sub, depth + 1);
     }
