@@ -13,6 +13,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { DomainError } from './common/errors/domain-error';
 import { registerInputGuard } from './common/http/input-guard';
+import { registerOversizeBodyDrain } from './common/http/oversize-body';
 import { AppConfig } from './config/app-config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { createRootLogger, nestLoggerFor, requestId } from './logger';
@@ -122,6 +123,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   registerJsonParser(fastify);
   registerInputGuard(fastify);
+  registerOversizeBodyDrain(fastify);
   allowLargePackageBodies(fastify);
   await app.register(fastifyFormbody, { bodyLimit: 64 * 1024 });
   await app.register(fastifyCookie);

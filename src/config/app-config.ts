@@ -4,6 +4,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IdentitySettings, identitySettingsFromEnv } from './agent-identity-settings';
+import { loadOutboundSettings, OutboundSettings } from './outbound-config';
+import { loadPathRootSettings, PathRootSettings } from './path-roots-config';
 import { loadPluginSettings, PluginSettings } from './plugins-config';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
@@ -65,6 +67,10 @@ export class AppConfig {
   skills!: SkillSourceSettings;
   /** plugin runtime settings */
   plugins!: PluginSettings;
+  /** what server-side fetches of user-supplied URLs may reach besides public addresses (SERVICE_OUTBOUND_ALLOW) */
+  outbound!: OutboundSettings;
+  /** where workspace cwds and local-path imports may point (SERVICE_WORKSPACE_ROOTS) and what they never reach */
+  pathRoots!: PathRootSettings;
   /** live event stream (WebSocket and SSE) */
   events!: LiveEventSettings;
   /** GET /api/metrics access: a bearer token (SERVICE_METRICS_TOKEN), else loopback callers only unless SERVICE_METRICS_ALLOW_REMOTE */
@@ -347,7 +353,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   };
   try {
     c.skills = loadSkillSourceSettings(env);
+    c.outbound = loadOutboundSettings(env);
     c.plugins = loadPluginSettings(env, c.dataDir);
+    c.pathRoots = loadPathRootSettings(env, [
+      c.dataDir,
+      env.SERVICE_JWT_SECRET_FILE,
+      env.SERVICE_SECRETS_MASTER_KEY_FILE,
+      c.adapters.installDir,
+      c.backups.dir,
+      c.plugins.installDir ?? undefined,
+      ...c.plugins.folderRoots,
+    ]);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

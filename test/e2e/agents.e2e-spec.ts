@@ -309,7 +309,8 @@ describe('agents', () => {
   describe('POST /api/companies/:companyId/agent-hires', () => {
     it('creates a pending_approval agent and a pending approval with the requested config snapshot', async () => {
       const co = await createCompany(t, { requireBoardApprovalForNewAgents: true });
-      const issueId = randomUUID();
+      // a source issue of the company (an unknown id is refused like another company's)
+      const issueId = (await t.http.post(`/api/companies/${co.id}/issues`).send({ title: 'needs help' }).expect(201)).body.id;
       const res = await t.http
         .post(`/api/companies/${co.id}/agent-hires`)
         .send(agentBody({ name: 'Hire Me', adapterConfig: { command: 'run' }, sourceIssueId: issueId, sourceIssueIds: [issueId] }))

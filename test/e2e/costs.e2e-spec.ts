@@ -64,7 +64,11 @@ describe('costs', () => {
       const p = await insertProject(t, c.id);
       const [goal] = await t.dataSource.query(`INSERT INTO goals (company_id, title) VALUES ($1, 'G') RETURNING id`, [c.id]);
       const run = await insertRun(t, a);
-      const issueId = unknownId();
+      // attribution ids must be records of the company (an unknown id is refused like another company's)
+      const [{ id: issueId }] = await t.dataSource.query(
+        `INSERT INTO issues (company_id, title, identifier, issue_number) VALUES ($1, 'attributed', 'ATT-1', 1) RETURNING id`,
+        [c.id],
+      );
       const body = costBody(a.id, {
         issueId,
         projectId: p.id,

@@ -157,7 +157,11 @@ describe('issues', () => {
     it('stores execution fields, origin and labels; inherits workspace settings from another issue', async () => {
       const c = await createCompany(t);
       const label = (await t.http.post(`/api/companies/${c.id}/labels`).send({ name: 'Bug', color: '#FF0000' }).expect(201)).body;
-      const ws = randomUUID();
+      // a workspace of the company (an unknown id is refused like another company's: invalid_reference)
+      const [{ id: ws }] = await t.dataSource.query(
+        `INSERT INTO project_workspaces (company_id, project_id, name, source_type, cwd) VALUES ($1, $2, 'w', 'local_path', '/tmp/w') RETURNING id`,
+        [c.id, await insertProject(t, c.id)],
+      );
       const src = await createIssue(t, c.id, {
         executionPolicy: { mode: 'review' },
         executionWorkspaceId: ws,

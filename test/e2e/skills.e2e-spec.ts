@@ -16,7 +16,8 @@ describe('skills', () => {
   let root: string;
   beforeAll(async () => {
     gh = await new FakeGithub().start();
-    t = await createTestApp({ listen: true, env: { SERVICE_GITHUB_API_URL: gh.url } });
+    // raw URL imports read from loopback test servers: the outbound guard allows them only by name
+    t = await createTestApp({ listen: true, env: { SERVICE_GITHUB_API_URL: gh.url, SERVICE_OUTBOUND_ALLOW: '127.0.0.1' } });
     root = tmpRoot();
   });
   afterAll(async () => {

@@ -129,7 +129,7 @@ describe('project workspaces', () => {
       await t.http.post(`/api/projects/${p.id}/workspaces`).set(other.auth).send({ cwd: '/x' }).expect(403);
       await t.http.get(`/api/projects/${p.id}/workspaces`).set(other.auth).expect(403);
       const own = await insertAgentWithKey(t, a.id);
-      await t.http.post(`/api/projects/${p.id}/workspaces`).set(own.auth).send({ cwd: '/x' }).expect(201);
+      await t.http.post(`/api/projects/${p.id}/workspaces`).set(own.auth).send({ cwd: '/srv/x' }).expect(201);
     });
   });
 

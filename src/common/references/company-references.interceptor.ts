@@ -48,9 +48,9 @@ const COLLECTION_KINDS: Record<string, ReferenceKind> = {
 /**
  * The one reference check of every mutating route: each body field declared with `@RefersTo`
  * must name records of the route's company (the `:companyId` of the path, or the company of the
- * record the path names). An id of another company is refused with 422
- * `{ code: 'invalid_reference', field }` before the handler runs. Unknown ids are left to the
- * handler (its own 404/422); a caller without access to the route's company gets the handler's 403/404.
+ * record the path names). An id of another company, or an unknown one, is refused with the same
+ * 422 `{ code: 'invalid_reference', field }` before the handler runs (the answer must not tell
+ * which); a caller without access to the route's company gets the handler's 403/404.
  */
 @Injectable()
 export class CompanyReferencesInterceptor implements NestInterceptor {
@@ -99,10 +99,11 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     const companyId = await this.routeCompany(req);
     if (!companyId || !req.actor || !(await this.access.canAccess(req.actor, companyId))) return;
     for (const w of todo) {
-      const foreign = await this.refs.foreign(companyId, w.kind, w.ids);
-      if (foreign.length) {
+      const wrong = await this.refs.notOfCompany(companyId, w.kind, w.ids);
+      if (wrong.length) {
+        // the same text for an unknown id and another company's: no existence oracle
         throw unprocessable(
-          `${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${foreign[0]} is not)`,
+          `${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${wrong[0]} is not)`,
           'invalid_reference',
           { field: w.field },
         );

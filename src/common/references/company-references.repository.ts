@@ -48,18 +48,21 @@ export class CompanyReferencesRepository {
     return this.existing.then((set) => TABLES[kind].filter((t) => set.has(t)));
   }
 
-  /** The ids among `ids` that exist and belong to a company other than `companyId`. */
-  async foreign(companyId: string, kind: ReferenceKind, ids: string[]): Promise<string[]> {
+  /**
+   * The ids among `ids` that are not records of `companyId`: unknown ones and other companies' alike
+   * (one answer for both, so that the reference check tells nothing about other companies).
+   */
+  async notOfCompany(companyId: string, kind: ReferenceKind, ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    const out: string[] = [];
+    const own = new Set<string>();
     for (const table of await this.tables(kind)) {
       const rows = await this.db.query<{ id: string }>(
-        `SELECT id::text AS id FROM "${table}" WHERE id = ANY($2::uuid[]) AND company_id IS DISTINCT FROM $1::uuid`,
+        `SELECT id::text AS id FROM "${table}" WHERE id = ANY($2::uuid[]) AND company_id = $1::uuid`,
         [companyId, ids],
       );
-      out.push(...rows.map((r) => r.id));
+      for (const r of rows) own.add(r.id);
     }
-    return out;
+    return ids.filter((id) => !own.has(id.toLowerCase()));
   }
 
   /** The company owning a record, or null when it does not exist. */

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { outboundGuard } from '../../common/net/outbound-guard';
+import { AppConfig } from '../../config/app-config';
 import type { AdapterExecutor } from './adapter.types';
 import { CLI_RUNTIMES, CliRuntimeAdapter } from './cli-runtime.adapter';
 import { GatewayAdapter } from './gateway.adapter';
-import { HttpAdapter } from './http.adapter';
+import { HttpAdapter, OutboundTarget } from './http.adapter';
 import { ProcessAdapter } from './process.adapter';
 
 /**
@@ -11,15 +13,29 @@ import { ProcessAdapter } from './process.adapter';
  */
 const BUILT_IN = new Set<string>();
 
+/** Config fields the service itself connects to, per adapter type, with their URL schemes. */
+const OUTBOUND_URL_FIELDS: Record<string, Array<[string, string[]]>> = {
+  http: [
+    ['url', ['http:', 'https:']],
+    ['cancelUrl', ['http:', 'https:']],
+  ],
+  gateway_a: [['url', ['ws:', 'wss:']]],
+};
+
 @Injectable()
 export class AdapterExecutors {
   private readonly byType = new Map<string, AdapterExecutor>();
 
-  constructor() {
+  private readonly outbound: OutboundTarget;
+
+  constructor(config: AppConfig) {
+    // webhook targets: loopback allowed in local_trusted mode only (see OutboundTarget)
+    const outbound = { guard: outboundGuard(config.outbound), options: { allowLoopback: config.deploymentMode === 'local_trusted' } };
+    this.outbound = outbound;
     this.register(new ProcessAdapter());
-    this.register(new HttpAdapter());
+    this.register(new HttpAdapter(outbound));
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
-    this.register(new GatewayAdapter());
+    this.register(new GatewayAdapter(outbound));
     for (const t of this.byType.keys()) BUILT_IN.add(t);
   }
 
@@ -49,6 +65,20 @@ export class AdapterExecutors {
       c.env && typeof c.env === 'object' && !Array.isArray(c.env) ? (c.env as Record<string, unknown>) : null;
     if (envOf(base) && envOf(agentConfig)) merged.env = { ...envOf(base), ...envOf(agentConfig) };
     return merged;
+  }
+
+  /**
+   * The first URL of a config that the service would connect to and the outbound policy refuses
+   * without DNS (IP literals, localhost): refused on save. The connection is checked again.
+   */
+  urlRefusal(type: string, config: Record<string, unknown>): { field: string; message: string } | null {
+    for (const [field, schemes] of OUTBOUND_URL_FIELDS[type] ?? []) {
+      const v = config[field];
+      if (typeof v !== 'string') continue;
+      const refused = this.outbound.guard.refusalOf(v, this.outbound.options, schemes);
+      if (refused) return { field, message: refused.message };
+    }
+    return null;
   }
 
   get(type: string): AdapterExecutor | undefined {

@@ -1,8 +1,9 @@
 import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str } from './adapter.types';
-import { outcomeFromReport } from './http.adapter';
+import { OutboundTarget, outcomeFromReport, STRICT_OUTBOUND } from './http.adapter';
 import { connectWebSocket } from './websocket-client';
+import { refusalIn } from '../../common/net/outbound-guard';
 
 const DEFAULT_TIMEOUT_SEC = 600;
 
@@ -15,6 +16,9 @@ const DEFAULT_TIMEOUT_SEC = 600;
  */
 export class GatewayAdapter implements AdapterExecutor {
   readonly type = 'gateway_a';
+
+  constructor(private readonly outbound: OutboundTarget = STRICT_OUTBOUND) {}
+
   readonly configSchema = {
     type: 'object',
     required: ['url'],
@@ -37,6 +41,10 @@ export class GatewayAdapter implements AdapterExecutor {
       try {
         const u = new URL(url);
         if (u.protocol !== 'ws:' && u.protocol !== 'wss:') errors.push('url must be ws:// or wss://');
+        else {
+          const refused = this.outbound.guard.refusalOf(url, this.outbound.options, ['ws:', 'wss:']);
+          if (refused) errors.push(`url: ${refused.message}`);
+        }
       } catch {
         errors.push('url must be a URL');
       }
@@ -74,6 +82,11 @@ export class GatewayAdapter implements AdapterExecutor {
       settle({ status: 'timed_out', errorCode: 'timeout', error: `timed out after ${timeoutSec}s` });
     }, timeoutSec * 1000);
     timer.unref();
+    const refused = this.outbound.guard.refusalOf(String(c.url), this.outbound.options, ['ws:', 'wss:']);
+    if (refused) {
+      settle({ status: 'failed', errorCode: 'url_not_allowed', error: refused.message });
+      return { done, cancel: () => undefined };
+    }
     connectWebSocket(
       String(c.url),
       (c.headers as Record<string, string>) ?? {},
@@ -119,9 +132,14 @@ export class GatewayAdapter implements AdapterExecutor {
           }
         },
         onClose: (reason) => settle({ status: 'failed', errorCode: 'gateway_closed', error: `${reason} before completion` }),
-        onError: (err) => settle({ status: 'failed', errorCode: 'gateway_unreachable', error: err.message }),
+        onError: (err) => {
+          const refusal = refusalIn(err);
+          if (refusal) settle({ status: 'failed', errorCode: 'url_not_allowed', error: refusal.message });
+          else settle({ status: 'failed', errorCode: 'gateway_unreachable', error: err.message });
+        },
       },
       abort.signal,
+      this.outbound.guard.lookup(this.outbound.options),
     );
     return {
       done,

@@ -1,3 +1,5 @@
+import type { Response } from 'undici';
+import { OutboundGuard, outboundGuard, OutboundOptions, refusalIn } from '../../common/net/outbound-guard';
 import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str } from './adapter.types';
@@ -5,6 +7,20 @@ import { num, str } from './adapter.types';
 const DEFAULT_SYNC_TIMEOUT_SEC = 120;
 const DEFAULT_ASYNC_TIMEOUT_SEC = 3600;
 const METHODS = ['POST', 'PUT', 'PATCH', 'GET'];
+
+/**
+ * Where webhook-style adapters (http, gateway_a) may connect: the outbound guard, with loopback
+ * allowed in local_trusted mode (the service is bound to loopback and used by one local operator,
+ * whose own local endpoints are legitimate targets); never private, link-local or other non-public
+ * destinations unless SERVICE_OUTBOUND_ALLOW names them.
+ */
+export interface OutboundTarget {
+  guard: OutboundGuard;
+  options: OutboundOptions;
+}
+
+/** No allow-list, no loopback: the default when an executor is built without configuration. */
+export const STRICT_OUTBOUND: OutboundTarget = { guard: outboundGuard({ allowHosts: [], allowRanges: [] }), options: {} };
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -27,6 +43,9 @@ export function outcomeFromReport(body: unknown): Pick<RunOutcome, 'usage' | 're
  */
 export class HttpAdapter implements AdapterExecutor {
   readonly type = 'http';
+
+  constructor(private readonly outbound: OutboundTarget = STRICT_OUTBOUND) {}
+
   readonly configSchema = {
     type: 'object',
     required: ['url'],
@@ -55,6 +74,10 @@ export class HttpAdapter implements AdapterExecutor {
       try {
         const u = new URL(String(c[k]));
         if (u.protocol !== 'http:' && u.protocol !== 'https:') errors.push(`${k} must be http(s)`);
+        else {
+          const refused = this.outbound.guard.refusalOf(u.toString(), this.outbound.options);
+          if (refused) errors.push(`${k}: ${refused.message}`);
+        }
       } catch {
         errors.push(`${k} must be a URL`);
       }
@@ -100,15 +123,21 @@ export class HttpAdapter implements AdapterExecutor {
       ctx.log('system', `${method} ${c.url} (${mode})\n`);
       let res: Response;
       try {
-        res = await fetch(String(c.url), {
-          method,
-          headers: { 'content-type': 'application/json', ...(isObject(c.headers) ? (c.headers as Record<string, string>) : {}) },
-          body: method === 'GET' ? undefined : JSON.stringify(payload),
-          signal: abort.signal,
-        });
+        res = await this.outbound.guard.fetch(
+          String(c.url),
+          {
+            method,
+            headers: { 'content-type': 'application/json', ...(isObject(c.headers) ? (c.headers as Record<string, string>) : {}) },
+            body: method === 'GET' ? undefined : JSON.stringify(payload),
+            signal: abort.signal,
+          },
+          this.outbound.options,
+        );
       } catch (err) {
         if (timedOut || cancelReason) return;
-        settle({ status: 'failed', errorCode: 'adapter_http_unreachable', error: `request failed: ${(err as Error).message}` });
+        const refused = refusalIn(err);
+        if (refused) settle({ status: 'failed', errorCode: 'url_not_allowed', error: refused.message });
+        else settle({ status: 'failed', errorCode: 'adapter_http_unreachable', error: `request failed: ${(err as Error).message}` });
         return;
       }
       const text = await res.text().catch(() => '');
@@ -145,12 +174,19 @@ export class HttpAdapter implements AdapterExecutor {
         abort.abort();
         const cancelUrl = str(c.cancelUrl);
         if (mode === 'async' && cancelUrl) {
-          void fetch(cancelUrl, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ runId: ctx.runId, reason }),
-            signal: AbortSignal.timeout(5000),
-          }).catch(() => undefined);
+          void this.outbound.guard
+            .fetch(
+              cancelUrl,
+              {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ runId: ctx.runId, reason }),
+                signal: AbortSignal.timeout(5000),
+              },
+              this.outbound.options,
+            )
+            .then((r) => r.body?.cancel())
+            .catch(() => undefined);
         }
         settle({ status: 'cancelled', errorCode: 'cancelled', error: reason });
       },
@@ -161,7 +197,12 @@ export class HttpAdapter implements AdapterExecutor {
     const errors = this.validateConfig(c);
     if (errors.length) return { ok: false, checks: [{ name: 'config', ok: false, message: errors.join('; ') }] };
     try {
-      const res = await fetch(String(c.url), { method: 'HEAD', signal: AbortSignal.timeout(5000) });
+      const res = await this.outbound.guard.fetch(
+        String(c.url),
+        { method: 'HEAD', signal: AbortSignal.timeout(5000) },
+        this.outbound.options,
+      );
+      await res.body?.cancel().catch(() => undefined);
       return { ok: true, checks: [{ name: 'reachable', ok: true, message: `HTTP ${res.status}` }] };
     } catch (err) {
       return { ok: false, checks: [{ name: 'reachable', ok: false, message: `unreachable: ${(err as Error).message}` }] };

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import WebSocket from 'ws';
 
 /** The gateway adapter's WebSocket connection (the `ws` library underneath). */
@@ -17,7 +18,14 @@ export interface WebSocketHandlers {
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /** Connects to a ws:// or wss:// URL; handlers are called for the connection's life, each end reported once. */
-export function connectWebSocket(url: string, headers: Record<string, string>, h: WebSocketHandlers, signal: AbortSignal): void {
+export function connectWebSocket(
+  url: string,
+  headers: Record<string, string>,
+  h: WebSocketHandlers,
+  signal: AbortSignal,
+  /** the outbound guard's lookup: the host's addresses are checked as the connection resolves them */
+  lookup?: LookupFunction,
+): void {
   let ended = false;
   const end = (fn: () => void) => {
     if (ended) return;
@@ -26,7 +34,7 @@ export function connectWebSocket(url: string, headers: Record<string, string>, h
   };
   let ws: WebSocket;
   try {
-    ws = new WebSocket(url, { headers, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false, followRedirects: false });
+    ws = new WebSocket(url, { headers, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false, followRedirects: false, lookup });
   } catch (err) {
     end(() => h.onError(err as Error));
     return;

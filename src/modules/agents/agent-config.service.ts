@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigFieldError } from '../adapters/adapter-config-schema';
+import { AdapterExecutors } from '../adapters/adapter-executors';
 import { AdapterRegistry } from '../adapters/adapter-registry.service';
 import { ancestorsOf } from '../authorization/org-chart';
 import { invalidField } from './agent-fields';
@@ -39,6 +40,7 @@ export class AgentConfigService {
   constructor(
     private readonly agents: AgentsRepository,
     private readonly adapters: AdapterRegistry,
+    private readonly executors: AdapterExecutors,
   ) {}
 
   assertKnownType(type: string): void {
@@ -63,6 +65,7 @@ export class AgentConfigService {
   ): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
     const out = this.mapErrors(() => this.adapters.prepareForCreate(type, config, opts));
+    this.assertOutboundUrls(type, out);
     await this.validateEnvBindings(companyId, out);
     return out;
   }
@@ -75,8 +78,15 @@ export class AgentConfigService {
   ): Promise<Record<string, unknown>> {
     this.assertKnownType(type);
     const out = this.mapErrors(() => this.adapters.validateConfig(type, config, opts));
+    this.assertOutboundUrls(type, out);
     await this.validateEnvBindings(companyId, out);
     return out;
+  }
+
+  /** Webhook targets the service would call: a refused destination is a 422 `url_not_allowed` naming the field. */
+  private assertOutboundUrls(type: string, config: Record<string, unknown>): void {
+    const refused = this.executors.urlRefusal(type, config);
+    if (refused) throw invalidField(`adapterConfig.${refused.field}`, refused.message, 'url_not_allowed');
   }
 
   private mapErrors<T>(fn: () => T): T {

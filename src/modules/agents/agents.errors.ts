@@ -14,6 +14,8 @@ export const AGENT_ERRORS = {
   reports_to_cycle: 422,
   unknown_adapter_type: 422,
   invalid_adapter_config: 422,
+  // a webhook target (http, gateway_a url) the outbound policy refuses
+  url_not_allowed: 422,
   invalid_authorization_policy: 422,
   reserved_metadata_key: 422,
 } as const satisfies ErrorTable;

@@ -6,6 +6,7 @@ import { ApprovalResponseDto } from '../approvals/dto/approval.dto';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { ancestorsOf } from '../authorization/org-chart';
 import { BudgetSyncService } from '../budgets/budget-sync.service';
+import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { AgentAccessService } from './agent-access.service';
 import { AgentConfigService } from './agent-config.service';
 import {
@@ -46,6 +47,7 @@ export class AgentsService {
     private readonly lifecycle: AgentLifecycleService,
     private readonly budgets: BudgetSyncService,
     private readonly approvals: ApprovalsService,
+    private readonly secretBindings: SecretBindingsService,
   ) {}
 
   /** POST agents: a direct create, status idle. */
@@ -123,6 +125,12 @@ export class AgentsService {
         allowIncomplete: builtInMarker !== undefined,
       },
     );
+    await this.secretBindings.assertMayBind(actor, companyId, {
+      before: {},
+      after: adapterConfig.env,
+      field: 'adapterConfig.env',
+      target: { role, metadata: dto.metadata ?? {} },
+    });
     const runtimeConfig = normalizeRuntimeConfig(dto.runtimeConfig);
     if (dto.reportsTo) {
       await this.config.lockOrgChart(companyId);
@@ -241,8 +249,16 @@ export class AgentsService {
       const merged = dto.adapterConfig
         ? mergeAdapterConfig(agent.adapterConfig, dto.adapterConfig, dto.replaceAdapterConfig === true)
         : agent.adapterConfig;
+      const before = agent.adapterConfig.env;
       agent.adapterConfig = await this.config.forUpdate(agent.companyId, type, merged);
       agent.adapterType = type;
+      // new or changed secret bindings need the board or agents:create, not just the agent's own key
+      await this.secretBindings.assertMayBind(actor, agent.companyId, {
+        before,
+        after: agent.adapterConfig.env,
+        field: 'adapterConfig.env',
+        target: { id: agent.id, role: agent.role, metadata: agent.metadata },
+      });
     }
     if (dto.runtimeConfig !== undefined) agent.runtimeConfig = normalizeRuntimeConfig(dto.runtimeConfig, agent.runtimeConfig);
     if (dto.budgetMonthlyCents !== undefined && dto.budgetMonthlyCents !== agent.budgetMonthlyCents) {

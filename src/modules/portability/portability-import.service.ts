@@ -335,11 +335,15 @@ export class PortabilityImportService {
           existingNames = new Set(updated.workspaces.map((w) => w.name));
         } else {
           const first = ordered.shift();
-          const created = await this.projects.create(cid, {
-            ...fields,
-            name,
-            ...(first ? { workspace: { name: first.name, ...first.config } } : {}),
-          });
+          const created = await this.projects.create(
+            cid,
+            {
+              ...fields,
+              name,
+              ...(first ? { workspace: { name: first.name, ...first.config } } : {}),
+            },
+            actor,
+          );
           id = created.id;
         }
         for (const w of ordered) {

@@ -27,8 +27,8 @@ export class ProjectsController {
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('project.created', { entityType: 'project' })
-  create(@Param('companyId') companyId: string, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
-    return this.projects.create(companyId, dto);
+  create(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Body() dto: CreateProjectDto): Promise<ProjectResponseDto> {
+    return this.projects.create(companyId, dto, actor);
   }
 
   /** By UUID or shortname (`?companyId=` narrows a shortname to one company); an ambiguous shortname is 409. */

@@ -11,6 +11,8 @@ export const PROJECT_ERRORS = {
   runtime_owned_by_other_instance: 409,
   runtime_not_configured: 422,
   cwd_not_found: 422,
+  // a cwd outside SERVICE_WORKSPACE_ROOTS, or inside the service's data or key files
+  path_not_allowed: 422,
 } as const satisfies ErrorTable;
 
 export const projectError = domainErrors(PROJECT_ERRORS);

@@ -89,12 +89,14 @@ export class ProjectsService {
   }
 
   /** A taken shortname gets a numeric suffix (`api`, `api-2`, …); `workspace` seeds the first workspace (422 rolls everything back). */
-  async create(companyId: string, dto: CreateProjectDto): Promise<ProjectResponseDto> {
+  /** `actor`: who asks (binding secrets in `env` needs the board or agents:create); internal callers may omit it. */
+  async create(companyId: string, dto: CreateProjectDto, actor?: Actor): Promise<ProjectResponseDto> {
     const workspace = dto.workspace !== undefined ? await parseWorkspacePayload(dto.workspace) : undefined;
     const goalIds = await this.requestedGoals(companyId, dto);
     if (dto.leadAgentId) await assertAgentOfCompany(this.db, companyId, dto.leadAgentId, 'leadAgentId');
     const color = dto.color ?? (await this.paletteColor(companyId));
     const env = await this.normalizeEnv(companyId, dto.env ?? {});
+    if (actor) await this.secretBindings.assertMayBind(actor, companyId, { before: {}, after: env, field: 'env' });
     const base = toUrlKey(dto.name);
     let id: string | undefined;
     for (let n = 1; !id && n <= MAX_SUFFIX; n++) {
@@ -140,7 +142,12 @@ export class ProjectsService {
     if (dto.targetDate !== undefined) project.targetDate = dto.targetDate;
     if (dto.color !== undefined) project.color = dto.color ? dto.color.toLowerCase() : await this.paletteColor(project.companyId);
     // null clears the variables
-    if (dto.env !== undefined) project.env = await this.normalizeEnv(project.companyId, dto.env ?? {});
+    if (dto.env !== undefined) {
+      const env = await this.normalizeEnv(project.companyId, dto.env ?? {});
+      // the agents running in this project get these bindings: adding one needs the board or agents:create
+      await this.secretBindings.assertMayBind(actor, project.companyId, { before: project.env, after: env, field: 'env' });
+      project.env = env;
+    }
     if (dto.executionWorkspacePolicy !== undefined) project.executionWorkspacePolicy = dto.executionWorkspacePolicy;
     if (dto.archivedAt !== undefined) project.archivedAt = dto.archivedAt === null ? null : new Date(dto.archivedAt);
     const goalIds = await this.requestedGoals(project.companyId, dto);

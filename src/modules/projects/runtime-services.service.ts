@@ -89,6 +89,8 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
     if (!ws.runtimeConfig?.command) {
       throw projectError('runtime_not_configured', 'Starting a runtime service needs runtimeConfig.command', { field: 'runtimeConfig' });
     }
+    // rows saved before the roots existed are checked again
+    this.workspaces.assertCwdAllowed(ws.cwd);
     if (!fs.existsSync(ws.cwd) || !fs.statSync(ws.cwd).isDirectory()) {
       throw projectError('cwd_not_found', `The workspace cwd ${ws.cwd} is not a directory on this host`, { field: 'cwd' });
     }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { OutboundRefusedError, outboundGuard } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
 import type { RuntimeConfig } from './project-workspace.entity';
 import { WorkspacesRepository } from './workspaces.repository';
@@ -143,14 +144,17 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
       if (!entry || entry.exitCode !== undefined)
         return `process exited before it became healthy (exit code ${entry?.exitCode ?? 'unknown'})`;
       try {
-        const res = await fetch(url, {
-          signal: AbortSignal.timeout(Math.min(2000, Math.max(100, deadline - Date.now()))),
-          redirect: 'manual',
-        });
+        // the service's own local process is the target: loopback yes, private or metadata addresses no
+        const res = await outboundGuard(this.config.outbound).fetch(
+          url,
+          { signal: AbortSignal.timeout(Math.min(2000, Math.max(100, deadline - Date.now()))), redirect: 'manual' },
+          { allowLoopback: true },
+        );
         await res.arrayBuffer().catch(() => undefined);
         if (res.status < 400) return null;
         last = `HTTP ${res.status}`;
       } catch (err) {
+        if (err instanceof OutboundRefusedError) return `health check refused: ${err.message}`;
         last = (err as Error).message;
       }
       await sleep(interval);

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
+import { PathGuard, PathRefusedError } from '../../common/paths/path-guard';
+import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { CreateWorkspaceDto, UpdateWorkspaceDto, WorkspaceResponseDto } from './dto/workspace.dto';
@@ -75,11 +77,30 @@ const SIMPLE_FIELDS = [
  */
 @Injectable()
 export class WorkspacesService {
+  private readonly paths: PathGuard;
+
   constructor(
     private readonly db: Db,
     private readonly repo: WorkspacesRepository,
     private readonly supervisor: RuntimeSupervisor,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.paths = new PathGuard(config.pathRoots);
+  }
+
+  /**
+   * A workspace `cwd` lies under SERVICE_WORKSPACE_ROOTS (after `..` and symbolic links) and outside
+   * the service's data and key files: 422 `path_not_allowed` otherwise.
+   */
+  assertCwdAllowed(cwd: string | null | undefined): void {
+    if (!cwd) return;
+    try {
+      this.paths.assertAllowed(cwd, 'workspace cwd');
+    } catch (err) {
+      if (err instanceof PathRefusedError) throw projectError('path_not_allowed', err.message, { field: 'cwd', reason: err.reason });
+      throw err;
+    }
+  }
 
   async listEntities(projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
     if (!projectIds.length) return [];
@@ -119,6 +140,7 @@ export class WorkspacesService {
     w.sourceType = dto.sourceType ?? defaultSourceType(w.cwd, w.repoUrl);
     w.name = dto.name?.trim() || defaultWorkspaceName(w.cwd, w.repoUrl, w.remoteWorkspaceRef);
     assertWorkspaceRules(w);
+    this.assertCwdAllowed(w.cwd);
     const count = await this.repo.countInProject(project.id);
     w.isPrimary = count === 0 || dto.isPrimary === true;
     if (w.isPrimary) await this.repo.clearPrimary(project.id);
@@ -130,6 +152,7 @@ export class WorkspacesService {
     const w = await this.getEntity(project.id, workspaceId, true);
     this.apply(w, dto);
     assertWorkspaceRules(w);
+    if (dto.cwd !== undefined) this.assertCwdAllowed(w.cwd);
     if (dto.isPrimary === true && !w.isPrimary) {
       await this.repo.clearPrimary(project.id);
       w.isPrimary = true;

@@ -3,20 +3,15 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import type { AgentActor } from '../../common/auth/actor';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { GrantedSecretDto, GrantedSecretListDto, SecretValueDto } from './dto/secret.dto';
+import { isLowTrustAgent } from './secret-binding';
 import { ResolvedBinding, SecretBindingsService } from './secret-bindings.service';
 import { secretError } from './secrets.errors';
-import { SecretAgentRow, SecretRunRow, SecretsRepository } from './secrets.repository';
+import { SecretRunRow, SecretsRepository } from './secrets.repository';
 
 /** A run whose context marks it as a skill test never reads secrets. */
 export function isSkillTestRun(run: SecretRunRow): boolean {
   const c = run.context_snapshot ?? {};
   return run.invocation_source === 'skill_test' || c.skillTest === true || c.runKind === 'skill_test' || c.purpose === 'skill_test';
-}
-
-/** Low-trust review agents (metadata `trustLevel: "low"` or `reviewOnly: true`, or role `reviewer`) never read secrets. */
-export function isLowTrustAgent(agent: SecretAgentRow): boolean {
-  const m = agent.metadata ?? {};
-  return m.trustLevel === 'low' || m.reviewOnly === true || agent.role === 'reviewer';
 }
 
 /** The run-bound routes: what a live run may see of its agent's bindings, and the audited value read. */

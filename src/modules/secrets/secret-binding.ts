@@ -144,6 +144,24 @@ function parseRef(raw: Record<string, unknown>, field: string, key: string): Sec
 /** Stored env config is read leniently: an entry that no longer parses yields no binding rather than an error. */
 export const parseStoredEnv = (env: unknown): ParsedEnv => parseEnv(env, 'env', true);
 
+/**
+ * Aliases whose secret binding is new or points elsewhere after a change (another secret, version
+ * or delivery): what needs the right to bind secrets. Removed bindings and unchanged ones do not.
+ */
+export function changedBindingKeys(before: unknown, after: unknown): string[] {
+  const sig = (b: SecretBinding) => `${b.secretId}|${b.versionSelector}|${b.delivery}`;
+  const old = new Map(parseStoredEnv(before).bindings.map((b) => [b.key, sig(b)]));
+  return parseStoredEnv(after)
+    .bindings.filter((b) => old.get(b.key) !== sig(b))
+    .map((b) => b.key);
+}
+
+/** Low-trust review agents (metadata `trustLevel: "low"` or `reviewOnly: true`, or role `reviewer`) get no secrets, by env or API. */
+export function isLowTrustAgent(agent: { role: string; metadata: Record<string, unknown> | null }): boolean {
+  const m = agent.metadata ?? {};
+  return m.trustLevel === 'low' || m.reviewOnly === true || agent.role === 'reviewer';
+}
+
 export const REDACTION = '[redacted]';
 /** Values shorter than this are not redacted: replacing "1" everywhere would ruin a log without protecting anything. */
 export const MIN_REDACTABLE_LENGTH = 4;

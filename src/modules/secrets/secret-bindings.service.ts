@@ -3,10 +3,13 @@ import type { Actor } from '../../common/auth/actor';
 import { DomainError } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
+import { AuthorizationService } from '../authorization/authorization.service';
 import {
+  changedBindingKeys,
   Delivery,
   EnvEntry,
   invalidField,
+  isLowTrustAgent,
   looksSensitive,
   parseEnv,
   parseStoredEnv,
@@ -72,7 +75,44 @@ export class SecretBindingsService {
     private readonly repo: SecretsRepository,
     private readonly secrets: SecretsService,
     private readonly config: AppConfig,
+    private readonly authz: AuthorizationService,
   ) {}
+
+  /**
+   * Adding or changing a secret binding (agent adapterConfig.env, project env) hands the secret to
+   * whatever runs with that env, so it needs the board or `agents:create` (legacy `canCreateAgents`):
+   * an agent's own key, enough to change its other fields, is not. Removing a binding needs nothing
+   * more. A low-trust review agent (`target`) gets no new binding from anyone: 422.
+   */
+  async assertMayBind(
+    actor: Actor,
+    companyId: string,
+    change: {
+      before: unknown;
+      after: unknown;
+      field: string;
+      target?: { id?: string; role: string; metadata: Record<string, unknown> | null };
+    },
+  ): Promise<void> {
+    const changed = changedBindingKeys(change.before, change.after);
+    if (!changed.length) return;
+    const field = `${change.field}.${changed[0]}`;
+    if (change.target && isLowTrustAgent(change.target)) {
+      throw secretError('low_trust_secret_binding', 'Low-trust review agents get no secrets; remove the secret binding', { field });
+    }
+    if (actor.kind !== 'agent') return;
+    const d = await this.authz.decide({ actor, action: 'agent.create', companyId, targetAgentId: change.target?.id });
+    if (!d.allowed) {
+      throw secretError(
+        'secret_binding_not_granted',
+        'Adding or changing a secret binding needs the board or the agents:create permission',
+        {
+          field,
+          reason: d.reason,
+        },
+      );
+    }
+  }
 
   /**
    * Validates an env binding map for storage and returns it normalised (version, delivery and
@@ -181,7 +221,11 @@ export class SecretBindingsService {
    * SECRET_ERROR_CODES and whose `key` names the binding; the engine fails the run with that code.
    */
   async resolveForLaunch(companyId: string, agentId: string, opts: { projectId?: string | null } = {}): Promise<LaunchEnvironment> {
-    const { bindings, inline } = await this.bindingsFor(companyId, agentId, opts.projectId);
+    const found = await this.bindingsFor(companyId, agentId, opts.projectId);
+    const { inline } = found;
+    // a low-trust review agent's process gets no secret, whatever its or its project's env says
+    const trust = await this.repo.findAgentTrust(agentId);
+    const bindings = trust && isLowTrustAgent(trust) ? [] : found.bindings;
     const env: Record<string, string> = { ...inline };
     const redact = Object.entries(inline)
       .filter(([k]) => looksSensitive(k))

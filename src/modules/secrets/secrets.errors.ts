@@ -14,6 +14,10 @@ export const SECRET_ERRORS = {
   // references in configuration (thrown with the offending field, see secret-binding.ts invalidField)
   invalid_secret_reference: 422,
   inline_secret_not_allowed: 422,
+  // adding or changing a secret binding: the board or agents:create (an agent's own key is not enough)
+  secret_binding_not_granted: 403,
+  // low-trust review agents get no secrets, through env or the API
+  low_trust_secret_binding: 422,
   // the run-bound value read
   run_not_live: 403,
   skill_test_run_denied: 403,

@@ -5,6 +5,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { unprocessable } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
+import { OutboundRefusedError, outboundGuard } from '../../common/net/outbound-guard';
+import { PathGuard, PathRefusedError } from '../../common/paths/path-guard';
 import { AppConfig } from '../../config/app-config';
 import { ProjectsService } from '../projects/projects.service';
 import { WorkspacesService } from '../projects/workspaces.service';
@@ -13,7 +15,7 @@ import { auditSkill, SourceProblem } from './skill-audit';
 import { contentHashOf, RawSkillFile, shortHash, SKILL_MD, StoredSkillFile, toStoredFiles } from './skill-files';
 import { buildSkillWrite, identityFromFiles, SkillOrigin, toSkillResponse } from './skill-records';
 import {
-  discoverLocalSkillFolders, fetchLimited, GithubClient, GithubSource, parseSkillSource, readLocalSkillFolder, SourceFetchError,
+  discoverLocalSkillFolders, fetchLimited, GithubClient, GithubSource, LocalEntryCheck, parseSkillSource, readLocalSkillFolder, SourceFetcher, SourceFetchError,
 } from './skill-sources';
 import { skillError } from './skills.errors';
 import { SkillRecord, SkillsRepository } from './skills.repository';
@@ -56,11 +58,18 @@ export interface ScanResult {
 export const WELL_KNOWN_SKILL_DIRS = ['skills', '.skills', '.agents/skills', 'docs/skills'];
 
 function mapFetchError(err: unknown): never {
+  if (err instanceof OutboundRefusedError) throw skillError('url_not_allowed', err.message, { field: 'source', reason: err.reason });
   if (err instanceof SourceFetchError) {
     if (err.kind === 'too_large') throw skillError('skill_source_too_large', err.message);
     if (err.kind === 'not_found') throw skillError('invalid_skill_source', err.message);
     throw skillError('skill_source_unreachable', err.message);
   }
+  throw err;
+}
+
+/** A local source outside the roots, protected, or (root service) not readable by others: 422 `path_not_allowed`. */
+function mapPathError(err: unknown): never {
+  if (err instanceof PathRefusedError) throw skillError('path_not_allowed', err.message, { field: 'source', reason: err.reason });
   throw err;
 }
 
@@ -76,11 +85,30 @@ export class SkillImportService {
     private readonly catalog: SkillCatalogService,
     private readonly projects: ProjectsService,
     private readonly workspaces: WorkspacesService,
-  ) {}
+  ) {
+    this.paths = new PathGuard(config.pathRoots);
+  }
+
+  private readonly paths: PathGuard;
+
+  /**
+   * Every source is fetched through the outbound guard: no loopback, link-local or private
+   * destination (after DNS, on every redirect) unless SERVICE_OUTBOUND_ALLOW names it. The GitHub
+   * API host the operator configured (SERVICE_GITHUB_API_URL) counts as allowed.
+   */
+  private fetcher(trustedHosts: string[] = []): SourceFetcher {
+    const guard = outboundGuard(this.config.outbound);
+    return (url, init) => guard.fetch(url, init, { trustedHosts });
+  }
 
   private github(): GithubClient {
     const s = this.config.skills;
-    return new GithubClient(s.githubApiUrl, { maxFileBytes: s.maxFileBytes, maxTotalBytes: s.maxTotalBytes, timeoutMs: s.timeoutMs }, s.githubToken);
+    return new GithubClient(
+      this.fetcher([new URL(s.githubApiUrl).hostname]),
+      s.githubApiUrl,
+      { maxFileBytes: s.maxFileBytes, maxTotalBytes: s.maxTotalBytes, timeoutMs: s.timeoutMs },
+      s.githubToken,
+    );
   }
 
   // ---------------------------------------------------------------- import
@@ -97,9 +125,15 @@ export class SkillImportService {
     let sourceInfo: Record<string, unknown>;
     if (parsed.type === 'local') {
       const abs = await this.allowedLocalPath(companyId, parsed.path);
-      const folders = discoverLocalSkillFolders(abs);
-      if (!folders.length) throw skillError('invalid_skill_source', `No SKILL.md found at ${abs}`, { field: 'source' });
-      candidates = folders.map((f) => this.localCandidate(f, 'local_path'));
+      const check = this.paths.entryCheck(abs);
+      let folders: string[];
+      try {
+        folders = discoverLocalSkillFolders(abs, check);
+        if (!folders.length) throw skillError('invalid_skill_source', `No SKILL.md found at ${abs}`, { field: 'source' });
+        candidates = folders.map((f) => this.localCandidate(f, 'local_path', {}, check));
+      } catch (err) {
+        mapPathError(err);
+      }
       sourceInfo = { type: 'local_path', path: abs, skillCount: folders.length };
     } else if (parsed.type === 'url') {
       candidates = [await this.urlCandidate(parsed.url)];
@@ -138,8 +172,8 @@ export class SkillImportService {
     return { skill, warning: existing && isLocallyModified(existing) ? `${key}: local modifications were replaced by the import` : undefined };
   }
 
-  private localCandidate(folder: string, kind: 'local_path' | 'project_scan', extra: Record<string, unknown> = {}): SkillCandidate {
-    const read = readLocalSkillFolder(folder);
+  private localCandidate(folder: string, kind: 'local_path' | 'project_scan', extra: Record<string, unknown>, check: LocalEntryCheck): SkillCandidate {
+    const read = readLocalSkillFolder(folder, check);
     const real = fs.realpathSync(folder);
     return {
       files: toStoredFiles(read.files),
@@ -152,7 +186,7 @@ export class SkillImportService {
 
   private async urlCandidate(url: string): Promise<SkillCandidate> {
     const s = this.config.skills;
-    const bytes = await fetchLimited(url, s.maxFileBytes, s.timeoutMs).catch(mapFetchError);
+    const bytes = await fetchLimited(this.fetcher(), url, s.maxFileBytes, s.timeoutMs).catch(mapFetchError);
     const u = new URL(url);
     const folderName = path.posix.basename(path.posix.dirname(u.pathname)) || u.hostname;
     return {
@@ -181,17 +215,25 @@ export class SkillImportService {
   }
 
   /**
-   * Local paths: absolute (or ~). In local_trusted mode any readable folder; in authenticated mode
-   * only inside a project workspace of the company or SERVICE_SKILLS_LOCAL_ROOTS.
+   * Local paths: absolute (or ~), under SERVICE_WORKSPACE_ROOTS (or SERVICE_SKILLS_LOCAL_ROOTS) and
+   * never in the service's data or key files (checked before existence: no oracle for other paths);
+   * when the service is root, readable by other users. In authenticated mode also only inside a
+   * project workspace of the company or SERVICE_SKILLS_LOCAL_ROOTS.
    */
   private async allowedLocalPath(companyId: string, p: string): Promise<string> {
     const expanded = p.startsWith('~') ? path.join(os.homedir(), p.slice(1)) : p;
     if (!path.isAbsolute(expanded)) throw skillError('invalid_skill_source', 'A local source must be an absolute path', { field: 'source' });
+    this.assertUnderRoots(expanded);
     let real: string;
     try {
       real = fs.realpathSync(expanded);
     } catch {
       throw skillError('invalid_skill_source', `Local path not found: ${expanded}`, { field: 'source' });
+    }
+    try {
+      this.paths.assertReadableByOthers(real, expanded);
+    } catch (err) {
+      mapPathError(err);
     }
     if (this.config.deploymentMode === 'authenticated') {
       const roots = [...this.config.skills.localRoots, ...(await this.workspaceDirs(companyId)).map((w) => w.cwd)];
@@ -206,6 +248,16 @@ export class SkillImportService {
       if (!ok) throw skillError('invalid_skill_source', 'Local imports must come from a project workspace of the company (or SERVICE_SKILLS_LOCAL_ROOTS)', { field: 'source' });
     }
     return real;
+  }
+
+  /** Under SERVICE_WORKSPACE_ROOTS or an extra SERVICE_SKILLS_LOCAL_ROOTS folder, and not protected. */
+  private assertUnderRoots(p: string): void {
+    try {
+      this.paths.assertAllowed(p, 'local source');
+    } catch (err) {
+      const extra = this.config.skills.localRoots.some((r) => new PathGuard({ roots: [r], protectedPaths: this.config.pathRoots.protectedPaths }).allows(p));
+      if (!(err instanceof PathRefusedError && err.reason === 'outside_roots' && extra)) mapPathError(err);
+    }
   }
 
   private async workspaceDirs(companyId: string, dto: ScanProjectsDto = {}) {
@@ -231,25 +283,44 @@ export class SkillImportService {
     const result: ScanResult = { imported: [], updated: [], skipped: [], conflicts: [], warnings: [], scannedWorkspaces: 0 };
     const seen = new Set<string>();
     for (const w of await this.workspaceDirs(companyId, dto)) {
-      if (!fs.existsSync(w.cwd)) {
-        result.warnings.push(`workspace ${w.name}: ${w.cwd} does not exist on this host`);
+      // workspaces saved before the roots existed may point anywhere: they are checked again here
+      let candidates: Array<{ real: string; candidate: SkillCandidate }>;
+      try {
+        this.paths.assertAllowed(w.cwd, 'workspace cwd');
+        if (!fs.existsSync(w.cwd)) {
+          result.warnings.push(`workspace ${w.name}: ${w.cwd} does not exist on this host`);
+          continue;
+        }
+        this.paths.assertReadableByOthers(fs.realpathSync(w.cwd), w.cwd);
+        candidates = this.scanWorkspace(w, seen);
+      } catch (err) {
+        if (!(err instanceof PathRefusedError)) throw err;
+        result.warnings.push(`workspace ${w.name}: ${err.message}; not scanned`);
         continue;
       }
       result.scannedWorkspaces++;
-      const folders: string[] = [];
-      if (fs.existsSync(path.join(w.cwd, SKILL_MD))) folders.push(w.cwd);
-      for (const d of WELL_KNOWN_SKILL_DIRS) {
-        const dir = path.join(w.cwd, d);
-        if (fs.existsSync(dir) && fs.statSync(dir).isDirectory()) folders.push(...discoverLocalSkillFolders(dir));
-      }
-      for (const folder of folders) {
-        const real = fs.realpathSync(folder);
-        if (seen.has(real)) continue;
-        seen.add(real);
-        await this.scanOne(companyId, this.localCandidate(folder, 'project_scan', { projectId: w.projectId, workspaceId: w.id }), real, result);
-      }
+      for (const c of candidates) await this.scanOne(companyId, c.candidate, c.real, result);
     }
     return result;
+  }
+
+  /** The skill folders of one workspace (root SKILL.md and the well-known folders), read through the path guard. */
+  private scanWorkspace(w: { id: string; projectId: string; cwd: string }, seen: Set<string>): Array<{ real: string; candidate: SkillCandidate }> {
+    const check = this.paths.entryCheck(w.cwd);
+    const folders: string[] = [];
+    if (fs.existsSync(path.join(w.cwd, SKILL_MD))) folders.push(w.cwd);
+    for (const d of WELL_KNOWN_SKILL_DIRS) {
+      const dir = path.join(w.cwd, d);
+      if (fs.existsSync(dir) && fs.statSync(dir).isDirectory() && check(fs.realpathSync(dir), d)) folders.push(...discoverLocalSkillFolders(dir, check));
+    }
+    const out: Array<{ real: string; candidate: SkillCandidate }> = [];
+    for (const folder of folders) {
+      const real = fs.realpathSync(folder);
+      if (seen.has(real)) continue;
+      seen.add(real);
+      out.push({ real, candidate: this.localCandidate(folder, 'project_scan', { projectId: w.projectId, workspaceId: w.id }, check) });
+    }
+    return out;
   }
 
   private async scanOne(companyId: string, c: SkillCandidate, folder: string, result: ScanResult): Promise<void> {
@@ -291,8 +362,15 @@ export class SkillImportService {
       return { files: cat.storedFiles, ref: cat.contentHash, origin: catalogOrigin(cat), problems: [] };
     }
     if (s.sourceType === 'local_path' && s.sourceLocator) {
+      this.assertUnderRoots(s.sourceLocator);
       if (!fs.existsSync(s.sourceLocator)) throw skillError('invalid_skill_source', `The source folder ${s.sourceLocator} no longer exists`);
-      const c = this.localCandidate(s.sourceLocator, (m.sourceKind as 'local_path' | 'project_scan') ?? 'local_path', { ...m });
+      let c: SkillCandidate;
+      try {
+        this.paths.assertReadableByOthers(s.sourceLocator);
+        c = this.localCandidate(s.sourceLocator, (m.sourceKind as 'local_path' | 'project_scan') ?? 'local_path', { ...m }, this.paths.entryCheck(s.sourceLocator));
+      } catch (err) {
+        mapPathError(err);
+      }
       return { files: c.files, ref: null, origin: { ...c.origin, metadata: { ...m, ...c.origin.metadata } }, problems: c.problems };
     }
     if (s.sourceType === 'url' && s.sourceLocator) {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { RequestInit, Response } from 'undici';
 import type { SourceProblem } from './skill-audit';
 import { kindOf, RawSkillFile, SKILL_MD } from './skill-files';
 
@@ -23,11 +24,18 @@ export interface SkillFolderRead {
 
 const inside = (root: string, p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 
+/**
+ * Decides on each entry of a local walk (real path, path relative to the walked folder): false
+ * skips it; it may throw to refuse the whole read (the path guard's entryCheck).
+ */
+export type LocalEntryCheck = (real: string, rel: string) => boolean;
+
 /** The inventoried files of one local skill folder (SKILL.md, references/, scripts/, assets/). */
-export function readLocalSkillFolder(folder: string): SkillFolderRead {
+export function readLocalSkillFolder(folder: string, check: LocalEntryCheck = () => true): SkillFolderRead {
   const root = fs.realpathSync(folder);
   const files: RawSkillFile[] = [];
   const problems: SourceProblem[] = [];
+  check(root, '');
   const visit = (rel: string, depth: number) => {
     const abs = path.join(root, rel);
     let entries: fs.Dirent[];
@@ -59,6 +67,8 @@ export function readLocalSkillFolder(folder: string): SkillFolderRead {
         isDir = st.isDirectory();
         isFile = st.isFile();
       }
+      const wanted = isDir ? !SKIP_DIRS.has(e.name) : isFile && !!kindOf(relPath);
+      if (wanted && !check(target, relPath)) continue;
       if (isDir && depth < 8 && !SKIP_DIRS.has(e.name)) visit(relPath, depth + 1);
       else if (isFile && kindOf(relPath)) {
         const size = fs.statSync(target).size;
@@ -72,7 +82,7 @@ export function readLocalSkillFolder(folder: string): SkillFolderRead {
 }
 
 /** Skill folders at a local path: a SKILL.md file, a folder with one, or a folder with many (searched 4 levels deep). */
-export function discoverLocalSkillFolders(p: string): string[] {
+export function discoverLocalSkillFolders(p: string, check: LocalEntryCheck = () => true): string[] {
   const st = fs.statSync(p);
   if (st.isFile()) return path.basename(p) === SKILL_MD ? [path.dirname(p)] : [];
   if (fs.existsSync(path.join(p, SKILL_MD))) return [p];
@@ -88,6 +98,7 @@ export function discoverLocalSkillFolders(p: string): string[] {
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (!e.isDirectory() || SKIP_DIRS.has(e.name)) continue;
       const sub = path.join(dir, e.name);
+      if (!check(sub, path.relative(p, sub))) continue;
       if (fs.existsSync(path.join(sub, SKILL_MD))) found.push(sub);
       else walk(sub, depth + 1);
     }
@@ -196,12 +207,22 @@ export interface FetchLimits {
   timeoutMs: number;
 }
 
+/** How sources are fetched: the outbound guard (redirects followed and checked); refusals are thrown as they are. */
+export type SourceFetcher = (url: string, init: RequestInit) => Promise<Response>;
+
 /** GET with a byte cap: the body is read as a stream and abandoned past `limit`. */
-export async function fetchLimited(url: string, limit: number, timeoutMs: number, headers: Record<string, string> = {}): Promise<Buffer> {
+export async function fetchLimited(
+  fetcher: SourceFetcher,
+  url: string,
+  limit: number,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<Buffer> {
   let res: Response;
   try {
-    res = await fetch(url, { headers: { 'user-agent': 'agent-orchestration-service', ...headers }, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetcher(url, { headers: { 'user-agent': 'agent-orchestration-service', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
+    if ((err as { code?: unknown }).code === 'url_not_allowed') throw err;
     throw new SourceFetchError(`could not reach ${redactUrl(url)}: ${(err as Error).message}`, 'unreachable');
   }
   if (res.status === 404) throw new SourceFetchError(`${redactUrl(url)} answered 404`, 'not_found');
@@ -254,6 +275,7 @@ export interface GithubFetchResult {
 /** The GitHub REST API at `baseUrl` (SERVICE_GITHUB_API_URL; tests point it at a local server). */
 export class GithubClient {
   constructor(
+    private readonly fetcher: SourceFetcher,
     private readonly baseUrl: string,
     private readonly limits: FetchLimits,
     private readonly token?: string,
@@ -262,7 +284,7 @@ export class GithubClient {
   private async json<T>(p: string): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/vnd.github+json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    const body = await fetchLimited(`${this.baseUrl.replace(/\/$/, '')}${p}`, 32 * 1024 * 1024, this.limits.timeoutMs, headers);
+    const body = await fetchLimited(this.fetcher, `${this.baseUrl.replace(/\/$/, '')}${p}`, 32 * 1024 * 1024, this.limits.timeoutMs, headers);
     try {
       return JSON.parse(body.toString('utf8')) as T;
     } catch {

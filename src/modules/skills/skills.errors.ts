@@ -6,6 +6,10 @@ export const SKILL_ERRORS = {
   catalog_skill_not_found: 404,
   invalid_skill_path: 422,
   invalid_skill_source: 422,
+  // a URL source whose destination the outbound guard refuses (loopback, private, link-local, ...)
+  url_not_allowed: 422,
+  // a local source outside the configured roots, or not readable by other users when the service is root
+  path_not_allowed: 422,
   invalid_skill_md: 422,
   skill_source_unreachable: 502,
   skill_source_too_large: 413,

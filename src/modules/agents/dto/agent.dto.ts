@@ -47,7 +47,14 @@ export class CreateAgentDto {
   @IsNotEmpty()
   @MaxLength(100)
   adapterType: string;
-  @ApiPropertyOptional({ example: { command: 'true' }, description: 'adapter specific; env values are strings or secret references' })
+  @ApiPropertyOptional({
+    example: { command: 'true' },
+    description:
+      'adapter specific; env values are strings or secret references (adding or changing a secret reference needs the board or ' +
+      'agents:create: 403 `secret_binding_not_granted`; low-trust review agents get none: 422 `low_trust_secret_binding`). ' +
+      'Webhook targets (http `url`/`cancelUrl`, gateway_a `url`) may not be private, link-local or unspecified addresses ' +
+      '(422 `url_not_allowed`); loopback is allowed in local_trusted mode only; SERVICE_OUTBOUND_ALLOW re-opens chosen hosts.',
+  })
   @IsOptional()
   @IsObject()
   adapterConfig?: Record<string, unknown>;
@@ -86,7 +93,11 @@ export class UpdateAgentDto {
   @IsUUID()
   reportsTo?: string | null;
   @IsOptional() @IsString() @IsNotEmpty() @MaxLength(100) adapterType?: string;
-  /** merged into the stored config unless replaceAdapterConfig is true */
+  /**
+   * merged into the stored config unless replaceAdapterConfig is true. Adding or changing a secret
+   * reference in `env` needs the board or agents:create (an agent's own key: 403
+   * `secret_binding_not_granted`); webhook targets follow the outbound rules (422 `url_not_allowed`).
+   */
   @IsOptional() @IsObject() adapterConfig?: Record<string, unknown>;
   @IsOptional() @IsBoolean() replaceAdapterConfig?: boolean;
   @IsOptional() @IsObject() runtimeConfig?: Record<string, unknown>;

@@ -58,7 +58,11 @@ class ProjectFieldsDto {
   @nullable()
   @Matches(/^#[0-9a-fA-F]{6}$/, { message: 'color must be a hex color #rrggbb' })
   color?: string | null;
-  /** env var name -> inline string or `{ type: "secret_ref", secretId, version? }` */
+  /**
+   * env var name -> inline string or `{ type: "secret_ref", secretId, version? }`; agents running in
+   * the project get these, so adding or changing a secret reference needs the board or
+   * agents:create (403 `secret_binding_not_granted`)
+   */
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
   @IsOptional()
   @IsObject()

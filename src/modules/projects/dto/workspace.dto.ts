@@ -54,7 +54,11 @@ export class UpdateWorkspaceDto {
   @IsOptional()
   @IsIn(WORKSPACE_SOURCE_TYPES)
   sourceType?: WorkspaceSourceType;
-  /** absolute path; required unless repoUrl is given */
+  /**
+   * absolute path; required unless repoUrl is given. Must lie under SERVICE_WORKSPACE_ROOTS (after
+   * `..` and symbolic links are resolved) and outside the service's data and key files: 422
+   * `path_not_allowed` otherwise.
+   */
   @ApiPropertyOptional({ nullable: true, type: String })
   @IsOptional()
   @nullable()

@@ -30,7 +30,13 @@ export class ImportSkillsDto {
   /**
    * A GitHub URL (optionally `tree/<ref>/<path>` or `blob/<ref>/<path>`), `owner/repo`,
    * `owner/repo/skill`, a skills-index URL or install command, an http(s) URL to a SKILL.md, or an
-   * absolute local path to a SKILL.md, a folder with one, or a folder with many.
+   * absolute local path to a SKILL.md, a folder with one, or a folder with many. URLs are fetched
+   * through the outbound guard: loopback, link-local (169.254.169.254), private, CGNAT,
+   * unique-local, multicast and unspecified destinations are refused after DNS and on every
+   * redirect, in every deployment mode (422 `url_not_allowed` with `reason`), unless
+   * SERVICE_OUTBOUND_ALLOW names them. Local paths must lie under SERVICE_WORKSPACE_ROOTS, outside
+   * the service's data and key files, and (service running as root) be readable by other users
+   * (422 `path_not_allowed` with `reason`).
    */
   @IsString() @MinLength(1) @MaxLength(2000) source: string;
 }
