@@ -236,6 +236,8 @@ function decodeKey(source: string, raw: string): Buffer {
 export interface LoadConfigOptions {
   /** generate missing key files in the data directory (the service does; `npm run migrate` must not) */
   writeKeys?: boolean;
+  /** create the data directory and tighten its modes (default); `aos doctor` only looks */
+  touchDataDir?: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): AppConfig {
@@ -293,7 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
   const persistKeys = env.SERVICE_EPHEMERAL_KEYS !== 'true' && opts.writeKeys !== false;
-  if (persistKeys || !c.databaseUrl) secureDataDir(c.dataDir);
+  if ((persistKeys || !c.databaseUrl) && opts.touchDataDir !== false) secureDataDir(c.dataDir);
   c.jwtSecret = new Uint8Array(loadKey(env, 'SERVICE_JWT_SECRET', c.dataDir, 'jwt-secret', persistKeys));
   c.secretsMasterKey = loadKey(env, 'SERVICE_SECRETS_MASTER_KEY', c.dataDir, 'secrets-master-key', persistKeys);
   c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);
