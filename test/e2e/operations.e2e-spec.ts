@@ -118,7 +118,7 @@ describe('service log lines', () => {
 });
 
 describe('npm run migrate', () => {
-  it('applies migrations and writes no key files', async () => {
+  it('applies migrations, logs in the service format and writes no key files', async () => {
     const dataDir = tmpDir();
     await ensureBuilt();
     const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'database', 'migrate-cli.js')], {
@@ -130,7 +130,12 @@ describe('npm run migrate', () => {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((r) => child.on('exit', r));
-    expect({ code, out }).toEqual({ code: 0, out: 'database is up to date\n' });
+    expect(code).toBe(0);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([expect.objectContaining({ level: 30, context: 'migrate', msg: 'database is up to date', result: { applied: [] } })]);
     expect(fs.existsSync(path.join(dataDir, 'keys'))).toBe(false);
   });
 });

@@ -32,13 +32,14 @@ export async function claim(ctx: CliContext): Promise<number> {
       }
       const token = generateToken('bc');
       const expiresAt = await repo.insertClaim(sha256Hex(token), CLAIM_VALIDITY_HOURS);
-      const claimUrl = `${ctx.globals.url?.replace(/\/+$/, '') ?? config.publicUrl}/api/board-claim/${token}/claim`;
+      const statusUrl = `${ctx.globals.url?.replace(/\/+$/, '') ?? config.publicUrl}/api/board-claim/${token}`;
+      const claimUrl = `${statusUrl}/claim`;
       ctx.result(
-        { claimUrl, expiresAt: expiresAt.toISOString() },
+        { claimUrl, statusUrl, expiresAt: expiresAt.toISOString() },
         [
           `Board claim link (works once, until ${expiresAt.toISOString()}):`,
           claimUrl,
-          'Sign in (or sign up) in a browser, then POST to the link (GET shows its status).',
+          `Sign in (or sign up) in a browser, then POST to the link; GET ${statusUrl} shows its status.`,
         ],
         { secret: true },
       );
