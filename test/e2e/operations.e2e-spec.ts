@@ -135,7 +135,9 @@ describe('npm run migrate', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines).toEqual([expect.objectContaining({ level: 30, context: 'migrate', msg: 'database is up to date', result: { applied: [] } })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, context: 'migrate', msg: 'database is up to date', result: { applied: [] } }),
+    ]);
     expect(fs.existsSync(path.join(dataDir, 'keys'))).toBe(false);
   });
 });
