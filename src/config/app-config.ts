@@ -55,6 +55,11 @@ export class AppConfig {
   /** Instance label used as actor id when the system acts. */
   instanceId!: string;
   heartbeat!: HeartbeatSettings;
+  /**
+   * SERVICE_SHUTDOWN_GRACE_SEC (default 30): on SIGTERM/SIGINT the instance stops claiming runs and
+   * waits up to this long for its live runs to finish before it hands the rest back; 0 hands them back at once
+   */
+  shutdownGraceSec!: number;
   /** routines scheduler tick (SERVICE_ROUTINES_TICK_MS): how often due cron triggers are looked for */
   routinesTickMs!: number;
   /** default of the experimental setting builtInAgents when it was never set (SERVICE_ENABLE_BUILT_IN_AGENTS) */
@@ -316,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
     runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
+  c.shutdownGraceSec = parseInteger('SERVICE_SHUTDOWN_GRACE_SEC', env.SERVICE_SHUTDOWN_GRACE_SEC, 30, 0, 86_400);
   c.events = {
     retentionSec: parseInteger('SERVICE_EVENTS_RETENTION_SEC', env.SERVICE_EVENTS_RETENTION_SEC, 900, 60, 7 * 86_400),
     pingMs: parseInteger('SERVICE_EVENTS_PING_MS', env.SERVICE_EVENTS_PING_MS, 25_000, 100, 600_000),

@@ -93,6 +93,8 @@ describe('service log lines', () => {
     });
     try {
       for (let i = 0; i < 3; i++) expect((await svc.api('GET', '/api/health')).status).toBe(200);
+      for (const probe of ['/api/health/live', '/api/health/ready', '/api/health/ready?x=1'])
+        expect((await svc.api('GET', probe)).status).toBe(200);
       expect((await svc.api('GET', '/api/companies')).status).toBe(401);
       await sleep(300);
     } finally {
@@ -103,10 +105,24 @@ describe('service log lines', () => {
     const lines = out
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { level: number; msg: string; context?: string; claimUrl?: string; req?: { url: string } });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            level: number;
+            msg: string;
+            context?: string;
+            claimUrl?: string;
+            req?: { url: string; remoteAddress?: string; userAgent?: string };
+            res?: Record<string, unknown>;
+          },
+      );
     expect(lines.filter((l) => /^Mapped \{/.test(l.msg) || l.context === 'InstanceLoader')).toEqual([]);
-    expect(lines.filter((l) => l.req?.url === '/api/health')).toEqual([]);
-    expect(lines.filter((l) => l.req?.url === '/api/companies')).toHaveLength(1);
+    expect(lines.filter((l) => l.req?.url.startsWith('/api/health'))).toEqual([]);
+    const request = lines.filter((l) => l.req?.url === '/api/companies');
+    expect(request).toHaveLength(1);
+    // who called and with what; the status without an empty headers object
+    expect(request[0].req).toMatchObject({ remoteAddress: '127.0.0.1', userAgent: expect.any(String) });
+    expect(request[0].res).toEqual({ statusCode: 401 });
     const listening = lines.findIndex((l) => l.msg.startsWith('listening on'));
     expect(lines[listening].msg).toMatch(/^listening on http:\/\/0\.0\.0\.0:\d+ \(authenticated\)/);
     const claim = lines[listening + 1];

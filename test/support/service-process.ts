@@ -68,7 +68,16 @@ export async function startService(env: Record<string, string>, opts: { command?
   const [cmd, ...args] = opts.command ?? [process.execPath, main];
   const child = spawn(cmd, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    // no drain on SIGTERM unless a test asks for one (stop() hands live runs back at once, as before)
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      SERVICE_SHUTDOWN_GRACE_SEC: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
