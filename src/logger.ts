@@ -14,7 +14,8 @@ const DEBUG_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplo
  */
 export function createRootLogger(
   level: string,
-  opts: { pretty?: boolean; destination?: NodeJS.WritableStream; fd?: 1 | 2 } = {},
+  /** `errorsToStderr`: error and fatal lines go to stderr, the others to `fd` (the CLI's JSON lines) */
+  opts: { pretty?: boolean; destination?: NodeJS.WritableStream; fd?: 1 | 2; errorsToStderr?: boolean } = {},
 ): pino.Logger {
   const fd = opts.fd ?? 1;
   const options: pino.LoggerOptions = {
@@ -45,6 +46,13 @@ export function createRootLogger(
         destination: opts.destination ?? fd,
       }),
     );
+  }
+  if (opts.errorsToStderr && fd === 1 && !opts.destination) {
+    const streams = [
+      { level: 'trace' as const, stream: pino.destination({ dest: 1, sync: true }) },
+      { level: 'error' as const, stream: pino.destination({ dest: 2, sync: true }) },
+    ];
+    return pino(options, pino.multistream(streams, { dedupe: true }));
   }
   return pino(options, opts.destination ?? pino.destination({ dest: fd, sync: true }));
 }

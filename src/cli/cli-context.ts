@@ -27,7 +27,7 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
  * What a command needs around it: the logger, how to report its result, the configuration.
  *
  * Output rules: log lines (what happens on the way, warnings) are the service's pino lines, pretty
- * in a terminal and JSON otherwise. The command's result is text in a terminal; with `--json` it is
+ * in a terminal and JSON otherwise; error lines go to stderr. The command's result is text in a terminal; with `--json` it is
  * one JSON document on stdout and the log lines move to stderr, so stdout parses as JSON; neither,
  * it is one JSON log line carrying the result. A result holding a secret the operator asked for
  * (a claim link, a new token) is never a log line: it is printed as it is.
@@ -44,7 +44,10 @@ export class CliContext {
   ) {
     this.json = globals.json === true;
     const level = env.LOG_LEVEL?.trim();
-    this.log = createRootLogger(level && LEVELS.includes(level) ? level : 'info', { fd: this.json ? 2 : 1 }).child({ context: command });
+    this.log = createRootLogger(level && LEVELS.includes(level) ? level : 'info', {
+      fd: this.json ? 2 : 1,
+      errorsToStderr: true,
+    }).child({ context: command });
   }
 
   /** stdout is a terminal and no JSON was asked for: text results and progress bars. */
