@@ -12,7 +12,12 @@ const DEBUG_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplo
  * JSON line on stdout, or a pretty line when stdout is a terminal (and pino-pretty is installed).
  * Writes are synchronous so that a line logged just before `process.exit` is never lost.
  */
-export function createRootLogger(level: string, opts: { pretty?: boolean; destination?: NodeJS.WritableStream } = {}): pino.Logger {
+export function createRootLogger(
+  level: string,
+  /** `errorsToStderr`: error and fatal lines go to stderr, the others to `fd` (the CLI's JSON lines) */
+  opts: { pretty?: boolean; destination?: NodeJS.WritableStream; fd?: 1 | 2; errorsToStderr?: boolean } = {},
+): pino.Logger {
+  const fd = opts.fd ?? 1;
   const options: pino.LoggerOptions = {
     level,
     hooks: {
@@ -27,7 +32,7 @@ export function createRootLogger(level: string, opts: { pretty?: boolean; destin
       },
     },
   };
-  const pretty = opts.pretty ?? (process.stdout.isTTY === true && hasPrettyPrinter());
+  const pretty = opts.pretty ?? ((fd === 1 ? process.stdout : process.stderr).isTTY === true && hasPrettyPrinter());
   if (pretty) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const prettyStream = require('pino-pretty') as (o: Record<string, unknown>) => pino.DestinationStream;
@@ -38,11 +43,18 @@ export function createRootLogger(level: string, opts: { pretty?: boolean; destin
         singleLine: true,
         translateTime: 'SYS:HH:MM:ss.l',
         ignore: 'pid,hostname',
-        destination: opts.destination ?? 1,
+        destination: opts.destination ?? fd,
       }),
     );
   }
-  return pino(options, opts.destination ?? pino.destination({ dest: 1, sync: true }));
+  if (opts.errorsToStderr && fd === 1 && !opts.destination) {
+    const streams = [
+      { level: 'trace' as const, stream: pino.destination({ dest: 1, sync: true }) },
+      { level: 'error' as const, stream: pino.destination({ dest: 2, sync: true }) },
+    ];
+    return pino(options, pino.multistream(streams, { dedupe: true }));
+  }
+  return pino(options, opts.destination ?? pino.destination({ dest: fd, sync: true }));
 }
 
 /** A Nest LoggerService writing through `root` (context as a field), for Nest's own lines and `new Logger(ctx)`. */
@@ -63,9 +75,18 @@ export function loggerOptions(root: pino.Logger): Params {
         censor: '[redacted]',
       },
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactUrl(req.url) }),
+        // who called (the peer address of the connection) and with what; no other header
+        req: (req: SerializedRequest) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+          remoteAddress: req.remoteAddress,
+          ...(typeof req.headers?.['user-agent'] === 'string' ? { userAgent: req.headers['user-agent'].slice(0, 300) } : {}),
+        }),
+        // the status code only: response headers are not logged (they were an empty object, or a cookie)
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
-      // health checks are not logged (the middleware sees a rewritten url; originalUrl is the request's)
+      // probes are not logged (the middleware sees a rewritten url; originalUrl is the request's)
       autoLogging: { ignore: (req: IncomingMessage) => isHealthCheck(req) },
     },
   };
@@ -85,9 +106,19 @@ export function redactUrl(url: string | undefined): string | undefined {
     .replace(/\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, '[redacted]');
 }
 
-function isHealthCheck(req: IncomingMessage): boolean {
+/** pino-http's serialized request (pino-std-serializers). */
+interface SerializedRequest {
+  id: string;
+  method: string;
+  url: string;
+  remoteAddress?: string;
+  headers?: Record<string, string | string[] | undefined>;
+}
+
+/** `/api/health`, `/api/health/live`, `/api/health/ready` (any query string, trailing slash). */
+export function isHealthCheck(req: IncomingMessage): boolean {
   const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '';
-  return /^\/api\/health\/?(\?|$)/.test(url);
+  return /^\/api\/health(\/(live|ready))?\/?(\?|$)/.test(url);
 }
 
 function hasPrettyPrinter(): boolean {

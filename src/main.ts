@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type pino from 'pino';
@@ -15,6 +16,25 @@ function boundAddress(address: AddressInfo | string | null): string {
   return `${address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
+/**
+ * Whether the port can be bound, tried before anything is initialised (no initdb, no migrations
+ * for an instance that cannot listen): the error message, or null.
+ */
+function portProblem(port: number, host: string): Promise<string | null> {
+  if (port === 0) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(
+        err.code === 'EADDRINUSE'
+          ? `port ${port} on ${host} is already in use (another instance?); set PORT`
+          : `cannot listen on ${host}:${port}: ${err.message}`,
+      ),
+    );
+    srv.listen({ port, host, exclusive: true }, () => srv.close(() => resolve(null)));
+  });
+}
+
 async function main(): Promise<void> {
   // the root logger exists before the configuration, so that even a configuration error is a log line
   const envLevel = process.env.LOG_LEVEL?.trim();
@@ -22,6 +42,8 @@ async function main(): Promise<void> {
   Logger.overrideLogger(nestLoggerFor(root));
   const fatal = (msg: string): never => {
     root.fatal({ context: 'Bootstrap' }, msg);
+    // the fatal line is the last one: what the way down logs (Nest, the pool, Postgres) is not
+    root.level = 'silent';
     process.exit(1);
   };
   process.on('uncaughtException', (err) => fatal(`uncaught exception: ${err.stack ?? err.message}`));
@@ -32,6 +54,8 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) return fatal(`Configuration error: ${err.message}`);
     return fatal(`start-up failed: ${(err as Error).message}`);
   }
+  const inUse = await portProblem(config.port, config.host);
+  if (inUse) return fatal(inUse);
   const logger = new Logger('Bootstrap');
   const isolationWarning = agentIdentityWarning(config.agentIdentity.isolate);
   if (isolationWarning) logger.warn(isolationWarning);
@@ -41,11 +65,19 @@ async function main(): Promise<void> {
   };
   // a signal during start-up stops the embedded database too
   let closeApp: (() => Promise<void>) | undefined;
+  let drain: ((abort: Promise<unknown>) => Promise<unknown>) | undefined;
   let closing = false;
+  let secondSignal: () => void = () => undefined;
+  const aborted = new Promise<void>((r) => (secondSignal = r));
   const shutdown = async (signal: string) => {
-    if (closing) return;
+    if (closing) {
+      // a second signal ends the drain: live runs are handed back at once
+      secondSignal();
+      return;
+    }
     closing = true;
     logger.log(`${signal} received, shutting down`);
+    await drain?.(aborted).catch((err: Error) => logger.error(`drain failed: ${err.message}`));
     await closeApp?.().catch(() => undefined);
     await shutdownDb();
     process.exit(0);
@@ -54,10 +86,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   try {
     // the application graph loads after the configuration is known good: a bad one fails at once
-    const [{ createApp }, { resolveDatabase }, { BoardClaimService }] = await Promise.all([
+    const [{ createApp }, { resolveDatabase }, { BoardClaimService }, { RunDispatcher }] = await Promise.all([
       import('./app'),
       import('./database/database-url'),
       import('./modules/users/board-claim.service'),
+      import('./modules/heartbeat/run-dispatcher.service'),
     ]);
     const db = await resolveDatabase(config, (m) => logger.log(m));
     embedded = db.embedded;
@@ -66,6 +99,8 @@ async function main(): Promise<void> {
       await app.close().catch(() => undefined);
       await dataSource.destroy().catch(() => undefined);
     };
+    // graceful drain (SERVICE_SHUTDOWN_GRACE_SEC): runs finish instead of being re-run after the restart
+    drain = (abort) => app.get(RunDispatcher, { strict: false }).drain(config.shutdownGraceSec * 1000, abort);
     if (closing) return;
     await app.listen(config.port, config.host);
     const bound = boundAddress(app.getHttpServer().address());
@@ -76,6 +111,8 @@ async function main(): Promise<void> {
     if (claim) root.warn({ context: 'BoardClaim', claimUrl: claim.claimUrl }, claim.message);
   } catch (err) {
     root.fatal({ context: 'Bootstrap' }, `start-up failed: ${(err as Error).message}`);
+    root.level = 'silent';
+    await closeApp?.().catch(() => undefined);
     await shutdownDb();
     process.exit(1);
   }

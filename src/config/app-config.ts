@@ -57,6 +57,11 @@ export class AppConfig {
   /** Instance label used as actor id when the system acts. */
   instanceId!: string;
   heartbeat!: HeartbeatSettings;
+  /**
+   * SERVICE_SHUTDOWN_GRACE_SEC (default 30): on SIGTERM/SIGINT the instance stops claiming runs and
+   * waits up to this long for its live runs to finish before it hands the rest back; 0 hands them back at once
+   */
+  shutdownGraceSec!: number;
   /** routines scheduler tick (SERVICE_ROUTINES_TICK_MS): how often due cron triggers are looked for */
   routinesTickMs!: number;
   /** default of the experimental setting builtInAgents when it was never set (SERVICE_ENABLE_BUILT_IN_AGENTS) */
@@ -242,6 +247,8 @@ function decodeKey(source: string, raw: string): Buffer {
 export interface LoadConfigOptions {
   /** generate missing key files in the data directory (the service does; `npm run migrate` must not) */
   writeKeys?: boolean;
+  /** create the data directory and tighten its modes (default); `aos doctor` only looks */
+  touchDataDir?: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfigOptions = {}): AppConfig {
@@ -299,7 +306,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
   const persistKeys = env.SERVICE_EPHEMERAL_KEYS !== 'true' && opts.writeKeys !== false;
-  if (persistKeys || !c.databaseUrl) secureDataDir(c.dataDir);
+  if ((persistKeys || !c.databaseUrl) && opts.touchDataDir !== false) secureDataDir(c.dataDir);
   c.jwtSecret = new Uint8Array(loadKey(env, 'SERVICE_JWT_SECRET', c.dataDir, 'jwt-secret', persistKeys));
   c.secretsMasterKey = loadKey(env, 'SERVICE_SECRETS_MASTER_KEY', c.dataDir, 'secrets-master-key', persistKeys);
   c.secretsMasterKeyFingerprint = createHash('sha256').update(c.secretsMasterKey).digest('hex').slice(0, 16);
@@ -320,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
     runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
+  c.shutdownGraceSec = parseInteger('SERVICE_SHUTDOWN_GRACE_SEC', env.SERVICE_SHUTDOWN_GRACE_SEC, 30, 0, 86_400);
   c.events = {
     retentionSec: parseInteger('SERVICE_EVENTS_RETENTION_SEC', env.SERVICE_EVENTS_RETENTION_SEC, 900, 60, 7 * 86_400),
     pingMs: parseInteger('SERVICE_EVENTS_PING_MS', env.SERVICE_EVENTS_PING_MS, 25_000, 100, 600_000),

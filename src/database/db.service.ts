@@ -11,6 +11,8 @@ interface TxContext {
   opening: Promise<PoolClient> | null;
   begin: Promise<unknown> | null;
   afterCommit: Array<() => unknown>;
+  /** how many hooks at the head of afterCommit were added with `first` (they keep their own order) */
+  leading: number;
   /** statements sent but not awaited: the COMMIT goes out right behind them */
   pending: Array<Promise<unknown>>;
 }
@@ -123,7 +125,7 @@ export class Db {
     // TypeORM must see a transaction (so that save() does not open one of its own) before its first statement
     qr.isTransactionActive = true;
     qr.transactionDepth = 1;
-    const ctx: TxContext = { qr, manager: qr.manager, client: null, opening: null, begin: null, afterCommit: [], pending: [] };
+    const ctx: TxContext = { qr, manager: qr.manager, client: null, opening: null, begin: null, afterCommit: [], leading: 0, pending: [] };
     let result: T;
     try {
       try {
@@ -159,10 +161,15 @@ export class Db {
     return result;
   }
 
-  /** Work that must only happen once the current transaction has committed (wake a dispatcher, kill a process). */
-  afterCommit(fn: () => unknown): void {
+  /**
+   * Work that must only happen once the current transaction has committed (wake a dispatcher, kill
+   * a process). `first`: before the hooks added without it (e.g. the live event of the change a
+   * request made, ahead of the events of what that change caused).
+   */
+  afterCommit(fn: () => unknown, opts: { first?: boolean } = {}): void {
     const current = als.getStore();
-    if (current) current.afterCommit.push(fn);
+    if (current && opts.first) current.afterCommit.splice(current.leading++, 0, fn);
+    else if (current) current.afterCommit.push(fn);
     else
       void Promise.resolve()
         .then(fn)

@@ -452,3 +452,28 @@ export function freePort(): Promise<number> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The URL of the embedded cluster of `dataDir` (`<data dir>/db`) while a service runs it (its
+ * postmaster.pid names a live postgres), for tools that must reach the same database (the CLI);
+ * undefined when none runs.
+ */
+export function liveEmbeddedUrl(dataDir: string, database: string): string | undefined {
+  const dir = path.resolve(dataDir);
+  let lines: string[];
+  try {
+    lines = fs.readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!(pid > 0) || !(port > 0) || !isLivePostgres(pid, dir)) return undefined;
+  let password = '';
+  try {
+    password = fs.readFileSync(`${dir}-password`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  return `postgres://service:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}

@@ -45,11 +45,19 @@ type Line =
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** Progress of a backup (tables written of all) or a restore (compressed bytes read of the file's size). */
+export interface BackupProgress {
+  done: number;
+  total: number;
+  rows: number;
+}
+
 /** Writes a built-in backup of `databaseUrl`'s public schema to `file`. */
 export async function writeLogicalBackup(
   databaseUrl: string,
   file: string,
   meta: { secretsMasterKeyFingerprint?: string } = {},
+  onProgress?: (p: BackupProgress) => void,
 ): Promise<{ tables: number; rows: number }> {
   const client = new Client({ connectionString: databaseUrl, application_name: 'aos-backup' });
   await client.connect();
@@ -83,6 +91,8 @@ export async function writeLogicalBackup(
     const tables = await q<{ name: string }>(
       `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY c.relname`,
     );
+    let tablesDone = 0;
+    onProgress?.({ done: 0, total: tables.length, rows: 0 });
     for (const { name } of tables) {
       const cols = await q<{ attname: string }>(
         `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attgenerated = '' ORDER BY attnum`,
@@ -98,6 +108,7 @@ export async function writeLogicalBackup(
         await write({ kind: 'rows', table: name, rows: batch.map((b) => b.r) });
       }
       await client.query('CLOSE backup_rows');
+      onProgress?.({ done: ++tablesDone, total: tables.length, rows: totalRows });
     }
     for (const sql of await schemaStatements(q, 'post')) await write({ kind: 'sql', phase: 'post', sql });
     await write({ kind: 'end', tables: tables.length, rows: totalRows });
@@ -228,8 +239,10 @@ export async function readLogicalBackupHeader(file: string): Promise<LogicalBack
   throw new Error(`${file} is not a built-in backup (${LOGICAL_BACKUP_FORMAT})`);
 }
 
-function lines(file: string): AsyncIterable<string> {
-  const stream: Readable = fs.createReadStream(file).pipe(createGunzip());
+function lines(file: string, onBytes?: (bytesRead: number) => void): AsyncIterable<string> {
+  const raw = fs.createReadStream(file);
+  if (onBytes) raw.on('data', () => onBytes(raw.bytesRead));
+  const stream: Readable = raw.pipe(createGunzip());
   return readline.createInterface({ input: stream, crlfDelay: Infinity });
 }
 
@@ -240,6 +253,7 @@ function lines(file: string): AsyncIterable<string> {
 export async function restoreLogicalBackup(
   databaseUrl: string,
   file: string,
+  onProgress?: (p: BackupProgress) => void,
 ): Promise<{ header: LogicalBackupHeader; tables: number; rows: number }> {
   const client = new Client({ connectionString: databaseUrl, application_name: 'aos-restore' });
   await client.connect();
@@ -258,7 +272,9 @@ export async function restoreLogicalBackup(
     let tables = 0;
     let rows = 0;
     let ended = false;
-    for await (const text of lines(file)) {
+    const size = fs.statSync(file).size;
+    const progress = onProgress && ((bytes: number) => onProgress({ done: bytes, total: size, rows }));
+    for await (const text of lines(file, progress)) {
       if (!text) continue;
       const line = JSON.parse(text) as Line;
       if (!header) {

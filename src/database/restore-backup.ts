@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { readLogicalBackupHeader, restoreLogicalBackup } from './logical-backup';
+import { BackupProgress, readLogicalBackupHeader, restoreLogicalBackup } from './logical-backup';
 import { backupFormatOf, findPgRestore, PgToolPaths, pgRestore } from './pg-dump';
 
 export interface RestoreResult {
@@ -24,13 +24,18 @@ async function assertEmpty(databaseUrl: string): Promise<void> {
 }
 
 /** Restores a backup file of either engine into an empty database. */
-export async function restoreBackup(file: string, databaseUrl: string, tools: PgToolPaths = {}): Promise<RestoreResult> {
+export async function restoreBackup(
+  file: string,
+  databaseUrl: string,
+  tools: PgToolPaths = {},
+  onProgress?: (p: BackupProgress) => void,
+): Promise<RestoreResult> {
   const format = backupFormatOf(file);
   if (!format) throw new Error(`${file} is neither a pg_dump custom archive nor a built-in backup`);
   await assertEmpty(databaseUrl);
   if (format === 'builtin') {
     const header = await readLogicalBackupHeader(file);
-    const r = await restoreLogicalBackup(databaseUrl, file);
+    const r = await restoreLogicalBackup(databaseUrl, file, onProgress);
     return { format, secretsMasterKeyFingerprint: header.secretsMasterKeyFingerprint, tables: r.tables, rows: r.rows };
   }
   const binary = findPgRestore(tools);

@@ -96,6 +96,8 @@ describe('service log lines', () => {
     });
     try {
       for (let i = 0; i < 3; i++) expect((await svc.api('GET', '/api/health')).status).toBe(200);
+      for (const probe of ['/api/health/live', '/api/health/ready', '/api/health/ready?x=1'])
+        expect((await svc.api('GET', probe)).status).toBe(200);
       expect((await svc.api('GET', '/api/companies')).status).toBe(401);
       await sleep(300);
     } finally {
@@ -106,10 +108,24 @@ describe('service log lines', () => {
     const lines = out
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { level: number; msg: string; context?: string; claimUrl?: string; req?: { url: string } });
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            level: number;
+            msg: string;
+            context?: string;
+            claimUrl?: string;
+            req?: { url: string; remoteAddress?: string; userAgent?: string };
+            res?: Record<string, unknown>;
+          },
+      );
     expect(lines.filter((l) => /^Mapped \{/.test(l.msg) || l.context === 'InstanceLoader')).toEqual([]);
-    expect(lines.filter((l) => l.req?.url === '/api/health')).toEqual([]);
-    expect(lines.filter((l) => l.req?.url === '/api/companies')).toHaveLength(1);
+    expect(lines.filter((l) => l.req?.url.startsWith('/api/health'))).toEqual([]);
+    const request = lines.filter((l) => l.req?.url === '/api/companies');
+    expect(request).toHaveLength(1);
+    // who called and with what; the status without an empty headers object
+    expect(request[0].req).toMatchObject({ remoteAddress: '127.0.0.1', userAgent: expect.any(String) });
+    expect(request[0].res).toEqual({ statusCode: 401 });
     const listening = lines.findIndex((l) => l.msg.startsWith('listening on'));
     expect(lines[listening].msg).toMatch(/^listening on http:\/\/0\.0\.0\.0:\d+ \(authenticated\)/);
     const claim = lines[listening + 1];
@@ -121,7 +137,7 @@ describe('service log lines', () => {
 });
 
 describe('npm run migrate', () => {
-  it('applies migrations and writes no key files', async () => {
+  it('applies migrations, logs in the service format and writes no key files', async () => {
     const dataDir = tmpDir();
     const built = await ensureBuiltDir();
     const child = spawn(process.execPath, [path.join(built, 'src', 'database', 'migrate-cli.js')], {
@@ -133,7 +149,14 @@ describe('npm run migrate', () => {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((r) => child.on('exit', r));
-    expect({ code, out }).toEqual({ code: 0, out: 'database is up to date\n' });
+    expect(code).toBe(0);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, context: 'migrate', msg: 'database is up to date', result: { applied: [] } }),
+    ]);
     expect(fs.existsSync(path.join(dataDir, 'keys'))).toBe(false);
   });
 });

@@ -102,6 +102,7 @@ export async function startService(env: Record<string, string>, opts: { command?
   const [cmd, ...args] = opts.command ?? [process.execPath, main];
   const child = spawn(cmd, args, {
     cwd: ROOT,
+    // no drain on SIGTERM unless a test asks for one (stop() hands live runs back at once, as before)
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -109,6 +110,7 @@ export async function startService(env: Record<string, string>, opts: { command?
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
+      SERVICE_SHUTDOWN_GRACE_SEC: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -30,7 +30,8 @@ export class ActivityRecorder {
     private readonly events: LiveEventBus,
   ) {}
 
-  async record(input: ActivityInput): Promise<ActivityEntity> {
+  /** `lead`: the record of the change the transaction was made for; its live event precedes those of what it caused */
+  async record(input: ActivityInput, opts: { lead?: boolean } = {}): Promise<ActivityEntity> {
     const a = input.actor;
     const row = {
       companyId: input.companyId,
@@ -45,7 +46,7 @@ export class ActivityRecorder {
     } satisfies Omit<ActivityEntity, 'id' | 'createdAt'>;
     const saved = await this.repo.insert(row);
     const { companyId, ...payload } = row;
-    this.events.publish(companyId, 'activity.logged', { id: saved.id, ...payload });
+    this.events.publish(companyId, 'activity.logged', { id: saved.id, ...payload }, { lead: opts.lead });
     return { id: saved.id, createdAt: saved.created_at, ...row };
   }
 }

@@ -64,6 +64,10 @@ export class ActivityInterceptor implements NestInterceptor {
     if (!entityId || !isUuid(companyId)) return;
     const action = typeof meta.action === 'function' ? meta.action(c) : meta.action;
     const details = meta.details ? meta.details(c) : c.body;
-    await this.recorder.record({ companyId, action, entityType: meta.entityType, entityId: String(entityId), actor: req.actor, details });
+    // the route's own record leads: an issue's creation is on the live stream before the wake it caused
+    await this.recorder.record(
+      { companyId, action, entityType: meta.entityType, entityId: String(entityId), actor: req.actor, details },
+      { lead: true },
+    );
   }
 }

@@ -28,8 +28,13 @@ export class LiveEventBus implements OnModuleDestroy {
     private readonly repo: LiveEventsRepository,
   ) {}
 
-  publish(companyId: string, type: LiveEventType, payload: Record<string, unknown>): void {
-    if (this.db.inTransaction) this.db.afterCommit(() => this.enqueue({ companyId, type, payload, createdAt: new Date() }));
+  /**
+   * `lead`: the event of the change the transaction was made for (a route's own activity record):
+   * it goes out before the events of what that change caused (the wake of an assigned issue).
+   */
+  publish(companyId: string, type: LiveEventType, payload: Record<string, unknown>, opts: { lead?: boolean } = {}): void {
+    if (this.db.inTransaction)
+      this.db.afterCommit(() => this.enqueue({ companyId, type, payload, createdAt: new Date() }), { first: opts.lead === true });
     else this.enqueue({ companyId, type, payload, createdAt: new Date() });
   }
 

@@ -166,6 +166,10 @@ export class AgentIdentities {
   private rootReady = false;
 
   /** `<root>` (0711): ids/ and keys/ only root can read; homes/ and runs/ can be entered, not listed. */
+  prepare(): void {
+    this.prepareRoot();
+  }
+
   private prepareRoot(): void {
     if (this.rootReady) return;
     const { root } = this.settings;

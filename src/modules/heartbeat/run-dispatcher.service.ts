@@ -34,6 +34,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
   private draining = false;
   private again = false;
   private stopping = false;
+  /** draining before a shutdown: no new claims, live runs go on */
+  private claimsStopped = false;
   private keepalive?: NodeJS.Timeout;
 
   constructor(
@@ -87,6 +89,37 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     await Promise.race([Promise.all(runs.map((r) => r.done)), new Promise((res) => setTimeout(res, 2000).unref())]);
   }
 
+  /**
+   * Graceful drain (SIGTERM): stop claiming, then wait up to `graceMs` (or until `abort` resolves)
+   * for the runs executing here to finish on their own; what is still running after that is handed
+   * back by the shutdown as before. Resolves with the number of runs still running.
+   */
+  async drain(graceMs: number, abort?: Promise<unknown>): Promise<number> {
+    this.claimsStopped = true;
+    if (this.local.size === 0 || graceMs <= 0) return this.local.size;
+    this.logger.log(
+      `draining: no new runs are claimed; waiting up to ${Math.round(graceMs / 1000)} s for ${this.local.size} live runs to finish`,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    let over = false;
+    const deadline = new Promise<void>((r) => (timer = setTimeout(r, graceMs))).then(() => (over = true));
+    void abort?.then(() => (over = true));
+    // a claim that was in flight when the drain began may still add a run: wait for whatever runs here
+    while (this.local.size > 0 && !over) {
+      await Promise.race([
+        Promise.all([...this.local.values()].map((r) => r.done.catch(() => undefined))),
+        deadline,
+        ...(abort ? [abort] : []),
+      ]);
+    }
+    clearTimeout(timer);
+    const left = this.local.size;
+    if (left)
+      this.logger.warn(`drain ended with ${left} runs still running: they are handed back (failed as instance_shutdown, retried once)`);
+    else this.logger.log('drained: every live run finished');
+    return left;
+  }
+
   /** Runs currently executing here. */
   localRunIds(): string[] {
     return [...this.local.keys()];
@@ -99,7 +132,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
 
   /** Claim and start queued runs until none is claimable or local capacity is reached. */
   kick(): void {
-    if (this.stopping) return;
+    if (this.stopping || this.claimsStopped) return;
     if (this.draining) {
       this.again = true;
       return;
@@ -109,11 +142,11 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       try {
         do {
           this.again = false;
-          while (!this.stopping && this.local.size < this.config.heartbeat.maxLocalRuns) {
+          while (!this.stopping && !this.claimsStopped && this.local.size < this.config.heartbeat.maxLocalRuns) {
             const claimed = await this.claimBatch(this.config.heartbeat.maxLocalRuns - this.local.size);
             if (claimed === 0) break;
           }
-        } while (this.again && !this.stopping);
+        } while (this.again && !this.stopping && !this.claimsStopped);
       } catch (err) {
         if (!this.stopping) this.logger.error(`dispatch failed: ${(err as Error).message}`);
       } finally {
@@ -141,7 +174,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     let claimed = 0;
     const queue = [...candidates];
     const worker = async () => {
-      for (let c = queue.shift(); c && !this.stopping; c = queue.shift()) {
+      for (let c = queue.shift(); c && !this.stopping && !this.claimsStopped; c = queue.shift()) {
         const claim = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
         if (claim) {
           claimed++;

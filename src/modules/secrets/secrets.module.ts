@@ -4,6 +4,7 @@ import { RunSecretsService } from './run-secrets.service';
 import { SecretBindingsService } from './secret-bindings.service';
 import { SecretProviders } from './secret-providers';
 import { SecretsController } from './secrets.controller';
+import { SecretsKeyCheck } from './secrets-key-check.service';
 import { SecretsRepository } from './secrets.repository';
 import { SecretsService } from './secrets.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
@@ -12,7 +13,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 @Module({
   imports: [AuthorizationModule],
   controllers: [SecretsController, AgentSecretsController],
-  providers: [SecretProviders, SecretsRepository, SecretsService, SecretBindingsService, RunSecretsService],
+  providers: [SecretProviders, SecretsRepository, SecretsService, SecretBindingsService, RunSecretsService, SecretsKeyCheck],
   exports: [SecretsService, SecretBindingsService],
 })
 export class SecretsModule {}

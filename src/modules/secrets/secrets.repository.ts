@@ -145,4 +145,17 @@ export class SecretsRepository extends CompanyScopedRepository {
     ]);
     return project?.env;
   }
+
+  /**
+   * Instance-wide (start-up check, across companies): local encrypted versions stored under a master
+   * key other than `fingerprint`, per key.
+   */
+  foreignKeyVersions(fingerprint: string): Promise<Array<{ fingerprint: string; versions: number; companies: number }>> {
+    return this.db.query(
+      `SELECT key_fingerprint AS fingerprint, count(*)::int AS versions, count(DISTINCT company_id)::int AS companies
+         FROM company_secret_versions WHERE key_fingerprint IS NOT NULL AND key_fingerprint <> $1
+        GROUP BY key_fingerprint ORDER BY key_fingerprint`,
+      [fingerprint],
+    );
+  }
 }

@@ -1,0 +1,86 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { VERSION } from '../../version';
+import { ApiClient } from '../api-client';
+import { action, CliContext, CliError } from '../cli-context';
+import { Check, checkAgentIdentity, checkDatabase, checkDataDir, checkVersions } from './doctor-checks';
+
+const MARK: Record<Check['status'], string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
+
+/**
+ * `aos doctor`: is this configuration fit to run? Configuration, data directory, database
+ * (reachable, migrated, secrets key), agent identity, versions, and the service itself. Exit 1
+ * when a check fails. `--fix` applies the safe fixes (modes, missing directory, the agent identity folder).
+ */
+export async function doctor(ctx: CliContext, opts: { fix?: boolean }): Promise<number> {
+  const fix = opts.fix === true;
+  const checks: Check[] = [
+    { name: 'version', status: 'ok', message: `service ${VERSION}, Node.js ${process.version}, ${os.platform()}-${os.arch()}` },
+  ];
+  // the data directory before the configuration: loading it must not change what is checked
+  const dataDir = path.resolve(ctx.env.SERVICE_DATA_DIR?.trim() || path.join(os.homedir(), '.service'));
+  checks.push(...checkDataDir(dataDir, fix));
+  let config;
+  try {
+    config = ctx.loadConfig({}, { touchDataDir: false });
+    checks.splice(1, 0, {
+      name: 'config',
+      status: 'ok',
+      message: `valid: ${config.deploymentMode} on ${config.host}:${config.port}, database ${config.databaseUrl ? 'DATABASE_URL' : 'embedded'}, data in ${config.dataDir}`,
+    });
+  } catch (err) {
+    checks.splice(1, 0, { name: 'config', status: 'fail', message: err instanceof CliError ? err.message : (err as Error).message });
+  }
+  if (config) {
+    checks.push(...checkAgentIdentity(config, ctx.env, fix));
+    const db = await checkDatabase(ctx, config);
+    checks.push(...db.checks);
+    checks.push(...(await checkVersions(config, db.serverVersion)));
+  }
+  const api = new ApiClient(ctx);
+  try {
+    const h = (
+      await api.request<{ status: string; version: string; deploymentMode: string }>('GET', '/api/health', undefined, { allow: [503] })
+    ).body;
+    checks.push({
+      name: 'service',
+      status: h.status === 'ok' ? 'ok' : 'warn',
+      message: `${api.baseUrl} answers: ${h.status} (version ${h.version}, ${h.deploymentMode})`,
+    });
+  } catch {
+    checks.push({ name: 'service', status: 'skip', message: `no service answers at ${api.baseUrl}` });
+  }
+  const failed = checks.filter((c) => c.status === 'fail').length;
+  const warned = checks.filter((c) => c.status === 'warn').length;
+  const fixable = checks.filter((c) => c.fix && !c.fixed);
+  const summary = failed ? `${failed} problems, ${warned} warnings` : warned ? `healthy, ${warned} warnings` : 'healthy';
+  if (!ctx.interactive && !ctx.json) {
+    for (const c of checks) {
+      const fields = {
+        check: c.name,
+        status: c.status,
+        ...(c.fix ? { fix: c.fix } : {}),
+        ...(c.fixed !== undefined ? { fixed: c.fixed } : {}),
+      };
+      if (c.status === 'fail') ctx.log.error(fields, c.message);
+      else if (c.status === 'warn') ctx.log.warn(fields, c.message);
+      else ctx.log.info(fields, c.message);
+    }
+  }
+  const lines = [
+    ...checks.map((c) => `${MARK[c.status]} ${c.name}: ${c.message}${c.fix && !c.fixed ? ` (--fix: ${c.fix})` : ''}`),
+    fixable.length && !fix ? `${summary}; \`aos doctor --fix\` would: ${fixable.map((c) => c.fix).join('; ')}` : summary,
+  ];
+  if (!ctx.interactive && !ctx.json) ctx.log.info({ healthy: failed === 0, problems: failed, warnings: warned }, lines[lines.length - 1]);
+  else ctx.result({ healthy: failed === 0, checks }, lines);
+  return failed ? 1 : 0;
+}
+
+export function registerDoctor(program: Command): void {
+  program
+    .command('doctor')
+    .description('check configuration, data directory, database, agent identity and versions; --fix repairs the safe ones')
+    .option('--fix', 'apply the safe fixes (data directory and key modes, a missing data directory, the agent identity folder)')
+    .action(action('doctor', doctor));
+}
