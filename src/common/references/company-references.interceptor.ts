@@ -50,7 +50,8 @@ const COLLECTION_KINDS: Record<string, ReferenceKind> = {
  * must name records of the route's company (the `:companyId` of the path, or the company of the
  * record the path names). An id of another company, or an unknown one, is refused with the same
  * 422 `{ code: 'invalid_reference', field }` before the handler runs (the answer must not tell
- * which); a caller without access to the route's company gets the handler's 403/404.
+ * which); keys of free-form objects (wake payloads) refuse only other companies' ids. A caller
+ * without access to the route's company gets the handler's 403/404.
  */
 @Injectable()
 export class CompanyReferencesInterceptor implements NestInterceptor {
@@ -84,14 +85,17 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     fields: ReturnType<typeof referenceFields>,
   ): Promise<void> {
     const body = req.body as Record<string, unknown>;
-    const wanted: Array<{ field: string; kind: ReferenceKind; ids: string[] }> = [];
+    // declared fields are relations: an unknown id is refused like another company's. Keys of a
+    // free-form object (a wake payload's context) may name records that do not exist; only other
+    // companies' ids are refused there.
+    const wanted: Array<{ field: string; kind: ReferenceKind; ids: string[]; strict: boolean }> = [];
     for (const [field, spec] of fields) {
-      if (typeof spec === 'string') wanted.push({ field, kind: spec, ids: uuids(body[field]) });
+      if (typeof spec === 'string') wanted.push({ field, kind: spec, ids: uuids(body[field]), strict: true });
       else {
         const inner = body[field];
         if (!inner || typeof inner !== 'object' || Array.isArray(inner)) continue;
         for (const [key, kind] of Object.entries(spec))
-          wanted.push({ field: `${field}.${key}`, kind, ids: uuids((inner as Record<string, unknown>)[key]) });
+          wanted.push({ field: `${field}.${key}`, kind, ids: uuids((inner as Record<string, unknown>)[key]), strict: false });
       }
     }
     const todo = wanted.filter((w) => w.ids.length > 0);
@@ -99,7 +103,7 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     const companyId = await this.routeCompany(req);
     if (!companyId || !req.actor || !(await this.access.canAccess(req.actor, companyId))) return;
     for (const w of todo) {
-      const wrong = await this.refs.notOfCompany(companyId, w.kind, w.ids);
+      const wrong = w.strict ? await this.refs.notOfCompany(companyId, w.kind, w.ids) : await this.refs.foreign(companyId, w.kind, w.ids);
       if (wrong.length) {
         // the same text for an unknown id and another company's: no existence oracle
         throw unprocessable(

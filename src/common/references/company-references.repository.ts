@@ -65,6 +65,20 @@ export class CompanyReferencesRepository {
     return ids.filter((id) => !own.has(id.toLowerCase()));
   }
 
+  /** The ids among `ids` that exist and belong to a company other than `companyId`. */
+  async foreign(companyId: string, kind: ReferenceKind, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const out: string[] = [];
+    for (const table of await this.tables(kind)) {
+      const rows = await this.db.query<{ id: string }>(
+        `SELECT id::text AS id FROM "${table}" WHERE id = ANY($2::uuid[]) AND company_id IS DISTINCT FROM $1::uuid`,
+        [companyId, ids],
+      );
+      out.push(...rows.map((r) => r.id));
+    }
+    return out;
+  }
+
   /** The company owning a record, or null when it does not exist. */
   async companyOf(kind: ReferenceKind, id: string): Promise<string | null> {
     for (const table of await this.tables(kind)) {
