@@ -132,6 +132,8 @@ describe('start-up checks', () => {
         .output()
         .trim()
         .split('\n')
+        // log lines only (a library may print plain text, e.g. the cron package's missed-tick warning)
+        .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l))
         .find((l) => /cannot be decrypted/.test(l.msg));
       expect(line).toMatchObject({ level: 40, context: 'Secrets', secretVersions: 1 });
