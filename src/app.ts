@@ -14,6 +14,7 @@ import { AppModule } from './app.module';
 import { DomainError } from './common/errors/domain-error';
 import { registerInputGuard } from './common/http/input-guard';
 import { registerOversizeBodyDrain } from './common/http/oversize-body';
+import { registerTraceRoutes } from './common/tracing/tracing-http';
 import { AppConfig } from './config/app-config';
 import { dataSourceOptions, runMigrations } from './database/data-source';
 import { createRootLogger, nestLoggerFor, requestId } from './logger';
@@ -129,6 +130,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   await app.register(fastifyCookie);
   // uploads are read by SingleFileUploadInterceptor, which applies the per-request limits
   await app.register(fastifyMultipart);
+  registerTraceRoutes(fastify);
   fastify.addHook('onRequest', (req: FastifyRequest, reply, done) => {
     reply.header('X-Request-Id', req.id);
     done();

@@ -7,6 +7,7 @@ import { agentIdentityWarning } from './common/process/agent-user';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
 import type { EmbeddedPostgres } from './database/embedded-postgres';
 import { createRootLogger, nestLoggerFor } from './logger';
+import { startTracing, stopTracing } from './common/tracing/tracing';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -79,12 +80,16 @@ async function main(): Promise<void> {
     logger.log(`${signal} received, shutting down`);
     await drain?.(aborted).catch((err: Error) => logger.error(`drain failed: ${err.message}`));
     await closeApp?.().catch(() => undefined);
+    await stopTracing();
     await shutdownDb();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   try {
+    // before the application graph: the instrumentations patch http and pg as they load (and
+    // nothing of OpenTelemetry loads unless the OTEL_* variables ask for traces)
+    if (await startTracing(process.env)) logger.log('OpenTelemetry traces on (OTEL_* environment)');
     // the application graph loads after the configuration is known good: a bad one fails at once
     const [{ createApp }, { resolveDatabase }, { BoardClaimService }, { RunDispatcher }] = await Promise.all([
       import('./app'),

@@ -88,6 +88,12 @@ export class AppConfig {
    * (SERVICE_PG_DUMP_PATH, SERVICE_PG_RESTORE_PATH) and the scheduler tick (SERVICE_BACKUP_TICK_MS)
    */
   backups!: { dir: string; engine: 'auto' | 'pg_dump' | 'builtin'; pgDumpPath?: string; pgRestorePath?: string; tickMs: number };
+  /**
+   * the activity chain's anchors (docs/audit-chain.md): the Ed25519 seed they are signed with
+   * (SERVICE_AUDIT_SIGNING_KEY / _FILE, else `<data dir>/keys/audit-signing-key`) and how often each
+   * company's chain head is anchored (SERVICE_AUDIT_ANCHOR_INTERVAL_SEC)
+   */
+  audit!: { signingKey: Buffer; anchorIntervalSec: number };
 }
 
 export interface LiveEventSettings {
@@ -358,6 +364,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     pgDumpPath: env.SERVICE_PG_DUMP_PATH?.trim() || undefined,
     pgRestorePath: env.SERVICE_PG_RESTORE_PATH?.trim() || undefined,
     tickMs: parseInteger('SERVICE_BACKUP_TICK_MS', env.SERVICE_BACKUP_TICK_MS, 30_000, 50, 3_600_000),
+  };
+  c.audit = {
+    signingKey: loadKey(env, 'SERVICE_AUDIT_SIGNING_KEY', c.dataDir, 'audit-signing-key', persistKeys),
+    anchorIntervalSec: parseInteger('SERVICE_AUDIT_ANCHOR_INTERVAL_SEC', env.SERVICE_AUDIT_ANCHOR_INTERVAL_SEC, 3600, 1, 30 * 86_400),
   };
   try {
     c.skills = loadSkillSourceSettings(env);

@@ -13,6 +13,10 @@ interface TxContext {
   afterCommit: Array<() => unknown>;
   /** how many hooks at the head of afterCommit were added with `first` (they keep their own order) */
   leading: number;
+  /** run once fn is done, in the transaction: they send its last statements (see `beforeCommit`) */
+  beforeCommit: Array<() => unknown>;
+  /** per-transaction values (see `txLocal`) */
+  locals: Map<object | symbol, unknown>;
   /** statements sent but not awaited: the COMMIT goes out right behind them */
   pending: Array<Promise<unknown>>;
 }
@@ -125,11 +129,23 @@ export class Db {
     // TypeORM must see a transaction (so that save() does not open one of its own) before its first statement
     qr.isTransactionActive = true;
     qr.transactionDepth = 1;
-    const ctx: TxContext = { qr, manager: qr.manager, client: null, opening: null, begin: null, afterCommit: [], leading: 0, pending: [] };
+    const ctx: TxContext = {
+      qr,
+      manager: qr.manager,
+      client: null,
+      opening: null,
+      begin: null,
+      afterCommit: [],
+      leading: 0,
+      beforeCommit: [],
+      locals: new Map(),
+      pending: [],
+    };
     let result: T;
     try {
       try {
         result = await als.run(ctx, fn);
+        for (let hook = ctx.beforeCommit.shift(); hook; hook = ctx.beforeCommit.shift()) await als.run(ctx, hook);
         if (ctx.opening) await ctx.opening;
         await ctx.begin;
       } catch (err) {
@@ -174,6 +190,27 @@ export class Db {
       void Promise.resolve()
         .then(fn)
         .catch((err) => this.logger.error(`after-commit hook failed: ${(err as Error).message}`));
+  }
+
+  /**
+   * Work that runs once the transaction's function is done, still in the transaction: the statements
+   * it sends (with `sendWithCommit`) are the transaction's last, after everything else it sent. The
+   * activity records go so: the chain head row lock they take is then the last lock a transaction
+   * takes, held only while Postgres runs them and the COMMIT, and never part of a lock cycle.
+   * Outside a transaction it runs at once.
+   */
+  async beforeCommit(fn: () => unknown): Promise<void> {
+    const current = als.getStore();
+    if (current) current.beforeCommit.push(fn);
+    else await fn();
+  }
+
+  /** A value that lives as long as the current transaction, made on first use; undefined outside one. */
+  txLocal<T>(key: object | symbol, create: () => T): T | undefined {
+    const current = als.getStore();
+    if (!current) return undefined;
+    if (!current.locals.has(key)) current.locals.set(key, create());
+    return current.locals.get(key) as T;
   }
 
   /**

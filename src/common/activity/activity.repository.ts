@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-/** What the recorder writes (the entity's columns without id and creation time). */
+/** What the recorder writes: the entity's columns without creation time, and the content digest of the chain. */
 export interface ActivityRecordInput {
+  id: string;
   companyId: string;
   actorType: string;
   actorId: string;
@@ -13,7 +14,14 @@ export interface ActivityRecordInput {
   agentId: string | null;
   runId: string | null;
   details: Record<string, unknown> | null;
+  /** SHA-256 of the record's canonical content (activity-chain.ts) */
+  digest: Buffer;
 }
+
+/** The record's time in µs since the epoch, as the chain hashes it (exact: extract gives numeric). */
+export const CHAIN_MICROS_SQL = (col: string) => `(extract(epoch FROM ${col}) * 1000000)::bigint`;
+
+const GENESIS_SQL = `'\\x${'00'.repeat(32)}'::bytea`;
 
 /** Writes of the activity trail (append-only; the activity module's repository reads it). */
 @Injectable()
@@ -22,13 +30,40 @@ export class ActivityLogRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  /** A plain INSERT: every mutation writes one, and the repository's save costs more CPU than the statement. */
+  /**
+   * Appends a record to its company's chain in one statement: the upsert of the chain head row
+   * takes the next sequence number and computes the record's hash from the previous one (the head's
+   * row lock orders the company's appends as they commit), then the record is inserted with them.
+   * Each company has its own head: other companies' writes never wait on it.
+   */
   async insert(row: ActivityRecordInput): Promise<{ id: string; created_at: Date }> {
     const [saved] = await this.rows<{ id: string; created_at: Date }>(
       row.companyId,
-      `INSERT INTO activity_log (company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id, created_at`,
-      [row.actorType, row.actorId, row.action, row.entityType, row.entityId, row.agentId, row.runId, row.details],
+      `WITH t AS (SELECT clock_timestamp() AS at),
+       h AS (
+         INSERT INTO activity_chain_heads AS c (company_id, seq, hash, last_id, prev_id, at)
+         SELECT $1, 1, sha256(${GENESIS_SQL} || $11::bytea || int8send(1::bigint) || int8send(${CHAIN_MICROS_SQL('t.at')})), $2, NULL, t.at FROM t
+         ON CONFLICT (company_id) DO UPDATE
+           SET seq = c.seq + 1,
+               hash = sha256(c.hash || $11::bytea || int8send(c.seq + 1) || int8send(${CHAIN_MICROS_SQL('EXCLUDED.at')})),
+               prev_id = c.last_id, last_id = EXCLUDED.last_id, at = EXCLUDED.at
+         RETURNING seq, hash, prev_id, at)
+       INSERT INTO activity_log (id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
+                                 created_at, chain_seq, chain_hash, chain_prev_id)
+       SELECT $2, $1, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, h.at, h.seq, h.hash, h.prev_id FROM h
+       RETURNING id, created_at`,
+      [
+        row.id,
+        row.actorType,
+        row.actorId,
+        row.action,
+        row.entityType,
+        row.entityId,
+        row.agentId,
+        row.runId,
+        row.details === null ? null : JSON.stringify(row.details),
+        row.digest,
+      ],
     );
     return saved;
   }

@@ -1,12 +1,17 @@
 import { Module } from '@nestjs/common';
+import { ActivityAnchorsScheduler } from './activity-anchors.jobs';
+import { ActivityChainController } from './activity-chain.controller';
+import { ActivityChainRepository } from './activity-chain.repository';
+import { ActivityChainService } from './activity-chain.service';
 import { ActivityController } from './activity.controller';
 import { ActivityRepository } from './activity.repository';
 import { ActivityService } from './activity.service';
 import { AgentActionsAuditController } from './agent-actions-audit.controller';
+import { AuditSigner } from './audit-signer';
 
 @Module({
-  controllers: [ActivityController, AgentActionsAuditController],
-  providers: [ActivityService, ActivityRepository],
+  controllers: [ActivityController, ActivityChainController, AgentActionsAuditController],
+  providers: [ActivityService, ActivityRepository, ActivityChainService, ActivityChainRepository, AuditSigner, ActivityAnchorsScheduler],
   exports: [ActivityService],
 })
 export class ActivityModule {}

@@ -68,7 +68,7 @@ export class ActivityService {
   }
 
   async create(companyId: string, dto: CreateActivityDto): Promise<ActivityResponseDto> {
-    const row = await this.recorder.record({
+    const row = await this.recorder.recordNow({
       companyId,
       actorType: dto.actorType ?? 'system',
       actorId: dto.actorId,

@@ -8,6 +8,7 @@ import { BudgetUsageService, UsageDelta } from '../budgets/budget-usage.service'
 import { costError } from './costs.errors';
 import { CostEventReferences, CostsRepository, num, toCostEventResponse } from './costs.repository';
 import { CostEventResponseDto, CreateCostEventDto } from './dto/cost-event.dto';
+import { costBooked } from '../../common/tracing/run-tracing';
 
 /** The agent, and any project, goal or run named, must belong to the company (422 otherwise). */
 function assertReferences(r: CostEventReferences): void {
@@ -118,6 +119,7 @@ export class CostEventsService {
       () => this.usage.accumulate(added),
       (observations) => this.enforcement.enforceCommitted(observations, added, actor),
     );
+    costBooked({ ...added, runId: row.heartbeat_run_id, provider: row.provider, model: row.model });
     return { event, created: true };
   }
 

@@ -4,6 +4,7 @@ import { CompanyScopedRepository, returningRows } from '../../database/company-s
 import { Db } from '../../database/db.service';
 import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
 import type { ScopeFilter, WakeRow } from './wakeup-requests.repository';
+import { startRunTrace } from '../../common/tracing/run-tracing';
 
 export interface RunListFilter {
   agentId?: string;
@@ -132,9 +133,24 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   /** A queued run for a wake. */
   async insertQueued(agent: AgentRow, wake: WakeRow, context: WakeContext): Promise<RunRow> {
     const [run] = await this.db.query<RunRow>(
-      `INSERT INTO heartbeat_runs (company_id, agent_id, wakeup_request_id, invocation_source, trigger_detail, adapter_type, issue_id, context_snapshot)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
-      [agent.company_id, agent.id, wake.id, wake.source, wake.trigger_detail, agent.adapter_type, wake.issue_id, context],
+      `INSERT INTO heartbeat_runs (company_id, agent_id, wakeup_request_id, invocation_source, trigger_detail, adapter_type, issue_id, context_snapshot,
+                                   trace_parent)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      [
+        agent.company_id,
+        agent.id,
+        wake.id,
+        wake.source,
+        wake.trigger_detail,
+        agent.adapter_type,
+        wake.issue_id,
+        context,
+        startRunTrace(
+          { company_id: agent.company_id, agent_id: agent.id, issue_id: wake.issue_id, adapter_type: agent.adapter_type },
+          wake.trace_parent,
+          wake.source,
+        ),
+      ],
     );
     return run;
   }

@@ -48,6 +48,8 @@ export interface RunRow {
   last_output_at?: Date | null;
   claimed_by: string | null;
   lease_expires_at: Date | null;
+  /** W3C traceparent of the run's trace (docs/tracing.md); null when tracing was off at the wake */
+  trace_parent?: string | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -14,6 +14,7 @@ import { RunProcessGroups } from './run-process-groups.service';
 import { LiveEventHub } from '../../common/events/live-event-hub';
 import { RUN_QUEUED_CHANNEL, RunLiveEvents } from './run-live-events';
 import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
+import { runClaimed } from '../../common/tracing/run-tracing';
 
 const CLAIM_PARALLELISM = 6;
 
@@ -156,6 +157,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private start({ run, agent }: { run: RunRow; agent: AgentRow }): void {
+    runClaimed(run, this.instanceId);
     const local = this.executor.launch(run, agent, () => this.stopping);
     this.local.set(run.id, local);
     void local.done.finally(() => {

@@ -11,6 +11,7 @@ import { RunLogService, RunLogWriter } from './run-log.service';
 import { RunProcessGroups } from './run-process-groups.service';
 import { RunTokenService } from './run-token.service';
 import { EnvResolutionError, RunEnvResolver } from './run-env.service';
+import { runFinished, runProcessStarted, runTraceparent } from '../../common/tracing/run-tracing';
 
 /** A run executing on this instance. */
 export interface LocalRun {
@@ -36,6 +37,9 @@ export function serviceEnv(run: RunRow, apiUrl: string, token: string, resumeSes
   if (c.reason) env.SERVICE_WAKE_REASON = c.reason;
   if (c.commentId) env.SERVICE_WAKE_COMMENT_ID = c.commentId;
   if (resumeSessionId) env.SERVICE_RESUME_SESSION_ID = resumeSessionId;
+  // the agent's API calls join the run's trace (tracing on only)
+  const traceparent = runTraceparent(run.id);
+  if (traceparent) env.TRACEPARENT = traceparent;
   return env;
 }
 
@@ -116,7 +120,10 @@ export class RunExecutor {
               resumeSessionId,
               runAs,
               sandbox: { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
-              onProcessStarted: processes.started,
+              onProcessStarted: (pgid) => {
+                runProcessStarted(run.id, pgid);
+                processes.started(pgid);
+              },
               log: (stream, chunk) => w.write(stream, chunk),
             };
             const handle = executor.start(ctx);
@@ -141,6 +148,7 @@ export class RunExecutor {
           }
         }
       }
+      runFinished(run.id, outcome);
       if (isStopping()) return;
       try {
         await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agent_id, logBytes: (writer as RunLogWriter | null)?.size ?? 0 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { CancellationScope } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
+import { currentTraceparent } from '../../common/tracing/run-tracing';
 
 const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
 
@@ -22,6 +23,8 @@ export interface WakeRow {
   payload: Record<string, unknown>;
   issue_id: string | null;
   force_fresh_session: boolean;
+  /** W3C traceparent of what caused the wake (tracing on) */
+  trace_parent?: string | null;
 }
 
 /** A wake as inserted (every column). */
@@ -101,8 +104,8 @@ export class WakeupRequestsRepository {
     const [wake] = await this.db.query<InsertedWake>(
       `INSERT INTO agent_wakeup_requests
            (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
-            status, skip_reason, requested_by_actor_type, requested_by_actor_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
+            status, skip_reason, requested_by_actor_type, requested_by_actor_id, trace_parent)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
       [
         w.companyId,
         w.agentId,
@@ -117,6 +120,7 @@ export class WakeupRequestsRepository {
         w.skipReason,
         w.requestedByActorType,
         w.requestedByActorId,
+        currentTraceparent(),
       ],
     );
     return wake;

@@ -1,0 +1,150 @@
+import { Injectable } from '@nestjs/common';
+import { CHAIN_MICROS_SQL } from '../../common/activity/activity.repository';
+import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+
+export interface ChainHeadRow {
+  seq: string;
+  hash: Buffer;
+  last_id: string;
+}
+
+/** A chained record as verify and export read it (sequence and time as exact decimal strings). */
+export interface ChainRecordRow {
+  id: string;
+  company_id: string;
+  actor_type: string;
+  actor_id: string;
+  action: string;
+  entity_type: string;
+  entity_id: string;
+  agent_id: string | null;
+  run_id: string | null;
+  details: Record<string, unknown> | null;
+  seq: string;
+  hash: Buffer;
+  prev_id: string | null;
+  created_at: string;
+  micros: string;
+}
+
+export interface AnchorRow {
+  id: string;
+  company_id: string;
+  seq: string;
+  hash: Buffer;
+  anchored_at: Date;
+  key_id: string;
+  public_key: string;
+  signature: Buffer;
+}
+
+export interface NewAnchor {
+  companyId: string;
+  seq: string;
+  hash: Buffer;
+  anchoredAt: Date;
+  keyId: string;
+  publicKey: string;
+  signature: Buffer;
+  instanceId: string;
+}
+
+/** The activity chain: its heads, its records in sequence order, and the signed anchors (activity_chain_* tables). */
+@Injectable()
+export class ActivityChainRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  head(companyId: string): Promise<ChainHeadRow | null> {
+    return this.row(companyId, `SELECT seq::text AS seq, hash, last_id FROM activity_chain_heads WHERE company_id = $1`);
+  }
+
+  /** Records with sequence numbers in (after, upTo], in order, at most `limit` (keyset on the unique (company_id, chain_seq) index). */
+  records(companyId: string, after: string, upTo: string, limit: number): Promise<ChainRecordRow[]> {
+    return this.rows(
+      companyId,
+      `SELECT id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
+              chain_seq::text AS seq, chain_hash AS hash, chain_prev_id AS prev_id,
+              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
+              ${CHAIN_MICROS_SQL('created_at')}::text AS micros
+         FROM activity_log
+        WHERE company_id = $1 AND chain_seq > $2::bigint AND chain_seq <= $3::bigint
+        ORDER BY chain_seq LIMIT $4`,
+      [after, upTo, limit],
+    );
+  }
+
+  /** The first record, if any: a company without a chain head must have none. */
+  async anyRecord(companyId: string): Promise<string | null> {
+    const r = await this.row<{ id: string }>(companyId, `SELECT id FROM activity_log WHERE company_id = $1 ORDER BY chain_seq LIMIT 1`);
+    return r?.id ?? null;
+  }
+
+  /** Anchors with sequence numbers in (after, upTo], in order. */
+  anchors(companyId: string, after: string, upTo: string): Promise<AnchorRow[]> {
+    return this.rows(
+      companyId,
+      `SELECT id, company_id, seq::text AS seq, hash, anchored_at, key_id, public_key, signature
+         FROM activity_chain_anchors WHERE company_id = $1 AND seq > $2::bigint AND seq <= $3::bigint ORDER BY seq, anchored_at`,
+      [after, upTo],
+    );
+  }
+
+  /** Whether an anchor names a record past the current head (the chain was cut back), in one snapshot. */
+  async anchorBeyondHead(companyId: string): Promise<boolean> {
+    const r = await this.row<{ beyond: boolean }>(
+      companyId,
+      `SELECT EXISTS (SELECT 1 FROM activity_chain_anchors a WHERE a.company_id = $1
+                         AND a.seq > coalesce((SELECT h.seq FROM activity_chain_heads h WHERE h.company_id = $1), 0)) AS beyond`,
+    );
+    return r?.beyond ?? false;
+  }
+
+  /** A page of anchors up to seq `upTo`, in (seq, id) order, after the given one. */
+  anchorPage(companyId: string, after: { seq: string; id: string } | null, upTo: string, limit: number): Promise<AnchorRow[]> {
+    return this.rows(
+      companyId,
+      `SELECT id, company_id, seq::text AS seq, hash, anchored_at, key_id, public_key, signature
+         FROM activity_chain_anchors
+        WHERE company_id = $1 AND seq <= $2::bigint AND (seq, id) > ($3::bigint, $4::uuid)
+        ORDER BY seq, id LIMIT $5`,
+      [upTo, after?.seq ?? '0', after?.id ?? '00000000-0000-0000-0000-000000000000', limit],
+    );
+  }
+
+  async insertAnchor(a: NewAnchor): Promise<AnchorRow> {
+    const [row] = await this.rows<AnchorRow>(
+      a.companyId,
+      `INSERT INTO activity_chain_anchors (company_id, seq, hash, anchored_at, key_id, public_key, signature, instance_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       RETURNING id, company_id, seq::text AS seq, hash, anchored_at, key_id, public_key, signature`,
+      [a.seq, a.hash, a.anchoredAt, a.keyId, a.publicKey, a.signature, a.instanceId],
+    );
+    return row;
+  }
+
+  /** Companies whose chain head is past their newest anchor (an instance sweep across companies). */
+  async unanchoredHeads(afterCompanyId: string, limit: number): Promise<Array<{ company_id: string; seq: string; hash: Buffer }>> {
+    return this.db.query(
+      `SELECT h.company_id, h.seq::text AS seq, h.hash FROM activity_chain_heads h
+        WHERE h.company_id > $1::uuid
+          AND h.seq > coalesce((SELECT max(a.seq) FROM activity_chain_anchors a WHERE a.company_id = h.company_id), 0)
+        ORDER BY h.company_id LIMIT $2`,
+      [afterCompanyId, limit],
+    );
+  }
+
+  /** Claims the anchoring round when it is due: a conditional update of the one schedule row, so one instance wins it. */
+  async claimAnchorRound(instanceId: string, intervalSec: number): Promise<boolean> {
+    const rows = await returningRows<{ id: number }>(
+      this.db,
+      `UPDATE activity_anchor_schedule
+          SET next_due_at = now() + make_interval(secs => $2), last_claimed_at = now(), last_claimed_by = $1
+        WHERE id = 1 AND (next_due_at IS NULL OR next_due_at <= now()) RETURNING id`,
+      [instanceId, intervalSec],
+    );
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,217 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { CHAIN_VERSION, chainHash, contentDigest, GENESIS_HASH } from '../../common/activity/activity-chain';
+import { AppConfig } from '../../config/app-config';
+import { ActivityChainRepository, AnchorRow, ChainRecordRow } from './activity-chain.repository';
+import { anchorSignatureValid, AuditSigner } from './audit-signer';
+import type { ActivityAnchorResponseDto, ChainVerifyResponseDto } from './dto/activity-chain.dto';
+
+const BATCH = 2000;
+
+export type BrokenReason =
+  'hash_mismatch' | 'missing_record' | 'prev_mismatch' | 'head_mismatch' | 'anchor_mismatch' | 'anchor_signature' | 'unchained_record';
+
+/** A record's content as its digest covers it. */
+function digestOf(r: ChainRecordRow): Buffer {
+  return contentDigest({
+    id: r.id,
+    companyId: r.company_id,
+    actorType: r.actor_type,
+    actorId: r.actor_id,
+    action: r.action,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    agentId: r.agent_id,
+    runId: r.run_id,
+    details: r.details,
+  });
+}
+
+export function toAnchorResponse(a: AnchorRow): ActivityAnchorResponseDto {
+  return {
+    id: a.id,
+    companyId: a.company_id,
+    seq: a.seq,
+    hash: a.hash.toString('hex'),
+    anchoredAt: a.anchored_at.toISOString(),
+    keyId: a.key_id,
+    publicKey: a.public_key,
+    signature: a.signature.toString('base64'),
+  };
+}
+
+/**
+ * The tamper-evident activity log (docs/audit-chain.md): verification of a company's chain, its
+ * export for auditors, and the signed anchors of its head.
+ */
+@Injectable()
+export class ActivityChainService {
+  private readonly logger = new Logger('ActivityChain');
+
+  constructor(
+    private readonly repo: ActivityChainRepository,
+    private readonly signer: AuditSigner,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * Walks the company's chain up to the head read first (records appended meanwhile are not looked
+   * at), in batches, recomputing every hash; stops at the first broken record.
+   */
+  async verify(companyId: string): Promise<ChainVerifyResponseDto> {
+    let checked = 0;
+    let anchorsChecked = 0;
+    const broken = (id: string | null, reason: BrokenReason, seq: string | null) => ({
+      ok: false,
+      checked,
+      firstBrokenId: id,
+      reason,
+      seq,
+      anchorsChecked,
+    });
+    const head = await this.repo.head(companyId);
+    if (!head) {
+      const stray = await this.repo.anyRecord(companyId);
+      if (stray) return broken(stray, 'unchained_record', null);
+      if (await this.repo.anchorBeyondHead(companyId)) return broken(null, 'missing_record', '1');
+      return { ok: true, checked, firstBrokenId: null, reason: null, seq: null, anchorsChecked };
+    }
+    let prev: Buffer = GENESIS_HASH;
+    let prevId: string | null = null;
+    let expected = 1n;
+    const headSeq = BigInt(head.seq);
+    for (;;) {
+      const after = (expected - 1n).toString();
+      const rows = await this.repo.records(companyId, after, head.seq, BATCH);
+      if (!rows.length) break;
+      const last = rows[rows.length - 1].seq;
+      const anchors = await this.repo.anchors(companyId, after, last);
+      let a = 0;
+      for (const r of rows) {
+        const seq = BigInt(r.seq);
+        // a gap: the record the next one names as its predecessor is gone
+        if (seq !== expected) return broken(r.prev_id ?? r.id, 'missing_record', expected.toString());
+        if (r.prev_id !== prevId) return broken(r.id, 'prev_mismatch', r.seq);
+        const hash = chainHash(prev, digestOf(r), seq, BigInt(r.micros));
+        if (!hash.equals(r.hash)) return broken(r.id, 'hash_mismatch', r.seq);
+        for (; a < anchors.length && anchors[a].seq === r.seq; a++) {
+          const an = anchors[a];
+          if (!an.hash.equals(hash)) return broken(r.id, 'anchor_mismatch', r.seq);
+          const statement = { companyId: an.company_id, seq: an.seq, hash: an.hash, anchoredAt: an.anchored_at };
+          if (!anchorSignatureValid(statement, an.public_key, an.signature)) return broken(r.id, 'anchor_signature', r.seq);
+          anchorsChecked++;
+        }
+        prev = hash;
+        prevId = r.id;
+        expected++;
+        checked++;
+      }
+      if (rows.length < BATCH) break;
+    }
+    if (expected - 1n < headSeq) return broken(expected === headSeq ? head.last_id : null, 'missing_record', expected.toString());
+    if (!prev.equals(head.hash) || prevId !== head.last_id) return broken(prevId, 'head_mismatch', head.seq);
+    if (await this.repo.anchorBeyondHead(companyId)) return broken(null, 'missing_record', (headSeq + 1n).toString());
+    return { ok: true, checked, firstBrokenId: null, reason: null, seq: null, anchorsChecked };
+  }
+
+  /**
+   * The chain as JSON lines: a header (with this instance's public key), the anchors, the records in
+   * sequence order, an end line. Read in batches up to the head read first.
+   */
+  async *exportLines(companyId: string): AsyncGenerator<string> {
+    const head = await this.repo.head(companyId);
+    const headSeq = head?.seq ?? '0';
+    yield (
+      JSON.stringify({
+        type: 'header',
+        format: 'service-activity-chain',
+        version: CHAIN_VERSION,
+        companyId,
+        exportedAt: new Date().toISOString(),
+        headSeq,
+        headHash: head ? head.hash.toString('hex') : null,
+        publicKeys: [{ keyId: this.signer.keyId, publicKey: this.signer.publicKey }],
+      }) + '\n'
+    );
+    // the anchors first: a verifier then knows which hashes to compare while it streams the records
+    let lastAnchor: AnchorRow | null = null;
+    for (;;) {
+      const page = await this.repo.anchorPage(companyId, lastAnchor, headSeq, BATCH);
+      for (const a of page) yield JSON.stringify({ type: 'anchor', ...toAnchorResponse(a) }) + '\n';
+      if (page.length < BATCH) break;
+      lastAnchor = page[page.length - 1];
+    }
+    let records = 0;
+    let after = '0';
+    for (;;) {
+      const rows = await this.repo.records(companyId, after, headSeq, BATCH);
+      for (const r of rows) {
+        records++;
+        yield (
+          JSON.stringify({
+            type: 'record',
+            seq: r.seq,
+            id: r.id,
+            companyId: r.company_id,
+            actorType: r.actor_type,
+            actorId: r.actor_id,
+            action: r.action,
+            entityType: r.entity_type,
+            entityId: r.entity_id,
+            agentId: r.agent_id,
+            runId: r.run_id,
+            details: r.details,
+            createdAt: r.created_at,
+            createdAtMicros: r.micros,
+            prevId: r.prev_id,
+            hash: r.hash.toString('hex'),
+          }) + '\n'
+        );
+      }
+      if (rows.length < BATCH) break;
+      after = rows[rows.length - 1].seq;
+    }
+    yield JSON.stringify({ type: 'end', records }) + '\n';
+  }
+
+  /** Signs the company's current chain head and stores the anchor. */
+  async anchor(companyId: string): Promise<ActivityAnchorResponseDto | null> {
+    const head = await this.repo.head(companyId);
+    if (!head) return null;
+    return toAnchorResponse(await this.store(companyId, head.seq, head.hash));
+  }
+
+  /** One anchoring round across companies: each chain head past its newest anchor is signed; failures stay per company. */
+  async anchorAll(): Promise<number> {
+    let made = 0;
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const heads = await this.repo.unanchoredHeads(after, 500);
+      for (const h of heads) {
+        try {
+          await this.store(h.company_id, h.seq, h.hash);
+          made++;
+        } catch (err) {
+          this.logger.error(`anchoring company ${h.company_id} failed: ${(err as Error).message}`);
+        }
+      }
+      if (heads.length < 500) return made;
+      after = heads[heads.length - 1].company_id;
+    }
+  }
+
+  private store(companyId: string, seq: string, hash: Buffer): Promise<AnchorRow> {
+    // the signature covers the time at millisecond precision, as the stored value reads back
+    const anchoredAt = new Date(Date.now());
+    const signature = this.signer.sign({ companyId, seq, hash, anchoredAt });
+    return this.repo.insertAnchor({
+      companyId,
+      seq,
+      hash,
+      anchoredAt,
+      keyId: this.signer.keyId,
+      publicKey: this.signer.publicKey,
+      signature,
+      instanceId: this.config.instanceId,
+    });
+  }
+}
