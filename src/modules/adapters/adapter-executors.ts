@@ -4,6 +4,7 @@ import { CLI_RUNTIMES, CliRuntimeAdapter } from './cli-runtime.adapter';
 import { GatewayAdapter } from './gateway.adapter';
 import { HttpAdapter } from './http.adapter';
 import { ProcessAdapter } from './process.adapter';
+import { codingCliRuntimes } from './runtimes/coding-cli-runtimes';
 
 /**
  * Executors by adapter type. Built-ins are registered here; external types join with register().
@@ -20,6 +21,7 @@ export class AdapterExecutors {
     this.register(new HttpAdapter());
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
     this.register(new GatewayAdapter());
+    for (const r of codingCliRuntimes()) this.register(r);
     for (const t of this.byType.keys()) BUILT_IN.add(t);
   }
 

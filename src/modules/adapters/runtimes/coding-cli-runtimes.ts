@@ -1,0 +1,9 @@
+import { ClaudeLocalRuntime } from './claude-local.runtime';
+import type { CodingCliRuntime } from './coding-cli.runtime';
+
+/** The coding-agent CLIs under the board UI's type names. */
+export function codingCliRuntimes(): CodingCliRuntime[] {
+  return [new ClaudeLocalRuntime()];
+}
+
+export const CODING_CLI_TYPES = codingCliRuntimes().map((r) => r.type);

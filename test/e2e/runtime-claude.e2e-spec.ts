@@ -1,0 +1,200 @@
+import { createAgent } from '../support/agents';
+import { createCompany } from '../support/factories';
+import { claudeBinary, claudeEnv, FakeAnthropic, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
+import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { createTestApp, TestApp } from '../support/test-app';
+
+/**
+ * claude_local with the real Claude Code CLI (devDependency) against a loopback fake of the
+ * Anthropic Messages API: no network anywhere else (telemetry, updates and other traffic are off).
+ */
+describe('claude_local: the real Claude Code CLI', () => {
+  let t: TestApp;
+  let fake: FakeAnthropic;
+  let companyId: string;
+  const claude = claudeBinary();
+  const answer =
+    (text: string, usage = { input: 1234, output: 56, cacheRead: 100, cacheCreation: 10 }): FakeScript =>
+    () => ({ text, usage });
+
+  beforeAll(async () => {
+    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
+    companyId = (await createCompany(t)).id;
+    // a watcher of the company's live stream (events of unwatched companies are not stored)
+    await t.dataSource.query(`INSERT INTO live_event_watch (company_id, until) VALUES ($1, now() + interval '1 hour')`, [companyId]);
+    fake = await startFakeAnthropic(answer('hello'));
+  });
+  afterAll(async () => {
+    await fake.close();
+    await t.close();
+  });
+
+  const claudeAgent = (adapterConfig: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+    createAgent(t, companyId, {
+      adapterType: 'claude_local',
+      adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake), timeoutSec: 120, ...adapterConfig },
+      ...extra,
+    });
+  const costEventsNow = (runId: string) =>
+    t.dataSource.query(
+      `SELECT provider, biller, model, cost_cents, cost_status, input_tokens, cached_input_tokens, output_tokens, issue_id, project_id
+         FROM cost_events WHERE heartbeat_run_id = $1`,
+      [runId],
+    );
+  /** the run's cost events once booking (after the run's commit) has happened */
+  const costEvents = (runId: string) =>
+    waitFor(async () => ((await costEventsNow(runId)) as unknown[]).length && costEventsNow(runId), `cost of ${runId}`);
+  const runLog = async (runId: string) => (await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`)).body.content as string;
+
+  describe('the adapter type', () => {
+    it('is listed by GET /api/adapters with its config schema (the board UI form fields)', async () => {
+      const res = await t.http.get('/api/adapters').expect(200);
+      const claudeType = res.body.find((a: { type: string }) => a.type === 'claude_local');
+      expect(claudeType).toMatchObject({ builtIn: true, executable: true });
+      for (const k of [
+        'model',
+        'cwd',
+        'instructionsFilePath',
+        'promptTemplate',
+        'extraArgs',
+        'maxTurnsPerRun',
+        'timeoutSec',
+        'graceSec',
+        'dangerouslySkipPermissions',
+        'effort',
+        'env',
+      ])
+        expect(Object.keys(claudeType.configSchema.properties)).toContain(k);
+      await t.http.get('/api/adapters/claude_local/config-schema').expect(200);
+    });
+
+    it('accepts an agent with the form’s fields and refuses a badly typed one (422 naming the field)', async () => {
+      const a = await claudeAgent({
+        extraArgs: ['--verbose'],
+        maxTurnsPerRun: 5,
+        dangerouslySkipPermissions: true,
+        effort: 'high',
+        graceSec: 5,
+      });
+      expect(a).toMatchObject({ adapterType: 'claude_local' });
+      const bad = await t.http
+        .post(`/api/companies/${companyId}/agents`)
+        .send({ name: 'Bad', role: 'general', adapterType: 'claude_local', adapterConfig: { maxTurnsPerRun: 'many' } });
+      expect(bad.status).toBe(422);
+      expect(JSON.stringify(bad.body)).toContain('maxTurnsPerRun');
+    });
+  });
+
+  describe('runs', () => {
+    it('books exactly the usage the model sent, once, with the CLI’s reported cost; the next wake resumes the session', async () => {
+      fake.setScript(answer('first answer'));
+      const agent = await claudeAgent();
+      const before = { ...fake.sent };
+      const runId = await wakeRun(t, agent.id);
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+      const sent = { input: fake.sent.input - before.input, output: fake.sent.output - before.output };
+      expect(sent).toEqual({ input: 1234, output: 56 });
+      expect(run.usage_json).toMatchObject({
+        inputTokens: 1234,
+        cachedInputTokens: 100,
+        cacheCreationInputTokens: 10,
+        outputTokens: 56,
+        turns: 1,
+        costStatus: 'reported',
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        final: true,
+      });
+      expect(run.result_json).toMatchObject({ sessionId: expect.any(String), summary: 'first answer', sessionResumed: false });
+      const costs = await costEvents(runId);
+      expect(costs).toEqual([
+        expect.objectContaining({
+          provider: 'anthropic',
+          biller: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          cost_status: 'reported',
+          cost_cents: Math.ceil(run.usage_json.costUsd * 100),
+          input_tokens: '1244',
+          cached_input_tokens: '100',
+          output_tokens: '56',
+        }),
+      ]);
+      expect(run.usage_json.costUsd).toBeGreaterThan(0);
+
+      // second wake: the CLI is given --resume and the model sees the first conversation
+      fake.setScript(answer('second answer', { input: 2000, output: 20, cacheRead: 0, cacheCreation: 0 }));
+      const firstRequests = fake.requests.length;
+      const run2Id = await wakeRun(t, agent.id, { source: 'on_demand', reason: 'follow-up please' });
+      const run2 = await waitRun(t, run2Id, TERMINAL, 60_000);
+      expect(run2.status).toBe('succeeded');
+      expect(run2.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
+      const seen = transcript(fake.requests[fake.requests.length - 1]);
+      expect(fake.requests.length).toBe(firstRequests + 1);
+      expect(seen).toContain('first answer');
+      expect(seen).toContain('follow-up please');
+      // per run, not session-cumulative
+      expect(run2.usage_json).toMatchObject({ inputTokens: 2000, outputTokens: 20, cachedInputTokens: 0 });
+      expect((await costEvents(run2Id)).length).toBe(1);
+      // the run was visible with its usage as a live event
+      const events = await t.dataSource.query(
+        `SELECT payload FROM live_events WHERE type = 'heartbeat.run.event' AND payload->>'runId' = $1 ORDER BY id`,
+        [run2Id],
+      );
+      const usageEvents = events.filter((e: { payload: { eventType: string } }) => e.payload.eventType === 'usage');
+      expect(usageEvents.length).toBeGreaterThan(0);
+      expect(usageEvents[usageEvents.length - 1].payload.payload).toMatchObject({ turns: 1, inputTokens: 2000, outputTokens: 20 });
+    });
+
+    it('falls back to a fresh session by itself when the stored session is unknown to the CLI', async () => {
+      fake.setScript(answer('fresh start'));
+      const agent = await claudeAgent();
+      const first = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(first.status).toBe('succeeded');
+      const dead = '00000000-0000-4000-8000-0000000000aa';
+      await t.dataSource.query(
+        `UPDATE heartbeat_runs SET result_json = jsonb_set(result_json, '{sessionId}', to_jsonb($2::text)) WHERE id = $1`,
+        [first.id, dead],
+      );
+      const runId = await wakeRun(t, agent.id);
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect(run.status).toBe('succeeded');
+      expect(run.result_json.sessionId).not.toBe(dead);
+      expect(run.result_json.sessionNote).toContain('unknown');
+      // the fresh session's first request carries no earlier turns
+      expect(transcript(fake.requests[fake.requests.length - 1])).not.toContain('fresh start');
+      // and the next wake resumes the new session
+      const next = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(next.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
+    });
+  });
+
+  describe('clear run errors', () => {
+    it('a missing binary', async () => {
+      const agent = await claudeAgent({ command: '/nonexistent/claude' });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 30_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_found' });
+    });
+
+    it('a missing key', async () => {
+      const env = claudeEnv(fake);
+      delete (env as Record<string, string>).ANTHROPIC_API_KEY;
+      const agent = await claudeAgent({ env });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
+      expect(run.error).toMatch(/log/i);
+    });
+
+    it('an unreachable endpoint (ends after a few failed connections instead of retrying for minutes)', async () => {
+      const agent = await claudeAgent({ env: claudeEnv({ url: 'http://127.0.0.1:9' }), maxConnectRetries: 2 });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
+      expect(await runLog(run.id)).toContain('api_retry');
+    });
+  });
+
+  it('waits for nothing it does not need (smoke: the fake saw only Messages API calls)', async () => {
+    await waitFor(async () => fake.requests.length > 0, 'requests');
+    expect(fake.requests.every((r) => r.url.startsWith('/v1/messages'))).toBe(true);
+  });
+});
