@@ -169,6 +169,116 @@ describe('claude_local: the real Claude Code CLI', () => {
     });
   });
 
+  describe('an assigned issue, done through the API by the CLI’s Bash tool', () => {
+    it('checks out the issue, comments and marks it done with curl and the run token; usage booked once against the issue', async () => {
+      const agent = await claudeAgent();
+      const issue = await t.http
+        .post(`/api/companies/${companyId}/issues`)
+        .send({ title: 'Real CLI work', status: 'todo', assigneeAgentId: agent.id })
+        .expect(201);
+      const issueId = issue.body.id as string;
+      const api = (method: string, route: string, body?: string) =>
+        `curl -sf -X ${method} "$SERVICE_API_URL${route}" -H "Authorization: Bearer $SERVICE_API_KEY" -H "X-Service-Run-Id: $SERVICE_RUN_ID"` +
+        (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
+      const steps = [
+        api('POST', '/api/issues/$SERVICE_TASK_ID/checkout', '{"agentId":"\'"$SERVICE_AGENT_ID"\'","expectedStatuses":["todo"]}'),
+        api('POST', '/api/issues/$SERVICE_TASK_ID/comments', '{"body":"Done by the real CLI"}'),
+        api('PATCH', '/api/issues/$SERVICE_TASK_ID', '{"status":"done"}'),
+      ];
+      const start = fake.requests.length;
+      fake.setScript((_r, i) => {
+        const step = i - start;
+        if (step < steps.length)
+          return {
+            toolUse: { name: 'Bash', input: { command: steps[step], description: `step ${step}` } },
+            usage: { input: 500 + step, output: 40 },
+          };
+        return { text: 'Issue handled.', usage: { input: 900, output: 12 } };
+      });
+      const before = { ...fake.sent };
+      const runId = await wakeRun(t, agent.id, { source: 'assignment', triggerDetail: 'system', payload: { issueId } });
+      const run = await waitRun(t, runId, TERMINAL, 90_000);
+      expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+      expect((await t.http.get(`/api/issues/${issueId}`).expect(200)).body.status).toBe('done');
+      const comments = await t.http.get(`/api/issues/${issueId}/comments`).expect(200);
+      const list = Array.isArray(comments.body) ? comments.body : comments.body.items;
+      expect(list.map((c: { body: string }) => c.body)).toContain('Done by the real CLI');
+      // every tool result went back to the model: the curl calls succeeded
+      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('Done by the real CLI');
+      const sent = {
+        input: fake.sent.input - before.input,
+        output: fake.sent.output - before.output,
+        messages: fake.sent.messages - before.messages,
+      };
+      expect(sent).toEqual({ input: 500 + 501 + 502 + 900, output: 40 * 3 + 12, messages: 4 });
+      expect(run.usage_json).toMatchObject({ inputTokens: sent.input, outputTokens: sent.output, turns: 4 });
+      const costs = await costEvents(runId);
+      expect(costs).toEqual([
+        expect.objectContaining({
+          issue_id: issueId,
+          input_tokens: String(sent.input),
+          output_tokens: String(sent.output),
+          provider: 'anthropic',
+        }),
+      ]);
+    });
+  });
+
+  describe('metered in flight, with caps', () => {
+    // every turn a tool call and 33,334 input tokens of claude-sonnet-4-5 (10 cents at list price)
+    const loop = (hold?: { turn: number; until: Promise<unknown> }): FakeScript => {
+      const start = fake.requests.length;
+      return (_r, i) => ({
+        toolUse: { name: 'Bash', input: { command: 'true', description: 'loop' } },
+        usage: { input: 33_334, output: 1 },
+        hold: hold && i - start === hold.turn ? hold.until : undefined,
+      });
+    };
+
+    it('shows the running totals on the run while it runs, and stops it at maxCostCents with its spend booked', async () => {
+      let release: () => void = () => undefined;
+      fake.setScript(loop({ turn: 2, until: new Promise<void>((r) => (release = r)) }));
+      const agent = await claudeAgent({}, { runtimeConfig: { maxCostCents: 45 } });
+      const runId = await wakeRun(t, agent.id);
+      // while the model holds its third answer, the run is running and shows two turns of usage
+      const live = await waitFor(
+        async () => {
+          const r = (await t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
+          return r.status === 'running' && r.usageJson?.turns >= 2 ? r : null;
+        },
+        'live usage on the running run',
+        60_000,
+      );
+      expect(live.usageJson).toMatchObject({ final: false, costStatus: 'priced', inputTokens: 66_668 });
+      release();
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'cancelled', error_code: 'cap_max_cost_cents' });
+      expect(run.error).toContain('maxCostCents 45');
+      expect(run.usage_json.costCents).toBeGreaterThan(45);
+      const [cost] = await costEvents(runId);
+      expect(cost.cost_cents).toBe(run.usage_json.costCents);
+      expect(Number(cost.input_tokens)).toBe(run.usage_json.inputTokens);
+    });
+
+    it('stops a runaway run at the company’s hard-stop budget and books what it spent', async () => {
+      const co = await createCompany(t);
+      await t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
+      fake.setScript(loop());
+      const agent = await createAgent(t, co.id, {
+        adapterType: 'claude_local',
+        adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake), timeoutSec: 120 },
+      });
+      const runId = await wakeRun(t, agent.id);
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
+      expect(run.error).toContain('company');
+      const [cost] = await costEvents(runId);
+      expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
+      const spent = (await t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
+      expect(spent).toBe(cost.cost_cents);
+    });
+  });
+
   describe('clear run errors', () => {
     it('a missing binary', async () => {
       const agent = await claudeAgent({ command: '/nonexistent/claude' });

@@ -23,6 +23,8 @@ export interface FakeTurn {
   usage: FakeUsage;
   /** send message_start and then nothing (a stalled stream) */
   stall?: boolean;
+  /** answer only once this settles (a test holds the model while it looks at the running run) */
+  hold?: Promise<unknown>;
 }
 
 export interface FakeRequest {
@@ -68,56 +70,60 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
       requests.push(r);
       const index = requests.length - 1;
       const turn = script(r, index);
-      const u = turn.usage;
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const ev = (type: string, payload: Record<string, unknown>) =>
-        res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
-      ev('message_start', {
-        message: {
-          id: `msg_fake_${index + 1}`,
-          type: 'message',
-          role: 'assistant',
-          model: body.model ?? 'claude-sonnet-4-5',
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: {
-            input_tokens: u.input,
-            output_tokens: 1,
-            cache_read_input_tokens: u.cacheRead ?? 0,
-            cache_creation_input_tokens: u.cacheCreation ?? 0,
-          },
-        },
-      });
-      if (turn.stall) return; // never finishes: the client sees a silent stream
-      let i = 0;
-      if (turn.text) {
-        ev('content_block_start', { index: i, content_block: { type: 'text', text: '' } });
-        ev('content_block_delta', { index: i, delta: { type: 'text_delta', text: turn.text } });
-        ev('content_block_stop', { index: i });
-        i++;
-      }
-      if (turn.toolUse) {
-        ev('content_block_start', {
-          index: i,
-          content_block: { type: 'tool_use', id: `toolu_fake_${index + 1}`, name: turn.toolUse.name, input: {} },
-        });
-        ev('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: JSON.stringify(turn.toolUse.input) } });
-        ev('content_block_stop', { index: i });
-      }
-      ev('message_delta', {
-        delta: { stop_reason: turn.toolUse ? 'tool_use' : 'end_turn', stop_sequence: null },
-        usage: { output_tokens: u.output },
-      });
-      ev('message_stop', {});
-      res.end();
-      sent.input += u.input;
-      sent.output += u.output;
-      sent.cacheRead += u.cacheRead ?? 0;
-      sent.cacheCreation += u.cacheCreation ?? 0;
-      sent.messages++;
+      void Promise.resolve(turn.hold).then(() => respond(res, r, index, turn));
     });
   });
+  const respond = (res: http.ServerResponse, r: FakeRequest, index: number, turn: FakeTurn) => {
+    const body = r.body;
+    const u = turn.usage;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const ev = (type: string, payload: Record<string, unknown>) =>
+      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
+    ev('message_start', {
+      message: {
+        id: `msg_fake_${index + 1}`,
+        type: 'message',
+        role: 'assistant',
+        model: body.model ?? 'claude-sonnet-4-5',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: u.input,
+          output_tokens: 1,
+          cache_read_input_tokens: u.cacheRead ?? 0,
+          cache_creation_input_tokens: u.cacheCreation ?? 0,
+        },
+      },
+    });
+    if (turn.stall) return; // never finishes: the client sees a silent stream
+    let i = 0;
+    if (turn.text) {
+      ev('content_block_start', { index: i, content_block: { type: 'text', text: '' } });
+      ev('content_block_delta', { index: i, delta: { type: 'text_delta', text: turn.text } });
+      ev('content_block_stop', { index: i });
+      i++;
+    }
+    if (turn.toolUse) {
+      ev('content_block_start', {
+        index: i,
+        content_block: { type: 'tool_use', id: `toolu_fake_${index + 1}`, name: turn.toolUse.name, input: {} },
+      });
+      ev('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: JSON.stringify(turn.toolUse.input) } });
+      ev('content_block_stop', { index: i });
+    }
+    ev('message_delta', {
+      delta: { stop_reason: turn.toolUse ? 'tool_use' : 'end_turn', stop_sequence: null },
+      usage: { output_tokens: u.output },
+    });
+    ev('message_stop', {});
+    res.end();
+    sent.input += u.input;
+    sent.output += u.output;
+    sent.cacheRead += u.cacheRead ?? 0;
+    sent.cacheCreation += u.cacheCreation ?? 0;
+    sent.messages++;
+  };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };
   return {
