@@ -11,6 +11,8 @@ export const ADAPTER_ERRORS = {
   adapter_version_pinned: 409,
   adapter_config_invalid: 422,
   adapter_not_external: 409,
+  login_method_unsupported: 422,
+  login_session_not_found: 404,
 } as const satisfies ErrorTable;
 
 export const adapterError = domainErrors(ADAPTER_ERRORS);

@@ -20,6 +20,7 @@ const CLAUDE_SPEC: CliSpec = {
   provider: 'anthropic',
   defaultCommand: 'claude',
   defaultModel: null,
+  modelEnv: 'ANTHROPIC_MODEL',
   credentialEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   credentialFiles: ['.claude/.credentials.json'],
   baseUrlEnv: 'ANTHROPIC_BASE_URL',
@@ -214,6 +215,15 @@ export class ClaudeLocalRuntime extends CodingCliRuntime {
   protected deliver(run: PreparedRun): () => void {
     const placed = deliverSkills(run, path.join(run.home, '.claude', 'skills'));
     return () => placed.forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
+  }
+
+  protected settingsModel(home: string): string | null {
+    try {
+      const settings = JSON.parse(fs.readFileSync(path.join(home, '.claude', 'settings.json'), 'utf8')) as { model?: unknown };
+      return typeof settings.model === 'string' ? settings.model : null;
+    } catch {
+      return null;
+    }
   }
 
   protected parser(meter: RunMeter, run: PreparedRun, resume: string | null): StreamParser {

@@ -50,6 +50,8 @@ export interface CliSpec extends RuntimeProbe {
   label: string;
   provider: string;
   defaultModel: string | null;
+  /** the variable the CLI reads its default model from, if any */
+  modelEnv: string | null;
   models: Array<{ id: string; label: string }>;
   /** config fields beyond the shared ones */
   extraSchema: Record<string, ConfigFieldSchema>;
@@ -184,6 +186,20 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       return { code: 'runtime_auth_failed', message: lastLine(stderr) };
     if (/ECONNREFUSED|ENOTFOUND|ECONNRESET|ETIMEDOUT|connection refused|fetch failed|network error/i.test(stderr))
       return { code: 'runtime_endpoint_unreachable', message: lastLine(stderr) };
+    return null;
+  }
+
+  /** The model the CLI uses when none is configured: the type's instance env, else the CLI's own settings in its home. */
+  detectModel(home: string, instanceConfig: Record<string, unknown>): { model: string; source: string } | null {
+    const env = instanceConfig.env && typeof instanceConfig.env === 'object' ? (instanceConfig.env as Record<string, unknown>) : {};
+    const fromEnv = this.spec.modelEnv ? env[this.spec.modelEnv] : undefined;
+    if (typeof fromEnv === 'string' && fromEnv) return { model: fromEnv, source: 'instance_config' };
+    const fromSettings = this.settingsModel(home);
+    return fromSettings ? { model: fromSettings, source: 'cli_settings' } : null;
+  }
+
+  /** The default model in the CLI's settings files under `home`. */
+  protected settingsModel(_home: string): string | null {
     return null;
   }
 

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { agentSpawnOptions, type ProcessIdentity } from '../../../common/process/agent-user';
 import { findCommand } from '../child-process-run';
 
 /** What the environment test needs to know of a CLI. */
@@ -42,9 +43,11 @@ const envOf = (config: Record<string, unknown>): Record<string, unknown> =>
 /** An env value is set: an inline non-empty string or a secret reference (resolved at launch). */
 const isSet = (v: unknown): boolean => (typeof v === 'string' ? v.trim().length > 0 : !!v && typeof v === 'object');
 
-function version(command: string): Promise<string | null> {
+/** `<command> --version`, as the agents' user (never as the service's own, possibly root, user). */
+function version(command: string, runAs: ProcessIdentity | null): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile(command, ['--version'], { timeout: 10_000, env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir() } }, (err, stdout) =>
+    const options = agentSpawnOptions(runAs, { timeout: 10_000, env: { PATH: process.env.PATH ?? '', HOME: runAs?.home ?? os.tmpdir() } });
+    execFile(command, ['--version'], options, (err, stdout) =>
       resolve(err ? null : String(stdout).trim().split('\n')[0]?.slice(0, 200) || null),
     );
   });
@@ -81,6 +84,7 @@ export async function environmentReport(
   config: Record<string, unknown>,
   extraEnv: Record<string, string>,
   home = process.env.HOME ?? os.homedir(),
+  opts: { skipEndpoint?: boolean; runAs?: ProcessIdentity | null } = {},
 ): Promise<RuntimeEnvironmentReport> {
   const checks: EnvironmentCheckResult[] = [];
   const env = { ...envOf(config), ...extraEnv };
@@ -94,7 +98,7 @@ export async function environmentReport(
       hint: `install the CLI on the service host or set adapterConfig.command to its path`,
     });
   } else {
-    const v = await version(found);
+    const v = await version(found, opts.runAs ?? null);
     checks.push({
       code: 'adapter_command_found',
       level: v ? 'info' : 'warn',
@@ -115,12 +119,13 @@ export async function environmentReport(
     });
   const configured = spec.baseUrlEnv ? env[spec.baseUrlEnv] : undefined;
   const endpoint = typeof configured === 'string' && configured.trim() ? configured.trim() : spec.defaultBaseUrl;
-  const problem = await reachable(endpoint);
-  checks.push(
-    problem
-      ? { code: 'adapter_endpoint_unreachable', level: 'error', message: `${endpoint} is not reachable`, detail: problem }
-      : { code: 'adapter_endpoint_reachable', level: 'info', message: `${endpoint} accepts connections` },
-  );
+  const problem = opts.skipEndpoint ? null : await reachable(endpoint);
+  if (!opts.skipEndpoint)
+    checks.push(
+      problem
+        ? { code: 'adapter_endpoint_unreachable', level: 'error', message: `${endpoint} is not reachable`, detail: problem }
+        : { code: 'adapter_endpoint_reachable', level: 'info', message: `${endpoint} accepts connections` },
+    );
   const status = checks.some((c) => c.level === 'error') ? 'fail' : checks.some((c) => c.level === 'warn') ? 'warn' : 'pass';
   return { adapterType: spec.type, testedAt: new Date().toISOString(), status, checks };
 }
