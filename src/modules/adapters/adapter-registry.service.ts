@@ -27,6 +27,7 @@ export const BUILT_IN_ADAPTER_TYPES = [
   'runtime_g',
   'gateway_a',
   'claude_local',
+  'codex_local',
 ] as const;
 
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */

@@ -123,6 +123,15 @@ export function writeAgentFile(file: string, content: string, ctx: AdapterRunCon
   }
 }
 
+/** A directory under the agent's home that its processes own (created when missing). */
+export function ensureAgentDir(dir: string, ctx: AdapterRunContext): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (ctx.runAs) {
+    for (let p = dir; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p))
+      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
+  }
+}
+
 /** Copies the run's skill folders into `target` (the CLI's skills folder); returns the names for removal. */
 export function deliverSkills(run: PreparedRun, target: string): string[] {
   if (!run.skillsDir || !fs.existsSync(run.skillsDir)) return [];
