@@ -28,6 +28,7 @@ export const BUILT_IN_ADAPTER_TYPES = [
   'gateway_a',
   'claude_local',
   'codex_local',
+  'gemini_local',
 ] as const;
 
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */
