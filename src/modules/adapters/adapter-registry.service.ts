@@ -29,6 +29,7 @@ export const BUILT_IN_ADAPTER_TYPES = [
   'claude_local',
   'codex_local',
   'gemini_local',
+  'opencode_local',
 ] as const;
 
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */

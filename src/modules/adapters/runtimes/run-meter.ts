@@ -47,6 +47,8 @@ export const count = (v: unknown): number => (typeof v === 'number' && Number.is
  */
 export class RunMeter {
   private readonly turnsById = new Map<string, TokenCounts>();
+  /** the CLI's own cost per turn, when it reports one per turn (OpenCode) */
+  private readonly turnCosts = new Map<string, number>();
   private finalTotals: TokenCounts | null = null;
   private finalCostUsd: number | null = null;
   private finalTurns = 0;
@@ -73,9 +75,10 @@ export class RunMeter {
   }
 
   /** One model call's usage (cumulative for that call); repeats of the same id keep the largest numbers. */
-  turn(id: string, t: TokenCounts): void {
+  turn(id: string, t: TokenCounts, costUsd?: number | null): void {
     const seen = this.turnsById.get(id);
     this.turnsById.set(id, seen ? maxOf(seen, t) : t);
+    if (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0) this.turnCosts.set(id, costUsd);
   }
 
   /** The CLI's final totals for this attempt (tokens, and its own cost when it reports one). */
@@ -95,6 +98,11 @@ export class RunMeter {
     if (this.finalTotals) tokens = this.finalTotals;
     const turns = Math.max(this.turnsById.size, this.finalTurns);
     if (this.finalCostUsd !== null) return { tokens, turns, costUsd: this.finalCostUsd, status: 'reported' };
+    if (!this.finalTotals && this.turnCosts.size > 0 && this.turnCosts.size === this.turnsById.size) {
+      let sum = 0;
+      for (const c of this.turnCosts.values()) sum += c;
+      return { tokens, turns, costUsd: sum, status: 'reported' };
+    }
     const price = priceOf(this.model, this.prices);
     if (price) return { tokens, turns, costUsd: priceTokens(tokens, price), status: 'priced' };
     const used = tokens.inputTokens + tokens.cachedInputTokens + tokens.cacheCreationInputTokens + tokens.outputTokens;
@@ -109,6 +117,7 @@ export class RunMeter {
     if (a.costUsd === null) this.baseUnpriced = true;
     else this.baseCostUsd += a.costUsd;
     this.turnsById.clear();
+    this.turnCosts.clear();
     this.finalTotals = null;
     this.finalCostUsd = null;
     this.finalTurns = 0;
