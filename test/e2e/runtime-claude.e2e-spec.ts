@@ -1,7 +1,10 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { claudeBinary, claudeEnv, FakeAnthropic, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
 import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { createSkill } from '../support/skills';
 import { createTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -221,6 +224,29 @@ describe('claude_local: the real Claude Code CLI', () => {
           provider: 'anthropic',
         }),
       ]);
+    });
+  });
+
+  describe('skills and instructions', () => {
+    it('finds its skills in ~/.claude/skills during the run (removed after) and its instructions in the system prompt', async () => {
+      const skill = await createSkill(t, companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
+      const agent = await claudeAgent({ promptTemplate: 'Instructions marker 9d2e.' }, { desiredSkills: [skill.key] });
+      const start = fake.requests.length;
+      fake.setScript((_r, i) =>
+        i === start
+          ? {
+              toolUse: { name: 'Bash', input: { command: `cat "$HOME/.claude/skills/${skill.slug}/SKILL.md"`, description: 'read skill' } },
+              usage: { input: 10, output: 1 },
+            }
+          : { text: 'read it', usage: { input: 10, output: 1 } },
+      );
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run.status).toBe('succeeded');
+      expect(JSON.stringify(fake.requests[start].body.system)).toContain('Instructions marker 9d2e.');
+      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('marker-5521');
+      const home =
+        (await import('../../src/common/process/agent-user')).resolveAgentIdentity(t.config.agentUser)?.home ?? process.env.HOME!;
+      expect(fs.existsSync(path.join(home, '.claude', 'skills', skill.slug))).toBe(false);
     });
   });
 
