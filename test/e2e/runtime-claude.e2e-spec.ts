@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { claudeBinary, claudeEnv, FakeAnthropic, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
 import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { resolveAgentIdentity } from '../../src/common/process/agent-user';
 import { createSkill } from '../support/skills';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -47,6 +49,7 @@ describe('claude_local: the real Claude Code CLI', () => {
   /** the run's cost events once booking (after the run's commit) has happened */
   const costEvents = (runId: string) =>
     waitFor(async () => ((await costEventsNow(runId)) as unknown[]).length && costEventsNow(runId), `cost of ${runId}`);
+  const agentHome = () => resolveAgentIdentity(t.config.agentUser)?.home ?? process.env.HOME!;
   const runLog = async (runId: string) => (await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`)).body.content as string;
 
   describe('the adapter type', () => {
@@ -149,16 +152,20 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(usageEvents[usageEvents.length - 1].payload.payload).toMatchObject({ turns: 1, inputTokens: 2000, outputTokens: 20 });
     });
 
-    it('falls back to a fresh session by itself when the stored session is unknown to the CLI', async () => {
+    it('falls back to a fresh session by itself when the CLI’s session store lost the session', async () => {
       fake.setScript(answer('fresh start'));
       const agent = await claudeAgent();
       const first = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
       expect(first.status).toBe('succeeded');
-      const dead = '00000000-0000-4000-8000-0000000000aa';
-      await t.dataSource.query(
-        `UPDATE heartbeat_runs SET result_json = jsonb_set(result_json, '{sessionId}', to_jsonb($2::text)) WHERE id = $1`,
-        [first.id, dead],
-      );
+      const dead = first.result_json.sessionId as string;
+      // the CLI's session store (in the agent's home) no longer has it
+      const stored = execFileSync('find', [agentHome(), '-name', `${dead}.jsonl`])
+        .toString()
+        .trim()
+        .split('\n')
+        .filter(Boolean);
+      expect(stored.length).toBeGreaterThan(0);
+      stored.forEach((f) => fs.rmSync(f));
       const runId = await wakeRun(t, agent.id);
       const run = await waitRun(t, runId, TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
@@ -166,9 +173,41 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(run.result_json.sessionNote).toContain('unknown');
       // the fresh session's first request carries no earlier turns
       expect(transcript(fake.requests[fake.requests.length - 1])).not.toContain('fresh start');
-      // and the next wake resumes the new session
+      // and the next wake resumes the new session (three wakes, one fallback, no retry loop)
       const next = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
       expect(next.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
+    });
+
+    it('never hands a session of another runtime to the CLI: after a switch of adapterType the next wake is fresh', async () => {
+      fake.setScript(answer('from claude'));
+      const agent = await createAgent(t, companyId, {
+        adapterType: 'process',
+        adapterConfig: {
+          command: process.execPath,
+          args: ['-e', 'console.log(JSON.stringify({type:"result",session_id:"ses_other_runtime",result:"x"}))'],
+        },
+      });
+      const other = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 30_000);
+      expect(other.status).toBe('succeeded');
+      await t.http
+        .patch(`/api/agents/${agent.id}`)
+        .send({
+          adapterType: 'claude_local',
+          replaceAdapterConfig: true,
+          adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake) },
+        })
+        .expect(200);
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run.status).toBe('succeeded');
+      expect(run.result_json).toMatchObject({ sessionResumed: false, sessionNote: 'no session to resume' });
+      expect(await runLog(run.id)).not.toContain('ses_other_runtime');
+    });
+
+    it('ends a run whose model stream goes silent with a clear code (idle-output deadline), spend booked', async () => {
+      fake.setScript(() => ({ stall: true, usage: { input: 700, output: 0 } }));
+      const agent = await claudeAgent({ idleTimeoutSec: 2 });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_idle_timeout' });
     });
   });
 

@@ -79,7 +79,6 @@ export const CODING_CLI_FIELDS: Record<string, ConfigFieldSchema> = {
   promptTemplate: { type: 'string', description: 'agent instructions placed in the system prompt / instruction file' },
   instructions: { type: 'string' },
   extraArgs: { type: 'string-array', description: 'extra CLI arguments, appended' },
-  args: { type: 'string-array', description: 'alias of extraArgs' },
   maxTurnsPerRun: { type: 'integer', minimum: 1, description: 'the CLI’s own turn limit, where it has one' },
   idleTimeoutSec: {
     type: 'integer',
@@ -317,7 +316,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     const timers: NodeJS.Timeout[] = [];
     const handle = runChild({
       command: str(c.command) ?? this.spec.defaultCommand,
-      args: [...this.args(run, resume), ...strArray(c.extraArgs), ...strArray(c.args)],
+      args: [...this.args(run, resume), ...strArray(c.extraArgs)],
       cwd: run.cwd,
       env: run.env,
       stdin: this.stdin(run),
