@@ -191,7 +191,7 @@ describe('adapter execution', () => {
       },
     );
 
-    it('passes the prompt on stdin and parses JSON-lines usage and session id', async () => {
+    it('passes the prompt on stdin and parses JSON-lines usage (the final result line is the total, never added to per-message usage) and session id', async () => {
       const script = path.join(FIXTURES, 'fake-cli-runtime.js');
       const agent = await insertAgent(t, companyId, {
         adapterType: 'runtime_b_local',
@@ -201,7 +201,7 @@ describe('adapter execution', () => {
       const row = await waitRun(t, runId, TERMINAL);
       expect(row).toMatchObject({
         status: 'succeeded',
-        usage_json: { input_tokens: 5, output_tokens: 8 },
+        usage_json: { input_tokens: 3, output_tokens: 5 },
         result_json: { sessionId: 'sess-1' },
       });
       expect(row.result_json.summary).toContain('Be brief.');

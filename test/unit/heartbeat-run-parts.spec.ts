@@ -92,6 +92,16 @@ describe('JsonLinesReport', () => {
       result: { sessionId: 's1', summary: 'done' },
     });
   });
+
+  it('takes the final result line as the total: per-message usage is never added to it (one message repeated per content block counts once)', () => {
+    const r = new JsonLinesReport();
+    const msg = { type: 'assistant', message: { id: 'm1', usage: { input_tokens: 1234, output_tokens: 1 } } };
+    r.accept(JSON.stringify(msg));
+    r.accept(JSON.stringify(msg));
+    expect(r.usage).toEqual({ input_tokens: 1234, output_tokens: 1 });
+    r.accept(JSON.stringify({ type: 'result', usage: { input_tokens: 1234, output_tokens: 56 }, total_cost_usd: 0.0045 }));
+    expect(r.apply({ status: 'succeeded' }).usage).toEqual({ input_tokens: 1234, output_tokens: 56, total_cost_usd: 0.0045 });
+  });
 });
 
 describe('heartbeatPolicy', () => {

@@ -87,6 +87,11 @@ export class AgentIdentities {
     return this.identity(`services:${companyId}`, companyId, `services-${companyId.slice(0, 8)}`);
   }
 
+  /** The identity that runs the adapter form's environment checks (no company, no agent). */
+  forRuntimeChecks(): ProcessIdentity | null {
+    return this.identity('runtime-checks', 'runtime-checks', 'runtime-checks');
+  }
+
   /** The company's group id (null when identities are off). */
   companyGid(companyId: string): number | null {
     return this.enabled ? this.allocate('g', `company:${companyId}`) : null;

@@ -6,6 +6,7 @@ import { CLI_RUNTIMES, CliRuntimeAdapter } from './cli-runtime.adapter';
 import { GatewayAdapter } from './gateway.adapter';
 import { HttpAdapter, OutboundTarget } from './http.adapter';
 import { ProcessAdapter } from './process.adapter';
+import { codingCliRuntimes } from './runtimes/coding-cli-runtimes';
 
 /**
  * Executors by adapter type. Built-ins are registered here; external types join with register().
@@ -36,6 +37,7 @@ export class AdapterExecutors {
     this.register(new HttpAdapter(outbound));
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
     this.register(new GatewayAdapter(outbound));
+    for (const r of codingCliRuntimes()) this.register(r);
     for (const t of this.byType.keys()) BUILT_IN.add(t);
   }
 

@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AdapterConfigSchema, ConfigFieldSchema, validateAgainstSchema } from './adapter-config-schema';
+import { codingCliRuntimes } from './runtimes/coding-cli-runtimes';
 
 /** One adapter type: its configuration schema and the defaults it fills when an agent is created. */
 export interface AdapterTypeDefinition {
@@ -25,6 +26,10 @@ export const BUILT_IN_ADAPTER_TYPES = [
   'runtime_f_local',
   'runtime_g',
   'gateway_a',
+  'claude_local',
+  'codex_local',
+  'gemini_local',
+  'opencode_local',
 ] as const;
 
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */
@@ -136,6 +141,13 @@ function builtIns(): AdapterTypeDefinition[] {
           ? c
           : { ...c, devicePrivateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
     },
+    // the coding-agent CLIs: their schema is their executor's (the fields the board UI's form sends)
+    ...codingCliRuntimes().map((r): AdapterTypeDefinition => ({
+      type: r.type,
+      label: r.spec.label,
+      builtIn: true,
+      configSchema: r.configSchema as unknown as AdapterConfigSchema,
+    })),
   ];
 }
 

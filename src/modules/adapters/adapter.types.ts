@@ -27,13 +27,20 @@ export interface AdapterRunContext {
   sandbox?: Omit<SandboxSpec, 'identity'>;
   /** a local process started, in its own process group `pgid` (recorded with the run for crash clean-up) */
   onProcessStarted?(pgid: number): void;
+  /** the run's project (the wake's, or its issue's), for cost attribution */
+  projectId?: string | null;
+  /** the project workspace's directory, when the run has one: the CLI runtimes work there */
+  workspaceCwd?: string | null;
+  /** usage so far, as a runtime reads it from its stream (running totals; caps and budgets act on it) */
+  onUsage?(usage: Record<string, unknown>): void;
   log(stream: LogStream, chunk: string): void;
 }
 
 /** A started execution: ends on its own, or when cancelled (process group killed, remote call abandoned). */
 export interface AdapterRun {
   done: Promise<RunOutcome>;
-  cancel(reason: string): void;
+  /** `graceSec` overrides the SIGTERM→SIGKILL delay (caps stop a run within seconds) */
+  cancel(reason: string, graceSec?: number): void;
 }
 
 export interface EnvironmentCheck {

@@ -13,6 +13,8 @@ export const ADAPTER_ERRORS = {
   adapter_not_external: 409,
   install_source_insecure: 422,
   code_tampered: 409,
+  login_method_unsupported: 422,
+  login_session_not_found: 404,
 } as const satisfies ErrorTable;
 
 export const adapterError = domainErrors(ADAPTER_ERRORS);

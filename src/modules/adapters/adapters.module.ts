@@ -1,7 +1,11 @@
+import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { Module } from '@nestjs/common';
 import { AdapterExecutors } from './adapter-executors';
 import { AdapterRegistry } from './adapter-registry.service';
 import { AdaptersController } from './adapters.controller';
+import { CompanyAdaptersController } from './company-adapters.controller';
+import { RuntimeSetupService } from './runtimes/runtime-setup.service';
+import { SecretsModule } from '../secrets/secrets.module';
 import { AdaptersRepository } from './adapters.repository';
 import { ExternalAdaptersService } from './external-adapters.service';
 
@@ -12,8 +16,9 @@ import { ExternalAdaptersService } from './external-adapters.service';
  * heartbeat engine asks ExternalAdaptersService whether a type is force-disabled.
  */
 @Module({
-  controllers: [AdaptersController],
-  providers: [AdapterRegistry, AdapterExecutors, AdaptersRepository, ExternalAdaptersService],
+  imports: [SecretsModule, AgentIdentitiesModule],
+  controllers: [AdaptersController, CompanyAdaptersController],
+  providers: [AdapterRegistry, AdapterExecutors, AdaptersRepository, ExternalAdaptersService, RuntimeSetupService],
   exports: [AdapterRegistry, AdapterExecutors, ExternalAdaptersService],
 })
 export class AdaptersModule {}

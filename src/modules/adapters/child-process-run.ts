@@ -60,7 +60,7 @@ export function commandCheck(command: string, env?: Record<string, string>): Env
  * whole group, SIGKILL after graceSec. Exit 0 = succeeded, other exits = failed, timeout = timed_out.
  */
 export function runChild(o: ChildRunOptions): AdapterRun {
-  let cancel: (reason: string) => void = () => undefined;
+  let cancel: (reason: string, graceSec?: number) => void = () => undefined;
   const done = new Promise<RunOutcome>((resolve) => {
     if (o.cwd && !fs.existsSync(o.cwd)) {
       resolve({ status: 'failed', errorCode: 'adapter_cwd_not_found', error: `working directory ${o.cwd} does not exist` });
@@ -122,7 +122,7 @@ export function runChild(o: ChildRunOptions): AdapterRun {
         }
       }
     };
-    const terminate = (why: 'timeout' | 'cancel') => {
+    const terminate = (why: 'timeout' | 'cancel', graceSec = o.graceSec) => {
       if (ending || settled) return;
       ending = why;
       o.log(
@@ -133,15 +133,15 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       );
       killGroup('SIGTERM');
       const t = setTimeout(() => {
-        o.log('system', `still alive after ${o.graceSec}s grace: SIGKILL\n`);
+        o.log('system', `still alive after ${graceSec}s grace: SIGKILL\n`);
         killGroup('SIGKILL');
-      }, o.graceSec * 1000);
+      }, graceSec * 1000);
       t.unref();
       timers.push(t);
     };
-    cancel = (reason) => {
+    cancel = (reason, graceSec) => {
       cancelReason = reason;
-      terminate('cancel');
+      terminate('cancel', graceSec ?? o.graceSec);
     };
     if (o.timeoutSec > 0) {
       const t = setTimeout(() => terminate('timeout'), o.timeoutSec * 1000);
@@ -220,5 +220,5 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       }
     });
   });
-  return { done, cancel: (reason) => cancel(reason) };
+  return { done, cancel: (reason, graceSec) => cancel(reason, graceSec) };
 }

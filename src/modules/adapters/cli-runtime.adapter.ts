@@ -43,11 +43,33 @@ export function buildPrompt(ctx: AdapterRunContext): string {
   return parts.join('\n\n') + '\n';
 }
 
-/** Reads usage, session id and a final summary out of JSON-lines output, when present. */
+const numbers = (v: unknown): Record<string, number> => {
+  const out: Record<string, number> = {};
+  if (v && typeof v === 'object' && !Array.isArray(v))
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (typeof x === 'number') out[k] = x;
+  return out;
+};
+
+/**
+ * Reads usage, session id and a final summary out of JSON-lines output, when present. Usage lines
+ * are per model call (repeats of one call, same message id, count once) until a final line
+ * (`type: "result"` or `final: true`): its usage is the run's total and replaces the per-call sum,
+ * it is never added to it.
+ */
 export class JsonLinesReport {
-  usage: Record<string, number> = {};
   sessionId: string | null = null;
   summary: string | null = null;
+  private readonly perCall = new Map<string, Record<string, number>>();
+  private anonymous: Record<string, number> = {};
+  private finalUsage: Record<string, number> | null = null;
+  private costs: Record<string, number> = {};
+
+  get usage(): Record<string, number> {
+    let sum: Record<string, number> = { ...this.anonymous };
+    for (const u of this.perCall.values()) for (const [k, v] of Object.entries(u)) sum[k] = (sum[k] ?? 0) + v;
+    if (this.finalUsage) sum = { ...this.finalUsage };
+    return { ...sum, ...this.costs };
+  }
 
   accept(line: string): void {
     const t = line.trim();
@@ -60,14 +82,18 @@ export class JsonLinesReport {
     }
     const sid = o.session_id ?? o.sessionId;
     if (typeof sid === 'string') this.sessionId = sid;
-    const usage = o.usage;
+    const message = o.message && typeof o.message === 'object' ? (o.message as Record<string, unknown>) : null;
+    const usage = o.usage ?? message?.usage;
     if (usage && typeof usage === 'object') {
-      for (const [k, v] of Object.entries(usage as Record<string, unknown>)) {
-        if (typeof v === 'number') this.usage[k] = (this.usage[k] ?? 0) + v;
+      if (o.type === 'result' || o.final === true) this.finalUsage = numbers(usage);
+      else {
+        const id = message?.id ?? o.id;
+        if (typeof id === 'string') this.perCall.set(id, { ...(this.perCall.get(id) ?? {}), ...numbers(usage) });
+        else for (const [k, v] of Object.entries(numbers(usage))) this.anonymous[k] = (this.anonymous[k] ?? 0) + v;
       }
     }
     for (const k of ['total_cost_usd', 'costUsd', 'costCents']) {
-      if (typeof o[k] === 'number') this.usage[k] = o[k] as number;
+      if (typeof o[k] === 'number') this.costs[k] = o[k] as number;
     }
     if (typeof o.result === 'string') this.summary = o.result.slice(0, 20_000);
   }
@@ -76,9 +102,10 @@ export class JsonLinesReport {
     const result: Record<string, unknown> = { ...(o.result ?? {}) };
     if (this.sessionId) result.sessionId = this.sessionId;
     if (this.summary) result.summary = this.summary;
+    const usage = this.usage;
     return {
       ...o,
-      usage: Object.keys(this.usage).length ? this.usage : (o.usage ?? null),
+      usage: Object.keys(usage).length ? usage : (o.usage ?? null),
       result: Object.keys(result).length ? result : (o.result ?? null),
     };
   }

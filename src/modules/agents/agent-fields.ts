@@ -17,7 +17,7 @@ export const invalidField = (field: string, message: string, code: AgentFieldErr
 /** Company-unique URL key base of an agent name. */
 export const urlKeyFromName = (name: string): string => urlKeyOf(name, 'agent');
 
-/** heartbeat.enabled defaults to false; intervalSec must be a positive integer. */
+/** heartbeat.enabled defaults to false; intervalSec and the per-run caps must be positive integers. */
 export function normalizeRuntimeConfig(
   input: Record<string, unknown> | undefined,
   base: Record<string, unknown> = {},
@@ -35,6 +35,13 @@ export function normalizeRuntimeConfig(
     }
   }
   merged.heartbeat = heartbeat;
+  // per-run caps: a run crossing one is stopped (heartbeat engine), with what it spent booked
+  for (const key of ['maxCostCents', 'maxTokens', 'maxTurns', 'maxDurationSec']) {
+    const v = merged[key];
+    if (v === null) delete merged[key];
+    else if (v !== undefined && !(Number.isInteger(v) && (v as number) >= 1))
+      throw invalidField(`runtimeConfig.${key}`, `runtimeConfig.${key} must be a positive integer`);
+  }
   return merged;
 }
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { KeysetCursor } from '../../common/http/keyset-cursor';
+import { isUuid } from '../../common/http/uuid';
 import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
@@ -179,6 +180,31 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
       ],
     );
     return run ?? null;
+  }
+
+  /** Usage so far of a running run (the CLI runtimes meter it as the stream arrives); the ending outcome replaces it. */
+  async setLiveUsage(runId: string, usage: Record<string, unknown>): Promise<void> {
+    await this.db.query(`UPDATE heartbeat_runs SET usage_json = $2 WHERE id = $1 AND status = 'running'`, [runId, usage]);
+  }
+
+  /**
+   * The run's project (the wake's, else its issue's) and that project's workspace directory (the
+   * primary one first), for cost attribution and the CLI runtimes' working directory.
+   */
+  // reads issues, projects and project_workspaces (owned by issues and projects)
+  async projectContext(run: RunRow): Promise<{ projectId: string | null; cwd: string | null }> {
+    const p = run.context_snapshot.projectId;
+    const wakeProject = typeof p === 'string' && isUuid(p) ? p : null;
+    const [row] = (await this.db.query(
+      `SELECT p.id AS project_id,
+              (SELECT w.cwd FROM project_workspaces w WHERE w.project_id = p.id AND w.company_id = p.company_id AND w.cwd IS NOT NULL
+                ORDER BY w.is_primary DESC, w.created_at LIMIT 1) AS cwd
+         FROM projects p
+        WHERE p.company_id = $1
+          AND p.id = COALESCE($2::uuid, (SELECT i.project_id FROM issues i WHERE i.id = $3 AND i.company_id = $1))`,
+      [run.company_id, wakeProject, run.issue_id],
+    )) as Array<{ project_id: string; cwd: string | null }>;
+    return { projectId: row?.project_id ?? null, cwd: row?.cwd ?? null };
   }
 
   async raiseLogBytes(runId: string, logBytes: number): Promise<void> {

@@ -24,6 +24,7 @@ import { RunRecoveryRepository } from './run-recovery.repository';
 import { RunRetry } from './run-retry.service';
 import { RunTokenResolver } from './run-token.resolver';
 import { RunTokenService } from './run-token.service';
+import { RunUsageMonitor } from './run-usage-monitor.service';
 import { WakeupQueue } from './wakeup-queue.service';
 import { WakeupRequestsRepository } from './wakeup-requests.repository';
 import { SecretsModule } from '../secrets/secrets.module';
@@ -54,6 +55,7 @@ import { BudgetsModule } from '../budgets/budgets.module';
     RunProcessGroups,
     RunRetry,
     RunLiveEvents,
+    RunUsageMonitor,
     HeartbeatRunsRepository,
     WakeupRequestsRepository,
     HeartbeatAgentsRepository,

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { Injectable, Logger } from '@nestjs/common';
 import { AgentIdentities, AgentIdentityError } from '../../common/process/agent-identities';
 import { AppConfig } from '../../config/app-config';
@@ -12,6 +13,10 @@ import { RunProcessGroups } from './run-process-groups.service';
 import { RunTokenService } from './run-token.service';
 import { EnvResolutionError, RunEnvResolver } from './run-env.service';
 import { runFinished, runProcessStarted, runTraceparent } from '../../common/tracing/run-tracing';
+import { RunStop, RunUsageMonitor } from './run-usage-monitor.service';
+
+/** SIGTERM to SIGKILL when a cap or a budget stops a run: it ends within 2 s */
+const CAP_STOP_GRACE_SEC = 1;
 
 /** A run executing on this instance. */
 export interface LocalRun {
@@ -59,6 +64,7 @@ export class RunExecutor {
     private readonly processGroups: RunProcessGroups,
     private readonly live: RunLiveEvents,
     private readonly identities: AgentIdentities,
+    private readonly usage: RunUsageMonitor,
   ) {}
 
   launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
@@ -88,7 +94,8 @@ export class RunExecutor {
           const problems = executor.validateConfig(config);
           if (problems.length) outcome = { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
           else {
-            const projectId = typeof run.context_snapshot.projectId === 'string' ? run.context_snapshot.projectId : null;
+            const project = await this.runs.projectContext(run);
+            const projectId = project.projectId;
             // the agent's own OS identity and the run's private scratch (removed when the run ends)
             const runAs = this.identities.forAgent(run.agent_id, run.company_id);
             const scratch = this.identities.createRunScratch(run.id, runAs);
@@ -124,12 +131,26 @@ export class RunExecutor {
                 runProcessStarted(run.id, pgid);
                 processes.started(pgid);
               },
+              projectId,
+              workspaceCwd: project.cwd && fs.existsSync(project.cwd) ? project.cwd : null,
               log: (stream, chunk) => w.write(stream, chunk),
             };
+            // caps and hard-stop budgets act on the usage a runtime reports while it runs
+            let capStop: RunStop | null = null;
+            let stopHandle: ((reason: string, graceSec?: number) => void) | null = null;
+            const watch = this.usage.watch(run, agent, projectId, (s) => {
+              capStop = s;
+              stopHandle?.(s.message, CAP_STOP_GRACE_SEC);
+            });
+            ctx.onUsage = watch.onUsage;
             const handle = executor.start(ctx);
             adapterCancel = handle.cancel;
+            stopHandle = handle.cancel;
             if (cancelled) handle.cancel(cancelled);
             outcome = await handle.done;
+            watch.close();
+            const stop = capStop as RunStop | null;
+            if (stop) outcome = { ...outcome, status: 'cancelled', errorCode: stop.code, error: stop.message };
             await processes.ended();
           }
         }

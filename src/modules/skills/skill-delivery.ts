@@ -13,6 +13,9 @@ import { isSafeRelativePath, shortHash, SKILL_MD, StoredSkillFile } from './skil
  *   agent has a `cwd`: kept in `<cwd>/.service/skills/<runtimeName>/`, updated before each run,
  *   with a manifest of what the service manages; folders the service did not write are left
  *   alone (reported as user_installed / external_unknown). Without a `cwd`: ephemeral as above.
+ * - coding-agent CLIs (`claude_local`, `codex_local`, `gemini_local`, `opencode_local`): ephemeral;
+ *   their runtime copies the run's folder into the CLI's own skills folder in the agent's home
+ *   (e.g. `~/.claude/skills/`) for the run and removes it after.
  * - `http`, `gateway_a` and external adapters: unsupported (a remote cannot receive files); the
  *   assignment is recorded only.
  */
@@ -23,8 +26,11 @@ export const PERSISTENT_SUBDIR = path.join('.service', 'skills');
 export const MANIFEST_FILE = '.service-managed.json';
 export const CLI_RUNTIME_TYPES = ['runtime_a_local', 'runtime_b_local', 'runtime_c_local', 'runtime_d_local', 'runtime_e_local', 'runtime_f_local', 'runtime_g'];
 
+/** the coding-agent CLIs: per run, the runtime copies the run's skills where its CLI reads them */
+export const CODING_CLI_TYPES = ['claude_local', 'codex_local', 'gemini_local', 'opencode_local'];
+
 export function syncModeOf(adapterType: string, config: Record<string, unknown>): SkillSyncMode {
-  if (adapterType === 'process') return 'ephemeral';
+  if (adapterType === 'process' || CODING_CLI_TYPES.includes(adapterType)) return 'ephemeral';
   if (CLI_RUNTIME_TYPES.includes(adapterType)) return typeof config.cwd === 'string' && config.cwd.length > 0 ? 'persistent' : 'ephemeral';
   return 'unsupported';
 }

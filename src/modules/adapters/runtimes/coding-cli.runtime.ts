@@ -1,0 +1,423 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { RunOutcome } from '../../heartbeat/heartbeat.types';
+import type { ConfigFieldSchema } from '../adapter-config-schema';
+import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
+import { num, str, strArray } from '../adapter.types';
+import { buildPrompt } from '../cli-runtime.adapter';
+import { baseChildEnv, runChild } from '../child-process-run';
+import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from '../process.adapter';
+import { parsePriceTable } from './model-prices';
+import { RunMeter, type UsageSnapshot } from './run-meter';
+import { environmentReport, type RuntimeProbe } from './runtime-environment';
+
+/** A failure the CLI's stream or exit told us about, with a stable code. */
+export interface RuntimeFailure {
+  code: string;
+  message: string;
+}
+
+/** Reads one CLI's event stream into the meter; one instance per attempt. */
+export interface StreamParser {
+  accept(line: string): void;
+  readonly sessionId: string | null;
+  readonly summary: string | null;
+  /** the CLI's final result event arrived (the run is complete whatever the process does next) */
+  readonly finished: boolean;
+  /** an error the stream reported (auth, endpoint, unknown session, …) */
+  readonly failure: RuntimeFailure | null;
+}
+
+/** One run as the runtime prepares it. */
+export interface PreparedRun {
+  ctx: AdapterRunContext;
+  config: Record<string, unknown>;
+  /** the CLI's HOME: the agent's private home, where it keeps sessions and logins */
+  home: string;
+  cwd: string;
+  model: string | null;
+  prompt: string;
+  /** instructions for the system prompt / instruction file: promptTemplate, instructions, the instructions file */
+  instructions: string | null;
+  /** the run's skills folder (SERVICE_SKILLS_DIR), when the agent has skills */
+  skillsDir: string | null;
+  env: Record<string, string>;
+}
+
+export interface CliSpec extends RuntimeProbe {
+  type: string;
+  label: string;
+  provider: string;
+  defaultModel: string | null;
+  /** the variable the CLI reads its default model from, if any */
+  modelEnv: string | null;
+  models: Array<{ id: string; label: string }>;
+  /** config fields beyond the shared ones */
+  extraSchema: Record<string, ConfigFieldSchema>;
+}
+
+/** Stop reasons the runtime itself decides (the heartbeat engine adds caps and budgets). */
+type EndReason = { code: string; message: string } | null;
+
+export const DEFAULT_IDLE_TIMEOUT_SEC = 900;
+/** after the CLI's final result, a process that lingers this long is terminated */
+const LINGER_SEC = 3;
+/** SIGTERM to SIGKILL when the runtime or a cap stops a run (caps must act within 2 s) */
+export const STOP_GRACE_SEC = 1;
+
+/** Config fields every coding-agent CLI accepts (the board UI's form sends these). */
+export const CODING_CLI_FIELDS: Record<string, ConfigFieldSchema> = {
+  env: { type: 'env', description: 'environment variables: inline strings or secret references' },
+  timeoutSec: { type: 'integer', minimum: 0, description: 'run time limit in seconds; 0 = none' },
+  graceSec: { type: 'integer', minimum: 0, description: 'grace period after SIGTERM' },
+  serviceSkillSync: { type: 'object', description: 'skills sync state; desiredSkills' },
+  command: { type: 'string', minLength: 1, description: 'path or name of the CLI binary' },
+  model: { type: 'string', minLength: 1 },
+  cwd: { type: 'string', minLength: 1, description: 'working directory when the run has no project workspace (default: the agent home)' },
+  instructionsFilePath: { type: 'string', description: 'a file with the agent instructions, delivered where the CLI reads them' },
+  promptTemplate: { type: 'string', description: 'agent instructions placed in the system prompt / instruction file' },
+  instructions: { type: 'string' },
+  extraArgs: { type: 'string-array', description: 'extra CLI arguments, appended' },
+  maxTurnsPerRun: { type: 'integer', minimum: 1, description: 'the CLI’s own turn limit, where it has one' },
+  idleTimeoutSec: {
+    type: 'integer',
+    minimum: 0,
+    description: `no output for this long ends the run (default ${DEFAULT_IDLE_TIMEOUT_SEC}; 0 = off)`,
+  },
+  maxConnectRetries: {
+    type: 'integer',
+    minimum: 1,
+    description: 'failed connections to the model endpoint before the run ends (default 3)',
+  },
+  modelPrices: {
+    type: 'object',
+    description: 'USD per million tokens by model: { "<model>": { input, cachedInput, cacheWrite, output } }',
+  },
+};
+
+/** The numeric / string / list config checks shared by the four CLIs (the registry's schema does the create-time checks). */
+function validateShared(c: Record<string, unknown>, extra: Record<string, ConfigFieldSchema>): string[] {
+  const errors: string[] = [];
+  for (const [k, s] of Object.entries({ ...CODING_CLI_FIELDS, ...extra })) {
+    const v = c[k];
+    if (v === undefined || v === null) continue;
+    if (s.type === 'string' && typeof v !== 'string') errors.push(`${k} must be a string`);
+    if (s.type === 'boolean' && typeof v !== 'boolean') errors.push(`${k} must be a boolean`);
+    if (s.type === 'integer' && !(Number.isInteger(v) && (v as number) >= 0)) errors.push(`${k} must be an integer >= 0`);
+    if (s.type === 'string-array' && (!Array.isArray(v) || v.some((a) => typeof a !== 'string')))
+      errors.push(`${k} must be an array of strings`);
+  }
+  return [...errors, ...validateEnv(c.env), ...validateTimeouts(c)];
+}
+
+/** Writes a file the agent's processes own (the service may be root, the CLI runs as the agent's user). */
+export function writeAgentFile(file: string, content: string, ctx: AdapterRunContext): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, content, { mode: 0o600 });
+  if (ctx.runAs) {
+    for (let p = file; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p)) {
+      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
+    }
+  }
+}
+
+/** A directory under the agent's home that its processes own (created when missing). */
+export function ensureAgentDir(dir: string, ctx: AdapterRunContext): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (ctx.runAs) {
+    for (let p = dir; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p))
+      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
+  }
+}
+
+/** Copies the run's skill folders into `target` (the CLI's skills folder); returns the names for removal. */
+export function deliverSkills(run: PreparedRun, target: string): string[] {
+  if (!run.skillsDir || !fs.existsSync(run.skillsDir)) return [];
+  const names: string[] = [];
+  for (const name of fs.readdirSync(run.skillsDir)) {
+    const from = path.join(run.skillsDir, name);
+    if (!fs.statSync(from).isDirectory()) continue;
+    const to = path.join(target, name);
+    fs.rmSync(to, { recursive: true, force: true });
+    fs.cpSync(from, to, { recursive: true });
+    names.push(to);
+  }
+  if (run.ctx.runAs && names.length) {
+    const { uid, gid, home } = run.ctx.runAs;
+    const chown = (p: string): void => {
+      fs.chownSync(p, uid, gid);
+      if (fs.statSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chown(path.join(p, e));
+    };
+    for (let p = target; p.startsWith(home) && p !== home; p = path.dirname(p)) fs.chownSync(p, uid, gid);
+    names.forEach(chown);
+  }
+  return names;
+}
+
+/**
+ * A coding-agent CLI as a runtime: builds its non-interactive invocation, reads its event stream into
+ * a usage ledger (live, per turn), keeps its session, and classifies how it ended. The subclass
+ * knows its CLI: arguments, parser, where it reads instructions and skills.
+ */
+export abstract class CodingCliRuntime implements AdapterExecutor {
+  abstract readonly spec: CliSpec;
+
+  get type(): string {
+    return this.spec.type;
+  }
+
+  get configSchema(): Record<string, unknown> {
+    return { type: 'object', properties: { ...CODING_CLI_FIELDS, ...this.spec.extraSchema } };
+  }
+
+  /** The CLI's arguments for one attempt (`resume`: the session to continue, or null for a fresh one). */
+  protected abstract args(run: PreparedRun, resume: string | null): string[];
+  protected abstract parser(meter: RunMeter, run: PreparedRun, resume: string | null): StreamParser;
+  /** Variables the CLI needs beyond the agent's env (telemetry off, config locations). */
+  protected cliEnv(_run: PreparedRun): Record<string, string> {
+    return {};
+  }
+  /** Files the CLI reads (instructions, skills, its config) for this run; returns their clean-up. */
+  protected deliver(_run: PreparedRun): () => void {
+    return () => undefined;
+  }
+  /** What goes to the CLI's stdin (the prompt by default). */
+  protected stdin(run: PreparedRun): string | undefined {
+    return run.prompt;
+  }
+  /** Does this failed attempt say that the resumed session does not exist (any more)? */
+  protected abstract unknownSession(parser: StreamParser, stderr: string): boolean;
+  /** A failure recognised from stderr and the exit (auth, endpoint, …), when the stream said nothing. */
+  protected classifyStderr(stderr: string): RuntimeFailure | null {
+    if (/\b(401|unauthori[sz]ed|invalid api key|authentication|not logged in|api key)/i.test(stderr))
+      return { code: 'runtime_auth_failed', message: lastLine(stderr) };
+    if (/ECONNREFUSED|ENOTFOUND|ECONNRESET|ETIMEDOUT|connection refused|fetch failed|network error/i.test(stderr))
+      return { code: 'runtime_endpoint_unreachable', message: lastLine(stderr) };
+    return null;
+  }
+
+  /** The model the CLI uses when none is configured: the type's instance env, else the CLI's own settings in its home. */
+  detectModel(home: string, instanceConfig: Record<string, unknown>): { model: string; source: string } | null {
+    const env = instanceConfig.env && typeof instanceConfig.env === 'object' ? (instanceConfig.env as Record<string, unknown>) : {};
+    const fromEnv = this.spec.modelEnv ? env[this.spec.modelEnv] : undefined;
+    if (typeof fromEnv === 'string' && fromEnv) return { model: fromEnv, source: 'instance_config' };
+    const fromSettings = this.settingsModel(home);
+    return fromSettings ? { model: fromSettings, source: 'cli_settings' } : null;
+  }
+
+  /** The default model in the CLI's settings files under `home`. */
+  protected settingsModel(_home: string): string | null {
+    return null;
+  }
+
+  validateConfig(c: Record<string, unknown>): string[] {
+    return validateShared(c, this.spec.extraSchema);
+  }
+
+  testEnvironment(c: Record<string, unknown>): Promise<EnvironmentReport> {
+    return environmentReport(this.spec, c, {}).then((r) => ({
+      ok: r.status !== 'fail',
+      checks: r.checks.map((x) => ({ name: x.code, ok: x.level !== 'error', message: x.message })),
+    }));
+  }
+
+  protected prepare(ctx: AdapterRunContext): PreparedRun {
+    const c = ctx.config;
+    const home = ctx.runAs?.home ?? process.env.HOME ?? os.homedir();
+    const instructionsFile = str(c.instructionsFilePath);
+    let fileText: string | null = null;
+    if (instructionsFile) {
+      try {
+        fileText = fs.readFileSync(instructionsFile, 'utf8');
+      } catch (err) {
+        ctx.log('system', `instructions file ${instructionsFile} not readable: ${(err as Error).message}\n`);
+      }
+    }
+    const instructions = [str(c.promptTemplate), str(c.instructions), fileText].filter((x): x is string => !!x).join('\n\n') || null;
+    const env: Record<string, string> = { ...baseChildEnv(), ...ctx.configEnv, ...ctx.serviceEnv, HOME: home };
+    const run: PreparedRun = {
+      ctx,
+      config: c,
+      home,
+      cwd: ctx.workspaceCwd ?? str(c.cwd) ?? home,
+      model: str(c.model) ?? this.spec.defaultModel,
+      prompt: buildPrompt({ ...ctx, config: { ...c, promptTemplate: undefined, instructions: undefined } }),
+      instructions,
+      skillsDir: env.SERVICE_SKILLS_DIR ?? null,
+      env,
+    };
+    run.env = { ...this.cliEnv(run), ...run.env };
+    return run;
+  }
+
+  start(ctx: AdapterRunContext): AdapterRun {
+    let current: AdapterRun | null = null;
+    let stopped: { reason: string; graceSec?: number } | null = null;
+    const cancel = (reason: string, graceSec?: number) => {
+      stopped ??= { reason, graceSec };
+      current?.cancel(reason, graceSec);
+    };
+    const done = (async (): Promise<RunOutcome> => {
+      const run = this.prepare(ctx);
+      const c = run.config;
+      const meter = new RunMeter(this.spec.provider, this.spec.provider, run.model, parsePriceTable(c.modelPrices));
+      let cleanup: () => void = () => undefined;
+      try {
+        cleanup = this.deliver(run);
+        let resume = ctx.resumeSessionId;
+        let sessionNote: string | null = resume ? null : ctx.context.forceFreshSession ? 'fresh session requested' : 'no session to resume';
+        for (;;) {
+          const attempt = this.attempt(run, meter, resume, (h) => {
+            current = h;
+            if (stopped) h.cancel(stopped.reason, stopped.graceSec);
+          });
+          const a = await attempt;
+          if (resume && !stopped && a.outcome.status === 'failed' && this.unknownSession(a.parser, a.stderr)) {
+            ctx.log('system', `session ${resume} is unknown to the CLI: starting a fresh session\n`);
+            sessionNote = `session ${resume} was unknown to the CLI; started a fresh session`;
+            meter.endAttempt();
+            resume = null;
+            continue;
+          }
+          return this.outcome(a, meter, run, resume, sessionNote);
+        }
+      } catch (err) {
+        return {
+          status: 'failed',
+          errorCode: 'adapter_error',
+          error: (err as Error).message,
+          usage: this.usageRecord(meter.snapshot(), ctx),
+        };
+      } finally {
+        try {
+          cleanup();
+        } catch (err) {
+          ctx.log('system', `clean-up failed: ${(err as Error).message}\n`);
+        }
+      }
+    })();
+    return { done, cancel };
+  }
+
+  private async attempt(
+    run: PreparedRun,
+    meter: RunMeter,
+    resume: string | null,
+    started: (h: AdapterRun) => void,
+  ): Promise<{ outcome: RunOutcome; parser: StreamParser; stderr: string; end: EndReason; lingered: boolean }> {
+    const { ctx, config: c } = run;
+    const parser = this.parser(meter, run, resume);
+    let stderr = '';
+    let end: EndReason = null;
+    let lingered = false;
+    let lastOutput = Date.now();
+    let reported = '';
+    const timers: NodeJS.Timeout[] = [];
+    const handle = runChild({
+      command: str(c.command) ?? this.spec.defaultCommand,
+      args: [...this.args(run, resume), ...strArray(c.extraArgs)],
+      cwd: run.cwd,
+      env: run.env,
+      stdin: this.stdin(run),
+      timeoutSec: num(c.timeoutSec, 0),
+      graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
+      log: (stream, chunk) => {
+        lastOutput = Date.now();
+        if (stream === 'stderr') stderr = (stderr + chunk).slice(-8_000);
+        ctx.log(stream, chunk);
+      },
+      runAs: ctx.runAs,
+      sandbox: ctx.sandbox,
+      onSpawn: ctx.onProcessStarted,
+      onStdoutLine: (line) => {
+        parser.accept(line);
+        const snap = meter.snapshot();
+        const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
+        if (key !== reported) {
+          reported = key;
+          ctx.onUsage?.(this.usageRecord(snap, ctx));
+        }
+        if (parser.failure && !end && stopsRun(parser.failure.code)) {
+          end = parser.failure;
+          handle.cancel(parser.failure.message, STOP_GRACE_SEC);
+        }
+        if (parser.finished && timers.length === 0) {
+          const t = setTimeout(() => {
+            lingered = true;
+            handle.cancel('the CLI lingered after its final result', STOP_GRACE_SEC);
+          }, LINGER_SEC * 1000);
+          t.unref();
+          timers.push(t);
+        }
+      },
+    });
+    started(handle);
+    const idleSec = c.idleTimeoutSec === undefined ? DEFAULT_IDLE_TIMEOUT_SEC : num(c.idleTimeoutSec, DEFAULT_IDLE_TIMEOUT_SEC);
+    if (idleSec > 0) {
+      const t = setInterval(
+        () => {
+          if (Date.now() - lastOutput < idleSec * 1000 || end) return;
+          end = { code: 'runtime_idle_timeout', message: `no output for ${idleSec}s` };
+          handle.cancel(end.message, STOP_GRACE_SEC);
+        },
+        Math.min(1000, idleSec * 250),
+      );
+      t.unref();
+      timers.push(t);
+    }
+    const outcome = await handle.done;
+    timers.forEach((t) => clearTimeout(t));
+    return { outcome, parser, stderr, end, lingered };
+  }
+
+  private outcome(
+    a: { outcome: RunOutcome; parser: StreamParser; stderr: string; end: EndReason; lingered: boolean },
+    meter: RunMeter,
+    run: PreparedRun,
+    resumed: string | null,
+    sessionNote: string | null,
+  ): RunOutcome {
+    const { parser } = a;
+    const result: Record<string, unknown> = { ...(a.outcome.result ?? {}) };
+    const sessionId = parser.sessionId ?? resumed;
+    if (sessionId) result.sessionId = sessionId;
+    result.sessionResumed = !!resumed && (!parser.sessionId || parser.sessionId === resumed);
+    if (sessionNote) result.sessionNote = sessionNote;
+    if (parser.summary) result.summary = parser.summary;
+    if (run.model) result.model = run.model;
+    const usage = this.usageRecord(meter.snapshot(), run.ctx);
+    let o: RunOutcome = { ...a.outcome, usage, result };
+    const failure = a.end ?? parser.failure ?? (a.outcome.status === 'failed' ? this.classifyStderr(a.stderr) : null);
+    if (parser.finished && !parser.failure && (a.outcome.status === 'succeeded' || a.lingered)) {
+      o = { ...o, status: 'succeeded', errorCode: null, error: null, exitCode: a.outcome.exitCode ?? 0 };
+    } else if (failure && a.outcome.status !== 'timed_out' && (a.end || a.outcome.status !== 'cancelled')) {
+      o = { ...o, status: 'failed', errorCode: failure.code, error: failure.message };
+    } else if (a.outcome.status === 'succeeded' && !parser.finished) {
+      o = { ...o, status: 'failed', errorCode: 'runtime_no_result', error: 'the CLI exited without a final result' };
+    }
+    return o;
+  }
+
+  /** The run's usage record: the meter's snapshot plus what cost booking attributes it to. */
+  protected usageRecord(s: UsageSnapshot, ctx: AdapterRunContext): Record<string, unknown> {
+    return {
+      ...s,
+      // cost events carry input (uncached, cache writes included), cached input and output tokens
+      bookedInputTokens: s.inputTokens + s.cacheCreationInputTokens,
+      projectId: ctx.projectId ?? null,
+      runtime: this.spec.type,
+    };
+  }
+}
+
+/** Failures that end the run at once (the CLI would otherwise retry for minutes). */
+const stopsRun = (code: string) => code === 'runtime_endpoint_unreachable' || code === 'runtime_auth_failed';
+
+const lastLine = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(-1)[0]
+    ?.slice(0, 500) ?? '';

@@ -1,0 +1,195 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { str } from '../adapter.types';
+import {
+  CodingCliRuntime,
+  deliverSkills,
+  ensureAgentDir,
+  writeAgentFile,
+  type CliSpec,
+  type PreparedRun,
+  type RuntimeFailure,
+  type StreamParser,
+} from './coding-cli.runtime';
+import { count, type RunMeter } from './run-meter';
+
+const GEMINI_SPEC: CliSpec = {
+  type: 'gemini_local',
+  label: 'Gemini CLI (local)',
+  provider: 'google',
+  defaultCommand: 'gemini',
+  defaultModel: null,
+  modelEnv: 'GEMINI_MODEL',
+  credentialEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+  credentialFiles: ['.gemini/oauth_creds.json'],
+  baseUrlEnv: 'GOOGLE_GEMINI_BASE_URL',
+  defaultBaseUrl: 'https://generativelanguage.googleapis.com',
+  models: [
+    { id: 'gemini-2.5-pro', label: 'Gemini 2.5 Pro' },
+    { id: 'gemini-2.5-flash', label: 'Gemini 2.5 Flash' },
+    { id: 'gemini-2.5-flash-lite', label: 'Gemini 2.5 Flash-Lite' },
+  ],
+  extraSchema: {
+    dangerouslySkipPermissions: {
+      type: 'boolean',
+      description: 'pass --yolo (default true: the agent runs unattended under its own user)',
+    },
+    approvalMode: {
+      type: 'string',
+      enum: ['default', 'auto_edit', 'yolo', 'plan'],
+      description: 'used when dangerouslySkipPermissions is false',
+    },
+  },
+};
+
+const obj = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+
+/** the run's instructions, a context file of the agent's Gemini settings */
+const INSTRUCTIONS_FILE = '.service-instructions.md';
+
+const AUTH_TEXT = /api key not valid|api_key_invalid|permission denied|unauthenticated|invalid auth method|401|403/i;
+
+/**
+ * `gemini -p '' --output-format stream-json`: `init` (session id, model), `message` deltas,
+ * `tool_use` / `tool_result`, and one `result` whose `stats` are the run's usage (per run, also on a
+ * resumed session; `input_tokens` includes the cached part, `input` is the uncached rest). Gemini
+ * reports no cost: runs are priced from the model price table.
+ */
+export class GeminiStreamParser implements StreamParser {
+  sessionId: string | null = null;
+  summary: string | null = null;
+  finished = false;
+  failure: RuntimeFailure | null = null;
+  private text = '';
+  private tools = 0;
+
+  constructor(private readonly meter: RunMeter) {}
+
+  accept(line: string): void {
+    if (!line.startsWith('{')) return;
+    let o: Record<string, unknown>;
+    try {
+      o = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    switch (o.type) {
+      case 'init':
+        if (typeof o.session_id === 'string') this.sessionId = o.session_id;
+        this.meter.setModel(str(o.model));
+        return;
+      case 'message':
+        if (o.role === 'assistant' && typeof o.content === 'string' && this.text.length < 20_000) this.text += o.content;
+        return;
+      case 'tool_use':
+        this.tools++;
+        return;
+      case 'error':
+        return this.fail(String(o.message ?? obj(o.error)?.message ?? 'error'));
+      case 'result':
+        return this.result(o);
+    }
+  }
+
+  private result(o: Record<string, unknown>): void {
+    this.finished = true;
+    this.summary = this.text.slice(0, 20_000) || null;
+    const stats = obj(o.stats);
+    if (stats) {
+      const cached = count(stats.cached);
+      const models = obj(stats.models) ?? {};
+      let top: { model: string; tokens: number } | null = null;
+      for (const [model, v] of Object.entries(models)) {
+        const n = count(obj(v)?.total_tokens);
+        if (!top || n > top.tokens) top = { model, tokens: n };
+      }
+      if (top) this.meter.setModel(top.model);
+      this.meter.final(
+        {
+          inputTokens: stats.input !== undefined ? count(stats.input) : Math.max(0, count(stats.input_tokens) - cached),
+          cachedInputTokens: cached,
+          cacheCreationInputTokens: 0,
+          outputTokens: count(stats.output_tokens),
+        },
+        null,
+        this.tools + 1,
+      );
+    }
+    if (o.status !== 'success') this.fail(String(obj(o.error)?.message ?? o.error ?? `status ${String(o.status)}`));
+  }
+
+  private fail(message: string): void {
+    if (AUTH_TEXT.test(message)) this.failure = { code: 'runtime_auth_failed', message };
+    else if (/ECONNREFUSED|fetch failed|ENOTFOUND|ETIMEDOUT|network/i.test(message))
+      this.failure = { code: 'runtime_endpoint_unreachable', message };
+    else this.failure ??= { code: 'runtime_error', message: message.slice(0, 1000) };
+  }
+}
+
+/** `gemini_local`: the Gemini CLI, headless with the prompt on stdin, `--resume <session>` to continue. */
+export class GeminiLocalRuntime extends CodingCliRuntime {
+  readonly spec = GEMINI_SPEC;
+
+  protected cliEnv(): Record<string, string> {
+    return { GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_TELEMETRY_ENABLED: 'false' };
+  }
+
+  protected args(run: PreparedRun, resume: string | null): string[] {
+    const c = run.config;
+    const args = ['-p', '', '--output-format', 'stream-json'];
+    if (run.model) args.push('-m', run.model);
+    if (c.dangerouslySkipPermissions !== false) args.push('--yolo');
+    else if (str(c.approvalMode)) args.push('--approval-mode', String(c.approvalMode));
+    if (resume) args.push('--resume', resume);
+    return args;
+  }
+
+  /**
+   * The agent's `~/.gemini/settings.json` keeps the service's keys (no usage statistics, API-key
+   * auth when a key is set, the service's instructions file among the context files; the CLI only
+   * honours system settings in root-owned directories, so they cannot be per run). Per run: the
+   * instructions in `~/.gemini/.service-instructions.md` and the skills in `~/.gemini/skills/`.
+   */
+  protected deliver(run: PreparedRun): () => void {
+    const dir = path.join(run.home, '.gemini');
+    ensureAgentDir(dir, run.ctx);
+    const settingsFile = path.join(dir, 'settings.json');
+    let settings: Record<string, unknown> = {};
+    let readable = true;
+    try {
+      settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      readable = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+    if (readable && obj(settings)) {
+      const next = JSON.parse(JSON.stringify(settings)) as Record<string, Record<string, unknown>>;
+      next.privacy = { ...obj(next.privacy), usageStatisticsEnabled: false };
+      next.telemetry = { ...obj(next.telemetry), enabled: false };
+      const files = obj(next.context)?.fileName;
+      const names = Array.isArray(files) ? files.map(String) : typeof files === 'string' ? [files] : ['GEMINI.md', 'AGENTS.md'];
+      next.context = { ...obj(next.context), fileName: [...new Set([...names, INSTRUCTIONS_FILE])] };
+      if (run.env.GEMINI_API_KEY || run.env.GOOGLE_API_KEY)
+        next.security = { ...obj(next.security), auth: { ...obj(obj(next.security)?.auth), selectedType: 'gemini-api-key' } };
+      if (JSON.stringify(next) !== JSON.stringify(settings)) writeAgentFile(settingsFile, JSON.stringify(next, null, 2), run.ctx);
+    } else run.ctx.log('system', `${settingsFile} is not valid JSON: left as it is\n`);
+    const instructionsFile = path.join(dir, INSTRUCTIONS_FILE);
+    if (run.instructions) writeAgentFile(instructionsFile, run.instructions, run.ctx);
+    const placed = deliverSkills(run, path.join(dir, 'skills'));
+    return () => [instructionsFile, ...placed].forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
+  }
+
+  protected parser(meter: RunMeter): StreamParser {
+    return new GeminiStreamParser(meter);
+  }
+
+  protected unknownSession(_parser: StreamParser, stderr: string): boolean {
+    return /error resuming session|invalid session identifier/i.test(stderr);
+  }
+
+  protected classifyStderr(stderr: string): RuntimeFailure | null {
+    if (/invalid auth method|api key not valid|GEMINI_API_KEY/i.test(stderr))
+      return { code: 'runtime_auth_failed', message: stderr.trim().split('\n').slice(-1)[0] ?? '' };
+    return super.classifyStderr(stderr);
+  }
+}

@@ -1,0 +1,145 @@
+import { priceOf, priceTokens, type PriceTable, type TokenCounts } from './model-prices';
+
+export type CostStatus = 'reported' | 'priced' | 'unpriced';
+
+/** What a run has used so far (or in total once `final`), as the run's usage record and live events carry it. */
+export interface UsageSnapshot extends TokenCounts {
+  totalTokens: number;
+  /** model calls (assistant turns) */
+  turns: number;
+  costUsd: number | null;
+  /** whole cents, rounded up (a priced run is never booked as free); null when unpriced */
+  costCents: number | null;
+  /** reported: the CLI's own total; priced: from the model price table; unpriced: model unknown */
+  costStatus: CostStatus;
+  model: string | null;
+  provider: string;
+  biller: string;
+  billingType: string;
+  /** the CLI's final result arrived: the totals are its authoritative numbers */
+  final: boolean;
+}
+
+const zero = (): TokenCounts => ({ inputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 0 });
+const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  cachedInputTokens: a.cachedInputTokens + b.cachedInputTokens,
+  cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+});
+const maxOf = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
+  inputTokens: Math.max(a.inputTokens, b.inputTokens),
+  cachedInputTokens: Math.max(a.cachedInputTokens, b.cachedInputTokens),
+  cacheCreationInputTokens: Math.max(a.cacheCreationInputTokens, b.cacheCreationInputTokens),
+  outputTokens: Math.max(a.outputTokens, b.outputTokens),
+});
+
+export const centsOf = (usd: number): number => Math.ceil(Math.round(usd * 1e8) / 1e6);
+
+/** A non-negative integer out of an unknown value (0 otherwise). */
+export const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+
+/**
+ * The usage ledger of one run. Parsers report per-turn usage keyed by the model call's id (a CLI that
+ * prints a message once per content block repeats its usage: the same id counts once, with the
+ * largest numbers seen) and, at the end, the CLI's own totals, which replace the per-turn sum
+ * (never added to it). A fallback attempt (a resume that failed) is folded in with `endAttempt`.
+ */
+export class RunMeter {
+  private readonly turnsById = new Map<string, TokenCounts>();
+  /** the CLI's own cost per turn, when it reports one per turn (OpenCode) */
+  private readonly turnCosts = new Map<string, number>();
+  private finalTotals: TokenCounts | null = null;
+  private finalCostUsd: number | null = null;
+  private finalTurns = 0;
+  private base = zero();
+  private baseCostUsd = 0;
+  private baseTurns = 0;
+  private baseUnpriced = false;
+  private model: string | null;
+  billingType: string;
+
+  constructor(
+    private readonly provider: string,
+    private readonly biller: string,
+    model: string | null,
+    private readonly prices: PriceTable = {},
+    billingType = 'metered_api',
+  ) {
+    this.model = model;
+    this.billingType = billingType;
+  }
+
+  setModel(model: string | null | undefined): void {
+    if (model && !model.startsWith('<')) this.model = model;
+  }
+
+  /** One model call's usage (cumulative for that call); repeats of the same id keep the largest numbers. */
+  turn(id: string, t: TokenCounts, costUsd?: number | null): void {
+    const seen = this.turnsById.get(id);
+    this.turnsById.set(id, seen ? maxOf(seen, t) : t);
+    if (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0) this.turnCosts.set(id, costUsd);
+  }
+
+  /** The CLI's final totals for this attempt (tokens, and its own cost when it reports one). */
+  final(t: TokenCounts | null, costUsd: number | null, turns?: number): void {
+    if (t) this.finalTotals = t;
+    if (costUsd !== null && Number.isFinite(costUsd) && costUsd >= 0) this.finalCostUsd = costUsd;
+    if (turns !== undefined) this.finalTurns = turns;
+  }
+
+  get isFinal(): boolean {
+    return this.finalTotals !== null;
+  }
+
+  private attempt(): { tokens: TokenCounts; turns: number; costUsd: number | null; status: CostStatus } {
+    let tokens = zero();
+    for (const t of this.turnsById.values()) tokens = add(tokens, t);
+    if (this.finalTotals) tokens = this.finalTotals;
+    const turns = Math.max(this.turnsById.size, this.finalTurns);
+    if (this.finalCostUsd !== null) return { tokens, turns, costUsd: this.finalCostUsd, status: 'reported' };
+    if (!this.finalTotals && this.turnCosts.size > 0 && this.turnCosts.size === this.turnsById.size) {
+      let sum = 0;
+      for (const c of this.turnCosts.values()) sum += c;
+      return { tokens, turns, costUsd: sum, status: 'reported' };
+    }
+    const price = priceOf(this.model, this.prices);
+    if (price) return { tokens, turns, costUsd: priceTokens(tokens, price), status: 'priced' };
+    const used = tokens.inputTokens + tokens.cachedInputTokens + tokens.cacheCreationInputTokens + tokens.outputTokens;
+    return { tokens, turns, costUsd: used > 0 ? null : 0, status: used > 0 ? 'unpriced' : 'priced' };
+  }
+
+  /** Keeps this attempt's usage and starts counting a new one (the same run, e.g. after a dead session). */
+  endAttempt(): void {
+    const a = this.attempt();
+    this.base = add(this.base, a.tokens);
+    this.baseTurns += a.turns;
+    if (a.costUsd === null) this.baseUnpriced = true;
+    else this.baseCostUsd += a.costUsd;
+    this.turnsById.clear();
+    this.turnCosts.clear();
+    this.finalTotals = null;
+    this.finalCostUsd = null;
+    this.finalTurns = 0;
+  }
+
+  snapshot(): UsageSnapshot {
+    const a = this.attempt();
+    const tokens = add(this.base, a.tokens);
+    const unpriced = this.baseUnpriced || a.costUsd === null;
+    const costUsd = unpriced ? null : this.baseCostUsd + (a.costUsd ?? 0);
+    return {
+      ...tokens,
+      totalTokens: tokens.inputTokens + tokens.cachedInputTokens + tokens.cacheCreationInputTokens + tokens.outputTokens,
+      turns: this.baseTurns + a.turns,
+      costUsd,
+      costCents: costUsd === null ? null : centsOf(costUsd),
+      costStatus: unpriced ? 'unpriced' : a.status,
+      model: this.model,
+      provider: this.provider,
+      biller: this.biller,
+      billingType: this.billingType,
+      final: a.tokens === this.finalTotals && this.finalTotals !== null,
+    };
+  }
+}

@@ -1,0 +1,160 @@
+import * as os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../../common/auth/actor';
+import { notFound } from '../../../common/errors/domain-error';
+import { AgentIdentities, type ProcessIdentity } from '../../../common/process/agent-identities';
+import { AppConfig } from '../../../config/app-config';
+import { SecretsService } from '../../secrets/secrets.service';
+import { AdapterExecutors } from '../adapter-executors';
+import { AdapterRegistry } from '../adapter-registry.service';
+import { adapterError } from '../adapters.errors';
+import type {
+  AuthSignalDto,
+  DetectModelResponseDto,
+  EnvironmentReportDto,
+  LoginSessionDto,
+  ModelOptionDto,
+  StartLoginDto,
+  TestEnvironmentDto,
+} from '../dto/runtime-setup.dto';
+import { CodingCliRuntime } from './coding-cli.runtime';
+import { environmentReport } from './runtime-environment';
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const LOGIN_SECRET_PREFIX = 'adapter-login';
+
+/**
+ * What the board UI's new-agent form asks of a runtime before an agent exists: the models it offers,
+ * the model it would use by default, an environment test, an API-key login and whether credentials
+ * are configured at all. Browser/subscription logins are not supported (API-key login only).
+ */
+@Injectable()
+export class RuntimeSetupService {
+  constructor(
+    private readonly registry: AdapterRegistry,
+    private readonly executors: AdapterExecutors,
+    private readonly secrets: SecretsService,
+    private readonly config: AppConfig,
+    private readonly identities: AgentIdentities,
+  ) {}
+
+  private known(type: string): void {
+    if (!this.registry.has(type)) throw notFound('Adapter type');
+  }
+
+  private runtime(type: string): CodingCliRuntime | null {
+    this.known(type);
+    const e = this.executors.get(type);
+    return e instanceof CodingCliRuntime ? e : null;
+  }
+
+  /**
+   * Who runs the form's checks (the CLI's --version, its settings): an unprivileged identity of
+   * their own (never root, never an agent's), null when the service cannot switch users.
+   */
+  private agentIdentity(): ProcessIdentity | null {
+    try {
+      return this.identities.forRuntimeChecks();
+    } catch {
+      return null;
+    }
+  }
+
+  /** The CLI's home (where it keeps settings and stored logins) for the form's checks. */
+  private cliHome(): string {
+    return this.agentIdentity()?.home ?? process.env.HOME ?? os.homedir();
+  }
+
+  models(type: string): ModelOptionDto[] {
+    return this.runtime(type)?.spec.models ?? [];
+  }
+
+  async detectModel(type: string): Promise<DetectModelResponseDto> {
+    const r = this.runtime(type);
+    if (!r) return { model: null, candidates: [], source: null };
+    const instance = await this.executors.effectiveConfig(type, {});
+    const configured = typeof instance.model === 'string' ? instance.model : null;
+    const detected = configured ? { model: configured, source: 'instance_config' } : r.detectModel(this.cliHome(), instance);
+    const candidates = r.spec.models.map((m) => m.id);
+    if (detected) return { model: detected.model, candidates, source: detected.source };
+    return { model: r.spec.defaultModel, candidates, source: r.spec.defaultModel ? 'default' : null };
+  }
+
+  async testEnvironment(type: string, dto: TestEnvironmentDto): Promise<EnvironmentReportDto> {
+    this.known(type);
+    const executor = this.executors.get(type);
+    if (!executor) throw adapterError('adapter_not_found', `No executor for adapter type ${type} on this instance`);
+    const given = isPlainObject(dto.adapterConfig) ? dto.adapterConfig : {};
+    const config = await this.executors.effectiveConfig(type, given);
+    const extra: Record<string, string> = {};
+    for (const [k, v] of Object.entries(dto.testCredentials ?? {}))
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && typeof v === 'string') extra[k] = v;
+    if (executor instanceof CodingCliRuntime)
+      return environmentReport(executor.spec, config, extra, this.cliHome(), {
+        sandbox: { identity: this.agentIdentity(), root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
+      });
+    const r = await executor.testEnvironment(config);
+    const checks = r.checks.map((c) => ({ code: c.name, level: c.ok ? 'info' : 'error', message: c.message }));
+    return { adapterType: type, testedAt: new Date().toISOString(), status: r.ok ? 'pass' : 'fail', checks };
+  }
+
+  /** API-key login: the key becomes a company secret; the answer is the env binding to use. */
+  async startLogin(actor: Actor, companyId: string, type: string, dto: StartLoginDto): Promise<LoginSessionDto> {
+    const r = this.runtime(type);
+    if (!r) throw adapterError('login_method_unsupported', `Adapter type ${type} has no login`);
+    if (!dto.apiKey || dto.method === 'subscription') {
+      throw adapterError(
+        'login_method_unsupported',
+        'Only the API-key login is supported here: send { apiKey }. Browser and subscription logins are not supported.',
+      );
+    }
+    const envName = dto.envName ?? r.spec.credentialEnv[0];
+    const secret = await this.secrets.create(actor, companyId, {
+      name: `${LOGIN_SECRET_PREFIX}-${type}-${envName}-${randomUUID().slice(0, 8)}`,
+      value: dto.apiKey,
+      description: `${envName} for ${type} agents (adapter login)`,
+    });
+    return this.session(type, secret.id, envName, new Date(secret.createdAt), dto.environmentId ?? null);
+  }
+
+  async loginSession(companyId: string, type: string, sessionId: string): Promise<LoginSessionDto> {
+    this.known(type);
+    const found = (await this.secrets.findInCompany(companyId, [sessionId])).get(sessionId);
+    const prefix = `${LOGIN_SECRET_PREFIX}-${type}-`;
+    if (!found || !found.name.startsWith(prefix)) throw adapterError('login_session_not_found', 'Login session not found');
+    const envName = found.name.slice(prefix.length).replace(/-[0-9a-f]{8}$/, '');
+    return this.session(type, found.id, envName, found.createdAt, null);
+  }
+
+  /** API-key logins complete at once: there is never a login in progress. */
+  activeLogin(type: string): never {
+    this.known(type);
+    throw adapterError('login_session_not_found', 'No login in progress (API-key logins complete at once)');
+  }
+
+  private session(type: string, id: string, envName: string, createdAt: Date, environmentId: string | null): LoginSessionDto {
+    return {
+      sessionId: id,
+      adapterType: type,
+      status: 'authenticated',
+      method: 'api_key',
+      envBinding: { [envName]: { type: 'secret_ref', secretId: id, version: 'latest' } },
+      prompt: null,
+      environmentId,
+      createdAt: createdAt.toISOString(),
+    };
+  }
+
+  /** Whether agents of this type would find credentials: the type's instance config, or a stored CLI login. */
+  async authSignal(type: string): Promise<AuthSignalDto> {
+    const r = this.runtime(type);
+    if (!r) return { status: 'unknown', source: null };
+    const instance = await this.executors.effectiveConfig(type, {});
+    const report = await environmentReport({ ...r.spec, defaultCommand: process.execPath }, instance, {}, this.cliHome(), {
+      skipEndpoint: true,
+    });
+    const auth = report.checks.find((c) => c.code.startsWith('adapter_auth'));
+    return auth?.code === 'adapter_auth_present' ? { status: 'present', source: auth.message } : { status: 'absent', source: null };
+  }
+}

@@ -1,0 +1,375 @@
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createAgent } from '../support/agents';
+import { createCompany } from '../support/factories';
+import { claudeBinary, claudeEnv, FakeAnthropic, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
+import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { AgentIdentities } from '../../src/common/process/agent-identities';
+import { createSkill } from '../support/skills';
+import { createTestApp, TestApp } from '../support/test-app';
+
+/**
+ * claude_local with the real Claude Code CLI (devDependency) against a loopback fake of the
+ * Anthropic Messages API: no network anywhere else (telemetry, updates and other traffic are off).
+ */
+describe('claude_local: the real Claude Code CLI', () => {
+  let t: TestApp;
+  let fake: FakeAnthropic;
+  let companyId: string;
+  const claude = claudeBinary();
+  const answer =
+    (text: string, usage = { input: 1234, output: 56, cacheRead: 100, cacheCreation: 10 }): FakeScript =>
+    () => ({ text, usage });
+
+  beforeAll(async () => {
+    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
+    companyId = (await createCompany(t)).id;
+    // a watcher of the company's live stream (events of unwatched companies are not stored)
+    await t.dataSource.query(`INSERT INTO live_event_watch (company_id, until) VALUES ($1, now() + interval '1 hour')`, [companyId]);
+    fake = await startFakeAnthropic(answer('hello'));
+  });
+  afterAll(async () => {
+    await fake.close();
+    await t.close();
+  });
+
+  const claudeAgent = (adapterConfig: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+    createAgent(t, companyId, {
+      adapterType: 'claude_local',
+      adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake), timeoutSec: 120, ...adapterConfig },
+      ...extra,
+    });
+  const costEventsNow = (runId: string) =>
+    t.dataSource.query(
+      `SELECT provider, biller, model, cost_cents, cost_status, input_tokens, cached_input_tokens, output_tokens, issue_id, project_id
+         FROM cost_events WHERE heartbeat_run_id = $1`,
+      [runId],
+    );
+  /** the run's cost events once booking (after the run's commit) has happened */
+  const costEvents = (runId: string) =>
+    waitFor(async () => ((await costEventsNow(runId)) as unknown[]).length && costEventsNow(runId), `cost of ${runId}`);
+  const agentHome = (agentId: string, companyId: string) =>
+    new AgentIdentities(t.config.agentIdentity).forAgent(agentId, companyId)?.home ?? process.env.HOME!;
+  const runLog = async (runId: string) => (await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`)).body.content as string;
+
+  describe('the adapter type', () => {
+    it('is listed by GET /api/adapters with its config schema (the board UI form fields)', async () => {
+      const res = await t.http.get('/api/adapters').expect(200);
+      const claudeType = res.body.find((a: { type: string }) => a.type === 'claude_local');
+      expect(claudeType).toMatchObject({ builtIn: true, executable: true });
+      for (const k of [
+        'model',
+        'cwd',
+        'instructionsFilePath',
+        'promptTemplate',
+        'extraArgs',
+        'maxTurnsPerRun',
+        'timeoutSec',
+        'graceSec',
+        'dangerouslySkipPermissions',
+        'effort',
+        'env',
+      ])
+        expect(Object.keys(claudeType.configSchema.properties)).toContain(k);
+      await t.http.get('/api/adapters/claude_local/config-schema').expect(200);
+    });
+
+    it('accepts an agent with the form’s fields and refuses a badly typed one (422 naming the field)', async () => {
+      const a = await claudeAgent({
+        extraArgs: ['--verbose'],
+        maxTurnsPerRun: 5,
+        dangerouslySkipPermissions: true,
+        effort: 'high',
+        graceSec: 5,
+      });
+      expect(a).toMatchObject({ adapterType: 'claude_local' });
+      const bad = await t.http
+        .post(`/api/companies/${companyId}/agents`)
+        .send({ name: 'Bad', role: 'general', adapterType: 'claude_local', adapterConfig: { maxTurnsPerRun: 'many' } });
+      expect(bad.status).toBe(422);
+      expect(JSON.stringify(bad.body)).toContain('maxTurnsPerRun');
+    });
+  });
+
+  describe('runs', () => {
+    it('books exactly the usage the model sent, once, with the CLI’s reported cost; the next wake resumes the session', async () => {
+      fake.setScript(answer('first answer'));
+      const agent = await claudeAgent();
+      const before = { ...fake.sent };
+      const runId = await wakeRun(t, agent.id);
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+      const sent = { input: fake.sent.input - before.input, output: fake.sent.output - before.output };
+      expect(sent).toEqual({ input: 1234, output: 56 });
+      expect(run.usage_json).toMatchObject({
+        inputTokens: 1234,
+        cachedInputTokens: 100,
+        cacheCreationInputTokens: 10,
+        outputTokens: 56,
+        turns: 1,
+        costStatus: 'reported',
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        final: true,
+      });
+      expect(run.result_json).toMatchObject({ sessionId: expect.any(String), summary: 'first answer', sessionResumed: false });
+      const costs = await costEvents(runId);
+      expect(costs).toEqual([
+        expect.objectContaining({
+          provider: 'anthropic',
+          biller: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          cost_status: 'reported',
+          cost_cents: Math.ceil(run.usage_json.costUsd * 100),
+          input_tokens: '1244',
+          cached_input_tokens: '100',
+          output_tokens: '56',
+        }),
+      ]);
+      expect(run.usage_json.costUsd).toBeGreaterThan(0);
+
+      // second wake: the CLI is given --resume and the model sees the first conversation
+      fake.setScript(answer('second answer', { input: 2000, output: 20, cacheRead: 0, cacheCreation: 0 }));
+      const firstRequests = fake.requests.length;
+      const run2Id = await wakeRun(t, agent.id, { source: 'on_demand', reason: 'follow-up please' });
+      const run2 = await waitRun(t, run2Id, TERMINAL, 60_000);
+      expect(run2.status).toBe('succeeded');
+      expect(run2.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
+      const seen = transcript(fake.requests[fake.requests.length - 1]);
+      expect(fake.requests.length).toBe(firstRequests + 1);
+      expect(seen).toContain('first answer');
+      expect(seen).toContain('follow-up please');
+      // per run, not session-cumulative
+      expect(run2.usage_json).toMatchObject({ inputTokens: 2000, outputTokens: 20, cachedInputTokens: 0 });
+      expect((await costEvents(run2Id)).length).toBe(1);
+      // the run was visible with its usage as a live event
+      const events = await t.dataSource.query(
+        `SELECT payload FROM live_events WHERE type = 'heartbeat.run.event' AND payload->>'runId' = $1 ORDER BY id`,
+        [run2Id],
+      );
+      const usageEvents = events.filter((e: { payload: { eventType: string } }) => e.payload.eventType === 'usage');
+      expect(usageEvents.length).toBeGreaterThan(0);
+      expect(usageEvents[usageEvents.length - 1].payload.payload).toMatchObject({ turns: 1, inputTokens: 2000, outputTokens: 20 });
+    });
+
+    it('falls back to a fresh session by itself when the CLI’s session store lost the session', async () => {
+      fake.setScript(answer('fresh start'));
+      const agent = await claudeAgent();
+      const first = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(first.status).toBe('succeeded');
+      const dead = first.result_json.sessionId as string;
+      // the CLI's session store (in the agent's home) no longer has it
+      const stored = execFileSync('find', [agentHome(agent.id, companyId), '-name', `${dead}.jsonl`])
+        .toString()
+        .trim()
+        .split('\n')
+        .filter(Boolean);
+      expect(stored.length).toBeGreaterThan(0);
+      stored.forEach((f) => fs.rmSync(f));
+      const runId = await wakeRun(t, agent.id);
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect(run.status).toBe('succeeded');
+      expect(run.result_json.sessionId).not.toBe(dead);
+      expect(run.result_json.sessionNote).toContain('unknown');
+      // the fresh session's first request carries no earlier turns
+      expect(transcript(fake.requests[fake.requests.length - 1])).not.toContain('fresh start');
+      // and the next wake resumes the new session (three wakes, one fallback, no retry loop)
+      const next = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(next.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
+    });
+
+    it('never hands a session of another runtime to the CLI: after a switch of adapterType the next wake is fresh', async () => {
+      fake.setScript(answer('from claude'));
+      const agent = await createAgent(t, companyId, {
+        adapterType: 'process',
+        adapterConfig: {
+          command: process.execPath,
+          args: ['-e', 'console.log(JSON.stringify({type:"result",session_id:"ses_other_runtime",result:"x"}))'],
+        },
+      });
+      const other = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 30_000);
+      expect(other.status).toBe('succeeded');
+      await t.http
+        .patch(`/api/agents/${agent.id}`)
+        .send({
+          adapterType: 'claude_local',
+          replaceAdapterConfig: true,
+          adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake) },
+        })
+        .expect(200);
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run.status).toBe('succeeded');
+      expect(run.result_json).toMatchObject({ sessionResumed: false, sessionNote: 'no session to resume' });
+      expect(await runLog(run.id)).not.toContain('ses_other_runtime');
+    });
+
+    it('ends a run whose model stream goes silent with a clear code (idle-output deadline), spend booked', async () => {
+      fake.setScript(() => ({ stall: true, usage: { input: 700, output: 0 } }));
+      const agent = await claudeAgent({ idleTimeoutSec: 2 });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_idle_timeout' });
+    });
+  });
+
+  describe('an assigned issue, done through the API by the CLI’s Bash tool', () => {
+    it('checks out the issue, comments and marks it done with curl and the run token; usage booked once against the issue', async () => {
+      const agent = await claudeAgent();
+      const issue = await t.http
+        .post(`/api/companies/${companyId}/issues`)
+        .send({ title: 'Real CLI work', status: 'todo', assigneeAgentId: agent.id })
+        .expect(201);
+      const issueId = issue.body.id as string;
+      const api = (method: string, route: string, body?: string) =>
+        `curl -sf -X ${method} "$SERVICE_API_URL${route}" -H "Authorization: Bearer $SERVICE_API_KEY" -H "X-Service-Run-Id: $SERVICE_RUN_ID"` +
+        (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
+      const steps = [
+        api('POST', '/api/issues/$SERVICE_TASK_ID/checkout', '{"agentId":"\'"$SERVICE_AGENT_ID"\'","expectedStatuses":["todo"]}'),
+        api('POST', '/api/issues/$SERVICE_TASK_ID/comments', '{"body":"Done by the real CLI"}'),
+        api('PATCH', '/api/issues/$SERVICE_TASK_ID', '{"status":"done"}'),
+      ];
+      const start = fake.requests.length;
+      fake.setScript((_r, i) => {
+        const step = i - start;
+        if (step < steps.length)
+          return {
+            toolUse: { name: 'Bash', input: { command: steps[step], description: `step ${step}` } },
+            usage: { input: 500 + step, output: 40 },
+          };
+        return { text: 'Issue handled.', usage: { input: 900, output: 12 } };
+      });
+      const before = { ...fake.sent };
+      const runId = await wakeRun(t, agent.id, { source: 'assignment', triggerDetail: 'system', payload: { issueId } });
+      const run = await waitRun(t, runId, TERMINAL, 90_000);
+      expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+      expect((await t.http.get(`/api/issues/${issueId}`).expect(200)).body.status).toBe('done');
+      const comments = await t.http.get(`/api/issues/${issueId}/comments`).expect(200);
+      const list = Array.isArray(comments.body) ? comments.body : comments.body.items;
+      expect(list.map((c: { body: string }) => c.body)).toContain('Done by the real CLI');
+      // every tool result went back to the model: the curl calls succeeded
+      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('Done by the real CLI');
+      const sent = {
+        input: fake.sent.input - before.input,
+        output: fake.sent.output - before.output,
+        messages: fake.sent.messages - before.messages,
+      };
+      expect(sent).toEqual({ input: 500 + 501 + 502 + 900, output: 40 * 3 + 12, messages: 4 });
+      expect(run.usage_json).toMatchObject({ inputTokens: sent.input, outputTokens: sent.output, turns: 4 });
+      const costs = await costEvents(runId);
+      expect(costs).toEqual([
+        expect.objectContaining({
+          issue_id: issueId,
+          input_tokens: String(sent.input),
+          output_tokens: String(sent.output),
+          provider: 'anthropic',
+        }),
+      ]);
+    });
+  });
+
+  describe('skills and instructions', () => {
+    it('finds its skills in ~/.claude/skills during the run (removed after) and its instructions in the system prompt', async () => {
+      const skill = await createSkill(t, companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
+      const agent = await claudeAgent({ promptTemplate: 'Instructions marker 9d2e.' }, { desiredSkills: [skill.key] });
+      const start = fake.requests.length;
+      fake.setScript((_r, i) =>
+        i === start
+          ? {
+              toolUse: { name: 'Bash', input: { command: `cat "$HOME/.claude/skills/${skill.slug}/SKILL.md"`, description: 'read skill' } },
+              usage: { input: 10, output: 1 },
+            }
+          : { text: 'read it', usage: { input: 10, output: 1 } },
+      );
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run.status).toBe('succeeded');
+      expect(JSON.stringify(fake.requests[start].body.system)).toContain('Instructions marker 9d2e.');
+      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('marker-5521');
+      const home = agentHome(agent.id, companyId);
+      expect(fs.existsSync(path.join(home, '.claude', 'skills', skill.slug))).toBe(false);
+    });
+  });
+
+  describe('metered in flight, with caps', () => {
+    // every turn a tool call and 33,334 input tokens of claude-sonnet-4-5 (10 cents at list price)
+    const loop = (hold?: { turn: number; until: Promise<unknown> }): FakeScript => {
+      const start = fake.requests.length;
+      return (_r, i) => ({
+        toolUse: { name: 'Bash', input: { command: 'true', description: 'loop' } },
+        usage: { input: 33_334, output: 1 },
+        hold: hold && i - start === hold.turn ? hold.until : undefined,
+      });
+    };
+
+    it('shows the running totals on the run while it runs, and stops it at maxCostCents with its spend booked', async () => {
+      let release: () => void = () => undefined;
+      fake.setScript(loop({ turn: 2, until: new Promise<void>((r) => (release = r)) }));
+      const agent = await claudeAgent({}, { runtimeConfig: { maxCostCents: 45 } });
+      const runId = await wakeRun(t, agent.id);
+      // while the model holds its third answer, the run is running and shows two turns of usage
+      const live = await waitFor(
+        async () => {
+          const r = (await t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
+          return r.status === 'running' && r.usageJson?.turns >= 2 ? r : null;
+        },
+        'live usage on the running run',
+        60_000,
+      );
+      expect(live.usageJson).toMatchObject({ final: false, costStatus: 'priced', inputTokens: 66_668 });
+      release();
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'cancelled', error_code: 'cap_max_cost_cents' });
+      expect(run.error).toContain('maxCostCents 45');
+      expect(run.usage_json.costCents).toBeGreaterThan(45);
+      const [cost] = await costEvents(runId);
+      expect(cost.cost_cents).toBe(run.usage_json.costCents);
+      expect(Number(cost.input_tokens)).toBe(run.usage_json.inputTokens);
+    });
+
+    it('stops a runaway run at the company’s hard-stop budget and books what it spent', async () => {
+      const co = await createCompany(t);
+      await t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
+      fake.setScript(loop());
+      const agent = await createAgent(t, co.id, {
+        adapterType: 'claude_local',
+        adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake), timeoutSec: 120 },
+      });
+      const runId = await wakeRun(t, agent.id);
+      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
+      expect(run.error).toContain('company');
+      const [cost] = await costEvents(runId);
+      expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
+      const spent = (await t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
+      expect(spent).toBe(cost.cost_cents);
+    });
+  });
+
+  describe('clear run errors', () => {
+    it('a missing binary', async () => {
+      const agent = await claudeAgent({ command: '/nonexistent/claude' });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 30_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_found' });
+    });
+
+    it('a missing key', async () => {
+      const env = claudeEnv(fake);
+      delete (env as Record<string, string>).ANTHROPIC_API_KEY;
+      const agent = await claudeAgent({ env });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
+      expect(run.error).toMatch(/log/i);
+    });
+
+    it('an unreachable endpoint (ends after a few failed connections instead of retrying for minutes)', async () => {
+      const agent = await claudeAgent({ env: claudeEnv({ url: 'http://127.0.0.1:9' }), maxConnectRetries: 2 });
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
+      expect(await runLog(run.id)).toContain('api_retry');
+    });
+  });
+
+  it('waits for nothing it does not need (smoke: the fake saw only Messages API calls)', async () => {
+    await waitFor(async () => fake.requests.length > 0, 'requests');
+    expect(fake.requests.every((r) => r.url.startsWith('/v1/messages'))).toBe(true);
+  });
+});

@@ -1,0 +1,117 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+
+/**
+ * A loopback fake of the OpenAI Responses API (`POST /v1/responses`, streaming SSE: response.created,
+ * response.output_item.added, response.output_text.delta, response.output_item.done,
+ * response.completed with usage), scripted per test, recording requests and the usage it sent.
+ */
+export interface OpenAiTurn {
+  text: string;
+  /** input includes cached, as the API reports it */
+  usage: { input: number; cached?: number; output: number };
+}
+
+export interface OpenAiRequest {
+  url: string;
+  body: { model?: string; input?: unknown; instructions?: unknown; [k: string]: unknown };
+}
+
+export interface FakeOpenAi {
+  url: string;
+  requests: OpenAiRequest[];
+  sent: { input: number; cached: number; output: number; responses: number };
+  setScript(script: (req: OpenAiRequest, index: number) => OpenAiTurn): void;
+  close(): Promise<void>;
+}
+
+export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: number) => OpenAiTurn): Promise<FakeOpenAi> {
+  let script = initial;
+  const requests: OpenAiRequest[] = [];
+  const sent = { input: 0, cached: 0, output: 0, responses: 0 };
+  const server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (d) => (data += d));
+    req.on('end', () => {
+      if (req.method !== 'POST' || !(req.url ?? '').endsWith('/responses')) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'not here', type: 'invalid_request_error' } }));
+        return;
+      }
+      let body: OpenAiRequest['body'] = {};
+      try {
+        body = JSON.parse(data);
+      } catch {
+        /* keep empty */
+      }
+      const r = { url: req.url ?? '', body };
+      requests.push(r);
+      const index = requests.length - 1;
+      const turn = script(r, index);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const ev = (type: string, payload: Record<string, unknown>) =>
+        res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
+      const response = {
+        id: `resp_fake_${index + 1}`,
+        object: 'response',
+        created_at: Math.floor(Date.now() / 1000),
+        status: 'in_progress',
+        model: body.model,
+        output: [],
+      };
+      const item = {
+        id: `msg_fake_${index + 1}`,
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: turn.text, annotations: [] }],
+      };
+      ev('response.created', { response });
+      ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+      ev('response.output_text.delta', { output_index: 0, item_id: item.id, content_index: 0, delta: turn.text });
+      ev('response.output_item.done', { output_index: 0, item });
+      const u = turn.usage;
+      ev('response.completed', {
+        response: {
+          ...response,
+          status: 'completed',
+          output: [item],
+          usage: {
+            input_tokens: u.input,
+            input_tokens_details: { cached_tokens: u.cached ?? 0 },
+            output_tokens: u.output,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: u.input + u.output,
+          },
+        },
+      });
+      res.end();
+      sent.input += u.input;
+      sent.cached += u.cached ?? 0;
+      sent.output += u.output;
+      sent.responses++;
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    sent,
+    setScript: (s) => (script = s),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** The installed Codex CLI (devDependency): its native binary, else the bin link. */
+export function codexBinary(): string {
+  const root = path.resolve(__dirname, '..', '..', 'node_modules');
+  const triple = process.arch === 'arm64' ? 'aarch64-unknown-linux-musl' : 'x86_64-unknown-linux-musl';
+  const native = path.join(root, '@openai', `codex-linux-${process.arch}`, 'vendor', triple, 'bin', 'codex');
+  return fs.existsSync(native) ? native : path.join(root, '.bin', 'codex');
+}
