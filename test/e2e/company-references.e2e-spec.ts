@@ -75,6 +75,7 @@ const NOT_COMPANY_REFERENCES: Record<string, string> = {
   principalId: 'users or agents per principalType, checked by the access service',
   secretId: 'secret references are validated with their binding (invalid_secret_reference)',
   resourceId: 'the kind depends on resourceType',
+  environmentId: "the board UI's label of the environment a runtime login is for, not a record id (echoed back only)",
   targetId: 'its kind depends on targetType (feedback traces); the feedback service answers 422 invalid_reference itself',
   catalogSkillId: 'an entry of the instance-wide skill catalog, not a company record',
   itemId: 'a routine or skill per `kind` (folders); the folders service answers 404 for an item the company does not have',

@@ -272,8 +272,11 @@ describe('claude_local: the real Claude Code CLI', () => {
       const skill = await createSkill(t, companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
       const agent = await claudeAgent({ promptTemplate: 'Instructions marker 9d2e.' }, { desiredSkills: [skill.key] });
       const start = fake.requests.length;
-      fake.setScript((_r, i) =>
-        i === start
+      // the first request of this agent's own loop (its system prompt carries the instructions; the fake is
+      // shared with other tests' CLIs) reads the skill
+      let asked = false;
+      fake.setScript((r) =>
+        !asked && (asked = JSON.stringify(r.body.system ?? '').includes('Instructions marker 9d2e.'))
           ? {
               toolUse: { name: 'Bash', input: { command: `cat "$HOME/.claude/skills/${skill.slug}/SKILL.md"`, description: 'read skill' } },
               usage: { input: 10, output: 1 },
@@ -282,7 +285,8 @@ describe('claude_local: the real Claude Code CLI', () => {
       );
       const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
-      expect(JSON.stringify(fake.requests[start].body.system)).toContain('Instructions marker 9d2e.');
+      // the main turn carries them (a CLI may send other requests first, e.g. from a fresh HOME)
+      expect(JSON.stringify(fake.requests.slice(start).map((r) => r.body.system))).toContain('Instructions marker 9d2e.');
       expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('marker-5521');
       const home = agentHome(agent.id, companyId);
       expect(fs.existsSync(path.join(home, '.claude', 'skills', skill.slug))).toBe(false);
