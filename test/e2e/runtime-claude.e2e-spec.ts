@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
-import { claudeBinary, claudeEnv, FakeAnthropic, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
+import { claudeBinary, claudeEnv, FakeAnthropic, FakeRequest, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
 import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { resolveAgentIdentity } from '../../src/common/process/agent-user';
 import { createSkill } from '../support/skills';
@@ -254,6 +254,14 @@ describe('claude_local: the real Claude Code CLI', () => {
       };
       expect(sent).toEqual({ input: 500 + 501 + 502 + 900, output: 40 * 3 + 12, messages: 4 });
       expect(run.usage_json).toMatchObject({ inputTokens: sent.input, outputTokens: sent.output, turns: 4 });
+      // the assignment's own wake may run the agent once more: let it finish before the next test
+      await waitFor(
+        async () =>
+          !(await t.dataSource.query(`SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`, [agent.id]))
+            .length,
+        'no live run of the agent',
+        60_000,
+      );
       const costs = await costEvents(runId);
       expect(costs).toEqual([
         expect.objectContaining({
@@ -271,8 +279,9 @@ describe('claude_local: the real Claude Code CLI', () => {
       const skill = await createSkill(t, companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
       const agent = await claudeAgent({ promptTemplate: 'Instructions marker 9d2e.' }, { desiredSkills: [skill.key] });
       const start = fake.requests.length;
-      fake.setScript((_r, i) =>
-        i === start
+      const ours = (r: FakeRequest) => JSON.stringify(r.body.system ?? '').includes('Instructions marker 9d2e.');
+      fake.setScript((r) =>
+        ours(r) && !transcript(r).includes('tool_result')
           ? {
               toolUse: { name: 'Bash', input: { command: `cat "$HOME/.claude/skills/${skill.slug}/SKILL.md"`, description: 'read skill' } },
               usage: { input: 10, output: 1 },
@@ -281,11 +290,10 @@ describe('claude_local: the real Claude Code CLI', () => {
       );
       const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
-      expect(JSON.stringify(fake.requests[start].body.system)).toContain('Instructions marker 9d2e.');
-      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('marker-5521');
-      const home =
-        (await import('../../src/common/process/agent-user')).resolveAgentIdentity(t.config.agentUser)?.home ?? process.env.HOME!;
-      expect(fs.existsSync(path.join(home, '.claude', 'skills', skill.slug))).toBe(false);
+      const mine = fake.requests.slice(start).filter(ours);
+      expect(mine.length).toBe(2);
+      expect(transcript(mine[1])).toContain('marker-5521');
+      expect(fs.existsSync(path.join(agentHome(), '.claude', 'skills', skill.slug))).toBe(false);
     });
   });
 

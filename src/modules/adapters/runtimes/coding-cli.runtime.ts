@@ -12,6 +12,20 @@ import { parsePriceTable } from './model-prices';
 import { RunMeter, type UsageSnapshot } from './run-meter';
 import { environmentReport, type RuntimeProbe } from './runtime-environment';
 
+/** A plain object, or null. */
+export const obj = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+
+/** One JSON object of a CLI's JSON-lines output, or null for any other line. */
+export function jsonLine(line: string): Record<string, unknown> | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    return obj(JSON.parse(line));
+  } catch {
+    return null;
+  }
+}
+
 /** A failure the CLI's stream or exit told us about, with a stable code. */
 export interface RuntimeFailure {
   code: string;
@@ -27,6 +41,8 @@ export interface StreamParser {
   readonly finished: boolean;
   /** an error the stream reported (auth, endpoint, unknown session, …) */
   readonly failure: RuntimeFailure | null;
+  /** reads usage the CLI records outside its stream (called every POLL_MS while the CLI runs) */
+  poll?(): void;
 }
 
 /** One run as the runtime prepares it. */
@@ -61,6 +77,8 @@ export interface CliSpec extends RuntimeProbe {
 type EndReason = { code: string; message: string } | null;
 
 export const DEFAULT_IDLE_TIMEOUT_SEC = 900;
+/** how often a parser with a side channel (Codex's session file) is asked for usage */
+const POLL_MS = 500;
 /** after the CLI's final result, a process that lingers this long is terminated */
 const LINGER_SEC = 3;
 /** SIGTERM to SIGKILL when the runtime or a cap stops a run (caps must act within 2 s) */
@@ -313,7 +331,15 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     let lingered = false;
     let lastOutput = Date.now();
     let reported = '';
+    let lingerSet = false;
     const timers: NodeJS.Timeout[] = [];
+    const report = () => {
+      const snap = meter.snapshot();
+      const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
+      if (key === reported) return;
+      reported = key;
+      ctx.onUsage?.(this.usageRecord(snap, ctx));
+    };
     const handle = runChild({
       command: str(c.command) ?? this.spec.defaultCommand,
       args: [...this.args(run, resume), ...strArray(c.extraArgs)],
@@ -331,17 +357,13 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       onSpawn: ctx.onProcessStarted,
       onStdoutLine: (line) => {
         parser.accept(line);
-        const snap = meter.snapshot();
-        const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
-        if (key !== reported) {
-          reported = key;
-          ctx.onUsage?.(this.usageRecord(snap, ctx));
-        }
+        report();
         if (parser.failure && !end && stopsRun(parser.failure.code)) {
           end = parser.failure;
           handle.cancel(parser.failure.message, STOP_GRACE_SEC);
         }
-        if (parser.finished && timers.length === 0) {
+        if (parser.finished && !lingerSet) {
+          lingerSet = true;
           const t = setTimeout(() => {
             lingered = true;
             handle.cancel('the CLI lingered after its final result', STOP_GRACE_SEC);
@@ -352,6 +374,14 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       },
     });
     started(handle);
+    if (parser.poll) {
+      const t = setInterval(() => {
+        parser.poll?.();
+        report();
+      }, POLL_MS);
+      t.unref();
+      timers.push(t);
+    }
     const idleSec = c.idleTimeoutSec === undefined ? DEFAULT_IDLE_TIMEOUT_SEC : num(c.idleTimeoutSec, DEFAULT_IDLE_TIMEOUT_SEC);
     if (idleSec > 0) {
       const t = setInterval(
@@ -367,6 +397,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     }
     const outcome = await handle.done;
     timers.forEach((t) => clearTimeout(t));
+    parser.poll?.();
     return { outcome, parser, stderr, end, lingered };
   }
 
