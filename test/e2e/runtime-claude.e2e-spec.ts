@@ -88,6 +88,11 @@ describe('claude_local: the real Claude Code CLI', () => {
         .send({ name: 'Bad', role: 'general', adapterType: 'claude_local', adapterConfig: { maxTurnsPerRun: 'many' } });
       expect(bad.status).toBe(422);
       expect(JSON.stringify(bad.body)).toContain('maxTurnsPerRun');
+      const badCap = await t.http
+        .post(`/api/companies/${companyId}/agents`)
+        .send({ name: 'Bad cap', role: 'general', adapterType: 'claude_local', adapterConfig: {}, runtimeConfig: { maxCostCents: -1 } });
+      expect(badCap.status).toBe(422);
+      expect(badCap.body.field).toBe('runtimeConfig.maxCostCents');
     });
   });
 
