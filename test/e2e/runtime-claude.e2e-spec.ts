@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
@@ -299,6 +300,30 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(mine.length).toBe(2);
       expect(transcript(mine[1])).toContain('marker-5521');
       expect(fs.existsSync(path.join(agentHome(), '.claude', 'skills', skill.slug))).toBe(false);
+    });
+  });
+
+  describe('the instructions file', () => {
+    it('is read as the agent’s user: a file the agent may read reaches the system prompt, a root-only one never does', async () => {
+      const open = fs.mkdtempSync(path.join(os.tmpdir(), 'instr-open-'));
+      fs.chmodSync(open, 0o755);
+      fs.writeFileSync(path.join(open, 'AGENTS.md'), 'Readable instructions c4e1.', { mode: 0o644 });
+      const closed = fs.mkdtempSync(path.join(os.tmpdir(), 'instr-closed-'));
+      fs.writeFileSync(path.join(closed, 'secret.md'), 'Root-only text 77aa.', { mode: 0o600 });
+      const start = fake.requests.length;
+      fake.setScript(answer('ok'));
+      const a = await claudeAgent({ instructionsFilePath: path.join(open, 'AGENTS.md') });
+      expect((await waitRun(t, await wakeRun(t, a.id), TERMINAL, 60_000)).status).toBe('succeeded');
+      expect(fake.requests.slice(start).some((r) => JSON.stringify(r.body.system).includes('Readable instructions c4e1.'))).toBe(true);
+      if (process.getuid?.() === 0) {
+        const b = await claudeAgent({ instructionsFilePath: path.join(closed, 'secret.md') });
+        const run = await waitRun(t, await wakeRun(t, b.id), TERMINAL, 60_000);
+        expect(run.status).toBe('succeeded');
+        expect(JSON.stringify(fake.requests.slice(start))).not.toContain('Root-only text 77aa.');
+        expect(await runLog(run.id)).toContain('not readable');
+      }
+      fs.rmSync(open, { recursive: true, force: true });
+      fs.rmSync(closed, { recursive: true, force: true });
     });
   });
 

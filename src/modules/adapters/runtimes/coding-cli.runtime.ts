@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { inaccessibleReason } from '../../../common/process/agent-user';
 import type { RunOutcome } from '../../heartbeat/heartbeat.types';
 import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
@@ -140,6 +141,21 @@ export function writeAgentFile(file: string, content: string, ctx: AdapterRunCon
   }
 }
 
+/** Why the agent's user may not read `file` (its directory must be enterable, the file readable), or null. */
+export function agentCannotRead(file: string, ctx: AdapterRunContext): string | null {
+  const id = ctx.runAs;
+  if (!id) return null;
+  const dirProblem = inaccessibleReason(path.dirname(path.resolve(file)), id);
+  if (dirProblem) return dirProblem;
+  try {
+    const st = fs.statSync(file);
+    const shift = st.uid === id.uid ? 6 : st.gid === id.gid ? 3 : 0;
+    return ((st.mode >> shift) & 0o4) === 0o4 ? null : `${file} is not readable by the agent user "${id.user}"`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /** A directory under the agent's home that its processes own (created when missing). */
 export function ensureAgentDir(dir: string, ctx: AdapterRunContext): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -246,7 +262,10 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     const instructionsFile = str(c.instructionsFilePath);
     let fileText: string | null = null;
     if (instructionsFile) {
+      // read for the agent: only what its own user may read (the service may be root)
+      const denied = agentCannotRead(instructionsFile, ctx);
       try {
+        if (denied) throw new Error(denied);
         fileText = fs.readFileSync(instructionsFile, 'utf8');
       } catch (err) {
         ctx.log('system', `instructions file ${instructionsFile} not readable: ${(err as Error).message}\n`);
