@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
-import { claudeBinary, claudeEnv, FakeAnthropic, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
+import { claudeBinary, claudeEnv, FakeAnthropic, FakeRequest, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
 import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { AgentIdentities } from '../../src/common/process/agent-identities';
 import { createSkill } from '../support/skills';
@@ -89,6 +90,11 @@ describe('claude_local: the real Claude Code CLI', () => {
         .send({ name: 'Bad', role: 'general', adapterType: 'claude_local', adapterConfig: { maxTurnsPerRun: 'many' } });
       expect(bad.status).toBe(422);
       expect(JSON.stringify(bad.body)).toContain('maxTurnsPerRun');
+      const badCap = await t.http
+        .post(`/api/companies/${companyId}/agents`)
+        .send({ name: 'Bad cap', role: 'general', adapterType: 'claude_local', adapterConfig: {}, runtimeConfig: { maxCostCents: -1 } });
+      expect(badCap.status).toBe(422);
+      expect(badCap.body.field).toBe('runtimeConfig.maxCostCents');
     });
   });
 
@@ -255,6 +261,14 @@ describe('claude_local: the real Claude Code CLI', () => {
       };
       expect(sent).toEqual({ input: 500 + 501 + 502 + 900, output: 40 * 3 + 12, messages: 4 });
       expect(run.usage_json).toMatchObject({ inputTokens: sent.input, outputTokens: sent.output, turns: 4 });
+      // the assignment's own wake may run the agent once more: let it finish before the next test
+      await waitFor(
+        async () =>
+          !(await t.dataSource.query(`SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`, [agent.id]))
+            .length,
+        'no live run of the agent',
+        60_000,
+      );
       const costs = await costEvents(runId);
       expect(costs).toEqual([
         expect.objectContaining({
@@ -272,11 +286,9 @@ describe('claude_local: the real Claude Code CLI', () => {
       const skill = await createSkill(t, companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
       const agent = await claudeAgent({ promptTemplate: 'Instructions marker 9d2e.' }, { desiredSkills: [skill.key] });
       const start = fake.requests.length;
-      // the first request of this agent's own loop (its system prompt carries the instructions; the fake is
-      // shared with other tests' CLIs) reads the skill
-      let asked = false;
+      const ours = (r: FakeRequest) => JSON.stringify(r.body.system ?? '').includes('Instructions marker 9d2e.');
       fake.setScript((r) =>
-        !asked && (asked = JSON.stringify(r.body.system ?? '').includes('Instructions marker 9d2e.'))
+        ours(r) && !transcript(r).includes('tool_result')
           ? {
               toolUse: { name: 'Bash', input: { command: `cat "$HOME/.claude/skills/${skill.slug}/SKILL.md"`, description: 'read skill' } },
               usage: { input: 10, output: 1 },
@@ -285,11 +297,34 @@ describe('claude_local: the real Claude Code CLI', () => {
       );
       const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
-      // the main turn carries them (a CLI may send other requests first, e.g. from a fresh HOME)
-      expect(JSON.stringify(fake.requests.slice(start).map((r) => r.body.system))).toContain('Instructions marker 9d2e.');
-      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('marker-5521');
-      const home = agentHome(agent.id, companyId);
-      expect(fs.existsSync(path.join(home, '.claude', 'skills', skill.slug))).toBe(false);
+      const mine = fake.requests.slice(start).filter(ours);
+      expect(mine.length).toBe(2);
+      expect(transcript(mine[1])).toContain('marker-5521');
+      expect(fs.existsSync(path.join(agentHome(agent.id, companyId), '.claude', 'skills', skill.slug))).toBe(false);
+    });
+  });
+
+  describe('the instructions file', () => {
+    it('is read as the agent’s user: a file the agent may read reaches the system prompt, a root-only one never does', async () => {
+      const open = fs.mkdtempSync(path.join(os.tmpdir(), 'instr-open-'));
+      fs.chmodSync(open, 0o755);
+      fs.writeFileSync(path.join(open, 'AGENTS.md'), 'Readable instructions c4e1.', { mode: 0o644 });
+      const closed = fs.mkdtempSync(path.join(os.tmpdir(), 'instr-closed-'));
+      fs.writeFileSync(path.join(closed, 'secret.md'), 'Root-only text 77aa.', { mode: 0o600 });
+      const start = fake.requests.length;
+      fake.setScript(answer('ok'));
+      const a = await claudeAgent({ instructionsFilePath: path.join(open, 'AGENTS.md') });
+      expect((await waitRun(t, await wakeRun(t, a.id), TERMINAL, 60_000)).status).toBe('succeeded');
+      expect(fake.requests.slice(start).some((r) => JSON.stringify(r.body.system).includes('Readable instructions c4e1.'))).toBe(true);
+      if (process.getuid?.() === 0) {
+        const b = await claudeAgent({ instructionsFilePath: path.join(closed, 'secret.md') });
+        const run = await waitRun(t, await wakeRun(t, b.id), TERMINAL, 60_000);
+        expect(run.status).toBe('succeeded');
+        expect(JSON.stringify(fake.requests.slice(start))).not.toContain('Root-only text 77aa.');
+        expect(await runLog(run.id)).toContain('not readable');
+      }
+      fs.rmSync(open, { recursive: true, force: true });
+      fs.rmSync(closed, { recursive: true, force: true });
     });
   });
 

@@ -10,7 +10,8 @@ describe('opencode_local: the real OpenCode CLI', () => {
   let t: TestApp;
   let fake: FakeOpenAi;
   let companyId: string;
-  const opencode = path.resolve(__dirname, '..', '..', 'node_modules', '.bin', 'opencode');
+  // the platform package of opencode-ai (the wrapper's other-platform packages are not all on the registry, so its lock entry breaks npm ci)
+  const opencode = path.resolve(__dirname, '..', '..', 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
   const answer =
     (text: string, usage = { input: 1234, cached: 200, output: 56 }) =>
     () => ({ text, usage });

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import { listenLoopback } from './loopback';
 import * as path from 'node:path';
 
 /**
@@ -124,18 +125,13 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
     sent.cacheCreation += u.cacheCreation ?? 0;
     sent.messages++;
   };
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const { port, close } = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
     sent,
     setScript: (s) => (script = s),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }
 

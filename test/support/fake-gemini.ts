@@ -1,4 +1,5 @@
 import * as http from 'node:http';
+import { listenLoopback } from './loopback';
 import * as path from 'node:path';
 
 /**
@@ -72,18 +73,13 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
       sent.responses++;
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const { port, close } = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
     sent,
     setScript: (s) => (script = s),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import { listenLoopback } from './loopback';
 import * as path from 'node:path';
 
 /**
@@ -93,18 +94,13 @@ export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: numbe
       sent.responses++;
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
+  const { port, close } = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     sent,
     setScript: (s) => (script = s),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }
 

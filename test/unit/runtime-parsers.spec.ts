@@ -160,3 +160,37 @@ describe('prices', () => {
     expect(priceOf('claude-sonnet-4-5', { 'claude-sonnet-4-5': { input: 1, output: 2 } })).toEqual({ input: 1, output: 2 });
   });
 });
+
+describe('Codex session file', () => {
+  it('meters each model call from the session file while the turn runs; a resumed session’s earlier calls are not the run’s', () => {
+    const fs = require('node:fs') as typeof import('node:fs');
+    const os = require('node:os') as typeof import('node:os');
+    const path = require('node:path') as typeof import('node:path');
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'codex-home-'));
+    const dir = path.join(home, 'sessions', '2026', '11', '25');
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'rollout-2026-11-25T00-00-00-t9.jsonl');
+    const call = (input: number, output: number) =>
+      line({
+        type: 'event_msg',
+        payload: {
+          type: 'token_count',
+          info: { last_token_usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: output } },
+        },
+      }) + '\n';
+    fs.writeFileSync(file, call(1000, 10));
+    const meter = new RunMeter('openai', 'openai', 'gpt-5');
+    const p = new CodexStreamParser(
+      meter,
+      { inputTokens: 1000, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 10 },
+      3,
+      home,
+      't9',
+    );
+    p.accept(line({ type: 'thread.started', thread_id: 't9' }));
+    fs.appendFileSync(file, call(300, 5) + call(400, 6));
+    p.poll();
+    expect(meter.snapshot()).toMatchObject({ inputTokens: 700, outputTokens: 11, turns: 2, final: false });
+    fs.rmSync(home, { recursive: true, force: true });
+  });
+});

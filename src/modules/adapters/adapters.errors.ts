@@ -13,8 +13,15 @@ export const ADAPTER_ERRORS = {
   adapter_not_external: 409,
   install_source_insecure: 422,
   code_tampered: 409,
+} as const satisfies ErrorTable;
+
+export const adapterError = domainErrors(ADAPTER_ERRORS);
+
+/** What the company-scoped adapter routes of the new-agent form may answer. */
+export const RUNTIME_SETUP_ERRORS = {
+  adapter_not_found: 404,
   login_method_unsupported: 422,
   login_session_not_found: 404,
 } as const satisfies ErrorTable;
 
-export const adapterError = domainErrors(ADAPTER_ERRORS);
+export const runtimeSetupError = domainErrors(RUNTIME_SETUP_ERRORS);

@@ -5,7 +5,7 @@ import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
-import { ADAPTER_ERRORS } from './adapters.errors';
+import { RUNTIME_SETUP_ERRORS } from './adapters.errors';
 import {
   AuthSignalDto,
   DetectModelResponseDto,
@@ -20,7 +20,7 @@ import { RuntimeSetupService } from './runtimes/runtime-setup.service';
 
 /** The adapter routes of the board UI's new-agent form, per company (models, default model, environment test, login). */
 @ApiTags('adapters')
-@ApiDomainErrors(ADAPTER_ERRORS)
+@ApiDomainErrors(RUNTIME_SETUP_ERRORS)
 @Controller('companies/:companyId/adapters/:type')
 export class CompanyAdaptersController {
   constructor(private readonly setup: RuntimeSetupService) {}

@@ -4,6 +4,8 @@ import { str, strArray } from '../adapter.types';
 import { count, type RunMeter } from './run-meter';
 import {
   CodingCliRuntime,
+  jsonLine,
+  obj,
   deliverSkills,
   type CliSpec,
   type PreparedRun,
@@ -55,9 +57,6 @@ function tokens(u: Record<string, unknown>): TokenCounts {
   };
 }
 
-const obj = (v: unknown): Record<string, unknown> | null =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-
 const AUTH_TEXT = /not logged in|invalid api key|authentication_error|oauth token|please run \/login|credit balance is too low/i;
 
 /**
@@ -81,13 +80,8 @@ export class ClaudeStreamParser implements StreamParser {
   ) {}
 
   accept(line: string): void {
-    if (!line.startsWith('{')) return;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
+    const o = jsonLine(line);
+    if (!o) return;
     if (typeof o.session_id === 'string' && !this.sessionId) this.sessionId = o.session_id;
     switch (o.type) {
       case 'system':

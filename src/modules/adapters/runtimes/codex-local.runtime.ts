@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { str } from '../adapter.types';
 import {
   CodingCliRuntime,
+  jsonLine,
+  obj,
   deliverSkills,
   ensureAgentDir,
   type CliSpec,
@@ -40,9 +42,6 @@ const CODEX_SPEC: CliSpec = {
     search: { type: 'boolean' },
   },
 };
-
-const obj = (v: unknown): Record<string, unknown> | null =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 
 /** OpenAI usage (input includes cached and cache-write tokens, output includes reasoning) → our counts. */
 function tokens(u: Record<string, unknown>): TokenCounts {
@@ -116,21 +115,59 @@ export class CodexStreamParser implements StreamParser {
   failure: RuntimeFailure | null = null;
   private reconnects = 0;
   private items = 0;
+  private rollout: { file: string; offset: number; calls: number } | null = null;
+  /** a resumed session's file: what it held before this run is not this run's */
+  private readonly skipBefore: { threadId: string; size: number } | null;
 
   constructor(
     private readonly meter: RunMeter,
     private readonly baseline: TokenCounts,
     private readonly maxConnectRetries = 3,
-  ) {}
+    /** where the session files are: their token_count records meter the run per model call */
+    private readonly codexHome: string | null = null,
+    resumed: string | null = null,
+  ) {
+    const file = codexHome && resumed ? codexRolloutFile(codexHome, resumed) : null;
+    this.skipBefore = file && resumed ? { threadId: resumed, size: fs.statSync(file).size } : null;
+  }
 
-  accept(line: string): void {
-    if (!line.startsWith('{')) return;
-    let o: Record<string, unknown>;
+  /** New token_count records of the session file since the last poll: one per model call (`last_token_usage`). */
+  poll(): void {
+    if (!this.codexHome || !this.sessionId || this.finished) return;
+    const threadId = this.sessionId;
+    this.rollout ??= (() => {
+      const file = codexRolloutFile(this.codexHome!, threadId);
+      return file ? { file, offset: this.skipBefore?.threadId === threadId ? this.skipBefore.size : 0, calls: 0 } : null;
+    })();
+    if (!this.rollout) return;
+    let text: string;
     try {
-      o = JSON.parse(line) as Record<string, unknown>;
+      const fd = fs.openSync(this.rollout.file, 'r');
+      try {
+        const size = fs.fstatSync(fd).size;
+        const buf = Buffer.alloc(Math.max(0, size - this.rollout.offset));
+        fs.readSync(fd, buf, 0, buf.length, this.rollout.offset);
+        text = buf.toString('utf8');
+      } finally {
+        fs.closeSync(fd);
+      }
     } catch {
       return;
     }
+    const end = text.lastIndexOf('\n');
+    if (end < 0) return;
+    this.rollout.offset += Buffer.byteLength(text.slice(0, end + 1));
+    for (const line of text.slice(0, end).split('\n')) {
+      if (!line.includes('"token_count"')) continue;
+      const last = obj(obj(obj(obj(jsonLine(line))?.payload)?.info)?.last_token_usage);
+      if (!last) continue;
+      this.meter.turn(`call-${++this.rollout.calls}`, tokens(last));
+    }
+  }
+
+  accept(line: string): void {
+    const o = jsonLine(line);
+    if (!o) return;
     switch (o.type) {
       case 'thread.started':
         if (typeof o.thread_id === 'string') this.sessionId = o.thread_id;
@@ -218,7 +255,7 @@ export class CodexLocalRuntime extends CodingCliRuntime {
       ? codexSessionTotals(this.codexHome(run), resume)
       : { inputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 0 };
     const n = run.config.maxConnectRetries;
-    return new CodexStreamParser(meter, baseline, typeof n === 'number' && n > 0 ? n : 3);
+    return new CodexStreamParser(meter, baseline, typeof n === 'number' && n > 0 ? n : 3, this.codexHome(run), resume);
   }
 
   protected unknownSession(parser: StreamParser, stderr: string): boolean {

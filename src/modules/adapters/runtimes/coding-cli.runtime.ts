@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { unreadableReason } from '../../../common/process/agent-user';
 import type { RunOutcome } from '../../heartbeat/heartbeat.types';
 import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
@@ -11,6 +12,20 @@ import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from '../process.ada
 import { parsePriceTable } from './model-prices';
 import { RunMeter, type UsageSnapshot } from './run-meter';
 import { environmentReport, type RuntimeProbe } from './runtime-environment';
+
+/** A plain object, or null. */
+export const obj = (v: unknown): Record<string, unknown> | null =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+
+/** One JSON object of a CLI's JSON-lines output, or null for any other line. */
+export function jsonLine(line: string): Record<string, unknown> | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    return obj(JSON.parse(line));
+  } catch {
+    return null;
+  }
+}
 
 /** A failure the CLI's stream or exit told us about, with a stable code. */
 export interface RuntimeFailure {
@@ -27,6 +42,8 @@ export interface StreamParser {
   readonly finished: boolean;
   /** an error the stream reported (auth, endpoint, unknown session, …) */
   readonly failure: RuntimeFailure | null;
+  /** reads usage the CLI records outside its stream (called every POLL_MS while the CLI runs) */
+  poll?(): void;
 }
 
 /** One run as the runtime prepares it. */
@@ -61,6 +78,8 @@ export interface CliSpec extends RuntimeProbe {
 type EndReason = { code: string; message: string } | null;
 
 export const DEFAULT_IDLE_TIMEOUT_SEC = 900;
+/** how often a parser with a side channel (Codex's session file) is asked for usage */
+const POLL_MS = 500;
 /** after the CLI's final result, a process that lingers this long is terminated */
 const LINGER_SEC = 3;
 /** SIGTERM to SIGKILL when the runtime or a cap stops a run (caps must act within 2 s) */
@@ -120,6 +139,13 @@ export function writeAgentFile(file: string, content: string, ctx: AdapterRunCon
       fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
     }
   }
+}
+
+/** Why the agent's user may not read `file` (its directory must be enterable, the file readable), or null. */
+export function agentCannotRead(file: string, ctx: AdapterRunContext): string | null {
+  if (!ctx.runAs) return null;
+  if (!fs.existsSync(file)) return `${file} does not exist`;
+  return unreadableReason(file, ctx.runAs);
 }
 
 /** A directory under the agent's home that its processes own (created when missing). */
@@ -228,7 +254,10 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     const instructionsFile = str(c.instructionsFilePath);
     let fileText: string | null = null;
     if (instructionsFile) {
+      // read for the agent: only what its own user may read (the service may be root)
+      const denied = agentCannotRead(instructionsFile, ctx);
       try {
+        if (denied) throw new Error(denied);
         fileText = fs.readFileSync(instructionsFile, 'utf8');
       } catch (err) {
         ctx.log('system', `instructions file ${instructionsFile} not readable: ${(err as Error).message}\n`);
@@ -313,7 +342,15 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     let lingered = false;
     let lastOutput = Date.now();
     let reported = '';
+    let lingerSet = false;
     const timers: NodeJS.Timeout[] = [];
+    const report = () => {
+      const snap = meter.snapshot();
+      const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
+      if (key === reported) return;
+      reported = key;
+      ctx.onUsage?.(this.usageRecord(snap, ctx));
+    };
     const handle = runChild({
       command: str(c.command) ?? this.spec.defaultCommand,
       args: [...this.args(run, resume), ...strArray(c.extraArgs)],
@@ -332,17 +369,13 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       onSpawn: ctx.onProcessStarted,
       onStdoutLine: (line) => {
         parser.accept(line);
-        const snap = meter.snapshot();
-        const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
-        if (key !== reported) {
-          reported = key;
-          ctx.onUsage?.(this.usageRecord(snap, ctx));
-        }
+        report();
         if (parser.failure && !end && stopsRun(parser.failure.code)) {
           end = parser.failure;
           handle.cancel(parser.failure.message, STOP_GRACE_SEC);
         }
-        if (parser.finished && timers.length === 0) {
+        if (parser.finished && !lingerSet) {
+          lingerSet = true;
           const t = setTimeout(() => {
             lingered = true;
             handle.cancel('the CLI lingered after its final result', STOP_GRACE_SEC);
@@ -353,6 +386,14 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       },
     });
     started(handle);
+    if (parser.poll) {
+      const t = setInterval(() => {
+        parser.poll?.();
+        report();
+      }, POLL_MS);
+      t.unref();
+      timers.push(t);
+    }
     const idleSec = c.idleTimeoutSec === undefined ? DEFAULT_IDLE_TIMEOUT_SEC : num(c.idleTimeoutSec, DEFAULT_IDLE_TIMEOUT_SEC);
     if (idleSec > 0) {
       const t = setInterval(
@@ -368,6 +409,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     }
     const outcome = await handle.done;
     timers.forEach((t) => clearTimeout(t));
+    parser.poll?.();
     return { outcome, parser, stderr, end, lingered };
   }
 

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { str } from '../adapter.types';
 import {
   CodingCliRuntime,
+  jsonLine,
+  obj,
   deliverSkills,
   ensureAgentDir,
   writeAgentFile,
@@ -42,9 +44,6 @@ const GEMINI_SPEC: CliSpec = {
   },
 };
 
-const obj = (v: unknown): Record<string, unknown> | null =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-
 /** the run's instructions, a context file of the agent's Gemini settings */
 const INSTRUCTIONS_FILE = '.service-instructions.md';
 
@@ -67,13 +66,8 @@ export class GeminiStreamParser implements StreamParser {
   constructor(private readonly meter: RunMeter) {}
 
   accept(line: string): void {
-    if (!line.startsWith('{')) return;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
+    const o = jsonLine(line);
+    if (!o) return;
     switch (o.type) {
       case 'init':
         if (typeof o.session_id === 'string') this.sessionId = o.session_id;

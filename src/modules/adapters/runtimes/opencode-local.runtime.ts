@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { str } from '../adapter.types';
 import {
   CodingCliRuntime,
+  jsonLine,
+  obj,
   deliverSkills,
   ensureAgentDir,
   writeAgentFile,
@@ -43,9 +45,6 @@ const OPENCODE_SPEC: CliSpec = {
   },
 };
 
-const obj = (v: unknown): Record<string, unknown> | null =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-
 /** provider id → the variable of the agent's env whose value becomes that provider's baseURL */
 const BASE_URL_ENV: Record<string, string> = {
   openai: 'OPENAI_BASE_URL',
@@ -69,13 +68,8 @@ export class OpenCodeStreamParser implements StreamParser {
   constructor(private readonly meter: RunMeter) {}
 
   accept(line: string): void {
-    if (!line.startsWith('{')) return;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      return;
-    }
+    const o = jsonLine(line);
+    if (!o) return;
     if (typeof o.sessionID === 'string') this.sessionId = o.sessionID;
     const part = obj(o.part) ?? {};
     if (o.type === 'text' && typeof part.text === 'string' && this.text.length < 20_000) {

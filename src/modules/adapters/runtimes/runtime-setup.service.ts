@@ -8,7 +8,7 @@ import { AppConfig } from '../../../config/app-config';
 import { SecretsService } from '../../secrets/secrets.service';
 import { AdapterExecutors } from '../adapter-executors';
 import { AdapterRegistry } from '../adapter-registry.service';
-import { adapterError } from '../adapters.errors';
+import { runtimeSetupError } from '../adapters.errors';
 import type {
   AuthSignalDto,
   DetectModelResponseDto,
@@ -84,7 +84,7 @@ export class RuntimeSetupService {
   async testEnvironment(type: string, dto: TestEnvironmentDto): Promise<EnvironmentReportDto> {
     this.known(type);
     const executor = this.executors.get(type);
-    if (!executor) throw adapterError('adapter_not_found', `No executor for adapter type ${type} on this instance`);
+    if (!executor) throw runtimeSetupError('adapter_not_found', `No executor for adapter type ${type} on this instance`);
     const given = isPlainObject(dto.adapterConfig) ? dto.adapterConfig : {};
     const config = await this.executors.effectiveConfig(type, given);
     const extra: Record<string, string> = {};
@@ -102,9 +102,9 @@ export class RuntimeSetupService {
   /** API-key login: the key becomes a company secret; the answer is the env binding to use. */
   async startLogin(actor: Actor, companyId: string, type: string, dto: StartLoginDto): Promise<LoginSessionDto> {
     const r = this.runtime(type);
-    if (!r) throw adapterError('login_method_unsupported', `Adapter type ${type} has no login`);
+    if (!r) throw runtimeSetupError('login_method_unsupported', `Adapter type ${type} has no login`);
     if (!dto.apiKey || dto.method === 'subscription') {
-      throw adapterError(
+      throw runtimeSetupError(
         'login_method_unsupported',
         'Only the API-key login is supported here: send { apiKey }. Browser and subscription logins are not supported.',
       );
@@ -122,7 +122,7 @@ export class RuntimeSetupService {
     this.known(type);
     const found = (await this.secrets.findInCompany(companyId, [sessionId])).get(sessionId);
     const prefix = `${LOGIN_SECRET_PREFIX}-${type}-`;
-    if (!found || !found.name.startsWith(prefix)) throw adapterError('login_session_not_found', 'Login session not found');
+    if (!found || !found.name.startsWith(prefix)) throw runtimeSetupError('login_session_not_found', 'Login session not found');
     const envName = found.name.slice(prefix.length).replace(/-[0-9a-f]{8}$/, '');
     return this.session(type, found.id, envName, found.createdAt, null);
   }
@@ -130,7 +130,7 @@ export class RuntimeSetupService {
   /** API-key logins complete at once: there is never a login in progress. */
   activeLogin(type: string): never {
     this.known(type);
-    throw adapterError('login_session_not_found', 'No login in progress (API-key logins complete at once)');
+    throw runtimeSetupError('login_session_not_found', 'No login in progress (API-key logins complete at once)');
   }
 
   private session(type: string, id: string, envName: string, createdAt: Date, environmentId: string | null): LoginSessionDto {
