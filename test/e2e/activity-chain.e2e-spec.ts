@@ -36,15 +36,13 @@ async function busy(t: TestApp, companyId: string, writers = 24): Promise<void> 
       const [comment, patch, custom] = await Promise.all([
         t.http.post(`/api/issues/${issue.body.id}/comments`).send({ body: `comment ${i}` }),
         t.http.patch(`/api/issues/${issue.body.id}`).send({ priority: 'high' }),
-        t.http
-          .post(`/api/companies/${companyId}/activity`)
-          .send({
-            actorId: `writer-${i}`,
-            action: 'custom.parallel',
-            entityType: 'widget',
-            entityId: `w${i}`,
-            details: { i, ü: 'ß', n: 1.5 },
-          }),
+        t.http.post(`/api/companies/${companyId}/activity`).send({
+          actorId: `writer-${i}`,
+          action: 'custom.parallel',
+          entityType: 'widget',
+          entityId: `w${i}`,
+          details: { i, ü: 'ß', n: 1.5 },
+        }),
       ]);
       return [comment.status, patch.status, custom.status].find((s) => s >= 300) ?? 201;
     }),
