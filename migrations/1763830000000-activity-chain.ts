@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { chainHash, contentDigest, GENESIS_HASH } from '../src/common/activity/activity-chain';
+import { chainContentOf, chainHash, contentDigest, GENESIS_HASH } from '../src/common/activity/activity-chain';
 
 interface LegacyRow {
   id: string;
@@ -102,18 +102,7 @@ export class ActivityChain1763830000000 implements MigrationInterface {
           await saveHead();
           head = { companyId: r.company_id, seq: 0n, hash: GENESIS_HASH, lastId: r.id, prevId: null, at: r.created_at };
         }
-        const digest = contentDigest({
-          id: r.id,
-          companyId: r.company_id,
-          actorType: r.actor_type,
-          actorId: r.actor_id,
-          action: r.action,
-          entityType: r.entity_type,
-          entityId: r.entity_id,
-          agentId: r.agent_id,
-          runId: r.run_id,
-          details: r.details,
-        });
+        const digest = contentDigest(chainContentOf(r));
         const seq: bigint = head.seq + 1n;
         const hash = chainHash(head.hash, digest, seq, BigInt(r.micros));
         ids.push(r.id);

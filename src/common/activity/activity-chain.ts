@@ -28,6 +28,33 @@ export interface ChainContent {
   details: unknown;
 }
 
+/** An activity_log row (as SQL returns it) as the content its digest covers. */
+export function chainContentOf(r: {
+  id: string;
+  company_id: string;
+  actor_type: string;
+  actor_id: string;
+  action: string;
+  entity_type: string;
+  entity_id: string;
+  agent_id: string | null;
+  run_id: string | null;
+  details: unknown;
+}): ChainContent {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    actorType: r.actor_type,
+    actorId: r.actor_id,
+    action: r.action,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    agentId: r.agent_id,
+    runId: r.run_id,
+    details: r.details,
+  };
+}
+
 /**
  * JSON with object keys sorted (UTF-16 code unit order) and no whitespace: RFC 8785 (JCS) for
  * values that came out of JSON.parse, which are the only ones a record holds.

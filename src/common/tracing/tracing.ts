@@ -1,5 +1,5 @@
 import type * as Api from '@opentelemetry/api';
-import type { getRPCMetadata as GetRPCMetadata, RPCType as RPCTypeEnum } from '@opentelemetry/core';
+import type { getRPCMetadata as GetRPCMetadata, RPCType as RPCTypeEnum, suppressTracing as SuppressTracing } from '@opentelemetry/core';
 
 /**
  * OpenTelemetry traces (docs/tracing.md): off unless the standard OTEL_* variables ask for them.
@@ -12,6 +12,7 @@ export interface Tracing {
   tracer: Api.Tracer;
   getRPCMetadata: typeof GetRPCMetadata;
   rpcHttp: RPCTypeEnum.HTTP;
+  suppressTracing: typeof SuppressTracing;
   shutdown(): Promise<void>;
 }
 
@@ -101,9 +102,16 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
     tracer: api.trace.getTracer(DEFAULT_SERVICE_NAME),
     getRPCMetadata: core.getRPCMetadata,
     rpcHttp: core.RPCType.HTTP,
+    suppressTracing: core.suppressTracing,
     shutdown: () => sdk.shutdown(),
   };
   return active;
+}
+
+/** Runs fn with no span recorded for what it does (transaction control statements: a span each would double a mutation's DB spans). */
+export function untraced<T>(fn: () => T): T {
+  const t = active;
+  return t ? t.api.context.with(t.suppressTracing(t.api.context.active()), fn) : fn();
 }
 
 /** Flushes and stops the SDK (on shutdown). */

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { CHAIN_VERSION, chainHash, contentDigest, GENESIS_HASH } from '../../common/activity/activity-chain';
+import { CHAIN_VERSION, chainContentOf, chainHash, contentDigest, GENESIS_HASH } from '../../common/activity/activity-chain';
 import { AppConfig } from '../../config/app-config';
-import { ActivityChainRepository, AnchorRow, ChainRecordRow } from './activity-chain.repository';
+import { ActivityChainRepository, AnchorRow } from './activity-chain.repository';
 import { anchorSignatureValid, AuditSigner } from './audit-signer';
 import type { ActivityAnchorResponseDto, ChainVerifyResponseDto } from './dto/activity-chain.dto';
 
@@ -9,22 +9,6 @@ const BATCH = 2000;
 
 export type BrokenReason =
   'hash_mismatch' | 'missing_record' | 'prev_mismatch' | 'head_mismatch' | 'anchor_mismatch' | 'anchor_signature' | 'unchained_record';
-
-/** A record's content as its digest covers it. */
-function digestOf(r: ChainRecordRow): Buffer {
-  return contentDigest({
-    id: r.id,
-    companyId: r.company_id,
-    actorType: r.actor_type,
-    actorId: r.actor_id,
-    action: r.action,
-    entityType: r.entity_type,
-    entityId: r.entity_id,
-    agentId: r.agent_id,
-    runId: r.run_id,
-    details: r.details,
-  });
-}
 
 export function toAnchorResponse(a: AnchorRow): ActivityAnchorResponseDto {
   return {
@@ -91,7 +75,7 @@ export class ActivityChainService {
         // a gap: the record the next one names as its predecessor is gone
         if (seq !== expected) return broken(r.prev_id ?? r.id, 'missing_record', expected.toString());
         if (r.prev_id !== prevId) return broken(r.id, 'prev_mismatch', r.seq);
-        const hash = chainHash(prev, digestOf(r), seq, BigInt(r.micros));
+        const hash = chainHash(prev, contentDigest(chainContentOf(r)), seq, BigInt(r.micros));
         if (!hash.equals(r.hash)) return broken(r.id, 'hash_mismatch', r.seq);
         for (; a < anchors.length && anchors[a].seq === r.seq; a++) {
           const an = anchors[a];
@@ -150,16 +134,7 @@ export class ActivityChainService {
           JSON.stringify({
             type: 'record',
             seq: r.seq,
-            id: r.id,
-            companyId: r.company_id,
-            actorType: r.actor_type,
-            actorId: r.actor_id,
-            action: r.action,
-            entityType: r.entity_type,
-            entityId: r.entity_id,
-            agentId: r.agent_id,
-            runId: r.run_id,
-            details: r.details,
+            ...chainContentOf(r),
             createdAt: r.created_at,
             createdAtMicros: r.micros,
             prevId: r.prev_id,
