@@ -2,7 +2,10 @@ import * as path from 'node:path';
 import { sleep } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
-const EXAMPLE = path.join(__dirname, '..', '..', 'examples', 'agents', 'first-agent.js');
+// as root the agent runs under its own uid: from a checkout it cannot read, the readable copy (global-setup)
+const EXAMPLE = process.env.TEST_FIXTURES_DIR
+  ? path.join(process.env.TEST_FIXTURES_DIR, 'examples', 'agents', 'first-agent.js')
+  : path.join(__dirname, '..', '..', 'examples', 'agents', 'first-agent.js');
 
 /**
  * The README's "first agent in five minutes", through HTTP only: a company, the example agent of

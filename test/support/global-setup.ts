@@ -70,6 +70,7 @@ function readableFixtures(): void {
   if (process.getuid?.() !== 0 || othersCanEnter(src)) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-fixtures-'));
   fs.cpSync(src, dir, { recursive: true });
+  fs.cpSync(path.join(root, 'examples', 'agents'), path.join(dir, 'examples', 'agents'), { recursive: true });
   const modules = fs.readdirSync(path.join(root, 'node_modules')).filter((m) => /^(pg|pg-.*|pgpass|postgres-.*|split2|xtend)$/.test(m));
   for (const m of modules) fs.cpSync(path.join(root, 'node_modules', m), path.join(dir, 'node_modules', m), { recursive: true });
   execFileSync('chmod', ['-R', 'a+rX', dir]);
