@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { readableForAgents } from '../support/readable-for-agents';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { FakeOpenAi, startFakeOpenAi } from '../support/fake-openai';
@@ -11,7 +12,8 @@ describe('opencode_local: the real OpenCode CLI', () => {
   let fake: FakeOpenAi;
   let companyId: string;
   // the platform package of opencode-ai (the wrapper's other-platform packages are not all on the registry, so its lock entry breaks npm ci)
-  const opencode = path.resolve(__dirname, '..', '..', 'node_modules', 'opencode-linux-x64', 'bin', 'opencode');
+  const opencodePkg = path.resolve(__dirname, '..', '..', 'node_modules', 'opencode-linux-x64');
+  const opencode = readableForAgents(path.join(opencodePkg, 'bin', 'opencode'), opencodePkg);
   const answer =
     (text: string, usage = { input: 1234, cached: 200, output: 56 }) =>
     () => ({ text, usage });

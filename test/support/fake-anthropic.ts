@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
 import * as path from 'node:path';
+import { readableForAgents } from './readable-for-agents';
 
 /**
  * A loopback fake of the Anthropic Messages API (`POST /v1/messages`, streaming): each request is
@@ -139,7 +140,7 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
 export function claudeBinary(): string {
   try {
     const dir = path.dirname(require.resolve(`@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`));
-    if (fs.existsSync(path.join(dir, 'claude'))) return path.join(dir, 'claude');
+    if (fs.existsSync(path.join(dir, 'claude'))) return readableForAgents(path.join(dir, 'claude'), dir);
   } catch {
     /* fall through */
   }

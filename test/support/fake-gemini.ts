@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
 import * as path from 'node:path';
+import { readableForAgents } from './readable-for-agents';
 
 /**
  * A loopback fake of the Gemini API (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`),
@@ -84,5 +85,7 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
 }
 
 /** The installed Gemini CLI (devDependency): a Node script, run with this Node. */
-export const geminiBinary = (): string =>
-  path.resolve(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
+export const geminiBinary = (): string => {
+  const pkg = path.resolve(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli');
+  return readableForAgents(path.join(pkg, 'bundle', 'gemini.js'), pkg);
+};

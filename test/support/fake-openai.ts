@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
 import * as path from 'node:path';
+import { readableForAgents } from './readable-for-agents';
 
 /**
  * A loopback fake of the OpenAI Responses API (`POST /v1/responses`, streaming SSE: response.created,
@@ -109,5 +110,7 @@ export function codexBinary(): string {
   const root = path.resolve(__dirname, '..', '..', 'node_modules');
   const triple = process.arch === 'arm64' ? 'aarch64-unknown-linux-musl' : 'x86_64-unknown-linux-musl';
   const native = path.join(root, '@openai', `codex-linux-${process.arch}`, 'vendor', triple, 'bin', 'codex');
-  return fs.existsSync(native) ? native : path.join(root, '.bin', 'codex');
+  return fs.existsSync(native)
+    ? readableForAgents(native, path.join(root, '@openai', `codex-linux-${process.arch}`))
+    : path.join(root, '.bin', 'codex');
 }
