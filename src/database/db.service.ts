@@ -24,6 +24,11 @@ interface TxContext {
 
 const als = new AsyncLocalStorage<TxContext>();
 
+const DEADLOCK_ATTEMPTS = 3;
+/** SQLSTATE 40P01 (deadlock_detected), as TypeORM or pg report it */
+const isDeadlock = (err: unknown): boolean =>
+  (err as { code?: unknown })?.code === '40P01' || (err as { driverError?: { code?: unknown } })?.driverError?.code === '40P01';
+
 export interface QueryOptions {
   /**
    * `false`: never a prepared statement, so Postgres plans it for the values of each execution. For
@@ -134,6 +139,20 @@ export class Db {
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const current = als.getStore();
     if (current) return fn();
+    // Postgres breaks a deadlock by aborting one of its transactions: that one is run again (its
+    // after-commit hooks only ever ran for the attempt that committed)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.runTransaction(fn);
+      } catch (err) {
+        if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(err)) throw err;
+        this.logger.warn(`deadlock victim, running the transaction again (attempt ${attempt + 1} of ${DEADLOCK_ATTEMPTS})`);
+        await new Promise((r) => setTimeout(r, 5 + Math.floor(Math.random() * 20 * attempt)));
+      }
+    }
+  }
+
+  private async runTransaction<T>(fn: () => Promise<T>): Promise<T> {
     const qr = this.dataSource.createQueryRunner() as unknown as TxQueryRunner;
     // TypeORM must see a transaction (so that save() does not open one of its own) before its first statement
     qr.isTransactionActive = true;
