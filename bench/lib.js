@@ -24,7 +24,7 @@ async function startService(env = {}) {
   if (!fs.existsSync(main)) throw new Error('build first: npm run build');
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
-  const child = spawn(process.execPath, [main], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean), main], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -44,6 +44,7 @@ async function startService(env = {}) {
   return {
     baseUrl,
     dataDir,
+    pid: child.pid,
     startupMs: Date.now() - started,
     async stop() {
       child.kill('SIGTERM');

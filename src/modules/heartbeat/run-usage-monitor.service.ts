@@ -12,6 +12,7 @@ const CAPS = [
 ] as const;
 
 /** The run's usage is written to its row at most this often (the last update before the end always is). */
+const USAGE_EVENT_MS = 100;
 const PERSIST_MS = 250;
 /** hard-stop budgets are re-read this often while a run spends */
 const BUDGET_REFRESH_MS = 5_000;
@@ -99,6 +100,25 @@ export class RunUsageMonitor {
     void readBudgets();
 
     let latest: Record<string, unknown> | null = null;
+    let lastEventAt = 0;
+    let eventTimer: NodeJS.Timeout | null = null;
+    const publish = (u: Record<string, unknown>) => {
+      if (eventTimer) clearTimeout(eventTimer);
+      eventTimer = null;
+      lastEventAt = Date.now();
+      this.live.event(run, 'usage', `turn ${numberOf(u.turns)}: ${numberOf(u.totalTokens)} tokens`, {
+        turns: u.turns,
+        inputTokens: u.inputTokens,
+        cachedInputTokens: u.cachedInputTokens,
+        cacheCreationInputTokens: u.cacheCreationInputTokens,
+        outputTokens: u.outputTokens,
+        totalTokens: u.totalTokens,
+        costUsd: u.costUsd,
+        costCents: u.costCents,
+        costStatus: u.costStatus,
+        model: u.model,
+      });
+    };
     let persistTimer: NodeJS.Timeout | null = null;
     let lastPersist = 0;
     const persist = () => {
@@ -125,23 +145,18 @@ export class RunUsageMonitor {
       onUsage: (u) => {
         if (stopped) return;
         latest = u;
-        this.live.event(run, 'usage', `turn ${numberOf(u.turns)}: ${numberOf(u.totalTokens)} tokens`, {
-          turns: u.turns,
-          inputTokens: u.inputTokens,
-          cachedInputTokens: u.cachedInputTokens,
-          cacheCreationInputTokens: u.cacheCreationInputTokens,
-          outputTokens: u.outputTokens,
-          totalTokens: u.totalTokens,
-          costUsd: u.costUsd,
-          costCents: u.costCents,
-          costStatus: u.costStatus,
-          model: u.model,
-        });
+        // one live event per turn, but a burst of turns (thousands of lines in a second) is joined:
+        // at most one event per USAGE_EVENT_MS with the running totals, the last one always sent
+        if (u.final === true || Date.now() - lastEventAt >= USAGE_EVENT_MS) publish(u);
+        else eventTimer ??= setTimeout(() => latest && publish(latest), USAGE_EVENT_MS - (Date.now() - lastEventAt));
         if (!persistTimer) persistTimer = setTimeout(persist, Math.max(0, PERSIST_MS - (Date.now() - lastPersist)));
         check(u);
         if (Date.now() - budgetsReadAt > BUDGET_REFRESH_MS) void readBudgets().then(() => !stopped && latest && check(latest));
       },
       close: () => {
+        // the totals of a joined burst still go out
+        if (eventTimer && latest && !stopped) publish(latest);
+        if (eventTimer) clearTimeout(eventTimer);
         stopped = true;
         timers.forEach((t) => clearTimeout(t));
         if (persistTimer) clearTimeout(persistTimer);

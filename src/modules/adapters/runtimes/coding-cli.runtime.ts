@@ -81,6 +81,8 @@ export const DEFAULT_IDLE_TIMEOUT_SEC = 900;
 /** how often a parser with a side channel (Codex's session file) is asked for usage */
 const POLL_MS = 500;
 /** after the CLI's final result, a process that lingers this long is terminated */
+/** at most one usage snapshot per this many ms while lines stream in */
+const REPORT_MS = 50;
 const LINGER_SEC = 3;
 /** SIGTERM to SIGKILL when the runtime or a cap stops a run (caps must act within 2 s) */
 export const STOP_GRACE_SEC = 1;
@@ -344,7 +346,18 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     let reported = '';
     let lingerSet = false;
     const timers: NodeJS.Timeout[] = [];
-    const report = () => {
+    // usage goes out per model turn; a burst of stream lines is joined (one snapshot per REPORT_MS)
+    let lastReportAt = 0;
+    let reportTimer: NodeJS.Timeout | null = null;
+    const report = (force = false) => {
+      const now = Date.now();
+      if (!force && now - lastReportAt < REPORT_MS) {
+        reportTimer ??= setTimeout(() => report(true), REPORT_MS - (now - lastReportAt));
+        return;
+      }
+      if (reportTimer) clearTimeout(reportTimer);
+      reportTimer = null;
+      lastReportAt = now;
       const snap = meter.snapshot();
       const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
       if (key === reported) return;
@@ -369,7 +382,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       onSpawn: ctx.onProcessStarted,
       onStdoutLine: (line) => {
         parser.accept(line);
-        report();
+        report(parser.finished);
         if (parser.failure && !end && stopsRun(parser.failure.code)) {
           end = parser.failure;
           handle.cancel(parser.failure.message, STOP_GRACE_SEC);
@@ -409,6 +422,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     }
     const outcome = await handle.done;
     timers.forEach((t) => clearTimeout(t));
+    if (reportTimer) report(true);
     parser.poll?.();
     return { outcome, parser, stderr, end, lingered };
   }

@@ -27,6 +27,12 @@ const add = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
   cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
   outputTokens: a.outputTokens + b.outputTokens,
 });
+const sub = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
+  inputTokens: a.inputTokens - b.inputTokens,
+  cachedInputTokens: a.cachedInputTokens - b.cachedInputTokens,
+  cacheCreationInputTokens: a.cacheCreationInputTokens - b.cacheCreationInputTokens,
+  outputTokens: a.outputTokens - b.outputTokens,
+});
 const maxOf = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
   inputTokens: Math.max(a.inputTokens, b.inputTokens),
   cachedInputTokens: Math.max(a.cachedInputTokens, b.cachedInputTokens),
@@ -49,6 +55,9 @@ export class RunMeter {
   private readonly turnsById = new Map<string, TokenCounts>();
   /** the CLI's own cost per turn, when it reports one per turn (OpenCode) */
   private readonly turnCosts = new Map<string, number>();
+  /** running sums of turnsById and turnCosts (a snapshot per stream line must not walk every turn) */
+  private turnSum = zero();
+  private turnCostSum = 0;
   private finalTotals: TokenCounts | null = null;
   private finalCostUsd: number | null = null;
   private finalTurns = 0;
@@ -77,8 +86,13 @@ export class RunMeter {
   /** One model call's usage (cumulative for that call); repeats of the same id keep the largest numbers. */
   turn(id: string, t: TokenCounts, costUsd?: number | null): void {
     const seen = this.turnsById.get(id);
-    this.turnsById.set(id, seen ? maxOf(seen, t) : t);
-    if (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0) this.turnCosts.set(id, costUsd);
+    const next = seen ? maxOf(seen, t) : t;
+    this.turnsById.set(id, next);
+    this.turnSum = add(seen ? sub(this.turnSum, seen) : this.turnSum, next);
+    if (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0) {
+      this.turnCostSum += costUsd - (this.turnCosts.get(id) ?? 0);
+      this.turnCosts.set(id, costUsd);
+    }
   }
 
   /** The CLI's final totals for this attempt (tokens, and its own cost when it reports one). */
@@ -93,15 +107,11 @@ export class RunMeter {
   }
 
   private attempt(): { tokens: TokenCounts; turns: number; costUsd: number | null; status: CostStatus } {
-    let tokens = zero();
-    for (const t of this.turnsById.values()) tokens = add(tokens, t);
-    if (this.finalTotals) tokens = this.finalTotals;
+    const tokens = this.finalTotals ?? this.turnSum;
     const turns = Math.max(this.turnsById.size, this.finalTurns);
     if (this.finalCostUsd !== null) return { tokens, turns, costUsd: this.finalCostUsd, status: 'reported' };
     if (!this.finalTotals && this.turnCosts.size > 0 && this.turnCosts.size === this.turnsById.size) {
-      let sum = 0;
-      for (const c of this.turnCosts.values()) sum += c;
-      return { tokens, turns, costUsd: sum, status: 'reported' };
+      return { tokens, turns, costUsd: this.turnCostSum, status: 'reported' };
     }
     const price = priceOf(this.model, this.prices);
     if (price) return { tokens, turns, costUsd: priceTokens(tokens, price), status: 'priced' };
@@ -118,6 +128,8 @@ export class RunMeter {
     else this.baseCostUsd += a.costUsd;
     this.turnsById.clear();
     this.turnCosts.clear();
+    this.turnSum = zero();
+    this.turnCostSum = 0;
     this.finalTotals = null;
     this.finalCostUsd = null;
     this.finalTurns = 0;
