@@ -172,6 +172,16 @@ describe('an OS identity per agent: agents reach nothing that is not theirs', ()
     expect(row).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_accessible' });
     expect(row.error).toContain(script);
     expect(row.error).toMatch(/agent identity agent-[0-9a-f]{8} \(uid \d+\)/);
+    // the environment test says so before any run
+    const report = (await t.http.post(`/api/agents/${agent.id}/test-environment`).send({}).expect(200)).body;
+    expect(report.ok).toBe(false);
+    expect(report.checks).toContainEqual(
+      expect.objectContaining({ name: 'agent_identity', ok: false, message: expect.stringContaining(script) }),
+    );
+    fs.chmodSync(closed, 0o755);
+    fs.chmodSync(script, 0o644);
+    const fixed = (await t.http.post(`/api/agents/${agent.id}/test-environment`).send({}).expect(200)).body;
+    expect(fixed.checks).toContainEqual(expect.objectContaining({ name: 'agent_identity', ok: true }));
   });
 
   rootIt('delivered skills live in the run scratch, private to the agent, and go with the run', async () => {

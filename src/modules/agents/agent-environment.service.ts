@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AuthorizationService } from '../authorization/authorization.service';
+import * as path from 'node:path';
+import { AgentIdentities } from '../../common/process/agent-identities';
+import { findCommand } from '../../common/process/agent-sandbox';
+import { inaccessibleReason, unreadableReason } from '../../common/process/agent-user';
 import { AdapterExecutors } from '../adapters/adapter-executors';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentEnvironmentReportDto } from './dto/agent.dto';
@@ -12,7 +16,36 @@ export class AgentEnvironmentService {
     private readonly lookup: AgentLookup,
     private readonly authz: AuthorizationService,
     private readonly executors: AdapterExecutors,
+    private readonly identities: AgentIdentities,
   ) {}
+
+  /**
+   * Whether the agent's own OS identity can run its command, read the scripts it is given and
+   * enter its working directory (the run would fail at wake otherwise), or null when no local
+   * process or no identity of its own is involved.
+   */
+  private identityCheck(
+    agentId: string,
+    companyId: string,
+    config: Record<string, unknown>,
+  ): { name: string; ok: boolean; message: string } | null {
+    if (typeof config.command !== 'string' || !config.command) return null;
+    let identity;
+    try {
+      identity = this.identities.forAgent(agentId, companyId);
+    } catch (err) {
+      return { name: 'agent_identity', ok: false, message: (err as Error).message };
+    }
+    if (!identity) return null;
+    const resolved = findCommand(config.command, process.env.PATH ?? '') ?? config.command;
+    const args = Array.isArray(config.args) ? config.args.filter((a): a is string => typeof a === 'string' && path.isAbsolute(a)) : [];
+    const problem =
+      [resolved, ...args].map((p) => unreadableReason(p, identity)).find((r) => r !== null) ??
+      (typeof config.cwd === 'string' && config.cwd ? inaccessibleReason(config.cwd, identity) : null);
+    return problem
+      ? { name: 'agent_identity', ok: false, message: `${problem} (adapter_command_not_accessible)` }
+      : { name: 'agent_identity', ok: true, message: `runs as ${identity.user} (uid ${identity.uid}); its command and files are readable` };
+  }
 
   /** Board callers of the company, or agents allowed to create agents (`agents:create`). Nothing is stored. */
   async test(actor: Actor, agentId: string): Promise<AgentEnvironmentReportDto> {
@@ -26,6 +59,14 @@ export class AgentEnvironmentService {
           ok: false,
           checks: [{ name: 'adapter', ok: false, message: `No executor for adapter type ${agent.adapterType} on this instance` }],
         };
-    return { agentId: agent.id, adapterType: agent.adapterType, ok: report.ok, checks: report.checks, testedAt: new Date().toISOString() };
+    const access = this.identityCheck(agent.id, agent.companyId, agent.adapterConfig ?? {});
+    const checks = access ? [...report.checks, access] : report.checks;
+    return {
+      agentId: agent.id,
+      adapterType: agent.adapterType,
+      ok: report.ok && (access?.ok ?? true),
+      checks,
+      testedAt: new Date().toISOString(),
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { ApprovalsModule } from '../approvals/approvals.module';
@@ -20,7 +21,7 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { AdaptersModule } from '../adapters/adapters.module';
 
 @Module({
-  imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule],
+  imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule, AgentIdentitiesModule],
   controllers: [AgentsController],
   providers: [
     AgentsService,
