@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FIXTURES, insertAgent, scratchDir, TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { FIXTURES, insertAgent, runLogText, scratchDir, TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { createCompany } from '../support/factories';
 import { createSecret, secretRef, setAgentEnv } from '../support/secrets';
 import { ServiceProcess, startService } from '../support/service-process';
@@ -9,15 +9,6 @@ import { createTestApp, createTestDatabase, TestApp } from '../support/test-app'
 const asRoot = process.getuid?.() === 0;
 const rootIt = asRoot ? it : it.skip;
 const AGENTS_ROOT = () => process.env.SERVICE_AGENT_ROOT as string;
-
-async function runLog(t: TestApp, runId: string): Promise<string> {
-  const res = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);
-  return (res.body.content as string)
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).chunk)
-    .join('');
-}
 
 const probeOf = (log: string): Record<string, any> => {
   const line = log.split('\n').find((l) => l.startsWith('PROBE '));
@@ -100,7 +91,7 @@ describe('an OS identity per agent: agents reach nothing that is not theirs', ()
       });
       const attackRun = await wakeRun(t, attacker.id);
       expect(await waitRun(t, attackRun, TERMINAL)).toMatchObject({ status: 'succeeded' });
-      const log = await runLog(t, attackRun);
+      const log = await runLogText(t, attackRun);
       expect(log).not.toContain(secret.plaintext);
       const p = probeOf(log);
       expect(p.uid).not.toBe(v.uid);

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { FIXTURES, insertAgent, scratchDir, TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
+import { FIXTURES, insertAgent, runLogText, scratchDir, TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
 import { createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -8,15 +8,6 @@ const asRoot = process.getuid?.() === 0;
 const PG_MODULE = process.env.TEST_FIXTURES_DIR
   ? path.join(process.env.TEST_FIXTURES_DIR, 'node_modules', 'pg')
   : path.dirname(require.resolve('pg/package.json'));
-
-async function runLog(t: TestApp, runId: string): Promise<string> {
-  const res = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);
-  return (res.body.content as string)
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).chunk)
-    .join('');
-}
 
 function probeResult(log: string): Record<string, any> {
   const line = log.split('\n').find((l) => l.startsWith('PROBE '));
@@ -70,7 +61,7 @@ describe("agent processes cannot read the service's data or database", () => {
       const agent = await probeAgent();
       const runId = await wakeRun(t, agent.id);
       expect(await waitRun(t, runId, TERMINAL)).toMatchObject({ status: 'succeeded' });
-      const probe = probeResult(await runLog(t, runId));
+      const probe = probeResult(await runLogText(t, runId));
       expect(probe.uid).not.toBe(0);
       expect(probe.gid).not.toBe(0);
       expect(probe.groups).not.toContain(0);

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '../../src/database/data-source';
 import { EmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { copyReadable } from './readable-for-agents';
 
 export const TEMPLATE_DB = 'svc_test_template';
 
@@ -69,11 +70,11 @@ function readableFixtures(): void {
   const src = path.join(root, 'test', 'fixtures');
   if (process.getuid?.() !== 0 || othersCanEnter(src)) return;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-fixtures-'));
-  fs.cpSync(src, dir, { recursive: true });
-  fs.cpSync(path.join(root, 'examples', 'agents'), path.join(dir, 'examples', 'agents'), { recursive: true });
+  fs.chmodSync(dir, 0o755);
+  for (const f of fs.readdirSync(src)) copyReadable(path.join(src, f), path.join(dir, f));
+  copyReadable(path.join(root, 'examples', 'agents'), path.join(dir, 'examples', 'agents'));
   const modules = fs.readdirSync(path.join(root, 'node_modules')).filter((m) => /^(pg|pg-.*|pgpass|postgres-.*|split2|xtend)$/.test(m));
-  for (const m of modules) fs.cpSync(path.join(root, 'node_modules', m), path.join(dir, 'node_modules', m), { recursive: true });
-  execFileSync('chmod', ['-R', 'a+rX', dir]);
+  for (const m of modules) copyReadable(path.join(root, 'node_modules', m), path.join(dir, 'node_modules', m));
   process.env.TEST_FIXTURES_DIR = dir;
   (globalThis as { __FIXTURES_DIR__?: string }).__FIXTURES_DIR__ = dir;
 }

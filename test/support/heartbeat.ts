@@ -252,3 +252,13 @@ export async function probeHostPid(out: string): Promise<number> {
   }, 'probe started');
   return waitFor(async () => hostPidOf(out), `the host pid of the probe writing ${out}`);
 }
+
+/** The text a run's process wrote (its log's chunks, joined). */
+export async function runLogText(t: TestApp, runId: string): Promise<string> {
+  const res = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`).expect(200);
+  return (res.body.content as string)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).chunk)
+    .join('');
+}

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runningAsRoot } from '../../common/process/agent-user';
 import { AgentIdentities } from '../../common/process/agent-identities';
-import { namespacesAvailable } from '../../common/process/agent-sandbox';
+import { findCommand, namespacesAvailable } from '../../common/process/agent-sandbox';
 import { AppConfig } from '../../config/app-config';
 import { migrationClasses } from '../../database/data-source';
 import { choosePgDump } from '../../database/pg-dump';
@@ -117,12 +117,7 @@ export function checkDataDir(dataDir: string, fix: boolean): Check[] {
   return out;
 }
 
-function onPath(name: string): string | null {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    if (dir && fs.existsSync(path.join(dir, name))) return path.join(dir, name);
-  }
-  return null;
-}
+const onPath = (name: string): string | null => findCommand(name, process.env.PATH ?? '');
 
 function passwdUids(): Map<number, string> {
   const out = new Map<number, string>();

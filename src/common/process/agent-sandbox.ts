@@ -45,19 +45,9 @@ interface Tools {
 let tools: Tools | undefined;
 let namespacesWork: boolean | undefined;
 
-function which(cmd: string): string | null {
-  for (const dir of ['/usr/bin', '/bin', '/usr/sbin', '/sbin', ...(process.env.PATH ?? '').split(':')]) {
-    if (!dir) continue;
-    const p = path.join(dir, cmd);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return null;
-}
+/** A system tool: the usual system folders first, then PATH. */
+const which = (cmd: string): string | null =>
+  findCommand(cmd, ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':'));
 
 function findTools(): Tools {
   if (tools) return tools;
