@@ -9,6 +9,8 @@ import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentMembershipsRepository } from './agent-memberships.repository';
+import { AgentScopeOwners } from './agent-scope-owners';
+import { AgentScopesRepository } from './agent-scopes.repository';
 import { AgentsController } from './agents.controller';
 import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentsRepository } from './agents.repository';
@@ -35,8 +37,10 @@ import { AdaptersModule } from '../adapters/adapters.module';
     AgentsRepository,
     AgentKeysRepository,
     AgentMembershipsRepository,
+    AgentScopesRepository,
+    AgentScopeOwners,
   ],
-  exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository],
+  exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository, AgentScopesRepository],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(

@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { ApprovalsController } from './approvals.controller';
 import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalsService } from './approvals.service';
+import { HiredAgents } from './hired-agents.port';
 import { AuthorizationModule } from '../authorization/authorization.module';
 
 @Module({
   imports: [AuthorizationModule],
   controllers: [ApprovalsController],
-  providers: [ApprovalsService, ApprovalsRepository],
-  exports: [ApprovalsService],
+  providers: [ApprovalsService, ApprovalsRepository, HiredAgents],
+  exports: [ApprovalsService, HiredAgents],
 })
 export class ApprovalsModule {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { DeepPartial } from 'typeorm';
-import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { ApprovalEntity } from './approval.entity';
 
@@ -9,7 +9,7 @@ export interface ApprovalListFilter {
   type?: string;
 }
 
-/** The only place the `approvals` table is read and written (plus the hire decision's agent rows, see below). */
+/** The only place the `approvals` table is read and written (the hired agent moves through HiredAgents). */
 @Injectable()
 export class ApprovalsRepository extends CompanyScopedRepository {
   constructor(db: Db) {
@@ -17,7 +17,7 @@ export class ApprovalsRepository extends CompanyScopedRepository {
   }
 
   private get entities() {
-    return this.db.repo(ApprovalEntity);
+    return this.orm(ApprovalEntity);
   }
 
   /** Inserts a new approval and returns it with its generated columns. */
@@ -49,9 +49,11 @@ export class ApprovalsRepository extends CompanyScopedRepository {
   }
 
   async hasPendingHire(agentId: string): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM approvals WHERE agent_id = $1 AND type = 'hire_agent' AND status = 'pending'`, [
-      agentId,
-    ]);
+    const rows = await this.unscoped(
+      'a hire approval by the id of an agent the caller loaded (and checked) already',
+      `SELECT 1 FROM approvals WHERE agent_id = $1 AND type = 'hire_agent' AND status = 'pending'`,
+      [agentId],
+    );
     return rows.length > 0;
   }
 
@@ -63,35 +65,5 @@ export class ApprovalsRepository extends CompanyScopedRepository {
         WHERE company_id = $1 AND agent_id = $2 AND status = 'pending'`,
       [agentId],
     );
-  }
-
-  // The hire decision moves the hired agent (the agents module imports this one, so it cannot be
-  // asked here without a module cycle): writes agents and agent_api_keys (owned by agents).
-
-  /** An approved hire: its pending_approval agent becomes idle (a paused hire stays paused). */
-  async activateHiredAgent(companyId: string, agentId: string): Promise<void> {
-    // writes agents (owned by agents)
-    await this.db.query(
-      `UPDATE agents SET status = 'idle', updated_at = now() WHERE id = $1 AND company_id = $2 AND status = 'pending_approval'`,
-      [agentId, this.scope(companyId)],
-    );
-  }
-
-  /** A rejected hire: its agent is terminated; returns whether it was not terminated already. */
-  async terminateHiredAgent(companyId: string, agentId: string): Promise<boolean> {
-    // writes agents (owned by agents)
-    const rows = await returningRows<{ id: string }>(
-      this.db,
-      `UPDATE agents SET status = 'terminated', terminated_at = now(), updated_at = now()
-          WHERE id = $1 AND company_id = $2 AND status <> 'terminated' RETURNING id`,
-      [agentId, this.scope(companyId)],
-    );
-    return rows.length > 0;
-  }
-
-  /** Every live key of the agent is revoked. */
-  async revokeAgentKeys(agentId: string): Promise<void> {
-    // writes agent_api_keys (owned by agents)
-    await this.db.query(`UPDATE agent_api_keys SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL`, [agentId]);
   }
 }

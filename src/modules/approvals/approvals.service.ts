@@ -3,6 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { WorkCancellation } from '../../common/events/work-cancellation';
+import { HiredAgents } from './hired-agents.port';
 import { isUuid } from '../../common/http/uuid';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { ApprovalEntity, ApprovalType } from './approval.entity';
@@ -65,6 +66,7 @@ export class ApprovalsService {
     private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
     private readonly cancellation: WorkCancellation,
+    private readonly hired: HiredAgents,
   ) {}
 
   private readonly handlers = new Map<string, ApprovalDecisionHandler>();
@@ -135,7 +137,7 @@ export class ApprovalsService {
       return toApprovalResponse(approval);
     }
     if (approval.agentId) {
-      await this.repo.activateHiredAgent(approval.companyId, approval.agentId);
+      await this.hired.owner.activate(approval.companyId, approval.agentId);
     }
     return toApprovalResponse(approval);
   }
@@ -148,8 +150,7 @@ export class ApprovalsService {
       return toApprovalResponse(approval);
     }
     if (approval.agentId) {
-      if (await this.repo.terminateHiredAgent(approval.companyId, approval.agentId)) {
-        await this.repo.revokeAgentKeys(approval.agentId);
+      if (await this.hired.owner.terminate(approval.companyId, approval.agentId)) {
         await this.cancellation.cancel({ companyId: approval.companyId, agentIds: [approval.agentId] }, 'hire_rejected');
       }
     }

@@ -6,7 +6,8 @@ import { Db } from '../../database/db.service';
 import { PolicyObservation, UsageDelta } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
-import { BudgetIncidentRow, BudgetsRepository, toIncidentResponse } from './budgets.repository';
+import { BudgetIncidentRow, BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
+import { BudgetScopeOwners } from './budget-scope-owners';
 
 /** The observed value at which a policy warns. */
 const warnThreshold = (p: PolicyObservation): number => Math.ceil((p.amount * p.warnPercent) / 100);
@@ -28,7 +29,8 @@ export interface BudgetScopeKey {
 export class BudgetEnforcementService {
   constructor(
     private readonly db: Db,
-    private readonly repo: BudgetsRepository,
+    private readonly repo: BudgetIncidentsRepository,
+    private readonly owners: BudgetScopeOwners,
     private readonly activity: ActivityRecorder,
     private readonly work: WorkCancellation,
   ) {}
@@ -116,22 +118,21 @@ export class BudgetEnforcementService {
   }
 
   /**
-   * Pauses the scope (reason `budget`) and cancels its work: queued and deferred wakeups are cancelled
-   * here with skip reason `budget`; the heartbeat engine's listener kills in-flight runs after commit.
-   * A company stop pauses its agents too. Scopes paused for another reason keep that reason.
+   * Pauses the scope (reason `budget`, through its owner) and cancels its work: the heartbeat
+   * engine's WorkCancellation listener cancels queued and deferred wakeups here with skip reason
+   * `budget` and kills in-flight runs after commit. A company stop pauses its agents too. Scopes
+   * paused for another reason keep that reason.
    */
   async pauseScope(s: BudgetScopeKey): Promise<void> {
     if (s.scopeType === 'company') {
-      await this.repo.pauseCompany(s.companyId);
-      await this.repo.cancelCompanyWakeups(s.companyId);
+      await this.owners.company.pause(s.companyId);
+      await this.owners.agents.pauseAll(s.companyId);
       await this.work.cancel({ companyId: s.companyId }, 'budget');
     } else if (s.scopeType === 'agent') {
-      await this.repo.pauseAgent(s.companyId, s.scopeId);
-      await this.repo.cancelAgentWakeups(s.companyId, s.scopeId);
+      await this.owners.agents.pause(s.companyId, s.scopeId);
       await this.work.cancel({ companyId: s.companyId, agentIds: [s.scopeId] }, 'budget');
     } else {
-      await this.repo.pauseProject(s.companyId, s.scopeId);
-      await this.repo.cancelProjectWakeups(s.companyId, s.scopeId);
+      await this.owners.projects.pause(s.companyId, s.scopeId);
       await this.work.cancel({ companyId: s.companyId, projectId: s.scopeId }, 'budget');
     }
   }
@@ -141,16 +142,16 @@ export class BudgetEnforcementService {
    * holds; a company resume wakes only the agents it paused that hold nothing themselves.
    */
   async resumeScopeIfClear(s: BudgetScopeKey): Promise<boolean> {
-    if (await this.repo.holds(s.scopeType, s.scopeId)) return false;
+    if (await this.repo.holds(s.companyId, s.scopeType, s.scopeId)) return false;
     if (s.scopeType === 'company') {
-      const resumed = await this.repo.resumeCompany(s.companyId);
-      await this.repo.resumeCompanyAgents(s.companyId);
+      const resumed = await this.owners.company.resume(s.companyId);
+      await this.owners.agents.resumeAll(s.companyId, await this.repo.heldAgentIds(s.companyId));
       return resumed;
     }
     if (s.scopeType === 'agent') {
-      if (await this.repo.holds('company', s.companyId)) return false;
-      return this.repo.resumeAgent(s.companyId, s.scopeId);
+      if (await this.repo.holds(s.companyId, 'company', s.companyId)) return false;
+      return this.owners.agents.resume(s.companyId, s.scopeId);
     }
-    return this.repo.resumeProject(s.companyId, s.scopeId);
+    return this.owners.projects.resume(s.companyId, s.scopeId);
   }
 }

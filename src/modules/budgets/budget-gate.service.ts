@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BudgetUsageService } from './budget-usage.service';
-import { BudgetsRepository, ScopeRef } from './budgets.repository';
+import { BudgetIncidentsRepository } from './budget-incidents.repository';
+import type { ScopeRef } from './budgets.repository';
 
 export interface BudgetGateDecision {
   allowed: boolean;
@@ -17,7 +18,7 @@ export interface BudgetGateDecision {
 @Injectable()
 export class BudgetGate {
   constructor(
-    private readonly repo: BudgetsRepository,
+    private readonly repo: BudgetIncidentsRepository,
     private readonly usage: BudgetUsageService,
   ) {}
 
@@ -27,7 +28,7 @@ export class BudgetGate {
       { scopeType: 'agent', scopeId: agentId },
       ...(projectId ? [{ scopeType: 'project' as const, scopeId: projectId }] : []),
     ];
-    const holds = await this.repo.holdsOn(scopes);
+    const holds = await this.repo.holdsOn(companyId, scopes);
     const blockedBy = holds.map((h) => ({ scopeType: h.scope_type, scopeId: h.scope_id, policyId: h.policy_id }));
     for (const p of await this.usage.observe(companyId, { scopes, activeOnly: true })) {
       if (p.hardStopEnabled && p.observed >= p.amount) blockedBy.push({ scopeType: p.scopeType, scopeId: p.scopeId, policyId: p.id });

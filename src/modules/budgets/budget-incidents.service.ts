@@ -7,7 +7,9 @@ import { BudgetEnforcementService } from './budget-enforcement.service';
 import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService } from './budget-usage.service';
 import { budgetError } from './budgets.errors';
-import { BudgetsRepository, toIncidentResponse } from './budgets.repository';
+import { BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
+import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetsRepository } from './budgets.repository';
 import { BudgetIncidentResponseDto, ResolveIncidentDto, ResolveIncidentResponseDto } from './dto/budget.dto';
 
 /** The actor type and id an incident records as its resolver. */
@@ -18,6 +20,8 @@ const resolver = (actor: Actor): [string, string] => (actor.kind === 'agent' ? [
 export class BudgetIncidentsService {
   constructor(
     private readonly repo: BudgetsRepository,
+    private readonly incidents: BudgetIncidentsRepository,
+    private readonly owners: BudgetScopeOwners,
     private readonly usage: BudgetUsageService,
     private readonly enforcement: BudgetEnforcementService,
     private readonly activity: ActivityRecorder,
@@ -25,7 +29,7 @@ export class BudgetIncidentsService {
   ) {}
 
   async list(companyId: string, status?: 'open' | 'resolved' | 'active'): Promise<BudgetIncidentResponseDto[]> {
-    const rows = await this.repo.listIncidents(companyId, status);
+    const rows = await this.incidents.listIncidents(companyId, status);
     return rows.map(toIncidentResponse);
   }
 
@@ -38,15 +42,15 @@ export class BudgetIncidentsService {
    */
   async resolve(actor: Actor, companyId: string, incidentId: string, dto: ResolveIncidentDto): Promise<ResolveIncidentResponseDto> {
     if (!isUuid(incidentId)) throw notFound('Budget incident');
-    await this.repo.lockCompany(companyId);
-    const incident = await this.repo.lockIncident(companyId, incidentId);
+    await this.owners.company.lock(companyId);
+    const incident = await this.incidents.lockIncident(companyId, incidentId);
     if (!incident) throw notFound('Budget incident');
     if (incident.status !== 'open')
       throw budgetError('incident_resolved', 'This budget incident is already resolved', { status: incident.status });
     const scope = { companyId, scopeType: incident.scope_type, scopeId: incident.scope_id };
     let resumed = false;
     if (dto.action === 'keep_paused') {
-      await this.repo.resolveIncident(incidentId, 'keep_paused', ...resolver(actor));
+      await this.incidents.resolveIncident(companyId, incidentId, 'keep_paused', ...resolver(actor));
     } else {
       const amount = dto.amount as number;
       const [policy] = await this.usage.observe(companyId, { policyId: incident.policy_id, lock: true });
@@ -57,13 +61,13 @@ export class BudgetIncidentsService {
           observedAmount: policy.observed,
         });
       }
-      await this.repo.setPolicyAmount(policy.id, amount);
-      await this.sync.mirrorPolicyAmount(policy, amount);
+      await this.repo.setPolicyAmount(companyId, policy.id, amount);
+      await this.sync.mirrorPolicyAmount(companyId, policy, amount);
       // every open incident and hold of this policy answers to the new amount
-      await this.repo.resolvePolicyIncidents(policy.id, 'raise_budget_and_resume', ...resolver(actor));
+      await this.incidents.resolvePolicyIncidents(companyId, policy.id, 'raise_budget_and_resume', ...resolver(actor));
       resumed = await this.enforcement.resumeScopeIfClear(scope);
     }
-    const after = await this.repo.incidentById(incidentId);
+    const after = await this.incidents.incidentById(companyId, incidentId);
     const response = { ...toIncidentResponse(after), resumed };
     await this.activity.record({
       companyId,

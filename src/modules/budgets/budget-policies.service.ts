@@ -4,7 +4,9 @@ import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService, PolicyObservation } from './budget-usage.service';
 import { BudgetScope, defaultWindowKind } from './budget-windows';
 import { budgetError } from './budgets.errors';
-import { BudgetsRepository, toIncidentResponse } from './budgets.repository';
+import { BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
+import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetsRepository } from './budgets.repository';
 import { BudgetOverviewResponseDto, BudgetPolicyResponseDto, BudgetUpdateResponseDto, UpsertBudgetPolicyDto } from './dto/budget.dto';
 
 export function toPolicyResponse(p: PolicyObservation): BudgetPolicyResponseDto {
@@ -40,16 +42,18 @@ export function toPolicyResponse(p: PolicyObservation): BudgetPolicyResponseDto 
 export class BudgetPoliciesService {
   constructor(
     private readonly repo: BudgetsRepository,
+    private readonly incidents: BudgetIncidentsRepository,
+    private readonly owners: BudgetScopeOwners,
     private readonly usage: BudgetUsageService,
     private readonly sync: BudgetSyncService,
   ) {}
 
   /** PATCH company budgets: budgetMonthlyCents and its calendar-month billed_cents policy. */
   async setCompanyBudget(companyId: string, cents: number): Promise<BudgetUpdateResponseDto> {
-    const row = await this.repo.setCompanyBudget(companyId, cents);
+    const row = await this.owners.company.setMonthlyBudget(companyId, cents);
     if (!row) throw notFound('Company');
     await this.sync.syncMonthlyPolicy(companyId, 'company', companyId, cents);
-    return this.budgetResponse(companyId, 'company', companyId, cents, row.spent_monthly_cents);
+    return this.budgetResponse(companyId, 'company', companyId, cents, row.spentMonthlyCents);
   }
 
   /** PATCH agent budgets: the agent is looked up first (404), then company access is checked (403). */
@@ -96,7 +100,11 @@ export class BudgetPoliciesService {
       notifyEnabled: dto.notifyEnabled ?? null,
       isActive: dto.isActive ?? null,
     });
-    await this.sync.mirrorPolicyAmount({ scopeType: dto.scopeType, scopeId, metric, windowKind }, row.is_active ? row.amount : 0);
+    await this.sync.mirrorPolicyAmount(
+      companyId,
+      { scopeType: dto.scopeType, scopeId, metric, windowKind },
+      row.is_active ? row.amount : 0,
+    );
     const [policy] = await this.usage.observe(companyId, { policyId: row.id });
     return { policy: toPolicyResponse(policy), created: row.inserted };
   }
@@ -112,17 +120,17 @@ export class BudgetPoliciesService {
 
   /** Policies with observed values, active incidents, paused counts and pending approvals. */
   async overview(companyId: string): Promise<BudgetOverviewResponseDto> {
-    const company = await this.repo.companyBudget(companyId);
+    const company = await this.owners.company.budget(companyId);
     if (!company) throw notFound('Company');
     const policies = await this.usage.observe(companyId);
-    const incidents = await this.repo.activeIncidents(companyId);
+    const incidents = await this.incidents.activeIncidents(companyId);
     const counts = await this.repo.pausedCounts(companyId);
     return {
       companyId,
-      budgetMonthlyCents: company.budget_monthly_cents,
-      spentMonthlyCents: company.spent_monthly_cents,
+      budgetMonthlyCents: company.budgetMonthlyCents,
+      spentMonthlyCents: company.spentMonthlyCents,
       companyStatus: company.status,
-      companyPauseReason: company.pause_reason,
+      companyPauseReason: company.pauseReason,
       policies: policies.map(toPolicyResponse),
       activeIncidents: incidents.map(toIncidentResponse),
       pausedAgentCount: counts.agents,

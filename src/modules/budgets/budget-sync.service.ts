@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BudgetScopeType } from './budget-policy.entity';
+import { BudgetScopeOwners } from './budget-scope-owners';
 import { BudgetsRepository } from './budgets.repository';
 
 /**
@@ -8,7 +9,10 @@ import { BudgetsRepository } from './budgets.repository';
  */
 @Injectable()
 export class BudgetSyncService {
-  constructor(private readonly repo: BudgetsRepository) {}
+  constructor(
+    private readonly repo: BudgetsRepository,
+    private readonly owners: BudgetScopeOwners,
+  ) {}
 
   async syncMonthlyPolicy(companyId: string, scopeType: BudgetScopeType, scopeId: string, amountCents: number): Promise<void> {
     if (amountCents <= 0) {
@@ -23,10 +27,12 @@ export class BudgetSyncService {
    * is the monthly billed_cents policy of a company or agent, budgetMonthlyCents follows it.
    */
   async mirrorPolicyAmount(
+    companyId: string,
     policy: { scopeType: BudgetScopeType; scopeId: string; metric: string; windowKind: string },
     cents: number,
   ): Promise<void> {
     if (policy.metric !== 'billed_cents' || policy.windowKind !== 'calendar_month_utc' || policy.scopeType === 'project') return;
-    await this.repo.setMonthlyBudget(policy.scopeType, policy.scopeId, cents);
+    if (policy.scopeType === 'company') await this.owners.company.setMonthlyBudget(companyId, cents);
+    else await this.owners.agents.setMonthlyBudget(companyId, policy.scopeId, cents);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BudgetScopeOwners } from './budget-scope-owners';
 import { Clock } from './clock.service';
 import { BudgetMetric, BudgetScope, floorDayUtc, monthStartUtc, windowAt, WindowKind } from './budget-windows';
 import { BudgetsRepository, PolicyRow, ScopeRef, UsageDelta } from './budgets.repository';
@@ -39,17 +40,26 @@ export class BudgetUsageService {
   constructor(
     private readonly repo: BudgetsRepository,
     private readonly clock: Clock,
+    private readonly owners: BudgetScopeOwners,
   ) {}
 
   /**
    * Adds one event to its windows. Lock order is fixed (usage rows company, agent, project; then the
    * company row; then the agent row) so that concurrent events of a company queue instead of deadlocking.
+   * The owners' spend statements are sent right after the accumulation, before anything is awaited:
+   * they travel in the same pipeline (with the COMMIT when the caller sends this with it).
    */
   async accumulate(d: UsageDelta): Promise<PolicyObservation[]> {
     const now = this.clock.now();
     const eventMonth = monthStartUtc(d.occurredAt);
     const currentMonth = monthStartUtc(now);
-    const rows = await this.repo.accumulate(d, eventMonth, currentMonth, floorDayUtc(d.occurredAt));
+    const accumulated = this.repo.accumulate(d, eventMonth, currentMonth, floorDayUtc(d.occurredAt));
+    const spend: Array<Promise<void>> = [];
+    if (eventMonth.getTime() === currentMonth.getTime()) {
+      spend.push(this.owners.company.syncMonthlySpend(d.companyId, currentMonth));
+      spend.push(this.owners.agents.syncMonthlySpend(d.companyId, currentMonth, d.agentId));
+    }
+    const [rows] = await Promise.all([accumulated, ...spend]);
     return this.toObservations(d.companyId, rows, now);
   }
 

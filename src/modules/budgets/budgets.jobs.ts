@@ -7,6 +7,8 @@ import { BudgetEnforcementService } from './budget-enforcement.service';
 import { BudgetUsageService } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
+import { BudgetIncidentsRepository } from './budget-incidents.repository';
+import { BudgetScopeOwners } from './budget-scope-owners';
 import { BudgetsRepository } from './budgets.repository';
 import { Clock } from './clock.service';
 
@@ -33,6 +35,8 @@ export class BudgetsScheduler implements OnApplicationShutdown {
   constructor(
     private readonly db: Db,
     private readonly repo: BudgetsRepository,
+    private readonly incidents: BudgetIncidentsRepository,
+    private readonly owners: BudgetScopeOwners,
     private readonly clock: Clock,
     private readonly enforcement: BudgetEnforcementService,
     private readonly usage: BudgetUsageService,
@@ -116,8 +120,9 @@ export class BudgetsScheduler implements OnApplicationShutdown {
    * another hold remains.
    */
   private async startMonth(companyId: string, month: Date): Promise<void> {
-    await this.repo.resetMonthlySpend(companyId, month);
-    const expired = await this.repo.liftExpiredIncidents(companyId, month);
+    await this.owners.company.syncMonthlySpend(companyId, month);
+    await this.owners.agents.syncMonthlySpend(companyId, month);
+    const expired = await this.incidents.liftExpiredIncidents(companyId, month);
     const scopes = new Map<string, { companyId: string; scopeType: BudgetScope; scopeId: string; incidentIds: string[] }>();
     for (const r of expired.filter((e) => e.was_holding)) {
       const key = `${r.scope_type}:${r.scope_id}`;

@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
 import { BudgetEnforcementService } from './budget-enforcement.service';
 import { BudgetGate } from './budget-gate.service';
+import { BudgetIncidentsRepository } from './budget-incidents.repository';
 import { BudgetIncidentsService } from './budget-incidents.service';
 import { BudgetPoliciesService } from './budget-policies.service';
+import { BudgetScopeOwners } from './budget-scope-owners';
 import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService } from './budget-usage.service';
 import { BudgetsController } from './budgets.controller';
@@ -20,6 +22,8 @@ import { Clock } from './clock.service';
   providers: [
     Clock,
     BudgetsRepository,
+    BudgetIncidentsRepository,
+    BudgetScopeOwners,
     BudgetSyncService,
     BudgetUsageService,
     BudgetEnforcementService,
@@ -28,6 +32,6 @@ import { Clock } from './clock.service';
     BudgetIncidentsService,
     BudgetsScheduler,
   ],
-  exports: [Clock, BudgetPoliciesService, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate],
+  exports: [Clock, BudgetScopeOwners, BudgetPoliciesService, BudgetSyncService, BudgetUsageService, BudgetEnforcementService, BudgetGate],
 })
 export class BudgetsModule {}

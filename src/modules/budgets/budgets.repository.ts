@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { iso, isoRequired } from '../../database/row-mapping';
 import { BudgetScopeType } from './budget-policy.entity';
-import { BudgetMetric, BudgetScope, LIFETIME_START, MAX_INT4, WindowKind } from './budget-windows';
-import type { BudgetIncidentResponseDto } from './dto/budget.dto';
+import { BudgetMetric, BudgetScope, LIFETIME_START, WindowKind } from './budget-windows';
 
 /** What a cost event adds to the running totals of its scopes. */
 export interface UsageDelta {
@@ -43,77 +41,6 @@ export interface PolicyRow {
   updated_at: Date;
 }
 
-export interface BudgetIncidentRow {
-  id: string;
-  company_id: string;
-  policy_id: string;
-  scope_type: BudgetScope;
-  scope_id: string;
-  metric: string;
-  window_kind: string;
-  window_start: Date;
-  window_end: Date | null;
-  kind: 'soft' | 'hard';
-  status: 'open' | 'resolved';
-  budget_amount: string;
-  threshold_amount: string;
-  observed_amount: string;
-  hold_active: boolean;
-  resolution: string | null;
-  resolved_at: Date | null;
-  resolved_by_actor_type: string | null;
-  resolved_by_actor_id: string | null;
-  created_at: Date;
-}
-
-export function toIncidentResponse(r: BudgetIncidentRow): BudgetIncidentResponseDto {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    policyId: r.policy_id,
-    scopeType: r.scope_type,
-    scopeId: r.scope_id,
-    metric: r.metric,
-    windowKind: r.window_kind,
-    windowStart: isoRequired(r.window_start),
-    windowEnd: iso(r.window_end),
-    kind: r.kind,
-    status: r.status,
-    budgetAmount: Number(r.budget_amount),
-    thresholdAmount: Number(r.threshold_amount),
-    observedAmount: Number(r.observed_amount),
-    holdActive: r.hold_active,
-    resolution: r.resolution,
-    resolvedAt: iso(r.resolved_at),
-    resolvedBy: r.resolved_by_actor_id ? { actorType: r.resolved_by_actor_type, actorId: r.resolved_by_actor_id } : null,
-    createdAt: isoRequired(r.created_at),
-  };
-}
-
-/** The values of a new incident (the policy's window and amounts when it opened). */
-export interface IncidentInsert {
-  policyId: string;
-  scopeType: BudgetScope;
-  scopeId: string;
-  metric: string;
-  windowKind: string;
-  windowStart: Date;
-  windowEnd: Date | null;
-  kind: 'soft' | 'hard';
-  budgetAmount: number;
-  thresholdAmount: number;
-  observedAmount: number;
-}
-
-/** An incident of a past monthly window that the month start lifted. */
-export interface LiftedIncident {
-  company_id: string;
-  scope_type: BudgetScope;
-  scope_id: string;
-  was_holding: boolean;
-  id: string;
-}
-
 export interface PolicyUpsert {
   scopeType: BudgetScope;
   scopeId: string;
@@ -126,18 +53,15 @@ export interface PolicyUpsert {
   isActive: boolean | null;
 }
 
-/** Agent statuses a budget hard stop moves to `paused` (terminated and pending ones stay as they are). */
-const PAUSABLE_AGENT = `('active','idle','running','error')`;
-
 const POLICY_COLUMNS = `p.id, p.company_id, p.scope_type, p.scope_id, p.metric, p.window_kind, p.amount, p.warn_percent,
   p.hard_stop_enabled, p.notify_enabled, p.is_active, p.created_at, p.updated_at`;
 
 /**
- * The budgets tables: budget_policies, budget_incidents, budget_window_resets and the running totals
- * of cost_usage (written by each cost event's accumulation, read by the policies' observed values).
- * Budget enforcement also pauses and resumes companies, agents and projects and cancels their
- * wakeups: those modules depend on this one (budget sync, the run gate), so the statements on their
- * tables stay here, each marked with its owner.
+ * The budgets tables: budget_policies, budget_window_resets and the running totals of cost_usage
+ * (written by each cost event's accumulation, read by the policies' observed values); incidents are
+ * in budget-incidents.repository.ts. Pausing and resuming companies, agents and projects, and their
+ * budget and spend columns, are their owners' (BudgetScopeOwners); wakeups are cancelled through
+ * WorkCancellation.
  */
 @Injectable()
 export class BudgetsRepository extends CompanyScopedRepository {
@@ -148,12 +72,12 @@ export class BudgetsRepository extends CompanyScopedRepository {
   // ---- running totals and observed values
 
   /**
-   * Adds one event to its windows. Lock order is fixed (usage rows company, agent, project; then the
-   * company row; then the agent row) so that concurrent events of a company queue instead of deadlocking.
+   * Adds one event to its windows. Lock order is fixed (usage rows company, agent, project) so that
+   * concurrent events of a company queue instead of deadlocking; the owners' spend statements the
+   * caller sends right after it take the company row, then the agent row.
    * Returns the active policies of the event's scopes with the totals this statement wrote.
    */
   accumulate(d: UsageDelta, eventMonth: Date, currentMonth: Date, eventDay: Date): Promise<PolicyRow[]> {
-    // writes companies and agents spent_monthly_cents (owned by companies and agents)
     return this.rows<PolicyRow>(
       d.companyId,
       `WITH scopes(ord, scope_type, scope_id) AS (VALUES (1, 'company', $1::uuid), (2, 'agent', $2::uuid), (3, 'project', $3::uuid)),
@@ -177,14 +101,7 @@ export class BudgetsRepository extends CompanyScopedRepository {
                 updated_at = now()
               RETURNING cu.scope_type, cu.scope_id, cu.window_kind, cu.window_start, cu.billed_cents,
                         cu.input_tokens + cu.cached_input_tokens + cu.output_tokens AS tokens
-            ),
-            month AS (SELECT scope_type, LEAST(billed_cents, ${MAX_INT4})::int AS cents FROM u
-                       WHERE window_kind = 'calendar_month_utc' AND window_start = $10::timestamptz),
-            c AS (UPDATE companies SET spent_monthly_cents = m.cents, updated_at = now()
-                    FROM month m WHERE m.scope_type = 'company' AND companies.id = $1 RETURNING 1),
-            a AS (UPDATE agents SET spent_monthly_cents = m.cents, updated_at = now()
-                    FROM month m, (SELECT count(*) FROM c) lock_company_first
-                   WHERE m.scope_type = 'agent' AND agents.id = $2 RETURNING 1)
+            )
        -- the active policies of the event's scopes, observed with the totals this statement wrote
        SELECT ${POLICY_COLUMNS}, NULL AS scope_name,
               COALESCE(nu.billed_cents, ou.billed_cents) AS billed,
@@ -315,112 +232,11 @@ export class BudgetsRepository extends CompanyScopedRepository {
   }
 
   /** A raised policy: its new amount, active again. */
-  async setPolicyAmount(policyId: string, amount: number): Promise<void> {
-    await this.db.query(`UPDATE budget_policies SET amount = $2, is_active = true, updated_at = now() WHERE id = $1`, [policyId, amount]);
-  }
-
-  // ---- incidents
-
-  /** Opens an incident unless the policy already has one of this kind for the window and amount (null then). */
-  async insertIncident(companyId: string, i: IncidentInsert): Promise<BudgetIncidentRow | null> {
-    return this.row<BudgetIncidentRow>(
+  async setPolicyAmount(companyId: string, policyId: string, amount: number): Promise<void> {
+    await this.rows(
       companyId,
-      `INSERT INTO budget_incidents (company_id, policy_id, scope_type, scope_id, metric, window_kind, window_start, window_end,
-                                     kind, budget_amount, threshold_amount, observed_amount, hold_active)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT DO NOTHING RETURNING *`,
-      [
-        i.policyId,
-        i.scopeType,
-        i.scopeId,
-        i.metric,
-        i.windowKind,
-        i.windowStart,
-        i.windowEnd,
-        i.kind,
-        i.budgetAmount,
-        i.thresholdAmount,
-        i.observedAmount,
-        i.kind === 'hard',
-      ],
-    );
-  }
-
-  /** Incidents newest first; `active` = open or still holding. */
-  listIncidents(companyId: string, status?: 'open' | 'resolved' | 'active'): Promise<BudgetIncidentRow[]> {
-    const filter = status === 'active' ? `AND (status = 'open' OR hold_active)` : status ? `AND status = $2` : '';
-    return this.rows<BudgetIncidentRow>(
-      companyId,
-      `SELECT * FROM budget_incidents WHERE company_id = $1 ${filter} ORDER BY created_at DESC LIMIT 500`,
-      status && status !== 'active' ? [status] : [],
-    );
-  }
-
-  /** Open or still holding incidents, newest first. */
-  activeIncidents(companyId: string): Promise<BudgetIncidentRow[]> {
-    return this.rows<BudgetIncidentRow>(
-      companyId,
-      `SELECT * FROM budget_incidents WHERE company_id = $1 AND (status = 'open' OR hold_active) ORDER BY created_at DESC`,
-    );
-  }
-
-  async lockIncident(companyId: string, incidentId: string): Promise<BudgetIncidentRow | null> {
-    const [row] = await this.db.query<BudgetIncidentRow>(`SELECT * FROM budget_incidents WHERE id = $1 AND company_id = $2 FOR UPDATE`, [
-      incidentId,
-      this.scope(companyId),
-    ]);
-    return row ?? null;
-  }
-
-  async incidentById(incidentId: string): Promise<BudgetIncidentRow> {
-    const [row] = await this.db.query<BudgetIncidentRow>(`SELECT * FROM budget_incidents WHERE id = $1`, [incidentId]);
-    return row;
-  }
-
-  /** The board resolved one incident (its hold stays until the window ends). */
-  async resolveIncident(incidentId: string, resolution: string, actorType: string, actorId: string): Promise<void> {
-    await this.markResolved(`id = $1`, [incidentId], resolution, actorType, actorId, false);
-  }
-
-  /** Every open incident and hold of a policy answers to its new amount: resolved, holds released. */
-  async resolvePolicyIncidents(policyId: string, resolution: string, actorType: string, actorId: string): Promise<void> {
-    await this.markResolved(`policy_id = $1 AND (status = 'open' OR hold_active)`, [policyId], resolution, actorType, actorId, true);
-  }
-
-  private async markResolved(
-    filter: string,
-    params: unknown[],
-    resolution: string,
-    actorType: string,
-    actorId: string,
-    releaseHold: boolean,
-  ): Promise<void> {
-    const n = params.length;
-    await this.db.query(
-      `UPDATE budget_incidents SET status = 'resolved', resolution = COALESCE(CASE WHEN status = 'open' THEN $${n + 1} END, resolution),
-              resolved_at = COALESCE(resolved_at, now()), resolved_by_actor_type = COALESCE(resolved_by_actor_type, $${n + 2}),
-              resolved_by_actor_id = COALESCE(resolved_by_actor_id, $${n + 3})
-              ${releaseHold ? ', hold_active = false' : ''}
-        WHERE ${filter}`,
-      [...params, resolution, actorType, actorId],
-    );
-  }
-
-  /** Whether a hard incident holds the scope. */
-  async holds(scopeType: BudgetScope, scopeId: string): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM budget_incidents WHERE hold_active AND scope_type = $1 AND scope_id = $2 LIMIT 1`, [
-      scopeType,
-      scopeId,
-    ]);
-    return rows.length > 0;
-  }
-
-  /** The holds of hard incidents on any of the scopes. */
-  holdsOn(scopes: ScopeRef[]): Promise<Array<{ scope_type: string; scope_id: string; policy_id: string }>> {
-    return this.db.query<{ scope_type: string; scope_id: string; policy_id: string }>(
-      `SELECT scope_type, scope_id, policy_id FROM budget_incidents
-        WHERE hold_active AND (scope_type, scope_id) IN (SELECT * FROM unnest($1::text[], $2::uuid[]))`,
-      [scopes.map((s) => s.scopeType), scopes.map((s) => s.scopeId)],
+      `UPDATE budget_policies SET amount = $3, is_active = true, updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [policyId, amount],
     );
   }
 
@@ -431,7 +247,8 @@ export class BudgetsRepository extends CompanyScopedRepository {
    * companies: the sweep then enforces each company on its own).
    */
   async companiesWithOverdueIncidents(month: Date): Promise<string[]> {
-    const rows = await this.db.query<{ company_id: string }>(
+    const rows = await this.unscoped<{ company_id: string }>(
+      'the budget sweep finds the companies to enforce across all companies (then enforces each on its own)',
       `SELECT DISTINCT p.company_id
          FROM budget_policies p
          JOIN cost_usage u ON u.scope_type = p.scope_type AND u.scope_id = p.scope_id AND u.window_kind = p.window_kind
@@ -448,7 +265,8 @@ export class BudgetsRepository extends CompanyScopedRepository {
 
   /** Claims the start of a month's window for this instance: true for the one claim that inserted it. */
   async claimWindow(month: Date, instanceId: string): Promise<boolean> {
-    const claimed = await this.db.query(
+    const claimed = await this.unscoped(
+      'budget_window_resets is instance-wide: one claim of a month start for every company',
       `INSERT INTO budget_window_resets (window_start, claimed_by) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING window_start`,
       [month, instanceId],
     );
@@ -457,187 +275,18 @@ export class BudgetsRepository extends CompanyScopedRepository {
 
   /** The companies a month start goes through, one at a time (reads companies, owned by companies). */
   async companyIds(): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }>(`SELECT id FROM companies ORDER BY id`);
+    const rows = await this.unscoped<{ id: string }>('a month start goes through every company', `SELECT id FROM companies ORDER BY id`);
     return rows.map((r) => r.id);
-  }
-
-  /**
-   * spentMonthlyCents of a company and of its agents becomes the month's spend (zero unless events
-   * already landed in it). Writes companies and agents (owned by companies and agents).
-   */
-  async resetMonthlySpend(companyId: string, month: Date): Promise<void> {
-    for (const [table, scope, key] of [
-      ['companies', 'company', 'id'],
-      ['agents', 'agent', 'company_id'],
-    ] as const) {
-      await this.rows(
-        companyId,
-        `UPDATE ${table} t SET spent_monthly_cents = x.cents, updated_at = now()
-           FROM (SELECT t2.id, LEAST(COALESCE(u.billed_cents, 0), ${MAX_INT4})::int AS cents
-                   FROM ${table} t2 LEFT JOIN cost_usage u ON u.scope_type = '${scope}' AND u.scope_id = t2.id
-                        AND u.window_kind = 'calendar_month_utc' AND u.window_start = $2
-                  WHERE t2.${key} = $1) x
-          WHERE t.id = x.id AND t.spent_monthly_cents IS DISTINCT FROM x.cents`,
-        [month],
-      );
-    }
-  }
-
-  /** Resolves a company's incidents of monthly windows before `month` and releases their holds. */
-  liftExpiredIncidents(companyId: string, month: Date): Promise<LiftedIncident[]> {
-    return this.rows<LiftedIncident>(
-      companyId,
-      `WITH expired AS (
-         SELECT id, hold_active FROM budget_incidents
-          WHERE company_id = $1 AND window_kind = 'calendar_month_utc' AND window_start < $2 AND (status = 'open' OR hold_active)
-          FOR UPDATE),
-       lifted AS (
-       UPDATE budget_incidents i SET hold_active = false, status = 'resolved',
-              resolution = COALESCE(i.resolution, 'window_reset'), resolved_at = COALESCE(i.resolved_at, now()),
-              resolved_by_actor_type = COALESCE(i.resolved_by_actor_type, 'system'), resolved_by_actor_id = COALESCE(i.resolved_by_actor_id, 'budget-window')
-         FROM expired e WHERE i.id = e.id
-       RETURNING i.id, i.company_id, i.scope_type, i.scope_id, e.hold_active AS was_holding)
-       SELECT * FROM lifted`,
-      [month],
-    );
-  }
-
-  // ---- pausing and resuming scopes (companies, agents, projects and wakeups are owned by their modules)
-
-  /** A company stop: the company and its pausable agents, reason `budget` (other pause reasons stay). */
-  async pauseCompany(companyId: string): Promise<void> {
-    // writes companies (owned by companies)
-    await this.rows(
-      companyId,
-      `UPDATE companies SET status = 'paused', pause_reason = 'budget', updated_at = now() WHERE id = $1 AND status = 'active'`,
-    );
-    // writes agents (owned by agents)
-    await this.rows(
-      companyId,
-      `UPDATE agents SET status = 'paused', pause_reason = 'budget', updated_at = now() WHERE company_id = $1 AND status IN ${PAUSABLE_AGENT}`,
-    );
-  }
-
-  /** Writes agents (owned by agents). */
-  async pauseAgent(companyId: string, agentId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE agents SET status = 'paused', pause_reason = 'budget', updated_at = now() WHERE id = $1 AND company_id = $2 AND status IN ${PAUSABLE_AGENT}`,
-      [agentId, this.scope(companyId)],
-    );
-  }
-
-  /** Writes projects (owned by projects). */
-  async pauseProject(companyId: string, projectId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE projects SET paused_at = now(), pause_reason = 'budget', updated_at = now() WHERE id = $1 AND company_id = $2 AND paused_at IS NULL`,
-      [projectId, this.scope(companyId)],
-    );
-  }
-
-  /** Queued and deferred wakeups of the company, skip reason `budget`. */
-  cancelCompanyWakeups(companyId: string): Promise<void> {
-    return this.cancelWakeups(companyId, `company_id = $1`, []);
-  }
-
-  cancelAgentWakeups(companyId: string, agentId: string): Promise<void> {
-    return this.cancelWakeups(companyId, `company_id = $1 AND agent_id = $2`, [agentId]);
-  }
-
-  cancelProjectWakeups(companyId: string, projectId: string): Promise<void> {
-    return this.cancelWakeups(companyId, `company_id = $1 AND payload->>'projectId' = $2::text`, [projectId]);
-  }
-
-  /** Writes agent_wakeup_requests (owned by heartbeat). */
-  private async cancelWakeups(companyId: string, filter: string, params: unknown[]): Promise<void> {
-    await this.rows(
-      companyId,
-      `UPDATE agent_wakeup_requests SET status = 'cancelled', skip_reason = 'budget', updated_at = now()
-        WHERE ${filter} AND status IN ('queued','deferred')`,
-      params,
-    );
-  }
-
-  /** Resumes a company its budget paused; true when it did. Writes companies (owned by companies). */
-  async resumeCompany(companyId: string): Promise<boolean> {
-    const rows = await this.rows(
-      companyId,
-      `WITH u AS (UPDATE companies SET status = 'active', pause_reason = NULL, updated_at = now()
-          WHERE id = $1 AND status = 'paused' AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
-    );
-    return rows.length > 0;
-  }
-
-  /** Wakes the company's agents its budget paused that hold nothing themselves. Writes agents (owned by agents). */
-  async resumeCompanyAgents(companyId: string): Promise<void> {
-    await this.rows(
-      companyId,
-      `UPDATE agents a SET status = 'idle', pause_reason = NULL, updated_at = now()
-          WHERE a.company_id = $1 AND a.status = 'paused' AND a.pause_reason = 'budget'
-            AND NOT EXISTS (SELECT 1 FROM budget_incidents i WHERE i.hold_active AND i.scope_type = 'agent' AND i.scope_id = a.id)`,
-    );
-  }
-
-  /** Writes agents (owned by agents). */
-  async resumeAgent(companyId: string, agentId: string): Promise<boolean> {
-    const rows = await this.db.query(
-      `WITH u AS (UPDATE agents SET status = 'idle', pause_reason = NULL, updated_at = now()
-          WHERE id = $1 AND company_id = $2 AND status = 'paused' AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
-      [agentId, this.scope(companyId)],
-    );
-    return rows.length > 0;
-  }
-
-  /** Writes projects (owned by projects). */
-  async resumeProject(companyId: string, projectId: string): Promise<boolean> {
-    const rows = await this.db.query(
-      `WITH u AS (UPDATE projects SET paused_at = NULL, pause_reason = NULL, updated_at = now()
-        WHERE id = $1 AND company_id = $2 AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
-      [projectId, this.scope(companyId)],
-    );
-    return rows.length > 0;
-  }
-
-  // ---- the budgets of companies and agents (budgetMonthlyCents, owned by companies and agents)
-
-  /** Sets budgetMonthlyCents of a company; its spentMonthlyCents, or null when there is no such company. */
-  async setCompanyBudget(companyId: string, cents: number): Promise<{ spent_monthly_cents: number } | null> {
-    return this.row<{ spent_monthly_cents: number }>(
-      companyId,
-      `WITH u AS (UPDATE companies SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents) SELECT * FROM u`,
-      [cents],
-    );
-  }
-
-  /** budgetMonthlyCents of a company or agent follows its monthly billed_cents policy. */
-  async setMonthlyBudget(scopeType: 'company' | 'agent', scopeId: string, cents: number): Promise<void> {
-    const table = scopeType === 'company' ? 'companies' : 'agents';
-    await this.db.query(`UPDATE ${table} SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [scopeId, cents]);
-  }
-
-  /** Locks the company row: budget changes of a company run one at a time (reads companies, owned by companies). */
-  async lockCompany(companyId: string): Promise<void> {
-    await this.rows(companyId, `SELECT 1 FROM companies WHERE id = $1 FOR NO KEY UPDATE`);
   }
 
   /** Whether an agent or project belongs to the company (reads agents or projects, owned by their modules). */
   async scopeInCompany(companyId: string, scopeType: 'agent' | 'project', scopeId: string): Promise<boolean> {
     const table = scopeType === 'agent' ? 'agents' : 'projects';
-    const rows = await this.db.query(`SELECT 1 FROM ${table} WHERE id = $1 AND company_id = $2`, [scopeId, this.scope(companyId)]);
+    const rows = await this.rows(companyId, `SELECT 1 FROM ${table} WHERE company_id = $1 AND id = $2`, [scopeId]);
     return rows.length > 0;
   }
 
-  // ---- the overview page (reads companies, agents, projects and approvals, owned by their modules)
-
-  companyBudget(
-    companyId: string,
-  ): Promise<{ budget_monthly_cents: number; spent_monthly_cents: number; status: string; pause_reason: string | null } | null> {
-    return this.row<{
-      budget_monthly_cents: number;
-      spent_monthly_cents: number;
-      status: string;
-      pause_reason: string | null;
-    }>(companyId, `SELECT budget_monthly_cents, spent_monthly_cents, status, pause_reason FROM companies WHERE id = $1`);
-  }
+  // ---- the overview page (reads agents, projects and approvals, owned by their modules)
 
   async pausedCounts(companyId: string): Promise<{ agents: number; projects: number; approvals_table: string | null }> {
     const row = await this.row<{ agents: number; projects: number; approvals_table: string | null }>(

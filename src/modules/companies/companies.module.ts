@@ -4,11 +4,13 @@ import { CompaniesRepository } from './companies.repository';
 import { CompaniesService } from './companies.service';
 import { StorageModule } from '../storage/storage.module';
 import { BudgetsModule } from '../budgets/budgets.module';
+import { AgentsModule } from '../agents/agents.module';
+import { CompanyBudgetOwner } from './company-budget.owner';
 
 @Module({
-  imports: [BudgetsModule, StorageModule],
+  imports: [BudgetsModule, StorageModule, AgentsModule],
   controllers: [CompaniesController],
-  providers: [CompaniesService, CompaniesRepository],
+  providers: [CompaniesService, CompaniesRepository, CompanyBudgetOwner],
   exports: [CompaniesService],
 })
 export class CompaniesModule {}

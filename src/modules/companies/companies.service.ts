@@ -9,6 +9,7 @@ import { sanitizeSvg } from '../../common/http/svg-sanitizer';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
+import { AgentScopesRepository } from '../agents/agent-scopes.repository';
 import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { AssetEntity } from '../storage/asset.entity';
 import { AssetsService } from '../storage/assets.service';
@@ -83,6 +84,7 @@ export class CompaniesService {
     private readonly storage: StorageService,
     private readonly cancellation: WorkCancellation,
     private readonly registry: AuthRegistry,
+    private readonly agents: AgentScopesRepository,
   ) {}
 
   async list(actor: Actor, includeArchived: boolean): Promise<CompanyResponseDto[]> {
@@ -193,7 +195,7 @@ export class CompaniesService {
 
   private async assertCeoAgent(actor: Actor, companyId: string): Promise<void> {
     if (actor.kind !== 'agent') return;
-    if (!(await this.repo.isCeoAgent(actor.agentId, companyId)))
+    if (!(await this.agents.isLiveCeo(companyId, actor.agentId)))
       throw forbidden('Only the board or the company CEO agent may change branding');
   }
 
@@ -220,7 +222,7 @@ export class CompaniesService {
       company.status = 'archived';
       company.pauseReason = null;
       await this.repo.save(company);
-      await this.repo.pauseAgentsOfArchivedCompany(companyId);
+      await this.agents.pauseAll(companyId, 'company_archived');
       await this.cancellation.cancel({ companyId }, 'company_archived');
     }
     return this.get(companyId);

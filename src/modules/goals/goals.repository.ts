@@ -4,7 +4,7 @@ import { CompanyScopedRepository } from '../../database/company-scoped.repositor
 import { Db } from '../../database/db.service';
 import { GoalEntity } from './goal.entity';
 
-/** The goals table (and the project links a goal deletion repairs). */
+/** The goals table (a deletion repairs its project links through GoalProjectLinks). */
 @Injectable()
 export class GoalsRepository extends CompanyScopedRepository {
   constructor(db: Db) {
@@ -12,7 +12,7 @@ export class GoalsRepository extends CompanyScopedRepository {
   }
 
   private get repo() {
-    return this.db.repo(GoalEntity);
+    return this.orm(GoalEntity);
   }
 
   /** All goals of the company, oldest first. */
@@ -58,14 +58,15 @@ export class GoalsRepository extends CompanyScopedRepository {
   }
 
   /** Whether `goalId` is `parentId` itself or one of its ancestors (a new parent there would close a cycle). */
-  async isSelfOrAncestor(parentId: string, goalId: string): Promise<boolean> {
-    const rows = await this.db.query(
+  async isSelfOrAncestor(companyId: string, parentId: string, goalId: string): Promise<boolean> {
+    const rows = await this.rows(
+      companyId,
       `WITH RECURSIVE up(id, parent_id, depth) AS (
-         SELECT id, parent_id, 0 FROM goals WHERE id = $1
+         SELECT id, parent_id, 0 FROM goals WHERE company_id = $1 AND id = $2
          UNION ALL
-         SELECT g.id, g.parent_id, up.depth + 1 FROM goals g JOIN up ON g.id = up.parent_id WHERE up.depth < 1000
+         SELECT g.id, g.parent_id, up.depth + 1 FROM goals g JOIN up ON g.id = up.parent_id WHERE g.company_id = $1 AND up.depth < 1000
        )
-       SELECT 1 FROM up WHERE id = $2 LIMIT 1`,
+       SELECT 1 FROM up WHERE id = $3 LIMIT 1`,
       [parentId, goalId],
     );
     return rows.length > 0;
@@ -80,30 +81,14 @@ export class GoalsRepository extends CompanyScopedRepository {
   }
 
   /** Moves the children of a goal up to `parentId`. */
-  async reparentChildren(goalId: string, parentId: string | null): Promise<void> {
-    await this.db.query(`UPDATE goals SET parent_id = $2, updated_at = now() WHERE parent_id = $1`, [goalId, parentId]);
+  async reparentChildren(companyId: string, goalId: string, parentId: string | null): Promise<void> {
+    await this.rows(companyId, `UPDATE goals SET parent_id = $3, updated_at = now() WHERE company_id = $1 AND parent_id = $2`, [
+      goalId,
+      parentId,
+    ]);
   }
 
-  /** The projects linked to a goal. */
-  async linkedProjectIds(goalId: string): Promise<string[]> {
-    // reads project_goals (owned by projects; the projects module depends on goals, not the reverse)
-    const rows = await this.db.query<{ project_id: string }>(`SELECT project_id FROM project_goals WHERE goal_id = $1`, [goalId]);
-    return rows.map((r) => r.project_id);
-  }
-
-  async delete(goalId: string): Promise<void> {
-    await this.repo.delete({ id: goalId });
-  }
-
-  /** Points each project's legacy `goal_id` at its first remaining linked goal (after a goal deletion). */
-  async resyncProjectGoal(projectIds: string[]): Promise<void> {
-    // writes projects (owned by projects; the projects module depends on goals, not the reverse)
-    await this.db.query(
-      `UPDATE projects p
-            SET goal_id = (SELECT pg.goal_id FROM project_goals pg WHERE pg.project_id = p.id ORDER BY pg.position, pg.goal_id LIMIT 1),
-                updated_at = now()
-          WHERE p.id = ANY($1::uuid[])`,
-      [projectIds],
-    );
+  async delete(companyId: string, goalId: string): Promise<void> {
+    await this.rows(companyId, `DELETE FROM goals WHERE company_id = $1 AND id = $2`, [goalId]);
   }
 }

@@ -3,8 +3,8 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
-import { Db } from '../../database/db.service';
-import { assertAgentOfCompany, lockCompanyGoals } from './company-references';
+import { CompanyReferences } from './company-references';
+import { GoalProjectLinks } from './goal-project-links.port';
 import { CreateGoalDto, GoalResponseDto, UpdateGoalDto } from './dto/goal.dto';
 import { GoalEntity } from './goal.entity';
 import { goalError } from './goals.errors';
@@ -29,7 +29,8 @@ export function toGoalResponse(g: GoalEntity): GoalResponseDto {
 @Injectable()
 export class GoalsService {
   constructor(
-    private readonly db: Db,
+    private readonly refs: CompanyReferences,
+    private readonly projectLinks: GoalProjectLinks,
     private readonly access: CompanyAccessService,
     private readonly goals: GoalsRepository,
   ) {}
@@ -67,9 +68,9 @@ export class GoalsService {
   }
 
   async create(companyId: string, dto: CreateGoalDto): Promise<GoalResponseDto> {
-    await lockCompanyGoals(this.db, companyId);
+    await this.refs.lockCompanyGoals(companyId);
     if (dto.parentId) await this.assertParent(companyId, null, dto.parentId);
-    if (dto.ownerAgentId) await assertAgentOfCompany(this.db, companyId, dto.ownerAgentId, 'ownerAgentId');
+    if (dto.ownerAgentId) await this.refs.assertAgentOfCompany(companyId, dto.ownerAgentId, 'ownerAgentId');
     if (dto.isCompanyDefault) await this.goals.clearDefault(companyId);
     const goal = await this.goals.insert({
       companyId,
@@ -87,14 +88,14 @@ export class GoalsService {
   /** Omitted fields stay unchanged. */
   async update(actor: Actor, goalId: string, dto: UpdateGoalDto): Promise<GoalResponseDto> {
     const found = await this.getAccessible(actor, goalId);
-    await lockCompanyGoals(this.db, found.companyId);
+    await this.refs.lockCompanyGoals(found.companyId);
     const goal = await this.getAccessible(actor, goalId, true);
     if (dto.parentId !== undefined && dto.parentId !== goal.parentId) {
       if (dto.parentId !== null) await this.assertParent(goal.companyId, goal.id, dto.parentId);
       goal.parentId = dto.parentId;
     }
     if (dto.ownerAgentId !== undefined && dto.ownerAgentId !== goal.ownerAgentId) {
-      if (dto.ownerAgentId !== null) await assertAgentOfCompany(this.db, goal.companyId, dto.ownerAgentId, 'ownerAgentId');
+      if (dto.ownerAgentId !== null) await this.refs.assertAgentOfCompany(goal.companyId, dto.ownerAgentId, 'ownerAgentId');
       goal.ownerAgentId = dto.ownerAgentId;
     }
     if (dto.isCompanyDefault === true && !goal.isCompanyDefault) await this.goals.clearDefault(goal.companyId);
@@ -113,13 +114,13 @@ export class GoalsService {
    */
   async remove(actor: Actor, goalId: string): Promise<GoalResponseDto> {
     const found = await this.getAccessible(actor, goalId);
-    await lockCompanyGoals(this.db, found.companyId);
+    await this.refs.lockCompanyGoals(found.companyId);
     const goal = await this.getAccessible(actor, goalId, true);
     const before = toGoalResponse(goal);
-    await this.goals.reparentChildren(goal.id, goal.parentId);
-    const linked = await this.goals.linkedProjectIds(goal.id);
-    await this.goals.delete(goal.id);
-    if (linked.length) await this.goals.resyncProjectGoal(linked);
+    await this.goals.reparentChildren(goal.companyId, goal.id, goal.parentId);
+    const linked = await this.projectLinks.owner.projectIdsOfGoal(goal.companyId, goal.id);
+    await this.goals.delete(goal.companyId, goal.id);
+    if (linked.length) await this.projectLinks.owner.goalRemoved(goal.companyId, linked);
     return before;
   }
 
@@ -128,7 +129,7 @@ export class GoalsService {
     const parent = await this.goals.findInCompany(companyId, parentId);
     if (!parent) throw goalError('invalid_reference', 'parentId must reference a goal of this company', { field: 'parentId' });
     if (!goalId) return;
-    if (await this.goals.isSelfOrAncestor(parentId, goalId))
+    if (await this.goals.isSelfOrAncestor(companyId, parentId, goalId))
       throw goalError('goal_cycle', 'parentId would create a cycle in the goal tree', { field: 'parentId' });
   }
 }

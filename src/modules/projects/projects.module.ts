@@ -1,5 +1,8 @@
 import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { Module } from '@nestjs/common';
+import { BudgetsModule } from '../budgets/budgets.module';
+import { GoalsModule } from '../goals/goals.module';
+import { ProjectOwners } from './project-owners';
 import { ProjectsController } from './projects.controller';
 import { ProjectsRepository } from './projects.repository';
 import { ProjectsService } from './projects.service';
@@ -13,7 +16,7 @@ import { PreferencesModule } from '../preferences/preferences.module';
 import { SecretsModule } from '../secrets/secrets.module';
 
 @Module({
-  imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule],
+  imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule, BudgetsModule, GoalsModule],
   controllers: [ProjectsController, WorkspacesController],
   providers: [
     ProjectsRepository,
@@ -23,6 +26,7 @@ import { SecretsModule } from '../secrets/secrets.module';
     WorkspacesService,
     RuntimeSupervisor,
     RuntimeServicesService,
+    ProjectOwners,
   ],
   exports: [ProjectsService, WorkspacesService],
 })

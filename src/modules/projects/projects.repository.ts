@@ -26,7 +26,7 @@ export class ProjectsRepository extends CompanyScopedRepository {
   }
 
   private get repo() {
-    return this.db.repo(ProjectEntity);
+    return this.orm(ProjectEntity);
   }
 
   async listByCompany(companyId: string): Promise<ProjectEntity[]> {
@@ -105,24 +105,78 @@ export class ProjectsRepository extends CompanyScopedRepository {
   }
 
   /** Replaces the linked goals (in order) and keeps the legacy `goal_id` equal to the first. */
-  async setGoals(projectId: string, goalIds: string[]): Promise<void> {
-    await this.db.query(`DELETE FROM project_goals WHERE project_id = $1`, [projectId]);
+  async setGoals(companyId: string, projectId: string, goalIds: string[]): Promise<void> {
+    await this.rows(
+      companyId,
+      `DELETE FROM project_goals pg USING projects p WHERE p.company_id = $1 AND p.id = $2 AND pg.project_id = p.id`,
+      [projectId],
+    );
     if (goalIds.length) {
-      await this.db.query(
-        `INSERT INTO project_goals (project_id, goal_id, position) SELECT $1, g, p::int - 1 FROM unnest($2::uuid[]) WITH ORDINALITY AS t(g, p)`,
+      await this.rows(
+        companyId,
+        `INSERT INTO project_goals (project_id, goal_id, position)
+         SELECT p.id, g, t.n::int - 1 FROM projects p, unnest($3::uuid[]) WITH ORDINALITY AS t(g, n) WHERE p.company_id = $1 AND p.id = $2`,
         [projectId, goalIds],
       );
     }
-    await this.db.query(`UPDATE projects SET goal_id = $2, updated_at = now() WHERE id = $1`, [projectId, goalIds[0] ?? null]);
+    await this.rows(companyId, `UPDATE projects SET goal_id = $3, updated_at = now() WHERE company_id = $1 AND id = $2`, [
+      projectId,
+      goalIds[0] ?? null,
+    ]);
   }
 
   // reads goals (owned by goals): the summaries of the linked goals, for the project pages
-  async goalSummaries(projectIds: string[]): Promise<Array<ProjectGoalSummaryDto & { project_id: string }>> {
-    return this.db.query<ProjectGoalSummaryDto & { project_id: string }>(
+  async goalSummaries(companyId: string, projectIds: string[]): Promise<Array<ProjectGoalSummaryDto & { project_id: string }>> {
+    return this.rows<ProjectGoalSummaryDto & { project_id: string }>(
+      companyId,
       `SELECT pg.project_id, g.id, g.title, g.level, g.status
-         FROM project_goals pg JOIN goals g ON g.id = pg.goal_id
-        WHERE pg.project_id = ANY($1::uuid[]) ORDER BY pg.position, g.id`,
+         FROM project_goals pg JOIN goals g ON g.id = pg.goal_id AND g.company_id = $1
+        WHERE pg.project_id = ANY($2::uuid[]) ORDER BY pg.position, g.id`,
       [projectIds],
     );
+  }
+
+  // ---- what goals and budgets ask through the ports they declare (GoalProjectLinks, BudgetScopeOwners)
+
+  /** The projects of the company linked to a goal. */
+  async projectIdsOfGoal(companyId: string, goalId: string): Promise<string[]> {
+    const rows = await this.rows<{ project_id: string }>(
+      companyId,
+      `SELECT pg.project_id FROM project_goals pg JOIN projects p ON p.id = pg.project_id AND p.company_id = $1 WHERE pg.goal_id = $2`,
+      [goalId],
+    );
+    return rows.map((r) => r.project_id);
+  }
+
+  /** Points each project's legacy `goal_id` at its first remaining linked goal (after a goal deletion). */
+  async resyncLegacyGoal(companyId: string, projectIds: string[]): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE projects p
+          SET goal_id = (SELECT pg.goal_id FROM project_goals pg WHERE pg.project_id = p.id ORDER BY pg.position, pg.goal_id LIMIT 1),
+              updated_at = now()
+        WHERE p.company_id = $1 AND p.id = ANY($2::uuid[])`,
+      [projectIds],
+    );
+  }
+
+  /** Pauses the project with reason `budget` unless it is paused already. */
+  async pauseForBudget(companyId: string, projectId: string): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE projects SET paused_at = now(), pause_reason = 'budget', updated_at = now() WHERE company_id = $1 AND id = $2 AND paused_at IS NULL`,
+      [projectId],
+    );
+  }
+
+  /** Resumes a project its budget paused; true when it did. */
+  async resumeFromBudget(companyId: string, projectId: string): Promise<boolean> {
+    const rows = await this.rows(
+      companyId,
+      `WITH u AS (UPDATE projects SET paused_at = NULL, pause_reason = NULL, updated_at = now()
+        WHERE company_id = $1 AND id = $2 AND pause_reason = 'budget' RETURNING id) SELECT * FROM u`,
+      [projectId],
+    );
+    return rows.length > 0;
   }
 }

@@ -5,7 +5,7 @@ import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
-import { assertAgentOfCompany, assertGoalsOfCompany } from '../goals/company-references';
+import { CompanyReferences } from '../goals/company-references';
 import { CreateProjectDto, ProjectGoalSummaryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
 import { PreferencesRepository } from '../preferences/preferences.repository';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
@@ -34,6 +34,7 @@ export class ProjectsService {
     private readonly workspaces: WorkspacesService,
     private readonly secretBindings: SecretBindingsService,
     private readonly memberships: PreferencesRepository,
+    private readonly refs: CompanyReferences,
   ) {}
 
   /** Shape check, then secret references resolved against the company and normalised before storage. */
@@ -93,7 +94,7 @@ export class ProjectsService {
   async create(companyId: string, dto: CreateProjectDto, actor?: Actor): Promise<ProjectResponseDto> {
     const workspace = dto.workspace !== undefined ? await parseWorkspacePayload(dto.workspace) : undefined;
     const goalIds = await this.requestedGoals(companyId, dto);
-    if (dto.leadAgentId) await assertAgentOfCompany(this.db, companyId, dto.leadAgentId, 'leadAgentId');
+    if (dto.leadAgentId) await this.refs.assertAgentOfCompany(companyId, dto.leadAgentId, 'leadAgentId');
     const color = dto.color ?? (await this.paletteColor(companyId));
     const env = await this.normalizeEnv(companyId, dto.env ?? {});
     if (actor) await this.secretBindings.assertMayBind(actor, companyId, { before: {}, after: env, field: 'env' });
@@ -115,7 +116,7 @@ export class ProjectsService {
       });
     }
     if (!id) throw projectError('project_shortname_conflict', 'No free shortname for this project name');
-    await this.repo.setGoals(id, goalIds ?? []);
+    await this.repo.setGoals(companyId, id, goalIds ?? []);
     if (workspace) await this.workspaces.create({ id, companyId }, workspace);
     return (await this.toResponses([await this.repo.getById(id)]))[0];
   }
@@ -134,7 +135,7 @@ export class ProjectsService {
       project.urlKey = urlKey;
     }
     if (dto.leadAgentId !== undefined && dto.leadAgentId !== project.leadAgentId) {
-      if (dto.leadAgentId !== null) await assertAgentOfCompany(this.db, project.companyId, dto.leadAgentId, 'leadAgentId');
+      if (dto.leadAgentId !== null) await this.refs.assertAgentOfCompany(project.companyId, dto.leadAgentId, 'leadAgentId');
       project.leadAgentId = dto.leadAgentId;
     }
     if (dto.description !== undefined) project.description = dto.description;
@@ -152,7 +153,7 @@ export class ProjectsService {
     if (dto.archivedAt !== undefined) project.archivedAt = dto.archivedAt === null ? null : new Date(dto.archivedAt);
     const goalIds = await this.requestedGoals(project.companyId, dto);
     await this.repo.save(project);
-    if (goalIds) await this.repo.setGoals(project.id, goalIds);
+    if (goalIds) await this.repo.setGoals(project.companyId, project.id, goalIds);
     return (await this.toResponses([await this.repo.getById(project.id)]))[0];
   }
 
@@ -168,8 +169,8 @@ export class ProjectsService {
 
   /** `goalIds` wins; the legacy `goalId` alone means exactly that goal (null: none); neither: unchanged. */
   private async requestedGoals(companyId: string, dto: UpdateProjectDto): Promise<string[] | undefined> {
-    if (dto.goalIds !== undefined) return assertGoalsOfCompany(this.db, companyId, dto.goalIds, 'goalIds');
-    if (dto.goalId !== undefined) return assertGoalsOfCompany(this.db, companyId, dto.goalId ? [dto.goalId] : [], 'goalId');
+    if (dto.goalIds !== undefined) return this.refs.assertGoalsOfCompany(companyId, dto.goalIds, 'goalIds');
+    if (dto.goalId !== undefined) return this.refs.assertGoalsOfCompany(companyId, dto.goalId ? [dto.goalId] : [], 'goalId');
     return undefined;
   }
 
@@ -181,7 +182,11 @@ export class ProjectsService {
   async toResponses(projects: ProjectEntity[]): Promise<ProjectResponseDto[]> {
     const ids = projects.map((p) => p.id);
     if (!ids.length) return [];
-    const goalRows = await this.repo.goalSummaries(ids);
+    const goalRows: Awaited<ReturnType<ProjectsRepository['goalSummaries']>> = [];
+    for (const companyId of new Set(projects.map((p) => p.companyId))) {
+      const own = projects.filter((p) => p.companyId === companyId).map((p) => p.id);
+      goalRows.push(...(await this.repo.goalSummaries(companyId, own)));
+    }
     const workspaces = await this.workspaces.listEntities(ids);
     return projects.map((p) => {
       const goals = goalRows.filter((g) => g.project_id === p.id).map(({ id, title, level, status }) => ({ id, title, level, status }));
