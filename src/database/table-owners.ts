@@ -72,7 +72,7 @@ export const TABLE_OWNERS = {
   budget_incidents: owned('budgets'),
   budget_window_resets: instanceWide('budgets'),
   cost_events: owned('costs'),
-  cost_usage: owned('costs'),
+  cost_usage: owned('budgets'),
   finance_events: owned('costs'),
 
   approvals: owned('approvals'),
@@ -118,4 +118,45 @@ export interface ForeignRead {
   reason: string;
 }
 
-export const FOREIGN_READS: Record<string, ForeignRead[]> = {};
+export const FOREIGN_READS: Record<string, ForeignRead[]> = {
+  agents: [
+    {
+      tables: ['cost_usage'],
+      reason:
+        "spentMonthlyCents mirrors budgets' monthly running total: recomputed in the cost event's pipeline, right after the accumulation (hot path: no round trip to hand the value over)",
+    },
+  ],
+  budgets: [
+    { tables: ['companies', 'agents', 'projects'], reason: "the scope's name on each policy row (read model of the budgets page)" },
+    { tables: ['heartbeat_runs'], reason: 'the observed value of run_count policies: one indexed count per policy and window' },
+    { tables: ['companies'], reason: 'the month start and the sweep go through every company id (instance-wide tick)' },
+    { tables: ['agents', 'projects'], reason: 'a policy scope must belong to the company: one indexed existence check' },
+    { tables: ['agents', 'projects', 'approvals'], reason: 'paused and pending counts of the budget overview (read model)' },
+  ],
+  companies: [
+    { tables: ['agents', 'issues'], reason: 'agent and issue counts per company on the companies page (read model)' },
+    {
+      tables: ['cost_usage'],
+      reason:
+        "spentMonthlyCents mirrors budgets' monthly running total: recomputed in the cost event's pipeline, right after the accumulation (hot path: no round trip to hand the value over)",
+    },
+  ],
+  costs: [
+    {
+      tables: ['agents', 'projects', 'goals', 'heartbeat_runs'],
+      reason: 'the references a cost or finance event names belong to its company: checked in the insert pipeline (measured hot path)',
+    },
+    { tables: ['agents', 'projects'], reason: 'agent and project names and statuses on the cost reports (read model)' },
+    { tables: ['cost_usage'], reason: "range and lifetime reports read budgets' running totals instead of summing every event" },
+  ],
+  dashboard: [
+    {
+      tables: ['agents', 'issues', 'approvals', 'budget_incidents', 'projects', 'companies', 'heartbeat_runs'],
+      reason: "the company dashboard's counts in one statement of indexed counts (read model, measured hot path)",
+    },
+  ],
+  goals: [
+    { tables: ['agents'], reason: "a goal's owner agent must be a live agent of the company: one indexed existence check (RefersTo)" },
+  ],
+  projects: [{ tables: ['goals'], reason: "the linked goals' summaries on the project pages (read model)" }],
+};

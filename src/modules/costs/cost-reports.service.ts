@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ceilDayUtc, floorDayUtc } from '../budgets/budget-windows';
 import { Clock } from '../budgets/clock.service';
 import { parseRange, Range } from './cost-range';
+import { BudgetScopeOwners } from '../budgets/budget-scope-owners';
 import { CostsRepository, ROLLING_WINDOWS, totals, TotalsRow } from './costs.repository';
 import {
   CostByAgentModelRowDto,
@@ -26,15 +27,16 @@ import {
 export class CostReportsService {
   constructor(
     private readonly repo: CostsRepository,
+    private readonly owners: BudgetScopeOwners,
     private readonly clock: Clock,
   ) {}
 
   async summary(companyId: string, q: CostRangeQueryDto): Promise<CostSummaryResponseDto> {
     const r = parseRange(q);
     const [row] = await this.scopeTotals(companyId, r, 'company');
-    const company = await this.repo.companyBudget(companyId);
+    const company = await this.owners.company.budget(companyId);
     const t = totals(row);
-    const budget = company?.budget_monthly_cents ?? 0;
+    const budget = company?.budgetMonthlyCents ?? 0;
     return {
       companyId,
       from: r.from?.toISOString() ?? null,
@@ -48,7 +50,14 @@ export class CostReportsService {
 
   async byAgent(companyId: string, q: CostRangeQueryDto): Promise<CostByAgentRowDto[]> {
     const rows = await this.scopeTotals(companyId, parseRange(q), 'agent');
-    const names = new Map((await this.repo.agentNames(rows.map((x) => x.scope_id))).map((a) => [a.id, a]));
+    const names = new Map(
+      (
+        await this.repo.agentNames(
+          companyId,
+          rows.map((x) => x.scope_id),
+        )
+      ).map((a) => [a.id, a]),
+    );
     return rows.map((x) => ({
       agentId: x.scope_id,
       agentName: names.get(x.scope_id)?.name ?? null,

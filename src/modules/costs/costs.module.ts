@@ -4,6 +4,7 @@ import { CostEventsService } from './cost-events.service';
 import { CostReportsService } from './cost-reports.service';
 import { CostsController } from './costs.controller';
 import { CostsRepository } from './costs.repository';
+import { FinanceRepository } from './finance.repository';
 import { FinanceController } from './finance.controller';
 import { FinanceService } from './finance.service';
 import { RunCostBooking } from './run-cost-booking.service';
@@ -14,7 +15,7 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 @Module({
   imports: [HeartbeatModule, BudgetsModule],
   controllers: [CostsController, FinanceController],
-  providers: [CostsRepository, CostEventsService, CostReportsService, FinanceService, RunCostBooking],
+  providers: [CostsRepository, FinanceRepository, CostEventsService, CostReportsService, FinanceService, RunCostBooking],
 })
 export class CostsModule implements OnModuleInit {
   constructor(

@@ -4,7 +4,7 @@ import type { Actor } from '../../common/auth/actor';
 import { Clock } from '../budgets/clock.service';
 import { parseRange } from './cost-range';
 import { costError } from './costs.errors';
-import { CostsRepository, financeTotals, toFinanceEventResponse } from './costs.repository';
+import { FinanceRepository, financeTotals, toFinanceEventResponse } from './finance.repository';
 import { CostRangeQueryDto } from './dto/cost-event.dto';
 import {
   CreateFinanceEventDto,
@@ -19,7 +19,7 @@ import {
 @Injectable()
 export class FinanceService {
   constructor(
-    private readonly repo: CostsRepository,
+    private readonly repo: FinanceRepository,
     private readonly clock: Clock,
     private readonly activity: ActivityRecorder,
   ) {}

@@ -12,7 +12,7 @@ export class RuntimeOperationsRepository extends CompanyScopedRepository {
   }
 
   private get repo() {
-    return this.db.repo(RuntimeServiceOperationEntity);
+    return this.orm(RuntimeServiceOperationEntity);
   }
 
   /** A new (unsaved) operation record. */
@@ -22,7 +22,7 @@ export class RuntimeOperationsRepository extends CompanyScopedRepository {
 
   /** An id chosen before the insert (the process log is named after it). */
   async newId(): Promise<string> {
-    return (await this.db.query<{ id: string }>(`SELECT gen_random_uuid() AS id`))[0].id;
+    return (await this.unscoped<{ id: string }>('no table: an id drawn before the insert', `SELECT gen_random_uuid() AS id`))[0].id;
   }
 
   async save(op: RuntimeServiceOperationEntity): Promise<RuntimeServiceOperationEntity> {

@@ -75,7 +75,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
           } else {
             if (locked.runtimePid !== null)
               await this.supervisor.stopOrphan(locked.runtimePid, locked.runtimeConfig, locked.runtimeConfig?.stopTimeoutMs);
-            await this.workspaceRows.clearRuntimePid(locked.id);
+            await this.workspaceRows.clearRuntimePid(locked.companyId, locked.id);
           }
         });
       } catch (err) {

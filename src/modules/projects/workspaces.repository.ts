@@ -15,7 +15,7 @@ export class WorkspacesRepository extends CompanyScopedRepository {
   }
 
   private get repo() {
-    return this.db.repo(ProjectWorkspaceEntity);
+    return this.orm(ProjectWorkspaceEntity);
   }
 
   /** A new (unsaved) workspace entity. */
@@ -44,9 +44,10 @@ export class WorkspacesRepository extends CompanyScopedRepository {
     return this.repo.findOneByOrFail({ id });
   }
 
-  async countInProject(projectId: string): Promise<number> {
-    const [{ count }] = await this.db.query<{ count: number }>(
-      `SELECT count(*)::int AS count FROM project_workspaces WHERE project_id = $1`,
+  async countInProject(companyId: string, projectId: string): Promise<number> {
+    const [{ count }] = await this.rows<{ count: number }>(
+      companyId,
+      `SELECT count(*)::int AS count FROM project_workspaces WHERE company_id = $1 AND project_id = $2`,
       [projectId],
     );
     return count;
@@ -64,16 +65,19 @@ export class WorkspacesRepository extends CompanyScopedRepository {
     await this.repo.update({ id }, { isPrimary: true });
   }
 
-  async clearPrimary(projectId: string): Promise<void> {
-    await this.db.query(`UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE project_id = $1 AND is_primary`, [
-      projectId,
-    ]);
+  async clearPrimary(companyId: string, projectId: string): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE project_workspaces SET is_primary = false, updated_at = now() WHERE company_id = $1 AND project_id = $2 AND is_primary`,
+      [projectId],
+    );
   }
 
   /** The oldest workspace of the project other than the given one. */
-  async oldestOther(projectId: string, workspaceId: string): Promise<string | undefined> {
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM project_workspaces WHERE project_id = $1 AND id <> $2 ORDER BY created_at, id LIMIT 1`,
+  async oldestOther(companyId: string, projectId: string, workspaceId: string): Promise<string | undefined> {
+    const rows = await this.rows<{ id: string }>(
+      companyId,
+      `SELECT id FROM project_workspaces WHERE company_id = $1 AND project_id = $2 AND id <> $3 ORDER BY created_at, id LIMIT 1`,
       [projectId, workspaceId],
     );
     return rows[0]?.id;
@@ -86,24 +90,30 @@ export class WorkspacesRepository extends CompanyScopedRepository {
     return this.repo.find({ where: { runtimeOwnerId: ownerId } });
   }
 
-  async clearRuntimePid(id: string): Promise<void> {
-    await this.db.query(`UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = $1`, [id]);
+  async clearRuntimePid(companyId: string, id: string): Promise<void> {
+    await this.rows(companyId, `UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE company_id = $1 AND id = $2`, [
+      id,
+    ]);
   }
 
   /** Shutdown: the instance's processes are gone (outside any transaction). */
   async releaseRuntimes(ids: string[], ownerId: string): Promise<void> {
-    await this.db.dataSource.query(
+    await this.unscoped(
+      "shutdown: this instance's runtime processes, in every company",
       `UPDATE project_workspaces SET runtime_pid = NULL, updated_at = now() WHERE id = ANY($1::uuid[]) AND runtime_owner_id = $2`,
       [ids, ownerId],
+      { detached: true },
     );
   }
 
   /** A process that exited on its own (outside any transaction: the exit may fire inside the request that spawned it). */
   async recordUnexpectedExit(workspaceId: string, pid: number, code: number | null): Promise<void> {
-    await this.db.dataSource.query(
+    await this.unscoped(
+      'a runtime process exit names the workspace (and pid) this instance spawned',
       `UPDATE project_workspaces SET runtime_pid = NULL, runtime_exit_code = $3, runtime_exited_at = now(), updated_at = now()
           WHERE id = $1 AND runtime_pid = $2`,
       [workspaceId, pid, code],
+      { detached: true },
     );
   }
 }

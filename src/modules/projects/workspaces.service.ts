@@ -141,9 +141,9 @@ export class WorkspacesService {
     w.name = dto.name?.trim() || defaultWorkspaceName(w.cwd, w.repoUrl, w.remoteWorkspaceRef);
     assertWorkspaceRules(w);
     this.assertCwdAllowed(w.cwd);
-    const count = await this.repo.countInProject(project.id);
+    const count = await this.repo.countInProject(project.companyId, project.id);
     w.isPrimary = count === 0 || dto.isPrimary === true;
-    if (w.isPrimary) await this.repo.clearPrimary(project.id);
+    if (w.isPrimary) await this.repo.clearPrimary(project.companyId, project.id);
     const saved = await this.repo.save(w);
     return toWorkspaceResponse(await this.repo.getById(saved.id));
   }
@@ -154,11 +154,11 @@ export class WorkspacesService {
     assertWorkspaceRules(w);
     if (dto.cwd !== undefined) this.assertCwdAllowed(w.cwd);
     if (dto.isPrimary === true && !w.isPrimary) {
-      await this.repo.clearPrimary(project.id);
+      await this.repo.clearPrimary(project.companyId, project.id);
       w.isPrimary = true;
     } else if (dto.isPrimary === false && w.isPrimary) {
       // primacy can only move: the oldest other workspace takes it
-      const next = await this.repo.oldestOther(project.id, w.id);
+      const next = await this.repo.oldestOther(project.companyId, project.id, w.id);
       if (!next) throw projectError('primary_required', 'The only workspace of a project stays primary', { field: 'isPrimary' });
       w.isPrimary = false;
       await this.repo.save(w);
@@ -174,7 +174,7 @@ export class WorkspacesService {
     const before = toWorkspaceResponse(w);
     await this.repo.delete(w.id);
     if (w.isPrimary) {
-      const next = await this.repo.oldestOther(project.id, w.id);
+      const next = await this.repo.oldestOther(project.companyId, project.id, w.id);
       if (next) await this.repo.makePrimary(next);
     }
     this.stopAfterCommit([w.id]);
