@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { agentBody, createAgentKey, createAgentWithKey, createPendingHire } from '../support/agents';
 import { bearer, createCompany } from '../support/factories';
+import { sqlAgentKey } from '../support/sql';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('approvals', () => {
@@ -113,9 +114,14 @@ describe('approvals', () => {
     it('terminates the hired agent and writes activity', async () => {
       const co = await approvalCompany();
       const { agent, approval } = await createPendingHire(t, co.id);
+      await sqlAgentKey(t, co.id, agent.id);
       const res = await t.http.post(`/api/approvals/${approval.id}/reject`).send({ decisionNote: 'no' }).expect(200);
       expect(res.body.status).toBe('rejected');
       expect(await agentStatus(agent.id)).toBe('terminated');
+      // the agents module's part of the hire decision (HiredAgents port) revokes the agent's keys
+      const keys = await t.dataSource.query(`SELECT revoked_at FROM agent_api_keys WHERE agent_id = $1`, [agent.id]);
+      expect(keys).toHaveLength(1);
+      expect(keys[0].revoked_at).not.toBeNull();
       const roster = (await t.http.get(`/api/companies/${co.id}/agents`)).body;
       expect(roster.some((a: { id: string }) => a.id === agent.id)).toBe(false);
       const acts = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_id = $1`, [approval.id]);

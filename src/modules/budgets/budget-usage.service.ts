@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Db } from '../../database/db.service';
 import { BudgetScopeOwners } from './budget-scope-owners';
 import { Clock } from './clock.service';
 import { BudgetMetric, BudgetScope, floorDayUtc, monthStartUtc, windowAt, WindowKind } from './budget-windows';
@@ -41,6 +42,7 @@ export class BudgetUsageService {
     private readonly repo: BudgetsRepository,
     private readonly clock: Clock,
     private readonly owners: BudgetScopeOwners,
+    private readonly db: Db,
   ) {}
 
   /**
@@ -50,6 +52,8 @@ export class BudgetUsageService {
    * they travel in the same pipeline (with the COMMIT when the caller sends this with it).
    */
   async accumulate(d: UsageDelta): Promise<PolicyObservation[]> {
+    // the statements below share one connection, in order, only inside a transaction
+    if (!this.db.inTransaction) return this.db.transaction(() => this.accumulate(d));
     const now = this.clock.now();
     const eventMonth = monthStartUtc(d.occurredAt);
     const currentMonth = monthStartUtc(now);
