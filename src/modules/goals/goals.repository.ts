@@ -48,13 +48,13 @@ export class GoalsRepository extends CompanyScopedRepository {
   async insert(fields: DeepPartial<GoalEntity>): Promise<GoalEntity> {
     this.scope(fields.companyId as string | undefined);
     const goal = await this.repo.save(this.repo.create(fields));
-    return this.repo.findOneByOrFail({ id: goal.id });
+    return this.repo.findOneByOrFail({ id: goal.id, companyId: goal.companyId });
   }
 
   /** Writes a loaded goal's changes and reads it back. */
   async save(goal: GoalEntity): Promise<GoalEntity> {
     await this.repo.save(goal);
-    return this.repo.findOneByOrFail({ id: goal.id });
+    return this.repo.findOneByOrFail({ id: goal.id, companyId: this.scope(goal.companyId) });
   }
 
   /** Whether `goalId` is `parentId` itself or one of its ancestors (a new parent there would close a cycle). */

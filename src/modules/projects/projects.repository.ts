@@ -39,13 +39,17 @@ export class ProjectsRepository extends CompanyScopedRepository {
   }
 
   /** A project known to exist (just written). */
-  async getById(id: string): Promise<ProjectEntity> {
-    return this.repo.findOneByOrFail({ id });
+  async getById(companyId: string, id: string): Promise<ProjectEntity> {
+    return this.repo.findOneByOrFail({ id, companyId: this.scope(companyId) });
   }
 
   /** The project row locked for the rest of the transaction, or null. */
-  async lock(id: string): Promise<ProjectEntity | null> {
-    return this.repo.createQueryBuilder('p').setLock('pessimistic_write').where('p.id = :id', { id }).getOne();
+  async lock(companyId: string, id: string): Promise<ProjectEntity | null> {
+    return this.repo
+      .createQueryBuilder('p')
+      .setLock('pessimistic_write')
+      .where('p.id = :id AND p.company_id = :companyId', { id, companyId: this.scope(companyId) })
+      .getOne();
   }
 
   async findByUrlKey(companyId: string, urlKey: string): Promise<ProjectEntity | null> {
@@ -95,8 +99,8 @@ export class ProjectsRepository extends CompanyScopedRepository {
     await this.repo.save(project);
   }
 
-  async delete(id: string): Promise<void> {
-    await this.repo.delete({ id });
+  async delete(companyId: string, id: string): Promise<void> {
+    await this.rows(companyId, `DELETE FROM projects WHERE company_id = $1 AND id = $2`, [id]);
   }
 
   async countByCompany(companyId: string): Promise<number> {

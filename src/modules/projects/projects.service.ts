@@ -61,7 +61,7 @@ export class ProjectsService {
       project = await this.findByShortname(actor, toUrlKey(ref), companyId ?? (actor.kind === 'agent' ? actor.companyId : undefined));
     }
     if (!lock) return project;
-    const locked = await this.repo.lock(project.id);
+    const locked = await this.repo.lock(project.companyId, project.id);
     if (!locked) throw notFound('Project');
     return locked;
   }
@@ -118,7 +118,7 @@ export class ProjectsService {
     if (!id) throw projectError('project_shortname_conflict', 'No free shortname for this project name');
     await this.repo.setGoals(companyId, id, goalIds ?? []);
     if (workspace) await this.workspaces.create({ id, companyId }, workspace);
-    return (await this.toResponses([await this.repo.getById(id)]))[0];
+    return (await this.toResponses([await this.repo.getById(companyId, id)]))[0];
   }
 
   async update(actor: Actor, ref: string, dto: UpdateProjectDto): Promise<ProjectResponseDto> {
@@ -154,7 +154,7 @@ export class ProjectsService {
     const goalIds = await this.requestedGoals(project.companyId, dto);
     await this.repo.save(project);
     if (goalIds) await this.repo.setGoals(project.companyId, project.id, goalIds);
-    return (await this.toResponses([await this.repo.getById(project.id)]))[0];
+    return (await this.toResponses([await this.repo.getById(project.companyId, project.id)]))[0];
   }
 
   /** Returns the deleted row; workspaces go with it and their runtime processes are stopped. */
@@ -162,7 +162,7 @@ export class ProjectsService {
     const project = await this.resolve(actor, ref, undefined, true);
     const [before] = await this.toResponses([project]);
     await this.memberships.deleteMembershipsOfProject(project.id);
-    await this.repo.delete(project.id);
+    await this.repo.delete(project.companyId, project.id);
     this.workspaces.stopAfterCommit(before.workspaces.map((w) => w.id));
     return before;
   }

@@ -40,8 +40,8 @@ export class WorkspacesRepository extends CompanyScopedRepository {
   }
 
   /** A workspace known to exist (just written). */
-  async getById(id: string): Promise<ProjectWorkspaceEntity> {
-    return this.repo.findOneByOrFail({ id });
+  async getById(companyId: string, id: string): Promise<ProjectWorkspaceEntity> {
+    return this.repo.findOneByOrFail({ id, companyId: this.scope(companyId) });
   }
 
   async countInProject(companyId: string, projectId: string): Promise<number> {
@@ -57,12 +57,14 @@ export class WorkspacesRepository extends CompanyScopedRepository {
     return this.repo.save(w);
   }
 
-  async delete(id: string): Promise<void> {
-    await this.repo.delete({ id });
+  async delete(companyId: string, id: string): Promise<void> {
+    await this.rows(companyId, `DELETE FROM project_workspaces WHERE company_id = $1 AND id = $2`, [id]);
   }
 
-  async makePrimary(id: string): Promise<void> {
-    await this.repo.update({ id }, { isPrimary: true });
+  async makePrimary(companyId: string, id: string): Promise<void> {
+    await this.rows(companyId, `UPDATE project_workspaces SET is_primary = true, updated_at = now() WHERE company_id = $1 AND id = $2`, [
+      id,
+    ]);
   }
 
   async clearPrimary(companyId: string, projectId: string): Promise<void> {

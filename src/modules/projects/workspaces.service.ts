@@ -145,7 +145,7 @@ export class WorkspacesService {
     w.isPrimary = count === 0 || dto.isPrimary === true;
     if (w.isPrimary) await this.repo.clearPrimary(project.companyId, project.id);
     const saved = await this.repo.save(w);
-    return toWorkspaceResponse(await this.repo.getById(saved.id));
+    return toWorkspaceResponse(await this.repo.getById(saved.companyId, saved.id));
   }
 
   async update(project: LockedProject, workspaceId: string, dto: UpdateWorkspaceDto): Promise<WorkspaceResponseDto> {
@@ -162,20 +162,20 @@ export class WorkspacesService {
       if (!next) throw projectError('primary_required', 'The only workspace of a project stays primary', { field: 'isPrimary' });
       w.isPrimary = false;
       await this.repo.save(w);
-      await this.repo.makePrimary(next);
+      await this.repo.makePrimary(project.companyId, next);
     }
     await this.repo.save(w);
-    return toWorkspaceResponse(await this.repo.getById(w.id));
+    return toWorkspaceResponse(await this.repo.getById(w.companyId, w.id));
   }
 
   /** Returns the deleted row; a deleted primary hands primacy to the oldest remaining workspace; its runtime process is stopped. */
   async remove(project: LockedProject, workspaceId: string): Promise<WorkspaceResponseDto> {
     const w = await this.getEntity(project.id, workspaceId, true);
     const before = toWorkspaceResponse(w);
-    await this.repo.delete(w.id);
+    await this.repo.delete(w.companyId, w.id);
     if (w.isPrimary) {
       const next = await this.repo.oldestOther(project.companyId, project.id, w.id);
-      if (next) await this.repo.makePrimary(next);
+      if (next) await this.repo.makePrimary(project.companyId, next);
     }
     this.stopAfterCommit([w.id]);
     return before;
