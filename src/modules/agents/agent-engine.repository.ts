@@ -18,12 +18,10 @@ export class AgentEngineRepository extends CompanyScopedRepository implements He
     super(db);
   }
 
-  lock(agentId: string): Promise<AgentRow | null> {
-    return this.unscopedRow<AgentRow>(
-      "the engine's per-agent lock, keyed by agent id (the engine's callers hold the id; the row names its company)",
-      `SELECT ${ENGINE_COLUMNS} FROM agents WHERE id = $1 FOR NO KEY UPDATE`,
-      [agentId],
-    );
+  lock(companyId: string, agentId: string): Promise<AgentRow | null> {
+    return this.row<AgentRow>(companyId, `SELECT ${ENGINE_COLUMNS} FROM agents WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE`, [
+      agentId,
+    ]);
   }
 
   findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {

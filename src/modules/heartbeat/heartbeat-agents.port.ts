@@ -23,7 +23,7 @@ export interface HeartbeatAgentStore {
    * transaction (agent writers and other instances wait, run inserts do not). Always taken before
    * the agent's run rows, so no two writers deadlock.
    */
-  lock(agentId: string): Promise<AgentRow | null>;
+  lock(companyId: string, agentId: string): Promise<AgentRow | null>;
   /** The agent a wakeup route names (any company), or null. */
   findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null>;
   /** A claimed run makes its agent `running` (from idle, active or error); whether it changed. */
@@ -52,8 +52,8 @@ export class HeartbeatAgents implements HeartbeatAgentStore {
     return this.store;
   }
 
-  lock(agentId: string): Promise<AgentRow | null> {
-    return this.impl.lock(agentId);
+  lock(companyId: string, agentId: string): Promise<AgentRow | null> {
+    return this.impl.lock(companyId, agentId);
   }
 
   findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {

@@ -16,10 +16,10 @@ export class RunClaimsRepository extends CompanyScopedRepository {
 
   /** The oldest queued run of each agent under its concurrency limit, oldest first. */
   // reads agents (owned by agents): the dispatcher's claim, see FOREIGN_READS
-  claimCandidates(limit: number): Promise<Array<{ id: string; agent_id: string; created_at: Date }>> {
-    return this.unscoped<{ id: string; agent_id: string; created_at: Date }>(
+  claimCandidates(limit: number): Promise<Array<{ id: string; company_id: string; agent_id: string; created_at: Date }>> {
+    return this.unscoped<{ id: string; company_id: string; agent_id: string; created_at: Date }>(
       "the dispatcher's claim: queued runs of every company, fairly by agent",
-      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.agent_id, r.created_at
+      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.company_id, r.agent_id, r.created_at
                         FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id AND a.company_id = r.company_id
         WHERE r.status = 'queued'
           AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')

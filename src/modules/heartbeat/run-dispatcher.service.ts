@@ -177,7 +177,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const queue = [...candidates];
     const worker = async () => {
       for (let c = queue.shift(); c && !this.stopping && !this.claimsStopped; c = queue.shift()) {
-        const claim = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
+        const claim = await this.db.transaction(() => this.tryClaim(c.company_id, c.id, c.agent_id));
         if (claim) {
           claimed++;
           this.start(claim);
@@ -188,8 +188,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     return claimed;
   }
 
-  private async tryClaim(runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
-    const agent = await this.agents.lock(agentId);
+  private async tryClaim(companyId: string, runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
+    const agent = await this.agents.lock(companyId, agentId);
     if (!agent) return null;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
       await this.lifecycle.finishRun(

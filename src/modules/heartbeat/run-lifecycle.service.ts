@@ -118,7 +118,7 @@ export class RunLifecycle implements OnModuleInit {
       const ref = await this.runs.refOf(runId);
       if (!ref) return null;
       const agentId = opts.agentId ?? ref.agent_id;
-      await this.agents.lock(agentId);
+      await this.agents.lock(ref.company_id, agentId);
       const run = await this.runs.finish(ref.company_id, runId, outcome, {
         agentId,
         logBytes: opts.logBytes ?? 0,
@@ -181,7 +181,7 @@ export class RunLifecycle implements OnModuleInit {
     // a paused subtree keeps its wakes deferred until the hold is released (which promotes them)
     if (await this.issueHold(issueId)) return null;
     if (await this.runs.hasLiveOnIssue(companyId, agentId, issueId)) return null;
-    const agent = await this.agents.lock(agentId);
+    const agent = await this.agents.lock(companyId, agentId);
     if (!agent) return null;
     const [first, ...rest] = wakes;
     const context = contextForWake(first);
@@ -212,7 +212,7 @@ export class RunLifecycle implements OnModuleInit {
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await this.agents.lock(p.agent_id);
+        await this.agents.lock(p.company_id, p.agent_id);
         return this.promoteDeferred(p.company_id, p.agent_id, p.issue_id);
       });
       if (run) n++;

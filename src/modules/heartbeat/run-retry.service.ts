@@ -41,7 +41,7 @@ export class RunRetry implements OnModuleInit {
     const skip = (reason: string) =>
       recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
     if (await this.repo.isRetry(run.company_id, wakeIds)) return void (await skip('already_retried'));
-    const agent = await this.agents.lock(run.agent_id);
+    const agent = await this.agents.lock(run.company_id, run.agent_id);
     if (!agent) return;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return void (await skip(`agent_${agent.status}`));
     const projectId = typeof context.projectId === 'string' ? context.projectId : null;

@@ -97,7 +97,7 @@ export class WakeupQueue {
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await this.agents.lock(p.agent_id);
+        await this.agents.lock(p.company_id, p.agent_id);
         return this.lifecycle.promoteDeferred(p.company_id, p.agent_id, p.issue_id);
       });
       if (run) n++;
@@ -112,7 +112,7 @@ export class WakeupQueue {
 
   async enqueue(input: WakeupInput): Promise<WakeupResult> {
     return this.db.transaction(async () => {
-      const agent = await this.agents.lock(input.agentId);
+      const agent = isUuid(input.companyId) ? await this.agents.lock(input.companyId, input.agentId) : null;
       if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
       const payload = input.payload ?? {};
       const issueId = input.issueId ?? (isUuid(payload.issueId) ? payload.issueId : null);
