@@ -125,6 +125,11 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
       reason:
         "spentMonthlyCents mirrors budgets' monthly running total: recomputed in the cost event's pipeline, right after the accumulation (hot path: no round trip to hand the value over)",
     },
+    {
+      tables: ['companies'],
+      reason:
+        "a hire reads the company's require-board-approval setting FOR SHARE, holding it until the hire commits (a lock, not a lookup)",
+    },
   ],
   budgets: [
     { tables: ['companies', 'agents', 'projects'], reason: "the scope's name on each policy row (read model of the budgets page)" },
@@ -159,4 +164,42 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
     { tables: ['agents'], reason: "a goal's owner agent must be a live agent of the company: one indexed existence check (RefersTo)" },
   ],
   projects: [{ tables: ['goals'], reason: "the linked goals' summaries on the project pages (read model)" }],
+  'common/auth': [
+    {
+      tables: ['companies'],
+      reason: 'hot path: whether the company of a company-scoped route exists, on every such request (cached per instance)',
+    },
+  ],
+  heartbeat: [
+    {
+      tables: ['agents'],
+      reason:
+        "hot paths: the dispatcher's claim (each agent's concurrency limit, in the claim query) and the run-token check on every request " +
+        "with a run token; the live-runs read model (agent names); the recovery sweep (each run's agent grace period)",
+    },
+    {
+      tables: ['companies'],
+      reason: "the wake gate, on every wake: the company's status and monthly budget, read in the agent's company under the agent lock",
+    },
+    {
+      tables: ['issues', 'projects', 'project_workspaces'],
+      reason:
+        "the engine cannot import issues or projects (they import it): a timer wake's open assigned issues, a cancelled project's " +
+        "issues, and a run's project and workspace directory at launch, each read in the run's company",
+    },
+  ],
+  routines: [
+    {
+      tables: ['issues'],
+      reason: "read model: the runs pages show each execution's issue, and skip-while-open reads that issue's status (one join)",
+    },
+    {
+      tables: ['projects', 'goals', 'issues', 'agents'],
+      reason: "a routine's references must be records of its company: one existence check across the owners' tables per save",
+    },
+    {
+      tables: ['companies', 'agents'],
+      reason: "the scheduler's firing checks the company's and the assignee's status in one round trip per firing",
+    },
+  ],
 };

@@ -10,6 +10,7 @@ import {
   createRestrictedAgentWithKey,
 } from '../support/agents';
 import { bearer, createCompany } from '../support/factories';
+import { waitFor } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('agent lifecycle, keys, permissions', () => {
@@ -165,6 +166,8 @@ describe('agent lifecycle, keys, permissions', () => {
       expect(list.text).not.toContain(created.body.token);
       expect(list.body[0]).not.toHaveProperty('tokenHash');
       await t.http.get('/api/agents/me').set(bearer(created.body.token)).expect(200);
+      // the key is marked used (the agents module's resolver, registered with the guard)
+      await waitFor(async () => (await t.http.get(`/api/agents/${a.id}/keys`)).body[0].lastUsedAt !== null, 'key marked used');
       const revoked = await t.http.delete(`/api/agents/${a.id}/keys/${created.body.id}`).expect(200);
       expect(revoked.body.revoked).toBe(true);
       await t.http.get('/api/agents/me').set(bearer(created.body.token)).expect(401);

@@ -201,6 +201,8 @@ describe('heartbeat engine: wakeups and runs', () => {
       );
       const row = await waitRun(t, runId, ['succeeded', 'failed']);
       expect(row).toMatchObject({ status: 'succeeded', exit_code: 0, error_code: null });
+      // the ended run leaves its agent idle (the agents module's statement, through the engine's HeartbeatAgents port)
+      expect((await t.http.get(`/api/agents/${agent.id}`).expect(200)).body.status).toBe('idle');
       const seen = JSON.parse(fs.readFileSync(out, 'utf8'));
       expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(tmp));
       expect(seen.env).toMatchObject({

@@ -13,7 +13,7 @@ export interface CredentialResolver {
 
 /** Answers whether a heartbeat run is live (queued or running) and belongs to the agent. */
 export interface RunVerifier {
-  isLiveRun(runId: string, agentId: string): Promise<boolean>;
+  isLiveRun(companyId: string, runId: string, agentId: string): Promise<boolean>;
 }
 
 /** Decides whether a board user may reach a company (active membership, instance admin). */
@@ -42,6 +42,6 @@ export class AuthRegistry {
 
   async isLiveRun(actor: AgentActor, runId: string): Promise<boolean> {
     if (!this.runVerifier) return false;
-    return this.runVerifier.isLiveRun(runId, actor.agentId);
+    return this.runVerifier.isLiveRun(actor.companyId, runId, actor.agentId);
   }
 }

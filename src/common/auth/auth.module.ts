@@ -1,26 +1,18 @@
-import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { ActorResolver } from './actor-resolver';
-import { AgentKeyResolver } from './agent-key.resolver';
 import { AuthRegistry } from './auth-registry';
 import { AuthGuard } from './auth.guard';
 import { AuthRepository } from './auth.repository';
 import { CompanyAccessService } from './company-access.service';
-import { DbRunVerifier } from './run-verifier';
 
+/**
+ * The guard and its registry. Credential resolvers and the live-run check are registered by the
+ * modules that own them (agents: API keys; heartbeat: run tokens and live runs; users: sessions
+ * and board tokens).
+ */
 @Global()
 @Module({
-  providers: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService, AgentKeyResolver, DbRunVerifier, AuthRepository],
+  providers: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService, AuthRepository],
   exports: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService],
 })
-export class AuthModule implements OnModuleInit {
-  constructor(
-    private readonly registry: AuthRegistry,
-    private readonly agentKeys: AgentKeyResolver,
-    private readonly runs: DbRunVerifier,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.addResolver(this.agentKeys);
-    this.registry.runVerifier ??= this.runs;
-  }
-}
+export class AuthModule {}

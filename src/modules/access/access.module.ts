@@ -1,6 +1,9 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { AccessPermissions } from './access-permissions.service';
+import { AgentMembershipsRegistration } from './agent-memberships.port-impl';
+import { AgentMembershipsRepository } from './agent-memberships.repository';
+import { AgentsModule } from '../agents/agents.module';
 import { InvitesController } from './invites.controller';
 import { InvitesRepository } from './invites.repository';
 import { InvitesService } from './invites.service';
@@ -17,7 +20,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 
 /** Members and grants, invites, join requests; registers the membership checker with the guard. */
 @Module({
-  imports: [AuthorizationModule, StorageModule],
+  imports: [AuthorizationModule, StorageModule, AgentsModule],
   controllers: [MembersController, InvitesController, JoinRequestsController],
   providers: [
     MembershipsService,
@@ -29,6 +32,8 @@ import { AuthorizationModule } from '../authorization/authorization.module';
     MembershipsRepository,
     InvitesRepository,
     JoinRequestsRepository,
+    AgentMembershipsRepository,
+    AgentMembershipsRegistration,
   ],
   exports: [MembershipsService, AccessPermissions, InvitesService],
 })

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
 export interface ExternalAdapterRow {
@@ -31,22 +32,21 @@ export interface AdapterSettingsRow {
 
 /** Tables external_adapters (installed packages) and adapter_settings (instance config and operator overrides of any type). */
 @Injectable()
-export class AdaptersRepository {
-  constructor(private readonly db: Db) {}
-
-  listExternal(): Promise<ExternalAdapterRow[]> {
-    return this.db.query<ExternalAdapterRow>(`SELECT * FROM external_adapters ORDER BY type`);
+export class AdaptersRepository extends InstanceRepository {
+  constructor(db: Db) {
+    super(db);
   }
 
-  async findExternal(type: string, lock = false): Promise<ExternalAdapterRow | null> {
-    const [row] = await this.db.query<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [
-      type,
-    ]);
-    return row ?? null;
+  listExternal(): Promise<ExternalAdapterRow[]> {
+    return this.rows<ExternalAdapterRow>(`SELECT * FROM external_adapters ORDER BY type`);
+  }
+
+  findExternal(type: string, lock = false): Promise<ExternalAdapterRow | null> {
+    return this.row<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [type]);
   }
 
   /** null when the type is installed already (unique type). */
-  async insertExternal(r: {
+  insertExternal(r: {
     type: string;
     packageName: string;
     version: string;
@@ -57,12 +57,11 @@ export class AdaptersRepository {
     userId: string | null;
     codeHash: string;
   }): Promise<ExternalAdapterRow | null> {
-    const [row] = await this.db.query<ExternalAdapterRow>(
+    return this.row<ExternalAdapterRow>(
       `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id, code_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (type) DO NOTHING RETURNING *`,
       [r.type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.userId, r.codeHash],
     );
-    return row ?? null;
   }
 
   async reinstalled(
@@ -77,53 +76,50 @@ export class AdaptersRepository {
       codeHash: string;
     },
   ): Promise<ExternalAdapterRow> {
-    const [[row]] = (await this.db.query(
+    const [row] = await this.returning<ExternalAdapterRow>(
       `UPDATE external_adapters SET package_name = $2, version = $3, label = $4, source_kind = $5, source_ref = $6, has_ui_parser = $7,
               code_hash = $8, install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
         WHERE type = $1 RETURNING *`,
       [type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.codeHash],
-    )) as unknown as [ExternalAdapterRow[]];
+    );
     return row;
   }
 
   async reloaded(type: string, r: { version: string; label: string; hasUiParser: boolean }): Promise<ExternalAdapterRow> {
-    const [[row]] = (await this.db.query(
+    const [row] = await this.returning<ExternalAdapterRow>(
       `UPDATE external_adapters SET version = $2, label = $3, has_ui_parser = $4, load_generation = load_generation + 1, updated_at = now() WHERE type = $1 RETURNING *`,
       [type, r.version, r.label, r.hasUiParser],
-    )) as unknown as [ExternalAdapterRow[]];
+    );
     return row;
   }
 
   /** Records the code hash of a package installed before hashes were recorded (its first load); answers the stored hash. */
   async recordCodeHash(type: string, installGeneration: string, hash: string): Promise<string | null> {
-    await this.db.query(`UPDATE external_adapters SET code_hash = $3 WHERE type = $1 AND install_generation = $2 AND code_hash IS NULL`, [
+    await this.returning(`UPDATE external_adapters SET code_hash = $3 WHERE type = $1 AND install_generation = $2 AND code_hash IS NULL`, [
       type,
       installGeneration,
       hash,
     ]);
-    const [row] = await this.db.query<{ code_hash: string | null }>(`SELECT code_hash FROM external_adapters WHERE type = $1`, [type]);
+    const row = await this.row<{ code_hash: string | null }>(`SELECT code_hash FROM external_adapters WHERE type = $1`, [type]);
     return row?.code_hash ?? null;
   }
 
   async removeExternal(type: string): Promise<ExternalAdapterRow | null> {
-    const [rows] = (await this.db.query(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type])) as unknown as [
-      ExternalAdapterRow[],
-    ];
-    await this.db.query(`DELETE FROM adapter_settings WHERE type = $1`, [type]);
+    const rows = await this.returning<ExternalAdapterRow>(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type]);
+    await this.returning(`DELETE FROM adapter_settings WHERE type = $1`, [type]);
     return rows[0] ?? null;
   }
 
-  async settings(type: string): Promise<AdapterSettingsRow | null> {
-    const [row] = await this.db.query<AdapterSettingsRow>(`SELECT * FROM adapter_settings WHERE type = $1`, [type]);
-    return row ?? null;
+  settings(type: string): Promise<AdapterSettingsRow | null> {
+    return this.row<AdapterSettingsRow>(`SELECT * FROM adapter_settings WHERE type = $1`, [type]);
   }
 
   listSettings(): Promise<AdapterSettingsRow[]> {
-    return this.db.query<AdapterSettingsRow>(`SELECT * FROM adapter_settings`);
+    return this.rows<AdapterSettingsRow>(`SELECT * FROM adapter_settings`);
   }
 
   async putConfig(type: string, config: Record<string, unknown>): Promise<AdapterSettingsRow> {
-    const [row] = await this.db.query<AdapterSettingsRow>(
+    const [row] = await this.rows<AdapterSettingsRow>(
       `INSERT INTO adapter_settings (type, config) VALUES ($1, $2::jsonb)
        ON CONFLICT (type) DO UPDATE SET config = EXCLUDED.config, updated_at = now() RETURNING *`,
       [type, JSON.stringify(config)],
@@ -136,7 +132,7 @@ export class AdaptersRepository {
     type: string,
     o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null },
   ): Promise<AdapterSettingsRow> {
-    const [row] = await this.db.query<AdapterSettingsRow>(
+    const [row] = await this.rows<AdapterSettingsRow>(
       `INSERT INTO adapter_settings (type, disabled, disabled_reason, pinned_version)
        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN COALESCE($2::boolean, false) THEN $3::text END, $5::text)
        ON CONFLICT (type) DO UPDATE SET

@@ -6,7 +6,7 @@ import { isCompanyWide } from '../authorization/grant-scope';
 import { invalidField } from './agent-fields';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentEntity } from './agent.entity';
-import { AgentMembershipsRepository } from './agent-memberships.repository';
+import { AgentMemberships } from './agent-memberships.port';
 import { AgentsRepository } from './agents.repository';
 import { AgentAccessDto, AgentResponseDto, GrantDto, MembershipDto, UpdateAgentPermissionsDto } from './dto/agent.dto';
 
@@ -17,7 +17,7 @@ const ASSIGN_KEYS = ['tasks:assign', 'tasks:assign_scope'];
 export class AgentAccessService {
   constructor(
     private readonly agents: AgentsRepository,
-    private readonly memberships: AgentMembershipsRepository,
+    private readonly memberships: AgentMemberships,
     private readonly lookup: AgentLookup,
     private readonly authz: AuthorizationService,
   ) {}
@@ -37,7 +37,7 @@ export class AgentAccessService {
         throw invalidField('authorizationPolicy', 'authorizationPolicy has no recognised shape', 'invalid_authorization_policy');
       } else permissions.authorizationPolicy = dto.authorizationPolicy;
     }
-    await this.agents.updatePermissions(agent.id, permissions);
+    await this.agents.updatePermissions(agent.companyId, agent.id, permissions);
     if (dto.canAssignTasks !== undefined) {
       await this.setCanAssignTasks(agent, dto.canAssignTasks, actor.kind === 'agent' ? `agent:${actor.agentId}` : `user:${actor.userId}`);
     }

@@ -4,6 +4,15 @@ import { CompanyScopedRepository } from '../../database/company-scoped.repositor
 import { Db } from '../../database/db.service';
 import { AgentApiKeyEntity } from './agent-api-key.entity';
 
+/** A live key as authentication reads it. */
+export interface AgentKeyRow {
+  key_id: string;
+  agent_id: string;
+  company_id: string;
+  status: string;
+  stale: boolean;
+}
+
 /** The `agent_api_keys` table. Rows carry the token's SHA-256; callers map them with toKeyResponse. */
 @Injectable()
 export class AgentKeysRepository extends CompanyScopedRepository {
@@ -12,7 +21,7 @@ export class AgentKeysRepository extends CompanyScopedRepository {
   }
 
   private get entities() {
-    return this.db.repo(AgentApiKeyEntity);
+    return this.orm(AgentApiKeyEntity);
   }
 
   listForAgent(agentId: string): Promise<AgentApiKeyEntity[]> {
@@ -32,12 +41,43 @@ export class AgentKeysRepository extends CompanyScopedRepository {
   }
 
   /** Marks one key revoked (no-op when it already is). */
-  async revoke(keyId: string): Promise<void> {
-    await this.db.query(`UPDATE agent_api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [keyId]);
+  async revoke(companyId: string, keyId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agent_api_keys SET revoked_at = now() WHERE company_id = $1 AND id = $2 AND revoked_at IS NULL`,
+      [keyId],
+    );
   }
 
   /** Every live key of the agent is revoked at once. */
-  async revokeAllForAgent(agentId: string): Promise<void> {
-    await this.db.query(`UPDATE agent_api_keys SET revoked_at = now() WHERE agent_id = $1 AND revoked_at IS NULL`, [agentId]);
+  async revokeAllForAgent(companyId: string, agentId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agent_api_keys SET revoked_at = now() WHERE company_id = $1 AND agent_id = $2 AND revoked_at IS NULL`,
+      [agentId],
+    );
+  }
+
+  /**
+   * An unrevoked key by its SHA-256, with its agent's status (the authentication hot path, outside
+   * any request transaction).
+   */
+  findLiveByTokenHash(tokenHash: string): Promise<AgentKeyRow | null> {
+    return this.unscopedRow<AgentKeyRow>(
+      'a lookup by token hash: the key names its company (authentication, before any company is known)',
+      `SELECT k.id AS key_id, k.agent_id, k.company_id, a.status,
+              (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
+         FROM agent_api_keys k JOIN agents a ON a.id = k.agent_id AND a.company_id = k.company_id
+        WHERE k.token_hash = $1 AND k.revoked_at IS NULL`,
+      [tokenHash],
+      { detached: true },
+    );
+  }
+
+  /** Marks a key used now, outside any request transaction. */
+  async touch(companyId: string, keyId: string): Promise<void> {
+    await this.returning(companyId, 'UPDATE agent_api_keys SET last_used_at = now() WHERE company_id = $1 AND id = $2', [keyId], {
+      detached: true,
+    });
   }
 }

@@ -60,7 +60,7 @@ export class AgentKeysService {
     const key = isUuid(keyId) ? await this.keys.findForAgent(agent.id, keyId) : null;
     if (!key) throw notFound('API key');
     if (!key.revokedAt) {
-      await this.keys.revoke(key.id);
+      await this.keys.revoke(agent.companyId, key.id);
     }
     return toKeyResponse(await this.keys.findByIdOrFail(key.id));
   }

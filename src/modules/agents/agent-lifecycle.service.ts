@@ -6,7 +6,7 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { AgentKeysRepository } from './agent-keys.repository';
 import { AgentLookup } from './agent-lookup.service';
-import { AgentMembershipsRepository } from './agent-memberships.repository';
+import { AgentMemberships } from './agent-memberships.port';
 import { AgentEntity, AgentStatus } from './agent.entity';
 import { agentError } from './agents.errors';
 import { AgentsRepository } from './agents.repository';
@@ -20,7 +20,7 @@ export class AgentLifecycleService {
   constructor(
     private readonly agents: AgentsRepository,
     private readonly keys: AgentKeysRepository,
-    private readonly memberships: AgentMembershipsRepository,
+    private readonly memberships: AgentMemberships,
     private readonly lookup: AgentLookup,
     private readonly authz: AuthorizationService,
     private readonly cancellation: WorkCancellation,
@@ -65,13 +65,13 @@ export class AgentLifecycleService {
     await this.cancellation.cancel({ companyId: agent.companyId, agentIds: [agent.id] }, 'agent_deleted');
     await this.approvals.cancelForAgent(agent.companyId, agent.id);
     await this.memberships.deleteAll(agent.companyId, agent.id);
-    await this.agents.delete(agent.id);
+    await this.agents.delete(agent.companyId, agent.id);
     return before;
   }
 
   async updateBudget(actor: Actor, agentId: string, budgetMonthlyCents: number): Promise<AgentResponseDto> {
     const agent = await this.loadForLifecycle(actor, agentId);
-    await this.agents.updateBudget(agent.id, budgetMonthlyCents);
+    await this.agents.updateBudget(agent.companyId, agent.id, budgetMonthlyCents);
     await this.budgets.syncMonthlyPolicy(agent.companyId, 'agent', agent.id, budgetMonthlyCents);
     return this.lookup.view(actor, agent);
   }
@@ -102,15 +102,15 @@ export class AgentLifecycleService {
   }
 
   private async setStatus(agent: AgentEntity, status: AgentStatus, pauseReason: string | null): Promise<void> {
-    await this.agents.setStatus(agent.id, status, pauseReason);
+    await this.agents.setStatus(agent.companyId, agent.id, status, pauseReason);
     agent.status = status;
     agent.pauseReason = pauseReason;
   }
 
   /** Terminated: every key revoked at once, queued and running work cancelled. */
   private async terminateRow(agent: AgentEntity): Promise<void> {
-    await this.agents.markTerminated(agent.id);
-    await this.keys.revokeAllForAgent(agent.id);
+    await this.agents.markTerminated(agent.companyId, agent.id);
+    await this.keys.revokeAllForAgent(agent.companyId, agent.id);
     await this.approvals.cancelForAgent(agent.companyId, agent.id);
     await this.cancellation.cancel({ companyId: agent.companyId, agentIds: [agent.id] }, 'agent_terminated');
     agent.status = 'terminated';

@@ -24,6 +24,11 @@ export class AgentLookup {
     return isUuid(agentId) ? this.agents.findById(agentId) : Promise.resolve(null);
   }
 
+  /** The company's agent by id (any status), or null when it is unknown or another company's (no access check). */
+  inCompany(companyId: string, agentId: string): Promise<AgentEntity | null> {
+    return isUuid(agentId) ? this.agents.findInCompany(companyId, agentId) : Promise.resolve(null);
+  }
+
   /** Stores an agent's adapter configuration as given (skills sync writes the desired set into it). */
   setAdapterConfig(agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
     return this.agents.updateAdapterConfig(agentId, adapterConfig);

@@ -8,9 +8,13 @@ import { AgentKeysRepository } from './agent-keys.repository';
 import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
-import { AgentMembershipsRepository } from './agent-memberships.repository';
 import { AgentScopeOwners } from './agent-scope-owners';
 import { AgentScopesRepository } from './agent-scopes.repository';
+import { AgentMemberships } from './agent-memberships.port';
+import { AgentEngineRepository } from './agent-engine.repository';
+import { AgentKeyResolver } from './agent-key.resolver';
+import { AuthRegistry } from '../../common/auth/auth-registry';
+import { HeartbeatAgents } from '../heartbeat/heartbeat-agents.port';
 import { AgentsController } from './agents.controller';
 import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentsRepository } from './agents.repository';
@@ -36,20 +40,38 @@ import { AdaptersModule } from '../adapters/adapters.module';
     MarkedAgentsRepository,
     AgentsRepository,
     AgentKeysRepository,
-    AgentMembershipsRepository,
     AgentScopesRepository,
     AgentScopeOwners,
+    AgentMemberships,
+    AgentEngineRepository,
+    AgentKeyResolver,
   ],
-  exports: [AgentsService, AgentLookup, AgentConfigService, AgentLifecycleService, MarkedAgentsRepository, AgentScopesRepository],
+  exports: [
+    AgentsService,
+    AgentLookup,
+    AgentConfigService,
+    AgentLifecycleService,
+    MarkedAgentsRepository,
+    AgentScopesRepository,
+    AgentMemberships,
+  ],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(
     private readonly config: AgentConfigService,
     private readonly secretBindings: SecretBindingsService,
+    private readonly registry: AuthRegistry,
+    private readonly keyResolver: AgentKeyResolver,
+    private readonly heartbeatAgents: HeartbeatAgents,
+    private readonly engineStatements: AgentEngineRepository,
   ) {}
 
   /** Secret references in adapterConfig.env must name secrets of the agent's company (validated and normalised on save). */
   onModuleInit(): void {
+    // agent API keys (`ak` tokens) are resolved here, for the guard
+    this.registry.addResolver(this.keyResolver);
+    // the heartbeat engine's statements on the agents table (its lock, status flips, timer claims)
+    this.heartbeatAgents.register(this.engineStatements);
     this.config.envValidator = {
       validateEnv: (companyId, env, field) => this.secretBindings.validateEnvBindings(companyId, env, { field }),
     };

@@ -29,7 +29,7 @@ export class AgentsRepository extends CompanyScopedRepository {
 
   /** The TypeORM repository of agents (this repository's own use). */
   private get entities(): Repository<AgentEntity> {
-    return this.db.repo(AgentEntity);
+    return this.orm(AgentEntity);
   }
 
   /** By id in any company (the caller checks access); `lock` takes FOR NO KEY UPDATE. */
@@ -41,6 +41,11 @@ export class AgentsRepository extends CompanyScopedRepository {
 
   findByIdOrFail(agentId: string): Promise<AgentEntity> {
     return this.entities.findOneByOrFail({ id: agentId });
+  }
+
+  /** By id within the company (any status), or null. */
+  findInCompany(companyId: string, agentId: string): Promise<AgentEntity | null> {
+    return this.entities.findOneBy({ id: agentId, companyId: this.scope(companyId) });
   }
 
   /** The agent holding a URL key in the company: a live one before terminated ones, then the newest. */
@@ -107,11 +112,12 @@ export class AgentsRepository extends CompanyScopedRepository {
   }
 
   /** The company and status of a prospective manager (any company; the caller compares). */
-  async findManagerCandidate(agentId: string): Promise<{ company_id: string; status: string } | null> {
-    const [manager] = await this.db.query<{ company_id: string; status: string }>(`SELECT company_id, status FROM agents WHERE id = $1`, [
-      agentId,
-    ]);
-    return manager ?? null;
+  findManagerCandidate(agentId: string): Promise<{ company_id: string; status: string } | null> {
+    return this.unscopedRow<{ company_id: string; status: string }>(
+      "a prospective manager named by id: its company is read so the caller can refuse another company's agent",
+      `SELECT company_id, status FROM agents WHERE id = $1`,
+      [agentId],
+    );
   }
 
   /** Who reports to whom in the company (every agent, terminated ones included). */
@@ -128,8 +134,11 @@ export class AgentsRepository extends CompanyScopedRepository {
     await this.rows(companyId, `SELECT pg_advisory_xact_lock(hashtext('agents-org-chart:' || $1))`);
   }
 
-  async updatePermissions(agentId: string, permissions: Record<string, unknown>): Promise<void> {
-    await this.db.query(`UPDATE agents SET permissions = $2, updated_at = now() WHERE id = $1`, [agentId, JSON.stringify(permissions)]);
+  async updatePermissions(companyId: string, agentId: string, permissions: Record<string, unknown>): Promise<void> {
+    await this.returning(companyId, `UPDATE agents SET permissions = $3, updated_at = now() WHERE company_id = $1 AND id = $2`, [
+      agentId,
+      JSON.stringify(permissions),
+    ]);
   }
 
   /** The adapter configuration as given (TypeORM update: `updated_at` moves with it). */
@@ -137,37 +146,41 @@ export class AgentsRepository extends CompanyScopedRepository {
     await this.entities.update({ id: agentId }, { adapterConfig: adapterConfig as never });
   }
 
-  async updateBudget(agentId: string, budgetMonthlyCents: number): Promise<void> {
-    await this.db.query(`UPDATE agents SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1`, [agentId, budgetMonthlyCents]);
-  }
-
-  async setStatus(agentId: string, status: AgentStatus, pauseReason: string | null): Promise<void> {
-    await this.db.query(`UPDATE agents SET status = $2, pause_reason = $3, updated_at = now() WHERE id = $1`, [
+  async updateBudget(companyId: string, agentId: string, budgetMonthlyCents: number): Promise<void> {
+    await this.returning(companyId, `UPDATE agents SET budget_monthly_cents = $3, updated_at = now() WHERE company_id = $1 AND id = $2`, [
       agentId,
-      status,
-      pauseReason,
+      budgetMonthlyCents,
     ]);
   }
 
-  async markTerminated(agentId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE agents SET status = 'terminated', pause_reason = NULL, terminated_at = now(), updated_at = now() WHERE id = $1`,
+  async setStatus(companyId: string, agentId: string, status: AgentStatus, pauseReason: string | null): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agents SET status = $3, pause_reason = $4, updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [agentId, status, pauseReason],
+    );
+  }
+
+  async markTerminated(companyId: string, agentId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agents SET status = 'terminated', pause_reason = NULL, terminated_at = now(), updated_at = now() WHERE company_id = $1 AND id = $2`,
       [agentId],
     );
   }
 
   /** Hard delete: runs, wakeups and keys go with the row (foreign keys cascade). */
-  async delete(agentId: string): Promise<void> {
-    await this.db.query(`DELETE FROM agents WHERE id = $1`, [agentId]);
+  async delete(companyId: string, agentId: string): Promise<void> {
+    await this.returning(companyId, `DELETE FROM agents WHERE company_id = $1 AND id = $2`, [agentId]);
   }
 
   /** Whether new agents of the company wait for board approval; FOR SHARE holds the setting until the hire commits. */
   async companyRequiresHireApproval(companyId: string): Promise<boolean> {
-    // reads companies (owned by companies)
-    const [company] = await this.db.query<{ require: boolean }>(
+    // reads companies (owned by companies): a FOR SHARE lock, see FOREIGN_READS
+    const company = await this.row<{ require: boolean }>(
+      companyId,
       `SELECT require_board_approval_for_new_agents AS require FROM companies WHERE id = $1 FOR SHARE`,
-      [this.scope(companyId)],
     );
-    return company.require;
+    return company!.require;
   }
 }

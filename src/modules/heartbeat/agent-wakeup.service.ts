@@ -4,7 +4,7 @@ import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { HeldWakeupDto, SkippedWakeupDto, WakeupDto, WakeupRunResponseDto } from './dto/heartbeat.dto';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
 import { heartbeatError } from './heartbeat.errors';
 import { toRunResponse } from './heartbeat.types';
 import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
@@ -14,7 +14,7 @@ import { WakeupQueue } from './wakeup-queue.service';
 @Injectable()
 export class AgentWakeupService {
   constructor(
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly agents: HeartbeatAgents,
     private readonly companies: CompanyAccessService,
     private readonly queue: WakeupQueue,
   ) {}

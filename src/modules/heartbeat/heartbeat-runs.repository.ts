@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
-import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
 import type { ScopeFilter, WakeRow } from './wakeup-requests.repository';
@@ -35,6 +35,16 @@ export interface LiveRunRow {
   created_at: Date;
 }
 
+/** An agent's latest run, for the instance heartbeat page. */
+export interface LatestRunRow {
+  agent_id: string;
+  id: string;
+  status: string;
+  invocation_source: string;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
 /** How a run is ended (see RunLifecycle.finishRun). */
 export interface FinishRunParams {
   agentId: string;
@@ -45,10 +55,9 @@ export interface FinishRunParams {
 
 /**
  * heartbeat_runs: reads for the board's run views (history with keyset paging, live runs), and
- * the engine's statements (create, claim, lease, end). The engine's are engine-wide, keyed by run
- * or agent id (the company is the run's own), and run under the agent lock the caller holds; the
- * dispatcher's and reaper's sweeps go to the pool directly (`dataSource.query`), outside any
- * transaction, as they always did.
+ * the engine's statements (create, end, join, coalesce), each in the run's company and under the
+ * agent lock the caller holds. The dispatcher's claims and the reaper's sweeps across companies are
+ * in RunClaimsRepository.
  */
 @Injectable()
 export class HeartbeatRunsRepository extends CompanyScopedRepository {
@@ -78,7 +87,6 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
     );
   }
 
-  /** Queued and running runs of the company (or of one issue: runs for it and its checkout run), newest first. */
   /** Queued and running runs (`finished: false`), or the most recent ended ones (`finished: true`). */
   live(
     companyId: string,
@@ -120,25 +128,38 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
     return rows.map((r) => r.comment_id);
   }
 
-  // --- the engine (engine-wide, by run or agent id) ---
-
-  async findById(runId: string): Promise<RunRow | null> {
-    const [row] = await this.db.query<RunRow>('SELECT * FROM heartbeat_runs WHERE id = $1', [runId]);
-    return row ?? null;
+  /** A run named by a route without `:companyId` (any company; the caller checks access on its company). */
+  findForRoute(runId: string): Promise<RunRow | null> {
+    return this.unscopedRow<RunRow>(
+      'resolves the company of a route addressed by run id (access is checked on it after)',
+      'SELECT * FROM heartbeat_runs WHERE id = $1',
+      [runId],
+    );
   }
 
-  async agentIdOf(runId: string): Promise<string | undefined> {
-    return (await this.db.query<{ agent_id: string }>('SELECT agent_id FROM heartbeat_runs WHERE id = $1', [runId]))[0]?.agent_id;
+  // --- the engine (in the run's company, under the agent lock) ---
+
+  findById(companyId: string, runId: string): Promise<RunRow | null> {
+    return this.row<RunRow>(companyId, 'SELECT * FROM heartbeat_runs WHERE company_id = $1 AND id = $2', [runId]);
+  }
+
+  /** The company and agent of a run named by id (ending a run: the reaper, cancellation and the executor hold its id). */
+  refOf(runId: string): Promise<{ company_id: string; agent_id: string } | null> {
+    return this.unscopedRow<{ company_id: string; agent_id: string }>(
+      'resolves the company and agent of a run named by id, before its agent lock is taken',
+      'SELECT company_id, agent_id FROM heartbeat_runs WHERE id = $1',
+      [runId],
+    );
   }
 
   /** A queued run for a wake. */
   async insertQueued(agent: AgentRow, wake: WakeRow, context: WakeContext): Promise<RunRow> {
-    const [run] = await this.db.query<RunRow>(
+    const [run] = await this.rows<RunRow>(
+      agent.company_id,
       `INSERT INTO heartbeat_runs (company_id, agent_id, wakeup_request_id, invocation_source, trigger_detail, adapter_type, issue_id, context_snapshot,
                                    trace_parent)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
       [
-        agent.company_id,
         agent.id,
         wake.id,
         wake.source,
@@ -157,15 +178,16 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** Ends a live run with its outcome; null when it had already ended (or, for the reaper, its lease was renewed). */
-  async finish(runId: string, outcome: RunOutcome, p: FinishRunParams): Promise<RunRow | null> {
-    const [run] = await returningRows<RunRow>(
-      this.db,
+  async finish(companyId: string, runId: string, outcome: RunOutcome, p: FinishRunParams): Promise<RunRow | null> {
+    const [run] = await this.returning<RunRow>(
+      companyId,
       `UPDATE heartbeat_runs
-            SET status = $2, finished_at = now(), exit_code = $3, error_code = $4, error = $5,
-                usage_json = COALESCE($6, usage_json), result_json = COALESCE($7, result_json),
-                log_bytes = GREATEST(log_bytes, $8), lease_expires_at = NULL, updated_at = now(),
-                last_output_at = CASE WHEN $8 > log_bytes THEN now() ELSE last_output_at END
-          WHERE id = $1 AND agent_id = $9 AND status IN ('queued','running') ${p.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
+            SET status = $3, finished_at = now(), exit_code = $4, error_code = $5, error = $6,
+                usage_json = COALESCE($7, usage_json), result_json = COALESCE($8, result_json),
+                log_bytes = GREATEST(log_bytes, $9), lease_expires_at = NULL, updated_at = now(),
+                last_output_at = CASE WHEN $9 > log_bytes THEN now() ELSE last_output_at END
+          WHERE company_id = $1 AND id = $2 AND agent_id = $10 AND status IN ('queued','running')
+                ${p.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
           RETURNING *`,
       [
         runId,
@@ -183,90 +205,118 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** Usage so far of a running run (the CLI runtimes meter it as the stream arrives); the ending outcome replaces it. */
-  async setLiveUsage(runId: string, usage: Record<string, unknown>): Promise<void> {
-    await this.db.query(`UPDATE heartbeat_runs SET usage_json = $2 WHERE id = $1 AND status = 'running'`, [runId, usage]);
+  async setLiveUsage(companyId: string, runId: string, usage: Record<string, unknown>): Promise<void> {
+    await this.returning(companyId, `UPDATE heartbeat_runs SET usage_json = $3 WHERE company_id = $1 AND id = $2 AND status = 'running'`, [
+      runId,
+      usage,
+    ]);
   }
 
   /**
    * The run's project (the wake's, else its issue's) and that project's workspace directory (the
    * primary one first), for cost attribution and the CLI runtimes' working directory.
    */
-  // reads issues, projects and project_workspaces (owned by issues and projects)
+  // reads issues, projects and project_workspaces (owned by issues and projects; see FOREIGN_READS)
   async projectContext(run: RunRow): Promise<{ projectId: string | null; cwd: string | null }> {
     const p = run.context_snapshot.projectId;
     const wakeProject = typeof p === 'string' && isUuid(p) ? p : null;
-    const [row] = (await this.db.query(
+    const row = await this.row<{ project_id: string; cwd: string | null }>(
+      run.company_id,
       `SELECT p.id AS project_id,
               (SELECT w.cwd FROM project_workspaces w WHERE w.project_id = p.id AND w.company_id = p.company_id AND w.cwd IS NOT NULL
                 ORDER BY w.is_primary DESC, w.created_at LIMIT 1) AS cwd
          FROM projects p
         WHERE p.company_id = $1
           AND p.id = COALESCE($2::uuid, (SELECT i.project_id FROM issues i WHERE i.id = $3 AND i.company_id = $1))`,
-      [run.company_id, wakeProject, run.issue_id],
-    )) as Array<{ project_id: string; cwd: string | null }>;
+      [wakeProject, run.issue_id],
+    );
     return { projectId: row?.project_id ?? null, cwd: row?.cwd ?? null };
   }
 
-  async raiseLogBytes(runId: string, logBytes: number): Promise<void> {
-    await this.db.query('UPDATE heartbeat_runs SET log_bytes = GREATEST(log_bytes, $2) WHERE id = $1', [runId, logBytes]);
+  async raiseLogBytes(companyId: string, runId: string, logBytes: number): Promise<void> {
+    await this.returning(companyId, 'UPDATE heartbeat_runs SET log_bytes = GREATEST(log_bytes, $3) WHERE company_id = $1 AND id = $2', [
+      runId,
+      logBytes,
+    ]);
   }
 
-  /** The agent's live runs on the issue (rows of `1`). */
-  async hasLiveOnIssue(agentId: string, issueId: string): Promise<boolean> {
-    const live = await this.db.query(
-      `SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') LIMIT 1`,
+  /** Whether the agent has a running run. */
+  async anyRunning(companyId: string, agentId: string): Promise<boolean> {
+    const rows = await this.rows(
+      companyId,
+      `SELECT 1 FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND status = 'running' LIMIT 1`,
+      [agentId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Whether the agent has a live run on the issue. */
+  async hasLiveOnIssue(companyId: string, agentId: string, issueId: string): Promise<boolean> {
+    const live = await this.rows(
+      companyId,
+      `SELECT 1 FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status IN ('queued','running') LIMIT 1`,
       [agentId, issueId],
     );
     return live.length > 0;
   }
 
   /** The agent's oldest live run on the issue. */
-  async oldestLiveOnIssue(agentId: string, issueId: string): Promise<RunRow | null> {
-    const [row] = await this.db.query<RunRow>(
-      `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id = $2 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
+  oldestLiveOnIssue(companyId: string, agentId: string, issueId: string): Promise<RunRow | null> {
+    return this.row<RunRow>(
+      companyId,
+      `SELECT * FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status IN ('queued','running')
+        ORDER BY created_at LIMIT 1`,
       [agentId, issueId],
     );
-    return row ?? null;
   }
 
   /** The agent's oldest live run. */
-  async oldestLiveOfAgent(agentId: string): Promise<RunRow | null> {
-    const [row] = await this.db.query<RunRow>(
-      `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
+  oldestLiveOfAgent(companyId: string, agentId: string): Promise<RunRow | null> {
+    return this.row<RunRow>(
+      companyId,
+      `SELECT * FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
       [agentId],
     );
-    return row ?? null;
   }
 
   /** The agent's oldest queued run without an issue. */
-  async oldestQueuedWithoutIssue(agentId: string): Promise<RunRow | null> {
-    const [row] = await this.db.query<RunRow>(
-      `SELECT * FROM heartbeat_runs WHERE agent_id = $1 AND issue_id IS NULL AND status = 'queued' ORDER BY created_at LIMIT 1`,
+  oldestQueuedWithoutIssue(companyId: string, agentId: string): Promise<RunRow | null> {
+    return this.row<RunRow>(
+      companyId,
+      `SELECT * FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id IS NULL AND status = 'queued'
+        ORDER BY created_at LIMIT 1`,
       [agentId],
     );
-    return row ?? null;
   }
 
   /** The live run on the issue of the deferred wake's agent (what a replayed deferred wake waits for). */
-  async liveForDeferredWake(wakeId: string, issueId: string): Promise<RunRow | undefined> {
-    const [live] = await this.db.query<RunRow>(
-      `SELECT r.* FROM heartbeat_runs r JOIN agent_wakeup_requests w ON w.agent_id = r.agent_id
-          WHERE w.id = $1 AND r.issue_id = $2 AND r.status IN ('queued','running') ORDER BY r.created_at LIMIT 1`,
+  async liveForDeferredWake(companyId: string, wakeId: string, issueId: string): Promise<RunRow | undefined> {
+    const live = await this.row<RunRow>(
+      companyId,
+      `SELECT r.* FROM heartbeat_runs r JOIN agent_wakeup_requests w ON w.agent_id = r.agent_id AND w.company_id = r.company_id
+          WHERE r.company_id = $1 AND w.id = $2 AND r.issue_id = $3 AND r.status IN ('queued','running') ORDER BY r.created_at LIMIT 1`,
       [wakeId, issueId],
     );
-    return live;
+    return live ?? undefined;
   }
 
   /** Merges a wake into a queued run's context: the newest comment wins, every wake is listed. */
-  async coalesceWake(runId: string, wakeId: string, entry: Record<string, unknown>, commentId: string | null): Promise<void> {
-    await this.db.query(
+  async coalesceWake(
+    companyId: string,
+    runId: string,
+    wakeId: string,
+    entry: Record<string, unknown>,
+    commentId: string | null,
+  ): Promise<void> {
+    await this.returning(
+      companyId,
       `UPDATE heartbeat_runs
           SET context_snapshot = jsonb_set(
-                jsonb_set(context_snapshot || CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('commentId', $4::text) END,
-                          '{wakeupRequestIds}', COALESCE(context_snapshot->'wakeupRequestIds', '[]'::jsonb) || to_jsonb($2::text)),
-                '{coalesced}', COALESCE(context_snapshot->'coalesced', '[]'::jsonb) || jsonb_build_array($3::jsonb)),
+                jsonb_set(context_snapshot || CASE WHEN $5::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('commentId', $5::text) END,
+                          '{wakeupRequestIds}', COALESCE(context_snapshot->'wakeupRequestIds', '[]'::jsonb) || to_jsonb($3::text)),
+                '{coalesced}', COALESCE(context_snapshot->'coalesced', '[]'::jsonb) || jsonb_build_array($4::jsonb)),
               updated_at = now()
-        WHERE id = $1 AND status = 'queued'`,
+        WHERE company_id = $1 AND id = $2 AND status = 'queued'`,
       [runId, wakeId, entry, commentId],
     );
   }
@@ -274,108 +324,36 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   /** Live runs of a cancelled scope (the wake filter, with the project read from the run's context). */
   liveIdsInScope(f: ScopeFilter): Promise<Array<{ id: string }>> {
     const runWhere = f.where.replace(`payload->>'projectId'`, `context_snapshot->'payload'->>'projectId'`);
-    return this.db.query<{ id: string }>(
+    return this.rows<{ id: string }>(
+      f.companyId,
       `SELECT id FROM heartbeat_runs WHERE ${runWhere} AND status IN ('queued','running') ORDER BY id`,
-      f.params,
+      f.params.slice(1),
     );
-  }
-
-  /** The oldest queued run of each agent under its concurrency limit, oldest first. */
-  async claimCandidates(limit: number): Promise<Array<{ id: string; agent_id: string; created_at: Date }>> {
-    return (await this.db.dataSource.query(
-      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.agent_id, r.created_at FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
-        WHERE r.status = 'queued'
-          AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')
-              < CASE WHEN a.runtime_config->'heartbeat'->>'maxConcurrentRuns' ~ '^[1-9][0-9]{0,3}$'
-                     THEN (a.runtime_config->'heartbeat'->>'maxConcurrentRuns')::int ELSE 1 END
-        ORDER BY r.agent_id, r.created_at) c ORDER BY c.created_at LIMIT $1`,
-      [limit],
-    )) as Array<{ id: string; agent_id: string; created_at: Date }>;
-  }
-
-  /** The run if still queued, with what the budget check needs. */
-  async queuedForClaim(runId: string): Promise<{ company_id: string; context_snapshot: { projectId?: unknown } } | undefined> {
-    const [queued] = await this.db.query<{ company_id: string; context_snapshot: { projectId?: unknown } }>(
-      `SELECT company_id, context_snapshot FROM heartbeat_runs WHERE id = $1 AND status = 'queued'`,
-      [runId],
-    );
-    return queued;
-  }
-
-  async countRunning(agentId: string): Promise<number> {
-    const [{ n }] = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM heartbeat_runs WHERE agent_id = $1 AND status = 'running'`,
-      [agentId],
-    );
-    return Number(n);
-  }
-
-  /** queued -> running for this instance, with a lease and the log path; null if another claimed it first. */
-  async claim(runId: string, instanceId: string, leaseSec: number, logPath: string): Promise<RunRow | null> {
-    const [run] = await returningRows<RunRow>(
-      this.db,
-      `UPDATE heartbeat_runs
-          SET status = 'running', started_at = now(), claimed_by = $2, lease_expires_at = now() + make_interval(secs => $3),
-              log_path = $4, updated_at = now()
-        WHERE id = $1 AND status = 'queued' RETURNING *`,
-      [runId, instanceId, leaseSec, logPath],
-    );
-    return run ?? null;
-  }
-
-  /** Renews this instance's leases on its running runs (rows another statement holds are skipped), with their log sizes. */
-  async renewLeases(ids: string[], bytes: number[], leaseSec: number, instanceId: string): Promise<void> {
-    await this.db.dataSource.query(
-      `UPDATE heartbeat_runs r SET lease_expires_at = now() + make_interval(secs => $3), log_bytes = GREATEST(r.log_bytes, v.bytes),
-               last_output_at = CASE WHEN v.bytes > r.log_bytes THEN now() ELSE r.last_output_at END
-           FROM unnest($1::uuid[], $2::bigint[]) AS v(id, bytes)
-          WHERE r.id = v.id AND r.id IN (
-            SELECT id FROM heartbeat_runs WHERE id = ANY($1::uuid[]) AND status = 'running' AND claimed_by = $4 ORDER BY id FOR UPDATE SKIP LOCKED)`,
-      [ids, bytes, leaseSec, instanceId],
-    );
-  }
-
-  async ownership(ids: string[]): Promise<Array<{ id: string; status: string; claimed_by: string | null }>> {
-    return (await this.db.dataSource.query(`SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`, [
-      ids,
-    ])) as Array<{ id: string; status: string; claimed_by: string | null }>;
-  }
-
-  /** Running runs claimed by some instance, started more than 2 seconds ago. */
-  async runningClaimed(): Promise<Array<{ id: string; claimed_by: string }>> {
-    return (await this.db.dataSource.query(
-      `SELECT id, claimed_by FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
-    )) as Array<{ id: string; claimed_by: string }>;
-  }
-
-  /** Up to 100 running runs whose lease has expired, oldest lease first. */
-  async leaseExpired(): Promise<Array<{ id: string }>> {
-    return (await this.db.dataSource.query(
-      `SELECT id FROM heartbeat_runs WHERE status = 'running' AND lease_expires_at < now() ORDER BY lease_expires_at LIMIT 100`,
-    )) as Array<{ id: string }>;
   }
 
   /** The session id the agent's last successful run of this adapter reported (same issue, or none). */
   async lastSessionId(run: RunRow): Promise<string | null> {
-    const [row] = (await this.db.dataSource.query(
+    const row = await this.row<{ sid: string | null }>(
+      run.company_id,
       `SELECT result_json->>'sessionId' AS sid FROM heartbeat_runs
-        WHERE agent_id = $1 AND id <> $2 AND status = 'succeeded' AND adapter_type = $3 AND issue_id IS NOT DISTINCT FROM $4
-          AND result_json ? 'sessionId'
+        WHERE company_id = $1 AND agent_id = $2 AND id <> $3 AND status = 'succeeded' AND adapter_type = $4
+          AND issue_id IS NOT DISTINCT FROM $5 AND result_json ? 'sessionId'
         ORDER BY finished_at DESC LIMIT 1`,
       [run.agent_id, run.id, run.adapter_type, run.issue_id],
-    )) as Array<{ sid: string | null }>;
+      { detached: true },
+    );
     return row?.sid ?? null;
   }
 
-  /** Whether a run token's run is live (or ended within the grace) and its agent may act; no row when neither. */
-  // reads agents (owned by agents)
-  tokenRun(claims: { runId: string; agentId: string; companyId: string }, graceSec: number): Promise<Array<{ live: boolean }>> {
-    return this.db.dataSource.query<Array<{ live: boolean }>>(
-      `SELECT r.status IN ('queued','running') AS live FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
-        WHERE r.id = $1 AND r.agent_id = $2 AND r.company_id = $3
-          AND (r.status IN ('queued','running') OR r.finished_at > now() - make_interval(secs => $4))
-          AND a.status NOT IN ('terminated','pending_approval')`,
-      [claims.runId, claims.agentId, claims.companyId, graceSec],
+  /** The latest run of each agent (the instance heartbeat page; the agents come from the agents module's answer). */
+  latestOfAgents(agentIds: string[]): Promise<LatestRunRow[]> {
+    if (agentIds.length === 0) return Promise.resolve([]);
+    return this.unscoped<LatestRunRow>(
+      'the instance heartbeat page: latest runs of agents the caller may see, listed already (possibly in several companies)',
+      `SELECT lr.* FROM unnest($1::uuid[]) AS a(id)
+         CROSS JOIN LATERAL (SELECT r.agent_id, r.id, r.status, r.invocation_source, r.created_at, r.finished_at
+                               FROM heartbeat_runs r WHERE r.agent_id = a.id ORDER BY r.created_at DESC LIMIT 1) lr`,
+      [agentIds],
     );
   }
 }

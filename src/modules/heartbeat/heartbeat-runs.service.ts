@@ -7,7 +7,7 @@ import { isUuid } from '../../common/http/uuid';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { outcomeFromReport } from '../adapters/http.adapter';
 import { CompleteRunDto, ListRunsQueryDto, LiveRunDto, RunLogResponseDto, SchedulerHeartbeatDto } from './dto/heartbeat.dto';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository, RunListFilter } from './heartbeat-runs.repository';
 import { heartbeatError } from './heartbeat.errors';
 import { heartbeatPolicy, RunResponse, RunRow, toRunResponse } from './heartbeat.types';
@@ -22,12 +22,12 @@ export class HeartbeatRunsService {
     private readonly lifecycle: RunLifecycle,
     private readonly logs: RunLogService,
     private readonly runsRepo: HeartbeatRunsRepository,
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly agents: HeartbeatAgents,
   ) {}
 
   /** The run, after the caller's company access is checked; 404 for unknown ids. */
   async getAccessible(actor: Actor, runId: string): Promise<RunRow> {
-    const run = isUuid(runId) ? await this.runsRepo.findById(runId) : null;
+    const run = isUuid(runId) ? await this.runsRepo.findForRoute(runId) : null;
     if (!run) throw notFound('Heartbeat run');
     await this.companies.assertAccessToKnownCompany(actor, run.company_id);
     return run;
@@ -114,7 +114,7 @@ export class HeartbeatRunsService {
         ? { errorCode: 'cancelled_by_agent', error: 'cancelled by its agent' }
         : { errorCode: 'cancelled_by_board', error: 'cancelled by the board' };
     const ended = await this.lifecycle.finishRun(run.id, { status: 'cancelled', ...by }, { actor });
-    return toRunResponse(ended ?? (await this.runsRepo.findById(run.id))!);
+    return toRunResponse(ended ?? (await this.runsRepo.findById(run.company_id, run.id))!);
   }
 
   /** Async adapters report the end of a run, authenticated as that run (run token or key + run header). */
@@ -146,9 +146,11 @@ export class HeartbeatRunsService {
   /** Agents with a timer: next due time and last run. Board callers see the companies they can access. */
   async schedulerHeartbeats(actor: Actor): Promise<SchedulerHeartbeatDto[]> {
     const ids = await this.companies.accessibleCompanyIds(actor);
-    const rows = await this.agents.schedulerHeartbeats(ids ?? null);
-    return rows.map((r) => {
+    const agents = await this.agents.timerAgents(ids ?? null);
+    const latest = new Map((await this.runsRepo.latestOfAgents(agents.map((a) => a.id))).map((r) => [r.agent_id, r]));
+    return agents.map((r) => {
       const p = heartbeatPolicy(r.runtime_config);
+      const run = latest.get(r.id);
       return {
         agentId: r.id,
         companyId: r.company_id,
@@ -158,13 +160,13 @@ export class HeartbeatRunsService {
         intervalSec: p.intervalSec,
         nextDueAt: iso(r.heartbeat_next_due_at),
         lastFiredAt: iso(r.heartbeat_last_fired_at),
-        lastRun: r.run_id
+        lastRun: run
           ? {
-              id: r.run_id,
-              status: r.run_status as string,
-              invocationSource: r.invocation_source as string,
-              createdAt: isoRequired(r.run_created_at as Date),
-              finishedAt: iso(r.run_finished_at),
+              id: run.id,
+              status: run.status,
+              invocationSource: run.invocation_source,
+              createdAt: isoRequired(run.created_at),
+              finishedAt: iso(run.finished_at),
             }
           : null,
       };

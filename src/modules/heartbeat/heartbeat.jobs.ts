@@ -2,8 +2,8 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Opti
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
-import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
+import { RunClaimsRepository } from './run-claims.repository';
 import { RunDispatcher } from './run-dispatcher.service';
 import { RunLifecycle } from './run-lifecycle.service';
 import { WakeupQueue } from './wakeup-queue.service';
@@ -31,8 +31,8 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
     private readonly queue: WakeupQueue,
     private readonly lifecycle: RunLifecycle,
     private readonly dispatcher: RunDispatcher,
-    private readonly runs: HeartbeatRunsRepository,
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly runs: RunClaimsRepository,
+    private readonly agents: HeartbeatAgents,
     @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
 

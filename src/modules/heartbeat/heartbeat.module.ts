@@ -7,7 +7,7 @@ import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { AdaptersModule } from '../adapters/adapters.module';
 import { ExternalAdaptersService } from '../adapters/external-adapters.service';
 import { AgentWakeupService } from './agent-wakeup.service';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
 import { HeartbeatScheduler } from './heartbeat.jobs';
@@ -20,6 +20,8 @@ import { RunLifecycle } from './run-lifecycle.service';
 import { RunLiveEvents } from './run-live-events';
 import { RunLogService } from './run-log.service';
 import { RunProcessGroups } from './run-process-groups.service';
+import { RunClaimsRepository } from './run-claims.repository';
+import { RunGatesRepository } from './run-gates.repository';
 import { RunRecoveryRepository } from './run-recovery.repository';
 import { RunRetry } from './run-retry.service';
 import { RunTokenResolver } from './run-token.resolver';
@@ -33,7 +35,8 @@ import { BudgetsModule } from '../budgets/budgets.module';
 /**
  * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens; runs
  * execute through the adapters module's executors. Exported for other modules: WakeupQueue
- * (enqueue), RunLifecycleEvents (run-finished hook), RunEnvResolver (secret refs), RunDispatcher.
+ * (enqueue), RunLifecycleEvents (run-finished hook), RunEnvResolver (secret refs), RunDispatcher,
+ * and the HeartbeatAgents port (the agents module registers the engine's statements on its table).
  */
 @Module({
   imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
@@ -58,9 +61,11 @@ import { BudgetsModule } from '../budgets/budgets.module';
     RunUsageMonitor,
     HeartbeatRunsRepository,
     WakeupRequestsRepository,
-    HeartbeatAgentsRepository,
+    HeartbeatAgents,
+    RunClaimsRepository,
+    RunGatesRepository,
   ],
-  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, RunDispatcher, RunTokenService, HeartbeatRunsService],
+  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, RunDispatcher, RunTokenService, HeartbeatRunsService, HeartbeatAgents],
 })
 export class HeartbeatModule implements OnModuleInit {
   constructor(
@@ -71,6 +76,7 @@ export class HeartbeatModule implements OnModuleInit {
     private readonly queue: WakeupQueue,
     private readonly externalAdapters: ExternalAdaptersService,
     private readonly identities: AgentIdentities,
+    private readonly claims: RunClaimsRepository,
   ) {}
 
   onModuleInit(): void {
@@ -81,6 +87,8 @@ export class HeartbeatModule implements OnModuleInit {
       /* nothing to sweep yet */
     }
     this.registry.addResolver(this.runTokens);
+    // the guard's "is this run of the calling agent live" check
+    this.registry.runVerifier = { isLiveRun: (companyId, runId, agentId) => this.claims.isLiveRun(companyId, runId, agentId) };
     // secret bindings (delivery env|both) of the agent and the run's project, decrypted at launch
     this.runEnv.registerLaunchResolver(({ companyId, agentId, projectId }) =>
       this.secretBindings.resolveForLaunch(companyId, agentId, { projectId }),

@@ -4,8 +4,8 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
-import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
+import { RunClaimsRepository } from './run-claims.repository';
 import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
 import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events';
@@ -50,8 +50,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     private readonly processGroups: RunProcessGroups,
     private readonly live: RunLiveEvents,
     private readonly hub: LiveEventHub,
-    private readonly runs: HeartbeatRunsRepository,
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly runs: RunClaimsRepository,
+    private readonly agents: HeartbeatAgents,
   ) {}
 
   get instanceId(): string {
@@ -177,7 +177,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const queue = [...candidates];
     const worker = async () => {
       for (let c = queue.shift(); c && !this.stopping && !this.claimsStopped; c = queue.shift()) {
-        const claim = await this.db.transaction(() => this.tryClaim(c.id, c.agent_id));
+        const claim = await this.db.transaction(() => this.tryClaim(c.company_id, c.id, c.agent_id));
         if (claim) {
           claimed++;
           this.start(claim);
@@ -188,8 +188,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     return claimed;
   }
 
-  private async tryClaim(runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
-    const agent = await this.agents.lock(agentId);
+  private async tryClaim(companyId: string, runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
+    const agent = await this.agents.lock(companyId, agentId);
     if (!agent) return null;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
       await this.lifecycle.finishRun(
@@ -200,7 +200,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       return null;
     }
     // a run never starts for a scope already over its hard limit (budget check before each claim)
-    const queued = await this.runs.queuedForClaim(runId);
+    const queued = await this.runs.queuedForClaim(agent.company_id, runId);
     if (!queued) return null;
     const projectId = typeof queued.context_snapshot?.projectId === 'string' ? queued.context_snapshot.projectId : null;
     if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agentId, projectId)).allowed) {
@@ -211,18 +211,19 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       );
       return null;
     }
-    if ((await this.runs.countRunning(agentId)) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
+    if ((await this.runs.countRunning(agent.company_id, agentId)) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
     const run = await this.runs.claim(
+      agent.company_id,
       runId,
       this.instanceId,
       this.config.heartbeat.leaseSec,
       this.lifecycle.logPathFor(agent.company_id, runId),
     );
     if (!run) return null;
-    const agentNow = await this.agents.markRunning(agentId);
+    const agentChanged = await this.agents.markRunning(agent.company_id, agentId);
     this.live.status(run);
     this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapter_type });
-    if (agentNow.length > 0) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
+    if (agentChanged) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
     await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
     this.db.afterCommit(() =>
       this.events.emitStarted({

@@ -84,7 +84,7 @@ export class RunExecutor {
     local.done = (async () => {
       let outcome: RunOutcome;
       let scratchMade = false;
-      const processes = this.processGroups.track(run.id);
+      const processes = this.processGroups.track(run.company_id, run.id);
       try {
         const executor = this.executors.get(run.adapter_type);
         if (!executor)

@@ -3,7 +3,8 @@ import type { Actor } from '../../common/auth/actor';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { CancellationScope, WorkCancellation } from '../../common/events/work-cancellation';
 import { Db } from '../../database/db.service';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
+import { RunGatesRepository } from './run-gates.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
 import { RunLifecycleEvents } from './run-lifecycle-events';
@@ -64,7 +65,8 @@ export class RunLifecycle implements OnModuleInit {
     private readonly live: RunLiveEvents,
     private readonly runs: HeartbeatRunsRepository,
     private readonly wakes: WakeupRequestsRepository,
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly agents: HeartbeatAgents,
+    private readonly gates: RunGatesRepository,
   ) {}
 
   onModuleInit(): void {
@@ -97,7 +99,7 @@ export class RunLifecycle implements OnModuleInit {
   /** A queued run for a wake (already inserted); the dispatcher hears of it after commit. Caller holds the agent lock. */
   async createRun(agent: AgentRow, wake: WakeRow, context: WakeContext): Promise<RunRow> {
     const run = await this.runs.insertQueued(agent, wake, context);
-    await this.wakes.markClaimed(wake.id, run.id);
+    await this.wakes.markClaimed(run.company_id, wake.id, run.id);
     await recordRunActivity(this.recorder, 'heartbeat.run_queued', run, {
       source: wake.source,
       triggerDetail: wake.trigger_detail,
@@ -113,24 +115,28 @@ export class RunLifecycle implements OnModuleInit {
   /** Ends a live run (no-op if it already ended). Returns the ended row, or null. */
   async finishRun(runId: string, outcome: RunOutcome, opts: FinishOptions = {}): Promise<RunRow | null> {
     return this.db.transaction(async () => {
-      const agentId = opts.agentId ?? (await this.runs.agentIdOf(runId));
-      if (!agentId) return null;
-      await this.agents.lock(agentId);
-      const run = await this.runs.finish(runId, outcome, {
+      const ref = await this.runs.refOf(runId);
+      if (!ref) return null;
+      const agentId = opts.agentId ?? ref.agent_id;
+      await this.agents.lock(ref.company_id, agentId);
+      const run = await this.runs.finish(ref.company_id, runId, outcome, {
         agentId,
         logBytes: opts.logBytes ?? 0,
         onlyIfLeaseExpired: opts.onlyIfLeaseExpired,
       });
       if (!run) {
-        if (opts.logBytes) await this.runs.raiseLogBytes(runId, opts.logBytes);
+        if (opts.logBytes) await this.runs.raiseLogBytes(ref.company_id, runId, opts.logBytes);
         return null;
       }
-      await this.wakes.settleForRun(runId, opts.wakeCancelReason ?? null);
+      await this.wakes.settleForRun(run.company_id, runId, opts.wakeCancelReason ?? null);
       const failed = run.status === 'failed' || run.status === 'timed_out';
-      const agentNow = await this.agents.settleAfterRun(run.agent_id, failed ? 'error' : 'idle');
+      // the agent lock is held and only a claim (under that lock) makes a run `running`: no run starts in between
+      const agentChanged =
+        !(await this.runs.anyRunning(run.company_id, run.agent_id)) &&
+        (await this.agents.settleIfRunning(run.company_id, run.agent_id, failed ? 'error' : 'idle'));
       this.live.status(run);
       this.live.event(run, 'lifecycle', `run ${run.status}`, { status: run.status, exitCode: run.exit_code, errorCode: run.error_code });
-      if (agentNow.length > 0) this.live.agentStatus(run.company_id, run.agent_id, failed ? 'error' : 'idle', run.status);
+      if (agentChanged) this.live.agentStatus(run.company_id, run.agent_id, failed ? 'error' : 'idle', run.status);
       await recordRunActivity(
         this.recorder,
         `heartbeat.run_${run.status}`,
@@ -144,7 +150,7 @@ export class RunLifecycle implements OnModuleInit {
         opts.actor,
       );
       for (const hook of this.endedHooks) await hook(run);
-      if (opts.promote !== false) await this.promoteDeferred(run.agent_id, run.issue_id);
+      if (opts.promote !== false) await this.promoteDeferred(run.company_id, run.agent_id, run.issue_id);
       this.db.afterCommit(() =>
         this.events.emitFinished({
           runId: run.id,
@@ -168,14 +174,14 @@ export class RunLifecycle implements OnModuleInit {
    * Deferred wakes of one agent and issue become one new run once no run of that agent is live on
    * that issue: the oldest wake owns the run, the others are coalesced into it. Caller holds the agent lock.
    */
-  async promoteDeferred(agentId: string, issueId: string | null): Promise<RunRow | null> {
+  async promoteDeferred(companyId: string, agentId: string, issueId: string | null): Promise<RunRow | null> {
     if (!issueId) return null;
-    const wakes = await this.wakes.deferredOf(agentId, issueId);
+    const wakes = await this.wakes.deferredOf(companyId, agentId, issueId);
     if (wakes.length === 0) return null;
     // a paused subtree keeps its wakes deferred until the hold is released (which promotes them)
     if (await this.issueHold(issueId)) return null;
-    if (await this.runs.hasLiveOnIssue(agentId, issueId)) return null;
-    const agent = await this.agents.lock(agentId);
+    if (await this.runs.hasLiveOnIssue(companyId, agentId, issueId)) return null;
+    const agent = await this.agents.lock(companyId, agentId);
     if (!agent) return null;
     const [first, ...rest] = wakes;
     const context = contextForWake(first);
@@ -192,6 +198,7 @@ export class RunLifecycle implements OnModuleInit {
     const run = await this.createRun(agent, first, context);
     if (rest.length) {
       await this.wakes.markManyCoalesced(
+        run.company_id,
         rest.map((w) => w.id),
         run.id,
       );
@@ -205,8 +212,8 @@ export class RunLifecycle implements OnModuleInit {
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await this.agents.lock(p.agent_id);
-        return this.promoteDeferred(p.agent_id, p.issue_id);
+        await this.agents.lock(p.company_id, p.agent_id);
+        return this.promoteDeferred(p.company_id, p.agent_id, p.issue_id);
       });
       if (run) n++;
     }
@@ -219,7 +226,7 @@ export class RunLifecycle implements OnModuleInit {
    */
   async cancelScope(scope: CancellationScope, reason: string): Promise<void> {
     // the issues table belongs to another module (absent in some set-ups): asked only when a project is named
-    const filter = scopeFilter(scope, scope.projectId ? await this.agents.issuesTableExists() : false);
+    const filter = scopeFilter(scope, scope.projectId ? await this.gates.issuesTableExists() : false);
     await this.wakes.cancelInScope(filter, reason);
     const runs = await this.runs.liveIdsInScope(filter);
     for (const r of runs) {

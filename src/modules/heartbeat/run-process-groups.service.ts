@@ -26,20 +26,20 @@ export class RunProcessGroups {
 
   constructor(private readonly repo: RunRecoveryRepository) {}
 
-  track(runId: string): RunProcessTracker {
+  track(companyId: string, runId: string): RunProcessTracker {
     let recorded: Promise<void> | null = null;
     let pgid: number | null = null;
     return {
       started: (pid) => {
         pgid = pid;
-        recorded = this.repo.recordGroup(runId, pid, thisHost(), processStartTicks(pid)).catch((err) => {
+        recorded = this.repo.recordGroup(companyId, runId, pid, thisHost(), processStartTicks(pid)).catch((err) => {
           this.logger.error(`could not record the process group of run ${runId}: ${(err as Error).message}`);
         });
       },
       ended: async () => {
         if (pgid === null) return;
         await recorded;
-        await this.repo.forgetGroup(runId, pgid).catch(() => undefined);
+        await this.repo.forgetGroup(companyId, runId, pgid).catch(() => undefined);
       },
     };
   }
@@ -67,7 +67,7 @@ export class RunProcessGroups {
           this.logger.warn(`killing process group ${pgid} left by run ${r.id} (its instance ${r.claimed_by ?? '?'} is gone)`);
           await terminateGroup(pgid, (Number.isFinite(grace) && grace >= 0 ? grace : DEFAULT_GRACE_SEC) * 1000);
         }
-        await this.repo.forgetGroup(r.id, pgid);
+        await this.repo.forgetGroup(r.company_id, r.id, pgid);
       }),
     );
     return killed;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { RunRow, WakeContext } from './heartbeat.types';
 import type { WakeRow } from './wakeup-requests.repository';
@@ -7,6 +7,7 @@ import type { WakeRow } from './wakeup-requests.repository';
 /** A recorded process group of a run on this host. */
 export interface RecordedGroup {
   id: string;
+  company_id: string;
   status: string;
   claimed_by: string | null;
   started_at: Date | null;
@@ -29,56 +30,65 @@ const wakeTrigger = (v: unknown) => (typeof v === 'string' && TRIGGERS.includes(
  * after an instance loss.
  */
 @Injectable()
-export class RunRecoveryRepository {
-  constructor(private readonly db: Db) {}
+export class RunRecoveryRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
 
-  async recordGroup(runId: string, pgid: number, host: string, startTicks: number | null): Promise<void> {
-    await this.db.dataSource.query(
-      `UPDATE heartbeat_runs SET process_group_id = $2, process_host = $3, process_start_ticks = $4 WHERE id = $1`,
+  async recordGroup(companyId: string, runId: string, pgid: number, host: string, startTicks: number | null): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE heartbeat_runs SET process_group_id = $3, process_host = $4, process_start_ticks = $5 WHERE company_id = $1 AND id = $2`,
       [runId, pgid, host, startTicks],
+      { detached: true },
     );
   }
 
-  async forgetGroup(runId: string, pgid?: number): Promise<void> {
-    await this.db.dataSource.query(
-      `UPDATE heartbeat_runs SET process_group_id = NULL WHERE id = $1 ${pgid === undefined ? '' : 'AND process_group_id = $2'}`,
+  async forgetGroup(companyId: string, runId: string, pgid?: number): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE heartbeat_runs SET process_group_id = NULL WHERE company_id = $1 AND id = $2 ${pgid === undefined ? '' : 'AND process_group_id = $3'}`,
       pgid === undefined ? [runId] : [runId, pgid],
+      { detached: true },
     );
   }
 
   /** Runs of this host that still have a recorded process group (excluding the given live ones). */
+  // reads agents (owned by agents): each run's grace period, see FOREIGN_READS
   groupsOnHost(host: string, exceptRunIds: string[]): Promise<RecordedGroup[]> {
-    return this.db.dataSource.query(
-      `SELECT r.id, r.status, r.claimed_by, r.started_at, r.process_group_id, r.process_start_ticks,
+    return this.unscoped<RecordedGroup>(
+      "the recovery sweep of this host's process groups, across companies",
+      `SELECT r.id, r.company_id, r.status, r.claimed_by, r.started_at, r.process_group_id, r.process_start_ticks,
               a.adapter_config->>'graceSec' AS grace_sec
-         FROM heartbeat_runs r LEFT JOIN agents a ON a.id = r.agent_id
+         FROM heartbeat_runs r LEFT JOIN agents a ON a.id = r.agent_id AND a.company_id = r.company_id
         WHERE r.process_host = $1 AND r.process_group_id IS NOT NULL AND NOT (r.id = ANY($2::uuid[]))
         LIMIT 500`,
       [host, exceptRunIds],
+      { detached: true },
     );
   }
 
   /** Wakes of a run that were themselves a retry (a second loss is final). */
-  async isRetry(wakeIds: string[]): Promise<boolean> {
+  async isRetry(companyId: string, wakeIds: string[]): Promise<boolean> {
     if (wakeIds.length === 0) return false;
-    const rows = await this.db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM agent_wakeup_requests WHERE id = ANY($1::uuid[]) AND retry_of_run_id IS NOT NULL`,
+    const row = await this.row<{ n: string }>(
+      companyId,
+      `SELECT count(*) AS n FROM agent_wakeup_requests WHERE company_id = $1 AND id = ANY($2::uuid[]) AND retry_of_run_id IS NOT NULL`,
       [wakeIds],
     );
-    return Number(rows[0]?.n ?? 0) > 0;
+    return Number(row?.n ?? 0) > 0;
   }
 
   /** A copy of the lost run's wake, pointing at it; `deferred` waits for the agent's live run on the issue. */
   async insertRetryWake(run: RunRow, context: WakeContext, status: 'queued' | 'deferred'): Promise<RetryWakeRow> {
-    const [row] = await returningRows<RetryWakeRow>(
-      this.db,
+    const [row] = await this.rows<RetryWakeRow>(
+      run.company_id,
       `INSERT INTO agent_wakeup_requests
          (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, force_fresh_session, status,
           requested_by_actor_type, requested_by_actor_id, retry_of_run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'system', 'heartbeat_retry', $10)
        RETURNING id, source, trigger_detail, reason, payload, issue_id, force_fresh_session`,
       [
-        run.company_id,
         run.agent_id,
         wakeSource(context.source ?? run.invocation_source),
         wakeTrigger(context.triggerDetail ?? run.trigger_detail),

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { RunRow, WakeContext } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
@@ -22,7 +22,7 @@ export const INSTANCE_LOSS_CODES = ['orphaned_run', 'instance_shutdown', 'lease_
 @Injectable()
 export class RunRetry implements OnModuleInit {
   constructor(
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly agents: HeartbeatAgents,
     private readonly lifecycle: RunLifecycle,
     private readonly repo: RunRecoveryRepository,
     private readonly runs: HeartbeatRunsRepository,
@@ -40,13 +40,13 @@ export class RunRetry implements OnModuleInit {
     const wakeIds = [...(context.wakeupRequestIds ?? []), ...(run.wakeup_request_id ? [run.wakeup_request_id] : [])];
     const skip = (reason: string) =>
       recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
-    if (await this.repo.isRetry(wakeIds)) return void (await skip('already_retried'));
-    const agent = await this.agents.lock(run.agent_id);
+    if (await this.repo.isRetry(run.company_id, wakeIds)) return void (await skip('already_retried'));
+    const agent = await this.agents.lock(run.company_id, run.agent_id);
     if (!agent) return;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return void (await skip(`agent_${agent.status}`));
     const projectId = typeof context.projectId === 'string' ? context.projectId : null;
     if (!(await this.budgetGate.checkBeforeRun(run.company_id, run.agent_id, projectId)).allowed) return void (await skip('budget'));
-    const deferred = !!run.issue_id && (await this.runs.hasLiveOnIssue(run.agent_id, run.issue_id));
+    const deferred = !!run.issue_id && (await this.runs.hasLiveOnIssue(run.company_id, run.agent_id, run.issue_id));
     const wake = await this.repo.insertRetryWake(run, context, deferred ? 'deferred' : 'queued');
     let newRunId: string | null = null;
     if (!deferred) {

@@ -3,7 +3,7 @@ import type { AgentActor } from '../../common/auth/actor';
 import type { CredentialResolver } from '../../common/auth/auth-registry';
 import { ENDED_RUN_GRACE_SEC } from '../../common/auth/authorize.decorator';
 import { unauthorized } from '../../common/errors/domain-error';
-import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
+import { RunClaimsRepository } from './run-claims.repository';
 import { RunTokenService } from './run-token.service';
 
 /**
@@ -16,7 +16,7 @@ export class RunTokenResolver implements CredentialResolver {
   readonly name = 'run_token';
 
   constructor(
-    private readonly runs: HeartbeatRunsRepository,
+    private readonly runs: RunClaimsRepository,
     private readonly tokens: RunTokenService,
   ) {}
 

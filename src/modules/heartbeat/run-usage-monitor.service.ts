@@ -124,7 +124,7 @@ export class RunUsageMonitor {
     const persist = () => {
       persistTimer = null;
       lastPersist = Date.now();
-      if (latest) void this.runs.setLiveUsage(run.id, latest).catch(() => undefined);
+      if (latest) void this.runs.setLiveUsage(run.company_id, run.id, latest).catch(() => undefined);
     };
 
     const check = (u: Record<string, unknown>) => {

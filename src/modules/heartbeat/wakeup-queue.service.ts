@@ -6,7 +6,8 @@ import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
-import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
+import { HeartbeatAgents } from './heartbeat-agents.port';
+import { RunGatesRepository } from './run-gates.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import { AgentRow, heartbeatPolicy, RunRow, WakeContext } from './heartbeat.types';
 import { contextForWake, IssueHoldProbe, RunLifecycle } from './run-lifecycle.service';
@@ -75,7 +76,8 @@ export class WakeupQueue {
     private readonly budgetGate: BudgetGate,
     private readonly runs: HeartbeatRunsRepository,
     private readonly wakes: WakeupRequestsRepository,
-    private readonly agents: HeartbeatAgentsRepository,
+    private readonly agents: HeartbeatAgents,
+    private readonly gates: RunGatesRepository,
   ) {}
 
   /** Called (after commit) whenever a run is queued, so a dispatcher can act at once. */
@@ -95,8 +97,8 @@ export class WakeupQueue {
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await this.agents.lock(p.agent_id);
-        return this.lifecycle.promoteDeferred(p.agent_id, p.issue_id);
+        await this.agents.lock(p.company_id, p.agent_id);
+        return this.lifecycle.promoteDeferred(p.company_id, p.agent_id, p.issue_id);
       });
       if (run) n++;
     }
@@ -110,14 +112,14 @@ export class WakeupQueue {
 
   async enqueue(input: WakeupInput): Promise<WakeupResult> {
     return this.db.transaction(async () => {
-      const agent = await this.agents.lock(input.agentId);
+      const agent = isUuid(input.companyId) ? await this.agents.lock(input.companyId, input.agentId) : null;
       if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
       const payload = input.payload ?? {};
       const issueId = input.issueId ?? (isUuid(payload.issueId) ? payload.issueId : null);
       const key = input.idempotencyKey ?? null;
       if (key) {
-        const prior = await this.wakes.findByIdempotencyKey(agent.id, key);
-        if (prior) return this.replay(prior);
+        const prior = await this.wakes.findByIdempotencyKey(agent.company_id, agent.id, key);
+        if (prior) return this.replay(agent.company_id, prior);
       }
       const skipReason = await this.skipReason(agent, input, issueId, payload);
       const actor = input.requestedBy;
@@ -153,7 +155,7 @@ export class WakeupQueue {
       }
       const heldBy = issueId ? await this.lifecycle.issueHold(issueId) : null;
       if (heldBy) {
-        await this.wakes.markDeferred(wake.id);
+        await this.wakes.markDeferred(agent.company_id, wake.id);
         await this.recordWake(
           'heartbeat.wakeup_deferred',
           agent,
@@ -164,15 +166,15 @@ export class WakeupQueue {
         return { wakeupId: wake.id, status: 'deferred', heldBy };
       }
       const context = contextForWake(wake);
-      const live = await this.liveRunToJoin(agent.id, input.source, issueId);
+      const live = await this.liveRunToJoin(agent.company_id, agent.id, input.source, issueId);
       if (live && (live.status === 'queued' || input.source === 'timer')) {
         await this.coalesce(live, wake.id, context);
         await this.recordWake('heartbeat.wakeup_coalesced', agent, wake.id, { runId: live.id, source: input.source, issueId }, actor);
-        return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(live.id)) ?? live };
+        return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(agent.company_id, live.id)) ?? live };
       }
       if (live && issueId) {
         // never a second concurrent run of one agent on one issue: this wake runs when the live one ends
-        await this.wakes.markDeferred(wake.id);
+        await this.wakes.markDeferred(agent.company_id, wake.id);
         await this.recordWake(
           'heartbeat.wakeup_deferred',
           agent,
@@ -209,7 +211,7 @@ export class WakeupQueue {
     const blocked = await this.budgetOrCompanyBlock(agent, typeof payload.projectId === 'string' ? payload.projectId : null);
     if (blocked) return blocked;
     if (issueId) {
-      const recent = await this.wakes.countRecentOnIssue(agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec);
+      const recent = await this.wakes.countRecentOnIssue(agent.company_id, agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec);
       if (recent >= this.config.heartbeat.wakeLoopLimit) return 'wake_loop_suppressed';
     }
     if (input.source === 'timer' && policy.skipWhenIdle && !(await this.hasActionableWork(agent))) return 'no_actionable_work';
@@ -220,7 +222,7 @@ export class WakeupQueue {
   private async budgetOrCompanyBlock(agent: AgentRow, projectId: string | null): Promise<string | null> {
     if (agent.budget_monthly_cents > 0 && agent.spent_monthly_cents >= agent.budget_monthly_cents) return 'budget';
     if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agent.id, projectId)).allowed) return 'budget';
-    const co = await this.agents.companyRunGate(agent.company_id);
+    const co = await this.gates.companyRunGate(agent.company_id);
     if (co?.over) return 'budget';
     if (co && co.status !== 'active') return `company_${co.status}`;
     return null;
@@ -232,43 +234,43 @@ export class WakeupQueue {
       for (const p of this.probes) if (await p({ id: agent.id, companyId: agent.company_id })) return true;
       return false;
     }
-    if (!(await this.agents.issuesTableExists())) return false;
-    return this.agents.hasOpenAssignedIssue(agent.company_id, agent.id);
+    if (!(await this.gates.issuesTableExists())) return false;
+    return this.gates.hasOpenAssignedIssue(agent.company_id, agent.id);
   }
 
   /**
    * The run a new wake joins. Issue wakes: the agent's live run on that issue. Timer wakes: any
    * live run of the agent. Other wakes: a run of the agent without an issue that has not started yet.
    */
-  private async liveRunToJoin(agentId: string, source: string, issueId: string | null): Promise<RunRow | null> {
+  private async liveRunToJoin(companyId: string, agentId: string, source: string, issueId: string | null): Promise<RunRow | null> {
     return issueId
-      ? this.runs.oldestLiveOnIssue(agentId, issueId)
+      ? this.runs.oldestLiveOnIssue(companyId, agentId, issueId)
       : source === 'timer'
-        ? this.runs.oldestLiveOfAgent(agentId)
-        : this.runs.oldestQueuedWithoutIssue(agentId);
+        ? this.runs.oldestLiveOfAgent(companyId, agentId)
+        : this.runs.oldestQueuedWithoutIssue(companyId, agentId);
   }
 
   /** Merges a wake into a live run's context: the newest comment wins, every wake is listed. */
   private async coalesce(run: RunRow, wakeId: string, context: WakeContext): Promise<void> {
     const entry = { wakeupRequestId: wakeId, source: context.source, reason: context.reason, payload: context.payload };
-    await this.runs.coalesceWake(run.id, wakeId, entry, context.commentId);
-    await this.wakes.markCoalesced(wakeId, run.id);
+    await this.runs.coalesceWake(run.company_id, run.id, wakeId, entry, context.commentId);
+    await this.wakes.markCoalesced(run.company_id, wakeId, run.id);
   }
 
-  private async replay(prior: StoredWake): Promise<WakeupResult> {
-    const run = prior.run_id ? await this.reload(prior.run_id) : null;
+  private async replay(companyId: string, prior: StoredWake): Promise<WakeupResult> {
+    const run = prior.run_id ? await this.reload(companyId, prior.run_id) : null;
     if (prior.status === 'skipped' || prior.status === 'cancelled') {
       return { wakeupId: prior.id, status: 'skipped', skipReason: prior.skip_reason ?? prior.status, replayed: true };
     }
     if (prior.status === 'deferred' && prior.issue_id) {
-      const live = await this.runs.liveForDeferredWake(prior.id, prior.issue_id);
+      const live = await this.runs.liveForDeferredWake(companyId, prior.id, prior.issue_id);
       return { wakeupId: prior.id, status: 'deferred', run: live, replayed: true };
     }
     return { wakeupId: prior.id, status: prior.status === 'coalesced' ? 'coalesced' : 'queued', run: run ?? undefined, replayed: true };
   }
 
-  private async reload(runId: string): Promise<RunRow | null> {
-    return this.runs.findById(runId);
+  private async reload(companyId: string, runId: string): Promise<RunRow | null> {
+    return this.runs.findById(companyId, runId);
   }
 
   private recordWake(action: string, agent: AgentRow, wakeId: string, details: Record<string, unknown>, actor?: Actor) {

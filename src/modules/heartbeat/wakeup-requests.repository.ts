@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { CancellationScope } from '../../common/events/work-cancellation';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { currentTraceparent } from '../../common/tracing/run-tracing';
 
@@ -48,6 +49,7 @@ export interface NewWake {
 
 /** The filter of a cancelled scope (company, agents, issue, project) over agent_wakeup_requests; `$1` is the company id. */
 export interface ScopeFilter {
+  companyId: string;
   where: string;
   params: unknown[];
 }
@@ -68,7 +70,7 @@ export function scopeFilter(scope: CancellationScope, issuesTableExists: boolean
     params.push(scope.projectId);
     filters.push(`(issue_id IN (${projectIssuesSql(issuesTableExists, params.length)}) OR payload->>'projectId' = $${params.length})`);
   }
-  return { where: ['company_id = $1', ...filters].join(' AND '), params };
+  return { companyId: scope.companyId, where: ['company_id = $1', ...filters].join(' AND '), params };
 }
 
 /** The project's issues as a subquery (issues are owned by the issues module), or none when that table is absent. */
@@ -79,35 +81,44 @@ function projectIssuesSql(issuesTableExists: boolean, paramIndex: number): strin
     : 'SELECT NULL::uuid WHERE false';
 }
 
+/** A deferred (agent, issue) pair and its company. */
+export interface DeferredPair {
+  company_id: string;
+  agent_id: string;
+  issue_id: string;
+}
+
 /**
  * agent_wakeup_requests as the engine reads and writes it: the durable wake rows and their
- * transitions (queued, skipped, deferred, coalesced, claimed, completed, cancelled). Engine-wide
- * statements keyed by agent, issue or wake id (the company is the agent's own), run under the
- * agent lock the caller holds.
+ * transitions (queued, skipped, deferred, coalesced, claimed, completed, cancelled). Each statement
+ * names the agent's company and runs under the agent lock the caller holds; the sweeps for
+ * deferred wakes go across companies.
  */
 @Injectable()
-export class WakeupRequestsRepository {
-  constructor(private readonly db: Db) {}
+export class WakeupRequestsRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
 
   /** The agent's wake with this idempotency key within the last 24 hours. */
-  async findByIdempotencyKey(agentId: string, key: string): Promise<StoredWake | null> {
-    const [prior] = await this.db.query<StoredWake>(
+  findByIdempotencyKey(companyId: string, agentId: string, key: string): Promise<StoredWake | null> {
+    return this.row<StoredWake>(
+      companyId,
       `SELECT id, status, skip_reason, run_id, issue_id FROM agent_wakeup_requests
-            WHERE agent_id = $1 AND idempotency_key = $2 AND created_at > now() - ${IDEMPOTENCY_WINDOW}
+            WHERE company_id = $1 AND agent_id = $2 AND idempotency_key = $3 AND created_at > now() - ${IDEMPOTENCY_WINDOW}
             ORDER BY created_at LIMIT 1`,
       [agentId, key],
     );
-    return prior ?? null;
   }
 
   async insert(w: NewWake): Promise<InsertedWake> {
-    const [wake] = await this.db.query<InsertedWake>(
+    const [wake] = await this.rows<InsertedWake>(
+      w.companyId,
       `INSERT INTO agent_wakeup_requests
            (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
             status, skip_reason, requested_by_actor_type, requested_by_actor_id, trace_parent)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
       [
-        w.companyId,
         w.agentId,
         w.source,
         w.triggerDetail,
@@ -127,73 +138,85 @@ export class WakeupRequestsRepository {
   }
 
   /** Wakes of the agent on the issue (not skipped) within the loop window. */
-  async countRecentOnIssue(agentId: string, issueId: string, windowSec: number): Promise<number> {
-    const [c] = await this.db.query<{ n: string }>(
+  async countRecentOnIssue(companyId: string, agentId: string, issueId: string, windowSec: number): Promise<number> {
+    const c = await this.row<{ n: string }>(
+      companyId,
       `SELECT count(*) AS n FROM agent_wakeup_requests
-          WHERE agent_id = $1 AND issue_id = $2 AND status <> 'skipped' AND created_at > now() - make_interval(secs => $3)`,
+          WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status <> 'skipped' AND created_at > now() - make_interval(secs => $4)`,
       [agentId, issueId, windowSec],
     );
-    return Number(c.n);
+    return Number(c?.n ?? 0);
   }
 
-  async markDeferred(wakeId: string): Promise<void> {
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE id = $1`, [wakeId]);
+  async markDeferred(companyId: string, wakeId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agent_wakeup_requests SET status = 'deferred', updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [wakeId],
+    );
   }
 
-  async markCoalesced(wakeId: string, runId: string): Promise<void> {
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = $1`, [
-      wakeId,
-      runId,
-    ]);
+  async markCoalesced(companyId: string, wakeId: string, runId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $3, updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [wakeId, runId],
+    );
   }
 
-  async markManyCoalesced(wakeIds: string[], runId: string): Promise<void> {
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $2, updated_at = now() WHERE id = ANY($1)`, [
-      wakeIds,
-      runId,
-    ]);
+  async markManyCoalesced(companyId: string, wakeIds: string[], runId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agent_wakeup_requests SET status = 'coalesced', run_id = $3, updated_at = now() WHERE company_id = $1 AND id = ANY($2)`,
+      [wakeIds, runId],
+    );
   }
 
-  async markClaimed(wakeId: string, runId: string): Promise<void> {
-    await this.db.query(`UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $2, updated_at = now() WHERE id = $1`, [
-      wakeId,
-      runId,
-    ]);
+  async markClaimed(companyId: string, wakeId: string, runId: string): Promise<void> {
+    await this.returning(
+      companyId,
+      `UPDATE agent_wakeup_requests SET status = 'claimed', run_id = $3, updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [wakeId, runId],
+    );
   }
 
   /** The claimed wakes of an ended run: completed, or cancelled with the reason. */
-  async settleForRun(runId: string, cancelReason: string | null): Promise<void> {
-    await this.db.query(
+  async settleForRun(companyId: string, runId: string, cancelReason: string | null): Promise<void> {
+    await this.returning(
+      companyId,
       `UPDATE agent_wakeup_requests
-            SET status = CASE WHEN $2::text IS NULL THEN 'completed' ELSE 'cancelled' END, skip_reason = COALESCE($2, skip_reason), updated_at = now()
-          WHERE run_id = $1 AND status = 'claimed'`,
+            SET status = CASE WHEN $3::text IS NULL THEN 'completed' ELSE 'cancelled' END, skip_reason = COALESCE($3, skip_reason), updated_at = now()
+          WHERE company_id = $1 AND run_id = $2 AND status = 'claimed'`,
       [runId, cancelReason],
     );
   }
 
   /** Deferred wakes of one agent and issue, oldest first. */
-  deferredOf(agentId: string, issueId: string): Promise<WakeRow[]> {
-    return this.db.query<WakeRow>(
+  deferredOf(companyId: string, agentId: string, issueId: string): Promise<WakeRow[]> {
+    return this.rows<WakeRow>(
+      companyId,
       `SELECT id, source, trigger_detail, reason, payload, issue_id, force_fresh_session FROM agent_wakeup_requests
-        WHERE agent_id = $1 AND issue_id = $2 AND status = 'deferred' ORDER BY created_at`,
+        WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status = 'deferred' ORDER BY created_at`,
       [agentId, issueId],
     );
   }
 
   /** (agent, issue) pairs with deferred wakes on these issues. */
-  deferredPairsOfIssues(issueIds: string[]): Promise<Array<{ agent_id: string; issue_id: string }>> {
-    return this.db.query<{ agent_id: string; issue_id: string }>(
-      `SELECT DISTINCT agent_id, issue_id FROM agent_wakeup_requests WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
+  deferredPairsOfIssues(issueIds: string[]): Promise<DeferredPair[]> {
+    return this.unscoped<DeferredPair>(
+      'issues named by id by the issues module (a released hold): their deferred wakes, with the company each names',
+      `SELECT DISTINCT company_id, agent_id, issue_id FROM agent_wakeup_requests WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
       [issueIds],
     );
   }
 
   /** Up to 100 (agent, issue) pairs with deferred wakes and no live run, in random order. */
-  strandedDeferredPairs(): Promise<Array<{ agent_id: string; issue_id: string }>> {
+  strandedDeferredPairs(): Promise<DeferredPair[]> {
     // in random order: pairs that stay deferred (their issue's subtree is paused) must not crowd out the others
-    return this.db.query<{ agent_id: string; issue_id: string }>(
-      `SELECT agent_id, issue_id FROM (
-         SELECT DISTINCT w.agent_id, w.issue_id FROM agent_wakeup_requests w
+    return this.unscoped<DeferredPair>(
+      "the reaper's sweep for stranded deferred wakes, across companies",
+      `SELECT company_id, agent_id, issue_id FROM (
+         SELECT DISTINCT w.company_id, w.agent_id, w.issue_id FROM agent_wakeup_requests w
           WHERE w.status = 'deferred' AND w.issue_id IS NOT NULL
             AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = w.agent_id AND r.issue_id = w.issue_id AND r.status IN ('queued','running'))
        ) p ORDER BY random() LIMIT 100`,
@@ -202,10 +225,11 @@ export class WakeupRequestsRepository {
 
   /** Queued and deferred wakes of a cancelled scope become cancelled with the reason. */
   async cancelInScope(f: ScopeFilter, reason: string): Promise<void> {
-    await this.db.query(
+    await this.returning(
+      f.companyId,
       `UPDATE agent_wakeup_requests SET status = 'cancelled', skip_reason = $${f.params.length + 1}, updated_at = now()
         WHERE ${f.where} AND status IN ('queued','deferred')`,
-      [...f.params, reason],
+      [...f.params.slice(1), reason],
     );
   }
 }

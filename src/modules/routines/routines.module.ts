@@ -2,6 +2,7 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { FolderItemRegistry } from '../folders/folder-items';
 import { FoldersModule } from '../folders/folders.module';
 import { IssuesModule } from '../issues/issues.module';
+import { AgentsModule } from '../agents/agents.module';
 import { RoutineFiring } from './routine-firing.service';
 import { RoutinesController } from './routines.controller';
 import { RoutinesScheduler } from './routines.jobs';
@@ -12,7 +13,7 @@ import { BudgetsModule } from '../budgets/budgets.module';
 
 /** Routines on a schedule: CRUD, triggers, executions, and the scheduler that fires them once across instances. */
 @Module({
-  imports: [BudgetsModule, AuthorizationModule, IssuesModule, FoldersModule],
+  imports: [BudgetsModule, AuthorizationModule, IssuesModule, FoldersModule, AgentsModule],
   controllers: [RoutinesController],
   providers: [RoutinesRepository, RoutinesService, RoutineFiring, RoutinesScheduler],
   exports: [RoutinesService, RoutinesScheduler],

@@ -117,16 +117,20 @@ export class RoutinesRepository extends CompanyScopedRepository {
 
   /** The company of a routine, or null (for routes addressed by routine id; access is checked after). */
   async companyOfRoutine(routineId: string): Promise<string | null> {
-    const [r] = await this.db.query<{ company_id: string }>(`SELECT company_id FROM routines WHERE id = $1`, [routineId]);
+    const r = await this.unscopedRow<{ company_id: string }>(
+      'resolves the company of a route addressed by routine id (access is checked on it after)',
+      `SELECT company_id FROM routines WHERE id = $1`,
+      [routineId],
+    );
     return r?.company_id ?? null;
   }
 
-  async companyOfTrigger(triggerId: string): Promise<{ company_id: string; routine_id: string } | null> {
-    const [r] = await this.db.query<{ company_id: string; routine_id: string }>(
+  companyOfTrigger(triggerId: string): Promise<{ company_id: string; routine_id: string } | null> {
+    return this.unscopedRow<{ company_id: string; routine_id: string }>(
+      'resolves the company of a route addressed by trigger id (access is checked on it after)',
       `SELECT company_id, routine_id FROM routine_triggers WHERE id = $1`,
       [triggerId],
     );
-    return r ?? null;
   }
 
   list(companyId: string): Promise<RoutineRow[]> {
@@ -204,22 +208,6 @@ export class RoutinesRepository extends CompanyScopedRepository {
       [agentId],
     );
     return { companyStatus: r?.company_status ?? null, agentStatus: r?.agent_status ?? null };
-  }
-
-  /** The assignee's status (a terminated or pending agent cannot take executions). */
-  async agentStatus(companyId: string, agentId: string): Promise<string | null> {
-    const r = await this.row<{ status: string }>(companyId, `SELECT status FROM agents WHERE company_id = $1 AND id = $2`, [agentId]);
-    return r?.status ?? null;
-  }
-
-  /** The assignee as the routine page shows it. */
-  assigneeSummary(
-    companyId: string,
-    agentId: string,
-  ): Promise<{ id: string; name: string; role: string; title: string | null; urlKey: string } | null> {
-    return this.row(companyId, `SELECT id, name, role, title, url_key AS "urlKey" FROM agents WHERE company_id = $1 AND id = $2`, [
-      agentId,
-    ]);
   }
 
   /** How many routines each folder holds (null: unfiled), for the folders sidebar. */
@@ -376,10 +364,11 @@ export class RoutinesRepository extends CompanyScopedRepository {
 
   /** Triggers due now, oldest first. Without locks: each is then claimed by a conditional update. */
   dueTriggers(limit: number, now: Date): Promise<DueTrigger[]> {
-    return this.db.query<DueTrigger>(
+    return this.unscoped<DueTrigger>(
+      "the scheduler's sweep of due triggers across companies (each firing then runs company-scoped)",
       `SELECT t.id, t.company_id, t.routine_id, t.cron_expression, t.timezone, t.next_run_at, r.catch_up_policy
          FROM (SELECT * FROM routine_triggers WHERE next_run_at <= $2 ORDER BY next_run_at LIMIT $1) t
-         JOIN routines r ON r.id = t.routine_id
+         JOIN routines r ON r.id = t.routine_id AND r.company_id = t.company_id
         ORDER BY t.next_run_at`,
       [limit, now],
     );

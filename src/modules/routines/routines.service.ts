@@ -3,6 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
+import { AgentLookup } from '../agents/agent-lookup.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { Clock } from '../budgets/clock.service';
 import { FoldersService } from '../folders/folders.service';
@@ -51,6 +52,7 @@ export class RoutinesService {
     private readonly authz: AuthorizationService,
     private readonly clock: Clock,
     private readonly folders: FoldersService,
+    private readonly agents: AgentLookup,
   ) {}
 
   // ---- reads
@@ -350,7 +352,8 @@ export class RoutinesService {
     const [view] = await this.views(routine.company_id, [routine]);
     const triggers = new Map(view.triggers.map((t) => [t.id, t]));
     const runs = await this.repo.runsOf(routine.company_id, routine.id, 10);
-    const assignee = await this.repo.assigneeSummary(routine.company_id, routine.assignee_agent_id);
+    const agent = await this.agents.inCompany(routine.company_id, routine.assignee_agent_id);
+    const assignee = agent && { id: agent.id, name: agent.name, role: agent.role, title: agent.title, urlKey: agent.urlKey };
     return {
       ...view,
       assignee,
@@ -403,7 +406,7 @@ export class RoutinesService {
   }
 
   private async assertUsableAssignee(companyId: string, agentId: string): Promise<void> {
-    const status = await this.repo.agentStatus(companyId, agentId);
+    const status = (await this.agents.inCompany(companyId, agentId))?.status ?? null;
     if (status === 'terminated' || status === 'pending_approval') {
       throw routineError('invalid_assignee', `assigneeAgentId: agent is ${status}`, { field: 'assigneeAgentId' });
     }

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { isoRequired } from '../../database/row-mapping';
-import type { GrantDto, MembershipDto } from './dto/agent.dto';
+import type { GrantDto, MembershipDto } from '../agents/dto/agent.dto';
+import type { AgentMembershipStore } from '../agents/agent-memberships.port';
 
 interface MembershipRow {
   id: string;
@@ -43,18 +44,17 @@ const toGrant = (g: GrantRow): GrantDto => ({
 });
 
 /**
- * An agent's company membership and permission grants, as the agents routes read and change them.
- * These tables are owned by the access module, which exports no method for them yet: the
- * statements live here, each marked with the table it touches.
+ * An agent's company membership and permission grants, as the agents routes read and change them
+ * (access owns these tables; the agents module reaches them through its AgentMemberships port,
+ * which AgentMembershipsRegistration fills in at start-up).
  */
 @Injectable()
-export class AgentMembershipsRepository extends CompanyScopedRepository {
+export class AgentMembershipsRepository extends CompanyScopedRepository implements AgentMembershipStore {
   constructor(db: Db) {
     super(db);
   }
 
   async findMembership(companyId: string, agentId: string): Promise<MembershipDto | null> {
-    // reads company_memberships (owned by access)
     const m = await this.row<MembershipRow>(
       companyId,
       `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
@@ -64,7 +64,6 @@ export class AgentMembershipsRepository extends CompanyScopedRepository {
   }
 
   async listGrants(companyId: string, agentId: string): Promise<GrantDto[]> {
-    // reads principal_permission_grants (owned by access)
     const grants = await this.rows<GrantRow>(
       companyId,
       `SELECT id, permission_key, scope, granted_by, created_at FROM principal_permission_grants
@@ -76,7 +75,6 @@ export class AgentMembershipsRepository extends CompanyScopedRepository {
 
   /** An active `member` membership (no grants); an inactive one is reactivated. */
   async ensureMembership(companyId: string, agentId: string): Promise<void> {
-    // writes company_memberships (owned by access)
     await this.rows(
       companyId,
       `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
@@ -88,7 +86,6 @@ export class AgentMembershipsRepository extends CompanyScopedRepository {
   }
 
   async deleteTaskAssignGrant(companyId: string, agentId: string): Promise<void> {
-    // writes principal_permission_grants (owned by access)
     await this.rows(
       companyId,
       `DELETE FROM principal_permission_grants
@@ -99,7 +96,6 @@ export class AgentMembershipsRepository extends CompanyScopedRepository {
 
   /** A company-wide tasks:assign grant. */
   async insertTaskAssignGrant(companyId: string, agentId: string, grantedBy: string): Promise<void> {
-    // writes principal_permission_grants (owned by access)
     await this.rows(
       companyId,
       `INSERT INTO principal_permission_grants (company_id, principal_type, principal_id, permission_key, scope, granted_by)
@@ -110,7 +106,6 @@ export class AgentMembershipsRepository extends CompanyScopedRepository {
 
   /** A deleted agent's grants and membership go. */
   async deleteAll(companyId: string, agentId: string): Promise<void> {
-    // writes principal_permission_grants and company_memberships (owned by access)
     await this.rows(
       companyId,
       `DELETE FROM principal_permission_grants WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,

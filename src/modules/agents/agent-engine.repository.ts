@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+import type { HeartbeatAgentStore, TimerAgentRow } from '../heartbeat/heartbeat-agents.port';
+import type { AgentRow } from '../heartbeat/heartbeat.types';
+
+const ENGINE_COLUMNS = `id, company_id, name, role, title, capabilities, status, adapter_type, adapter_config, runtime_config, metadata,
+  budget_monthly_cents, spent_monthly_cents`;
+
+/**
+ * The heartbeat engine's statements on the agents table (its per-agent lock, status flips of
+ * claimed and ended runs, timer claims), registered with the engine's `HeartbeatAgents` port at
+ * start-up (the agents module imports the heartbeat module, not the other way round).
+ */
+@Injectable()
+export class AgentEngineRepository extends CompanyScopedRepository implements HeartbeatAgentStore {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  lock(companyId: string, agentId: string): Promise<AgentRow | null> {
+    return this.row<AgentRow>(companyId, `SELECT ${ENGINE_COLUMNS} FROM agents WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE`, [
+      agentId,
+    ]);
+  }
+
+  findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {
+    return this.unscopedRow<{ id: string; company_id: string; status: string }>(
+      'resolves the company of a wakeup route addressed by agent id (access is checked on it after)',
+      'SELECT id, company_id, status FROM agents WHERE id = $1',
+      [agentId],
+    );
+  }
+
+  async markRunning(companyId: string, agentId: string): Promise<boolean> {
+    const rows = await this.returning(
+      companyId,
+      `UPDATE agents SET status = 'running', updated_at = now()
+        WHERE company_id = $1 AND id = $2 AND status IN ('idle','active','error') RETURNING status`,
+      [agentId],
+    );
+    return rows.length > 0;
+  }
+
+  async settleIfRunning(companyId: string, agentId: string, status: 'idle' | 'error'): Promise<boolean> {
+    const rows = await this.returning(
+      companyId,
+      `UPDATE agents SET status = $3, updated_at = now() WHERE company_id = $1 AND id = $2 AND status = 'running' RETURNING status`,
+      [agentId, status],
+    );
+    return rows.length > 0;
+  }
+
+  claimDueTimers(): Promise<Array<{ id: string; company_id: string }>> {
+    return this.unscopedReturning<{ id: string; company_id: string }>(
+      "the timer sweep: claims due agents across companies (each wake then runs in the agent's company)",
+      `UPDATE agents a SET heartbeat_last_fired_at = now()
+           FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() ORDER BY heartbeat_next_due_at LIMIT 100 FOR NO KEY UPDATE SKIP LOCKED) d
+          WHERE a.id = d.id RETURNING a.id, a.company_id`,
+    );
+  }
+
+  async claimOneDueTimer(skip: string[]): Promise<{ id: string; company_id: string } | null> {
+    const [row] = await this.unscopedReturning<{ id: string; company_id: string }>(
+      'the timer sweep, one agent at a time after a failed batch (across companies, like claimDueTimers)',
+      `UPDATE agents a SET heartbeat_last_fired_at = now()
+           FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() AND NOT (id = ANY($1::uuid[]))
+                  ORDER BY heartbeat_next_due_at LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) d
+          WHERE a.id = d.id RETURNING a.id, a.company_id`,
+      [skip],
+    );
+    return row ?? null;
+  }
+
+  timerAgents(companyIds: string[] | null): Promise<TimerAgentRow[]> {
+    return this.unscoped<TimerAgentRow>(
+      "the instance heartbeat page: agents of the companies the caller can access (all of them for an instance admin's null)",
+      `SELECT a.id, a.company_id, a.name, a.status, a.runtime_config, a.heartbeat_next_due_at, a.heartbeat_last_fired_at
+         FROM agents a
+        WHERE a.status <> 'terminated' AND jsonb_typeof(a.runtime_config->'heartbeat') = 'object'
+          AND a.runtime_config->'heartbeat'->>'enabled' = 'true'
+          AND ($1::uuid[] IS NULL OR a.company_id = ANY($1::uuid[]))
+        ORDER BY a.heartbeat_next_due_at NULLS LAST, a.id LIMIT 1000`,
+      [companyIds],
+    );
+  }
+}
