@@ -202,4 +202,61 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
       reason: "the scheduler's firing checks the company's and the assignee's status in one round trip per firing",
     },
   ],
+  artifacts: [
+    {
+      tables: ['issue_documents', 'issue_document_revisions', 'issue_attachments', 'assets', 'issues', 'projects', 'agents'],
+      reason:
+        'the company artifacts page is one read model over documents, attachments (with their assets) and work products, joined with their issue, project and agent: filtered, grouped and keyset-paged in one statement',
+    },
+  ],
+  attachments: [
+    {
+      tables: ['assets'],
+      reason:
+        "an attachment row is shown with its asset's file fields (type, size, sha256, storage key): a join per attachment, in the same statement",
+    },
+  ],
+  feedback: [
+    {
+      tables: ['issue_comments', 'issue_document_revisions', 'issue_documents', 'heartbeat_runs', 'issues', 'companies'],
+      reason:
+        'a vote names a comment, document revision or run of the company: its issue, agent and run are resolved when voting and its content shown in the list; the list joins issues for the project filter and the company for its sharing consent (a read model of the feedback page; feedback imports none of those modules)',
+    },
+  ],
+  issues: [
+    {
+      tables: ['heartbeat_runs'],
+      reason:
+        "a checkout's conditional UPDATE tests, in the same statement, whether the current checkout run is still live (queued or running): the race between concurrent checkouts is decided by that one statement",
+    },
+    {
+      tables: ['heartbeat_runs', 'activity_log'],
+      reason:
+        "the issue's runs page, the issues of a run and the agent's inbox-lite join issues with the runs touching them (issue column, context snapshot, checkout, the issue's activity): read-model joins, one statement each",
+    },
+    {
+      tables: ['projects', 'goals'],
+      reason:
+        'the issue detail page shows the project and goal of the issue (and projects linked in its description); placement and checkout check that a project or goal is of the company and that the project is not paused. projects and goals sit above issues in the import graph (they are not imported by it): read-only, by id, within the company',
+    },
+  ],
+  preferences: [
+    {
+      tables: ['approvals', 'join_requests', 'heartbeat_runs'],
+      reason:
+        "the inbox badge counts pending approvals and join requests and the last day's failed runs of the company (ids only, for the user's dismissals)",
+    },
+    {
+      tables: ['projects', 'agents'],
+      reason:
+        "the resources a user may join or leave, and the sidebar's project and agent order, are the company's projects and live agents (ids only); preferences sits below projects (which imports it) in the import graph",
+    },
+  ],
+  skills: [
+    {
+      tables: ['agents', 'folders'],
+      reason:
+        "the skills list counts, per skill, the live agents that desire it (agents.adapter_config) and shows its folder path; a run launch reads the agent's adapter config with its skills and files in one round trip (the launch hook delays the process); the usage page lists the agents' desired keys",
+    },
+  ],
 };

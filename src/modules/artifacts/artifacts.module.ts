@@ -1,7 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { Db } from '../../database/db.service';
 import { IssueReadContributions } from '../issues/issue-read-contributions';
-import { workProductsOf } from './work-product.types';
+import { toWorkProductResponse } from './work-product.types';
+import { AttachmentsModule } from '../attachments/attachments.module';
 import { IssuesModule } from '../issues/issues.module';
 import { ArtifactsController } from './artifacts.controller';
 import { ArtifactsRepository } from './artifacts.repository';
@@ -11,18 +11,19 @@ import { WorkProductsRepository } from './work-products.repository';
 import { WorkProductsService } from './work-products.service';
 
 @Module({
-  imports: [IssuesModule],
+  imports: [IssuesModule, AttachmentsModule],
   controllers: [ArtifactsController, WorkProductsController],
   providers: [ArtifactsService, ArtifactsRepository, WorkProductsService, WorkProductsRepository],
 })
 export class ArtifactsModule implements OnModuleInit {
   constructor(
-    private readonly db: Db,
+    private readonly workProducts: WorkProductsRepository,
     private readonly issueReads: IssueReadContributions,
   ) {}
 
   /** The issue page lists the issue's work products. */
   onModuleInit(): void {
-    this.issueReads.workProducts = (issueId) => workProductsOf(this.db, issueId);
+    this.issueReads.workProducts = async (companyId, issueId) =>
+      (await this.workProducts.listByIssue(companyId, issueId)).map(toWorkProductResponse);
   }
 }

@@ -1,7 +1,6 @@
-import type { Db } from '../../database/db.service';
 import { isoRequired } from '../../database/row-mapping';
 import type { WorkProductResponseDto } from './dto/work-product.dto';
-import { workProductRowsOfIssue, type WorkProductRow } from './work-products.repository';
+import type { WorkProductRow } from './work-products.repository';
 
 export type { WorkProductRow } from './work-products.repository';
 
@@ -23,10 +22,4 @@ export function toWorkProductResponse(w: WorkProductRow): WorkProductResponseDto
     createdAt: isoRequired(w.created_at),
     updatedAt: isoRequired(w.updated_at),
   };
-}
-
-/** Work products of one issue, oldest first (also used by GET one issue). */
-export async function workProductsOf(db: Db, issueId: string): Promise<WorkProductResponseDto[]> {
-  const rows = await workProductRowsOfIssue(db, issueId);
-  return rows.map(toWorkProductResponse);
 }

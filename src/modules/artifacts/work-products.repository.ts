@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
 /** What a work product write sets. */
@@ -26,16 +26,6 @@ export interface WorkProductRow extends WorkProductFields {
 const WORK_PRODUCT_COLUMNS = `id, company_id, issue_id, type, title, url, attachment_id, status, summary, metadata,
   created_by_agent_id, created_by_user_id, created_at, updated_at`;
 
-/**
- * Work products of one issue, oldest first. A function of the caller's `Db` so that the issues
- * read model (GET one issue) can call it without importing the artifacts module (which imports issues).
- */
-export function workProductRowsOfIssue(db: Db, issueId: string): Promise<WorkProductRow[]> {
-  return db.query<WorkProductRow>(`SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE issue_id = $1 ORDER BY created_at, id`, [
-    issueId,
-  ]);
-}
-
 /** The issue_work_products table. */
 @Injectable()
 export class WorkProductsRepository extends CompanyScopedRepository {
@@ -43,16 +33,21 @@ export class WorkProductsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  listByIssue(issueId: string): Promise<WorkProductRow[]> {
-    return workProductRowsOfIssue(this.db, issueId);
+  /** Work products of one issue of the company, oldest first (also used by GET one issue). */
+  listByIssue(companyId: string, issueId: string): Promise<WorkProductRow[]> {
+    return this.rows<WorkProductRow>(
+      companyId,
+      `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE company_id = $1 AND issue_id = $2 ORDER BY created_at, id`,
+      [issueId],
+    );
   }
 
-  async findInIssue(issueId: string, id: string): Promise<WorkProductRow | null> {
-    const [row] = await this.db.query<WorkProductRow>(
-      `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE id = $1 AND issue_id = $2`,
+  findInIssue(companyId: string, issueId: string, id: string): Promise<WorkProductRow | null> {
+    return this.row<WorkProductRow>(
+      companyId,
+      `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE company_id = $1 AND id = $2 AND issue_id = $3`,
       [id, issueId],
     );
-    return row ?? null;
   }
 
   async insert(
@@ -70,25 +65,18 @@ export class WorkProductsRepository extends CompanyScopedRepository {
     return row;
   }
 
-  async update(id: string, f: WorkProductFields): Promise<WorkProductRow> {
-    const [row] = await returningRows<WorkProductRow>(
-      this.db,
-      `UPDATE issue_work_products SET type = $2, title = $3, url = $4, attachment_id = $5, status = $6, summary = $7, metadata = $8,
+  async update(companyId: string, id: string, f: WorkProductFields): Promise<WorkProductRow> {
+    const [row] = await this.returning<WorkProductRow>(
+      companyId,
+      `UPDATE issue_work_products SET type = $3, title = $4, url = $5, attachment_id = $6, status = $7, summary = $8, metadata = $9,
               updated_at = clock_timestamp()
-        WHERE id = $1 RETURNING ${WORK_PRODUCT_COLUMNS}`,
+        WHERE company_id = $1 AND id = $2 RETURNING ${WORK_PRODUCT_COLUMNS}`,
       [id, f.type, f.title, f.url, f.attachment_id, f.status, f.summary, f.metadata],
     );
     return row;
   }
 
-  async delete(id: string): Promise<void> {
-    await this.db.query(`DELETE FROM issue_work_products WHERE id = $1`, [id]);
-  }
-
-  /** Whether the attachment belongs to the issue. */
-  async attachmentOfIssueExists(issueId: string, attachmentId: string): Promise<boolean> {
-    // reads issue_attachments (owned by attachments)
-    const ok = await this.db.query(`SELECT 1 FROM issue_attachments WHERE id = $1 AND issue_id = $2`, [attachmentId, issueId]);
-    return ok.length > 0;
+  async delete(companyId: string, id: string): Promise<void> {
+    await this.rows(companyId, `DELETE FROM issue_work_products WHERE company_id = $1 AND id = $2`, [id]);
   }
 }

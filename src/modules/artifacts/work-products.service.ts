@@ -1,3 +1,4 @@
+import { AttachmentsService } from '../attachments/attachments.service';
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
@@ -21,11 +22,12 @@ export class WorkProductsService {
     private readonly workProducts: WorkProductsRepository,
     private readonly issues: IssueStore,
     private readonly activity: ActivityRecorder,
+    private readonly attachments: AttachmentsService,
   ) {}
 
   async list(actor: Actor, ref: string): Promise<WorkProductResponseDto[]> {
     const issue = await this.issues.load(actor, ref);
-    return (await this.workProducts.listByIssue(issue.id)).map(toWorkProductResponse);
+    return (await this.workProducts.listByIssue(issue.company_id, issue.id)).map(toWorkProductResponse);
   }
 
   async get(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
@@ -68,7 +70,7 @@ export class WorkProductsService {
       metadata: dto.metadata !== undefined ? dto.metadata : current.metadata,
     };
     await this.assertTarget(issue, next.url, next.attachment_id);
-    const row = await this.workProducts.update(current.id, next);
+    const row = await this.workProducts.update(issue.company_id, current.id, next);
     await this.record(actor, issue, 'issue.work_product_updated', row);
     return toWorkProductResponse(row);
   }
@@ -76,13 +78,13 @@ export class WorkProductsService {
   async remove(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
     const issue = await this.issues.load(actor, ref);
     const current = await this.find(issue, id);
-    await this.workProducts.delete(current.id);
+    await this.workProducts.delete(issue.company_id, current.id);
     await this.record(actor, issue, 'issue.work_product_deleted', current);
     return toWorkProductResponse(current);
   }
 
   private async find(issue: IssueRow, id: string): Promise<WorkProductRow> {
-    const row = isUuid(id) ? await this.workProducts.findInIssue(issue.id, id) : null;
+    const row = isUuid(id) ? await this.workProducts.findInIssue(issue.company_id, issue.id, id) : null;
     if (!row) throw notFound('Work product');
     return row;
   }
@@ -90,7 +92,7 @@ export class WorkProductsService {
   private async assertTarget(issue: IssueRow, url: string | null, attachmentId: string | null): Promise<void> {
     if (!url && !attachmentId)
       throw artifactError('work_product_target_required', 'A work product needs a url or an attachmentId', { field: 'url' });
-    if (attachmentId && !(await this.workProducts.attachmentOfIssueExists(issue.id, attachmentId)))
+    if (attachmentId && !(await this.attachments.existsInIssue(issue.company_id, issue.id, attachmentId)))
       throw artifactError('invalid_attachment', 'attachmentId must be an attachment of the same issue', { field: 'attachmentId' });
   }
 

@@ -1,6 +1,5 @@
-import type { Db } from '../../database/db.service';
 import { isoRequired } from '../../database/row-mapping';
-import { attachmentRowsOfIssue, type AttachmentRow } from './attachments.repository';
+import type { AttachmentRow } from './attachments.repository';
 import type { AttachmentResponseDto } from './dto/attachment.dto';
 
 export type { AttachmentRow } from './attachments.repository';
@@ -57,8 +56,7 @@ export function toAttachmentResponse(a: AttachmentRow): AttachmentResponseDto {
 }
 
 /** Compact attachment list of an issue (heartbeat context). */
-export async function attachmentSummariesOf(db: Db, issueId: string) {
-  const rows = await attachmentRowsOfIssue(db, issueId);
+export function attachmentSummaries(rows: AttachmentRow[]) {
   return rows.map((a) => ({
     id: a.id,
     originalFilename: a.original_filename,

@@ -1,7 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { Db } from '../../database/db.service';
 import { IssueReadContributions } from '../issues/issue-read-contributions';
-import { attachmentSummariesOf } from './attachment.types';
 import { IssuesModule } from '../issues/issues.module';
 import { AttachmentsController } from './attachments.controller';
 import { AttachmentsRepository } from './attachments.repository';
@@ -16,12 +14,12 @@ import { StorageModule } from '../storage/storage.module';
 })
 export class AttachmentsModule implements OnModuleInit {
   constructor(
-    private readonly db: Db,
+    private readonly attachments: AttachmentsService,
     private readonly issueReads: IssueReadContributions,
   ) {}
 
   /** The heartbeat context lists the issue's attachments. */
   onModuleInit(): void {
-    this.issueReads.attachments = (issueId) => attachmentSummariesOf(this.db, issueId);
+    this.issueReads.attachments = (companyId, issueId) => this.attachments.summariesOf(companyId, issueId);
   }
 }

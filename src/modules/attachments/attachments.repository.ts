@@ -20,18 +20,10 @@ export interface AttachmentRow {
 }
 
 /** Attachment columns (alias a) with its asset's (alias s). */
-// reads assets (owned by storage): each attachment with its file fields
+// reads assets (owned by storage; FOREIGN_READS): each attachment with its file fields, in one statement
 const ATTACHMENT_SELECT = `SELECT a.id, a.company_id, a.issue_id, a.issue_comment_id, a.asset_id, s.content_type, s.byte_size, s.sha256,
     s.storage_key, s.original_filename, a.created_by_agent_id, a.created_by_user_id, a.created_at, a.updated_at
   FROM issue_attachments a JOIN assets s ON s.id = a.asset_id`;
-
-/**
- * The attachments of an issue, oldest first. A function of the caller's `Db` so that the issues
- * read model can call it without importing the attachments module (which imports issues).
- */
-export function attachmentRowsOfIssue(db: Db, issueId: string): Promise<AttachmentRow[]> {
-  return db.query<AttachmentRow>(`${ATTACHMENT_SELECT} WHERE a.issue_id = $1 ORDER BY a.created_at, a.id`, [issueId]);
-}
 
 /** The issue_attachments table (each row with its asset's file fields). */
 @Injectable()
@@ -41,22 +33,28 @@ export class AttachmentsRepository extends CompanyScopedRepository {
   }
 
   /** An attachment by id, whatever its company (the caller checks access). */
-  async findById(attachmentId: string): Promise<AttachmentRow | null> {
-    const [row] = await this.db.query<AttachmentRow>(`${ATTACHMENT_SELECT} WHERE a.id = $1`, [attachmentId]);
-    return row ?? null;
+  findById(attachmentId: string): Promise<AttachmentRow | null> {
+    return this.unscopedRow<AttachmentRow>(
+      'the attachment routes have no :companyId: this resolves the attachment and its company, whose access the caller checks next',
+      `${ATTACHMENT_SELECT} WHERE a.id = $1`,
+      [attachmentId],
+    );
   }
 
-  listByIssue(issueId: string): Promise<AttachmentRow[]> {
-    return attachmentRowsOfIssue(this.db, issueId);
+  /** The attachments of an issue of the company, oldest first. */
+  listByIssue(companyId: string, issueId: string): Promise<AttachmentRow[]> {
+    return this.rows<AttachmentRow>(
+      companyId,
+      `${ATTACHMENT_SELECT} WHERE a.company_id = $1 AND a.issue_id = $2 ORDER BY a.created_at, a.id`,
+      [issueId],
+    );
   }
 
-  /** Whether the comment belongs to the issue (and the company). */
-  async commentOfIssueExists(companyId: string, issueId: string, issueCommentId: string): Promise<boolean> {
-    // reads issue_comments (owned by issues)
-    const ok = await this.db.query(`SELECT 1 FROM issue_comments WHERE id = $1 AND issue_id = $2 AND company_id = $3`, [
-      issueCommentId,
+  /** Whether the attachment belongs to the issue of the company. */
+  async existsInIssue(companyId: string, issueId: string, attachmentId: string): Promise<boolean> {
+    const ok = await this.rows(companyId, `SELECT 1 FROM issue_attachments WHERE company_id = $1 AND id = $2 AND issue_id = $3`, [
+      attachmentId,
       issueId,
-      this.scope(companyId),
     ]);
     return ok.length > 0;
   }

@@ -6,9 +6,10 @@ import { forbidden, notFound } from '../../common/errors/domain-error';
 import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
 import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
+import { IssueComments } from '../issues/issue-comments.service';
 import { IssueStore } from '../issues/issue-store.service';
 import { AssetsService } from '../storage/assets.service';
-import { AttachmentRow, effectiveContentType, toAttachmentResponse } from './attachment.types';
+import { AttachmentRow, attachmentSummaries, effectiveContentType, toAttachmentResponse } from './attachment.types';
 import { attachmentError } from './attachments.errors';
 import { AttachmentsRepository } from './attachments.repository';
 import { AttachmentResponseDto } from './dto/attachment.dto';
@@ -23,6 +24,7 @@ export class AttachmentsService {
     private readonly assets: AssetsService,
     private readonly access: CompanyAccessService,
     private readonly activity: ActivityRecorder,
+    private readonly comments: IssueComments,
   ) {}
 
   /** Upload rules: one non-empty file within the size limit (interceptor), an allowed type, a comment of this issue. */
@@ -44,7 +46,7 @@ export class AttachmentsService {
       });
     }
     if (issueCommentId) {
-      if (!(await this.attachments.commentOfIssueExists(companyId, issue.id, issueCommentId)))
+      if (!(await this.comments.existsInIssue(companyId, issue.id, issueCommentId)))
         throw attachmentError('invalid_issue_comment', 'issueCommentId must be a comment of the same issue', { field: 'issueCommentId' });
     }
     const asset = await this.assets.create({
@@ -82,7 +84,7 @@ export class AttachmentsService {
 
   async list(actor: Actor, issueRef: string): Promise<AttachmentResponseDto[]> {
     const issue = await this.issues.load(actor, issueRef);
-    const rows = await this.attachments.listByIssue(issue.id);
+    const rows = await this.attachments.listByIssue(issue.company_id, issue.id);
     return rows.map(toAttachmentResponse);
   }
 
@@ -112,6 +114,16 @@ export class AttachmentsService {
       details: { attachmentId: row.id, originalFilename: row.original_filename },
     });
     return toAttachmentResponse(row);
+  }
+
+  /** Whether the attachment belongs to the issue of the company (a work product may name it). */
+  async existsInIssue(companyId: string, issueId: string, attachmentId: string): Promise<boolean> {
+    return this.attachments.existsInIssue(companyId, issueId, attachmentId);
+  }
+
+  /** Compact attachment list of an issue of the company (heartbeat context). */
+  async summariesOf(companyId: string, issueId: string) {
+    return attachmentSummaries(await this.attachments.listByIssue(companyId, issueId));
   }
 
   private async find(attachmentId: string): Promise<AttachmentRow | null> {

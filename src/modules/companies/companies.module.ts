@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CompaniesController } from './companies.controller';
 import { CompaniesRepository } from './companies.repository';
 import { CompaniesService } from './companies.service';
+import { IssueNumbersRepository } from './issue-numbers.repository';
 import { StorageModule } from '../storage/storage.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { AgentsModule } from '../agents/agents.module';
@@ -10,7 +11,7 @@ import { CompanyBudgetOwner } from './company-budget.owner';
 @Module({
   imports: [BudgetsModule, StorageModule, AgentsModule],
   controllers: [CompaniesController],
-  providers: [CompaniesService, CompaniesRepository, CompanyBudgetOwner],
-  exports: [CompaniesService],
+  providers: [CompaniesService, CompaniesRepository, CompanyBudgetOwner, IssueNumbersRepository],
+  exports: [CompaniesService, IssueNumbersRepository],
 })
 export class CompaniesModule {}

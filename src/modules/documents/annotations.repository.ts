@@ -58,20 +58,6 @@ export interface ReviewThreadRow {
   bodies: string[];
 }
 
-/**
- * Open annotation threads of an issue's document, newest activity first. A function of the caller's
- * `Db` so that the issues read model can call it (through issue-document-reads.ts) without a module cycle.
- */
-export function openThreadsOfIssueDocument(db: Db, issueId: string, key: string): Promise<ReviewThreadRow[]> {
-  return db.query<ReviewThreadRow>(
-    `SELECT t.id, t.status, t.anchor_state, t.selector->'quote'->>'exact' AS exact, t.last_activity_at,
-            array(SELECT c.body FROM document_annotation_comments c WHERE c.thread_id = t.id ORDER BY c.created_at, c.id) AS bodies
-       FROM document_annotation_threads t JOIN issue_documents d ON d.id = t.document_id
-      WHERE d.issue_id = $1 AND d.key = $2 AND t.status = 'open' ORDER BY t.last_activity_at DESC, t.id DESC`,
-    [issueId, key],
-  );
-}
-
 /** Annotation threads of issue documents and their comments. */
 @Injectable()
 export class AnnotationsRepository extends CompanyScopedRepository {
@@ -79,23 +65,40 @@ export class AnnotationsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  /** Threads of a document (of one status unless null), newest activity first. */
-  threadsOfDocument(documentId: string, status: string | null): Promise<ThreadRow[]> {
-    const params: unknown[] = [documentId];
-    if (status !== null) params.push(status);
-    return this.db.query<ThreadRow>(
-      `${THREAD_SELECT} WHERE t.document_id = $1${status !== null ? ' AND t.status = $2' : ''} ORDER BY t.last_activity_at DESC, t.id DESC`,
-      params,
+  /** Open annotation threads of an issue's document, newest activity first (heartbeat context). */
+  openThreadsOfIssueDocument(companyId: string, issueId: string, key: string): Promise<ReviewThreadRow[]> {
+    return this.rows<ReviewThreadRow>(
+      companyId,
+      `SELECT t.id, t.status, t.anchor_state, t.selector->'quote'->>'exact' AS exact, t.last_activity_at,
+              array(SELECT c.body FROM document_annotation_comments c WHERE c.thread_id = t.id ORDER BY c.created_at, c.id) AS bodies
+         FROM document_annotation_threads t JOIN issue_documents d ON d.id = t.document_id
+        WHERE d.company_id = $1 AND d.issue_id = $2 AND d.key = $3 AND t.status = 'open' ORDER BY t.last_activity_at DESC, t.id DESC`,
+      [issueId, key],
     );
   }
 
+  /** Threads of a document (of one status unless null), newest activity first. */
+  threadsOfDocument(companyId: string, documentId: string, status: string | null): Promise<ThreadRow[]> {
+    return status === null
+      ? this.rows<ThreadRow>(
+          companyId,
+          `${THREAD_SELECT} WHERE t.company_id = $1 AND t.document_id = $2 ORDER BY t.last_activity_at DESC, t.id DESC`,
+          [documentId],
+        )
+      : this.rows<ThreadRow>(
+          companyId,
+          `${THREAD_SELECT} WHERE t.company_id = $1 AND t.document_id = $2 AND t.status = $3 ORDER BY t.last_activity_at DESC, t.id DESC`,
+          [documentId, status],
+        );
+  }
+
   /** A thread of the document; `lock` takes its row lock. */
-  async findThread(documentId: string, threadId: string, lock = false): Promise<ThreadRow | null> {
-    const [t] = await this.db.query<ThreadRow>(`${THREAD_SELECT} WHERE t.id = $1 AND t.document_id = $2${lock ? ' FOR UPDATE OF t' : ''}`, [
-      threadId,
-      documentId,
-    ]);
-    return t ?? null;
+  findThread(companyId: string, documentId: string, threadId: string, lock = false): Promise<ThreadRow | null> {
+    return this.row<ThreadRow>(
+      companyId,
+      `${THREAD_SELECT} WHERE t.company_id = $1 AND t.id = $2 AND t.document_id = $3${lock ? ' FOR UPDATE OF t' : ''}`,
+      [threadId, documentId],
+    );
   }
 
   /** A thread anchored at the document's latest revision; returns its id. */
@@ -122,52 +125,66 @@ export class AnnotationsRepository extends CompanyScopedRepository {
   }
 
   /** Bumps the thread's activity time. */
-  async touchThread(threadId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE document_annotation_threads SET last_activity_at = clock_timestamp(), updated_at = clock_timestamp() WHERE id = $1`,
+  async touchThread(companyId: string, threadId: string): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE document_annotation_threads SET last_activity_at = clock_timestamp(), updated_at = clock_timestamp()
+        WHERE company_id = $1 AND id = $2`,
       [threadId],
     );
   }
 
   /** Sets the status; the resolver columns are given for `resolved` and null otherwise. */
   async setThreadStatus(
+    companyId: string,
     threadId: string,
     status: string,
     resolved: boolean,
     resolver: { agentId: string | null; userId: string | null },
   ): Promise<void> {
-    await this.db.query(
+    await this.rows(
+      companyId,
       `UPDATE document_annotation_threads
-          SET status = $2, resolved_at = CASE WHEN $3 THEN clock_timestamp() END, resolved_by_agent_id = $4, resolved_by_user_id = $5,
+          SET status = $3, resolved_at = CASE WHEN $4 THEN clock_timestamp() END, resolved_by_agent_id = $5, resolved_by_user_id = $6,
               updated_at = clock_timestamp()
-        WHERE id = $1`,
+        WHERE company_id = $1 AND id = $2`,
       [threadId, status, resolved, resolver.agentId, resolver.userId],
     );
   }
 
   /** Every thread's selector, rows locked for re-anchoring. */
-  selectorsForUpdate(documentId: string): Promise<Array<Pick<ThreadRow, 'id' | 'selector'>>> {
-    return this.db.query<Pick<ThreadRow, 'id' | 'selector'>>(
-      `SELECT id, selector FROM document_annotation_threads WHERE document_id = $1 FOR UPDATE`,
+  selectorsForUpdate(companyId: string, documentId: string): Promise<Array<Pick<ThreadRow, 'id' | 'selector'>>> {
+    return this.rows<Pick<ThreadRow, 'id' | 'selector'>>(
+      companyId,
+      `SELECT id, selector FROM document_annotation_threads WHERE company_id = $1 AND document_id = $2 FOR UPDATE`,
       [documentId],
     );
   }
 
   /** Stores a re-anchoring result; an orphaned thread keeps its last anchor revision. */
-  async reanchor(threadId: string, state: string, selector: unknown, revision: { id: string; number: number }): Promise<void> {
-    await this.db.query(
+  async reanchor(
+    companyId: string,
+    threadId: string,
+    state: string,
+    selector: unknown,
+    revision: { id: string; number: number },
+  ): Promise<void> {
+    await this.rows(
+      companyId,
       `UPDATE document_annotation_threads
-            SET anchor_state = $2, selector = $3, anchor_revision_id = CASE WHEN $2 = 'orphaned' THEN anchor_revision_id ELSE $4 END,
-                anchor_revision_number = CASE WHEN $2 = 'orphaned' THEN anchor_revision_number ELSE $5 END, updated_at = clock_timestamp()
-          WHERE id = $1`,
+            SET anchor_state = $3, selector = $4, anchor_revision_id = CASE WHEN $3 = 'orphaned' THEN anchor_revision_id ELSE $5 END,
+                anchor_revision_number = CASE WHEN $3 = 'orphaned' THEN anchor_revision_number ELSE $6 END, updated_at = clock_timestamp()
+          WHERE company_id = $1 AND id = $2`,
       [threadId, state, selector, revision.id, revision.number],
     );
   }
 
   /** Comments of the threads, oldest first. */
-  commentsOf(threadIds: string[]): Promise<AnnotationCommentRow[]> {
-    return this.db.query<AnnotationCommentRow>(
-      `SELECT ${ANNOTATION_COMMENT_COLUMNS} FROM document_annotation_comments WHERE thread_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+  commentsOf(companyId: string, threadIds: string[]): Promise<AnnotationCommentRow[]> {
+    return this.rows<AnnotationCommentRow>(
+      companyId,
+      `SELECT ${ANNOTATION_COMMENT_COLUMNS} FROM document_annotation_comments
+        WHERE company_id = $1 AND thread_id = ANY($2::uuid[]) ORDER BY created_at, id`,
       [threadIds],
     );
   }

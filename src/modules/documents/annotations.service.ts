@@ -33,15 +33,20 @@ export class AnnotationsService {
 
   async threadsOf(doc: DocumentRow, q: ListAnnotationsQueryDto): Promise<AnnotationThreadResponseDto[]> {
     const status = q.status ?? 'all';
-    const rows = await this.annotations.threadsOfDocument(doc.id, status !== 'all' ? status : null);
-    const comments = q.includeComments ? await this.commentsOf(rows.map((r) => r.id)) : undefined;
+    const rows = await this.annotations.threadsOfDocument(doc.company_id, doc.id, status !== 'all' ? status : null);
+    const comments = q.includeComments
+      ? await this.commentsOf(
+          doc.company_id,
+          rows.map((r) => r.id),
+        )
+      : undefined;
     return rows.map((t) => toThreadResponse(t, comments ? (comments.get(t.id) ?? []) : undefined));
   }
 
   /** One thread with its comments; 404 when it is not a thread of that document. */
   async get(doc: DocumentRow, threadId: string): Promise<AnnotationThreadResponseDto> {
     const t = await this.find(doc, threadId);
-    return toThreadResponse(t, (await this.commentsOf([t.id])).get(t.id) ?? []);
+    return toThreadResponse(t, (await this.commentsOf(doc.company_id, [t.id])).get(t.id) ?? []);
   }
 
   /**
@@ -99,7 +104,7 @@ export class AnnotationsService {
   async reply(actor: Actor, issue: IssueRow, doc: DocumentRow, threadId: string, body: string): Promise<AnnotationCommentResponseDto> {
     const t = await this.find(doc, threadId, true);
     const comment = await this.insertComment(actor, issue.company_id, t.id, body);
-    await this.annotations.touchThread(t.id);
+    await this.annotations.touchThread(issue.company_id, t.id);
     await this.activity.record({
       companyId: issue.company_id,
       action: 'issue.document_annotation_comment_added',
@@ -128,7 +133,7 @@ export class AnnotationsService {
     if (t.status === status) return this.get(doc, t.id);
     const who = authorOf(actor);
     const resolved = status === 'resolved';
-    await this.annotations.setThreadStatus(t.id, status, resolved, {
+    await this.annotations.setThreadStatus(issue.company_id, t.id, status, resolved, {
       agentId: resolved ? who.agentId : null,
       userId: resolved ? who.userId : null,
     });
@@ -145,23 +150,23 @@ export class AnnotationsService {
 
   /** Every thread of the document is re-anchored against the new revision (active / shifted / orphaned). */
   async reanchorAll(doc: DocumentRow, revision: RevisionRow): Promise<void> {
-    const threads = await this.annotations.selectorsForUpdate(doc.id);
+    const threads = await this.annotations.selectorsForUpdate(doc.company_id, doc.id);
     for (const t of threads) {
       const r = reanchor(t.selector, revision.body);
-      await this.annotations.reanchor(t.id, r.state, r.selector, { id: revision.id, number: revision.revision_number });
+      await this.annotations.reanchor(doc.company_id, t.id, r.state, r.selector, { id: revision.id, number: revision.revision_number });
     }
   }
 
   private async find(doc: DocumentRow, threadId: string, lock = false): Promise<ThreadRow> {
-    const t = isUuid(threadId) ? await this.annotations.findThread(doc.id, threadId, lock) : null;
+    const t = isUuid(threadId) ? await this.annotations.findThread(doc.company_id, doc.id, threadId, lock) : null;
     if (!t) throw notFound('Annotation thread');
     return t;
   }
 
-  private async commentsOf(threadIds: string[]): Promise<Map<string, AnnotationCommentRow[]>> {
+  private async commentsOf(companyId: string, threadIds: string[]): Promise<Map<string, AnnotationCommentRow[]>> {
     const out = new Map<string, AnnotationCommentRow[]>(threadIds.map((id) => [id, []]));
     if (!threadIds.length) return out;
-    const rows = await this.annotations.commentsOf(threadIds);
+    const rows = await this.annotations.commentsOf(companyId, threadIds);
     for (const c of rows) out.get(c.thread_id)?.push(c);
     return out;
   }

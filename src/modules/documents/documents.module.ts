@@ -1,5 +1,4 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { Db } from '../../database/db.service';
 import { IssueReadContributions } from '../issues/issue-read-contributions';
 import { issueDocumentsView, planReviewThreads } from './issue-document-reads';
 import { IssuesModule } from '../issues/issues.module';
@@ -28,13 +27,14 @@ import { PlanDecompositions } from './plan-decompositions.service';
 })
 export class DocumentsModule implements OnModuleInit {
   constructor(
-    private readonly db: Db,
+    private readonly docRows: DocumentsRepository,
+    private readonly annotationRows: AnnotationsRepository,
     private readonly issueReads: IssueReadContributions,
   ) {}
 
   /** The issue page and the heartbeat context show the issue's documents and the plan's open review threads. */
   onModuleInit(): void {
-    this.issueReads.documents = (issueId) => issueDocumentsView(this.db, issueId);
-    this.issueReads.planReviewThreads = (issueId) => planReviewThreads(this.db, issueId);
+    this.issueReads.documents = (companyId, issueId) => issueDocumentsView(this.docRows, companyId, issueId);
+    this.issueReads.planReviewThreads = (companyId, issueId) => planReviewThreads(this.annotationRows, companyId, issueId);
   }
 }

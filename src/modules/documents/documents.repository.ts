@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
 export interface DocumentRow {
@@ -60,22 +60,6 @@ export interface RevisionContent {
   restoredFromRevisionId: string | null;
 }
 
-/*
- * Reads for GET one issue (the issues read model calls them through issue-document-reads.ts):
- * functions of the caller's `Db` so that the issues module needs no documents module (which imports issues).
- */
-
-/** Every document of an issue, by key. */
-export function documentRowsOfIssue(db: Db, issueId: string): Promise<DocumentRow[]> {
-  return db.query<DocumentRow>(`SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE issue_id = $1 ORDER BY key`, [issueId]);
-}
-
-/** Body and change summary of one revision. */
-export async function revisionBody(db: Db, revisionId: string): Promise<Pick<RevisionRow, 'body' | 'change_summary'> | undefined> {
-  const [latest] = await db.query<RevisionRow>(`SELECT body, change_summary FROM issue_document_revisions WHERE id = $1`, [revisionId]);
-  return latest;
-}
-
 /** Issue documents and their immutable revisions. */
 @Injectable()
 export class DocumentsRepository extends CompanyScopedRepository {
@@ -94,62 +78,82 @@ export class DocumentsRepository extends CompanyScopedRepository {
     );
   }
 
+  /** Every document of an issue, by key. */
+  rowsOfIssue(companyId: string, issueId: string): Promise<DocumentRow[]> {
+    return this.rows<DocumentRow>(
+      companyId,
+      `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE company_id = $1 AND issue_id = $2 ORDER BY key`,
+      [issueId],
+    );
+  }
+
+  /** Body and change summary of one revision. */
+  revisionBody(companyId: string, revisionId: string): Promise<Pick<RevisionRow, 'body' | 'change_summary'> | null> {
+    return this.row<RevisionRow>(companyId, `SELECT body, change_summary FROM issue_document_revisions WHERE company_id = $1 AND id = $2`, [
+      revisionId,
+    ]);
+  }
+
   /** The document of an issue by key; `lock` takes its row lock. */
-  async find(issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
-    const [d] = await this.db.query<DocumentRow>(
-      `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE issue_id = $1 AND key = $2${lock ? ' FOR UPDATE' : ''}`,
+  find(companyId: string, issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
+    return this.row<DocumentRow>(
+      companyId,
+      `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE company_id = $1 AND issue_id = $2 AND key = $3${lock ? ' FOR UPDATE' : ''}`,
       [issueId, key],
     );
-    return d ?? null;
   }
 
   /** A revision of the document. */
-  async revision(documentId: string, revisionId: string): Promise<RevisionRow | null> {
-    const [r] = await this.db.query<RevisionRow>(
-      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE id = $1 AND document_id = $2`,
+  revision(companyId: string, documentId: string, revisionId: string): Promise<RevisionRow | null> {
+    return this.row<RevisionRow>(
+      companyId,
+      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE company_id = $1 AND id = $2 AND document_id = $3`,
       [revisionId, documentId],
     );
-    return r ?? null;
   }
 
   /** All documents of an issue with their latest body and change summary, by key. */
-  listWithLatest(issueId: string): Promise<Array<DocumentRow & { body: string; change_summary: string | null }>> {
-    return this.db.query<DocumentRow & { body: string; change_summary: string | null }>(
+  listWithLatest(companyId: string, issueId: string): Promise<Array<DocumentRow & { body: string; change_summary: string | null }>> {
+    return this.rows<DocumentRow & { body: string; change_summary: string | null }>(
+      companyId,
       `SELECT ${DOCUMENT_COLUMNS.split(',')
         .map((c) => `d.${c.trim()}`)
         .join(', ')}, r.body, r.change_summary
          FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
-        WHERE d.issue_id = $1 ORDER BY d.key`,
+        WHERE d.company_id = $1 AND d.issue_id = $2 ORDER BY d.key`,
       [issueId],
     );
   }
 
   /** Every revision of the document, newest first. */
-  revisionsOf(documentId: string): Promise<RevisionRow[]> {
-    return this.db.query<RevisionRow>(
-      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE document_id = $1 ORDER BY revision_number DESC`,
+  revisionsOf(companyId: string, documentId: string): Promise<RevisionRow[]> {
+    return this.rows<RevisionRow>(
+      companyId,
+      `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE company_id = $1 AND document_id = $2 ORDER BY revision_number DESC`,
       [documentId],
     );
   }
 
   /** Removes the document (its revisions and threads cascade). */
-  async delete(documentId: string): Promise<void> {
-    await this.db.query(`DELETE FROM issue_documents WHERE id = $1`, [documentId]);
+  async delete(companyId: string, documentId: string): Promise<void> {
+    await this.rows(companyId, `DELETE FROM issue_documents WHERE company_id = $1 AND id = $2`, [documentId]);
   }
 
-  async lock(documentId: string, by: { agentId: string | null; userId: string | null }): Promise<DocumentRow> {
-    const [locked] = await returningRows<DocumentRow>(
-      this.db,
-      `UPDATE issue_documents SET locked_at = now(), locked_by_agent_id = $2, locked_by_user_id = $3 WHERE id = $1 RETURNING ${DOCUMENT_COLUMNS}`,
+  async lock(companyId: string, documentId: string, by: { agentId: string | null; userId: string | null }): Promise<DocumentRow> {
+    const [locked] = await this.returning<DocumentRow>(
+      companyId,
+      `UPDATE issue_documents SET locked_at = now(), locked_by_agent_id = $3, locked_by_user_id = $4
+        WHERE company_id = $1 AND id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
       [documentId, by.agentId, by.userId],
     );
     return locked;
   }
 
-  async unlock(documentId: string): Promise<DocumentRow> {
-    const [unlocked] = await returningRows<DocumentRow>(
-      this.db,
-      `UPDATE issue_documents SET locked_at = NULL, locked_by_agent_id = NULL, locked_by_user_id = NULL WHERE id = $1 RETURNING ${DOCUMENT_COLUMNS}`,
+  async unlock(companyId: string, documentId: string): Promise<DocumentRow> {
+    const [unlocked] = await this.returning<DocumentRow>(
+      companyId,
+      `UPDATE issue_documents SET locked_at = NULL, locked_by_agent_id = NULL, locked_by_user_id = NULL
+        WHERE company_id = $1 AND id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
       [documentId],
     );
     return unlocked;
@@ -177,17 +181,18 @@ export class DocumentsRepository extends CompanyScopedRepository {
    * `baseRevisionId`; null when another writer got there first. The title changes when `title` is given.
    */
   async advance(
+    companyId: string,
     documentId: string,
     baseRevisionId: string | null | undefined,
     next: { revisionId: string; number: number; title: string | null | undefined },
     by: Author,
   ): Promise<DocumentRow | null> {
-    const [updated] = await returningRows<DocumentRow>(
-      this.db,
+    const [updated] = await this.returning<DocumentRow>(
+      companyId,
       `UPDATE issue_documents
-          SET latest_revision_id = $3, latest_revision_number = $4, title = CASE WHEN $5 THEN $6 ELSE title END,
-              updated_by_agent_id = $7, updated_by_user_id = $8, updated_at = now()
-        WHERE id = $1 AND latest_revision_id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
+          SET latest_revision_id = $4, latest_revision_number = $5, title = CASE WHEN $6 THEN $7 ELSE title END,
+              updated_by_agent_id = $8, updated_by_user_id = $9, updated_at = now()
+        WHERE company_id = $1 AND id = $2 AND latest_revision_id = $3 RETURNING ${DOCUMENT_COLUMNS}`,
       [documentId, baseRevisionId, next.revisionId, next.number, next.title !== undefined, next.title ?? null, by.agentId, by.userId],
     );
     return updated ?? null;
@@ -200,32 +205,21 @@ export class DocumentsRepository extends CompanyScopedRepository {
     c: RevisionContent,
     by: Author,
   ): Promise<RevisionRow> {
-    const [r] = await this.db.query<RevisionRow>(
-      `INSERT INTO issue_document_revisions (id, company_id, document_id, revision_number, title, format, body, change_summary,
+    const [r] = await this.rows<RevisionRow>(
+      doc.company_id,
+      `INSERT INTO issue_document_revisions (company_id, id, document_id, revision_number, title, format, body, change_summary,
          base_revision_id, restored_from_revision_id, created_by_agent_id, created_by_user_id, run_id)
        VALUES ($1, $2, $3, $4, $5, 'markdown', $6, $7, $8, $9, $10, $11, $12) RETURNING ${REVISION_COLUMNS}`,
-      [
-        id,
-        this.scope(doc.company_id),
-        doc.id,
-        number,
-        doc.title,
-        c.body,
-        c.changeSummary,
-        c.baseRevisionId,
-        c.restoredFromRevisionId,
-        by.agentId,
-        by.userId,
-        by.runId,
-      ],
+      [id, doc.id, number, doc.title, c.body, c.changeSummary, c.baseRevisionId, c.restoredFromRevisionId, by.agentId, by.userId, by.runId],
     );
     return r;
   }
 
   /** Keys of the issue's documents of the form `<stem>-<n>`. */
-  async derivedKeys(issueId: string, stem: string): Promise<string[]> {
-    const rows = await this.db.query<{ key: string }>(
-      `SELECT key FROM issue_documents WHERE issue_id = $1 AND key ~ ('^' || $2 || '-[0-9]+$')`,
+  async derivedKeys(companyId: string, issueId: string, stem: string): Promise<string[]> {
+    const rows = await this.rows<{ key: string }>(
+      companyId,
+      `SELECT key FROM issue_documents WHERE company_id = $1 AND issue_id = $2 AND key ~ ('^' || $3 || '-[0-9]+$')`,
       [issueId, stem], // key characters are literal in a regex
     );
     return rows.map((r) => r.key);

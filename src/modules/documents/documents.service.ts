@@ -77,18 +77,18 @@ export class DocumentsService {
   async load(actor: Actor, ref: string, key: string, opts: { lock?: boolean } = {}): Promise<{ issue: IssueRow; doc: DocumentRow }> {
     this.assertKey(key);
     const issue = await this.issues.load(actor, ref);
-    const doc = await this.find(issue.id, key, opts.lock);
+    const doc = await this.find(issue.company_id, issue.id, key, opts.lock);
     if (!doc) throw notFound('Document');
     return { issue, doc };
   }
 
-  async find(issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
-    return this.documents.find(issueId, key, lock);
+  async find(companyId: string, issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
+    return this.documents.find(companyId, issueId, key, lock);
   }
 
   async revision(doc: DocumentRow, revisionId = doc.latest_revision_id): Promise<RevisionRow | null> {
     if (!isUuid(revisionId)) return null;
-    return this.documents.revision(doc.id, revisionId);
+    return this.documents.revision(doc.company_id, doc.id, revisionId);
   }
 
   async toResponse(doc: DocumentRow): Promise<DocumentResponseDto> {
@@ -98,7 +98,7 @@ export class DocumentsService {
   /** All documents of an issue with their latest body, by key. */
   async list(actor: Actor, ref: string): Promise<DocumentResponseDto[]> {
     const issue = await this.issues.load(actor, ref);
-    const rows = await this.documents.listWithLatest(issue.id);
+    const rows = await this.documents.listWithLatest(issue.company_id, issue.id);
     return rows.map((d) => toDocumentResponse(d, d));
   }
 
@@ -114,7 +114,7 @@ export class DocumentsService {
 
   async revisions(actor: Actor, ref: string, key: string): Promise<RevisionResponseDto[]> {
     const { doc } = await this.load(actor, ref, key);
-    const rows = await this.documents.revisionsOf(doc.id);
+    const rows = await this.documents.revisionsOf(doc.company_id, doc.id);
     return rows.map((r) => toRevisionResponse(r, doc));
   }
 
@@ -126,7 +126,7 @@ export class DocumentsService {
     this.assertKey(key);
     this.assertBody(dto.body);
     const issue = await this.issues.load(actor, ref);
-    const doc = await this.find(issue.id, key, true);
+    const doc = await this.find(issue.company_id, issue.id, key, true);
     if (!doc) {
       if (dto.baseRevisionId) throw staleRevision('The document does not exist yet; omit baseRevisionId to create it', null);
       const created = await this.create(actor, issue, key, dto);
@@ -134,7 +134,7 @@ export class DocumentsService {
         // a concurrent writer created the key first: this write did not see its revision
         throw staleRevision(
           'The document was created concurrently; send its latest revision as baseRevisionId',
-          await this.find(issue.id, key),
+          await this.find(issue.company_id, issue.id, key),
           'document_exists',
         );
       }
@@ -184,7 +184,7 @@ export class DocumentsService {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
     if (doc.locked_at) throw documentLocked(doc);
     const out = await this.toResponse(doc);
-    await this.documents.delete(doc.id);
+    await this.documents.delete(doc.company_id, doc.id);
     await this.record(actor, issue, 'issue.document_deleted', doc, {});
     return out;
   }
@@ -193,7 +193,7 @@ export class DocumentsService {
   async lock(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
     if (doc.locked_at) return this.toResponse(doc);
-    const locked = await this.documents.lock(doc.id, authorOf(actor));
+    const locked = await this.documents.lock(doc.company_id, doc.id, authorOf(actor));
     await this.record(actor, issue, 'issue.document_locked', locked, {});
     return this.toResponse(locked);
   }
@@ -205,7 +205,7 @@ export class DocumentsService {
     if (actor.kind === 'agent' && doc.locked_by_agent_id !== actor.agentId) {
       throw forbidden('Only the board or the agent holding the lock may unlock this document', { reason: 'deny_unsupported_action' });
     }
-    const unlocked = await this.documents.unlock(doc.id);
+    const unlocked = await this.documents.unlock(doc.company_id, doc.id);
     await this.record(actor, issue, 'issue.document_unlocked', unlocked, {
       previousLockedAt: iso(doc.locked_at),
       previousLockedByAgentId: doc.locked_by_agent_id,
@@ -244,12 +244,17 @@ export class DocumentsService {
     const revisionId = randomUUID();
     const number = doc.latest_revision_number + 1;
     const updated = await this.documents.advance(
+      doc.company_id,
       doc.id,
       content.baseRevisionId,
       { revisionId, number, title: content.title },
       authorOf(actor),
     );
-    if (!updated) throw staleRevision('baseRevisionId is not the latest revision of the document', await this.find(doc.issue_id, doc.key));
+    if (!updated)
+      throw staleRevision(
+        'baseRevisionId is not the latest revision of the document',
+        await this.find(doc.company_id, doc.issue_id, doc.key),
+      );
     const revision = await this.insertRevision(actor, updated, revisionId, number, content);
     await this.annotations.reanchorAll(updated, revision);
     return updated;
@@ -274,7 +279,7 @@ export class DocumentsService {
   private async redirect(actor: Actor, issue: IssueRow, source: DocumentRow, dto: PutDocumentDto): Promise<PutResult> {
     const stem = /^(.*)-\d+$/.exec(source.key)?.[1] ?? source.key;
     for (let attempt = 0; attempt < 20; attempt++) {
-      const newKey = await this.freeDerivedKey(issue.id, stem);
+      const newKey = await this.freeDerivedKey(issue.company_id, issue.id, stem);
       const created = await this.create(actor, issue, newKey, { ...dto, title: dto.title ?? source.title, baseRevisionId: null });
       if (!created) continue; // taken concurrently: try the next number
       const redirectedFromLockedDocument = {
@@ -294,9 +299,9 @@ export class DocumentsService {
     throw documentError('document_locked', 'Could not find a free derived key for the locked document');
   }
 
-  private async freeDerivedKey(issueId: string, stem: string): Promise<string> {
+  private async freeDerivedKey(companyId: string, issueId: string, stem: string): Promise<string> {
     const base = stem.slice(0, 56);
-    const taken = new Set(await this.documents.derivedKeys(issueId, base));
+    const taken = new Set(await this.documents.derivedKeys(companyId, issueId, base));
     let n = 2;
     while (taken.has(`${base}-${n}`)) n++;
     return `${base}-${n}`;

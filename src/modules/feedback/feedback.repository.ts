@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { FeedbackTargetType } from './dto/feedback.dto';
 
@@ -44,18 +45,35 @@ export interface FeedbackFilter {
  * project and the company for its consent: reads for this page, kept here, never writes.
  */
 @Injectable()
-export class FeedbackRepository {
-  constructor(private readonly db: Db) {}
+export class FeedbackRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
 
   /** The rated output, if it exists in the company: its issue, author agent and run. */
   async target(companyId: string, type: FeedbackTargetType, id: string): Promise<FeedbackTarget | null> {
-    const sql = {
-      comment: `SELECT issue_id, author_agent_id AS agent_id, run_id FROM issue_comments WHERE id = $1 AND company_id = $2`,
-      document_revision: `SELECT d.issue_id, r.created_by_agent_id AS agent_id, r.run_id FROM issue_document_revisions r
-                            JOIN issue_documents d ON d.id = r.document_id WHERE r.id = $1 AND r.company_id = $2`,
-      run: `SELECT issue_id, agent_id, id AS run_id FROM heartbeat_runs WHERE id = $1 AND company_id = $2`,
-    }[type];
-    const [row] = await this.db.query<{ issue_id: string | null; agent_id: string | null; run_id: string | null }>(sql, [id, companyId]);
+    type Row = { issue_id: string | null; agent_id: string | null; run_id: string | null };
+    let row: Row | null;
+    if (type === 'comment') {
+      row = await this.row<Row>(
+        companyId,
+        `SELECT issue_id, author_agent_id AS agent_id, run_id FROM issue_comments WHERE company_id = $1 AND id = $2`,
+        [id],
+      );
+    } else if (type === 'document_revision') {
+      row = await this.row<Row>(
+        companyId,
+        `SELECT d.issue_id, r.created_by_agent_id AS agent_id, r.run_id FROM issue_document_revisions r
+           JOIN issue_documents d ON d.id = r.document_id WHERE r.company_id = $1 AND r.id = $2`,
+        [id],
+      );
+    } else {
+      row = await this.row<Row>(
+        companyId,
+        `SELECT issue_id, agent_id, id AS run_id FROM heartbeat_runs WHERE company_id = $1 AND id = $2`,
+        [id],
+      );
+    }
     return row ? { issueId: row.issue_id, agentId: row.agent_id, runId: row.run_id } : null;
   }
 
@@ -69,23 +87,25 @@ export class FeedbackRepository {
     target: FeedbackTarget;
     userId: string;
   }): Promise<{ id: string; created: boolean }> {
-    const [row] = await this.db.query<{ id: string; created: boolean }>(
+    const [row] = await this.rows<{ id: string; created: boolean }>(
+      v.companyId,
       `INSERT INTO feedback_traces (company_id, target_type, target_id, vote, note, issue_id, agent_id, run_id, voter_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (company_id, target_type, target_id, voter_user_id)
        DO UPDATE SET vote = EXCLUDED.vote, note = EXCLUDED.note, updated_at = clock_timestamp()
        RETURNING id, (xmax = 0) AS created`,
-      [v.companyId, v.targetType, v.targetId, v.vote, v.note, v.target.issueId, v.target.agentId, v.target.runId, v.userId],
+      [v.targetType, v.targetId, v.vote, v.note, v.target.issueId, v.target.agentId, v.target.runId, v.userId],
     );
     return row;
   }
 
   async list(companyId: string, f: FeedbackFilter): Promise<FeedbackRow[]> {
     const where = ['t.company_id = $1'];
-    const params: unknown[] = [companyId];
+    // the company is `$1` (the scoped path puts it first): the filters' parameters start at `$2`
+    const params: unknown[] = [];
     const add = (sql: string, value: unknown) => {
       params.push(value);
-      where.push(sql.replace('?', `$${params.length}`));
+      where.push(sql.replace('?', `$${params.length + 1}`));
     };
     if (f.targetType) add('t.target_type = ?', f.targetType);
     if (f.vote) add('t.vote = ?', f.vote);
@@ -96,25 +116,26 @@ export class FeedbackRepository {
     if (f.status) add(`${STATUS_SQL} = ?`, f.status);
     params.push(f.limit);
     const payload = f.includePayload ? `, ${PAYLOAD_SQL} AS payload` : '';
-    return this.db.query<FeedbackRow>(
+    return this.rows<FeedbackRow>(
+      companyId,
       `SELECT t.*, i.project_id, ${STATUS_SQL} AS status${payload}
          FROM feedback_traces t
          JOIN companies c ON c.id = t.company_id
          LEFT JOIN issues i ON i.id = t.issue_id
         WHERE ${where.join(' AND ')}
         ORDER BY t.created_at DESC, t.id DESC
-        LIMIT $${params.length}`,
+        LIMIT $${params.length + 1}`,
       params,
     );
   }
 
-  async get(companyId: string, id: string): Promise<FeedbackRow | null> {
-    const [row] = await this.db.query<FeedbackRow>(
+  get(companyId: string, id: string): Promise<FeedbackRow | null> {
+    return this.row<FeedbackRow>(
+      companyId,
       `SELECT t.*, i.project_id, ${STATUS_SQL} AS status FROM feedback_traces t JOIN companies c ON c.id = t.company_id
          LEFT JOIN issues i ON i.id = t.issue_id WHERE t.company_id = $1 AND t.id = $2`,
-      [companyId, id],
+      [id],
     );
-    return row ?? null;
   }
 }
 

@@ -12,6 +12,8 @@ import { issueError } from './issues.errors';
 import { IssuesRepository } from './issues.repository';
 import { IssueTreeHolds } from './issue-tree-holds.service';
 import { IssueWakeups } from './issue-wakeups.service';
+import { IssueAgents } from './issue-agents';
+import { IssueContextRepository } from './issue-context.repository';
 
 const runRequired = () => issueError('run_id_required', 'Agent callers must send X-Service-Run-Id naming their current heartbeat run');
 
@@ -30,6 +32,8 @@ export class IssueCheckout {
     private readonly wakeups: IssueWakeups,
     private readonly recorder: ActivityRecorder,
     private readonly holds: IssueTreeHolds,
+    private readonly agents: IssueAgents,
+    private readonly context: IssueContextRepository,
   ) {}
 
   async checkout(actor: Actor, ref: string, dto: CheckoutIssueDto): Promise<IssueRow> {
@@ -60,8 +64,8 @@ export class IssueCheckout {
     await this.assertProjectActive(issue);
     await this.holds.assertNotHeld(issue);
     await this.workspaces.assertUsable(issue);
-    const won = await this.issues.checkout(issue.id, dto.agentId, runId, dto.expectedStatuses);
-    if (!won) throw await this.conflictFor(issue.id, dto);
+    const won = await this.issues.checkout(issue.company_id, issue.id, dto.agentId, runId, dto.expectedStatuses);
+    if (!won) throw await this.conflictFor(issue.company_id, issue.id, dto);
     if (won.assignee_agent_id !== issue.assignee_agent_id) await this.wakeups.assigned(won, actor);
     return won;
   }
@@ -80,7 +84,7 @@ export class IssueCheckout {
         });
       }
     }
-    return this.issues.releaseCheckout(issue.id);
+    return this.issues.releaseCheckout(issue.company_id, issue.id);
   }
 
   /**
@@ -120,7 +124,7 @@ export class IssueCheckout {
     }
     if (!actor.runId) throw runRequired();
     if (issue.checkout_run_id === actor.runId) return;
-    if (!(await this.issues.adoptStaleCheckout(issue.id, actor.runId))) {
+    if (!(await this.issues.adoptStaleCheckout(issue.company_id, issue.id, actor.runId))) {
       throw issueError('checkout_run_mismatch', 'The issue is checked out by another run of this agent', {
         checkoutRunId: issue.checkout_run_id,
       });
@@ -128,8 +132,8 @@ export class IssueCheckout {
     issue.checkout_run_id = actor.runId;
   }
 
-  private async conflictFor(issueId: string, dto: CheckoutIssueDto): Promise<DomainError> {
-    const now = await this.issues.checkoutState(issueId);
+  private async conflictFor(companyId: string, issueId: string, dto: CheckoutIssueDto): Promise<DomainError> {
+    const now = await this.issues.checkoutState(companyId, issueId);
     if (!dto.expectedStatuses.includes(now.status)) {
       return issueError('status_mismatch', `Issue status is ${now.status}, not one of ${dto.expectedStatuses.join(', ')}`, {
         status: now.status,
@@ -144,7 +148,7 @@ export class IssueCheckout {
   }
 
   private async assertCheckoutAgent(companyId: string, agentId: string): Promise<void> {
-    const agent = await this.issues.agentStatus(companyId, agentId);
+    const agent = await this.agents.statusIn(companyId, agentId);
     if (!agent) throw issueError('invalid_reference', 'agentId must be an agent of this company', { field: 'agentId' });
     if (agent.status === 'terminated' || agent.status === 'pending_approval') {
       throw issueError('agent_not_available', `Agent is ${agent.status}`, { agentStatus: agent.status });
@@ -153,7 +157,7 @@ export class IssueCheckout {
 
   private async assertProjectActive(issue: IssueRow): Promise<void> {
     if (!issue.project_id) return;
-    const p = await this.issues.projectPause(issue.project_id);
+    const p = await this.context.projectPause(issue.company_id, issue.project_id);
     if (p?.paused_at) throw issueError('project_paused', 'The project of this issue is paused', { projectId: issue.project_id });
   }
 }

@@ -32,52 +32,58 @@ export class IssueCommentsRepository extends CompanyScopedRepository {
   }
 
   /** The id of the comment when it belongs to the issue (a list cursor), else null. */
-  async idOnIssue(issueId: string, commentId: string): Promise<string | null> {
-    const [c] = await this.db.query<CommentRow>(`SELECT id FROM issue_comments WHERE id = $1 AND issue_id = $2`, [commentId, issueId]);
+  async idOnIssue(companyId: string, issueId: string, commentId: string): Promise<string | null> {
+    const c = await this.row<CommentRow>(companyId, `SELECT id FROM issue_comments WHERE company_id = $1 AND id = $2 AND issue_id = $3`, [
+      commentId,
+      issueId,
+    ]);
     return c ? c.id : null;
   }
 
   /** A page of the issue's comments, after the comment `afterId` (of this issue) when given. */
-  page(issueId: string, p: { order: 'ASC' | 'DESC'; limit: number; afterId?: string }): Promise<CommentRow[]> {
+  page(companyId: string, issueId: string, p: { order: 'ASC' | 'DESC'; limit: number; afterId?: string }): Promise<CommentRow[]> {
     const params: unknown[] = [issueId, p.limit];
     let after = '';
     if (p.afterId) {
       params.push(p.afterId);
       // compared in SQL: timestamps keep their microseconds
-      after = ` AND (created_at, id) > (SELECT created_at, id FROM issue_comments WHERE id = $3)`;
+      after = ` AND (created_at, id) > (SELECT created_at, id FROM issue_comments WHERE company_id = $1 AND id = $4)`;
     }
-    return this.db.query<CommentRow>(
-      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1${after} ORDER BY created_at ${p.order}, id ${p.order} LIMIT $2`,
+    return this.rows<CommentRow>(
+      companyId,
+      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 AND issue_id = $2${after} ORDER BY created_at ${p.order}, id ${p.order} LIMIT $3`,
       params,
     );
   }
 
   /** The issue's comments among `ids`, oldest first. */
-  manyOfIssue(issueId: string, ids: string[]): Promise<CommentRow[]> {
-    return this.db.query<CommentRow>(
-      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE issue_id = $1 AND id = ANY($2::uuid[]) ORDER BY created_at, id`,
+  manyOfIssue(companyId: string, issueId: string, ids: string[]): Promise<CommentRow[]> {
+    return this.rows<CommentRow>(
+      companyId,
+      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 AND issue_id = $2 AND id = ANY($3::uuid[]) ORDER BY created_at, id`,
       [issueId, ids],
     );
   }
 
   /** One comment of the issue, or null. */
-  async findOfIssue(issueId: string, commentId: string): Promise<CommentRow | null> {
-    const [c] = await this.db.query<CommentRow>(`SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE id = $1 AND issue_id = $2`, [
-      commentId,
-      issueId,
-    ]);
-    return c ?? null;
+  findOfIssue(companyId: string, issueId: string, commentId: string): Promise<CommentRow | null> {
+    return this.row<CommentRow>(
+      companyId,
+      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 AND id = $2 AND issue_id = $3`,
+      [commentId, issueId],
+    );
   }
 
   /** How many comments the issue has, and its latest. */
-  async cursorOf(issueId: string): Promise<{ total: number; latest_id: string | null; latest_at: Date | null }> {
-    const [cursor] = await this.db.query<{ total: number; latest_id: string | null; latest_at: Date | null }>(
+  async cursorOf(companyId: string, issueId: string): Promise<{ total: number; latest_id: string | null; latest_at: Date | null }> {
+    const cursor = await this.row<{ total: number; latest_id: string | null; latest_at: Date | null }>(
+      companyId,
       `SELECT count(*)::int AS total,
                 (array_agg(id ORDER BY created_at DESC, id DESC))[1] AS latest_id, max(created_at) AS latest_at
-           FROM issue_comments WHERE issue_id = $1`,
+           FROM issue_comments WHERE company_id = $1 AND issue_id = $2`,
       [issueId],
     );
-    return cursor;
+    return cursor!;
   }
 
   async insert(

@@ -35,6 +35,11 @@ export class IssueComments {
     return this.comments.allOfCompany(companyId);
   }
 
+  /** Whether the comment belongs to the issue of the company (an attachment may name it). */
+  async existsInIssue(companyId: string, issueId: string, commentId: string): Promise<boolean> {
+    return (await this.comments.idOnIssue(companyId, issueId, commentId)) !== null;
+  }
+
   async list(actor: Actor, ref: string, q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
     const issue = await this.store.load(actor, ref);
     const order = q.order === 'desc' ? 'DESC' : 'ASC';
@@ -42,11 +47,11 @@ export class IssueComments {
     const cursor = q.afterCommentId ?? q.after;
     let afterId: string | undefined;
     if (cursor) {
-      const id = await this.comments.idOnIssue(issue.id, cursor);
+      const id = await this.comments.idOnIssue(issue.company_id, issue.id, cursor);
       if (!id) throw issueError('invalid_cursor', 'after/afterCommentId must name a comment of this issue', { field: 'afterCommentId' });
       afterId = id;
     }
-    const rows = await this.comments.page(issue.id, { order, limit, afterId });
+    const rows = await this.comments.page(issue.company_id, issue.id, { order, limit, afterId });
     return rows.map(toCommentResponse);
   }
 
@@ -55,13 +60,13 @@ export class IssueComments {
     const issue = await this.store.load(actor, ref);
     const ids = (await this.runs.pendingWakeCommentIds(issue.company_id, issue.id)).filter(isUuid);
     if (ids.length === 0) return [];
-    const rows = await this.comments.manyOfIssue(issue.id, ids);
+    const rows = await this.comments.manyOfIssue(issue.company_id, issue.id, ids);
     return rows.map(toCommentResponse);
   }
 
   async get(actor: Actor, ref: string, commentId: string): Promise<CommentResponseDto> {
     const issue = await this.store.load(actor, ref);
-    const c = isUuid(commentId) ? await this.comments.findOfIssue(issue.id, commentId) : null;
+    const c = isUuid(commentId) ? await this.comments.findOfIssue(issue.company_id, issue.id, commentId) : null;
     if (!c) throw notFound('Comment');
     return toCommentResponse(c);
   }
@@ -73,7 +78,7 @@ export class IssueComments {
     await this.checkout.assertRunOwnership(actor, issue, 'comment');
     let current = issue;
     if (dto.reopen && isClosed(issue.status)) {
-      current = await this.issues.reopen(issue.id);
+      current = await this.issues.reopen(issue.company_id, issue.id);
       await this.recorder.record({
         companyId: issue.company_id,
         action: 'issue.updated',
@@ -97,7 +102,7 @@ export class IssueComments {
       authorUserId: actor.kind === 'board' ? actor.userId : null,
       runId: actor.kind === 'agent' ? (actor.runId ?? null) : null,
     });
-    if (opts.touch !== false) await this.issues.touch(issue.id);
+    if (opts.touch !== false) await this.issues.touch(issue.company_id, issue.id);
     await this.wakeups.commented(issue, comment, actor);
     return comment;
   }

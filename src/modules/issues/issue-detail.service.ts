@@ -9,7 +9,9 @@ import { IssueInteractions } from './issue-interactions.service';
 import { IssueReadContributions } from './issue-read-contributions';
 import { IssueStore } from './issue-store.service';
 import { IssueRow } from './issue.types';
-import { GoalRow, IssuesRepository, ProjectRow, toIssueSummary } from './issues.repository';
+import { IssuesRepository } from './issues.repository';
+import { GoalRow, IssueContextRepository, ProjectRow } from './issue-context.repository';
+import { toIssueSummary } from './issue-view';
 
 const PLAN_BLOCK = /<plan>([\s\S]*?)<\/plan>/i;
 const PROJECT_LINK = /project:\/\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/gi;
@@ -44,6 +46,7 @@ export class IssueDetailService {
     private readonly store: IssueStore,
     private readonly interactions: IssueInteractions,
     private readonly parts: IssueReadContributions,
+    private readonly context: IssueContextRepository,
   ) {}
 
   async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
@@ -53,11 +56,11 @@ export class IssueDetailService {
       this.store.toResponse(issue),
       this.goal(issue, project),
       this.ancestors(issue),
-      this.related(issue.id, 'blockedBy'),
-      this.related(issue.id, 'blocks'),
+      this.related(issue, 'blockedBy'),
+      this.related(issue, 'blocks'),
       this.mentionedProjects(issue),
-      this.parts.documents(issue.id),
-      this.parts.workProducts(issue.id),
+      this.parts.documents(issue.company_id, issue.id),
+      this.parts.workProducts(issue.company_id, issue.id),
     ]);
     return {
       ...base,
@@ -82,12 +85,12 @@ export class IssueDetailService {
     const [goal, ancestors, blockers, cursor, wakeComment, attachments, documents, planThreads, interactions] = await Promise.all([
       this.goal(issue, project),
       this.ancestors(issue),
-      this.related(issue.id, 'blockedBy'),
-      this.comments.cursorOf(issue.id),
-      this.comment(issue.id, wakeCommentId),
-      this.parts.attachments(issue.id),
-      this.parts.documents(issue.id),
-      this.parts.planReviewThreads(issue.id),
+      this.related(issue, 'blockedBy'),
+      this.comments.cursorOf(issue.company_id, issue.id),
+      this.comment(issue, wakeCommentId),
+      this.parts.attachments(issue.company_id, issue.id),
+      this.parts.documents(issue.company_id, issue.id),
+      this.parts.planReviewThreads(issue.company_id, issue.id),
       this.interactions.ofIssue(issue.company_id, issue.id),
     ]);
     const plan = documents.planDocument;
@@ -135,40 +138,40 @@ export class IssueDetailService {
     };
   }
 
-  private async comment(issueId: string, commentId?: string): Promise<CommentResponseDto | null> {
+  private async comment(issue: IssueRow, commentId?: string): Promise<CommentResponseDto | null> {
     if (!commentId || !isUuid(commentId)) return null;
-    const c = await this.comments.findOfIssue(issueId, commentId);
+    const c = await this.comments.findOfIssue(issue.company_id, issue.id, commentId);
     return c ? toCommentResponse(c) : null;
   }
 
   private async project(issue: IssueRow): Promise<ProjectRow | null> {
     if (!issue.project_id) return null;
-    return this.issues.project(issue.project_id);
+    return this.context.project(issue.company_id, issue.project_id);
   }
 
   /** Precedence: the issue's own goal, else its project's goal, else (no project) the company default goal. */
   private async goal(issue: IssueRow, project: ProjectRow | null): Promise<GoalRow | null> {
     const goalId = issue.goal_id ?? project?.goal_id ?? null;
-    if (goalId) return this.issues.goal(goalId);
+    if (goalId) return this.context.goal(issue.company_id, goalId);
     if (issue.project_id) return null;
-    return this.issues.companyDefaultGoal(issue.company_id, await this.hasDefaultGoalColumn());
+    return this.context.companyDefaultGoal(issue.company_id, await this.hasDefaultGoalColumn());
   }
 
   /** `goals.is_company_default` is added by the goals module; without it the oldest company-level goal is the default. */
   private hasDefaultGoalColumn(): Promise<boolean> {
-    this.defaultGoalColumn ??= this.issues.hasDefaultGoalColumn();
+    this.defaultGoalColumn ??= this.context.hasDefaultGoalColumn();
     return this.defaultGoalColumn;
   }
 
   /** Parents up to the root, nearest first. */
   private async ancestors(issue: IssueRow): Promise<IssueSummaryDto[]> {
     if (!issue.parent_id) return [];
-    const rows = await this.issues.ancestors(issue.parent_id);
+    const rows = await this.issues.ancestors(issue.company_id, issue.parent_id);
     return rows.map(toIssueSummary);
   }
 
-  private async related(issueId: string, dir: 'blockedBy' | 'blocks'): Promise<IssueSummaryDto[]> {
-    const rows = await this.issues.related(issueId, dir);
+  private async related(issue: IssueRow, dir: 'blockedBy' | 'blocks'): Promise<IssueSummaryDto[]> {
+    const rows = await this.issues.related(issue.company_id, issue.id, dir);
     return rows.map(toIssueSummary);
   }
 
@@ -176,7 +179,7 @@ export class IssueDetailService {
   private async mentionedProjects(issue: IssueRow) {
     const ids = [...new Set([...(issue.description ?? '').matchAll(PROJECT_LINK)].map((m) => m[1].toLowerCase()))];
     if (!ids.length) return [];
-    const rows = await this.issues.mentionedProjects(issue.company_id, ids);
+    const rows = await this.context.mentionedProjects(issue.company_id, ids);
     return rows.map((p) => ({ id: p.id, name: p.name, urlKey: p.url_key, status: p.status }));
   }
 }

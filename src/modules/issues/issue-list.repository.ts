@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { issueSetsSql, IssueSets } from './issues.repository';
+import { issueSetsSql, IssueSets } from './issue-view';
 import { ISSUE_COLUMNS, issueColumns, IssueRow } from './issue.types';
 
 /** The list filters, already validated (`me` resolved to the calling user). */
@@ -46,11 +46,8 @@ export class IssueListRepository extends CompanyScopedRepository {
    * (priority rank, createdAt as text, id) when given.
    */
   page(companyId: string, f: IssueListFilter, limit: number, after?: { p?: number; c?: string; i: string }): Promise<PageRow[]> {
-    const { where, params } = this.filter(companyId, f);
-    const p = (v: unknown) => {
-      params.push(v);
-      return `$${params.length}`;
-    };
+    const { where, params } = this.filter(f);
+    const p = (v: unknown) => `$${params.push(v) + 1}`;
     const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
     const order = 'ORDER BY i.priority_rank, i.created_at DESC, i.id DESC';
     // the limit is written into the statement: with a parameter there, Postgres costs a generic plan
@@ -71,7 +68,7 @@ export class IssueListRepository extends CompanyScopedRepository {
     } else {
       sql = `SELECT ${cols} FROM issues i WHERE ${where.join(' AND ')} ${order} LIMIT ${lim}`;
     }
-    return this.db.query<PageRow>(`${withSets(sql)} ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`, params);
+    return this.rows<PageRow>(companyId, `${withSets(sql)} ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`, params);
   }
 
   /**
@@ -99,7 +96,7 @@ export class IssueListRepository extends CompanyScopedRepository {
     limit: number,
     position: { t?: number; o?: number },
   ): Promise<{ found: SearchHit[]; rows: Map<string, PageRow> }> {
-    const { where, params: baseParams } = this.filter(companyId, f);
+    const { where, params: baseParams } = this.filter(f);
     const tiers = searchTiers(search);
     const found: SearchHit[] = [];
     let from = position.t ?? 0;
@@ -109,7 +106,7 @@ export class IssueListRepository extends CompanyScopedRepository {
       const wanted = group.filter((tier) => tier >= from && tiers[tier]);
       if (!wanted.length || found.length === limit) continue;
       const params = [...baseParams];
-      const p = (v: unknown) => `$${params.push(v)}`;
+      const p = (v: unknown) => `$${params.push(v) + 1}`;
       const want = limit - found.length;
       const read = (tier: number, source: string, rank: string) => {
         const skip = tier === from && offset ? ` OFFSET ${p(offset)}` : '';
@@ -118,7 +115,8 @@ export class IssueListRepository extends CompanyScopedRepository {
                   ORDER BY ${rank}, i.created_at DESC, i.id DESC LIMIT ${want}${skip})`;
       };
       const run = (sql: string, args: unknown[]) =>
-        this.db.query<SearchHit>(
+        this.rows<SearchHit>(
+          companyId,
           `SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`,
           args,
           {
@@ -146,18 +144,23 @@ export class IssueListRepository extends CompanyScopedRepository {
     }
     // the page's issues whole, by id: a statement planned once (the search statements are planned every time)
     const rows = found.length
-      ? await this.db.query<PageRow>(withSets(`SELECT ${ISSUE_COLUMNS} FROM issues WHERE id = ANY($1::uuid[])`), [found.map((h) => h.id)])
+      ? await this.rows<PageRow>(
+          companyId,
+          `SELECT page.*, ${issueSetsSql('page', '$1')}
+             FROM (SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])) page`,
+          [found.map((h) => h.id)],
+        )
       : [];
     return { found, rows: new Map(rows.map((r) => [r.id, r])) };
   }
 
-  /** The WHERE conditions (over alias `i`) of the filters, and their parameters (the company is `$1`). */
-  private filter(companyId: string, f: IssueListFilter): { where: string[]; params: unknown[] } {
-    const params: unknown[] = [this.scope(companyId)];
-    const p = (v: unknown) => {
-      params.push(v);
-      return `$${params.length}`;
-    };
+  /**
+   * The WHERE conditions (over alias `i`) of the filters, and their parameters: the company is `$1`
+   * (the scoped path puts it first), so these start at `$2`.
+   */
+  private filter(f: IssueListFilter): { where: string[]; params: unknown[] } {
+    const params: unknown[] = [];
+    const p = (v: unknown) => `$${params.push(v) + 1}`;
     const where = ['i.company_id = $1', 'i.hidden_at IS NULL'];
     if (f.statuses !== undefined) where.push(`i.status = ANY(${p(f.statuses)}::text[])`);
     if (f.assigneeAgentId) where.push(`i.assignee_agent_id = ${p(f.assigneeAgentId)}`);
@@ -236,7 +239,7 @@ const SEARCH_GROUPS = [
 ];
 
 /** A page's rows (alias `page`) with their labels and blockers, read in the same statement. */
-const withSets = (sql: string) => `SELECT page.*, ${issueSetsSql('page')} FROM (${sql}) page`;
+const withSets = (sql: string) => `SELECT page.*, ${issueSetsSql('page', 'page.company_id')} FROM (${sql}) page`;
 
 /**
  * Words of the query as prefix terms, all required: `fix log-in` -> `'fix':* & 'log-in':*`. Each word

@@ -5,7 +5,7 @@ import { isUuid } from '../../common/http/uuid';
 import { issueError } from './issues.errors';
 import { IssueResponseDto, ListIssuesQueryDto } from './dto/issue.dto';
 import { IssueListFilter, IssueListRepository, PageRow } from './issue-list.repository';
-import { toIssueResponse } from './issues.repository';
+import { toIssueResponse } from './issue-view';
 import { ISSUE_STATUSES } from './issue.types';
 
 export const DEFAULT_LIST_LIMIT = 500;

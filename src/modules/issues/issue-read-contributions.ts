@@ -14,7 +14,8 @@ export interface IssueDocumentsPart {
   documentSummaries: object[];
 }
 
-type PartOf<T> = (issueId: string) => Promise<T>;
+/** A part of the read model of the issue `issueId` of the company `companyId`. */
+type PartOf<T> = (companyId: string, issueId: string) => Promise<T>;
 
 /**
  * What other modules add to the issue read model (the issue page and the heartbeat context):

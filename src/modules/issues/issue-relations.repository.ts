@@ -24,13 +24,14 @@ export class IssueRelationsRepository extends CompanyScopedRepository {
   }
 
   /** One of `blockerIds` that is already (transitively) blocked by the issue, or null. */
-  async blockerCycle(issueId: string, blockerIds: string[]): Promise<string | null> {
-    const [cycle] = await this.db.query<{ id: string }>(
+  async blockerCycle(companyId: string, issueId: string, blockerIds: string[]): Promise<string | null> {
+    const cycle = await this.row<{ id: string }>(
+      companyId,
       `WITH RECURSIVE downstream(id) AS (
-           SELECT related_issue_id FROM issue_relations WHERE issue_id = $1 AND type = 'blocks'
+           SELECT related_issue_id FROM issue_relations WHERE company_id = $1 AND issue_id = $2 AND type = 'blocks'
            UNION
-           SELECT r.related_issue_id FROM issue_relations r JOIN downstream d ON r.issue_id = d.id WHERE r.type = 'blocks')
-         SELECT id FROM downstream WHERE id = ANY($2::uuid[]) LIMIT 1`,
+           SELECT r.related_issue_id FROM issue_relations r JOIN downstream d ON r.issue_id = d.id WHERE r.company_id = $1 AND r.type = 'blocks')
+         SELECT id FROM downstream WHERE id = ANY($3::uuid[]) LIMIT 1`,
       [issueId, blockerIds],
     );
     return cycle ? cycle.id : null;
@@ -38,8 +39,9 @@ export class IssueRelationsRepository extends CompanyScopedRepository {
 
   /** The issue's blockers become exactly `blockerIds`. */
   async replaceBlockers(issue: { id: string; company_id: string }, blockerIds: string[]): Promise<void> {
-    await this.db.query(
-      `DELETE FROM issue_relations WHERE related_issue_id = $1 AND type = 'blocks' AND NOT (issue_id = ANY($2::uuid[]))`,
+    await this.rows(
+      issue.company_id,
+      `DELETE FROM issue_relations WHERE company_id = $1 AND related_issue_id = $2 AND type = 'blocks' AND NOT (issue_id = ANY($3::uuid[]))`,
       [issue.id, blockerIds],
     );
     if (blockerIds.length) {
@@ -54,13 +56,14 @@ export class IssueRelationsRepository extends CompanyScopedRepository {
   }
 
   /** Whether `issueId` is `parentId` or one of its ancestors (making it the parent would close a cycle). */
-  async isAncestorOrSelf(issueId: string, parentId: string): Promise<boolean> {
-    const [cycle] = await this.db.query(
+  async isAncestorOrSelf(companyId: string, issueId: string, parentId: string): Promise<boolean> {
+    const cycle = await this.row(
+      companyId,
       `WITH RECURSIVE up(id, parent_id, depth) AS (
-         SELECT id, parent_id, 0 FROM issues WHERE id = $1
+         SELECT id, parent_id, 0 FROM issues WHERE company_id = $1 AND id = $2
          UNION ALL
-         SELECT i.id, i.parent_id, up.depth + 1 FROM issues i JOIN up ON i.id = up.parent_id WHERE up.depth < 1000)
-       SELECT 1 FROM up WHERE id = $2 LIMIT 1`,
+         SELECT i.id, i.parent_id, up.depth + 1 FROM issues i JOIN up ON i.id = up.parent_id WHERE i.company_id = $1 AND up.depth < 1000)
+       SELECT 1 FROM up WHERE id = $3 LIMIT 1`,
       [parentId, issueId],
     );
     return !!cycle;

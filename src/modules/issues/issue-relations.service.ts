@@ -41,7 +41,7 @@ export class IssueRelations {
     await this.graph.lockGraph(issue.company_id);
     if (blockerIds.length) {
       // a cycle exists if a new blocker is already (transitively) blocked by this issue
-      const cycle = await this.graph.blockerCycle(issue.id, blockerIds);
+      const cycle = await this.graph.blockerCycle(issue.company_id, issue.id, blockerIds);
       if (cycle)
         throw issueError('blocker_cycle', 'blockedByIssueIds would create a blocking cycle', {
           field: 'blockedByIssueIds',
@@ -57,7 +57,7 @@ export class IssueRelations {
     if (!issueId) return parentId;
     if (parentId === issueId) throw issueError('parent_cycle', 'An issue cannot be its own parent', { field: 'parentId' });
     await this.graph.lockGraph(companyId);
-    if (await this.graph.isAncestorOrSelf(issueId, parentId))
+    if (await this.graph.isAncestorOrSelf(companyId, issueId, parentId))
       throw issueError('parent_cycle', 'parentId would create a parent cycle', { field: 'parentId' });
     return parentId;
   }

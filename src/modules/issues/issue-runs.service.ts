@@ -6,13 +6,14 @@ import { iso } from '../../database/row-mapping';
 import { ActivityResponseDto } from '../activity/dto/activity.dto';
 import { ActivityService } from '../activity/activity.service';
 import { IssueStore } from './issue-store.service';
-import { IssuesRepository, toIssueSummary } from './issues.repository';
+import { IssueRunsRepository } from './issue-runs.repository';
+import { toIssueSummary } from './issue-view';
 
 /** Views that join issues with heartbeat runs and the activity trail; agent inbox. */
 @Injectable()
 export class IssueRunsService {
   constructor(
-    private readonly issues: IssuesRepository,
+    private readonly issues: IssueRunsRepository,
     private readonly store: IssueStore,
     private readonly access: CompanyAccessService,
     private readonly activity: ActivityService,
@@ -27,7 +28,7 @@ export class IssueRunsService {
   /** Heartbeat runs touching the issue, newest first. */
   async runsOf(actor: Actor, ref: string) {
     const issue = await this.store.load(actor, ref);
-    const rows = await this.issues.runsTouching(issue.id);
+    const rows = await this.issues.runsTouching(issue.company_id, issue.id);
     return rows.map((r) => ({
       runId: r.id,
       status: r.status,
@@ -49,7 +50,7 @@ export class IssueRunsService {
     const companyId = await this.issues.runCompany(runId);
     if (!companyId) return [];
     await this.access.assertAccessToKnownCompany(actor, companyId);
-    const rows = await this.issues.touchedByRun(runId);
+    const rows = await this.issues.touchedByRun(companyId, runId);
     return rows.map(toIssueSummary);
   }
 

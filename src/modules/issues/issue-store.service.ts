@@ -4,7 +4,8 @@ import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { IssueResponseDto, IssueSummaryDto } from './dto/issue.dto';
-import { IssueSets, IssuesRepository, toIssueResponse, toIssueSummary } from './issues.repository';
+import { IssuesRepository } from './issues.repository';
+import { IssueSets, toIssueResponse, toIssueSummary } from './issue-view';
 import { IssueRow } from './issue.types';
 
 /** isUuid without type narrowing (refs are strings either way). */
@@ -29,7 +30,9 @@ export class IssueStore {
   async findByRef(ref: string, opts: { lock?: boolean; companyId?: string } = {}): Promise<IssueRow | null> {
     const byId = looksLikeUuid(ref);
     if (!byId && !/^[A-Za-z0-9]+-\d+$/.test(ref)) return null;
-    return byId ? this.issues.findBy('id', ref, opts) : this.issues.findBy('identifier', ref.toUpperCase(), opts);
+    const [column, value] = byId ? (['id', ref] as const) : (['identifier', ref.toUpperCase()] as const);
+    if (opts.companyId) return this.issues.findBy(opts.companyId, column, value, !!opts.lock);
+    return this.issues.findAnyCompany(column, value, !!opts.lock);
   }
 
   /** 404 for an unknown issue, 403 for an issue of a company the caller cannot reach. */
@@ -56,15 +59,22 @@ export class IssueStore {
     return ids.flatMap((id) => (byId.has(id) ? [toIssueSummary(byId.get(id)!)] : []));
   }
 
-  /** Labels and blocker ids of a page of issues, in one query. */
-  async setsOf(issueIds: string[]): Promise<Map<string, IssueSets>> {
-    if (!issueIds.length) return new Map();
-    return this.issues.setsOf(issueIds);
+  /** Labels and blocker ids of a page of issues, in one query per company (a page is of one company). */
+  async setsOf(rows: Array<Pick<IssueRow, 'id' | 'company_id'>>): Promise<Map<string, IssueSets>> {
+    const byCompany = new Map<string, string[]>();
+    for (const r of rows) {
+      const ids = byCompany.get(r.company_id);
+      if (ids) ids.push(r.id);
+      else byCompany.set(r.company_id, [r.id]);
+    }
+    const sets = new Map<string, IssueSets>();
+    for (const [companyId, ids] of byCompany) for (const [id, s] of await this.issues.setsOf(companyId, ids)) sets.set(id, s);
+    return sets;
   }
 
   /** Response objects for rows, with their labels and blockers (two queries for the whole page). */
   async toResponses(rows: IssueRow[]): Promise<IssueResponseDto[]> {
-    const sets = await this.setsOf(rows.map((r) => r.id));
+    const sets = await this.setsOf(rows);
     return rows.map((r) => toIssueResponse(r, sets.get(r.id)?.labels ?? [], sets.get(r.id)?.blockers ?? []));
   }
 

@@ -47,7 +47,8 @@ export class IssueTreeHoldsRepository extends CompanyScopedRepository {
 
   /** The hold covering an issue of any company (the heartbeat engine asks by issue id only); null for unknown issues. */
   async coveringAnyCompany(issueId: string): Promise<string | null> {
-    const [row] = await this.db.query<{ id: string }>(
+    const row = await this.unscopedRow<{ id: string }>(
+      "the heartbeat engine's hold probe asks by issue id only (the hook it declares carries no company); the issue's company follows its parent chain",
       `WITH RECURSIVE chain(id, parent_id, depth) AS (
           SELECT id, parent_id, 0 FROM issues WHERE id = $1
           UNION ALL

@@ -3,6 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
 import { CommentRow, isClosed, IssueRow } from './issue.types';
 import { IssuesRepository } from './issues.repository';
+import { IssueAgents } from './issue-agents';
 
 const actorAgentId = (actor: Actor | undefined) => (actor?.kind === 'agent' ? actor.agentId : null);
 
@@ -15,6 +16,7 @@ export class IssueWakeups {
   constructor(
     private readonly issues: IssuesRepository,
     private readonly queue: WakeupQueue,
+    private readonly agents: IssueAgents,
   ) {}
 
   /** The new assignee of an actionable issue learns of it, unless it assigned itself. */
@@ -45,7 +47,7 @@ export class IssueWakeups {
 
   /** `closed` just became done or cancelled: wake the assignee of each issue it blocked that has no open blocker left. */
   async blockerClosed(closed: IssueRow, actor: Actor): Promise<void> {
-    const ready = await this.issues.unblockedBy(closed.id);
+    const ready = await this.issues.unblockedBy(closed.company_id, closed.id);
     for (const issue of ready) {
       await this.enqueue(issue, issue.assignee_agent_id!, actor, { reason: 'blocker_resolved', extra: { blockerIssueId: closed.id } });
     }
@@ -54,7 +56,7 @@ export class IssueWakeups {
   /** Agents named as `@Name` (case-insensitive, exact name, not inside a word or an e-mail address). */
   async mentionedAgentIds(companyId: string, body: string): Promise<string[]> {
     if (!body.includes('@')) return [];
-    const agents = await this.issues.wakeableAgents(companyId);
+    const agents = await this.agents.wakeable(companyId);
     const text = body.toLowerCase();
     return agents.filter((a) => mentions(text, a.name.toLowerCase())).map((a) => a.id);
   }
@@ -83,7 +85,7 @@ export class IssueWakeups {
   }
 
   private async isWakeable(agentId: string): Promise<boolean> {
-    return this.issues.isAgentWakeable(agentId);
+    return this.agents.isWakeable(agentId);
   }
 
   private async enqueue(

@@ -29,6 +29,10 @@ import { IssueCommentsRepository } from './issue-comments.repository';
 import { IssueListRepository } from './issue-list.repository';
 import { IssueRelationsRepository } from './issue-relations.repository';
 import { IssuesRepository } from './issues.repository';
+import { IssueAgents } from './issue-agents';
+import { IssueContextRepository } from './issue-context.repository';
+import { IssueRunsRepository } from './issue-runs.repository';
+import { CompaniesModule } from '../companies/companies.module';
 import { LabelsRepository } from './labels.repository';
 import { IssuesService } from './issues.service';
 import { LabelsController } from './labels.controller';
@@ -37,10 +41,13 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 
 @Module({
-  imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule],
+  imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
     IssuesRepository,
+    IssueContextRepository,
+    IssueRunsRepository,
+    IssueAgents,
     IssueCommentsRepository,
     IssueListRepository,
     IssueRelationsRepository,

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
+import { IssueNumbersRepository } from '../companies/issue-numbers.repository';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CreateIssueDto, IssueFieldsDto, UpdateIssueDto } from './dto/issue.dto';
 import { IssueCheckout } from './issue-checkout.service';
@@ -14,6 +16,8 @@ import { issueError } from './issues.errors';
 import { IssuesRepository } from './issues.repository';
 import { LabelsRepository } from './labels.repository';
 import { IssueWakeups } from './issue-wakeups.service';
+import { IssueAgents } from './issue-agents';
+import { IssueContextRepository } from './issue-context.repository';
 
 /** Request fields stored as plain columns (camelCase field -> column). */
 const SCALAR_COLUMNS: Record<string, string> = {
@@ -67,6 +71,10 @@ export class IssuesService {
     private readonly comments: IssueComments,
     private readonly wakeups: IssueWakeups,
     private readonly recorder: ActivityRecorder,
+    private readonly numbers: IssueNumbersRepository,
+    private readonly context: IssueContextRepository,
+    private readonly agents: IssueAgents,
+    private readonly db: Db,
   ) {}
 
   async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
@@ -90,8 +98,8 @@ export class IssuesService {
   async insertImported(companyId: string, items: ImportedIssue[], by: Actor): Promise<Map<string, string>> {
     const identifiers = new Map<string, string>();
     if (!items.length) return identifiers;
-    const c = await this.issues.reserveNumbers(companyId, items.length);
-    const first = Number(c.first);
+    const c = await this.takeNumbers(companyId, items.length);
+    const first = c.first;
     const agentId = by.kind === 'agent' ? by.agentId : null;
     const userId = by.kind === 'board' ? by.userId : null;
     const now = new Date();
@@ -121,9 +129,12 @@ export class IssuesService {
       created_by_agent_id: actor?.kind === 'agent' ? actor.agentId : null,
       created_by_user_id: actor?.kind === 'board' ? actor.userId : null,
     });
-    // one statement: the company row lock taken by the counter UPDATE serialises concurrent creates
+    // one transaction: the company row lock taken by the counter UPDATE serialises concurrent creates
     // until commit, so numbers are unique and gap-free (a failed create rolls its number back)
-    const row = await this.issues.insertNumbered(companyId, changes);
+    const row = await this.db.transaction(async () => {
+      const n = await this.takeNumbers(companyId, 1);
+      return this.issues.insertNumbered(companyId, n.issue_prefix, n.first, changes);
+    });
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     await this.wakeups.assigned(row, actor ?? undefined);
@@ -147,7 +158,8 @@ export class IssuesService {
     }
     if ('assignee_agent_id' in changes && changes.assignee_agent_id !== issue.assignee_agent_id) changes.checkout_run_id = null;
     let row = issue;
-    if (Object.keys(changes).length || dto.labelIds || dto.blockedByIssueIds) row = await this.issues.updateColumns(issue.id, changes);
+    if (Object.keys(changes).length || dto.labelIds || dto.blockedByIssueIds)
+      row = await this.issues.updateColumns(issue.company_id, issue.id, changes);
     if (dto.labelIds) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     if (dto.comment) {
@@ -201,7 +213,7 @@ export class IssuesService {
     }
     const [sourceId] = await this.relations.resolveIds(companyId, [ref], 'inheritExecutionWorkspaceFromIssueId');
     // resolveIds found it in the company
-    const src = (await this.issues.findBy('id', sourceId))!;
+    const src = (await this.issues.findBy(companyId, 'id', sourceId))!;
     changes.inherit_execution_workspace_from_issue_id = src.id;
     for (const field of WORKSPACE_FIELDS) {
       if (dto[field] === undefined) changes[SCALAR_COLUMNS[field]] = src[SCALAR_COLUMNS[field] as keyof IssueRow];
@@ -214,7 +226,7 @@ export class IssuesService {
     const userChanges = dto.assigneeUserId !== undefined && dto.assigneeUserId !== (issue?.assignee_user_id ?? null);
     if (!agentChanges && !userChanges) return;
     if (agentChanges && dto.assigneeAgentId) {
-      const agent = await this.issues.agentStatus(companyId, dto.assigneeAgentId);
+      const agent = await this.agents.statusIn(companyId, dto.assigneeAgentId);
       // spec, Errors: a target agent of another company, or not active in this one, is a company-boundary
       // denial, whoever assigns (the local board and instance admins included)
       if (!agent || agent.status === 'terminated' || agent.status === 'pending_approval') {
@@ -239,8 +251,15 @@ export class IssuesService {
     });
   }
 
+  /** Numbers from the company's issue counter (owned by companies); an unknown company is a bad reference. */
+  private async takeNumbers(companyId: string, count: number): Promise<{ issue_prefix: string; first: number }> {
+    const n = await this.numbers.take(companyId, count);
+    if (!n) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
+    return n;
+  }
+
   private async assertInCompany(table: 'projects' | 'goals', companyId: string, id: string, field: string): Promise<void> {
-    if (!(await this.issues.existsInCompany(table, companyId, id)))
+    if (!(await this.context.existsInCompany(table, companyId, id)))
       throw issueError('invalid_reference', `${field} must reference a ${table.slice(0, -1)} of this company`, { field });
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { isoRequired } from '../../database/row-mapping';
 import { LabelResponseDto } from './dto/label.dto';
@@ -55,25 +55,21 @@ export class LabelsRepository extends CompanyScopedRepository {
 
   /** Sets the name when given and the color when `setColor`. */
   async update(companyId: string, labelId: string, v: { name: string | null; setColor: boolean; color: string | null }): Promise<LabelRow> {
-    const [row] = await returningRows<LabelRow>(
-      this.db,
+    const [row] = await this.returning<LabelRow>(
+      companyId,
       `UPDATE labels SET name = coalesce($3, name), color = CASE WHEN $4 THEN $5 ELSE color END, updated_at = now()
-        WHERE id = $1 AND company_id = $2 RETURNING ${COLS}`,
-      [labelId, this.scope(companyId), v.name, v.setColor, v.color],
+        WHERE company_id = $1 AND id = $2 RETURNING ${COLS}`,
+      [labelId, v.name, v.setColor, v.color],
     );
     return row;
   }
 
   async delete(companyId: string, labelId: string): Promise<void> {
-    await this.db.query(`DELETE FROM labels WHERE id = $1 AND company_id = $2`, [labelId, this.scope(companyId)]);
+    await this.rows(companyId, `DELETE FROM labels WHERE company_id = $1 AND id = $2`, [labelId]);
   }
 
-  async find(companyId: string, labelId: string): Promise<LabelRow | null> {
-    const [row] = await this.db.query<LabelRow>(`SELECT ${COLS} FROM labels WHERE id = $1 AND company_id = $2`, [
-      labelId,
-      this.scope(companyId),
-    ]);
-    return row ?? null;
+  find(companyId: string, labelId: string): Promise<LabelRow | null> {
+    return this.row<LabelRow>(companyId, `SELECT ${COLS} FROM labels WHERE company_id = $1 AND id = $2`, [labelId]);
   }
 
   /** How many of `ids` are labels of the company. */
@@ -84,11 +80,16 @@ export class LabelsRepository extends CompanyScopedRepository {
 
   /** The issue's labels become exactly `ids` (labels of its company). */
   async replaceOfIssue(issue: { id: string; company_id: string }, ids: string[]): Promise<void> {
-    await this.db.query(`DELETE FROM issue_labels WHERE issue_id = $1 AND NOT (label_id = ANY($2::uuid[]))`, [issue.id, ids]);
+    await this.rows(
+      issue.company_id,
+      `DELETE FROM issue_labels WHERE company_id = $1 AND issue_id = $2 AND NOT (label_id = ANY($3::uuid[]))`,
+      [issue.id, ids],
+    );
     if (ids.length) {
-      await this.db.query(
-        `INSERT INTO issue_labels (issue_id, label_id, company_id) SELECT $1, l, $2 FROM unnest($3::uuid[]) AS l ON CONFLICT DO NOTHING`,
-        [issue.id, this.scope(issue.company_id), ids],
+      await this.rows(
+        issue.company_id,
+        `INSERT INTO issue_labels (issue_id, label_id, company_id) SELECT $2, l, $1 FROM unnest($3::uuid[]) AS l ON CONFLICT DO NOTHING`,
+        [issue.id, ids],
       );
     }
   }

@@ -37,11 +37,8 @@ const toDismissal = (r: DismissalRow): InboxDismissalDto => ({
 /** A dismissal hides its item until it is deleted; a snooze only until `snoozedUntil`. */
 const ACTIVE = `(kind = 'dismiss' OR snoozed_until > now())`;
 
-// reads projects (owned by projects) and agents (owned by agents): the resources a user may join or leave
-const RESOURCE_TABLE: Record<ResourceType, string> = {
-  project: `SELECT id FROM projects WHERE company_id = $1`,
-  agent: `SELECT id FROM agents WHERE company_id = $1 AND status <> 'terminated'`,
-};
+/** The reason of the global sidebar statements: that document belongs to the user, in no company. */
+const GLOBAL_SIDEBAR = "a user's global sidebar document belongs to no company (its company_id is NULL); it is keyed by the user";
 
 /** The per-user preference tables: inbox_dismissals, resource_memberships, sidebar_preferences. */
 @Injectable()
@@ -92,18 +89,23 @@ export class PreferencesRepository extends CompanyScopedRepository {
 
   /** Whether a table exists (the inbox reads tables of modules that may not have created theirs). */
   async tableExists(table: string): Promise<boolean> {
-    const [{ present }] = await this.db.query<{ present: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS present`, [`public.${table}`]);
+    const [{ present }] = await this.unscoped<{ present: boolean }>(
+      'a schema question (the catalog), about no company',
+      `SELECT to_regclass($1) IS NOT NULL AS present`,
+      [`public.${table}`],
+    );
     return present;
   }
 
-  // reads approvals (owned by approvals)
+  // the inbox counts below read approvals (owned by approvals), join_requests (owned by access) and
+  // heartbeat_runs (owned by heartbeat): FOREIGN_READS
+
   async pendingApprovalIds(companyId: string): Promise<string[]> {
     return (await this.rows<{ id: string }>(companyId, `SELECT id FROM approvals WHERE company_id = $1 AND status = 'pending'`)).map(
       (r) => r.id,
     );
   }
 
-  // reads join_requests (owned by access)
   async pendingJoinRequestIds(companyId: string): Promise<string[]> {
     return (
       await this.rows<{ id: string }>(
@@ -113,7 +115,6 @@ export class PreferencesRepository extends CompanyScopedRepository {
     ).map((r) => r.id);
   }
 
-  // reads heartbeat_runs (owned by heartbeat)
   async recentlyFailedRunIds(companyId: string): Promise<string[]> {
     return (
       await this.rows<{ id: string }>(
@@ -147,13 +148,26 @@ export class PreferencesRepository extends CompanyScopedRepository {
     return iso(updated_at);
   }
 
+  // the resources a user may join or leave read projects (owned by projects) and agents (owned by agents): FOREIGN_READS
+
   /** Ids of the company's projects or (live) agents, oldest first. */
   async resourceIds(companyId: string, type: ResourceType): Promise<string[]> {
-    return (await this.rows<{ id: string }>(companyId, `${RESOURCE_TABLE[type]} ORDER BY created_at, id`)).map((r) => r.id);
+    const rows =
+      type === 'project'
+        ? await this.rows<{ id: string }>(companyId, `SELECT id FROM projects WHERE company_id = $1 ORDER BY created_at, id`)
+        : await this.rows<{ id: string }>(
+            companyId,
+            `SELECT id FROM agents WHERE company_id = $1 AND status <> 'terminated' ORDER BY created_at, id`,
+          );
+    return rows.map((r) => r.id);
   }
 
   async resourceExists(companyId: string, type: ResourceType, resourceId: string): Promise<boolean> {
-    return (await this.rows(companyId, `${RESOURCE_TABLE[type]} AND id = $2`, [resourceId])).length > 0;
+    const rows =
+      type === 'project'
+        ? await this.rows(companyId, `SELECT id FROM projects WHERE company_id = $1 AND id = $2`, [resourceId])
+        : await this.rows(companyId, `SELECT id FROM agents WHERE company_id = $1 AND status <> 'terminated' AND id = $2`, [resourceId]);
+    return rows.length > 0;
   }
 
   /** Conditional write: true only when the membership actually changed to `left` (also under concurrent requests). */
@@ -198,21 +212,27 @@ export class PreferencesRepository extends CompanyScopedRepository {
 
   /** Every user's membership of a project that is being deleted (its id is unique across companies). */
   async deleteMembershipsOfProject(projectId: string): Promise<void> {
-    await this.db.query(`DELETE FROM resource_memberships WHERE resource_type = 'project' AND resource_id = $1`, [projectId]);
+    await this.unscoped(
+      "the projects module deletes a project it has resolved and locked in the caller's company; project ids are unique across companies",
+      `DELETE FROM resource_memberships WHERE resource_type = 'project' AND resource_id = $1`,
+      [projectId],
+    );
   }
 
   // ---- sidebar preferences (the global document has no company)
 
   async globalSidebar(userId: string): Promise<SidebarPreferencesRow | undefined> {
-    const [row] = await this.db.query<SidebarPreferencesRow>(
+    const row = await this.unscopedRow<SidebarPreferencesRow>(
+      GLOBAL_SIDEBAR,
       `SELECT preferences, updated_at FROM sidebar_preferences WHERE user_id = $1 AND company_id IS NULL`,
       [userId],
     );
-    return row;
+    return row ?? undefined;
   }
 
   async putGlobalSidebar(userId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRow> {
-    const [row] = await this.db.query<SidebarPreferencesRow>(
+    const [row] = await this.unscoped<SidebarPreferencesRow>(
+      GLOBAL_SIDEBAR,
       `INSERT INTO sidebar_preferences (user_id, company_id, preferences) VALUES ($1, NULL, $2)
        ON CONFLICT (user_id) WHERE company_id IS NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
        RETURNING preferences, updated_at`,
@@ -222,29 +242,31 @@ export class PreferencesRepository extends CompanyScopedRepository {
   }
 
   async companySidebar(userId: string, companyId: string): Promise<SidebarPreferencesRow | undefined> {
-    const [row] = await this.db.query<SidebarPreferencesRow>(
-      `SELECT preferences, updated_at FROM sidebar_preferences WHERE user_id = $1 AND company_id = $2`,
-      [userId, this.scope(companyId)],
+    const row = await this.row<SidebarPreferencesRow>(
+      companyId,
+      `SELECT preferences, updated_at FROM sidebar_preferences WHERE company_id = $1 AND user_id = $2`,
+      [userId],
     );
-    return row;
+    return row ?? undefined;
   }
 
   async putCompanySidebar(userId: string, companyId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRow> {
-    const [row] = await this.db.query<SidebarPreferencesRow>(
-      `INSERT INTO sidebar_preferences (user_id, company_id, preferences) VALUES ($1, $2, $3)
+    const [row] = await this.rows<SidebarPreferencesRow>(
+      companyId,
+      `INSERT INTO sidebar_preferences (company_id, user_id, preferences) VALUES ($1, $2, $3)
        ON CONFLICT (user_id, company_id) WHERE company_id IS NOT NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
        RETURNING preferences, updated_at`,
-      [userId, this.scope(companyId), JSON.stringify(preferences)],
+      [userId, JSON.stringify(preferences)],
     );
     return row;
   }
 
-  // reads projects (owned by projects) or agents (owned by agents)
-  /** Which of the ids are the company's own projects or agents. */
+  /** Which of the ids are the company's own projects or agents (reads projects and agents: FOREIGN_READS). */
   async ownIds(companyId: string, table: 'projects' | 'agents', ids: string[]): Promise<Set<string>> {
-    const rows = await this.rows<{ id: string }>(companyId, `SELECT id FROM ${table} WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
-      ids,
-    ]);
+    const rows =
+      table === 'projects'
+        ? await this.rows<{ id: string }>(companyId, `SELECT id FROM projects WHERE company_id = $1 AND id = ANY($2::uuid[])`, [ids])
+        : await this.rows<{ id: string }>(companyId, `SELECT id FROM agents WHERE company_id = $1 AND id = ANY($2::uuid[])`, [ids]);
     return new Set(rows.map((r) => r.id));
   }
 }

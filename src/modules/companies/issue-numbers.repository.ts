@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Db } from '../../database/db.service';
+
+/** The numbers taken from a company's issue counter: its prefix and the first number. */
+export interface IssueNumbers {
+  issue_prefix: string;
+  first: number;
+}
+
+/**
+ * The company's issue counter (`companies.issue_counter`), for the issues module: it numbers new
+ * issues. The UPDATE takes the company row lock, which serialises concurrent creates until the
+ * caller's transaction commits (numbers unique and gap-free: a failed create rolls its number back).
+ */
+@Injectable()
+export class IssueNumbersRepository extends CompanyScopedRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  /** Takes `count` numbers of the company's issue counter at once; the first one and the prefix (null for an unknown company). */
+  async take(companyId: string, count: number): Promise<IssueNumbers | null> {
+    const [n] = await this.returning<IssueNumbers>(
+      companyId,
+      `UPDATE companies SET issue_counter = issue_counter + $2::int WHERE id = $1 RETURNING issue_prefix, issue_counter - $2::int AS first`,
+      [count],
+    );
+    return n ? { issue_prefix: n.issue_prefix, first: Number(n.first) } : null;
+  }
+}
