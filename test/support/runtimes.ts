@@ -9,6 +9,9 @@ import { createTestApp, type TestApp } from './test-app';
  * runtime under test, the run's cost events, and the cap / hard-stop / run-error cases every runtime
  * must pass, written once.
  */
+/** a real CLI on a loaded machine: generous, the tests poll for their conditions */
+const TIMEOUT = 180_000;
+
 export interface RuntimeSuite {
   readonly t: TestApp;
   readonly companyId: string;
@@ -77,43 +80,51 @@ export function useRuntimeApp(adapterType: string, baseConfig: () => Record<stri
  */
 export function describeCaps(s: RuntimeSuite, loop: () => void): void {
   describe('metered in flight, with caps', () => {
-    it('stops a runaway run at maxCostCents, showing its running totals, with its spend booked', async () => {
-      loop();
-      const agent = await s.agent({}, { runtimeConfig: { maxCostCents: 25 } });
-      const runId = await wakeRun(s.t, agent.id);
-      // the running run shows the usage of its turns so far
-      const live = await waitFor(
-        async () => {
-          const r = (await s.t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
-          return r.usageJson?.turns >= 1 ? r : null;
-        },
-        'live usage on the run',
-        90_000,
-        50,
-      );
-      expect(live.usageJson.final).toBe(false);
-      const run = await waitRun(s.t, runId, TERMINAL, 90_000);
-      expect(run).toMatchObject({ status: 'cancelled', error_code: 'cap_max_cost_cents' });
-      expect(run.error).toContain('maxCostCents 25');
-      expect(run.usage_json.costCents).toBeGreaterThan(25);
-      const [cost] = await s.costEvents(runId);
-      expect(cost.cost_cents).toBe(run.usage_json.costCents);
-      expect(Number(cost.output_tokens)).toBe(run.usage_json.outputTokens);
-    });
+    it(
+      'stops a runaway run at maxCostCents, showing its running totals, with its spend booked',
+      async () => {
+        loop();
+        const agent = await s.agent({}, { runtimeConfig: { maxCostCents: 25 } });
+        const runId = await wakeRun(s.t, agent.id);
+        // the running run shows the usage of its turns so far
+        const live = await waitFor(
+          async () => {
+            const r = (await s.t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
+            return r.usageJson?.turns >= 1 ? r : null;
+          },
+          'live usage on the run',
+          90_000,
+          50,
+        );
+        expect(live.usageJson.final).toBe(false);
+        const run = await waitRun(s.t, runId, TERMINAL, 90_000);
+        expect(run).toMatchObject({ status: 'cancelled', error_code: 'cap_max_cost_cents' });
+        expect(run.error).toContain('maxCostCents 25');
+        expect(run.usage_json.costCents).toBeGreaterThan(25);
+        const [cost] = await s.costEvents(runId);
+        expect(cost.cost_cents).toBe(run.usage_json.costCents);
+        expect(Number(cost.output_tokens)).toBe(run.usage_json.outputTokens);
+      },
+      TIMEOUT,
+    );
 
-    it('stops a runaway run at the company’s hard-stop budget and books what it spent', async () => {
-      const co = await createCompany(s.t);
-      await s.t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
-      loop();
-      const agent = await s.agent({}, {}, co.id);
-      const run = await s.run(agent.id);
-      expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
-      expect(run.error).toContain('company');
-      const [cost] = await s.costEvents(run.id);
-      expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
-      const spent = (await s.t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
-      expect(spent).toBe(cost.cost_cents);
-    });
+    it(
+      'stops a runaway run at the company’s hard-stop budget and books what it spent',
+      async () => {
+        const co = await createCompany(s.t);
+        await s.t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
+        loop();
+        const agent = await s.agent({}, {}, co.id);
+        const run = await s.run(agent.id);
+        expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
+        expect(run.error).toContain('company');
+        const [cost] = await s.costEvents(run.id);
+        expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
+        const spent = (await s.t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
+        expect(spent).toBe(cost.cost_cents);
+      },
+      TIMEOUT,
+    );
   });
 }
 
@@ -128,30 +139,38 @@ export function describeRunErrors(
   cases: { withoutKey: () => Record<string, unknown>; unreachable: () => Record<string, unknown>; keyVar: string },
 ): void {
   describe('clear run errors and environment reports', () => {
-    it('a missing key: the run fails with runtime_auth_failed; the environment test names the variable', async () => {
-      const run = await s.run((await s.agent(cases.withoutKey())).id);
-      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
-      expect(run.error).toBeTruthy();
-      const env = await s.t.http
-        .post(`/api/companies/${s.companyId}/adapters/${adapterType}/test-environment`)
-        .send({ adapterConfig: s.config(cases.withoutKey()) })
-        .expect(200);
-      expect(env.body.status).toBe('fail');
-      expect(env.body.checks).toContainEqual(
-        expect.objectContaining({ code: 'adapter_auth_missing', level: 'error', hint: expect.stringContaining(cases.keyVar) }),
-      );
-    });
+    it(
+      'a missing key: the run fails with runtime_auth_failed; the environment test names the variable',
+      async () => {
+        const run = await s.run((await s.agent(cases.withoutKey())).id);
+        expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
+        expect(run.error).toBeTruthy();
+        const env = await s.t.http
+          .post(`/api/companies/${s.companyId}/adapters/${adapterType}/test-environment`)
+          .send({ adapterConfig: s.config(cases.withoutKey()) })
+          .expect(200);
+        expect(env.body.status).toBe('fail');
+        expect(env.body.checks).toContainEqual(
+          expect.objectContaining({ code: 'adapter_auth_missing', level: 'error', hint: expect.stringContaining(cases.keyVar) }),
+        );
+      },
+      TIMEOUT,
+    );
 
-    it('an unreachable endpoint: the run fails with runtime_endpoint_unreachable after a few tries; the environment test says so', async () => {
-      const run = await s.run((await s.agent({ ...cases.unreachable(), maxConnectRetries: 2 })).id);
-      expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
-      const env = await s.t.http
-        .post(`/api/companies/${s.companyId}/adapters/${adapterType}/test-environment`)
-        .send({ adapterConfig: s.config(cases.unreachable()) })
-        .expect(200);
-      expect(env.body.status).toBe('fail');
-      expect(env.body.checks).toContainEqual(expect.objectContaining({ code: 'adapter_command_found' }));
-      expect(env.body.checks).toContainEqual(expect.objectContaining({ code: 'adapter_endpoint_unreachable', level: 'error' }));
-    });
+    it(
+      'an unreachable endpoint: the run fails with runtime_endpoint_unreachable after a few tries; the environment test says so',
+      async () => {
+        const run = await s.run((await s.agent({ ...cases.unreachable(), maxConnectRetries: 2 })).id);
+        expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
+        const env = await s.t.http
+          .post(`/api/companies/${s.companyId}/adapters/${adapterType}/test-environment`)
+          .send({ adapterConfig: s.config(cases.unreachable()) })
+          .expect(200);
+        expect(env.body.status).toBe('fail');
+        expect(env.body.checks).toContainEqual(expect.objectContaining({ code: 'adapter_command_found' }));
+        expect(env.body.checks).toContainEqual(expect.objectContaining({ code: 'adapter_endpoint_unreachable', level: 'error' }));
+      },
+      TIMEOUT,
+    );
   });
 }

@@ -412,6 +412,11 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       const t = setInterval(() => {
         parser.poll?.();
         report();
+        // a failure found outside the stream (a dead endpoint the CLI retries silently) ends the run too
+        if (parser.failure && !end && stopsRun(parser.failure.code)) {
+          end = parser.failure;
+          handle.cancel(parser.failure.message, STOP_GRACE_SEC);
+        }
       }, POLL_MS);
       t.unref();
       timers.push(t);

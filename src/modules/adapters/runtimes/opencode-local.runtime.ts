@@ -15,6 +15,7 @@ import {
 } from './coding-cli.runtime';
 import type { AdapterRunContext } from '../adapter.types';
 import { count, type RunMeter, type UsageSnapshot } from './run-meter';
+import { reachable } from './runtime-environment';
 
 const OPENCODE_SPEC: CliSpec = {
   type: 'opencode_local',
@@ -45,6 +46,16 @@ const OPENCODE_SPEC: CliSpec = {
   },
 };
 
+/** the CLI silent this long: its endpoint is probed */
+const SILENT_MS = 2_000;
+
+/** the public endpoints of the providers whose base URL the agent's env may replace */
+const DEFAULT_BASE_URL: Record<string, string> = {
+  openai: 'https://api.openai.com',
+  anthropic: 'https://api.anthropic.com',
+  google: 'https://generativelanguage.googleapis.com',
+};
+
 /** provider id → the variable of the agent's env whose value becomes that provider's baseURL */
 const BASE_URL_ENV: Record<string, string> = {
   openai: 'OPENAI_BASE_URL',
@@ -64,10 +75,38 @@ export class OpenCodeStreamParser implements StreamParser {
   finished = false;
   failure: RuntimeFailure | null = null;
   private text = '';
+  private lastLineAt = Date.now();
+  private probing = false;
+  private failedProbes = 0;
 
-  constructor(private readonly meter: RunMeter) {}
+  constructor(
+    private readonly meter: RunMeter,
+    /** the model provider's endpoint: probed while the CLI is silent (OpenCode retries a dead endpoint without a word) */
+    private readonly endpoint: string | null = null,
+    private readonly maxConnectRetries = 3,
+  ) {}
+
+  /** While the CLI has printed nothing for SILENT_MS, is its endpoint still accepting connections? */
+  poll(): void {
+    if (!this.endpoint || this.probing || this.failure || this.finished || Date.now() - this.lastLineAt < SILENT_MS) return;
+    this.probing = true;
+    void reachable(this.endpoint, 2000).then((problem) => {
+      this.probing = false;
+      if (!problem) {
+        this.failedProbes = 0;
+        return;
+      }
+      if (++this.failedProbes >= this.maxConnectRetries && !this.failure)
+        this.failure = {
+          code: 'runtime_endpoint_unreachable',
+          message: `the model endpoint ${this.endpoint} is unreachable (${problem}, ${this.failedProbes} tries)`,
+        };
+    });
+  }
 
   accept(line: string): void {
+    this.lastLineAt = Date.now();
+    this.failedProbes = 0;
     const o = jsonLine(line);
     if (!o) return;
     if (typeof o.sessionID === 'string') this.sessionId = o.sessionID;
@@ -158,7 +197,11 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
     const model = run.model ?? '';
     // the model's provider is the biller (openai/…, anthropic/…); OpenCode itself is the runtime
     meter.setModel(model || null);
-    return new OpenCodeStreamParser(meter);
+    const provider = model.includes('/') ? model.slice(0, model.indexOf('/')) : '';
+    const envName = BASE_URL_ENV[provider];
+    const endpoint = (envName && run.env[envName]) || DEFAULT_BASE_URL[provider] || null;
+    const n = run.config.maxConnectRetries;
+    return new OpenCodeStreamParser(meter, endpoint, typeof n === 'number' && n > 0 ? n : 3);
   }
 
   /** The model's provider (`openai/…`) is provider and biller of the cost; OpenCode is the runtime. */
