@@ -46,3 +46,9 @@ for (const [a, us] of areas) if (a.startsWith('tracing')) tracingShare += us;
 console.log(`tracing self time: ${pct(tracingShare)}`);
 console.log('--- top functions');
 for (const [f, us] of [...fns].sort((x, y) => y[1] - x[1]).slice(0, top)) console.log(`${pct(us)}  ${f}`);
+if (process.env.AREA) {
+  console.log(`--- top functions in areas matching ${process.env.AREA}`);
+  const re = new RegExp(process.env.AREA);
+  const inArea = [...fns].filter(([f]) => re.test(f));
+  for (const [f, us] of inArea.sort((x, y) => y[1] - x[1]).slice(0, top)) console.log(`${pct(us)}  ${f}`);
+}

@@ -42,6 +42,7 @@ export interface CostRow {
 export function useRuntimeApp(adapterType: string, baseConfig: () => Record<string, unknown>): RuntimeSuite {
   let t: TestApp;
   let companyId: string;
+  jest.setTimeout(TIMEOUT);
   beforeAll(async () => {
     t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
     companyId = (await createCompany(t)).id;

@@ -15,7 +15,7 @@ import {
 } from './coding-cli.runtime';
 import type { AdapterRunContext } from '../adapter.types';
 import { count, type RunMeter, type UsageSnapshot } from './run-meter';
-import { reachable } from './runtime-environment';
+import { EndpointProbe, maxConnectRetries } from './endpoint-probe';
 
 const OPENCODE_SPEC: CliSpec = {
   type: 'opencode_local',
@@ -46,9 +46,6 @@ const OPENCODE_SPEC: CliSpec = {
   },
 };
 
-/** the CLI silent this long: its endpoint is probed */
-const SILENT_MS = 2_000;
-
 /** the public endpoints of the providers whose base URL the agent's env may replace */
 const DEFAULT_BASE_URL: Record<string, string> = {
   openai: 'https://api.openai.com',
@@ -75,38 +72,25 @@ export class OpenCodeStreamParser implements StreamParser {
   finished = false;
   failure: RuntimeFailure | null = null;
   private text = '';
-  private lastLineAt = Date.now();
-  private probing = false;
-  private failedProbes = 0;
+  private readonly probe: EndpointProbe;
 
   constructor(
     private readonly meter: RunMeter,
     /** the model provider's endpoint: probed while the CLI is silent (OpenCode retries a dead endpoint without a word) */
-    private readonly endpoint: string | null = null,
-    private readonly maxConnectRetries = 3,
-  ) {}
+    endpoint: string | null = null,
+    maxFailures = 3,
+  ) {
+    this.probe = new EndpointProbe(endpoint, maxFailures);
+  }
 
-  /** While the CLI has printed nothing for SILENT_MS, is its endpoint still accepting connections? */
   poll(): void {
-    if (!this.endpoint || this.probing || this.failure || this.finished || Date.now() - this.lastLineAt < SILENT_MS) return;
-    this.probing = true;
-    void reachable(this.endpoint, 2000).then((problem) => {
-      this.probing = false;
-      if (!problem) {
-        this.failedProbes = 0;
-        return;
-      }
-      if (++this.failedProbes >= this.maxConnectRetries && !this.failure)
-        this.failure = {
-          code: 'runtime_endpoint_unreachable',
-          message: `the model endpoint ${this.endpoint} is unreachable (${problem}, ${this.failedProbes} tries)`,
-        };
-    });
+    if (this.finished || this.failure) return;
+    this.probe.poll();
+    this.failure = this.probe.failure;
   }
 
   accept(line: string): void {
-    this.lastLineAt = Date.now();
-    this.failedProbes = 0;
+    this.probe.activity();
     const o = jsonLine(line);
     if (!o) return;
     if (typeof o.sessionID === 'string') this.sessionId = o.sessionID;
@@ -200,8 +184,7 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
     const provider = model.includes('/') ? model.slice(0, model.indexOf('/')) : '';
     const envName = BASE_URL_ENV[provider];
     const endpoint = (envName && run.env[envName]) || DEFAULT_BASE_URL[provider] || null;
-    const n = run.config.maxConnectRetries;
-    return new OpenCodeStreamParser(meter, endpoint, typeof n === 'number' && n > 0 ? n : 3);
+    return new OpenCodeStreamParser(meter, endpoint, maxConnectRetries(run.config));
   }
 
   /** The model's provider (`openai/…`) is provider and biller of the cost; OpenCode is the runtime. */
