@@ -279,7 +279,7 @@ describe('OpenTelemetry traces', () => {
       await receiver.close();
       await fake.close();
     }
-  });
+  }, 240_000);
 
   it('exports nothing and loads no OpenTelemetry module with the variables unset, or with OTEL_SDK_DISABLED', async () => {
     const receiver = await startReceiver();

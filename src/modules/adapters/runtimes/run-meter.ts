@@ -103,9 +103,19 @@ export class RunMeter {
   turn(id: string, t: TokenCounts, costUsd?: number | null): void {
     if (this.onTurn) this.track(id);
     const seen = this.turnsById.get(id);
-    const next = seen ? maxOf(seen, t) : t;
-    this.turnsById.set(id, next);
-    this.turnSum = add(seen ? sub(this.turnSum, seen) : this.turnSum, next);
+    const sum = this.turnSum;
+    if (!seen) {
+      // a new call (the usual line): its counts are added in place, no objects made
+      this.turnsById.set(id, t);
+      sum.inputTokens += t.inputTokens;
+      sum.cachedInputTokens += t.cachedInputTokens;
+      sum.cacheCreationInputTokens += t.cacheCreationInputTokens;
+      sum.outputTokens += t.outputTokens;
+    } else {
+      const next = maxOf(seen, t);
+      this.turnsById.set(id, next);
+      this.turnSum = add(sub(sum, seen), next);
+    }
     if (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0) {
       this.turnCostSum += costUsd - (this.turnCosts.get(id) ?? 0);
       this.turnCosts.set(id, costUsd);
