@@ -14,6 +14,13 @@ const LOG_COALESCE_MS = 100;
  */
 const LOG_WINDOW_MAX_CHARS = 4_096;
 
+/** The last LOG_WINDOW_MAX_CHARS of `text`, never starting inside a surrogate pair (jsonb refuses a lone half). */
+function tail(text: string): string {
+  const t = text.slice(-LOG_WINDOW_MAX_CHARS);
+  const c = t.charCodeAt(0);
+  return c >= 0xdc00 && c <= 0xdfff ? t.slice(1) : t;
+}
+
 /** NOTIFY channel: a run was queued; every instance's dispatcher looks for claimable runs at once. */
 export const RUN_QUEUED_CHANNEL = 'heartbeat_run_queued';
 
@@ -85,8 +92,9 @@ export class RunLiveEvents {
       for (const [stream, b] of buffered) {
         let { text, skipped } = b;
         if (text.length > LOG_WINDOW_MAX_CHARS) {
-          skipped += text.length - LOG_WINDOW_MAX_CHARS;
-          text = text.slice(-LOG_WINDOW_MAX_CHARS);
+          const t = tail(text);
+          skipped += text.length - t.length;
+          text = t;
         }
         if (skipped > 0) {
           // the newest whole lines (a line longer than the window: its end)
@@ -118,8 +126,9 @@ export class RunLiveEvents {
           b.text += chunk;
           // a burst: only the window's tail can be published, the rest is dropped as it comes
           if (b.text.length > 2 * LOG_WINDOW_MAX_CHARS) {
-            b.skipped += b.text.length - LOG_WINDOW_MAX_CHARS;
-            b.text = b.text.slice(-LOG_WINDOW_MAX_CHARS);
+            const t = tail(b.text);
+            b.skipped += b.text.length - t.length;
+            b.text = t;
           }
         }
         timer ??= setTimeout(flush, LOG_COALESCE_MS);
