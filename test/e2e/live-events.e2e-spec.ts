@@ -138,6 +138,40 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     client.ws.close();
   });
 
+  it('streams a burst of output as a tail (newest whole lines, truncated, skippedChars); the run log keeps all of it', async () => {
+    const client = openWs(wsUrl(b, companyId));
+    await client.opened;
+    // 20,000 numbered lines (about 540 KB) at once, then a last line
+    const script = 'for (let i = 0; i < 20000; i++) console.log("burst line " + i + " " + "x".repeat(12)); console.log("burst done");';
+    const { agent } = await createAgentWithKey(a, companyId, {
+      adapterType: 'process',
+      adapterConfig: { command: process.execPath, args: ['-e', script] },
+    });
+    const wake = await a.http
+      .post(`/api/agents/${agent.id}/wakeup`)
+      .send({ source: 'on_demand', triggerDetail: 'manual', reason: 'burst' })
+      .expect(202);
+    const runId = wake.body.id as string;
+    await client.waitFor(
+      (e) => e.type === 'heartbeat.run.log' && e.payload.runId === runId && /burst done/.test(e.payload.chunk),
+      'last line',
+    );
+    const chunks = client.events.filter((e) => e.type === 'heartbeat.run.log' && e.payload.runId === runId).map((e) => e.payload);
+    const live = chunks.map((c) => c.chunk as string).join('');
+    expect(live.length).toBeLessThan(540_000 / 4);
+    const cut = chunks.find((c) => c.truncated === true);
+    expect(cut).toMatchObject({ stream: 'stdout', skippedChars: expect.any(Number) });
+    // whole lines only
+    expect(cut!.chunk).toMatch(/^burst (line \d+ x+|done)\n/);
+    const full = await waitFor(async () => {
+      const r = await a.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`);
+      return r.status === 200 && String(r.body.content).includes('burst done') ? String(r.body.content) : null;
+    }, 'run log');
+    expect(full).toContain('burst line 0 ');
+    expect(full).toContain('burst line 19999 ');
+    client.ws.close();
+  });
+
   it('resumes after a disconnect without gaps: ?after= on the socket, Last-Event-ID on SSE', async () => {
     const first = openWs(wsUrl(a, companyId));
     await first.opened;

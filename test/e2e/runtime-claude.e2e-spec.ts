@@ -8,55 +8,36 @@ import { claudeBinary, claudeEnv, FakeAnthropic, FakeRequest, FakeScript, startF
 import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { AgentIdentities } from '../../src/common/process/agent-identities';
 import { createSkill } from '../support/skills';
-import { createTestApp, TestApp } from '../support/test-app';
+import { useRuntimeApp } from '../support/runtimes';
 
 /**
  * claude_local with the real Claude Code CLI (devDependency) against a loopback fake of the
  * Anthropic Messages API: no network anywhere else (telemetry, updates and other traffic are off).
  */
 describe('claude_local: the real Claude Code CLI', () => {
-  let t: TestApp;
   let fake: FakeAnthropic;
-  let companyId: string;
   const claude = claudeBinary();
   const answer =
     (text: string, usage = { input: 1234, output: 56, cacheRead: 100, cacheCreation: 10 }): FakeScript =>
     () => ({ text, usage });
+  const s = useRuntimeApp('claude_local', () => ({ command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake) }));
 
   beforeAll(async () => {
-    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
-    companyId = (await createCompany(t)).id;
-    // a watcher of the company's live stream (events of unwatched companies are not stored)
-    await t.dataSource.query(`INSERT INTO live_event_watch (company_id, until) VALUES ($1, now() + interval '1 hour')`, [companyId]);
     fake = await startFakeAnthropic(answer('hello'));
   });
   afterAll(async () => {
     await fake.close();
-    await t.close();
   });
 
-  const claudeAgent = (adapterConfig: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
-    createAgent(t, companyId, {
-      adapterType: 'claude_local',
-      adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake), timeoutSec: 120, ...adapterConfig },
-      ...extra,
-    });
-  const costEventsNow = (runId: string) =>
-    t.dataSource.query(
-      `SELECT provider, biller, model, cost_cents, cost_status, input_tokens, cached_input_tokens, output_tokens, issue_id, project_id
-         FROM cost_events WHERE heartbeat_run_id = $1`,
-      [runId],
-    );
-  /** the run's cost events once booking (after the run's commit) has happened */
-  const costEvents = (runId: string) =>
-    waitFor(async () => ((await costEventsNow(runId)) as unknown[]).length && costEventsNow(runId), `cost of ${runId}`);
+  const claudeAgent = (adapterConfig: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => s.agent(adapterConfig, extra);
+  const costEvents = (runId: string) => s.costEvents(runId);
   const agentHome = (agentId: string, companyId: string) =>
-    new AgentIdentities(t.config.agentIdentity).forAgent(agentId, companyId)?.home ?? process.env.HOME!;
-  const runLog = async (runId: string) => (await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`)).body.content as string;
+    new AgentIdentities(s.t.config.agentIdentity).forAgent(agentId, companyId)?.home ?? process.env.HOME!;
+  const runLog = (runId: string) => s.runLog(runId);
 
   describe('the adapter type', () => {
     it('is listed by GET /api/adapters with its config schema (the board UI form fields)', async () => {
-      const res = await t.http.get('/api/adapters').expect(200);
+      const res = await s.t.http.get('/api/adapters').expect(200);
       const claudeType = res.body.find((a: { type: string }) => a.type === 'claude_local');
       expect(claudeType).toMatchObject({ builtIn: true, executable: true });
       for (const k of [
@@ -73,7 +54,7 @@ describe('claude_local: the real Claude Code CLI', () => {
         'env',
       ])
         expect(Object.keys(claudeType.configSchema.properties)).toContain(k);
-      await t.http.get('/api/adapters/claude_local/config-schema').expect(200);
+      await s.t.http.get('/api/adapters/claude_local/config-schema').expect(200);
     });
 
     it('accepts an agent with the form’s fields and refuses a badly typed one (422 naming the field)', async () => {
@@ -85,13 +66,13 @@ describe('claude_local: the real Claude Code CLI', () => {
         graceSec: 5,
       });
       expect(a).toMatchObject({ adapterType: 'claude_local' });
-      const bad = await t.http
-        .post(`/api/companies/${companyId}/agents`)
+      const bad = await s.t.http
+        .post(`/api/companies/${s.companyId}/agents`)
         .send({ name: 'Bad', role: 'general', adapterType: 'claude_local', adapterConfig: { maxTurnsPerRun: 'many' } });
       expect(bad.status).toBe(422);
       expect(JSON.stringify(bad.body)).toContain('maxTurnsPerRun');
-      const badCap = await t.http
-        .post(`/api/companies/${companyId}/agents`)
+      const badCap = await s.t.http
+        .post(`/api/companies/${s.companyId}/agents`)
         .send({ name: 'Bad cap', role: 'general', adapterType: 'claude_local', adapterConfig: {}, runtimeConfig: { maxCostCents: -1 } });
       expect(badCap.status).toBe(422);
       expect(badCap.body.field).toBe('runtimeConfig.maxCostCents');
@@ -103,8 +84,8 @@ describe('claude_local: the real Claude Code CLI', () => {
       fake.setScript(answer('first answer'));
       const agent = await claudeAgent();
       const before = { ...fake.sent };
-      const runId = await wakeRun(t, agent.id);
-      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      const runId = await wakeRun(s.t, agent.id);
+      const run = await waitRun(s.t, runId, TERMINAL, 60_000);
       expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
       const sent = { input: fake.sent.input - before.input, output: fake.sent.output - before.output };
       expect(sent).toEqual({ input: 1234, output: 56 });
@@ -138,8 +119,8 @@ describe('claude_local: the real Claude Code CLI', () => {
       // second wake: the CLI is given --resume and the model sees the first conversation
       fake.setScript(answer('second answer', { input: 2000, output: 20, cacheRead: 0, cacheCreation: 0 }));
       const firstRequests = fake.requests.length;
-      const run2Id = await wakeRun(t, agent.id, { source: 'on_demand', reason: 'follow-up please' });
-      const run2 = await waitRun(t, run2Id, TERMINAL, 60_000);
+      const run2Id = await wakeRun(s.t, agent.id, { source: 'on_demand', reason: 'follow-up please' });
+      const run2 = await waitRun(s.t, run2Id, TERMINAL, 60_000);
       expect(run2.status).toBe('succeeded');
       expect(run2.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
       const seen = transcript(fake.requests[fake.requests.length - 1]);
@@ -150,7 +131,7 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(run2.usage_json).toMatchObject({ inputTokens: 2000, outputTokens: 20, cachedInputTokens: 0 });
       expect((await costEvents(run2Id)).length).toBe(1);
       // the run was visible with its usage as a live event
-      const events = await t.dataSource.query(
+      const events = await s.t.dataSource.query(
         `SELECT payload FROM live_events WHERE type = 'heartbeat.run.event' AND payload->>'runId' = $1 ORDER BY id`,
         [run2Id],
       );
@@ -162,41 +143,41 @@ describe('claude_local: the real Claude Code CLI', () => {
     it('falls back to a fresh session by itself when the CLI’s session store lost the session', async () => {
       fake.setScript(answer('fresh start'));
       const agent = await claudeAgent();
-      const first = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const first = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(first.status).toBe('succeeded');
       const dead = first.result_json.sessionId as string;
       // the CLI's session store (in the agent's home) no longer has it
-      const stored = execFileSync('find', [agentHome(agent.id, companyId), '-name', `${dead}.jsonl`])
+      const stored = execFileSync('find', [agentHome(agent.id, s.companyId), '-name', `${dead}.jsonl`])
         .toString()
         .trim()
         .split('\n')
         .filter(Boolean);
       expect(stored.length).toBeGreaterThan(0);
       stored.forEach((f) => fs.rmSync(f));
-      const runId = await wakeRun(t, agent.id);
-      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      const runId = await wakeRun(s.t, agent.id);
+      const run = await waitRun(s.t, runId, TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
       expect(run.result_json.sessionId).not.toBe(dead);
       expect(run.result_json.sessionNote).toContain('unknown');
       // the fresh session's first request carries no earlier turns
       expect(transcript(fake.requests[fake.requests.length - 1])).not.toContain('fresh start');
       // and the next wake resumes the new session (three wakes, one fallback, no retry loop)
-      const next = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const next = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(next.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
     });
 
     it('never hands a session of another runtime to the CLI: after a switch of adapterType the next wake is fresh', async () => {
       fake.setScript(answer('from claude'));
-      const agent = await createAgent(t, companyId, {
+      const agent = await createAgent(s.t, s.companyId, {
         adapterType: 'process',
         adapterConfig: {
           command: process.execPath,
           args: ['-e', 'console.log(JSON.stringify({type:"result",session_id:"ses_other_runtime",result:"x"}))'],
         },
       });
-      const other = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 30_000);
+      const other = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 30_000);
       expect(other.status).toBe('succeeded');
-      await t.http
+      await s.t.http
         .patch(`/api/agents/${agent.id}`)
         .send({
           adapterType: 'claude_local',
@@ -204,7 +185,7 @@ describe('claude_local: the real Claude Code CLI', () => {
           adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake) },
         })
         .expect(200);
-      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
       expect(run.result_json).toMatchObject({ sessionResumed: false, sessionNote: 'no session to resume' });
       expect(await runLog(run.id)).not.toContain('ses_other_runtime');
@@ -213,7 +194,7 @@ describe('claude_local: the real Claude Code CLI', () => {
     it('ends a run whose model stream goes silent with a clear code (idle-output deadline), spend booked', async () => {
       fake.setScript(() => ({ stall: true, usage: { input: 700, output: 0 } }));
       const agent = await claudeAgent({ idleTimeoutSec: 2 });
-      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_idle_timeout' });
     });
   });
@@ -221,8 +202,8 @@ describe('claude_local: the real Claude Code CLI', () => {
   describe('an assigned issue, done through the API by the CLI’s Bash tool', () => {
     it('checks out the issue, comments and marks it done with curl and the run token; usage booked once against the issue', async () => {
       const agent = await claudeAgent();
-      const issue = await t.http
-        .post(`/api/companies/${companyId}/issues`)
+      const issue = await s.t.http
+        .post(`/api/companies/${s.companyId}/issues`)
         .send({ title: 'Real CLI work', status: 'todo', assigneeAgentId: agent.id })
         .expect(201);
       const issueId = issue.body.id as string;
@@ -245,11 +226,11 @@ describe('claude_local: the real Claude Code CLI', () => {
         return { text: 'Issue handled.', usage: { input: 900, output: 12 } };
       });
       const before = { ...fake.sent };
-      const runId = await wakeRun(t, agent.id, { source: 'assignment', triggerDetail: 'system', payload: { issueId } });
-      const run = await waitRun(t, runId, TERMINAL, 90_000);
+      const runId = await wakeRun(s.t, agent.id, { source: 'assignment', triggerDetail: 'system', payload: { issueId } });
+      const run = await waitRun(s.t, runId, TERMINAL, 90_000);
       expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
-      expect((await t.http.get(`/api/issues/${issueId}`).expect(200)).body.status).toBe('done');
-      const comments = await t.http.get(`/api/issues/${issueId}/comments`).expect(200);
+      expect((await s.t.http.get(`/api/issues/${issueId}`).expect(200)).body.status).toBe('done');
+      const comments = await s.t.http.get(`/api/issues/${issueId}/comments`).expect(200);
       const list = Array.isArray(comments.body) ? comments.body : comments.body.items;
       expect(list.map((c: { body: string }) => c.body)).toContain('Done by the real CLI');
       // every tool result went back to the model: the curl calls succeeded
@@ -264,7 +245,7 @@ describe('claude_local: the real Claude Code CLI', () => {
       // the assignment's own wake may run the agent once more: let it finish before the next test
       await waitFor(
         async () =>
-          !(await t.dataSource.query(`SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`, [agent.id]))
+          !(await s.t.dataSource.query(`SELECT 1 FROM heartbeat_runs WHERE agent_id = $1 AND status IN ('queued','running')`, [agent.id]))
             .length,
         'no live run of the agent',
         60_000,
@@ -283,7 +264,7 @@ describe('claude_local: the real Claude Code CLI', () => {
 
   describe('skills and instructions', () => {
     it('finds its skills in ~/.claude/skills during the run (removed after) and its instructions in the system prompt', async () => {
-      const skill = await createSkill(t, companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
+      const skill = await createSkill(s.t, s.companyId, { name: 'runtime-skill', markdown: '# Runtime skill\n\nmarker-5521\n' });
       const agent = await claudeAgent({ promptTemplate: 'Instructions marker 9d2e.' }, { desiredSkills: [skill.key] });
       const start = fake.requests.length;
       const ours = (r: FakeRequest) => JSON.stringify(r.body.system ?? '').includes('Instructions marker 9d2e.');
@@ -295,12 +276,12 @@ describe('claude_local: the real Claude Code CLI', () => {
             }
           : { text: 'read it', usage: { input: 10, output: 1 } },
       );
-      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(run.status).toBe('succeeded');
       const mine = fake.requests.slice(start).filter(ours);
       expect(mine.length).toBe(2);
       expect(transcript(mine[1])).toContain('marker-5521');
-      expect(fs.existsSync(path.join(agentHome(agent.id, companyId), '.claude', 'skills', skill.slug))).toBe(false);
+      expect(fs.existsSync(path.join(agentHome(agent.id, s.companyId), '.claude', 'skills', skill.slug))).toBe(false);
     });
   });
 
@@ -314,11 +295,11 @@ describe('claude_local: the real Claude Code CLI', () => {
       const start = fake.requests.length;
       fake.setScript(answer('ok'));
       const a = await claudeAgent({ instructionsFilePath: path.join(open, 'AGENTS.md') });
-      expect((await waitRun(t, await wakeRun(t, a.id), TERMINAL, 60_000)).status).toBe('succeeded');
+      expect((await waitRun(s.t, await wakeRun(s.t, a.id), TERMINAL, 60_000)).status).toBe('succeeded');
       expect(fake.requests.slice(start).some((r) => JSON.stringify(r.body.system).includes('Readable instructions c4e1.'))).toBe(true);
       if (process.getuid?.() === 0) {
         const b = await claudeAgent({ instructionsFilePath: path.join(closed, 'secret.md') });
-        const run = await waitRun(t, await wakeRun(t, b.id), TERMINAL, 60_000);
+        const run = await waitRun(s.t, await wakeRun(s.t, b.id), TERMINAL, 60_000);
         expect(run.status).toBe('succeeded');
         expect(JSON.stringify(fake.requests.slice(start))).not.toContain('Root-only text 77aa.');
         expect(await runLog(run.id)).toContain('not readable');
@@ -343,11 +324,11 @@ describe('claude_local: the real Claude Code CLI', () => {
       let release: () => void = () => undefined;
       fake.setScript(loop({ turn: 2, until: new Promise<void>((r) => (release = r)) }));
       const agent = await claudeAgent({}, { runtimeConfig: { maxCostCents: 45 } });
-      const runId = await wakeRun(t, agent.id);
+      const runId = await wakeRun(s.t, agent.id);
       // while the model holds its third answer, the run is running and shows two turns of usage
       const live = await waitFor(
         async () => {
-          const r = (await t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
+          const r = (await s.t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
           return r.status === 'running' && r.usageJson?.turns >= 2 ? r : null;
         },
         'live usage on the running run',
@@ -355,7 +336,7 @@ describe('claude_local: the real Claude Code CLI', () => {
       );
       expect(live.usageJson).toMatchObject({ final: false, costStatus: 'priced', inputTokens: 66_668 });
       release();
-      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      const run = await waitRun(s.t, runId, TERMINAL, 60_000);
       expect(run).toMatchObject({ status: 'cancelled', error_code: 'cap_max_cost_cents' });
       expect(run.error).toContain('maxCostCents 45');
       expect(run.usage_json.costCents).toBeGreaterThan(45);
@@ -365,20 +346,17 @@ describe('claude_local: the real Claude Code CLI', () => {
     });
 
     it('stops a runaway run at the company’s hard-stop budget and books what it spent', async () => {
-      const co = await createCompany(t);
-      await t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
+      const co = await createCompany(s.t);
+      await s.t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
       fake.setScript(loop());
-      const agent = await createAgent(t, co.id, {
-        adapterType: 'claude_local',
-        adapterConfig: { command: claude, model: 'claude-sonnet-4-5', env: claudeEnv(fake), timeoutSec: 120 },
-      });
-      const runId = await wakeRun(t, agent.id);
-      const run = await waitRun(t, runId, TERMINAL, 60_000);
+      const agent = await s.agent({}, {}, co.id);
+      const runId = await wakeRun(s.t, agent.id);
+      const run = await waitRun(s.t, runId, TERMINAL, 60_000);
       expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
       expect(run.error).toContain('company');
       const [cost] = await costEvents(runId);
       expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
-      const spent = (await t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
+      const spent = (await s.t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
       expect(spent).toBe(cost.cost_cents);
     });
   });
@@ -386,7 +364,7 @@ describe('claude_local: the real Claude Code CLI', () => {
   describe('clear run errors', () => {
     it('a missing binary', async () => {
       const agent = await claudeAgent({ command: '/nonexistent/claude' });
-      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 30_000);
+      const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 30_000);
       expect(run).toMatchObject({ status: 'failed', error_code: 'adapter_command_not_found' });
     });
 
@@ -394,14 +372,14 @@ describe('claude_local: the real Claude Code CLI', () => {
       const env = claudeEnv(fake);
       delete (env as Record<string, string>).ANTHROPIC_API_KEY;
       const agent = await claudeAgent({ env });
-      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
       expect(run.error).toMatch(/log/i);
     });
 
     it('an unreachable endpoint (ends after a few failed connections instead of retrying for minutes)', async () => {
       const agent = await claudeAgent({ env: claudeEnv({ url: 'http://127.0.0.1:9' }), maxConnectRetries: 2 });
-      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 60_000);
+      const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
       expect(await runLog(run.id)).toContain('api_retry');
     });

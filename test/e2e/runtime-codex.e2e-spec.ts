@@ -1,58 +1,38 @@
-import { createAgent } from '../support/agents';
-import { createCompany } from '../support/factories';
-import { codexBinary, FakeOpenAi, startFakeOpenAi } from '../support/fake-openai';
-import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
-import { createTestApp, TestApp } from '../support/test-app';
+import { codexBinary, FakeOpenAi, OpenAiTurn, startFakeOpenAi } from '../support/fake-openai';
+import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
+import { describeCaps, describeRunErrors, useRuntimeApp } from '../support/runtimes';
 
 /** codex_local with the real Codex CLI (devDependency) against a loopback fake of the OpenAI Responses API. */
 describe('codex_local: the real Codex CLI', () => {
-  let t: TestApp;
   let fake: FakeOpenAi;
-  let companyId: string;
   const answer =
     (text: string, usage = { input: 1234, cached: 200, output: 56 }) =>
-    () => ({ text, usage });
+    (): OpenAiTurn => ({ text, usage });
+  const s = useRuntimeApp('codex_local', () => ({
+    command: codexBinary(),
+    model: 'gpt-5',
+    env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test-dummy' },
+  }));
+  const codexAgent = (config: Record<string, unknown> = {}) => s.agent(config);
+  const costEvents = (runId: string) => s.costEvents(runId);
 
   beforeAll(async () => {
-    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
-    companyId = (await createCompany(t)).id;
     fake = await startFakeOpenAi(answer('hello'));
   });
   afterAll(async () => {
     await fake.close();
-    await t.close();
   });
 
-  const codexAgent = (adapterConfig: Record<string, unknown> = {}) =>
-    createAgent(t, companyId, {
-      adapterType: 'codex_local',
-      adapterConfig: {
-        command: codexBinary(),
-        model: 'gpt-5',
-        env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test-dummy' },
-        timeoutSec: 120,
-        ...adapterConfig,
-      },
-    });
-  const costEvents = (runId: string) =>
-    waitFor(async () => {
-      const rows = await t.dataSource.query(
-        `SELECT provider, model, cost_cents, cost_status, input_tokens, cached_input_tokens, output_tokens FROM cost_events WHERE heartbeat_run_id = $1`,
-        [runId],
-      );
-      return rows.length ? rows : null;
-    }, `cost of ${runId}`);
-
   it('is listed with the form’s fields and accepts an agent', async () => {
-    const res = await t.http.get('/api/adapters/codex_local/config-schema').expect(200);
+    const res = await s.t.http.get('/api/adapters/codex_local/config-schema').expect(200);
     for (const k of ['model', 'modelReasoningEffort', 'dangerouslyBypassApprovalsAndSandbox', 'instructionsFilePath', 'extraArgs', 'env'])
       expect(Object.keys(res.body.properties)).toContain(k);
   });
 
   it('books exactly what the model sent (priced from the table), and a resumed thread books only its own turn', async () => {
     const agent = await codexAgent({ modelReasoningEffort: 'low', promptTemplate: 'You are careful.' });
-    const runId = await wakeRun(t, agent.id);
-    const run = await waitRun(t, runId, TERMINAL, 90_000);
+    const runId = await wakeRun(s.t, agent.id);
+    const run = await waitRun(s.t, runId, TERMINAL, 90_000);
     expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
     expect(run.usage_json).toMatchObject({
       inputTokens: 1034,
@@ -77,7 +57,7 @@ describe('codex_local: the real Codex CLI', () => {
     expect(cost.cost_cents).toBe(Math.ceil((1034 * 1.25 + 200 * 0.125 + 56 * 10) / 10_000));
 
     fake.setScript(answer('again', { input: 3000, cached: 1000, output: 20 }));
-    const run2 = await waitRun(t, await wakeRun(t, agent.id, { source: 'on_demand', reason: 'second wake' }), TERMINAL, 90_000);
+    const run2 = await waitRun(s.t, await wakeRun(s.t, agent.id, { source: 'on_demand', reason: 'second wake' }), TERMINAL, 90_000);
     expect(run2.status).toBe('succeeded');
     expect(run2.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
     expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.input)).toContain('hello');
@@ -88,24 +68,26 @@ describe('codex_local: the real Codex CLI', () => {
   it('falls back to a fresh thread when the stored one is unknown', async () => {
     fake.setScript(answer('fresh'));
     const agent = await codexAgent();
-    const first = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 90_000);
+    const first = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 90_000);
     expect(first.status).toBe('succeeded');
-    await t.dataSource.query(
+    await s.t.dataSource.query(
       `UPDATE heartbeat_runs SET result_json = jsonb_set(result_json, '{sessionId}', '"00000000-0000-4000-8000-0000000000bb"') WHERE id = $1`,
       [first.id],
     );
-    const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 90_000);
+    const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 90_000);
     expect(run.status).toBe('succeeded');
     expect(run.result_json.sessionNote).toContain('unknown');
     expect(run.result_json.sessionId).not.toBe('00000000-0000-4000-8000-0000000000bb');
   });
 
-  it('gives clear run errors: missing key, unreachable endpoint', async () => {
-    const noKey = await codexAgent({ env: { OPENAI_BASE_URL: fake.url } });
-    const a = await waitRun(t, await wakeRun(t, noKey.id), TERMINAL, 90_000);
-    expect(a).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
-    const down = await codexAgent({ env: { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-x' }, maxConnectRetries: 2 });
-    const b = await waitRun(t, await wakeRun(t, down.id), TERMINAL, 90_000);
-    expect(b).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
+  // every turn a shell call and 80,000 input tokens of gpt-5 ($1.25/M: 10 cents)
+  describeCaps(s, () =>
+    fake.setScript(() => ({ toolCall: { name: 'shell', arguments: { command: ['true'] } }, usage: { input: 80_000, output: 1 } })),
+  );
+
+  describeRunErrors(s, 'codex_local', {
+    withoutKey: () => ({ env: { OPENAI_BASE_URL: fake.url } }),
+    unreachable: () => ({ env: { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-x' } }),
+    keyVar: 'OPENAI_API_KEY',
   });
 });

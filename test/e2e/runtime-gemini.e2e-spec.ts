@@ -1,44 +1,34 @@
-import { createAgent } from '../support/agents';
-import { createCompany } from '../support/factories';
-import { FakeGemini, geminiBinary, startFakeGemini } from '../support/fake-gemini';
-import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
-import { createTestApp, TestApp } from '../support/test-app';
+import { FakeGemini, GeminiTurn, geminiBinary, startFakeGemini } from '../support/fake-gemini';
+import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
+import { describeRunErrors, useRuntimeApp } from '../support/runtimes';
 
-/** gemini_local with the real Gemini CLI (devDependency) against a loopback fake of the Gemini API. */
+/**
+ * gemini_local with the real Gemini CLI (devDependency) against a loopback fake of the Gemini API.
+ * No cap test mid-run: the CLI's stream reports usage only in its final `result` (docs/runtimes-cli.md).
+ */
 describe('gemini_local: the real Gemini CLI', () => {
-  let t: TestApp;
   let fake: FakeGemini;
-  let companyId: string;
   const answer =
     (text: string, usage = { prompt: 1234, cached: 200, output: 56 }) =>
-    () => ({ text, usage });
+    (): GeminiTurn => ({ text, usage });
+  const s = useRuntimeApp('gemini_local', () => ({
+    command: geminiBinary(),
+    model: 'gemini-2.5-pro',
+    env: { GOOGLE_GEMINI_BASE_URL: fake.url, GEMINI_API_KEY: 'test-dummy-key' },
+  }));
+  const geminiAgent = (config: Record<string, unknown> = {}) => s.agent(config);
 
   beforeAll(async () => {
-    t = await createTestApp({ listen: true, env: { SERVICE_HEARTBEAT_KEEPALIVE_MS: '100' } });
-    companyId = (await createCompany(t)).id;
     fake = await startFakeGemini(answer('hello from gemini'));
   });
   afterAll(async () => {
     await fake.close();
-    await t.close();
   });
-
-  const geminiAgent = (adapterConfig: Record<string, unknown> = {}) =>
-    createAgent(t, companyId, {
-      adapterType: 'gemini_local',
-      adapterConfig: {
-        command: geminiBinary(),
-        model: 'gemini-2.5-pro',
-        env: { GOOGLE_GEMINI_BASE_URL: fake.url, GEMINI_API_KEY: 'test-dummy-key' },
-        timeoutSec: 120,
-        ...adapterConfig,
-      },
-    });
 
   it('books exactly what the model sent (priced from the table), with its instructions delivered; the next wake resumes', async () => {
     const agent = await geminiAgent({ promptTemplate: 'Always be brief (instructions marker 7f3a).' });
-    const runId = await wakeRun(t, agent.id);
-    const run = await waitRun(t, runId, TERMINAL, 90_000);
+    const runId = await wakeRun(s.t, agent.id);
+    const run = await waitRun(s.t, runId, TERMINAL, 90_000);
     expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
     expect(run.usage_json).toMatchObject({
       inputTokens: 1034,
@@ -50,19 +40,13 @@ describe('gemini_local: the real Gemini CLI', () => {
     });
     expect(run.result_json).toMatchObject({ sessionId: expect.any(String), summary: 'hello from gemini' });
     expect(JSON.stringify(fake.requests[0].body)).toContain('instructions marker 7f3a');
-    const [cost] = await waitFor(async () => {
-      const rows = await t.dataSource.query(
-        `SELECT provider, model, cost_cents, input_tokens, cached_input_tokens, output_tokens FROM cost_events WHERE heartbeat_run_id = $1`,
-        [runId],
-      );
-      return rows.length ? rows : null;
-    }, 'cost');
+    const [cost] = await s.costEvents(runId);
     // gemini-2.5-pro: $1.25/M input, $0.31/M cached, $10/M output
     expect(cost).toMatchObject({ provider: 'google', input_tokens: '1034', cached_input_tokens: '200', output_tokens: '56' });
     expect(cost.cost_cents).toBe(Math.ceil((1034 * 1.25 + 200 * 0.31 + 56 * 10) / 10_000));
 
     fake.setScript(answer('second', { prompt: 3000, cached: 0, output: 9 }));
-    const run2 = await waitRun(t, await wakeRun(t, agent.id, { source: 'on_demand', reason: 'again please' }), TERMINAL, 90_000);
+    const run2 = await waitRun(s.t, await wakeRun(s.t, agent.id, { source: 'on_demand', reason: 'again please' }), TERMINAL, 90_000);
     expect(run2.status).toBe('succeeded');
     expect(run2.result_json).toMatchObject({ sessionId: run.result_json.sessionId, sessionResumed: true });
     expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.contents)).toContain('hello from gemini');
@@ -72,20 +56,20 @@ describe('gemini_local: the real Gemini CLI', () => {
   it('falls back to a fresh session when the stored one is unknown', async () => {
     fake.setScript(answer('fresh'));
     const agent = await geminiAgent();
-    const first = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 90_000);
+    const first = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 90_000);
     expect(first.status).toBe('succeeded');
-    await t.dataSource.query(
+    await s.t.dataSource.query(
       `UPDATE heartbeat_runs SET result_json = jsonb_set(result_json, '{sessionId}', '"00000000-0000-4000-8000-0000000000cc"') WHERE id = $1`,
       [first.id],
     );
-    const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 90_000);
+    const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 90_000);
     expect(run.status).toBe('succeeded');
     expect(run.result_json.sessionNote).toContain('unknown');
   });
 
-  it('gives a clear run error for a missing key', async () => {
-    const agent = await geminiAgent({ env: { GOOGLE_GEMINI_BASE_URL: fake.url } });
-    const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 90_000);
-    expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_auth_failed' });
+  describeRunErrors(s, 'gemini_local', {
+    withoutKey: () => ({ env: { GOOGLE_GEMINI_BASE_URL: fake.url } }),
+    unreachable: () => ({ env: { GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9', GEMINI_API_KEY: 'test-dummy-key' } }),
+    keyVar: 'GEMINI_API_KEY',
   });
 });

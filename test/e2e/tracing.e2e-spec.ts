@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { claudeBinary, claudeEnv, startFakeAnthropic } from '../support/fake-anthropic';
 import { FIXTURES, waitFor } from '../support/heartbeat';
 import { ServiceProcess, startService } from '../support/service-process';
 import { createTestDatabase } from '../support/test-app';
@@ -199,6 +200,87 @@ describe('OpenTelemetry traces', () => {
       await receiver.close();
     }
   });
+
+  it('makes each model turn of a CLI runtime (Claude Code) a span of the run’s trace, with its usage and no prompt text', async () => {
+    const receiver = await startReceiver();
+    const prompt = 'prompt text 5e0b that must stay out of spans';
+    // turn 1: a tool call, turn 2: the answer
+    const fake = await startFakeAnthropic((r) =>
+      JSON.stringify(r.body.messages ?? []).includes('tool_result')
+        ? { text: 'answer text 9c1d', usage: { input: 400, output: 9, cacheRead: 30 } }
+        : { toolUse: { name: 'Bash', input: { command: 'true', description: 'noop' } }, usage: { input: 300, output: 7 } },
+    );
+    const svc = await startService({
+      DATABASE_URL: databaseUrl,
+      SERVICE_DATA_DIR: scratch(),
+      SERVICE_HEARTBEAT_TICK_MS: '200',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    try {
+      const company = await svc.api('POST', '/api/companies', { name: `Turns ${Date.now()}` });
+      const agent = await svc.api('POST', `/api/companies/${company.body.id}/agents`, {
+        name: `claude-${Date.now()}`,
+        role: 'general',
+        adapterType: 'claude_local',
+        adapterConfig: {
+          command: claudeBinary(),
+          model: 'claude-sonnet-4-5',
+          env: claudeEnv(fake),
+          timeoutSec: 120,
+          promptTemplate: prompt,
+        },
+      });
+      expect(agent.status).toBe(201);
+      const woke = await svc.api('POST', `/api/agents/${agent.body.id}/wakeup`, {
+        source: 'on_demand',
+        triggerDetail: 'manual',
+        reason: prompt,
+      });
+      expect(woke.status).toBe(202);
+      const runId = woke.body.id as string;
+      const runSpan = await waitFor(
+        async () => receiver.spans.find((x) => x.name === 'heartbeat.run' && x.attrs['service.run_id'] === runId),
+        'the run span',
+        90_000,
+        100,
+      );
+      expect(runSpan.attrs['service.run_status']).toBe('succeeded');
+      const proc = receiver.spans.find((x) => x.traceId === runSpan.traceId && x.name === 'heartbeat.run.process');
+      const turns = receiver.spans
+        .filter((x) => x.traceId === runSpan.traceId && x.name === 'chat claude-sonnet-4-5')
+        .sort((a, b) => Number(a.attrs['service.turn']) - Number(b.attrs['service.turn']));
+      expect(turns.map((x) => x.attrs)).toEqual([
+        expect.objectContaining({
+          'service.turn': 1,
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.system': 'anthropic',
+          'gen_ai.request.model': 'claude-sonnet-4-5',
+          'gen_ai.usage.input_tokens': 300,
+          // Claude Code prints each call's usage as of its start: the output count is the one it printed
+          'gen_ai.usage.output_tokens': expect.any(Number),
+          'service.run_id': runId,
+          'service.company_id': company.body.id,
+          'service.agent_id': agent.body.id,
+        }),
+        expect.objectContaining({
+          'service.turn': 2,
+          'gen_ai.usage.input_tokens': 400,
+          'gen_ai.usage.cached_input_tokens': 30,
+          'gen_ai.usage.output_tokens': expect.any(Number),
+        }),
+      ]);
+      for (const turn of turns) expect(turn.parentSpanId).toBe(proc!.spanId);
+      const all = receiver.spans.map((x) => x.raw).join('\n');
+      expect(all).not.toContain('5e0b');
+      expect(all).not.toContain('answer text 9c1d');
+    } finally {
+      await svc.stop();
+      await receiver.close();
+      await fake.close();
+    }
+  }, 240_000);
 
   it('exports nothing and loads no OpenTelemetry module with the variables unset, or with OTEL_SDK_DISABLED', async () => {
     const receiver = await startReceiver();

@@ -8,7 +8,9 @@ import { readableForAgents } from './readable-for-agents';
  * scripted per test: each answer is two SSE chunks of text, the last with the usage metadata.
  */
 export interface GeminiTurn {
-  text: string;
+  text?: string;
+  /** a function call (the CLI's shell tool); the CLI answers it with a functionResponse and asks again */
+  toolCall?: { name: string; args: Record<string, unknown> };
   /** prompt tokens include the cached part, as the API reports them */
   usage: { prompt: number; cached?: number; output: number };
 }
@@ -56,17 +58,16 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
         totalTokenCount: u.prompt + u.output,
         cachedContentTokenCount: u.cached ?? 0,
       };
-      const half = Math.ceil(turn.text.length / 2);
+      const text = turn.text ?? '';
+      const half = Math.ceil(text.length / 2);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const chunk = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\r\n\r\n`);
       chunk({
-        candidates: [{ content: { role: 'model', parts: [{ text: turn.text.slice(0, half) }] } }],
+        candidates: [{ content: { role: 'model', parts: [{ text: text.slice(0, half) }] } }],
         usageMetadata: { promptTokenCount: u.prompt },
       });
-      chunk({
-        candidates: [{ content: { role: 'model', parts: [{ text: turn.text.slice(half) }] }, finishReason: 'STOP' }],
-        usageMetadata,
-      });
+      const last = turn.toolCall ? [{ functionCall: turn.toolCall }] : [{ text: text.slice(half) }];
+      chunk({ candidates: [{ content: { role: 'model', parts: last }, finishReason: 'STOP' }], usageMetadata });
       res.end();
       sent.prompt += u.prompt;
       sent.cached += u.cached ?? 0;

@@ -10,7 +10,9 @@ import { readableForAgents } from './readable-for-agents';
  * response.completed with usage), scripted per test, recording requests and the usage it sent.
  */
 export interface OpenAiTurn {
-  text: string;
+  text?: string;
+  /** a function call (the CLI's shell tool); the CLI answers it with a function_call_output and asks again */
+  toolCall?: { name: string; arguments: Record<string, unknown> };
   /** input includes cached, as the API reports it */
   usage: { input: number; cached?: number; output: number };
 }
@@ -62,16 +64,31 @@ export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: numbe
         model: body.model,
         output: [],
       };
-      const item = {
-        id: `msg_fake_${index + 1}`,
-        type: 'message',
-        role: 'assistant',
-        status: 'completed',
-        content: [{ type: 'output_text', text: turn.text, annotations: [] }],
-      };
+      const item: Record<string, unknown> = turn.toolCall
+        ? {
+            id: `fc_fake_${index + 1}`,
+            type: 'function_call',
+            status: 'completed',
+            call_id: `call_fake_${index + 1}`,
+            name: turn.toolCall.name,
+            arguments: JSON.stringify(turn.toolCall.arguments),
+          }
+        : {
+            id: `msg_fake_${index + 1}`,
+            type: 'message',
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: turn.text ?? '', annotations: [] }],
+          };
       ev('response.created', { response });
-      ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
-      ev('response.output_text.delta', { output_index: 0, item_id: item.id, content_index: 0, delta: turn.text });
+      if (turn.toolCall) {
+        ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', arguments: '' } });
+        ev('response.function_call_arguments.delta', { output_index: 0, item_id: item.id, delta: item.arguments });
+        ev('response.function_call_arguments.done', { output_index: 0, item_id: item.id, arguments: item.arguments });
+      } else {
+        ev('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+        ev('response.output_text.delta', { output_index: 0, item_id: item.id, content_index: 0, delta: turn.text ?? '' });
+      }
       ev('response.output_item.done', { output_index: 0, item });
       const u = turn.usage;
       ev('response.completed', {

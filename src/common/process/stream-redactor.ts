@@ -77,9 +77,14 @@ export class StreamRedactor {
   /** Length of the longest suffix of `text` that is a proper prefix of some form (it may still become one). */
   private pendingPrefixLength(text: string): number {
     let best = 0;
+    // only a suffix that starts with a form's first character can be its prefix: each candidate
+    // start is checked once (no slice per length; a chunk's cost stays linear in the forms' length)
     for (const f of this.forms) {
-      for (let k = Math.min(f.length - 1, text.length); k > best; k--) {
-        if (text.endsWith(f.slice(0, k))) {
+      const first = f.charCodeAt(0);
+      for (let i = Math.max(0, text.length - f.length + 1); i < text.length; i++) {
+        const k = text.length - i;
+        if (k <= best) break;
+        if (text.charCodeAt(i) === first && f.startsWith(text.slice(i))) {
           best = k;
           break;
         }

@@ -159,6 +159,46 @@ export function costBooked(e: {
   r.systems.add(e.provider);
 }
 
+/**
+ * One model turn a runtime reported while the run ran (CLI runtimes: per model call): a span
+ * `chat <model>` under the run's process span with the GenAI usage attributes. Counts and the model
+ * name only: no prompt or answer text.
+ */
+export function runTurn(
+  run: RunIds & { id: string },
+  turn: {
+    index: number;
+    system: string;
+    model: string | null;
+    inputTokens: number;
+    cachedInputTokens: number;
+    cacheCreationInputTokens: number;
+    outputTokens: number;
+    costUsd: number | null;
+    startTime: number;
+    endTime: number;
+  },
+): void {
+  const t = tracing();
+  const r = open.get(run.id);
+  if (!t || !r) return;
+  const attrs: Attributes = {
+    ...runAttributes(run),
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.system': turn.system,
+    'gen_ai.usage.input_tokens': turn.inputTokens,
+    'gen_ai.usage.output_tokens': turn.outputTokens,
+    'gen_ai.usage.cached_input_tokens': turn.cachedInputTokens,
+    'gen_ai.usage.cache_creation_input_tokens': turn.cacheCreationInputTokens,
+    'service.turn': turn.index,
+  };
+  if (turn.model) attrs['gen_ai.request.model'] = turn.model;
+  if (turn.costUsd !== null) attrs['service.cost_usd'] = turn.costUsd;
+  const parent = r.process ? t.api.trace.setSpan(r.ctx, r.process) : r.ctx;
+  const start = Math.min(turn.startTime, turn.endTime);
+  t.tracer.startSpan(`chat ${turn.model ?? turn.system}`, { startTime: start, attributes: attrs }, parent).end(turn.endTime);
+}
+
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 /** The run ended: the process span and the run span close, with its usage (reported at the end, or booked during the run). */

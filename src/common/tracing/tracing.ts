@@ -86,6 +86,7 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
         enhancedDatabaseReporting: false,
         // the statement's kind and table only: never its text (literals) nor its parameters
         requestHook: (span, info) => {
+          if (!span.isRecording()) return; // not sampled: no string work
           const name = dbSpanName(info.query.text);
           span.updateName(name);
           span.setAttributes({ 'db.statement': name, 'db.query.text': name });

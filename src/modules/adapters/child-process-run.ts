@@ -159,12 +159,15 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     child.stdout?.on('data', (d: string) => {
       o.log('stdout', d);
       if (o.onStdoutLine) {
-        pending += d;
+        // one pass over the chunk: lines are cut by index, the unfinished rest kept for the next chunk
+        const text = pending ? pending + d : d;
+        let from = 0;
         let i: number;
-        while ((i = pending.indexOf('\n')) >= 0) {
-          o.onStdoutLine(pending.slice(0, i));
-          pending = pending.slice(i + 1);
+        while ((i = text.indexOf('\n', from)) >= 0) {
+          o.onStdoutLine(text.slice(from, i));
+          from = i + 1;
         }
+        pending = from === 0 ? text : text.slice(from);
         if (pending.length > 1_000_000) pending = '';
       }
     });

@@ -6,8 +6,20 @@ import type { LogStream } from './run-log.service';
 
 /** Output of one run is published at most this often per stream (chunks in between are joined). */
 const LOG_COALESCE_MS = 100;
-/** and at most this much text per event (a longer chunk is cut into several events) */
-const LOG_EVENT_MAX_CHARS = 16_384;
+/**
+ * A run's live output is a tail: at most this much text per stream and window (40 KB/s). During a
+ * burst the event carries the newest whole lines, `truncated: true` and how much it skipped; the run
+ * log has everything. Every event is stored and encoded for the database, so a CLI printing
+ * thousands of event lines a second would otherwise spend most of its parsing CPU on live events.
+ */
+const LOG_WINDOW_MAX_CHARS = 4_096;
+
+/** The last LOG_WINDOW_MAX_CHARS of `text`, never starting inside a surrogate pair (jsonb refuses a lone half). */
+function tail(text: string): string {
+  const t = text.slice(-LOG_WINDOW_MAX_CHARS);
+  const c = t.charCodeAt(0);
+  return c >= 0xdc00 && c <= 0xdfff ? t.slice(1) : t;
+}
 
 /** NOTIFY channel: a run was queued; every instance's dispatcher looks for claimable runs at once. */
 export const RUN_QUEUED_CHANNEL = 'heartbeat_run_queued';
@@ -72,29 +84,53 @@ export class RunLiveEvents {
   /** A sink for one run's (already redacted) log output: chunks are joined per stream and published every 100 ms. */
   logSink(run: RunRef): { write(stream: LogStream, chunk: string): void; close(): void } {
     let seq = 0;
-    const buffered = new Map<LogStream, string>();
+    // per stream: the window's text (a bounded tail while a burst goes on) and how much was cut off
+    const buffered = new Map<LogStream, { text: string; skipped: number }>();
     let timer: NodeJS.Timeout | null = null;
     const flush = () => {
       timer = null;
-      for (const [stream, text] of buffered) {
-        for (let i = 0; i < text.length; i += LOG_EVENT_MAX_CHARS) {
-          this.bus.publish(run.company_id, 'heartbeat.run.log', {
-            runId: run.id,
-            agentId: run.agent_id,
-            issueId: run.issue_id,
-            ts: new Date().toISOString(),
-            seq: ++seq,
-            stream,
-            chunk: text.slice(i, i + LOG_EVENT_MAX_CHARS),
-            truncated: false,
-          });
+      for (const [stream, b] of buffered) {
+        let { text, skipped } = b;
+        if (text.length > LOG_WINDOW_MAX_CHARS) {
+          const t = tail(text);
+          skipped += text.length - t.length;
+          text = t;
         }
+        if (skipped > 0) {
+          // the newest whole lines (a line longer than the window: its end)
+          const nl = text.indexOf('\n');
+          if (nl >= 0 && nl < text.length - 1) {
+            skipped += nl + 1;
+            text = text.slice(nl + 1);
+          }
+        }
+        this.bus.publish(run.company_id, 'heartbeat.run.log', {
+          runId: run.id,
+          agentId: run.agent_id,
+          issueId: run.issue_id,
+          ts: new Date().toISOString(),
+          seq: ++seq,
+          stream,
+          chunk: text,
+          truncated: skipped > 0,
+          ...(skipped > 0 ? { skippedChars: skipped } : {}),
+        });
       }
       buffered.clear();
     };
     return {
       write: (stream, chunk) => {
-        buffered.set(stream, (buffered.get(stream) ?? '') + chunk);
+        const b = buffered.get(stream);
+        if (!b) buffered.set(stream, { text: chunk, skipped: 0 });
+        else {
+          b.text += chunk;
+          // a burst: only the window's tail can be published, the rest is dropped as it comes
+          if (b.text.length > 2 * LOG_WINDOW_MAX_CHARS) {
+            const t = tail(b.text);
+            b.skipped += b.text.length - t.length;
+            b.text = t;
+          }
+        }
         timer ??= setTimeout(flush, LOG_COALESCE_MS);
       },
       close: () => {

@@ -6,6 +6,10 @@ import { AppConfig } from '../../config/app-config';
 
 export type LogStream = 'stdout' | 'stderr' | 'system';
 
+/** buffered log lines go to the file after this long at most, or once this many bytes wait */
+const FLUSH_MS = 50;
+const FLUSH_BYTES = 256 * 1024;
+
 /** Where a run's redacted output also goes (the live stream). */
 export interface RunLogSink {
   write(stream: LogStream, chunk: string): void;
@@ -25,6 +29,9 @@ export class RunLogWriter {
   private truncated = false;
   private readonly forms: string[];
   private readonly redactors = new Map<LogStream, StreamRedactor>();
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly relativePath: string,
@@ -63,7 +70,7 @@ export class RunLogWriter {
       );
       return;
     }
-    this.append(line);
+    this.append(line, len);
     this.sink?.write(stream, text);
   }
 
@@ -71,17 +78,39 @@ export class RunLogWriter {
     for (const [stream, redactor] of this.redactors) this.appendChunk(stream, redactor.flush());
     this.redactors.clear();
     this.sink?.close();
+    this.flushFile();
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
   }
 
-  private append(line: string): void {
+  /**
+   * Lines are joined and written at most every FLUSH_MS (or at FLUSH_BYTES): a CLI printing one
+   * event line per write must not cost a write call per line. `bytes` counts what is appended.
+   */
+  private append(line: string, len = Buffer.byteLength(line)): void {
+    this.pending.push(line);
+    this.pendingBytes += len;
+    this.bytes += len;
+    if (this.pendingBytes >= FLUSH_BYTES) this.flushFile();
+    else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => this.flushFile(), FLUSH_MS);
+      this.flushTimer.unref();
+    }
+  }
+
+  private flushFile(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (this.pending.length === 0) return;
+    const text = this.pending.length === 1 ? this.pending[0] : this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
     try {
       if (this.fd === null) {
         fs.mkdirSync(path.dirname(this.absolutePath), { recursive: true });
         this.fd = fs.openSync(this.absolutePath, 'a', 0o600);
       }
-      this.bytes += fs.writeSync(this.fd, line);
+      fs.writeSync(this.fd, text);
     } catch {
       // a full disk must not kill the run; the log just stops growing
       this.truncated = true;

@@ -9,6 +9,8 @@ import { num, str, strArray } from '../adapter.types';
 import { buildPrompt } from '../cli-runtime.adapter';
 import { baseChildEnv, runChild } from '../child-process-run';
 import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from '../process.adapter';
+import { runTurn } from '../../../common/tracing/run-tracing';
+import { tracing } from '../../../common/tracing/tracing';
 import { parsePriceTable } from './model-prices';
 import { RunMeter, type UsageSnapshot } from './run-meter';
 import { environmentReport, type RuntimeProbe } from './runtime-environment';
@@ -293,6 +295,13 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       const run = this.prepare(ctx);
       const c = run.config;
       const meter = new RunMeter(this.spec.provider, this.spec.provider, run.model, parsePriceTable(c.modelPrices));
+      // each model turn the CLI reports becomes a span of the run's trace (only when tracing is on)
+      if (tracing())
+        meter.onTurn = (turn) =>
+          runTurn(
+            { id: ctx.runId, company_id: ctx.companyId, agent_id: ctx.agentId, adapter_type: this.spec.type },
+            { ...turn, system: this.spec.provider },
+          );
       let cleanup: () => void = () => undefined;
       try {
         cleanup = this.deliver(run);
@@ -403,6 +412,11 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       const t = setInterval(() => {
         parser.poll?.();
         report();
+        // a failure found outside the stream (a dead endpoint the CLI retries silently) ends the run too
+        if (parser.failure && !end && stopsRun(parser.failure.code)) {
+          end = parser.failure;
+          handle.cancel(parser.failure.message, STOP_GRACE_SEC);
+        }
       }, POLL_MS);
       t.unref();
       timers.push(t);
@@ -424,6 +438,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     timers.forEach((t) => clearTimeout(t));
     if (reportTimer) report(true);
     parser.poll?.();
+    meter.flushTurns();
     return { outcome, parser, stderr, end, lingered };
   }
 

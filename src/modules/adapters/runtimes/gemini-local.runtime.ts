@@ -13,6 +13,7 @@ import {
   type RuntimeFailure,
   type StreamParser,
 } from './coding-cli.runtime';
+import { EndpointProbe, maxConnectRetries } from './endpoint-probe';
 import { count, type RunMeter } from './run-meter';
 
 const GEMINI_SPEC: CliSpec = {
@@ -62,10 +63,25 @@ export class GeminiStreamParser implements StreamParser {
   failure: RuntimeFailure | null = null;
   private text = '';
   private tools = 0;
+  private readonly probe: EndpointProbe;
 
-  constructor(private readonly meter: RunMeter) {}
+  constructor(
+    private readonly meter: RunMeter,
+    /** the model endpoint: probed while the CLI is silent (it retries a dead endpoint without a word on its stream) */
+    endpoint: string | null = null,
+    maxFailures = 3,
+  ) {
+    this.probe = new EndpointProbe(endpoint, maxFailures);
+  }
+
+  poll(): void {
+    if (this.finished || this.failure) return;
+    this.probe.poll();
+    this.failure = this.probe.failure;
+  }
 
   accept(line: string): void {
+    this.probe.activity();
     const o = jsonLine(line);
     if (!o) return;
     switch (o.type) {
@@ -173,8 +189,9 @@ export class GeminiLocalRuntime extends CodingCliRuntime {
     return () => [instructionsFile, ...placed].forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
   }
 
-  protected parser(meter: RunMeter): StreamParser {
-    return new GeminiStreamParser(meter);
+  protected parser(meter: RunMeter, run: PreparedRun): StreamParser {
+    const endpoint = run.env.GOOGLE_GEMINI_BASE_URL || GEMINI_SPEC.defaultBaseUrl || null;
+    return new GeminiStreamParser(meter, endpoint, maxConnectRetries(run.config));
   }
 
   protected unknownSession(_parser: StreamParser, stderr: string): boolean {

@@ -15,6 +15,7 @@ import {
 } from './coding-cli.runtime';
 import type { AdapterRunContext } from '../adapter.types';
 import { count, type RunMeter, type UsageSnapshot } from './run-meter';
+import { EndpointProbe, maxConnectRetries } from './endpoint-probe';
 
 const OPENCODE_SPEC: CliSpec = {
   type: 'opencode_local',
@@ -45,6 +46,13 @@ const OPENCODE_SPEC: CliSpec = {
   },
 };
 
+/** the public endpoints of the providers whose base URL the agent's env may replace */
+const DEFAULT_BASE_URL: Record<string, string> = {
+  openai: 'https://api.openai.com',
+  anthropic: 'https://api.anthropic.com',
+  google: 'https://generativelanguage.googleapis.com',
+};
+
 /** provider id → the variable of the agent's env whose value becomes that provider's baseURL */
 const BASE_URL_ENV: Record<string, string> = {
   openai: 'OPENAI_BASE_URL',
@@ -64,10 +72,25 @@ export class OpenCodeStreamParser implements StreamParser {
   finished = false;
   failure: RuntimeFailure | null = null;
   private text = '';
+  private readonly probe: EndpointProbe;
 
-  constructor(private readonly meter: RunMeter) {}
+  constructor(
+    private readonly meter: RunMeter,
+    /** the model provider's endpoint: probed while the CLI is silent (OpenCode retries a dead endpoint without a word) */
+    endpoint: string | null = null,
+    maxFailures = 3,
+  ) {
+    this.probe = new EndpointProbe(endpoint, maxFailures);
+  }
+
+  poll(): void {
+    if (this.finished || this.failure) return;
+    this.probe.poll();
+    this.failure = this.probe.failure;
+  }
 
   accept(line: string): void {
+    this.probe.activity();
     const o = jsonLine(line);
     if (!o) return;
     if (typeof o.sessionID === 'string') this.sessionId = o.sessionID;
@@ -158,7 +181,10 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
     const model = run.model ?? '';
     // the model's provider is the biller (openai/…, anthropic/…); OpenCode itself is the runtime
     meter.setModel(model || null);
-    return new OpenCodeStreamParser(meter);
+    const provider = model.includes('/') ? model.slice(0, model.indexOf('/')) : '';
+    const envName = BASE_URL_ENV[provider];
+    const endpoint = (envName && run.env[envName]) || DEFAULT_BASE_URL[provider] || null;
+    return new OpenCodeStreamParser(meter, endpoint, maxConnectRetries(run.config));
   }
 
   /** The model's provider (`openai/…`) is provider and biller of the cost; OpenCode is the runtime. */

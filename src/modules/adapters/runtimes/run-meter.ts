@@ -45,6 +45,17 @@ export const centsOf = (usd: number): number => Math.ceil(Math.round(usd * 1e8) 
 /** A non-negative integer out of an unknown value (0 otherwise). */
 export const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
 
+/** One model call as the runtime reported it (for a trace span per turn), once its usage is complete. */
+export interface MeteredTurn extends TokenCounts {
+  /** 1-based, per run (attempts included) */
+  index: number;
+  model: string | null;
+  costUsd: number | null;
+  /** when the previous turn ended (or metering started) and when this one's usage last changed, ms since the epoch */
+  startTime: number;
+  endTime: number;
+}
+
 /**
  * The usage ledger of one run. Parsers report per-turn usage keyed by the model call's id (a CLI that
  * prints a message once per content block repeats its usage: the same id counts once, with the
@@ -67,6 +78,11 @@ export class RunMeter {
   private baseUnpriced = false;
   private model: string | null;
   billingType: string;
+  /** told each turn once it is complete (the next turn began, or the attempt ended); set only when tracing is on */
+  onTurn: ((t: MeteredTurn) => void) | null = null;
+  private pending: { id: string; startTime: number; endTime: number } | null = null;
+  private turnIndex = 0;
+  private lastTurnEnd = Date.now();
 
   constructor(
     private readonly provider: string,
@@ -85,14 +101,53 @@ export class RunMeter {
 
   /** One model call's usage (cumulative for that call); repeats of the same id keep the largest numbers. */
   turn(id: string, t: TokenCounts, costUsd?: number | null): void {
+    if (this.onTurn) this.track(id);
     const seen = this.turnsById.get(id);
-    const next = seen ? maxOf(seen, t) : t;
-    this.turnsById.set(id, next);
-    this.turnSum = add(seen ? sub(this.turnSum, seen) : this.turnSum, next);
+    const sum = this.turnSum;
+    if (!seen) {
+      // a new call (the usual line): its counts are added in place, no objects made
+      this.turnsById.set(id, t);
+      sum.inputTokens += t.inputTokens;
+      sum.cachedInputTokens += t.cachedInputTokens;
+      sum.cacheCreationInputTokens += t.cacheCreationInputTokens;
+      sum.outputTokens += t.outputTokens;
+    } else {
+      const next = maxOf(seen, t);
+      this.turnsById.set(id, next);
+      this.turnSum = add(sub(sum, seen), next);
+    }
     if (typeof costUsd === 'number' && Number.isFinite(costUsd) && costUsd >= 0) {
       this.turnCostSum += costUsd - (this.turnCosts.get(id) ?? 0);
       this.turnCosts.set(id, costUsd);
     }
+  }
+
+  private track(id: string): void {
+    const now = Date.now();
+    if (this.pending?.id === id) {
+      this.pending.endTime = now;
+      return;
+    }
+    this.flushTurns();
+    this.pending = { id, startTime: this.lastTurnEnd, endTime: now };
+  }
+
+  /** Reports the turn still open (at the end of an attempt). */
+  flushTurns(): void {
+    const p = this.pending;
+    if (!p || !this.onTurn) return;
+    this.pending = null;
+    this.lastTurnEnd = p.endTime;
+    const t = this.turnsById.get(p.id);
+    if (!t) return;
+    this.onTurn({
+      ...t,
+      index: ++this.turnIndex,
+      model: this.model,
+      costUsd: this.turnCosts.get(p.id) ?? null,
+      startTime: p.startTime,
+      endTime: p.endTime,
+    });
   }
 
   /** The CLI's final totals for this attempt (tokens, and its own cost when it reports one). */
@@ -121,6 +176,7 @@ export class RunMeter {
 
   /** Keeps this attempt's usage and starts counting a new one (the same run, e.g. after a dead session). */
   endAttempt(): void {
+    this.flushTurns();
     const a = this.attempt();
     this.base = add(this.base, a.tokens);
     this.baseTurns += a.turns;

@@ -65,7 +65,7 @@ function version(command: string, sandbox: SandboxSpec | null): Promise<string |
 }
 
 /** Can a TCP connection be opened to the endpoint's host and port (any HTTP answer would follow)? */
-function reachable(url: string, timeoutMs = 3000): Promise<string | null> {
+export function reachable(url: string, timeoutMs = 3000): Promise<string | null> {
   let u: URL;
   try {
     u = new URL(url);
