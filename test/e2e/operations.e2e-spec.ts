@@ -6,7 +6,7 @@ import { sleep } from '../support/heartbeat';
 import { ensureBuilt, ensureBuiltDir, startService } from '../support/service-process';
 import { createTestDatabase } from '../support/test-app';
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 
 const ROOT = path.join(__dirname, '..', '..');
 const tmpDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'svc-ops-'));

@@ -139,10 +139,8 @@ export function listensOn(pid: number, port: number): boolean {
   try {
     const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
     const inodes = new Set(
-      fs
-        .readFileSync('/proc/net/tcp', 'utf8')
-        .split('\n')
-        .slice(1)
+      ['/proc/net/tcp', '/proc/net/tcp6']
+        .flatMap((f) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').slice(1) : []))
         .map((l) => l.trim().split(/\s+/))
         .filter((f) => f[1]?.endsWith(`:${hexPort}`) && f[3] === '0A')
         .map((f) => `socket:[${f[9]}]`),
@@ -202,7 +200,8 @@ async function startOnce(env: Record<string, string>, opts: { command?: [string,
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const deadline = Date.now() + 60_000;
+  // start-up runs initdb and the migrations: on two cores shared with other work that can take minutes
+  const deadline = Date.now() + 150_000;
   for (;;) {
     if (exited()) {
       if (PORT_TAKEN.test(out)) throw new PortTaken(out);
