@@ -21,7 +21,9 @@ async function main() {
       const rows = await require(path.join(dir, name))(svc.baseUrl, svc);
       for (const r of rows) {
         console.log(
-          `${r.name.padEnd(48)} ${String(r.reqPerSec).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  errors ${r.errors}  non2xx ${r.non2xx}`,
+          `${r.name.padEnd(48)} ${String(r.reqPerSec).padStart(6)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  errors ${r.errors}  non2xx ${r.non2xx}${
+            r.cpuMsPerReq != null ? `  cpu ${r.cpuMsPerReq.toFixed(3)} ms/req` : ''
+          }`,
         );
       }
     }

@@ -56,6 +56,7 @@ module.exports = async function costs(baseUrl, svc) {
       }),
     ];
 
+    if (SEED_EVENTS === 0) return rows; // BENCH_COST_EVENTS=0: the POST row alone (profiling)
     const big = await api(baseUrl, 'POST', '/api/companies', { name: 'Bench Big', budgetMonthlyCents: 100_000 });
     const bigAgents = await insertAgents(db, big.id, 100);
     const started = Date.now();

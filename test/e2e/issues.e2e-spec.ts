@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { WorkCancellation, CancellationScope } from '../../src/common/events/work-cancellation';
 import { bearer, createCompany } from '../support/factories';
 import { agentHeaders, createIssue, insertAgent, insertCompany, insertGoal, insertProject, wakeups } from '../support/issues';
+import { waitFor } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
 describe('issues', () => {
@@ -611,6 +613,44 @@ describe('issues', () => {
       await t.http.patch(`/api/issues/${x.id}`).send({ status: 'done' }).expect(200);
       expect(await wakeups(t, agent.id)).toEqual([]);
       await t.http.patch(`/api/issues/${y.id}`).send({ status: 'cancelled' }).expect(200);
+      expect(await wakeups(t, agent.id)).toEqual([
+        expect.objectContaining({ source: 'automation', trigger_detail: 'system', reason: 'blocker_resolved', issue_id: blocked.id }),
+      ]);
+    });
+
+    it('the last two blockers closed at the same moment wake the blocked issue assignee once', async () => {
+      const c = await createCompany(t);
+      const agent = await insertAgent(t, c.id);
+      const [x, y] = [await createIssue(t, c.id, { status: 'todo' }), await createIssue(t, c.id, { status: 'todo' })];
+      const blocked = await createIssue(t, c.id, { blockedByIssueIds: [x.id, y.id] });
+      await t.dataSource.query(`UPDATE issues SET assignee_agent_id = $1 WHERE id = $2`, [agent.id, blocked.id]);
+      // each close takes the company's activity chain head with its COMMIT: held here, both closes
+      // have looked for what they unblock before either commits (each saw the other still open)
+      const hold = new Client({ connectionString: t.databaseUrl });
+      await hold.connect();
+      try {
+        await hold.query('BEGIN');
+        await hold.query('SELECT 1 FROM activity_chain_heads WHERE company_id = $1 FOR UPDATE', [c.id]);
+        const closing = [x, y].map((i) =>
+          t.http
+            .patch(`/api/issues/${i.id}`)
+            .send({ status: 'done' })
+            .then((r) => r.status),
+        );
+        await waitFor(
+          async () =>
+            (
+              await t.dataSource.query(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              )
+            )[0].n >= 2,
+          'both closes waiting for a lock',
+        );
+        await hold.query('COMMIT');
+        expect(await Promise.all(closing)).toEqual([200, 200]);
+      } finally {
+        await hold.end();
+      }
       expect(await wakeups(t, agent.id)).toEqual([
         expect.objectContaining({ source: 'automation', trigger_detail: 'system', reason: 'blocker_resolved', issue_id: blocked.id }),
       ]);

@@ -36,13 +36,19 @@ export const insertAgentKey = (t: TestApp, agent: TestAgent): Promise<string> =>
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The least time any wait gives its condition: a wait's bound says when to give up, it asserts no
+ * speed, and on two cores shared with other work a step that takes 100 ms alone can take seconds.
+ */
+const WAIT_FLOOR_MS = 15_000;
+
 export async function waitFor<T>(
   fn: () => Promise<T | null | undefined | false>,
   what: string,
   timeoutMs = 15000,
   intervalMs = 50,
 ): Promise<T> {
-  const end = Date.now() + timeoutMs;
+  const end = Date.now() + Math.max(timeoutMs, WAIT_FLOOR_MS);
   let last: unknown;
   while (Date.now() < end) {
     last = await fn();

@@ -92,11 +92,81 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
+/** What a start-up that lost its port to another process prints (the port is picked free, then bound later). */
+const PORT_TAKEN = /EADDRINUSE|is already in use/;
+
 /**
  * Starts `node dist/src/main.js` (or `command`, e.g. `npm start`, from the repository root) as a
- * child with `env`; resolves once /api/health answers.
+ * child with `env`; resolves once /api/health answers. The port is picked free and bound by the
+ * child later: when another process took it in between, the start is tried again on a new port.
  */
 export async function startService(env: Record<string, string>, opts: { command?: [string, ...string[]] } = {}): Promise<ServiceProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env, opts);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= 5) throw err;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+/** Processes whose parent is `pid`, and theirs (Linux /proc). */
+function treeOf(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat = '';
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) out.push(...(parents.get(out[i]) ?? []));
+  return out;
+}
+
+/**
+ * Whether the socket listening on 127.0.0.1:`port` is one of `pid`'s process tree: a health answer
+ * on a port another test's service took in the meantime is not ours. Where /proc cannot tell, yes.
+ */
+export function listensOn(pid: number, port: number): boolean {
+  try {
+    const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+    const inodes = new Set(
+      ['/proc/net/tcp', '/proc/net/tcp6']
+        .flatMap((f) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').split('\n').slice(1) : []))
+        .map((l) => l.trim().split(/\s+/))
+        .filter((f) => f[1]?.endsWith(`:${hexPort}`) && f[3] === '0A')
+        .map((f) => `socket:[${f[9]}]`),
+    );
+    for (const p of treeOf(pid)) {
+      let fds: string[] = [];
+      try {
+        fds = fs.readdirSync(`/proc/${p}/fd`);
+      } catch {
+        continue; // gone meanwhile
+      }
+      for (const fd of fds) {
+        try {
+          if (inodes.has(fs.readlinkSync(`/proc/${p}/fd/${fd}`))) return true;
+        } catch {
+          /* closed meanwhile */
+        }
+      }
+    }
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+async function startOnce(env: Record<string, string>, opts: { command?: [string, ...string[]] }): Promise<ServiceProcess> {
   const port = await freePort();
   const main = await ensureBuilt();
   const [cmd, ...args] = opts.command ?? [process.execPath, main];
@@ -130,13 +200,20 @@ export async function startService(env: Record<string, string>, opts: { command?
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const deadline = Date.now() + 60_000;
+  // start-up runs initdb and the migrations: on two cores shared with other work that can take minutes
+  const deadline = Date.now() + 150_000;
   for (;;) {
-    if (exited()) throw new Error(`service exited during start-up:\n${out}`);
-    try {
-      if ((await api('GET', '/api/health')).status === 200) break;
-    } catch {
-      /* not listening yet */
+    if (exited()) {
+      if (PORT_TAKEN.test(out)) throw new PortTaken(out);
+      throw new Error(`service exited during start-up:\n${out}`);
+    }
+    const health = await api('GET', '/api/health').catch(() => null); // null: not listening yet
+    if (health?.status === 200) {
+      if (listensOn(child.pid!, port)) break;
+      // another process answers on the port we were given: ours cannot have bound it
+      child.kill('SIGKILL');
+      await waitExit();
+      throw new PortTaken(out);
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');

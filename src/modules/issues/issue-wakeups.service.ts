@@ -47,6 +47,15 @@ export class IssueWakeups {
 
   /** `closed` just became done or cancelled: wake the assignee of each issue it blocked that has no open blocker left. */
   async blockerClosed(closed: IssueRow, actor: Actor): Promise<void> {
+    // The open issues it blocks are locked first (in id order). Two of an issue's last blockers
+    // closing at once then take turns here, and the second one's check below (a statement after the
+    // lock, so it reads what committed meanwhile) sees the first one closed: without the lock each
+    // saw the other still open and nobody woke the assignee.
+    const blocked = (await this.issues.related(closed.company_id, closed.id, 'blocks'))
+      .filter((i) => i.assignee_agent_id && !isClosed(i.status))
+      .map((i) => i.id)
+      .sort();
+    for (const id of blocked) await this.issues.findBy(closed.company_id, 'id', id, true);
     const ready = await this.issues.unblockedBy(closed.company_id, closed.id);
     for (const issue of ready) {
       await this.enqueue(issue, issue.assignee_agent_id!, actor, { reason: 'blocker_resolved', extra: { blockerIssueId: closed.id } });
