@@ -6,7 +6,7 @@ import type { RequestWithActor } from '../auth/actor';
 import { CompanyAccessService } from '../auth/company-access.service';
 import { unprocessable } from '../errors/domain-error';
 import { isUuid } from '../http/uuid';
-import { CompanyReferencesRepository } from './company-references.repository';
+import { RecordCompanyResolvers } from './record-company-resolvers';
 import { ReferenceKind, referenceFields } from './refers-to.decorator';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -56,7 +56,7 @@ const COLLECTION_KINDS: Record<string, ReferenceKind> = {
 @Injectable()
 export class CompanyReferencesInterceptor implements NestInterceptor {
   constructor(
-    private readonly refs: CompanyReferencesRepository,
+    private readonly refs: RecordCompanyResolvers,
     private readonly access: CompanyAccessService,
   ) {}
 
@@ -102,8 +102,25 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     if (todo.length === 0) return;
     const companyId = await this.routeCompany(req);
     if (!companyId || !req.actor || !(await this.access.canAccess(req.actor, companyId))) return;
+    // one statement per kind for all the ids of the request
+    const kinds = [...new Set(todo.map((w) => w.kind))];
+    const owners = await Promise.all(
+      kinds.map((kind) =>
+        this.refs.companiesOf(
+          kind,
+          todo.filter((w) => w.kind === kind).flatMap((w) => w.ids),
+        ),
+      ),
+    );
+    const ownerOf = new Map(kinds.map((kind, i) => [kind, owners[i]]));
+    const own = companyId.toLowerCase();
     for (const w of todo) {
-      const wrong = w.strict ? await this.refs.notOfCompany(companyId, w.kind, w.ids) : await this.refs.foreign(companyId, w.kind, w.ids);
+      const owner = ownerOf.get(w.kind) as Map<string, string>;
+      // strict: unknown ids and other companies' alike; free-form keys: only other companies' ids
+      const wrong = w.ids.filter((id) => {
+        const company = owner.get(id.toLowerCase());
+        return w.strict ? company !== own : company !== undefined && company !== own;
+      });
       if (wrong.length) {
         // the same text for an unknown id and another company's: no existence oracle
         throw unprocessable(

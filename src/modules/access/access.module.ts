@@ -7,6 +7,7 @@ import { InvitesService } from './invites.service';
 import { JoinRequestsController } from './join-requests.controller';
 import { JoinRequestsRepository } from './join-requests.repository';
 import { JoinRequestsService } from './join-requests.service';
+import { JoinedAgents } from './joined-agents.port';
 import { MembersController } from './members.controller';
 import { MembersService } from './members.service';
 import { MembershipChecker } from './membership-checker';
@@ -29,8 +30,9 @@ import { AuthorizationModule } from '../authorization/authorization.module';
     MembershipsRepository,
     InvitesRepository,
     JoinRequestsRepository,
+    JoinedAgents,
   ],
-  exports: [MembershipsService, AccessPermissions, InvitesService],
+  exports: [MembershipsService, AccessPermissions, InvitesService, JoinedAgents],
 })
 export class AccessModule implements OnModuleInit {
   constructor(

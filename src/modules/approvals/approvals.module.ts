@@ -3,11 +3,12 @@ import { ApprovalsController } from './approvals.controller';
 import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalsService } from './approvals.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
+import { ApprovalCompanyRepository } from './approval-company.repository';
 
 @Module({
   imports: [AuthorizationModule],
   controllers: [ApprovalsController],
-  providers: [ApprovalsService, ApprovalsRepository],
+  providers: [ApprovalCompanyRepository, ApprovalsService, ApprovalsRepository],
   exports: [ApprovalsService],
 })
 export class ApprovalsModule {}
