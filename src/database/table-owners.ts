@@ -149,6 +149,13 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
         'the authorization decision runs on every guarded mutation (hot path) and its owners (agents, access, projects) import this module',
     },
   ],
+  cli: [
+    {
+      tables: ['users', 'heartbeat_runs', 'company_secret_versions'],
+      reason:
+        "the CLI's offline checks (doctor, backup restore checks) read the database without a running service: is there an instance owner, which run logs and master keys the data refers to",
+    },
+  ],
   'common/events': [
     {
       tables: ['companies'],
