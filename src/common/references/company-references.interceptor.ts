@@ -102,17 +102,7 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     if (todo.length === 0) return;
     const companyId = await this.routeCompany(req);
     if (!companyId || !req.actor || !(await this.access.canAccess(req.actor, companyId))) return;
-    // one statement per kind for all the ids of the request
-    const kinds = [...new Set(todo.map((w) => w.kind))];
-    const owners = await Promise.all(
-      kinds.map((kind) =>
-        this.refs.companiesOf(
-          kind,
-          todo.filter((w) => w.kind === kind).flatMap((w) => w.ids),
-        ),
-      ),
-    );
-    const ownerOf = new Map(kinds.map((kind, i) => [kind, owners[i]]));
+    const ownerOf = await this.ownersByKind(todo);
     const own = companyId.toLowerCase();
     for (const w of todo) {
       const owner = ownerOf.get(w.kind) as Map<string, string>;
@@ -130,6 +120,14 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
         );
       }
     }
+  }
+
+  /** The company of each existing id, per kind: one statement per kind for all the ids of the request. */
+  private async ownersByKind(todo: Array<{ kind: ReferenceKind; ids: string[] }>): Promise<Map<ReferenceKind, Map<string, string>>> {
+    const kinds = [...new Set(todo.map((w) => w.kind))];
+    const ids = (kind: ReferenceKind) => todo.filter((w) => w.kind === kind).flatMap((w) => w.ids);
+    const owners = await Promise.all(kinds.map((kind) => this.refs.companiesOf(kind, ids(kind))));
+    return new Map(kinds.map((kind, i) => [kind, owners[i]]));
   }
 
   private async routeCompany(req: { params?: unknown; routeOptions?: { url?: string } }): Promise<string | null> {
