@@ -259,4 +259,62 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
         "the skills list counts, per skill, the live agents that desire it (agents.adapter_config) and shows its folder path; a run launch reads the agent's adapter config with its skills and files in one round trip (the launch hook delays the process); the usage page lists the agents' desired keys",
     },
   ],
+  access: [
+    {
+      tables: ['users', 'agents'],
+      reason: "read model: the members pages show each member's user or agent (name, email, image, status), one join per page",
+    },
+    { tables: ['users'], reason: "read model: the company's member directory shows each human member's profile" },
+    {
+      tables: ['companies'],
+      reason: "read model: an invite's public view and a user's company list show the company's name (and logo, description)",
+    },
+  ],
+  activity: [
+    {
+      tables: ['activity_log', 'activity_chain_heads'],
+      reason:
+        'the read side of the activity trail: common/activity writes it (one recorder for every module), this module serves the feeds, the audit and the chain verification',
+    },
+    {
+      tables: ['issues'],
+      reason:
+        "read model: the feeds leave out hidden issues' activity and the audit page shows the issue a record is about, in the same query",
+    },
+  ],
+  authorization: [
+    {
+      tables: ['agents', 'company_memberships', 'principal_permission_grants', 'projects'],
+      reason:
+        'the authorization decision runs on every guarded mutation (hot path) and its owners (agents, access, projects) import this module',
+    },
+  ],
+  cli: [
+    {
+      tables: ['users', 'heartbeat_runs', 'company_secret_versions'],
+      reason:
+        "the CLI's offline checks (doctor, backup restore checks) read the database without a running service: is there an instance owner, which run logs and master keys the data refers to",
+    },
+  ],
+  'common/events': [
+    {
+      tables: ['companies'],
+      reason:
+        'an instance-level event (a plugin worker crashed) goes to every company that is not archived; common cannot import companies',
+    },
+  ],
+  metrics: [
+    {
+      tables: ['heartbeat_runs', 'agent_wakeup_requests', 'budget_incidents'],
+      reason: "the operators' gauges (GET /api/metrics) count runs, wakeups and budget incidents of the whole instance at each scrape",
+    },
+  ],
+  secrets: [
+    {
+      tables: ['heartbeat_runs', 'agents', 'projects'],
+      reason:
+        "run-bound secret reads check the run, the agent's trust and the env bindings of agent and project; heartbeat, agents and projects import secrets",
+    },
+  ],
+  users: [{ tables: ['company_memberships'], reason: "read model: a company user's profile page shows their membership of that company" }],
 };

@@ -3,7 +3,8 @@ import type { Notification } from 'pg';
 import { AppConfig } from '../../config/app-config';
 import type { Actor } from '../auth/actor';
 import type { LiveEvent } from './live-event.types';
-import { EventListener, LIVE_EVENTS_CHANNEL, LiveEventsRepository } from './live-events.repository';
+import { EventListener, LiveEventsListenerFactory } from './live-events-listener';
+import { LIVE_EVENTS_CHANNEL, LiveEventsRepository } from './live-events.repository';
 
 const PAGE = 500;
 /**
@@ -78,6 +79,7 @@ export class LiveEventHub implements OnModuleDestroy {
   constructor(
     private readonly repo: LiveEventsRepository,
     private readonly config: AppConfig,
+    private readonly listeners: LiveEventsListenerFactory,
   ) {}
 
   /** The issues module says which issues are hidden. */
@@ -172,7 +174,7 @@ export class LiveEventHub implements OnModuleDestroy {
 
   private async connect(): Promise<void> {
     let listener: EventListener | undefined = undefined;
-    listener = await this.repo.openListener(
+    listener = await this.listeners.openListener(
       `${this.config.heartbeat.instanceId}-events`,
       [LIVE_EVENTS_CHANNEL, ...this.notifyListeners.keys()],
       (n) => this.onNotify(n),

@@ -5,11 +5,12 @@ import { LiveEventStreams } from './live-event-streams';
 import { LiveEventsController } from './live-events.controller';
 import { LiveEventsJobs } from './live-events.jobs';
 import { LiveEventsRepository } from './live-events.repository';
+import { LiveEventsListenerFactory } from './live-events-listener';
 
 /** The live event bus: publish through PostgreSQL, deliver to WebSocket and SSE clients of every instance. */
 @Module({
   controllers: [LiveEventsController],
-  providers: [LiveEventsRepository, LiveEventBus, LiveEventHub, LiveEventStreams, LiveEventsJobs],
+  providers: [LiveEventsRepository, LiveEventsListenerFactory, LiveEventBus, LiveEventHub, LiveEventStreams, LiveEventsJobs],
   exports: [LiveEventBus, LiveEventHub],
 })
 export class LiveEventsModule {}

@@ -6,7 +6,7 @@ import type { RequestWithActor } from '../auth/actor';
 import { CompanyAccessService } from '../auth/company-access.service';
 import { unprocessable } from '../errors/domain-error';
 import { isUuid } from '../http/uuid';
-import { CompanyReferencesRepository } from './company-references.repository';
+import { RecordCompanyResolvers } from './record-company-resolvers';
 import { ReferenceKind, referenceFields } from './refers-to.decorator';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -56,7 +56,7 @@ const COLLECTION_KINDS: Record<string, ReferenceKind> = {
 @Injectable()
 export class CompanyReferencesInterceptor implements NestInterceptor {
   constructor(
-    private readonly refs: CompanyReferencesRepository,
+    private readonly refs: RecordCompanyResolvers,
     private readonly access: CompanyAccessService,
   ) {}
 
@@ -113,23 +113,32 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     if (todo.length === 0) return;
     const companyId = await this.routeCompany(req);
     if (!companyId || !req.actor || !(await this.access.canAccess(req.actor, companyId))) return;
-    // all fields at once: their statements leave in one write and come back in one round trip
-    // (awaited one by one, each was a round trip of its own before the handler could start)
-    const answers = await Promise.all(
-      todo.map((w) => (w.strict ? this.refs.notOfCompany(companyId, w.kind, w.ids) : this.refs.foreign(companyId, w.kind, w.ids))),
-    );
-    const i = answers.findIndex((wrong) => wrong.length > 0);
-    if (i >= 0) {
-      const w = todo[i];
-      // the same text for an unknown id and another company's: no existence oracle
-      throw unprocessable(
-        `${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${answers[i][0]} is not)`,
-        'invalid_reference',
-        {
-          field: w.field,
-        },
-      );
+    const ownerOf = await this.ownersByKind(todo);
+    const own = companyId.toLowerCase();
+    for (const w of todo) {
+      const owner = ownerOf.get(w.kind) as Map<string, string>;
+      // strict: unknown ids and other companies' alike; free-form keys: only other companies' ids
+      const wrong = w.ids.filter((id) => {
+        const company = owner.get(id.toLowerCase());
+        return w.strict ? company !== own : company !== undefined && company !== own;
+      });
+      if (wrong.length) {
+        // the same text for an unknown id and another company's: no existence oracle
+        throw unprocessable(
+          `${w.field} must reference ${w.kind.replace('_', ' ')}s of this company (${wrong[0]} is not)`,
+          'invalid_reference',
+          { field: w.field },
+        );
+      }
     }
+  }
+
+  /** The company of each existing id, per kind: one statement per kind for all the ids of the request. */
+  private async ownersByKind(todo: Array<{ kind: ReferenceKind; ids: string[] }>): Promise<Map<ReferenceKind, Map<string, string>>> {
+    const kinds = [...new Set(todo.map((w) => w.kind))];
+    const ids = (kind: ReferenceKind) => todo.filter((w) => w.kind === kind).flatMap((w) => w.ids);
+    const owners = await Promise.all(kinds.map((kind) => this.refs.companiesOf(kind, ids(kind))));
+    return new Map(kinds.map((kind, i) => [kind, owners[i]]));
   }
 
   private async routeCompany(req: { params?: unknown; routeOptions?: { url?: string } }): Promise<string | null> {

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 
 /**
- * The kinds of company-owned records a request body may name. Each maps to its table(s) in
- * `company-references.repository.ts`.
+ * The kinds of company-owned records a request body may name. The module owning each kind
+ * registers which company its records belong to (`RecordCompanyResolvers`).
  */
 export type ReferenceKind =
   | 'agent'

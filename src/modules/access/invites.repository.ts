@@ -55,33 +55,36 @@ export class InvitesRepository extends CompanyScopedRepository {
   }
 
   /** An invite by id, locked for update (its company is checked by the caller). */
-  async lockById(inviteId: string): Promise<InviteRow | undefined> {
-    const [row] = await this.db.query<InviteRow>(`SELECT * FROM invites WHERE id = $1 FOR UPDATE`, [inviteId]);
-    return row;
+  lockById(inviteId: string): Promise<InviteRow | null> {
+    return this.unscopedRow<InviteRow>(
+      'an invite of a route without :companyId (POST /api/invites/:inviteId/revoke): its company is read here, then the caller checks access to it',
+      `SELECT * FROM invites WHERE id = $1 FOR UPDATE`,
+      [inviteId],
+    );
   }
 
-  /** Revoking twice keeps the first revocation time. (UPDATEs run as CTEs: TypeORM returns [rows, count] for a bare UPDATE.) */
-  async revoke(inviteId: string): Promise<InviteRow> {
-    const [row] = await this.db.query<InviteRow>(
-      `WITH changed AS (UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+  /** Revoking twice keeps the first revocation time. */
+  async revoke(companyId: string, inviteId: string): Promise<InviteRow> {
+    const [row] = await this.returning<InviteRow>(
+      companyId,
+      `UPDATE invites SET revoked_at = coalesce(revoked_at, now()) WHERE company_id = $1 AND id = $2 RETURNING *`,
       [inviteId],
     );
     return row;
   }
 
   /** The invite behind a token hash with its company's public fields; `lock` locks the invite row. */
-  // reads companies (owned by companies) for the invite's public view
-  async findByTokenHash(tokenHash: string, lock: boolean): Promise<ResolvedInvite | undefined> {
-    const [row] = await this.db.query<ResolvedInvite>(
+  findByTokenHash(tokenHash: string, lock: boolean): Promise<ResolvedInvite | null> {
+    return this.unscopedRow<ResolvedInvite>(
+      "a lookup by the invite token's hash (the token names the company), with the company's public fields (FOREIGN_READS)",
       `SELECT i.*, c.name AS company_name, c.description AS company_description, c.logo_asset_id AS company_logo_asset_id
          FROM invites i JOIN companies c ON c.id = i.company_id WHERE i.token_hash = $1 ${lock ? 'FOR UPDATE OF i' : ''}`,
       [tokenHash],
     );
-    return row;
   }
 
-  async roleOf(inviteId: string | null): Promise<string | undefined> {
-    const [invite] = await this.db.query<{ role: string }>(`SELECT role FROM invites WHERE id = $1`, [inviteId]);
+  async roleOf(companyId: string, inviteId: string | null): Promise<string | undefined> {
+    const invite = await this.row<{ role: string }>(companyId, `SELECT role FROM invites WHERE company_id = $1 AND id = $2`, [inviteId]);
     return invite?.role;
   }
 }

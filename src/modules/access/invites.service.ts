@@ -78,7 +78,7 @@ export class InvitesService {
     if (!found) throw notFound('Invite');
     await this.companies.assertAccessToKnownCompany(actor, found.company_id);
     await this.permissions.assert(actor, found.company_id, 'users:invite');
-    const row = await this.repo.revoke(inviteId);
+    const row = await this.repo.revoke(found.company_id, inviteId);
     return toInviteResponse(row);
   }
 

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { AgentApiKeyEntity } from '../agents/agent-api-key.entity';
-import { AgentEntity } from '../agents/agent.entity';
 
 export interface JoinRequestRow {
   id: string;
@@ -32,19 +30,9 @@ export interface AgentJoinRequestInsert {
   claimSecretHash: string;
 }
 
-/** The agent row an approved join request creates (idle, no key yet). */
-export interface JoinedAgentInsert {
-  name: string;
-  urlKey: string;
-  capabilities: string;
-  adapterType: string;
-  joinRequestId: string;
-}
-
 /**
- * The only place the `join_requests` table is read and written. An approved agent request also
- * creates its agent and, once, its API key: those writes to the agents module's tables live here
- * (the agents module exports no method that creates them without its own authorization and activity).
+ * The only place the `join_requests` table is read and written. The agent an approved agent
+ * request creates, and its key, are written by the agents module (`JoinedAgentsRepository`).
  */
 @Injectable()
 export class JoinRequestsRepository extends CompanyScopedRepository {
@@ -72,22 +60,30 @@ export class JoinRequestsRepository extends CompanyScopedRepository {
     );
   }
 
-  async setCreatedAgent(requestId: string, agentId: string): Promise<JoinRequestRow> {
-    const [updated] = await this.db.query<JoinRequestRow>(
-      `WITH changed AS (UPDATE join_requests SET created_agent_id = $2 WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+  async setCreatedAgent(companyId: string, requestId: string, agentId: string): Promise<JoinRequestRow> {
+    const [updated] = await this.returning<JoinRequestRow>(
+      companyId,
+      `UPDATE join_requests SET created_agent_id = $3 WHERE company_id = $1 AND id = $2 RETURNING *`,
       [requestId, agentId],
     );
     return updated;
   }
 
   /** A join request by id, locked for update. */
-  async lockById(requestId: string): Promise<JoinRequestRow | undefined> {
-    const [row] = await this.db.query<JoinRequestRow>(`SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`, [requestId]);
-    return row;
+  lockById(requestId: string): Promise<JoinRequestRow | null> {
+    return this.unscopedRow<JoinRequestRow>(
+      'a join request of a route without :companyId (POST /api/join-requests/:requestId/claim-api-key, proven by its claim secret): its company is read here',
+      `SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`,
+      [requestId],
+    );
   }
 
-  async markApiKeyClaimed(requestId: string): Promise<void> {
-    await this.db.query(`UPDATE join_requests SET api_key_claimed_at = now(), updated_at = now() WHERE id = $1`, [requestId]);
+  async markApiKeyClaimed(companyId: string, requestId: string): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE join_requests SET api_key_claimed_at = now(), updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [requestId],
+    );
   }
 
   /** Moves a pending request of the company to `status`; undefined when it is not pending (or not there). */
@@ -98,62 +94,19 @@ export class JoinRequestsRepository extends CompanyScopedRepository {
     decidedByUserId: string | null,
     note: string | null,
   ): Promise<JoinRequestRow | undefined> {
-    const [row] = await this.db.query<JoinRequestRow>(
-      `WITH changed AS (UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
-            WHERE id = $1 AND company_id = $2 AND status = 'pending_approval' RETURNING *) SELECT * FROM changed`,
-      [requestId, this.scope(companyId), status, decidedByUserId, note],
+    const [row] = await this.returning<JoinRequestRow>(
+      companyId,
+      `UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
+        WHERE company_id = $1 AND id = $2 AND status = 'pending_approval' RETURNING *`,
+      [requestId, status, decidedByUserId, note],
     );
     return row;
   }
 
   async statusOf(companyId: string, requestId: string): Promise<string | undefined> {
-    const [existing] = await this.db.query<{ status: string }>(`SELECT status FROM join_requests WHERE id = $1 AND company_id = $2`, [
+    const existing = await this.row<{ status: string }>(companyId, `SELECT status FROM join_requests WHERE company_id = $1 AND id = $2`, [
       requestId,
-      this.scope(companyId),
     ]);
     return existing?.status;
-  }
-
-  // reads agents (owned by agents)
-  async agentStatus(agentId: string): Promise<string | undefined> {
-    const [agent] = await this.db.query<{ status: string }>(`SELECT status FROM agents WHERE id = $1`, [agentId]);
-    return agent?.status;
-  }
-
-  /** The new agent's id, or undefined when its URL key is taken in the company. */
-  // writes agents (owned by agents)
-  async insertAgentUnlessUrlKeyTaken(companyId: string, a: JoinedAgentInsert): Promise<string | undefined> {
-    const result = await this.db.manager
-      .createQueryBuilder()
-      .insert()
-      .into(AgentEntity)
-      .values({
-        companyId: this.scope(companyId),
-        name: a.name,
-        urlKey: a.urlKey,
-        role: 'general',
-        title: null,
-        capabilities: a.capabilities,
-        reportsTo: null,
-        adapterType: a.adapterType,
-        adapterConfig: {},
-        runtimeConfig: {},
-        budgetMonthlyCents: 0,
-        spentMonthlyCents: 0,
-        status: 'idle',
-        permissions: {},
-        metadata: { joinRequestId: a.joinRequestId },
-      })
-      .orIgnore()
-      .returning(['id'])
-      .execute();
-    return (result.raw as Array<{ id: string }>)[0]?.id;
-  }
-
-  /** A new API key of the agent (only its hash and display prefix are stored). */
-  // writes agent_api_keys (owned by agents)
-  insertAgentApiKey(companyId: string, agentId: string, name: string, tokenHash: string, tokenPrefix: string): Promise<AgentApiKeyEntity> {
-    const repo = this.db.repo(AgentApiKeyEntity);
-    return repo.save(repo.create({ companyId: this.scope(companyId), agentId, name, tokenHash, tokenPrefix }));
   }
 }

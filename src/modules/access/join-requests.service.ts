@@ -12,6 +12,7 @@ import { AcceptedJoinRequestDto, ClaimedApiKeyDto, JoinRequestResponseDto } from
 import { InvitesRepository } from './invites.repository';
 import { InvitesService } from './invites.service';
 import { JoinRequestRow, JoinRequestsRepository } from './join-requests.repository';
+import { JoinedAgentsRepository } from '../agents/joined-agents.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import type { MembershipRole } from './permission-keys';
 import { slugify } from '../users/slug';
@@ -54,6 +55,7 @@ export class JoinRequestsService {
     private readonly memberships: MembershipsService,
     private readonly permissions: AccessPermissions,
     private readonly activity: ActivityRecorder,
+    private readonly joined: JoinedAgentsRepository,
   ) {}
 
   async accept(actor: Actor | undefined, token: string, dto: AcceptInviteDto): Promise<AcceptedJoinRequestDto | MemberResponse> {
@@ -120,11 +122,11 @@ export class JoinRequestsService {
     if (row.request_type === 'agent') {
       const agentId = await this.createAgent(companyId, row);
       await this.memberships.join(companyId, 'agent', agentId, 'member', actor);
-      const updated = await this.repo.setCreatedAgent(row.id, agentId);
+      const updated = await this.repo.setCreatedAgent(companyId, row.id, agentId);
       return toJoinRequestResponse(updated);
     }
     if (row.requesting_user_id) {
-      const role = (await this.inviteRows.roleOf(row.invite_id)) as MembershipRole | undefined;
+      const role = (await this.inviteRows.roleOf(companyId, row.invite_id)) as MembershipRole | undefined;
       await this.memberships.join(companyId, 'user', row.requesting_user_id, role ?? 'member', actor);
     }
     return toJoinRequestResponse(row);
@@ -140,7 +142,7 @@ export class JoinRequestsService {
    * in constant time; the conditional update makes the claim work exactly once under concurrency.
    */
   async claimApiKey(requestId: string, claimSecret: string): Promise<ClaimedApiKeyDto> {
-    const row = isUuid(requestId) ? await this.repo.lockById(requestId) : undefined;
+    const row = isUuid(requestId) ? await this.repo.lockById(requestId) : null;
     if (!row) throw notFound('Join request');
     if (!row.claim_secret_hash || !safeEqual(sha256Hex(claimSecret), row.claim_secret_hash)) {
       throw accessError('invalid_claim_secret', 'Invalid claim secret');
@@ -149,13 +151,13 @@ export class JoinRequestsService {
       throw accessError('join_request_not_approved', `Join request is ${row.status}; only an approved request yields a key`);
     }
     if (row.api_key_claimed_at) throw accessError('api_key_already_claimed', 'The API key of this join request was already claimed');
-    const agentStatus = await this.repo.agentStatus(row.created_agent_id);
+    const agentStatus = await this.joined.status(row.company_id, row.created_agent_id);
     if (!agentStatus || agentStatus === 'terminated' || agentStatus === 'pending_approval') {
       throw accessError('agent_not_keyable', 'The agent of this join request cannot receive keys');
     }
-    await this.repo.markApiKeyClaimed(row.id);
+    await this.repo.markApiKeyClaimed(row.company_id, row.id);
     const token = generateToken('ak');
-    const key = await this.repo.insertAgentApiKey(
+    const key = await this.joined.insertApiKey(
       row.company_id,
       row.created_agent_id,
       'join-request',
@@ -197,7 +199,7 @@ export class JoinRequestsService {
     const name = req.agent_name ?? 'Agent';
     const base = slugify(name, 60, 'agent');
     for (let n = 1; n < 1000; n++) {
-      const id = await this.repo.insertAgentUnlessUrlKeyTaken(companyId, {
+      const id = await this.joined.insertUnlessUrlKeyTaken(companyId, {
         name,
         urlKey: n === 1 ? base : `${base}-${n}`,
         capabilities: req.capabilities ?? '',

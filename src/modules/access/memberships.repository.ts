@@ -42,7 +42,7 @@ export interface DirectoryRow {
 }
 
 // the members pages show each principal's user or agent: a read joining users (owned by users)
-// and agents (owned by agents) for those pages
+// and agents (owned by agents) for those pages (FOREIGN_READS)
 const MEMBER_SELECT = `
   SELECT m.*, u.name AS user_name, u.email AS user_email, u.slug AS user_slug, u.image AS user_image,
          a.name AS agent_name, a.status AS agent_status
@@ -103,23 +103,26 @@ export class MembershipsRepository extends CompanyScopedRepository {
     return row;
   }
 
-  async setRoleAndStatus(membershipId: string, role: MembershipRole, status: MembershipStatus): Promise<void> {
-    await this.db.query(`UPDATE company_memberships SET membership_role = $2, status = $3, updated_at = now() WHERE id = $1`, [
+  async setRoleAndStatus(companyId: string, membershipId: string, role: MembershipRole, status: MembershipStatus): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE company_memberships SET membership_role = $3, status = $4, updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [membershipId, role, status],
+    );
+  }
+
+  async deactivate(companyId: string, membershipId: string): Promise<void> {
+    await this.rows(companyId, `UPDATE company_memberships SET status = 'inactive', updated_at = now() WHERE company_id = $1 AND id = $2`, [
       membershipId,
-      role,
-      status,
     ]);
   }
 
-  async deactivate(membershipId: string): Promise<void> {
-    await this.db.query(`UPDATE company_memberships SET status = 'inactive', updated_at = now() WHERE id = $1`, [membershipId]);
-  }
-
-  async activateWithRole(membershipId: string, role: MembershipRole): Promise<void> {
-    await this.db.query(`UPDATE company_memberships SET membership_role = $2, status = 'active', updated_at = now() WHERE id = $1`, [
-      membershipId,
-      role,
-    ]);
+  async activateWithRole(companyId: string, membershipId: string, role: MembershipRole): Promise<void> {
+    await this.rows(
+      companyId,
+      `UPDATE company_memberships SET membership_role = $3, status = 'active', updated_at = now() WHERE company_id = $1 AND id = $2`,
+      [membershipId, role],
+    );
   }
 
   async deleteGrants(companyId: string, type: PrincipalType, principalId: string): Promise<void> {
@@ -146,9 +149,9 @@ export class MembershipsRepository extends CompanyScopedRepository {
   }
 
   /** Memberships (any status) of a user across companies, with the company's name. */
-  // reads companies (owned by companies) for the user's company list
   companiesOfUser(userId: string): Promise<Array<MembershipRow & { company_name: string }>> {
-    return this.db.query(
+    return this.unscoped(
+      "a user's memberships across companies (instance user administration), with each company's name (FOREIGN_READS)",
       `SELECT m.*, c.name AS company_name FROM company_memberships m JOIN companies c ON c.id = m.company_id
         WHERE m.principal_type = 'user' AND m.principal_id = $1 ORDER BY c.name, c.id`,
       [userId],
@@ -157,7 +160,8 @@ export class MembershipsRepository extends CompanyScopedRepository {
 
   /** Companies where the user has a membership of any status. */
   async companyIdsOfUser(userId: string): Promise<string[]> {
-    const rows = await this.db.query<{ company_id: string }>(
+    const rows = await this.unscoped<{ company_id: string }>(
+      "a user's memberships across companies (instance user administration)",
       `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
       [userId],
     );
@@ -166,14 +170,16 @@ export class MembershipsRepository extends CompanyScopedRepository {
 
   /** Every membership of the user, locked for update (in company order). */
   lockAllOfUser(userId: string): Promise<MembershipRow[]> {
-    return this.db.query<MembershipRow>(
+    return this.unscoped<MembershipRow>(
+      "a user's memberships across companies, locked to replace their company access (instance user administration)",
       `SELECT * FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
       [userId],
     );
   }
 
   async activeCompanyIdsOfUser(userId: string): Promise<string[]> {
-    const rows = await this.db.query<{ company_id: string }>(
+    const rows = await this.unscoped<{ company_id: string }>(
+      'the companies a signed-in user is an active member of (their access, across companies)',
       `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 AND status = 'active'`,
       [userId],
     );
@@ -182,15 +188,11 @@ export class MembershipsRepository extends CompanyScopedRepository {
 
   /** Role and status changes of a company's members take turns: a transaction-scoped advisory lock. */
   async lockMembersOf(companyId: string): Promise<void> {
-    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`company_members:${companyId}`]);
+    await this.rows(companyId, `SELECT pg_advisory_xact_lock(hashtextextended('company_members:' || $1, 0))`);
   }
 
-  async lockMember(companyId: string, memberId: string): Promise<MembershipRow | undefined> {
-    const [row] = await this.db.query<MembershipRow>(`SELECT * FROM company_memberships WHERE id = $1 AND company_id = $2 FOR UPDATE`, [
-      memberId,
-      this.scope(companyId),
-    ]);
-    return row;
+  lockMember(companyId: string, memberId: string): Promise<MembershipRow | null> {
+    return this.row<MembershipRow>(companyId, `SELECT * FROM company_memberships WHERE company_id = $1 AND id = $2 FOR UPDATE`, [memberId]);
   }
 
   /** The ids of the company's active owners, their rows locked for update. */

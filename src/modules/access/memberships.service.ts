@@ -84,7 +84,7 @@ export class MembershipsService {
       const status = change.status ?? current.status;
       await this.assertKeepsAnOwner(current, role, status);
       if (role !== current.membership_role || status !== current.status) {
-        await this.repo.setRoleAndStatus(current.id, role, status);
+        await this.repo.setRoleAndStatus(companyId, current.id, role, status);
       }
       if (change.grants) {
         await this.repo.deleteGrants(companyId, current.principal_type, current.principal_id);
@@ -115,7 +115,7 @@ export class MembershipsService {
     for (const m of current) {
       if (!wanted.has(m.company_id) && m.status === 'active') {
         await this.assertKeepsAnOwner(m, m.membership_role, 'inactive');
-        await this.repo.deactivate(m.id);
+        await this.repo.deactivate(m.company_id, m.id);
       }
     }
     for (const [companyId, role] of wanted) {
@@ -127,7 +127,7 @@ export class MembershipsService {
       const nextRole = role ?? existing.membership_role;
       if (existing.status !== 'active' || nextRole !== existing.membership_role) {
         await this.assertKeepsAnOwner(existing, nextRole, 'active');
-        await this.repo.activateWithRole(existing.id, nextRole);
+        await this.repo.activateWithRole(companyId, existing.id, nextRole);
       }
     }
   }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CHAIN_MICROS_SQL } from '../../common/activity/activity.repository';
-import { CompanyScopedRepository, returningRows } from '../../database/company-scoped.repository';
+import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
 export interface ChainHeadRow {
@@ -127,7 +127,8 @@ export class ActivityChainRepository extends CompanyScopedRepository {
 
   /** Companies whose chain head is past their newest anchor (an instance sweep across companies). */
   async unanchoredHeads(afterCompanyId: string, limit: number): Promise<Array<{ company_id: string; seq: string; hash: Buffer }>> {
-    return this.db.query(
+    return this.unscoped(
+      'the anchoring sweep across companies (one instance claims the round): chain heads past their newest anchor',
       `SELECT h.company_id, h.seq::text AS seq, h.hash FROM activity_chain_heads h
         WHERE h.company_id > $1::uuid
           AND h.seq > coalesce((SELECT max(a.seq) FROM activity_chain_anchors a WHERE a.company_id = h.company_id), 0)
@@ -138,8 +139,8 @@ export class ActivityChainRepository extends CompanyScopedRepository {
 
   /** Claims the anchoring round when it is due: a conditional update of the one schedule row, so one instance wins it. */
   async claimAnchorRound(instanceId: string, intervalSec: number): Promise<boolean> {
-    const rows = await returningRows<{ id: number }>(
-      this.db,
+    const rows = await this.unscopedReturning<{ id: number }>(
+      'the instance-wide schedule row of the anchoring round (no company)',
       `UPDATE activity_anchor_schedule
           SET next_due_at = now() + make_interval(secs => $2), last_claimed_at = now(), last_claimed_by = $1
         WHERE id = 1 AND (next_due_at IS NULL OR next_due_at <= now()) RETURNING id`,

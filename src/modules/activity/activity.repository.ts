@@ -78,11 +78,13 @@ export class ActivityRepository extends CompanyScopedRepository {
   }
 
   /** Records about one entity, newest first. */
-  findForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityEntity[]> {
-    return this.db.repo(ActivityEntity).find({
-      where: { companyId: this.scope(companyId), entityType, entityId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+  async findForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityEntity[]> {
+    const rows = await this.rows<Record<string, unknown>>(
+      companyId,
+      `SELECT * FROM activity_log WHERE company_id = $1 AND entity_type = $2 AND entity_id = $3 ORDER BY created_at DESC, id DESC`,
+      [entityType, entityId],
+    );
+    return rows.map(toActivityEntity);
   }
 
   /**

@@ -19,17 +19,20 @@ import { AgentsController } from './agents.controller';
 import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentsRepository } from './agents.repository';
 import { AgentsService } from './agents.service';
+import { JoinedAgentsRepository } from './joined-agents.repository';
 import { MarkedAgentsRepository } from './marked-agents.repository';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { AdaptersModule } from '../adapters/adapters.module';
+import { AgentCompanyRepository } from './agent-company.repository';
 
 @Module({
   imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule, AgentIdentitiesModule],
   controllers: [AgentsController],
   providers: [
+    AgentCompanyRepository,
     AgentsService,
     AgentEnvironmentService,
     AgentLookup,
@@ -45,6 +48,7 @@ import { AdaptersModule } from '../adapters/adapters.module';
     AgentMemberships,
     AgentEngineRepository,
     AgentKeyResolver,
+    JoinedAgentsRepository,
   ],
   exports: [
     AgentsService,
@@ -54,6 +58,7 @@ import { AdaptersModule } from '../adapters/adapters.module';
     MarkedAgentsRepository,
     AgentScopesRepository,
     AgentMemberships,
+    JoinedAgentsRepository,
   ],
 })
 export class AgentsModule implements OnModuleInit {

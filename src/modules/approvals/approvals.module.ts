@@ -4,11 +4,12 @@ import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalsService } from './approvals.service';
 import { HiredAgents } from './hired-agents.port';
 import { AuthorizationModule } from '../authorization/authorization.module';
+import { ApprovalCompanyRepository } from './approval-company.repository';
 
 @Module({
   imports: [AuthorizationModule],
   controllers: [ApprovalsController],
-  providers: [ApprovalsService, ApprovalsRepository, HiredAgents],
+  providers: [ApprovalCompanyRepository, ApprovalsService, ApprovalsRepository, HiredAgents],
   exports: [ApprovalsService, HiredAgents],
 })
 export class ApprovalsModule {}

@@ -18,7 +18,8 @@ export interface GrantRow {
 /**
  * What the authorization decision reads. It owns no table: it reads agents (owned by agents),
  * company_memberships and principal_permission_grants (owned by access) and projects (owned by
- * projects), which import this module, so the reads live here rather than behind their services.
+ * projects), which import this module, so the reads live here rather than behind their services
+ * (FOREIGN_READS in src/database/table-owners.ts).
  */
 @Injectable()
 export class AuthorizationRepository extends CompanyScopedRepository {
@@ -63,9 +64,10 @@ export class AuthorizationRepository extends CompanyScopedRepository {
   /** A project's execution workspace policy; null when the project is not in the company. */
   // reads projects (owned by projects)
   async projectPolicy(companyId: string, projectId: string): Promise<unknown> {
-    const [row] = await this.db.query<{ execution_workspace_policy: unknown }>(
-      `SELECT execution_workspace_policy FROM projects WHERE id = $1 AND company_id = $2`,
-      [projectId, this.scope(companyId)],
+    const row = await this.row<{ execution_workspace_policy: unknown }>(
+      companyId,
+      `SELECT execution_workspace_policy FROM projects WHERE company_id = $1 AND id = $2`,
+      [projectId],
     );
     return row?.execution_workspace_policy ?? null;
   }

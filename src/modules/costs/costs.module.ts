@@ -10,12 +10,21 @@ import { FinanceService } from './finance.service';
 import { RunCostBooking } from './run-cost-booking.service';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
+import { CostEventCompanyRepository } from './cost-event-company.repository';
 
 /** Cost events, cost reports and finance events. Budget enforcement comes from the global BudgetsModule. */
 @Module({
   imports: [HeartbeatModule, BudgetsModule],
   controllers: [CostsController, FinanceController],
-  providers: [CostsRepository, FinanceRepository, CostEventsService, CostReportsService, FinanceService, RunCostBooking],
+  providers: [
+    CostEventCompanyRepository,
+    CostsRepository,
+    FinanceRepository,
+    CostEventsService,
+    CostReportsService,
+    FinanceService,
+    RunCostBooking,
+  ],
 })
 export class CostsModule implements OnModuleInit {
   constructor(

@@ -11,11 +11,13 @@ import { DocumentsService } from './documents.service';
 import { PlanDecompositionsController } from './plan-decompositions.controller';
 import { PlanDecompositionsRepository } from './plan-decompositions.repository';
 import { PlanDecompositions } from './plan-decompositions.service';
+import { DocumentRevisionCompanyRepository } from './document-revision-company.repository';
 
 @Module({
   imports: [IssuesModule],
   controllers: [DocumentsController, AnnotationsController, PlanDecompositionsController],
   providers: [
+    DocumentRevisionCompanyRepository,
     DocumentsService,
     DocumentsRepository,
     AnnotationsService,

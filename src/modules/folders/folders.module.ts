@@ -3,6 +3,7 @@ import { FolderItemRegistry } from './folder-items';
 import { FoldersController } from './folders.controller';
 import { FoldersRepository } from './folders.repository';
 import { FoldersService } from './folders.service';
+import { FolderCompanyRepository } from './folder-company.repository';
 
 /**
  * Folders of routines and skills. Item modules import it, check a folder with
@@ -10,7 +11,7 @@ import { FoldersService } from './folders.service';
  */
 @Module({
   controllers: [FoldersController],
-  providers: [FoldersRepository, FoldersService, FolderItemRegistry],
+  providers: [FolderCompanyRepository, FoldersRepository, FoldersService, FolderItemRegistry],
   exports: [FoldersService, FolderItemRegistry],
 })
 export class FoldersModule {}

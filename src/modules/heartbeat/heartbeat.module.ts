@@ -31,6 +31,7 @@ import { WakeupQueue } from './wakeup-queue.service';
 import { WakeupRequestsRepository } from './wakeup-requests.repository';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
+import { RunCompanyRepository } from './run-company.repository';
 
 /**
  * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens; runs
@@ -42,6 +43,7 @@ import { BudgetsModule } from '../budgets/budgets.module';
   imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
   controllers: [HeartbeatController],
   providers: [
+    RunCompanyRepository,
     WakeupQueue,
     RunLifecycle,
     RunLifecycleEvents,

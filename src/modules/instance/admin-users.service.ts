@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { MembershipsService } from '../access/memberships.service';
 import { toUserResponse, UserResponseDto, UserRow } from '../users/user.types';
 import { CompanyAccessResponseDto, CompanyAccessEntryDto } from './dto/admin-users.dto';
 import { instanceError } from './instance.errors';
-import { InstanceRepository } from './instance.repository';
+import { InstanceUsers } from './instance-users.port';
 
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -13,28 +14,29 @@ const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 @Injectable()
 export class AdminUsersService {
   constructor(
-    private readonly repo: InstanceRepository,
+    private readonly store: InstanceUsers,
     private readonly memberships: MembershipsService,
+    private readonly companies: CompanyAccessService,
   ) {}
 
   async list(query?: string): Promise<UserResponseDto[]> {
     const q = query?.trim() || null;
-    const rows = await this.repo.listUsers(q === null ? null : likePattern(q));
+    const rows = await this.store.users.list(q === null ? null : likePattern(q));
     return rows.map(toUserResponse);
   }
 
   async promote(userId: string): Promise<UserResponseDto> {
     await this.load(userId);
-    return toUserResponse(await this.repo.promoteUser(userId));
+    return toUserResponse(await this.store.users.promote(userId));
   }
 
   /** The last instance admin stays (409): an authenticated instance must keep someone who can administer it. */
   async demote(userId: string): Promise<UserResponseDto> {
     const user = await this.load(userId);
     if (user.instance_role === null) return toUserResponse(user);
-    const admins = await this.repo.lockInstanceAdmins();
+    const admins = await this.store.users.lockInstanceAdmins();
     if (!admins.some((id) => id !== userId)) throw instanceError('last_instance_admin', 'The last instance admin cannot be demoted');
-    return toUserResponse(await this.repo.demoteUser(userId));
+    return toUserResponse(await this.store.users.demote(userId));
   }
 
   async companyAccess(userId: string): Promise<CompanyAccessResponseDto> {
@@ -57,15 +59,15 @@ export class AdminUsersService {
     await this.load(userId, true);
     const ids = [...new Set(entries.map((e) => e.companyId))];
     if (ids.length !== entries.length) throw badRequest('companies lists a company twice');
-    const found = await this.repo.existingCompanyIds(ids);
-    const missing = ids.filter((id) => !found.includes(id));
+    const known = await Promise.all(ids.map((id) => this.companies.companyExists(id)));
+    const missing = ids.filter((_, i) => !known[i]);
     if (missing.length) throw instanceError('unknown_company', `Unknown companies: ${missing.join(', ')}`, { companyIds: missing });
     await this.memberships.replaceUserAccess(userId, entries, actor);
     return this.companyAccess(userId);
   }
 
   private async load(userId: string, lock = false): Promise<UserRow> {
-    const row = await this.repo.findUser(userId, lock);
+    const row = await this.store.users.findById(userId, lock);
     if (!row) throw notFound('User');
     return row;
   }

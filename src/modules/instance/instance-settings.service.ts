@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { badRequest } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { InstanceRepository } from './instance.repository';
+import { InstanceSettingsRepository } from './instance-settings.repository';
 import { EXPERIMENTAL_DEFAULTS, ExperimentalSettings, GENERAL_DEFAULTS, GeneralSettings } from './dto/instance-settings.dto';
 
 type SettingsKey = 'general' | 'experimental';
@@ -22,7 +22,7 @@ export class InstanceSettingsService {
 
   constructor(
     private readonly db: Db,
-    private readonly repo: InstanceRepository,
+    private readonly repo: InstanceSettingsRepository,
     config: AppConfig,
   ) {
     // environment defaults of feature flags (a stored value always wins)

@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { AdminUsersService } from './admin-users.service';
 import { InstanceController } from './instance.controller';
-import { InstanceRepository } from './instance.repository';
+import { InstanceSettingsRepository } from './instance-settings.repository';
+import { InstanceUsers } from './instance-users.port';
 import { InstanceSettingsService } from './instance-settings.service';
 import { DatabaseBackupsScheduler } from './database-backups.jobs';
 import { DatabaseBackupsRepository } from './database-backups.repository';
@@ -13,13 +14,14 @@ import { DatabaseBackupsService } from './database-backups.service';
   imports: [AccessModule],
   controllers: [InstanceController],
   providers: [
-    InstanceRepository,
+    InstanceSettingsRepository,
+    InstanceUsers,
     InstanceSettingsService,
     AdminUsersService,
     DatabaseBackupsRepository,
     DatabaseBackupsService,
     DatabaseBackupsScheduler,
   ],
-  exports: [InstanceSettingsService],
+  exports: [InstanceSettingsService, InstanceUsers],
 })
 export class InstanceModule {}

@@ -39,11 +39,13 @@ import { LabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
+import { IssueCompanyRepository } from './issue-company.repository';
 
 @Module({
   imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
+    IssueCompanyRepository,
     IssuesRepository,
     IssueContextRepository,
     IssueRunsRepository,

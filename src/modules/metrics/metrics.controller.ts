@@ -7,7 +7,6 @@ import { AppConfig } from '../../config/app-config';
 import { METRICS_SECURITY } from '../../openapi';
 import { LivenessDto, ReadinessDto } from './dto/probe.dto';
 import { metricsAccess } from './metrics-access';
-import { MetricsRepository } from './metrics.repository';
 import { MetricsService } from './metrics.service';
 
 /** Operators' endpoints: Prometheus metrics and the liveness/readiness probes. */
@@ -17,7 +16,6 @@ import { MetricsService } from './metrics.service';
 export class MetricsController {
   constructor(
     private readonly metrics: MetricsService,
-    private readonly repo: MetricsRepository,
     private readonly config: AppConfig,
   ) {}
 
@@ -66,7 +64,7 @@ export class MetricsController {
   @Get('health/ready')
   @Public()
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {
-    const r = await this.repo.readiness();
+    const r = await this.metrics.readiness();
     const ready = r.reachable && !r.migrating && !r.pendingMigrations;
     if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return {

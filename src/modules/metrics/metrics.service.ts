@@ -25,7 +25,7 @@ export class MetricsService implements OnModuleInit {
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    metricsRepo: MetricsRepository,
+    private readonly repo: MetricsRepository,
     private readonly events: RunLifecycleEvents,
     private readonly db: Db,
   ) {
@@ -58,7 +58,6 @@ export class MetricsService implements OnModuleInit {
       buckets: RUN_BUCKETS,
       registers,
     });
-    const repo = metricsRepo;
     new Gauge({
       name: 'heartbeat_runs',
       help: 'Runs by status (whole database)',
@@ -123,6 +122,17 @@ export class MetricsService implements OnModuleInit {
       this.httpDuration.observe(labels, reply.elapsedTime / 1000);
       done();
     });
+  }
+
+  /** Readiness of the database: reachable, no migration running, none pending for this build. */
+  async readiness(): Promise<{ reachable: boolean; migrating: boolean; pendingMigrations: boolean }> {
+    try {
+      const migrating = await this.repo.migrationRunning();
+      const pending = await this.db.dataSource.showMigrations();
+      return { reachable: true, migrating, pendingMigrations: pending };
+    } catch {
+      return { reachable: false, migrating: false, pendingMigrations: false };
+    }
   }
 
   text(): Promise<string> {

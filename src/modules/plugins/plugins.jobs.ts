@@ -5,6 +5,7 @@ import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginRecord, PluginsRepository } from './plugins.repository';
+import { PluginCompanyRepository } from './plugin-company.repository';
 import { PluginsService } from './plugins.service';
 
 const TICK = 'plugins.tick';
@@ -35,6 +36,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
     private readonly db: Db,
     private readonly config: AppConfig,
     private readonly repo: PluginsRepository,
+    private readonly outbox: PluginCompanyRepository,
     private readonly plugins: PluginsService,
     private readonly supervisor: PluginSupervisor,
     @Optional() private readonly registry?: SchedulerRegistry,
@@ -84,7 +86,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
     const eventsDelivered = await this.deliverEvents();
     if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
       this.lastPrune = Date.now();
-      await this.repo.pruneDelivered(new Date(Date.now() - KEEP_DELIVERED_MS)).catch(() => undefined);
+      await this.outbox.pruneDelivered(new Date(Date.now() - KEEP_DELIVERED_MS)).catch(() => undefined);
     }
     return { jobsRun, eventsDelivered };
   }
@@ -113,23 +115,23 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
   /** Delivers pending events; returns how many were delivered. */
   async deliverEvents(): Promise<number> {
     let delivered = 0;
-    const streams = await this.repo.pendingStreams(STREAMS_PER_TICK);
+    const streams = await this.outbox.pendingStreams(STREAMS_PER_TICK);
     for (const s of streams) {
       if (this.stopped) break;
       try {
         delivered += await this.db.transaction(async () => {
-          if (!(await this.repo.lockStream(s.pluginId, s.companyId))) return 0;
+          if (!(await this.outbox.lockStream(s.pluginId, s.companyId))) return 0;
           const plugin = await this.repo.find(s.pluginId);
           if (!plugin || plugin.status !== 'enabled') return 0;
           let n = 0;
-          for (const e of await this.repo.pendingEvents(s.pluginId, s.companyId, EVENT_BATCH)) {
+          for (const e of await this.outbox.pendingEvents(s.pluginId, s.companyId, EVENT_BATCH)) {
             try {
               await this.plugins.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000, s.companyId);
             } catch (err) {
-              await this.repo.markFailed(e.id, (err as Error).message);
+              await this.outbox.markFailed(e.companyId, e.id, (err as Error).message);
               break; // later events of this company wait: order is kept
             }
-            await this.repo.markDelivered(e.id);
+            await this.outbox.markDelivered(e.companyId, e.id);
             n++;
           }
           return n;

@@ -6,13 +6,14 @@ import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginsController } from './plugins.controller';
 import { PluginsScheduler } from './plugins.jobs';
 import { PluginsRepository } from './plugins.repository';
+import { PluginCompanyRepository } from './plugin-company.repository';
 import { PluginsService } from './plugins.service';
 
 /** Plugins: installable packages run as supervised JSON-RPC workers (jobs, webhooks, tools, data, actions, config, events). */
 @Module({
   imports: [SecretsModule, LiveEventsModule],
   controllers: [PluginsController],
-  providers: [PluginsRepository, PluginSupervisor, PluginsService, PluginsScheduler],
+  providers: [PluginsRepository, PluginCompanyRepository, PluginSupervisor, PluginsService, PluginsScheduler],
   exports: [PluginsService, PluginsScheduler, PluginSupervisor],
 })
 export class PluginsModule implements OnModuleInit {

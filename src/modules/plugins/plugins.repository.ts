@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { returningRows } from '../../database/company-scoped.repository';
+import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
 import type { PluginManifest } from './manifest';
+import { PluginCompanyRepository } from './plugin-company.repository';
 
 /** `error`: the plugin cannot run (`errorCode`, e.g. `code_tampered`); enabling it again retries */
 export type PluginStatus = 'enabled' | 'disabled' | 'error';
@@ -57,14 +58,6 @@ export interface JobRunRecord {
   durationMs: number | null;
 }
 
-export interface OutboxEvent {
-  id: string;
-  pluginId: string;
-  companyId: string;
-  action: string;
-  payload: Record<string, unknown>;
-}
-
 type Row = Record<string, unknown>;
 const toPlugin = (r: Row): PluginRecord => ({
   id: r.id as string,
@@ -101,33 +94,38 @@ const toRun = (r: Row): JobRunRecord => ({
 });
 
 /**
- * The only place the plugin tables are read and written. `plugins` is instance level (not
- * company scoped); local folders and the event outbox name their company in every statement.
+ * The instance-level plugin tables (`plugins`, `plugin_job_runs`). The company-owned ones (local
+ * folders, the event outbox) are PluginCompanyRepository's.
  */
 @Injectable()
-export class PluginsRepository {
-  constructor(private readonly db: Db) {}
+export class PluginsRepository extends InstanceRepository {
+  constructor(
+    db: Db,
+    private readonly company: PluginCompanyRepository,
+  ) {
+    super(db);
+  }
 
   async list(): Promise<PluginRecord[]> {
-    return (await this.db.query<Row>(`SELECT * FROM plugins ORDER BY plugin_key`)).map(toPlugin);
+    return (await this.rows<Row>(`SELECT * FROM plugins ORDER BY plugin_key`)).map(toPlugin);
   }
 
   async listEnabled(): Promise<PluginRecord[]> {
-    return (await this.db.query<Row>(`SELECT * FROM plugins WHERE status = 'enabled' ORDER BY plugin_key`)).map(toPlugin);
+    return (await this.rows<Row>(`SELECT * FROM plugins WHERE status = 'enabled' ORDER BY plugin_key`)).map(toPlugin);
   }
 
   async find(id: string, lock = false): Promise<PluginRecord | null> {
-    const rows = await this.db.query<Row>(`SELECT * FROM plugins WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const rows = await this.rows<Row>(`SELECT * FROM plugins WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
     return rows[0] ? toPlugin(rows[0]) : null;
   }
 
   async findByKey(key: string): Promise<PluginRecord | null> {
-    const rows = await this.db.query<Row>(`SELECT * FROM plugins WHERE plugin_key = $1`, [key]);
+    const rows = await this.rows<Row>(`SELECT * FROM plugins WHERE plugin_key = $1`, [key]);
     return rows[0] ? toPlugin(rows[0]) : null;
   }
 
   async insert(w: PluginWrite): Promise<PluginRecord | null> {
-    const rows = await this.db.query<Row>(
+    const rows = await this.rows<Row>(
       `INSERT INTO plugins (plugin_key, version, display_name, description, protocol_version, manifest, source_kind, source_ref, install_path, event_subscriptions, code_hash)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT (plugin_key) DO NOTHING RETURNING *`,
       [
@@ -148,8 +146,7 @@ export class PluginsRepository {
   }
 
   async replacePackage(id: string, w: PluginWrite): Promise<PluginRecord> {
-    const rows = await returningRows<Row>(
-      this.db,
+    const rows = await this.returning<Row>(
       `UPDATE plugins SET version = $2, display_name = $3, description = $4, protocol_version = $5, manifest = $6, source_kind = $7,
          source_ref = $8, install_path = $9, event_subscriptions = $10, code_hash = $11,
          status = CASE WHEN status = 'error' THEN 'disabled' ELSE status END, error_code = NULL, error_message = NULL,
@@ -172,8 +169,7 @@ export class PluginsRepository {
   }
 
   async setStatus(id: string, status: PluginStatus): Promise<PluginRecord | null> {
-    const rows = await returningRows<Row>(
-      this.db,
+    const rows = await this.returning<Row>(
       `UPDATE plugins SET status = $2, enabled_at = CASE WHEN $2 = 'enabled' THEN COALESCE(CASE WHEN status = 'enabled' THEN enabled_at END, now()) ELSE NULL END,
          error_code = NULL, error_message = NULL, updated_at = now() WHERE id = $1 RETURNING *`,
       [id, status],
@@ -183,7 +179,7 @@ export class PluginsRepository {
 
   /** The plugin cannot run: status `error` with the reason (enable, upgrade or reinstall clear it). */
   async markError(id: string, code: string, message: string): Promise<void> {
-    await this.db.query(
+    await this.rows(
       `UPDATE plugins SET status = 'error', enabled_at = NULL, error_code = $2, error_message = $3, updated_at = now() WHERE id = $1`,
       [id, code, message],
     );
@@ -194,8 +190,7 @@ export class PluginsRepository {
    * and hash are recorded unless another instance did so first (false then).
    */
   async adoptInstall(id: string, fromPath: string, installPath: string, hash: string): Promise<boolean> {
-    const rows = await returningRows<Row>(
-      this.db,
+    const rows = await this.returning<Row>(
       `UPDATE plugins SET install_path = $3, code_hash = $4 WHERE id = $1 AND install_path = $2 AND code_hash IS NULL RETURNING id`,
       [id, fromPath, installPath, hash],
     );
@@ -203,7 +198,7 @@ export class PluginsRepository {
   }
 
   async setConfig(id: string, config: Record<string, unknown>): Promise<PluginRecord> {
-    const rows = await returningRows<Row>(this.db, `UPDATE plugins SET config = $2, updated_at = now() WHERE id = $1 RETURNING *`, [
+    const rows = await this.returning<Row>(`UPDATE plugins SET config = $2, updated_at = now() WHERE id = $1 RETURNING *`, [
       id,
       JSON.stringify(config),
     ]);
@@ -211,7 +206,7 @@ export class PluginsRepository {
   }
 
   async remove(id: string): Promise<PluginRecord | null> {
-    const rows = await returningRows<Row>(this.db, `DELETE FROM plugins WHERE id = $1 RETURNING *`, [id]);
+    const rows = await this.returning<Row>(`DELETE FROM plugins WHERE id = $1 RETURNING *`, [id]);
     return rows[0] ? toPlugin(rows[0]) : null;
   }
 
@@ -219,7 +214,7 @@ export class PluginsRepository {
 
   /** Claims one scheduled occurrence: false when another instance (or an earlier tick) already has it. */
   async claimOccurrence(pluginId: string, jobKey: string, scheduledFor: Date, instanceId: string): Promise<JobRunRecord | null> {
-    const rows = await this.db.query<Row>(
+    const rows = await this.rows<Row>(
       `INSERT INTO plugin_job_runs (plugin_id, job_key, trigger, scheduled_for, instance_id) VALUES ($1,$2,'schedule',$3,$4)
        ON CONFLICT (plugin_id, job_key, scheduled_for) WHERE scheduled_for IS NOT NULL DO NOTHING RETURNING *`,
       [pluginId, jobKey, scheduledFor, instanceId],
@@ -228,7 +223,7 @@ export class PluginsRepository {
   }
 
   async insertManualRun(pluginId: string, jobKey: string, instanceId: string): Promise<JobRunRecord> {
-    const rows = await this.db.query<Row>(
+    const rows = await this.rows<Row>(
       `INSERT INTO plugin_job_runs (plugin_id, job_key, trigger, instance_id) VALUES ($1,$2,'manual',$3) RETURNING *`,
       [pluginId, jobKey, instanceId],
     );
@@ -236,8 +231,7 @@ export class PluginsRepository {
   }
 
   async finishRun(id: string, status: 'succeeded' | 'failed', error: string | null, result: unknown): Promise<JobRunRecord | null> {
-    const rows = await returningRows<Row>(
-      this.db,
+    const rows = await this.returning<Row>(
       `UPDATE plugin_job_runs SET status = $2, error = $3, result = $4, finished_at = clock_timestamp(),
          duration_ms = GREATEST(0, round(extract(epoch FROM clock_timestamp() - started_at) * 1000))::int
        WHERE id = $1 AND status = 'running' RETURNING *`,
@@ -248,10 +242,11 @@ export class PluginsRepository {
 
   async recentRuns(pluginId: string, jobKey: string, limit: number): Promise<JobRunRecord[]> {
     return (
-      await this.db.query<Row>(
-        `SELECT * FROM plugin_job_runs WHERE plugin_id = $1 AND job_key = $2 ORDER BY started_at DESC, id LIMIT $3`,
-        [pluginId, jobKey, limit],
-      )
+      await this.rows<Row>(`SELECT * FROM plugin_job_runs WHERE plugin_id = $1 AND job_key = $2 ORDER BY started_at DESC, id LIMIT $3`, [
+        pluginId,
+        jobKey,
+        limit,
+      ])
     ).map(toRun);
   }
 
@@ -259,73 +254,13 @@ export class PluginsRepository {
     return (await this.recentRuns(pluginId, jobKey, 1))[0] ?? null;
   }
 
-  // ---------------------------------------------------------------- events outbox
+  // ---------------------------------------------------------------- local folders (company tables: PluginCompanyRepository)
 
-  /** (plugin, company) pairs with undelivered events, oldest first. */
-  async pendingStreams(limit: number): Promise<{ pluginId: string; companyId: string }[]> {
-    const rows = await this.db.query<Row>(
-      `SELECT o.plugin_id, o.company_id, min(o.id) AS first FROM plugin_event_outbox o JOIN plugins p ON p.id = o.plugin_id AND p.status = 'enabled'
-       WHERE o.delivered_at IS NULL GROUP BY o.plugin_id, o.company_id ORDER BY first LIMIT $1`,
-      [limit],
-    );
-    return rows.map((r) => ({ pluginId: r.plugin_id as string, companyId: r.company_id as string }));
+  folders(pluginId: string, companyId: string): Promise<Map<string, { path: string; updatedAt: string }>> {
+    return this.company.folders(companyId, pluginId);
   }
 
-  /**
-   * Takes one (plugin, company) stream for this transaction: a transaction-scoped advisory lock,
-   * so two instances never deliver the same company's events to a plugin at once (order kept).
-   */
-  async lockStream(pluginId: string, companyId: string): Promise<boolean> {
-    const rows = await this.db.query<Row>(`SELECT pg_try_advisory_xact_lock(hashtextextended($1 || ':' || $2, 22)) AS ok`, [
-      pluginId,
-      companyId,
-    ]);
-    return rows[0]?.ok === true;
-  }
-
-  async pendingEvents(pluginId: string, companyId: string, limit: number): Promise<OutboxEvent[]> {
-    const rows = await this.db.query<Row>(
-      `SELECT id, plugin_id, company_id, action, payload FROM plugin_event_outbox
-       WHERE plugin_id = $1 AND company_id = $2 AND delivered_at IS NULL ORDER BY id LIMIT $3`,
-      [pluginId, companyId, limit],
-    );
-    return rows.map((r) => ({
-      id: String(r.id),
-      pluginId: r.plugin_id as string,
-      companyId: r.company_id as string,
-      action: r.action as string,
-      payload: r.payload as Record<string, unknown>,
-    }));
-  }
-
-  async markDelivered(id: string): Promise<void> {
-    await this.db.query(`UPDATE plugin_event_outbox SET delivered_at = clock_timestamp(), attempts = attempts + 1 WHERE id = $1`, [id]);
-  }
-
-  async markFailed(id: string, error: string): Promise<void> {
-    await this.db.query(`UPDATE plugin_event_outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1`, [id, error.slice(0, 500)]);
-  }
-
-  /** Delivered events older than the cut-off are dropped. */
-  async pruneDelivered(before: Date): Promise<void> {
-    await this.db.query(`DELETE FROM plugin_event_outbox WHERE delivered_at IS NOT NULL AND delivered_at < $1`, [before]);
-  }
-
-  // ---------------------------------------------------------------- local folders
-
-  async folders(pluginId: string, companyId: string): Promise<Map<string, { path: string; updatedAt: string }>> {
-    const rows = await this.db.query<Row>(
-      `SELECT folder_key, path, updated_at FROM plugin_local_folders WHERE company_id = $1 AND plugin_id = $2`,
-      [companyId, pluginId],
-    );
-    return new Map(rows.map((r) => [r.folder_key as string, { path: r.path as string, updatedAt: isoRequired(r.updated_at as Date) }]));
-  }
-
-  async upsertFolder(pluginId: string, companyId: string, key: string, p: string): Promise<void> {
-    await this.db.query(
-      `INSERT INTO plugin_local_folders (company_id, plugin_id, folder_key, path) VALUES ($1,$2,$3,$4)
-       ON CONFLICT (plugin_id, company_id, folder_key) DO UPDATE SET path = EXCLUDED.path, updated_at = now()`,
-      [companyId, pluginId, key, p],
-    );
+  upsertFolder(pluginId: string, companyId: string, key: string, p: string): Promise<void> {
+    return this.company.upsertFolder(companyId, pluginId, key, p);
   }
 }

@@ -14,11 +14,13 @@ import { WorkspacesRepository } from './workspaces.repository';
 import { WorkspacesService } from './workspaces.service';
 import { PreferencesModule } from '../preferences/preferences.module';
 import { SecretsModule } from '../secrets/secrets.module';
+import { ProjectCompanyRepository } from './project-company.repository';
 
 @Module({
   imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule, BudgetsModule, GoalsModule],
   controllers: [ProjectsController, WorkspacesController],
   providers: [
+    ProjectCompanyRepository,
     ProjectsRepository,
     WorkspacesRepository,
     RuntimeOperationsRepository,

@@ -72,7 +72,7 @@ export class RunSecretsService {
       throw secretError('run_not_live', 'Secrets are only readable from a live heartbeat run of this agent');
     }
     if (isSkillTestRun(run)) throw secretError('skill_test_run_denied', 'Skill-test runs cannot read secrets');
-    const agent = await this.repo.findAgentTrust(actor.agentId);
+    const agent = await this.repo.findAgentTrust(actor.companyId, actor.agentId);
     if (!agent || isLowTrustAgent(agent)) throw secretError('low_trust_agent_denied', 'Low-trust review agents cannot read secrets');
     await this.authz.assert({ actor, action: 'secrets.read', companyId: actor.companyId, targetAgentId: actor.agentId });
     const projectId = run.context_snapshot?.projectId;

@@ -224,7 +224,7 @@ export class SecretBindingsService {
     const found = await this.bindingsFor(companyId, agentId, opts.projectId);
     const { inline } = found;
     // a low-trust review agent's process gets no secret, whatever its or its project's env says
-    const trust = await this.repo.findAgentTrust(agentId);
+    const trust = await this.repo.findAgentTrust(companyId, agentId);
     const bindings = trust && isLowTrustAgent(trust) ? [] : found.bindings;
     const env: Record<string, string> = { ...inline };
     const redact = Object.entries(inline)

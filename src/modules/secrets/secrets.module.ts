@@ -8,12 +8,21 @@ import { SecretsKeyCheck } from './secrets-key-check.service';
 import { SecretsRepository } from './secrets.repository';
 import { SecretsService } from './secrets.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
+import { SecretCompanyRepository } from './secret-company.repository';
 
 /** Global so agents, projects and the heartbeat engine can validate and resolve bindings. */
 @Module({
   imports: [AuthorizationModule],
   controllers: [SecretsController, AgentSecretsController],
-  providers: [SecretProviders, SecretsRepository, SecretsService, SecretBindingsService, RunSecretsService, SecretsKeyCheck],
+  providers: [
+    SecretCompanyRepository,
+    SecretProviders,
+    SecretsRepository,
+    SecretsService,
+    SecretBindingsService,
+    RunSecretsService,
+    SecretsKeyCheck,
+  ],
   exports: [SecretsService, SecretBindingsService],
 })
 export class SecretsModule {}

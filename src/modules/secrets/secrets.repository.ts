@@ -28,7 +28,17 @@ export interface NewSecretRow {
   createdByUserId: string | null;
 }
 
+const SECRET = `id, company_id AS "companyId", name, provider, external_ref AS "externalRef", latest_version AS "latestVersion",
+  description, created_by_agent_id AS "createdByAgentId", created_by_user_id AS "createdByUserId", created_at AS "createdAt",
+  updated_at AS "updatedAt"`;
+const VERSION = `id, secret_id AS "secretId", company_id AS "companyId", version, provider, external_ref AS "externalRef", ciphertext, iv,
+  auth_tag AS "authTag", key_fingerprint AS "keyFingerprint", value_sha256 AS "valueSha256", created_by_agent_id AS "createdByAgentId",
+  created_by_user_id AS "createdByUserId", created_at AS "createdAt"`;
+
 /**
+ * The run, agent and project reads below are of tables of modules that import this one (heartbeat,
+ * agents, projects): FOREIGN_READS in src/database/table-owners.ts.
+ *
  * The only place company_secrets, company_secret_versions and secret_access_events are read and
  * written. Version rows (ciphertext) leave here only towards SecretsService.resolveValue.
  */
@@ -38,31 +48,27 @@ export class SecretsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  private get secrets() {
-    return this.db.repo(SecretEntity);
-  }
-
-  private get versions() {
-    return this.db.repo(SecretVersionEntity);
-  }
-
   list(companyId: string): Promise<SecretEntity[]> {
-    return this.secrets.find({ where: { companyId: this.scope(companyId) }, order: { createdAt: 'DESC', id: 'DESC' } });
+    return this.rows<SecretEntity>(
+      companyId,
+      `SELECT ${SECRET} FROM company_secrets WHERE company_id = $1 ORDER BY created_at DESC, id DESC`,
+    );
   }
 
   /** Inserts the secret row unless the company already has one of that name; returns whether it did. */
   async insertUnlessNameTaken(s: NewSecretRow): Promise<boolean> {
     // ON CONFLICT keeps the surrounding transaction usable (no aborted statement)
-    const inserted = await this.db.query(
+    const inserted = await this.rows(
+      s.companyId,
       `INSERT INTO company_secrets (id, company_id, name, provider, external_ref, latest_version, description, created_by_agent_id, created_by_user_id)
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8) ON CONFLICT (company_id, name) DO NOTHING RETURNING id`,
-      [s.id, this.scope(s.companyId), s.name, s.provider, s.externalRef, s.description, s.createdByAgentId, s.createdByUserId],
+         VALUES ($2, $1, $3, $4, $5, 1, $6, $7, $8) ON CONFLICT (company_id, name) DO NOTHING RETURNING id`,
+      [s.id, s.name, s.provider, s.externalRef, s.description, s.createdByAgentId, s.createdByUserId],
     );
     return inserted.length > 0;
   }
 
   async insertVersion(version: Omit<SecretVersionEntity, 'createdAt'>): Promise<void> {
-    await this.versions.insert(version);
+    await this.orm(SecretVersionEntity).insert(version);
   }
 
   async nameTaken(companyId: string, name: string): Promise<boolean> {
@@ -72,77 +78,78 @@ export class SecretsRepository extends CompanyScopedRepository {
 
   /** Writes the loaded secret's changed fields back (unique name violations surface as the driver error). */
   async save(secret: SecretEntity): Promise<void> {
-    await this.secrets.save(secret);
+    await this.orm(SecretEntity).save(secret);
   }
 
-  async delete(secretId: string): Promise<void> {
-    await this.db.query('DELETE FROM company_secrets WHERE id = $1', [secretId]);
+  async delete(companyId: string, secretId: string): Promise<void> {
+    await this.rows(companyId, 'DELETE FROM company_secrets WHERE company_id = $1 AND id = $2', [secretId]);
   }
 
   /** By id in any company (board routes check access after); `lock` takes FOR UPDATE. */
   findById(secretId: string, lock: boolean): Promise<SecretEntity | null> {
-    return this.secrets.findOne({ where: { id: secretId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}) });
+    return this.unscopedRow<SecretEntity>(
+      'a secret of a route without :companyId (/api/secrets/:id): its company is read here, then the caller checks access to it',
+      `SELECT ${SECRET} FROM company_secrets WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`,
+      [secretId],
+    );
   }
 
-  findByIdOrFail(secretId: string): Promise<SecretEntity> {
-    return this.secrets.findOneByOrFail({ id: secretId });
+  async findByIdOrFail(companyId: string, secretId: string): Promise<SecretEntity> {
+    const secret = await this.findInCompany(companyId, secretId);
+    if (!secret) throw new Error(`secret ${secretId} is not in company ${companyId}`);
+    return secret;
   }
 
   findInCompany(companyId: string, secretId: string): Promise<SecretEntity | null> {
-    return this.secrets.findOneBy({ id: secretId, companyId: this.scope(companyId) });
+    return this.row<SecretEntity>(companyId, `SELECT ${SECRET} FROM company_secrets WHERE company_id = $1 AND id = $2`, [secretId]);
   }
 
   /** Secrets of one company among `ids` (valid UUIDs, at least one). */
   findManyInCompany(companyId: string, ids: string[]): Promise<SecretEntity[]> {
-    return this.secrets
-      .createQueryBuilder('s')
-      .where('s.company_id = :companyId AND s.id IN (:...ids)', { companyId: this.scope(companyId), ids })
-      .getMany();
+    return this.rows<SecretEntity>(companyId, `SELECT ${SECRET} FROM company_secrets WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
+      ids,
+    ]);
   }
 
   /** One stored version (ciphertext or external reference) of a secret. */
-  findVersion(secretId: string, version: number): Promise<SecretVersionEntity | null> {
-    return this.versions.findOneBy({ secretId, version });
+  findVersion(companyId: string, secretId: string, version: number): Promise<SecretVersionEntity | null> {
+    return this.row<SecretVersionEntity>(
+      companyId,
+      `SELECT ${VERSION} FROM company_secret_versions WHERE company_id = $1 AND secret_id = $2 AND version = $3`,
+      [secretId, version],
+    );
   }
 
   /** The security audit row of a run-bound value read (never the value). */
   async insertAccessEvent(event: Omit<SecretAccessEventEntity, 'id' | 'createdAt'>): Promise<void> {
-    await this.db.repo(SecretAccessEventEntity).insert(event);
+    await this.orm(SecretAccessEventEntity).insert(event);
   }
 
   /** The run a run-bound secret request names, if it is this agent's in this company. */
-  async findAgentRun(companyId: string, agentId: string, runId: string | undefined): Promise<SecretRunRow | null> {
-    // reads heartbeat_runs (owned by heartbeat; the heartbeat module imports this one)
-    const [run] = await this.db.query<SecretRunRow>(
-      `SELECT status, invocation_source, context_snapshot FROM heartbeat_runs WHERE id = $1 AND agent_id = $2 AND company_id = $3`,
-      [runId, agentId, this.scope(companyId)],
+  findAgentRun(companyId: string, agentId: string, runId: string | undefined): Promise<SecretRunRow | null> {
+    return this.row<SecretRunRow>(
+      companyId,
+      `SELECT status, invocation_source, context_snapshot FROM heartbeat_runs WHERE company_id = $1 AND id = $2 AND agent_id = $3`,
+      [runId, agentId],
     );
-    return run ?? null;
   }
 
-  async findAgentTrust(agentId: string): Promise<SecretAgentRow | null> {
-    // reads agents (owned by agents; the agents module imports this one)
-    const [agent] = await this.db.query<SecretAgentRow>('SELECT role, metadata FROM agents WHERE id = $1', [agentId]);
-    return agent ?? null;
+  findAgentTrust(companyId: string, agentId: string): Promise<SecretAgentRow | null> {
+    return this.row<SecretAgentRow>(companyId, 'SELECT role, metadata FROM agents WHERE company_id = $1 AND id = $2', [agentId]);
   }
 
   /** The agent's adapter configuration (its env bindings), or null when the company has no such agent. */
-  async findAgentAdapterConfig(companyId: string, agentId: string): Promise<{ adapter_config: { env?: unknown } | null } | null> {
-    // reads agents (owned by agents; the agents module imports this one)
-    const [agent] = await this.db.query<{ adapter_config: { env?: unknown } | null }>(
-      'SELECT adapter_config FROM agents WHERE id = $1 AND company_id = $2',
-      [agentId, this.scope(companyId)],
+  findAgentAdapterConfig(companyId: string, agentId: string): Promise<{ adapter_config: { env?: unknown } | null } | null> {
+    return this.row<{ adapter_config: { env?: unknown } | null }>(
+      companyId,
+      'SELECT adapter_config FROM agents WHERE company_id = $1 AND id = $2',
+      [agentId],
     );
-    return agent ?? null;
   }
 
   /** The project's env map (undefined when the company has no such project). */
   async findProjectEnv(companyId: string, projectId: string): Promise<unknown> {
-    // reads projects (owned by projects; the projects module imports this one)
-    const [project] = await this.db.query<{ env: unknown }>('SELECT env FROM projects WHERE id = $1 AND company_id = $2', [
-      projectId,
-      this.scope(companyId),
-    ]);
+    const project = await this.row<{ env: unknown }>(companyId, 'SELECT env FROM projects WHERE company_id = $1 AND id = $2', [projectId]);
     return project?.env;
   }
 
@@ -151,7 +158,8 @@ export class SecretsRepository extends CompanyScopedRepository {
    * key other than `fingerprint`, per key.
    */
   foreignKeyVersions(fingerprint: string): Promise<Array<{ fingerprint: string; versions: number; companies: number }>> {
-    return this.db.query(
+    return this.unscoped(
+      'the start-up check of the master key: versions of every company stored under another key',
       `SELECT key_fingerprint AS fingerprint, count(*)::int AS versions, count(DISTINCT company_id)::int AS companies
          FROM company_secret_versions WHERE key_fingerprint IS NOT NULL AND key_fingerprint <> $1
         GROUP BY key_fingerprint ORDER BY key_fingerprint`,

@@ -85,7 +85,7 @@ export class SecretsService {
       });
       if (!inserted) throw duplicateName(dto.name);
       await this.repo.insertVersion({ id: randomUUID(), secretId: id, companyId, version: 1, provider: providerId, ...material, ...by });
-      return toSecretResponse(await this.repo.findByIdOrFail(id));
+      return toSecretResponse(await this.repo.findByIdOrFail(companyId, id));
     });
   }
 
@@ -140,7 +140,7 @@ export class SecretsService {
   async remove(actor: Actor, secretId: string): Promise<SecretResponseDto> {
     const secret = await this.loadForBoard(actor, secretId, true);
     const response = toSecretResponse(secret);
-    await this.repo.delete(secret.id);
+    await this.repo.delete(secret.companyId, secret.id);
     return response;
   }
 
@@ -176,7 +176,7 @@ export class SecretsService {
       throw secretError(SECRET_ERROR_CODES.notFound, `Secret ${secretId} does not exist in this company (deleted?)`, { secretId });
     }
     const version = selector === 'latest' ? s.latestVersion : selector;
-    const stored = await this.repo.findVersion(s.id, version);
+    const stored = await this.repo.findVersion(s.companyId, s.id, version);
     if (!stored) {
       throw secretError(SECRET_ERROR_CODES.versionNotFound, `Secret "${s.name}" has no version ${version}`, {
         secretId: s.id,
@@ -191,7 +191,7 @@ export class SecretsService {
   async createFromRawValue(actor: Actor | undefined, companyId: string, baseName: string, value: string): Promise<SecretEntity> {
     const name = `${baseName}-${randomUUID().slice(0, 8)}`;
     const created = await this.create(actor, companyId, { name, value, description: `Created from configuration field ${baseName}` });
-    return this.repo.findByIdOrFail(created.id);
+    return this.repo.findByIdOrFail(companyId, created.id);
   }
 }
 

@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { DeepPartial } from 'typeorm';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { AssetEntity } from './asset.entity';
+
+const COLUMNS = `id, company_id AS "companyId", kind, content_type AS "contentType", byte_size AS "byteSize", sha256,
+  storage_key AS "storageKey", original_filename AS "originalFilename", created_by_user_id AS "createdByUserId",
+  created_by_agent_id AS "createdByAgentId", created_at AS "createdAt"`;
 
 /** The only place the `assets` table is read and written (the bytes live in StorageService). */
 @Injectable()
@@ -11,30 +16,30 @@ export class AssetsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  private get entities() {
-    return this.db.repo(AssetEntity);
-  }
-
-  /** A fresh id from the database, known before the bytes are stored under it. */
-  async newId(): Promise<string> {
-    return (await this.db.query<{ id: string }>('SELECT gen_random_uuid() AS id'))[0].id;
+  /** A fresh id, known before the bytes are stored under it. */
+  newId(): string {
+    return randomUUID();
   }
 
   insert(values: DeepPartial<AssetEntity>): Promise<AssetEntity> {
-    const repo = this.entities;
+    const repo = this.orm(AssetEntity);
     return repo.save(repo.create(values));
   }
 
   findInCompany(companyId: string, assetId: string): Promise<AssetEntity | null> {
-    return this.entities.findOne({ where: { id: assetId, companyId: this.scope(companyId) } });
+    return this.row<AssetEntity>(companyId, `SELECT ${COLUMNS} FROM assets WHERE company_id = $1 AND id = $2`, [assetId]);
   }
 
   /** By id in any company (the caller checks access to its company). */
   findById(assetId: string): Promise<AssetEntity | null> {
-    return this.entities.findOne({ where: { id: assetId } });
+    return this.unscopedRow<AssetEntity>(
+      'an asset of a route without :companyId (GET /api/assets/:id/content): its company is read here, then the caller checks access to it',
+      `SELECT ${COLUMNS} FROM assets WHERE id = $1`,
+      [assetId],
+    );
   }
 
   async delete(companyId: string, assetId: string): Promise<void> {
-    await this.entities.delete({ id: assetId, companyId: this.scope(companyId) });
+    await this.rows(companyId, `DELETE FROM assets WHERE company_id = $1 AND id = $2`, [assetId]);
   }
 }

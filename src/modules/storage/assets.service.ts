@@ -27,7 +27,7 @@ export class AssetsService {
   ) {}
 
   async create(input: NewAsset): Promise<AssetEntity> {
-    const id = await this.assets.newId();
+    const id = this.assets.newId();
     const key = this.storage.keyFor(input.companyId, 'assets', id);
     const stored = await this.storage.put(key, input.data);
     // if the transaction rolls back, the file is orphaned but unreachable; remove it then

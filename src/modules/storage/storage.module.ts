@@ -3,10 +3,11 @@ import { AssetsController } from './assets.controller';
 import { AssetsRepository } from './assets.repository';
 import { AssetsService } from './assets.service';
 import { StorageService } from './storage.service';
+import { AssetCompanyRepository } from './asset-company.repository';
 
 @Module({
   controllers: [AssetsController],
-  providers: [StorageService, AssetsService, AssetsRepository],
+  providers: [AssetCompanyRepository, StorageService, AssetsService, AssetsRepository],
   exports: [StorageService, AssetsService],
 })
 export class StorageModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { BoardTokenResponseDto } from './dto/auth.dto';
@@ -61,13 +62,15 @@ export interface CredentialRow {
  * Credential lookups run straight on the pool, outside any request transaction.
  */
 @Injectable()
-export class SessionsRepository {
-  constructor(private readonly db: Db) {}
+export class SessionsRepository extends InstanceRepository {
+  constructor(db: Db) {
+    super(db);
+  }
 
   // ---- user_sessions
 
   async insertSession(userId: string, tokenHash: string, userAgent: string | null, ttlHours: number): Promise<SessionRow> {
-    const [session] = await this.db.query<SessionRow>(
+    const [session] = await this.rows<SessionRow>(
       `INSERT INTO user_sessions (user_id, token_hash, user_agent, expires_at)
        VALUES ($1, $2, $3, now() + make_interval(hours => $4)) RETURNING id, user_id, expires_at, created_at`,
       [userId, tokenHash, userAgent, ttlHours],
@@ -76,25 +79,24 @@ export class SessionsRepository {
   }
 
   async findSession(sessionId: string): Promise<SessionRow | undefined> {
-    const [row] = await this.db.query<SessionRow>(`SELECT id, user_id, expires_at, created_at FROM user_sessions WHERE id = $1`, [
-      sessionId,
-    ]);
+    const [row] = await this.rows<SessionRow>(`SELECT id, user_id, expires_at, created_at FROM user_sessions WHERE id = $1`, [sessionId]);
     return row;
   }
 
   /** Revoking twice keeps the first time. */
   async revokeSession(sessionId: string): Promise<void> {
-    await this.db.query(`UPDATE user_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, [sessionId]);
+    await this.rows(`UPDATE user_sessions SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`, [sessionId]);
   }
 
   /** The unrevoked, unexpired session of a token hash. */
   async findLiveSession(tokenHash: string): Promise<CredentialRow | undefined> {
-    const [row] = (await this.db.dataSource.query(
+    const [row] = await this.rows<CredentialRow>(
       `SELECT s.id, s.user_id, u.instance_role, (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute') AS stale
          FROM user_sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
       [tokenHash],
-    )) as CredentialRow[];
+      { detached: true },
+    );
     return row;
   }
 
@@ -112,7 +114,7 @@ export class SessionsRepository {
     tokenPrefix: string;
     expiresInDays: number | null;
   }): Promise<BoardTokenResponseDto> {
-    const [row] = await this.db.query<BoardTokenRow>(
+    const [row] = await this.rows<BoardTokenRow>(
       `INSERT INTO board_api_tokens (user_id, name, token_hash, token_prefix, expires_at)
        VALUES ($1, $2, $3, $4, CASE WHEN $5::int IS NULL THEN NULL ELSE now() + make_interval(days => $5::int) END) RETURNING ${TOKEN_COLUMNS}`,
       [t.userId, t.name, t.tokenHash, t.tokenPrefix, t.expiresInDays],
@@ -121,7 +123,7 @@ export class SessionsRepository {
   }
 
   async listBoardTokens(userId: string): Promise<BoardTokenResponseDto[]> {
-    const rows = await this.db.query<BoardTokenRow>(
+    const rows = await this.rows<BoardTokenRow>(
       `SELECT ${TOKEN_COLUMNS} FROM board_api_tokens WHERE user_id = $1 ORDER BY created_at DESC, id`,
       [userId],
     );
@@ -130,7 +132,7 @@ export class SessionsRepository {
 
   /** The revoked token, or undefined when the user has no token of that id. Revoking twice keeps the first time. */
   async revokeBoardToken(tokenId: string, userId: string): Promise<BoardTokenResponseDto | undefined> {
-    const [row] = await this.db.query<BoardTokenRow>(
+    const [row] = await this.rows<BoardTokenRow>(
       `WITH changed AS (UPDATE board_api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${TOKEN_COLUMNS}) SELECT * FROM changed`,
       [tokenId, userId],
     );
@@ -139,12 +141,13 @@ export class SessionsRepository {
 
   /** The unrevoked, unexpired board token of a token hash. */
   async findLiveBoardToken(tokenHash: string): Promise<CredentialRow | undefined> {
-    const [row] = (await this.db.dataSource.query(
+    const [row] = await this.rows<CredentialRow>(
       `SELECT t.id, t.user_id, u.instance_role, (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale
          FROM board_api_tokens t JOIN users u ON u.id = t.user_id
         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
       [tokenHash],
-    )) as CredentialRow[];
+      { detached: true },
+    );
     return row;
   }
 
@@ -154,6 +157,6 @@ export class SessionsRepository {
   }
 
   private touch(table: 'user_sessions' | 'board_api_tokens', column: string, id: string): void {
-    void this.db.dataSource.query(`UPDATE ${table} SET ${column} = now() WHERE id = $1`, [id]).catch(() => undefined);
+    void this.rows(`UPDATE ${table} SET ${column} = now() WHERE id = $1`, [id], { detached: true }).catch(() => undefined);
   }
 }

@@ -1,7 +1,7 @@
 import { isoRequired } from '../../database/row-mapping';
 import { UserResponseDto } from './dto/user.dto';
 
-/** A row of the users table (read by users.repository.ts, and by instance.repository.ts for user administration). */
+/** A row of the users table (read by users.repository.ts; user administration in instance reaches it through `InstanceUsers`). */
 export interface UserRow {
   id: string;
   email: string | null;

@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
 import { InstanceModule } from '../instance/instance.module';
+import { InstanceUsers } from '../instance/instance-users.port';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { BoardClaimController } from './board-claim.controller';
@@ -33,9 +34,13 @@ export class UsersModule implements OnModuleInit {
   constructor(
     private readonly registry: AuthRegistry,
     private readonly resolver: UserCredentialResolver,
+    private readonly instanceUsers: InstanceUsers,
+    private readonly users: UsersRepository,
   ) {}
 
   onModuleInit(): void {
     this.registry.addResolver(this.resolver);
+    // user administration (instance) reads and writes the users table through its owner
+    this.instanceUsers.register(this.users);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { UserRow } from './user.types';
 
@@ -18,36 +19,73 @@ export type ProfileChanges = Partial<Record<'name' | 'image' | 'bio', unknown>>;
 
 /** Tables users, board_claims and auth_rate_limits. */
 @Injectable()
-export class UsersRepository {
-  constructor(private readonly db: Db) {}
+export class UsersRepository extends InstanceRepository {
+  constructor(db: Db) {
+    super(db);
+  }
 
   // ---- users
 
   /** Whether any user has a password (sign-up may be closed once one has). */
   async anyWithPassword(): Promise<boolean> {
-    const [any] = await this.db.query(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
+    const [any] = await this.rows(`SELECT 1 FROM users WHERE password_hash IS NOT NULL LIMIT 1`);
     return Boolean(any);
   }
 
   /** `email` already normalised (lower case). */
   async findByEmail(email: string): Promise<UserRow | undefined> {
-    const [user] = await this.db.query<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
+    const [user] = await this.rows<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
     return user;
   }
 
   async emailTaken(email: string): Promise<boolean> {
-    const [taken] = await this.db.query(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
+    const [taken] = await this.rows(`SELECT 1 FROM users WHERE lower(email) = $1`, [email]);
     return Boolean(taken);
   }
 
-  async findById(userId: string): Promise<UserRow | undefined> {
-    const [row] = await this.db.query<UserRow>(`SELECT * FROM users WHERE id = $1`, [userId]);
+  /** `lock`: FOR UPDATE, for the rest of the transaction. */
+  async findById(userId: string, lock = false): Promise<UserRow | undefined> {
+    const [row] = await this.rows<UserRow>(`SELECT * FROM users WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [userId]);
+    return row;
+  }
+
+  /** Up to 500 users, oldest first; `pattern` (an ILIKE pattern) matches email, name or slug. */
+  list(pattern: string | null): Promise<UserRow[]> {
+    return this.rows<UserRow>(
+      `SELECT * FROM users
+        WHERE $1::text IS NULL OR email ILIKE $1 OR name ILIKE $1 OR slug ILIKE $1
+        ORDER BY created_at, id LIMIT 500`,
+      [pattern],
+    );
+  }
+
+  /** An instance admin (an owner stays owner). */
+  async promote(userId: string): Promise<UserRow> {
+    const [row] = await this.rows<UserRow>(
+      `WITH changed AS (UPDATE users SET instance_role = coalesce(instance_role, 'admin'), updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [userId],
+    );
+    return row;
+  }
+
+  /** The ids of the instance owners and admins, locked for the rest of the transaction. */
+  async lockInstanceAdmins(): Promise<string[]> {
+    const admins = await this.rows<{ id: string }>(`SELECT id FROM users WHERE instance_role IS NOT NULL ORDER BY id FOR UPDATE`);
+    return admins.map((a) => a.id);
+  }
+
+  /** No instance role any more. */
+  async demote(userId: string): Promise<UserRow> {
+    const [row] = await this.rows<UserRow>(
+      `WITH changed AS (UPDATE users SET instance_role = NULL, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+      [userId],
+    );
     return row;
   }
 
   /** The new user, or undefined when the email or slug is taken (ON CONFLICT DO NOTHING). */
   async insertWithPassword(email: string, name: string, slug: string, passwordHash: string): Promise<UserRow | undefined> {
-    const [row] = await this.db.query<UserRow>(
+    const [row] = await this.rows<UserRow>(
       `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *`,
       [email, name, slug, passwordHash],
     );
@@ -56,7 +94,7 @@ export class UsersRepository {
 
   /** A profile row for a user without one (the local board): its id is also its slug. */
   async insertProfileIfMissing(userId: string, name: string): Promise<void> {
-    await this.db.query(`INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`, [userId, name]);
+    await this.rows(`INSERT INTO users (id, name, slug) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING`, [userId, name]);
   }
 
   /** Sets the given fields (undefined ones are left as they are); nothing is written when none is given. */
@@ -68,7 +106,7 @@ export class UsersRepository {
       params.push(changes[field]);
       sets.push(`${field} = $${params.length}`);
     }
-    if (sets.length) await this.db.query(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
+    if (sets.length) await this.rows(`UPDATE users SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`, params);
   }
 
   /** A user of a company by slug (preferred) or id, with their membership there. */
@@ -76,25 +114,25 @@ export class UsersRepository {
     companyId: string,
     userSlug: string,
   ): Promise<(UserRow & { membership_role: string; membership_status: string }) | undefined> {
-    // reads company_memberships (owned by access): the profile page of a company's user joins it for speed
-    const [row] = await this.db.query<UserRow & { membership_role: string; membership_status: string }>(
+    const row = await this.unscopedRow<UserRow & { membership_role: string; membership_status: string }>(
+      "the profile page of a company's user: joins their membership of that company ($1) (read of access's table, FOREIGN_READS)",
       `SELECT u.*, m.membership_role, m.status AS membership_status
          FROM users u JOIN company_memberships m ON m.principal_type = 'user' AND m.principal_id = u.id AND m.company_id = $1
         WHERE u.slug = $2 OR u.id = $2
         ORDER BY (u.slug = $2) DESC LIMIT 1`,
       [companyId, userSlug],
     );
-    return row;
+    return row ?? undefined;
   }
 
   /** Whether the instance has an owner or admin. */
   async hasInstanceAdmin(): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM users WHERE instance_role IS NOT NULL LIMIT 1`);
+    const rows = await this.rows(`SELECT 1 FROM users WHERE instance_role IS NOT NULL LIMIT 1`);
     return rows.length > 0;
   }
 
   async makeOwner(userId: string): Promise<UserRow> {
-    const [user] = await this.db.query<UserRow>(
+    const [user] = await this.rows<UserRow>(
       `WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
       [userId],
     );
@@ -104,7 +142,7 @@ export class UsersRepository {
   // ---- board_claims
 
   async insertClaim(tokenHash: string, validityHours: number): Promise<void> {
-    await this.db.query(`INSERT INTO board_claims (token_hash, expires_at) VALUES ($1, now() + make_interval(hours => $2))`, [
+    await this.rows(`INSERT INTO board_claims (token_hash, expires_at) VALUES ($1, now() + make_interval(hours => $2))`, [
       tokenHash,
       validityHours,
     ]);
@@ -112,11 +150,11 @@ export class UsersRepository {
 
   /** Serialises claims for the rest of the transaction (one instance-wide advisory lock). */
   async lockClaims(): Promise<void> {
-    await this.db.query(`SELECT pg_advisory_xact_lock(hashtext('board_claim'))`);
+    await this.rows(`SELECT pg_advisory_xact_lock(hashtext('board_claim'))`);
   }
 
   async findClaim(tokenHash: string, lock = false): Promise<ClaimRow | undefined> {
-    const [row] = await this.db.query<ClaimRow>(
+    const [row] = await this.rows<ClaimRow>(
       `SELECT id, expires_at, claimed_at FROM board_claims WHERE token_hash = $1 ${lock ? 'FOR UPDATE' : ''}`,
       [tokenHash],
     );
@@ -124,7 +162,7 @@ export class UsersRepository {
   }
 
   async markClaimed(claimId: string, userId: string): Promise<void> {
-    await this.db.query(`UPDATE board_claims SET claimed_at = now(), claimed_by_user_id = $2 WHERE id = $1`, [claimId, userId]);
+    await this.rows(`UPDATE board_claims SET claimed_at = now(), claimed_by_user_id = $2 WHERE id = $1`, [claimId, userId]);
   }
 
   // ---- auth_rate_limits
@@ -134,7 +172,7 @@ export class UsersRepository {
    * Outside any transaction (straight on the pool): the count must commit even when the request fails.
    */
   async countAttempts(keys: string[], windowSec: number): Promise<AttemptCount[]> {
-    return (await this.db.dataSource.query(
+    return this.rows<AttemptCount>(
       `INSERT INTO auth_rate_limits AS l (key, attempts, window_start)
        SELECT k, 1, now() FROM unnest($1::text[]) AS k
        ON CONFLICT (key) DO UPDATE SET
@@ -142,15 +180,16 @@ export class UsersRepository {
          window_start = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN now() ELSE l.window_start END
        RETURNING key, attempts, ceil(extract(epoch FROM l.window_start + make_interval(secs => $2) - now()))::int AS retry_after`,
       [keys, windowSec],
-    )) as AttemptCount[];
+      { detached: true },
+    );
   }
 
   async deleteAttempts(keys: string[]): Promise<void> {
-    await this.db.query(`DELETE FROM auth_rate_limits WHERE key = ANY($1::text[])`, [keys]);
+    await this.rows(`DELETE FROM auth_rate_limits WHERE key = ANY($1::text[])`, [keys]);
   }
 
   /** One attempt fewer for the key (never below zero). */
   async takeBackAttempt(key: string): Promise<void> {
-    await this.db.query(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [key]);
+    await this.rows(`UPDATE auth_rate_limits SET attempts = greatest(attempts - 1, 0) WHERE key = $1`, [key]);
   }
 }
