@@ -14,7 +14,7 @@ import { InvitesService } from './invites.service';
 import { JoinRequestRow, JoinRequestsRepository } from './join-requests.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import type { MembershipRole } from './permission-keys';
-import { slugify } from '../users/slug';
+import { slugify } from '../../common/http/slug';
 
 function toJoinRequestResponse(r: JoinRequestRow): JoinRequestResponseDto {
   return {

@@ -4,9 +4,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { inaccessibleReason, ProcessIdentity, unreadableReason } from '../../common/process/agent-user';
 import { findCommand, prepareAgentSpawn, SandboxSpec } from '../../common/process/agent-sandbox';
-import type { RunOutcome } from '../heartbeat/heartbeat.types';
+import type { RunOutcome } from './run.types';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
-import type { LogStream } from '../heartbeat/run-log.service';
+import type { LogStream } from './run.types';
 
 export interface ChildRunOptions {
   command: string;

@@ -5,7 +5,8 @@ import { CancellationScope, WorkCancellation } from '../../common/events/work-ca
 import { Db } from '../../database/db.service';
 import { HeartbeatAgentsRepository } from './heartbeat-agents.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
-import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
+import type { RunOutcome, WakeContext } from '../adapters/run.types';
+import type { AgentRow, RunRow } from './heartbeat.types';
 import { RunLifecycleEvents } from './run-lifecycle-events';
 import { RunLogService } from './run-log.service';
 import { RunLiveEvents } from './run-live-events';

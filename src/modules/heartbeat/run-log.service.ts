@@ -3,8 +3,7 @@ import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { redactionForms, StreamRedactor } from '../../common/process/stream-redactor';
 import { AppConfig } from '../../config/app-config';
-
-export type LogStream = 'stdout' | 'stderr' | 'system';
+import type { LogStream } from '../adapters/run.types';
 
 /** Where a run's redacted output also goes (the live stream). */
 export interface RunLogSink {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { MembershipsService } from '../access/memberships.service';
-import { toUserResponse, UserResponseDto, UserRow } from '../users/user.types';
+import { toUserResponse, UserResponseDto, UserRow } from './user.types';
 import { CompanyAccessResponseDto, CompanyAccessEntryDto } from './dto/admin-users.dto';
 import { instanceError } from './instance.errors';
 import { InstanceRepository } from './instance.repository';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../database/db.service';
-import { UserRow } from '../users/user.types';
+import { UserRow } from './user.types';
 
 /**
  * Table instance_settings, and the reads and writes of user administration. The users table is

@@ -5,7 +5,8 @@ import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginRecord, PluginsRepository } from './plugins.repository';
-import { PluginsService } from './plugins.service';
+import { PluginCallsService } from './plugin-calls.service';
+import { PluginCore } from './plugin-core.service';
 
 const TICK = 'plugins.tick';
 /** an occurrence later than this is not run any more (the service was down) */
@@ -35,7 +36,8 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
     private readonly db: Db,
     private readonly config: AppConfig,
     private readonly repo: PluginsRepository,
-    private readonly plugins: PluginsService,
+    private readonly calls: PluginCallsService,
+    private readonly core: PluginCore,
     private readonly supervisor: PluginSupervisor,
     @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
@@ -105,7 +107,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
       const run = await this.repo.claimOccurrence(p.id, job.key, occurrence, this.config.instanceId);
       if (!run) continue;
       n++;
-      await this.plugins.runJob(p, run);
+      await this.calls.runJob(p, run);
     }
     return n;
   }
@@ -124,7 +126,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
           let n = 0;
           for (const e of await this.repo.pendingEvents(s.pluginId, s.companyId, EVENT_BATCH)) {
             try {
-              await this.plugins.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000, s.companyId);
+              await this.core.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000, s.companyId);
             } catch (err) {
               await this.repo.markFailed(e.id, (err as Error).message);
               break; // later events of this company wait: order is kept

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../database/db.service';
-import { UserRow } from './user.types';
+import { UserRow } from '../instance/user.types';
 
 export interface ClaimRow {
   id: string;

@@ -1,7 +1,11 @@
 import { isoRequired } from '../../database/row-mapping';
 import { UserResponseDto } from './dto/user.dto';
 
-/** A row of the users table (read by users.repository.ts, and by instance.repository.ts for user administration). */
+/**
+ * A row of the users table (read by users.repository.ts, and by instance.repository.ts for user
+ * administration) and its response. Here, in instance, because both users (which imports instance
+ * for its settings) and instance's user administration map it.
+ */
 export interface UserRow {
   id: string;
   email: string | null;
