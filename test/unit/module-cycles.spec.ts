@@ -118,8 +118,33 @@ function explain(graph: Map<string, Map<string, string[]>>, scc: string[]): stri
   return lines.join('\n');
 }
 
+/** Folders by layer: a folder sits one above the highest folder it imports (`MODULE_MAP=1` prints them). */
+export function layers(graph: Map<string, Map<string, string[]>>): string[][] {
+  const level = new Map<string, number>();
+  const of = (v: string, path: Set<string>): number => {
+    if (level.has(v)) return level.get(v) as number;
+    if (path.has(v)) return 0; // a cycle: reported by the test below
+    path.add(v);
+    const deps = [...(graph.get(v)?.keys() ?? [])];
+    const l = deps.length ? 1 + Math.max(...deps.map((d) => of(d, path))) : 0;
+    path.delete(v);
+    level.set(v, l);
+    return l;
+  };
+  for (const v of graph.keys()) of(v, new Set());
+  const out: string[][] = [];
+  for (const [v, l] of level) (out[l] ??= []).push(v);
+  return out.map((l) => l.sort());
+}
+
 describe('folder import graph', () => {
   const graph = folderGraph();
+  if (process.env.MODULE_MAP)
+    process.stdout.write(
+      layers(graph)
+        .map((l, i) => `${i}: ${l.join(' ')}`)
+        .join('\n') + '\n',
+    );
 
   it('sees the folders and their imports', () => {
     expect(graph.size).toBeGreaterThan(40);
