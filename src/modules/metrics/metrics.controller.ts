@@ -6,7 +6,8 @@ import { AppConfig } from '../../config/app-config';
 import { METRICS_SECURITY } from '../../openapi';
 import { LivenessDto, ReadinessDto } from './dto/probe.dto';
 import { metricsAccess } from './metrics-access';
-import { metricsError } from './metrics.errors';
+import { METRICS_ERRORS, metricsError } from './metrics.errors';
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { MetricsRepository } from './metrics.repository';
 import { MetricsService } from './metrics.service';
 
@@ -36,6 +37,7 @@ export class MetricsController {
   @ApiSecurity(METRICS_SECURITY)
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus exposition format', schema: { type: 'string' } })
+  @ApiDomainErrors(METRICS_ERRORS)
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
     const access = metricsAccess(this.config.metrics, req.ip, req.headers.authorization);
     if (access === 'token_required' || access === 'bad_token') {
