@@ -4,7 +4,7 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   transform: {
-    // transpile only: type errors are caught by the build (`nest build` runs at install)
+    // transpile only: `npm test` type-checks src and test first (`npm run typecheck`: tsconfig.json includes both)
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', diagnostics: false }],
   },
   moduleFileExtensions: ['ts', 'js', 'json'],

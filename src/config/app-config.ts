@@ -276,35 +276,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
       `local_trusted mode binds to loopback only; HOST=${c.host} is not a loopback address (use SERVICE_DEPLOYMENT_MODE=authenticated)`,
     );
   }
-  const publicUrl = env.SERVICE_PUBLIC_URL?.trim();
-  if (publicUrl) {
-    try {
-      const u = new URL(publicUrl);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
-    } catch {
-      throw new ConfigError(`SERVICE_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
-    }
-    c.publicUrl = publicUrl.replace(/\/$/, '');
-  } else {
-    const h = c.host.includes(':') && !c.host.startsWith('[') ? `[${c.host}]` : c.host;
-    c.publicUrl = `http://${h}:${c.port}`;
-  }
+  c.publicUrl = publicUrlOf(env, c.host, c.port);
   c.enableCompanyDeletion = parseBool('SERVICE_ENABLE_COMPANY_DELETION', env.SERVICE_ENABLE_COMPANY_DELETION, false);
-  const types = env.SERVICE_ALLOWED_ATTACHMENT_TYPES?.trim();
-  if (types) {
-    const list = types
-      .split(',')
-      .map((t) => t.trim().toLowerCase())
-      .filter(Boolean);
-    for (const t of list) {
-      if (!/^([a-z0-9!#$&^_.+-]+|\*)\/([a-z0-9!#$&^_.+-]+|\*)$/.test(t)) {
-        throw new ConfigError(`SERVICE_ALLOWED_ATTACHMENT_TYPES has an invalid MIME type or pattern: "${t}"`);
-      }
-    }
-    c.allowedAttachmentTypes = list;
-  } else {
-    c.allowedAttachmentTypes = DEFAULT_ALLOWED_ATTACHMENT_TYPES;
-  }
+  c.allowedAttachmentTypes = attachmentTypesOf(env);
   c.maxUploadBytes = parseInteger('SERVICE_MAX_UPLOAD_BYTES', env.SERVICE_MAX_UPLOAD_BYTES, 10 * 1024 * 1024, 1, 1024 * 1024 * 1024);
   c.trustProxy = parseTrustProxy(env.SERVICE_TRUST_PROXY);
   c.logLevel = (env.LOG_LEVEL ?? 'info').trim();
@@ -322,29 +296,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   if (typeof identity === 'string') throw new ConfigError(identity);
   c.agentIdentity = identity;
   c.instanceId = env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}`;
-  c.heartbeat = {
-    instanceId: env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
-    tickMs: parseInteger('SERVICE_HEARTBEAT_TICK_MS', env.SERVICE_HEARTBEAT_TICK_MS, 2000, 50, 3_600_000),
-    reaperMs: parseInteger('SERVICE_HEARTBEAT_REAPER_MS', env.SERVICE_HEARTBEAT_REAPER_MS, 10_000, 50, 3_600_000),
-    leaseSec: parseInteger('SERVICE_HEARTBEAT_LEASE_SEC', env.SERVICE_HEARTBEAT_LEASE_SEC, 60, 1, 86_400),
-    keepaliveMs: parseInteger('SERVICE_HEARTBEAT_KEEPALIVE_MS', env.SERVICE_HEARTBEAT_KEEPALIVE_MS, 2000, 50, 600_000),
-    maxLocalRuns: parseInteger('SERVICE_HEARTBEAT_MAX_LOCAL_RUNS', env.SERVICE_HEARTBEAT_MAX_LOCAL_RUNS, 64, 1, 10_000),
-    wakeLoopLimit: parseInteger('SERVICE_WAKE_LOOP_LIMIT', env.SERVICE_WAKE_LOOP_LIMIT, 10, 1, 1_000_000),
-    wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
-    runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-  };
+  c.heartbeat = heartbeatSettings(env);
   c.shutdownGraceSec = parseInteger('SERVICE_SHUTDOWN_GRACE_SEC', env.SERVICE_SHUTDOWN_GRACE_SEC, 30, 0, 86_400);
-  c.events = {
-    retentionSec: parseInteger('SERVICE_EVENTS_RETENTION_SEC', env.SERVICE_EVENTS_RETENTION_SEC, 900, 60, 7 * 86_400),
-    pingMs: parseInteger('SERVICE_EVENTS_PING_MS', env.SERVICE_EVENTS_PING_MS, 25_000, 100, 600_000),
-    maxBufferedBytes: parseInteger(
-      'SERVICE_EVENTS_MAX_BUFFER_BYTES',
-      env.SERVICE_EVENTS_MAX_BUFFER_BYTES,
-      4 * 1024 * 1024,
-      1024,
-      1024 * 1024 * 1024,
-    ),
-  };
+  c.events = eventSettings(env);
   c.routinesTickMs = parseInteger('SERVICE_ROUTINES_TICK_MS', env.SERVICE_ROUTINES_TICK_MS, 250, 50, 3_600_000);
   c.builtInAgentsDefault = parseBool('SERVICE_ENABLE_BUILT_IN_AGENTS', env.SERVICE_ENABLE_BUILT_IN_AGENTS, false);
   c.adapters = {
@@ -355,16 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     token: env.SERVICE_METRICS_TOKEN?.trim() || undefined,
     allowRemote: parseBool('SERVICE_METRICS_ALLOW_REMOTE', env.SERVICE_METRICS_ALLOW_REMOTE, false),
   };
-  const engine = (env.SERVICE_BACKUP_ENGINE?.trim() || 'auto') as AppConfig['backups']['engine'];
-  if (!['auto', 'pg_dump', 'builtin'].includes(engine))
-    throw new ConfigError(`SERVICE_BACKUP_ENGINE must be auto, pg_dump or builtin, got "${engine}"`);
-  c.backups = {
-    dir: path.resolve(env.SERVICE_BACKUP_DIR?.trim() || path.join(c.dataDir, 'backups')),
-    engine,
-    pgDumpPath: env.SERVICE_PG_DUMP_PATH?.trim() || undefined,
-    pgRestorePath: env.SERVICE_PG_RESTORE_PATH?.trim() || undefined,
-    tickMs: parseInteger('SERVICE_BACKUP_TICK_MS', env.SERVICE_BACKUP_TICK_MS, 30_000, 50, 3_600_000),
-  };
+  c.backups = backupSettings(env, c.dataDir);
   c.audit = {
     signingKey: loadKey(env, 'SERVICE_AUDIT_SIGNING_KEY', c.dataDir, 'audit-signing-key', persistKeys),
     anchorIntervalSec: parseInteger('SERVICE_AUDIT_ANCHOR_INTERVAL_SEC', env.SERVICE_AUDIT_ANCHOR_INTERVAL_SEC, 3600, 1, 30 * 86_400),
@@ -386,4 +331,77 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     throw new ConfigError((err as Error).message);
   }
   return c;
+}
+
+/** SERVICE_PUBLIC_URL, or the URL of the bound address. */
+function publicUrlOf(env: NodeJS.ProcessEnv, host: string, port: number): string {
+  const publicUrl = env.SERVICE_PUBLIC_URL?.trim();
+  if (publicUrl) {
+    try {
+      const u = new URL(publicUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    } catch {
+      throw new ConfigError(`SERVICE_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
+    }
+    return publicUrl.replace(/\/$/, '');
+  }
+  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${h}:${port}`;
+}
+
+/** SERVICE_ALLOWED_ATTACHMENT_TYPES (MIME types or patterns), or the default list. */
+function attachmentTypesOf(env: NodeJS.ProcessEnv): string[] {
+  const types = env.SERVICE_ALLOWED_ATTACHMENT_TYPES?.trim();
+  if (!types) return DEFAULT_ALLOWED_ATTACHMENT_TYPES;
+  const list = types
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
+  for (const t of list) {
+    if (!/^([a-z0-9!#$&^_.+-]+|\*)\/([a-z0-9!#$&^_.+-]+|\*)$/.test(t)) {
+      throw new ConfigError(`SERVICE_ALLOWED_ATTACHMENT_TYPES has an invalid MIME type or pattern: "${t}"`);
+    }
+  }
+  return list;
+}
+
+function heartbeatSettings(env: NodeJS.ProcessEnv): AppConfig['heartbeat'] {
+  return {
+    instanceId: env.SERVICE_INSTANCE_ID?.trim() || `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
+    tickMs: parseInteger('SERVICE_HEARTBEAT_TICK_MS', env.SERVICE_HEARTBEAT_TICK_MS, 2000, 50, 3_600_000),
+    reaperMs: parseInteger('SERVICE_HEARTBEAT_REAPER_MS', env.SERVICE_HEARTBEAT_REAPER_MS, 10_000, 50, 3_600_000),
+    leaseSec: parseInteger('SERVICE_HEARTBEAT_LEASE_SEC', env.SERVICE_HEARTBEAT_LEASE_SEC, 60, 1, 86_400),
+    keepaliveMs: parseInteger('SERVICE_HEARTBEAT_KEEPALIVE_MS', env.SERVICE_HEARTBEAT_KEEPALIVE_MS, 2000, 50, 600_000),
+    maxLocalRuns: parseInteger('SERVICE_HEARTBEAT_MAX_LOCAL_RUNS', env.SERVICE_HEARTBEAT_MAX_LOCAL_RUNS, 64, 1, 10_000),
+    wakeLoopLimit: parseInteger('SERVICE_WAKE_LOOP_LIMIT', env.SERVICE_WAKE_LOOP_LIMIT, 10, 1, 1_000_000),
+    wakeLoopWindowSec: parseInteger('SERVICE_WAKE_LOOP_WINDOW_SEC', env.SERVICE_WAKE_LOOP_WINDOW_SEC, 3600, 1, 30 * 86_400),
+    runLogMaxBytes: parseInteger('SERVICE_RUN_LOG_MAX_BYTES', env.SERVICE_RUN_LOG_MAX_BYTES, 5 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  };
+}
+
+function eventSettings(env: NodeJS.ProcessEnv): AppConfig['events'] {
+  return {
+    retentionSec: parseInteger('SERVICE_EVENTS_RETENTION_SEC', env.SERVICE_EVENTS_RETENTION_SEC, 900, 60, 7 * 86_400),
+    pingMs: parseInteger('SERVICE_EVENTS_PING_MS', env.SERVICE_EVENTS_PING_MS, 25_000, 100, 600_000),
+    maxBufferedBytes: parseInteger(
+      'SERVICE_EVENTS_MAX_BUFFER_BYTES',
+      env.SERVICE_EVENTS_MAX_BUFFER_BYTES,
+      4 * 1024 * 1024,
+      1024,
+      1024 * 1024 * 1024,
+    ),
+  };
+}
+
+function backupSettings(env: NodeJS.ProcessEnv, dataDir: string): AppConfig['backups'] {
+  const engine = (env.SERVICE_BACKUP_ENGINE?.trim() || 'auto') as AppConfig['backups']['engine'];
+  if (!['auto', 'pg_dump', 'builtin'].includes(engine))
+    throw new ConfigError(`SERVICE_BACKUP_ENGINE must be auto, pg_dump or builtin, got "${engine}"`);
+  return {
+    dir: path.resolve(env.SERVICE_BACKUP_DIR?.trim() || path.join(dataDir, 'backups')),
+    engine,
+    pgDumpPath: env.SERVICE_PG_DUMP_PATH?.trim() || undefined,
+    pgRestorePath: env.SERVICE_PG_RESTORE_PATH?.trim() || undefined,
+    tickMs: parseInteger('SERVICE_BACKUP_TICK_MS', env.SERVICE_BACKUP_TICK_MS, 30_000, 50, 3_600_000),
+  };
 }

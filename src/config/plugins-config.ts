@@ -1,7 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runningAsRoot } from '../common/process/agent-user';
-import { pluginUserFromEnv, validatePluginUser } from '../common/process/worker-identity';
+import { pluginUserFromEnv, runningAsRoot, validatePluginUser } from './process-users';
 
 /** Where installed plugin code lives by default when the service runs as root (see PluginSettings.installDir). */
 export const ROOT_PLUGINS_DIR = '/var/lib/service-code/plugins';

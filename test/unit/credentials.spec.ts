@@ -1,5 +1,5 @@
 import { hashPassword, verifyPassword } from '../../src/modules/users/password-hasher';
-import { slugify } from '../../src/modules/users/slug';
+import { slugify } from '../../src/common/http/slug';
 
 describe('password hashing', () => {
   it('verifies the right password only, with a fresh salt per hash', async () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runningAsRoot } from '../../common/process/agent-user';
+import { runningAsRoot } from '../../config/process-users';
 import { AgentIdentities } from '../../common/process/agent-identities';
 import { findCommand, namespacesAvailable } from '../../common/process/agent-sandbox';
 import { AppConfig } from '../../config/app-config';

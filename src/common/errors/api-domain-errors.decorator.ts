@@ -7,7 +7,7 @@ import type { ErrorTable } from './error-codes';
  * tables): one response per status naming its codes, and `x-error-codes` (`{ code: status }`) on
  * each operation. Validation (400 `validation_failed`), access (401, 403) and `not_found` come on top.
  */
-export function ApiDomainErrors(...tables: ErrorTable[]): ClassDecorator {
+export function ApiDomainErrors(...tables: ErrorTable[]): ClassDecorator & MethodDecorator {
   const codes: Record<string, number> = Object.assign({}, ...tables);
   const byStatus = new Map<number, string[]>();
   for (const [code, status] of Object.entries(codes)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
@@ -21,5 +21,5 @@ export function ApiDomainErrors(...tables: ErrorTable[]): ClassDecorator {
           .join(', ')}`,
       }),
     ),
-  ) as ClassDecorator;
+  ) as ClassDecorator & MethodDecorator;
 }

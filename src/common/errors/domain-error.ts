@@ -1,3 +1,5 @@
+import type { CommonErrorCode } from './common.errors';
+
 /** A rule of the spec that failed. The exception filter turns it into `{ error, code, ...extra }`. */
 export class DomainError extends Error {
   constructor(
@@ -10,12 +12,13 @@ export class DomainError extends Error {
   }
 }
 
-export const badRequest = (message: string, extra: Record<string, unknown> = {}, code = 'bad_request') =>
+/** The generic helpers answer the codes of COMMON_ERRORS only; a domain's own code goes through its table's helper. */
+export const badRequest = (message: string, extra: Record<string, unknown> = {}, code: CommonErrorCode = 'bad_request') =>
   new DomainError(400, code, message, extra);
 export const unauthorized = (message = 'Authentication required') => new DomainError(401, 'unauthorized', message);
 export const forbidden = (message = 'Forbidden', extra: Record<string, unknown> = {}) => new DomainError(403, 'forbidden', message, extra);
 export const notFound = (what: string) => new DomainError(404, 'not_found', `${what} not found`);
-export const conflict = (message: string, code = 'conflict', extra: Record<string, unknown> = {}) =>
+export const conflict = (message: string, code: CommonErrorCode = 'conflict', extra: Record<string, unknown> = {}) =>
   new DomainError(409, code, message, extra);
-export const unprocessable = (message: string, code = 'unprocessable', extra: Record<string, unknown> = {}) =>
+export const unprocessable = (message: string, code: CommonErrorCode = 'unprocessable', extra: Record<string, unknown> = {}) =>
   new DomainError(422, code, message, extra);

@@ -9,7 +9,7 @@ import { DomainError } from './domain-error';
  *
  * so a code cannot be thrown with two statuses, and the table documents what a domain may answer.
  */
-export type ErrorTable = Record<string, 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 429 | 502 | 503>;
+export type ErrorTable = Record<string, 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 426 | 429 | 502 | 503>;
 
 export function domainErrors<T extends ErrorTable>(table: T) {
   return (code: keyof T & string, message: string, extra: Record<string, unknown> = {}): DomainError =>

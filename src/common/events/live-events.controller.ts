@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../auth/actor';
 import { Authorize } from '../auth/authorize.decorator';
 import { CurrentActor } from '../auth/current-actor.decorator';
-import { DomainError } from '../errors/domain-error';
+import { liveEventError } from './live-events.errors';
 import { LiveEventStreams, parseResumeId } from './live-event-streams';
 
 const MESSAGE =
@@ -59,8 +59,7 @@ export class LiveEventsController {
   @ApiResponse({ status: 101, description: `Switching protocols; then one message per event: ${MESSAGE}` })
   @ApiResponse({ status: 426, description: 'Not a WebSocket upgrade request' })
   ws(@Param('companyId', ParseUUIDPipe) _companyId: string): never {
-    throw new DomainError(
-      426,
+    throw liveEventError(
       'upgrade_required',
       'This is a WebSocket endpoint: connect with an upgrade request (or use GET .../events for Server-Sent Events)',
     );

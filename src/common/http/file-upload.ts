@@ -2,7 +2,8 @@ import { CallHandler, createParamDecorator, ExecutionContext, Injectable, NestIn
 import type { FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import { AppConfig } from '../../config/app-config';
-import { badRequest, DomainError } from '../errors/domain-error';
+import { DomainError } from '../errors/domain-error';
+import { uploadError } from './upload.errors';
 
 /** A file read from a multipart body into memory. */
 export interface UploadedFile {
@@ -15,13 +16,13 @@ export interface UploadedFile {
 
 type UploadRequest = FastifyRequest & { uploadedFile?: UploadedFile };
 
-const invalidUpload = (message: string) => badRequest(`Invalid upload: ${message}`, {}, 'invalid_upload');
+const invalidUpload = (message: string) => uploadError('invalid_upload', `Invalid upload: ${message}`);
 
 /** The multipart reader's errors (@fastify/multipart, busboy) as our answers. */
-function uploadError(err: unknown): unknown {
+function fromMultipartError(err: unknown): unknown {
   if (err instanceof DomainError) return err;
   const e = err as { code?: string; message?: string };
-  if (e?.code === 'FST_REQ_FILE_TOO_LARGE') return new DomainError(413, 'file_too_large', 'File too large');
+  if (e?.code === 'FST_REQ_FILE_TOO_LARGE') return uploadError('file_too_large', 'File too large');
   if (e?.code === 'FST_FILES_LIMIT') return invalidUpload('only one file may be sent');
   if (e?.code === 'FST_PARTS_LIMIT' || e?.code === 'FST_FIELDS_LIMIT') return invalidUpload('too many fields');
   return invalidUpload(e?.message ?? 'malformed multipart body');
@@ -38,7 +39,7 @@ export class SingleFileUploadInterceptor implements NestInterceptor {
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const req = ctx.switchToHttp().getRequest<UploadRequest>();
-    if (!req.isMultipart()) throw badRequest('Expected a multipart/form-data body with one `file` part', {}, 'invalid_upload');
+    if (!req.isMultipart()) throw uploadError('invalid_upload', 'Expected a multipart/form-data body with one `file` part');
     const fields: Record<string, string> = {};
     let file: UploadedFile | undefined;
     try {
@@ -53,10 +54,10 @@ export class SingleFileUploadInterceptor implements NestInterceptor {
         file = { fieldname: part.fieldname, originalname: part.filename, mimetype: part.mimetype, size: buffer.length, buffer };
       }
     } catch (err) {
-      throw uploadError(err);
+      throw fromMultipartError(err);
     }
-    if (!file) throw badRequest('A `file` part is required', { field: 'file' }, 'invalid_upload');
-    if (file.size === 0) throw badRequest('The file is empty', { field: 'file' }, 'empty_file');
+    if (!file) throw uploadError('invalid_upload', 'A `file` part is required', { field: 'file' });
+    if (file.size === 0) throw uploadError('empty_file', 'The file is empty', { field: 'file' });
     req.body = fields;
     req.uploadedFile = file;
     return next.handle();

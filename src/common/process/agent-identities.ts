@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IdentitySettings } from '../../config/agent-identity-settings';
+import { runningAsRoot } from '../../config/process-users';
 import { isDeadLocalOwner } from './process-groups';
 
 /**
@@ -36,8 +37,6 @@ export interface ProcessIdentity {
 export class AgentIdentityError extends Error {
   readonly code: string = 'agent_identity_unavailable';
 }
-
-export const runningAsRoot = (): boolean => process.getuid?.() === 0;
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 

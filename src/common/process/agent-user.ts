@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { runningAsRoot } from '../../config/process-users';
 
 /**
  * System users of the service's helpers (plugin workers: worker-identity.ts) and the file-access
@@ -12,8 +13,6 @@ export type { ProcessIdentity };
 export class AgentUserError extends Error {
   readonly code = 'agent_user_unavailable';
 }
-
-export const runningAsRoot = (): boolean => process.getuid?.() === 0;
 
 /** The warning to log at start when agent processes will not run under identities of their own. */
 export function agentIdentityWarning(isolate: boolean): string | null {

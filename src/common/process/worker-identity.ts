@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SpawnOptions } from 'node:child_process';
-import { ensureSystemUser, runningAsRoot } from './agent-user';
+import { runningAsRoot } from '../../config/process-users';
+import { ensureSystemUser } from './agent-user';
 
 /**
  * The OS identity plugin workers run as.
@@ -19,27 +20,6 @@ export interface WorkerIdentity {
   gid: number;
   /** the user's private home (its HOME and nothing else) */
   home: string;
-}
-
-export const DEFAULT_PLUGIN_USER = 'service-plugin';
-
-const USER_NAME = /^[a-z_][a-z0-9_-]{0,30}$/;
-
-/** The configured plugin worker user name. */
-export function pluginUserFromEnv(env: NodeJS.ProcessEnv): string {
-  return (env.SERVICE_PLUGIN_USER ?? '').trim() || DEFAULT_PLUGIN_USER;
-}
-
-/** A problem with SERVICE_PLUGIN_USER, or null (checked by the config loader). */
-export function validatePluginUser(env: NodeJS.ProcessEnv): string | null {
-  const raw = (env.SERVICE_PLUGIN_USER ?? '').trim();
-  if (!raw) return null;
-  if (!USER_NAME.test(raw)) return `SERVICE_PLUGIN_USER must be a system user name, got "${raw}"`;
-  if (raw === 'root' || raw === 'postgres') return `SERVICE_PLUGIN_USER must not be ${raw}: plugin workers need a user of their own`;
-  const agentUser = (env.SERVICE_AGENT_USER ?? '').trim() || 'service-agent';
-  if (raw === agentUser)
-    return `SERVICE_PLUGIN_USER must differ from the agent user ("${agentUser}"): plugin workers need a user of their own`;
-  return null;
 }
 
 export class WorkerIdentityError extends Error {

@@ -15,7 +15,7 @@ import { JoinRequestRow, JoinRequestsRepository } from './join-requests.reposito
 import { JoinedAgentsRepository } from '../agents/joined-agents.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import type { MembershipRole } from './permission-keys';
-import { slugify } from '../users/slug';
+import { slugify } from '../../common/http/slug';
 
 function toJoinRequestResponse(r: JoinRequestRow): JoinRequestResponseDto {
   return {

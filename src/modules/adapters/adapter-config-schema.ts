@@ -1,4 +1,5 @@
 import { isUuid } from '../../common/http/uuid';
+import type { SecretRef } from '../secrets/secret-ref';
 
 /**
  * A small JSON-schema subset describing an adapter's configuration: enough to validate and
@@ -30,15 +31,6 @@ export class ConfigFieldError extends Error {
   ) {
     super(message);
   }
-}
-
-export interface SecretRef {
-  type: 'secret_ref';
-  secretId: string;
-  version: 'latest' | number;
-  /** how the secret reaches the run (secrets feature): env, api or both */
-  delivery?: 'env' | 'api' | 'both';
-  projectionClass?: string;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

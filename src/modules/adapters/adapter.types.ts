@@ -1,7 +1,6 @@
 import type { ProcessIdentity } from '../../common/process/agent-identities';
 import type { SandboxSpec } from '../../common/process/agent-sandbox';
-import type { LogStream } from '../heartbeat/run-log.service';
-import type { RunOutcome, WakeContext } from '../heartbeat/heartbeat.types';
+import type { LogStream, RunOutcome, WakeContext } from './run.types';
 
 /** Everything an adapter needs to execute one run. */
 export interface AdapterRunContext {
@@ -67,19 +66,6 @@ export interface AdapterExecutor {
   start(ctx: AdapterRunContext): AdapterRun;
   testEnvironment(config: Record<string, unknown>): Promise<EnvironmentReport>;
 }
-
-/** adapterConfig.env value: an inline string or a secret reference. */
-export interface SecretRef {
-  type: 'secret_ref';
-  secretId: string;
-  version?: 'latest' | number;
-}
-
-export const isSecretRef = (v: unknown): v is SecretRef =>
-  !!v &&
-  typeof v === 'object' &&
-  (v as { type?: unknown }).type === 'secret_ref' &&
-  typeof (v as { secretId?: unknown }).secretId === 'string';
 
 // small config readers shared by the executors
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);

@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { inaccessibleReason, ProcessIdentity, unreadableReason } from '../../common/process/agent-user';
 import { findCommand, prepareAgentSpawn, SandboxSpec } from '../../common/process/agent-sandbox';
-import type { RunOutcome } from '../heartbeat/heartbeat.types';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
-import type { LogStream } from '../heartbeat/run-log.service';
+import type { LogStream, RunOutcome } from './run.types';
 
 export interface ChildRunOptions {
   command: string;
@@ -62,36 +61,12 @@ export function commandCheck(command: string, env?: Record<string, string>): Env
 export function runChild(o: ChildRunOptions): AdapterRun {
   let cancel: (reason: string, graceSec?: number) => void = () => undefined;
   const done = new Promise<RunOutcome>((resolve) => {
-    if (o.cwd && !fs.existsSync(o.cwd)) {
-      resolve({ status: 'failed', errorCode: 'adapter_cwd_not_found', error: `working directory ${o.cwd} does not exist` });
-      return;
-    }
-    if (!findCommand(o.command, o.env.PATH)) {
-      o.log('system', `command not found: ${o.command}\n`);
-      resolve({ status: 'failed', errorCode: 'adapter_command_not_found', error: `command not found: ${o.command}` });
-      return;
-    }
-    const denied = o.cwd ? inaccessibleReason(o.cwd, o.runAs ?? null) : null;
-    if (denied) {
-      o.log('system', `working directory not accessible: ${denied}\n`);
-      resolve({
-        status: 'failed',
-        errorCode: 'adapter_cwd_not_accessible',
-        error: `working directory ${o.cwd}: ${denied}; make it accessible to that user`,
-      });
+    const refused = preflight(o);
+    if (refused) {
+      resolve(refused);
       return;
     }
     const runAs = o.runAs ?? null;
-    const resolved = findCommand(o.command, o.env.PATH) ?? o.command;
-    // the identity must be able to run what it is given: say so plainly rather than let the program fail obscurely
-    const unreadable = [resolved, ...o.args.filter((a) => path.isAbsolute(a) && isFile(a))]
-      .map((p) => unreadableReason(p, runAs))
-      .find((r) => r !== null);
-    if (unreadable) {
-      o.log('system', `${unreadable}\n`);
-      resolve({ status: 'failed', errorCode: 'adapter_command_not_accessible', error: unreadable });
-      return;
-    }
     const prepared = prepareAgentSpawn(
       { identity: runAs, root: o.sandbox?.root ?? '', namespaces: o.sandbox?.namespaces ?? 'off' },
       o.command,
@@ -110,18 +85,7 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     let cancelReason = '';
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        try {
-          child.kill(sig);
-        } catch {
-          /* already gone */
-        }
-      }
-    };
+    const killGroup = (sig: NodeJS.Signals) => signalGroup(child, sig);
     const terminate = (why: 'timeout' | 'cancel', graceSec = o.graceSec) => {
       if (ending || settled) return;
       ending = why;
@@ -178,14 +142,8 @@ export function runChild(o: ChildRunOptions): AdapterRun {
       child.stdin.end(o.stdin);
     }
     child.on('error', (err: NodeJS.ErrnoException) => {
-      const code =
-        err.code === 'ENOENT'
-          ? 'adapter_command_not_found'
-          : err.code === 'EACCES'
-            ? 'adapter_command_not_executable'
-            : 'adapter_spawn_failed';
       o.log('system', `spawn failed: ${err.message}\n`);
-      finish({ status: 'failed', errorCode: code, error: err.message });
+      finish({ status: 'failed', errorCode: SPAWN_ERRORS[err.code ?? ''] ?? 'adapter_spawn_failed', error: err.message });
     });
     let closed = false;
     child.on('close', () => {
@@ -194,22 +152,7 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     child.on('exit', (code, signal) => {
       // anything the leader left behind in its group goes with it: no run outlives its process
       killGroup('SIGKILL');
-      let outcome: RunOutcome;
-      if (ending === 'timeout') {
-        outcome = { status: 'timed_out', exitCode: code, errorCode: 'timeout', error: `timed out after ${o.timeoutSec}s` };
-      } else if (ending === 'cancel') {
-        outcome = { status: 'cancelled', exitCode: code, errorCode: 'cancelled', error: cancelReason || 'cancelled' };
-      } else if (code === 0) {
-        outcome = { status: 'succeeded', exitCode: 0 };
-      } else if (code !== null && prepared.namespaced && code > 128 && code < 160) {
-        // the namespace's init reports a killed command as 128 + the signal number
-        const sig = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0] ?? `signal ${code - 128}`;
-        outcome = { status: 'failed', exitCode: null, errorCode: 'adapter_killed', error: `process killed by ${sig}` };
-      } else if (code !== null) {
-        outcome = { status: 'failed', exitCode: code, errorCode: 'adapter_exit_nonzero', error: `process exited with code ${code}` };
-      } else {
-        outcome = { status: 'failed', exitCode: null, errorCode: 'adapter_killed', error: `process killed by ${signal}` };
-      }
+      const outcome = exitOutcome(o, { ending, cancelReason, namespaced: prepared.namespaced }, code, signal);
       // let the pipes drain (the last output lines), but never wait long
       const end = () => {
         if (pending && o.onStdoutLine) o.onStdoutLine(pending);
@@ -224,4 +167,74 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     });
   });
   return { done, cancel: (reason, graceSec) => cancel(reason, graceSec) };
+}
+
+/** What refuses a run before it starts: a missing cwd or command, or one the run's identity cannot use. */
+function preflight(o: ChildRunOptions): RunOutcome | null {
+  if (o.cwd && !fs.existsSync(o.cwd)) {
+    return { status: 'failed', errorCode: 'adapter_cwd_not_found', error: `working directory ${o.cwd} does not exist` };
+  }
+  if (!findCommand(o.command, o.env.PATH)) {
+    o.log('system', `command not found: ${o.command}\n`);
+    return { status: 'failed', errorCode: 'adapter_command_not_found', error: `command not found: ${o.command}` };
+  }
+  const denied = o.cwd ? inaccessibleReason(o.cwd, o.runAs ?? null) : null;
+  if (denied) {
+    o.log('system', `working directory not accessible: ${denied}\n`);
+    return {
+      status: 'failed',
+      errorCode: 'adapter_cwd_not_accessible',
+      error: `working directory ${o.cwd}: ${denied}; make it accessible to that user`,
+    };
+  }
+  const runAs = o.runAs ?? null;
+  const resolved = findCommand(o.command, o.env.PATH) ?? o.command;
+  // the identity must be able to run what it is given: say so plainly rather than let the program fail obscurely
+  const unreadable = [resolved, ...o.args.filter((a) => path.isAbsolute(a) && isFile(a))]
+    .map((p) => unreadableReason(p, runAs))
+    .find((r) => r !== null);
+  if (unreadable) {
+    o.log('system', `${unreadable}\n`);
+    return { status: 'failed', errorCode: 'adapter_command_not_accessible', error: unreadable };
+  }
+  return null;
+}
+
+/** How a run ended, from the way its process exited. */
+function exitOutcome(
+  o: ChildRunOptions,
+  run: { ending: 'timeout' | 'cancel' | null; cancelReason: string; namespaced: boolean },
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): RunOutcome {
+  if (run.ending === 'timeout')
+    return { status: 'timed_out', exitCode: code, errorCode: 'timeout', error: `timed out after ${o.timeoutSec}s` };
+  if (run.ending === 'cancel')
+    return { status: 'cancelled', exitCode: code, errorCode: 'cancelled', error: run.cancelReason || 'cancelled' };
+  if (code === 0) return { status: 'succeeded', exitCode: 0 };
+  if (code !== null && run.namespaced && code > 128 && code < 160) {
+    // the namespace's init reports a killed command as 128 + the signal number
+    const sig = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0] ?? `signal ${code - 128}`;
+    return { status: 'failed', exitCode: null, errorCode: 'adapter_killed', error: `process killed by ${sig}` };
+  }
+  if (code !== null)
+    return { status: 'failed', exitCode: code, errorCode: 'adapter_exit_nonzero', error: `process exited with code ${code}` };
+  return { status: 'failed', exitCode: null, errorCode: 'adapter_killed', error: `process killed by ${signal}` };
+}
+
+/** The error code of a failed spawn, by its errno code (others: adapter_spawn_failed). */
+const SPAWN_ERRORS: Record<string, string> = { ENOENT: 'adapter_command_not_found', EACCES: 'adapter_command_not_executable' };
+
+/** A signal to the child's whole process group (to the child alone when the group is gone). */
+function signalGroup(child: ChildProcess, sig: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    try {
+      child.kill(sig);
+    } catch {
+      /* already gone */
+    }
+  }
 }

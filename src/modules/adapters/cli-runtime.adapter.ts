@@ -1,4 +1,4 @@
-import type { RunOutcome } from '../heartbeat/heartbeat.types';
+import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str, strArray } from './adapter.types';
 import { baseChildEnv, commandCheck, runChild } from './child-process-run';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AdapterConfigSchema } from './adapter-config-schema';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
-import type { RunOutcome } from '../heartbeat/heartbeat.types';
+import type { RunOutcome } from './run.types';
 import { adapterError } from './adapters.errors';
 
 /** package.json of an adapter package: `serviceAdapter.entry` (default `main`), optional `serviceAdapter.uiParser`. */

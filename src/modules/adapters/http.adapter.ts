@@ -1,6 +1,6 @@
 import type { Response } from 'undici';
 import { OutboundGuard, outboundGuard, OutboundOptions, refusalIn } from '../../common/net/outbound-guard';
-import type { RunOutcome } from '../heartbeat/heartbeat.types';
+import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str } from './adapter.types';
 

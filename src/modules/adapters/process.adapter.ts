@@ -1,5 +1,6 @@
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
-import { isSecretRef, num, str, strArray } from './adapter.types';
+import { isSecretRef } from '../secrets/secret-ref';
+import { num, str, strArray } from './adapter.types';
 import { baseChildEnv, commandCheck, runChild } from './child-process-run';
 
 export const DEFAULT_GRACE_SEC = 15;

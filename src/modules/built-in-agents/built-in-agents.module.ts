@@ -7,6 +7,7 @@ import { InstanceModule } from '../instance/instance.module';
 import { RoutinesModule } from '../routines/routines.module';
 import { BuiltInAgentsController } from './built-in-agents.controller';
 import { BuiltInAgentsService } from './built-in-agents.service';
+import { BuiltInBundle } from './built-in-bundle.service';
 import { ChangeSuggestionsController } from './change-suggestions.controller';
 import { ChangeSuggestionsService } from './change-suggestions.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
@@ -19,7 +20,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 @Module({
   imports: [AdaptersModule, AuthorizationModule, AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
   controllers: [BuiltInAgentsController, ChangeSuggestionsController],
-  providers: [BuiltInAgentsService, ChangeSuggestionsService],
+  providers: [BuiltInAgentsService, BuiltInBundle, ChangeSuggestionsService],
   exports: [BuiltInAgentsService],
 })
 export class BuiltInAgentsModule {}

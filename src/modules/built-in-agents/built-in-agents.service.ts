@@ -1,10 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { MembershipsService } from '../access/memberships.service';
-import type { PermissionKey } from '../access/permission-keys';
 import { AdapterRegistry } from '../adapters/adapter-registry.service';
 import { AgentConfigService } from '../agents/agent-config.service';
-import { withDesiredSkills } from '../agents/agent-fields';
 import { toAgentResponse } from '../agents/agent-view';
 import type { AgentEntity } from '../agents/agent.entity';
 import { AgentsService } from '../agents/agents.service';
@@ -22,7 +19,6 @@ import {
   BuiltInKey,
   BuiltInState,
   isBuiltInKey,
-  managedByOf,
   routineDefinition,
 } from './built-in-agents.registry';
 import {
@@ -34,12 +30,9 @@ import {
   RESET_RESOURCES,
   ResetResource,
   ResetResultDto,
-  SkillOutcomeDto,
 } from './dto/built-in-agents.dto';
 import type { SkillsBridge } from './skills-bridge';
-
-/** The direct counterparts a review-only built-in agent never holds. */
-const DIRECT_KEYS: PermissionKey[] = ['agents:configure', 'skills:create'];
+import { BuiltInBundle, markerFor, markerOf, pick, sameJson } from './built-in-bundle.service';
 
 interface Resolved {
   def: BuiltInAgentDefinition;
@@ -69,9 +62,9 @@ export class BuiltInAgentsService {
     private readonly agentConfig: AgentConfigService,
     private readonly adapters: AdapterRegistry,
     private readonly approvals: ApprovalsService,
-    private readonly memberships: MembershipsService,
     private readonly routines: RoutinesService,
     private readonly authz: AuthorizationService,
+    private readonly bundle: BuiltInBundle,
   ) {}
 
   /** The instance feature flag (experimental setting `builtInAgents`, default from SERVICE_ENABLE_BUILT_IN_AGENTS). */
@@ -152,7 +145,11 @@ export class BuiltInAgentsService {
       const r = await this.resolve(companyId, def.key);
       return {
         accepted: false,
-        body: { ...(await this.view(companyId, r)), approval: null, skills: await this.ensureSkills(companyId, def, r.agent!, false) },
+        body: {
+          ...(await this.view(companyId, r)),
+          approval: null,
+          skills: await this.bundle.ensureSkills(companyId, def, r.agent!, false, this.skills),
+        },
       };
     }
     const { agent, approval } = await this.agents.createBuiltIn(
@@ -167,12 +164,12 @@ export class BuiltInAgentsService {
         adapterConfig: { ...(dto.adapterConfig ?? {}), instructions: def.instructions },
         budgetMonthlyCents: dto.budgetMonthlyCents ?? def.budgetMonthlyCents,
       },
-      this.marker(def),
+      markerFor(def),
       { startsPaused: def.startsPaused },
     );
-    await this.setGrants(companyId, agent, def, actor, 'exact');
-    await this.ensureRoutines(companyId, def, agent, actor, false);
-    const skills = await this.ensureSkills(companyId, def, agent, false);
+    await this.bundle.setGrants(companyId, agent, def, actor, 'exact');
+    await this.bundle.ensureRoutines(companyId, def, agent, actor, false);
+    const skills = await this.bundle.ensureSkills(companyId, def, agent, false, this.skills);
     const r = await this.resolve(companyId, def.key);
     return {
       accepted: approval !== null,
@@ -187,7 +184,7 @@ export class BuiltInAgentsService {
     await this.authz.assert({ actor, action: 'agent.create', companyId });
     const agent = await this.provisioned(companyId, def, true);
     const instructions = typeof agent.adapterConfig.instructions === 'string' && agent.adapterConfig.instructions.trim() !== '';
-    const marker = this.marker(def, instructions ? this.markerOf(agent).instructionsVersion : def.instructionsVersion);
+    const marker = markerFor(def, instructions ? markerOf(agent).instructionsVersion : def.instructionsVersion);
     // nothing written when nothing is missing: reconciling twice changes nothing
     if (!instructions || !sameJson(marker, agent.metadata.serviceBuiltInAgent)) {
       await this.marked.update(companyId, agent.id, {
@@ -195,9 +192,9 @@ export class BuiltInAgentsService {
         ...(instructions ? {} : { adapterConfig: { ...agent.adapterConfig, instructions: def.instructions } }),
       });
     }
-    await this.setGrants(companyId, agent, def, actor, 'ensure');
-    await this.ensureRoutines(companyId, def, agent, actor, false);
-    const skills = await this.ensureSkills(companyId, def, agent, false);
+    await this.bundle.setGrants(companyId, agent, def, actor, 'ensure');
+    await this.bundle.ensureRoutines(companyId, def, agent, actor, false);
+    const skills = await this.bundle.ensureSkills(companyId, def, agent, false, this.skills);
     return { ...(await this.view(companyId, await this.resolve(companyId, def.key))), approval: null, skills };
   }
 
@@ -213,19 +210,19 @@ export class BuiltInAgentsService {
         role: def.defaultRole,
         title: def.title,
         capabilities: def.capabilities,
-        marker: this.marker(def, this.markerOf(agent).instructionsVersion),
+        marker: markerFor(def, markerOf(agent).instructionsVersion),
       });
-      await this.setGrants(companyId, agent, def, actor, 'exact');
+      await this.bundle.setGrants(companyId, agent, def, actor, 'exact');
     }
     if (wanted.has('instructions')) {
       const fresh = (await this.marked.find(companyId, def.key))!;
       await this.marked.update(companyId, agent.id, {
         adapterConfig: { ...fresh.adapterConfig, instructions: def.instructions },
-        marker: this.marker(def),
+        marker: markerFor(def),
       });
     }
-    if (wanted.has('routine')) await this.ensureRoutines(companyId, def, agent, actor, true);
-    const skills = wanted.has('skill') ? await this.ensureSkills(companyId, def, agent, true) : [];
+    if (wanted.has('routine')) await this.bundle.ensureRoutines(companyId, def, agent, actor, true);
+    const skills = wanted.has('skill') ? await this.bundle.ensureSkills(companyId, def, agent, true, this.skills) : [];
     return {
       ...(await this.view(companyId, await this.resolve(companyId, def.key))),
       reset: RESET_RESOURCES.filter((x) => wanted.has(x)),
@@ -284,117 +281,8 @@ export class BuiltInAgentsService {
   ): Promise<RoutineResponseDto> {
     const found = await this.routines.findByKey(companyId, routineKey);
     if (found && found.assigneeAgentId === agent.id) return found;
-    await this.ensureRoutines(companyId, def, agent, by, false);
+    await this.bundle.ensureRoutines(companyId, def, agent, by, false);
     return (await this.routines.findByKey(companyId, routineKey))!;
-  }
-
-  // ---- bundle parts
-
-  /** The marker written on the agent row; only this feature writes it. */
-  private marker(def: BuiltInAgentDefinition, instructionsVersion = def.instructionsVersion): Record<string, unknown> {
-    return { key: def.key, featureKeys: def.featureKeys, instructionsVersion };
-  }
-
-  private markerOf(agent: AgentEntity): { instructionsVersion: number } {
-    const m = agent.metadata.serviceBuiltInAgent as { instructionsVersion?: unknown } | undefined;
-    return { instructionsVersion: typeof m?.instructionsVersion === 'number' ? m.instructionsVersion : 0 };
-  }
-
-  /**
-   * The agent's company membership and its grants: `exact` sets the registry's keys (provision,
-   * reset); `ensure` adds missing ones (reconcile). Either way the direct counterparts of
-   * review-only keys are removed: a reviewing agent proposes, never applies.
-   */
-  private async setGrants(
-    companyId: string,
-    agent: AgentEntity,
-    def: BuiltInAgentDefinition,
-    by: Actor,
-    mode: 'exact' | 'ensure',
-  ): Promise<void> {
-    const membership = await this.memberships.join(companyId, 'agent', agent.id, 'member', by);
-    const current = mode === 'ensure' ? (await this.memberships.get(companyId, membership.id)).grants : [];
-    const reviewOnly = def.grants.some((g) => g.endsWith(':suggest-changes'));
-    const kept = current.filter((g) => !(reviewOnly && DIRECT_KEYS.includes(g.permissionKey)) && !def.grants.includes(g.permissionKey));
-    const grants = [...kept, ...def.grants.map((permissionKey) => ({ permissionKey, scope: null }))];
-    if (
-      mode === 'ensure' &&
-      grants.length === current.length &&
-      def.grants.every((k) => current.some((g) => g.permissionKey === k && !g.scope))
-    )
-      return;
-    await this.memberships.update(companyId, membership.id, { grants }, by);
-  }
-
-  /** The registry's routines, assigned to the agent; created disabled. `reset` restores their registry fields (disabled again). */
-  private async ensureRoutines(
-    companyId: string,
-    def: BuiltInAgentDefinition,
-    agent: AgentEntity,
-    by: Actor,
-    reset: boolean,
-  ): Promise<void> {
-    for (const rd of def.routines) {
-      const existing = await this.routines.findByKey(companyId, rd.key);
-      if (!existing) {
-        await this.routines.createForCompany(
-          companyId,
-          {
-            title: rd.title,
-            description: rd.description,
-            assigneeAgentId: agent.id,
-            status: 'paused',
-            concurrencyPolicy: 'skip_if_active',
-            catchUpPolicy: 'coalesce',
-            triggers: [{ kind: 'schedule', label: rd.label, cronExpression: rd.cronExpression, timezone: rd.timezone }],
-          },
-          by,
-          { routineKey: rd.key, managedBy: managedByOf(def.key) },
-        );
-        continue;
-      }
-      if (existing.assigneeAgentId !== agent.id)
-        await this.routines.updateForCompany(companyId, existing.id, { assigneeAgentId: agent.id }, by);
-      if (reset) {
-        await this.routines.updateForCompany(
-          companyId,
-          existing.id,
-          {
-            title: rd.title,
-            description: rd.description,
-            concurrencyPolicy: 'skip_if_active',
-            catchUpPolicy: 'coalesce',
-            status: 'paused',
-          },
-          by,
-        );
-        await this.routines.ensureScheduleTrigger(companyId, existing.id, rd.cronExpression, rd.timezone, rd.label);
-      }
-    }
-  }
-
-  /** The registry's catalog skills, installed through the skills module and made the agent's desired skills. */
-  private async ensureSkills(
-    companyId: string,
-    def: BuiltInAgentDefinition,
-    agent: AgentEntity,
-    reset: boolean,
-  ): Promise<SkillOutcomeDto[]> {
-    if (!def.skills.length) return [];
-    if (!this.skills) return def.skills.map((slug) => ({ slug, status: 'pending', skillId: null }));
-    const out: SkillOutcomeDto[] = [];
-    const keys: string[] = [];
-    for (const slug of def.skills) {
-      const installed = await this.skills.installCatalogSkill(companyId, slug, { reset });
-      out.push({ slug, status: installed.action, skillId: installed.skillId });
-      keys.push(installed.key);
-    }
-    const fresh = (await this.marked.find(companyId, def.key))!;
-    const desired = (fresh.adapterConfig.serviceSkillSync as { desiredSkills?: string[] } | undefined)?.desiredSkills ?? [];
-    if (keys.some((k) => !desired.includes(k))) {
-      await this.marked.update(companyId, agent.id, { adapterConfig: withDesiredSkills(fresh.adapterConfig, [...desired, ...keys]) });
-    }
-    return out;
   }
 
   private async updateAdapterSetup(agent: AgentEntity, adapterType: string, incoming: Record<string, unknown>): Promise<void> {
@@ -482,20 +370,3 @@ export class BuiltInAgentsService {
     };
   }
 }
-
-/** Equal as JSON values, whatever the key order (jsonb reorders keys). */
-function sameJson(a: unknown, b: unknown): boolean {
-  const norm = (v: unknown): unknown =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.keys(v as object)
-            .sort()
-            .map((k) => [k, norm((v as Record<string, unknown>)[k])]),
-        )
-      : Array.isArray(v)
-        ? v.map(norm)
-        : v;
-  return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
-}
-
-const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));

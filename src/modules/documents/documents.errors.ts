@@ -9,6 +9,11 @@ export const DOCUMENT_ERRORS = {
   base_revision_required: 409,
   document_too_large: 413,
   selector_mismatch: 422,
+  // plan decomposition into child issues (plan-decompositions.service.ts)
+  stale_plan_revision: 409,
+  plan_revision_already_accepted: 409,
+  plan_has_no_items: 422,
+  plan_too_many_items: 422,
 } as const satisfies ErrorTable;
 
 export const documentError = domainErrors(DOCUMENT_ERRORS);

@@ -1,7 +1,8 @@
 import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { conflict, forbidden, unprocessable } from '../../common/errors/domain-error';
+import { forbidden } from '../../common/errors/domain-error';
+import { documentError } from './documents.errors';
 import { IssueStore } from '../issues/issue-store.service';
 import { IssuesService } from '../issues/issues.service';
 import { DocumentsService } from './documents.service';
@@ -32,19 +33,19 @@ export class PlanDecompositions {
     if (actor.kind !== 'board') throw forbidden('Only board users accept plans');
     const { issue, doc } = await this.documents.load(actor, ref, PLAN_KEY, { lock: true });
     if (dto.baseRevisionId && dto.baseRevisionId !== doc.latest_revision_id) {
-      throw conflict('The plan changed since that revision', 'stale_plan_revision', {
+      throw documentError('stale_plan_revision', 'The plan changed since that revision', {
         currentRevisionId: doc.latest_revision_id,
         currentRevisionNumber: doc.latest_revision_number,
       });
     }
     const accepted = await this.repo.ofRevision(issue.company_id, issue.id, doc.latest_revision_id);
     if (accepted)
-      throw conflict('This plan revision was already accepted', 'plan_revision_already_accepted', { decompositionId: accepted.id });
+      throw documentError('plan_revision_already_accepted', 'This plan revision was already accepted', { decompositionId: accepted.id });
     const revision = (await this.documents.revision(doc))!;
     const items = planItems(revision.body);
-    if (items.length === 0) throw unprocessable('The plan has no list items to turn into child issues', 'plan_has_no_items');
+    if (items.length === 0) throw documentError('plan_has_no_items', 'The plan has no list items to turn into child issues');
     if (items.length > MAX_PLAN_ITEMS)
-      throw unprocessable(`The plan has more than ${MAX_PLAN_ITEMS} list items`, 'plan_too_many_items', { items: items.length });
+      throw documentError('plan_too_many_items', `The plan has more than ${MAX_PLAN_ITEMS} list items`, { items: items.length });
     const children = [];
     for (const item of items) {
       children.push(
@@ -66,7 +67,7 @@ export class PlanDecompositions {
       userId: actor.userId,
       childIssueIds: children.map((c) => c.id),
     });
-    if (!row) throw conflict('This plan revision was accepted concurrently', 'plan_revision_already_accepted');
+    if (!row) throw documentError('plan_revision_already_accepted', 'This plan revision was accepted concurrently');
     return this.toDto(row);
   }
 

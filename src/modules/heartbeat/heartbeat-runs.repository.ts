@@ -3,7 +3,8 @@ import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import type { AgentRow, RunOutcome, RunRow, WakeContext } from './heartbeat.types';
+import type { RunOutcome, WakeContext } from '../adapters/run.types';
+import type { AgentRow, RunRow } from './heartbeat.types';
 import type { ScopeFilter, WakeRow } from './wakeup-requests.repository';
 import { startRunTrace } from '../../common/tracing/run-tracing';
 

@@ -1,27 +1,11 @@
 import { iso, isoRequired } from '../../database/row-mapping';
 import type { RunResponseDto } from './dto/heartbeat.dto';
+import type { RunStatus, WakeContext } from '../adapters/run.types';
 
-/** Shapes shared by the heartbeat engine: run rows as read from SQL, the wake context, statuses. */
-
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
-export const LIVE_RUN_STATUSES: RunStatus[] = ['queued', 'running'];
-export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'];
-export type FinalRunStatus = Exclude<RunStatus, 'queued' | 'running'>;
-
-/** What a run was woken for; stored as the run's context snapshot and handed to the adapter. */
-export interface WakeContext {
-  source: string;
-  triggerDetail: string | null;
-  reason: string | null;
-  payload: Record<string, unknown>;
-  issueId: string | null;
-  commentId: string | null;
-  forceFreshSession: boolean;
-  wakeupRequestIds: string[];
-  /** wakes merged into this run after it was queued (coalesced), oldest first */
-  coalesced?: Array<{ wakeupRequestId: string; source: string; reason: string | null; payload: Record<string, unknown> }>;
-  [k: string]: unknown;
-}
+/**
+ * Shapes shared by the heartbeat engine: run rows as read from SQL, the run response, the agent's
+ * heartbeat policy (statuses, the wake context and outcomes are the executors': adapters/run.types.ts).
+ */
 
 /** A heartbeat_runs row (snake_case from SQL). */
 export interface RunRow {
@@ -69,16 +53,6 @@ export interface AgentRow {
   metadata: Record<string, unknown>;
   budget_monthly_cents: number;
   spent_monthly_cents: number;
-}
-
-/** How a run ended, as the executor reports it. */
-export interface RunOutcome {
-  status: FinalRunStatus;
-  exitCode?: number | null;
-  errorCode?: string | null;
-  error?: string | null;
-  usage?: Record<string, unknown> | null;
-  result?: Record<string, unknown> | null;
 }
 
 /** The run record of the API. The log path is relative to the data directory. */

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { isSecretRef } from '../adapters/adapter.types';
+import { isSecretRef } from '../secrets/secret-ref';
 
 export class EnvResolutionError extends Error {
   constructor(

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { FinalRunStatus } from './heartbeat.types';
+import type { FinalRunStatus } from '../adapters/run.types';
 
 export interface RunFinishedEvent {
   runId: string;

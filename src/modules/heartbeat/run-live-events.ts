@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LiveEventBus } from '../../common/events/live-event-bus';
 import { iso } from '../../database/row-mapping';
 import type { RunRow } from './heartbeat.types';
-import type { LogStream } from './run-log.service';
+import type { LogStream } from '../adapters/run.types';
 
 /** Output of one run is published at most this often per stream (chunks in between are joined). */
 const LOG_COALESCE_MS = 100;

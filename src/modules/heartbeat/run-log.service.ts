@@ -3,8 +3,7 @@ import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { redactionForms, StreamRedactor } from '../../common/process/stream-redactor';
 import { AppConfig } from '../../config/app-config';
-
-export type LogStream = 'stdout' | 'stderr' | 'system';
+import type { LogStream } from '../adapters/run.types';
 
 /** buffered log lines go to the file after this long at most, or once this many bytes wait */
 const FLUSH_MS = 50;

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import type { RunRow, WakeContext } from './heartbeat.types';
+import type { WakeContext } from '../adapters/run.types';
+import type { RunRow } from './heartbeat.types';
 import type { WakeRow } from './wakeup-requests.repository';
 
 /** A recorded process group of a run on this host. */

@@ -3,7 +3,8 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import { BudgetGate } from '../budgets/budget-gate.service';
 import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
-import type { RunRow, WakeContext } from './heartbeat.types';
+import type { WakeContext } from '../adapters/run.types';
+import type { RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunRecoveryRepository } from './run-recovery.repository';
 import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';

@@ -3,7 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { MembershipsService } from '../access/memberships.service';
-import { toUserResponse, UserResponseDto, UserRow } from '../users/user.types';
+import { toUserResponse, UserResponseDto, UserRow } from './user.types';
 import { CompanyAccessResponseDto, CompanyAccessEntryDto } from './dto/admin-users.dto';
 import { instanceError } from './instance.errors';
 import { InstanceUsers } from './instance-users.port';

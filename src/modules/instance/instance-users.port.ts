@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { UserRow } from '../users/user.types';
+import type { UserRow } from './user.types';
 
 /** What user administration needs of the users table (owned by users). */
 export interface InstanceUserStore {

@@ -7,7 +7,7 @@ import type { FastifyRequest as Request } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { UserResponseDto } from '../users/user.types';
+import { UserResponseDto } from './user.types';
 import { AdminUsersService } from './admin-users.service';
 import { AdminUsersQueryDto, CompanyAccessResponseDto, PutCompanyAccessDto } from './dto/admin-users.dto';
 import { ExperimentalSettingsDto, GeneralSettingsDto, InstanceSettingsDto, PatchInstanceSettingsDto } from './dto/instance-settings.dto';

@@ -1,7 +1,8 @@
 import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { badRequest, conflict, forbidden, notFound, unprocessable } from '../../common/errors/domain-error';
+import { badRequest, forbidden, notFound } from '../../common/errors/domain-error';
+import { issueError } from './issues.errors';
 import { isUuid } from '../../common/http/uuid';
 import { AnswerInteractionDto, CreateInteractionDto, InteractionDto } from './dto/issue-controls.dto';
 import { InteractionRow, IssueInteractionsRepository } from './issue-interactions.repository';
@@ -92,7 +93,7 @@ export class IssueInteractions {
     const found = isUuid(interactionId) ? await this.repo.find(issue.company_id, issue.id, interactionId) : null;
     if (!found) throw notFound('Interaction');
     if (found.status !== 'pending')
-      throw conflict('The interaction was already answered', 'interaction_answered', { answeredAt: found.answered_at });
+      throw issueError('interaction_answered', 'The interaction was already answered', { answeredAt: found.answered_at });
     if (dto.optionId === undefined && dto.text === undefined) {
       throw badRequest(
         'Answer with optionId or text',
@@ -101,17 +102,17 @@ export class IssueInteractions {
       );
     }
     if (dto.optionId !== undefined && !(found.options ?? []).some((o) => o.id === dto.optionId)) {
-      throw unprocessable('Not an option of this question', 'invalid_option', { optionId: dto.optionId });
+      throw issueError('invalid_option', 'Not an option of this question', { optionId: dto.optionId });
     }
     if (dto.optionId === undefined && !found.allow_free_text) {
-      throw unprocessable('This question takes one of its options', 'option_required');
+      throw issueError('option_required', 'This question takes one of its options');
     }
     const answered = await this.repo.answer(issue.company_id, found.id, {
       optionId: dto.optionId ?? null,
       text: dto.text ?? null,
       userId: actor.userId,
     });
-    if (!answered) throw conflict('The interaction was already answered', 'interaction_answered');
+    if (!answered) throw issueError('interaction_answered', 'The interaction was already answered');
     await this.wakeups.interactionAnswered(issue, answered.asked_by_agent_id, answered.id, actor);
     return toInteraction(answered);
   }

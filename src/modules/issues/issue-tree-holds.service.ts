@@ -1,7 +1,8 @@
 import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { conflict, forbidden } from '../../common/errors/domain-error';
+import { forbidden } from '../../common/errors/domain-error';
+import { issueError } from './issues.errors';
 import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
 import { PauseTreeDto, TreeControlStateDto, TreeHoldDto, TreeResumeResultDto } from './dto/issue-controls.dto';
 import { IssueStore } from './issue-store.service';
@@ -53,7 +54,7 @@ export class IssueTreeHolds {
     const created = await this.repo.insert(issue.company_id, issue.id, userId, dto.reason ?? null);
     if (!created) {
       const now = await this.repo.covering(issue.company_id, issue.id);
-      throw now ? this.alreadyPaused(now) : conflict('The subtree was paused concurrently', 'issue_tree_already_paused');
+      throw now ? this.alreadyPaused(now) : issueError('issue_tree_already_paused', 'The subtree was paused concurrently');
     }
     return { issueId: issue.id, companyId: issue.company_id, activePauseHold: toHold(created, issue.id) };
   }
@@ -66,12 +67,12 @@ export class IssueTreeHolds {
     if (!released) {
       const covering = await this.repo.covering(issue.company_id, issue.id);
       if (covering) {
-        throw conflict('The subtree is paused by a hold on an ancestor; resume it there', 'issue_tree_held_by_ancestor', {
+        throw issueError('issue_tree_held_by_ancestor', 'The subtree is paused by a hold on an ancestor; resume it there', {
           holdId: covering.id,
           rootIssueId: covering.root_issue_id,
         });
       }
-      throw conflict('The subtree of this issue is not paused', 'issue_tree_not_paused');
+      throw issueError('issue_tree_not_paused', 'The subtree of this issue is not paused');
     }
     // issues still covered by another hold (an ancestor's) stay deferred: the engine asks the probe again
     const promotedWakes = await this.queue.promoteDeferredOfIssues(await this.repo.subtree(issue.company_id, issue.id));
@@ -82,7 +83,7 @@ export class IssueTreeHolds {
   async assertNotHeld(issue: Pick<IssueRow, 'id' | 'company_id'>): Promise<void> {
     const hold = await this.repo.covering(issue.company_id, issue.id);
     if (hold) {
-      throw conflict("The issue's subtree is paused; it cannot be checked out until the hold is released", 'issue_tree_paused', {
+      throw issueError('issue_tree_paused', "The issue's subtree is paused; it cannot be checked out until the hold is released", {
         holdId: hold.id,
         rootIssueId: hold.root_issue_id,
       });
@@ -95,6 +96,6 @@ export class IssueTreeHolds {
   }
 
   private alreadyPaused(h: TreeHoldRow) {
-    return conflict('The subtree is already paused', 'issue_tree_already_paused', { holdId: h.id, rootIssueId: h.root_issue_id });
+    return issueError('issue_tree_already_paused', 'The subtree is already paused', { holdId: h.id, rootIssueId: h.root_issue_id });
   }
 }

@@ -17,6 +17,15 @@ export const ISSUE_ERRORS = {
   parent_cycle: 422,
   interrupt_requires_comment: 400,
   invalid_cursor: 400,
+  // questions asked on an issue (issue-interactions.service.ts)
+  interaction_answered: 409,
+  invalid_option: 422,
+  option_required: 422,
+  // paused subtrees (issue-tree-holds.service.ts)
+  issue_tree_already_paused: 409,
+  issue_tree_held_by_ancestor: 409,
+  issue_tree_not_paused: 409,
+  issue_tree_paused: 409,
 } as const satisfies ErrorTable;
 
 export const issueError = domainErrors(ISSUE_ERRORS);

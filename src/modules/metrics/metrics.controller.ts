@@ -2,11 +2,12 @@ import { Controller, Get, HttpStatus, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { Public } from '../../common/auth/authorize.decorator';
-import { DomainError } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { METRICS_SECURITY } from '../../openapi';
 import { LivenessDto, ReadinessDto } from './dto/probe.dto';
 import { metricsAccess } from './metrics-access';
+import { METRICS_ERRORS, metricsError } from './metrics.errors';
+import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { MetricsService } from './metrics.service';
 
 /** Operators' endpoints: Prometheus metrics and the liveness/readiness probes. */
@@ -34,18 +35,17 @@ export class MetricsController {
   @ApiSecurity(METRICS_SECURITY)
   @ApiProduces('text/plain')
   @ApiOkResponse({ description: 'Prometheus exposition format', schema: { type: 'string' } })
+  @ApiDomainErrors(METRICS_ERRORS)
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
     const access = metricsAccess(this.config.metrics, req.ip, req.headers.authorization);
     if (access === 'token_required' || access === 'bad_token') {
-      throw new DomainError(
-        401,
+      throw metricsError(
         'metrics_token_required',
         access === 'bad_token' ? 'Invalid metrics token' : 'A metrics token is required (Authorization: Bearer <SERVICE_METRICS_TOKEN>)',
       );
     }
     if (access === 'remote_refused')
-      throw new DomainError(
-        403,
+      throw metricsError(
         'metrics_loopback_only',
         'Metrics are served to loopback callers only (set SERVICE_METRICS_TOKEN or SERVICE_METRICS_ALLOW_REMOTE)',
       );

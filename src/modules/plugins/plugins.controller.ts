@@ -20,6 +20,9 @@ import {
   UpgradePluginDto,
 } from './dto/plugin.dto';
 import { PluginSupervisor } from './plugin-supervisor.service';
+import { PluginCallsService } from './plugin-calls.service';
+import { PluginConfigService } from './plugin-config.service';
+import { PluginFoldersService } from './plugin-folders.service';
 import { PluginsService } from './plugins.service';
 
 /**
@@ -32,6 +35,9 @@ import { PluginsService } from './plugins.service';
 export class PluginsController {
   constructor(
     private readonly plugins: PluginsService,
+    private readonly calls: PluginCallsService,
+    private readonly configs: PluginConfigService,
+    private readonly localFolders: PluginFoldersService,
     private readonly supervisor: PluginSupervisor,
   ) {}
 
@@ -62,7 +68,7 @@ export class PluginsController {
   @Get('tools')
   @Authorize({ callers: ['board', 'agent'] })
   tools() {
-    return this.plugins.tools();
+    return this.calls.tools();
   }
 
   /**
@@ -75,7 +81,7 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   execute(@CurrentActor() actor: Actor, @Body() dto: ExecuteToolDto) {
-    return this.plugins.executeTool(actor, dto.tool, dto.input ?? {}, dto.companyId);
+    return this.calls.executeTool(actor, dto.tool, dto.input ?? {}, dto.companyId);
   }
 
   /** Installs a package (validated manifest; disabled until enabled). 409 when the key is installed. */
@@ -148,7 +154,7 @@ export class PluginsController {
   @Get(':pluginId/config')
   @Authorize({ callers: ['board'] })
   getConfig(@CurrentActor() actor: Actor, @Param('pluginId') id: string) {
-    return this.plugins.getConfig(actor, id);
+    return this.configs.getConfig(actor, id);
   }
 
   /** Writes the instance config (422 with problems when it does not fit the schema). */
@@ -157,7 +163,7 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   setConfig(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: PluginConfigDto) {
-    return this.plugins.setConfig(actor, id, dto.config, dto.secretsCompanyId);
+    return this.configs.setConfig(actor, id, dto.config, dto.secretsCompanyId);
   }
 
   /** Validates a candidate config (schema, then the worker's `config.test`) without saving: `{ ok, problems }`. */
@@ -166,21 +172,21 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   testConfig(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: TestPluginConfigDto) {
-    return this.plugins.testConfig(actor, id, dto.config);
+    return this.configs.testConfig(actor, id, dto.config);
   }
 
   /** Declared jobs with their last run. */
   @Get(':pluginId/jobs')
   @Authorize({ callers: ['board'] })
   jobs(@CurrentActor() actor: Actor, @Param('pluginId') id: string) {
-    return this.plugins.jobs(actor, id);
+    return this.calls.jobs(actor, id);
   }
 
   /** Recent runs of a job, newest first: trigger, status, duration. */
   @Get(':pluginId/jobs/:jobId/runs')
   @Authorize({ callers: ['board'] })
   runs(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('jobId') jobId: string, @Query() q: RecentQueryDto) {
-    return this.plugins.runs(actor, id, jobId, q.limit ?? 20);
+    return this.calls.runs(actor, id, jobId, q.limit ?? 20);
   }
 
   /** Runs the job now and answers the finished run. 409 when the plugin is disabled. */
@@ -189,7 +195,7 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   trigger(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('jobId') jobId: string) {
-    return this.plugins.trigger(actor, id, jobId);
+    return this.calls.trigger(actor, id, jobId);
   }
 
   /**
@@ -207,7 +213,7 @@ export class PluginsController {
     @Headers() headers: Record<string, unknown>,
     @Res({ passthrough: true }) res: FastifyReply,
   ) {
-    const out = await this.plugins.webhook(id, key, { headers, body: req.body, query: req.query });
+    const out = await this.calls.webhook(id, key, { headers, body: req.body, query: req.query });
     void res.status(out.status);
     return out.body;
   }
@@ -216,7 +222,7 @@ export class PluginsController {
   @Get(':pluginId/companies/:companyId/local-folders')
   @Authorize({ callers: ['board'] })
   folders(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('companyId') companyId: string) {
-    return this.plugins.folders(actor, id, companyId);
+    return this.localFolders.folders(actor, id, companyId);
   }
 
   /** Whether the folder is configured, its problems and a listing summary. */
@@ -228,7 +234,7 @@ export class PluginsController {
     @Param('companyId') companyId: string,
     @Param('folderKey') key: string,
   ) {
-    return this.plugins.folderStatus(actor, id, companyId, key);
+    return this.localFolders.folderStatus(actor, id, companyId, key);
   }
 
   /** Validates a path (inside the allowed roots, a readable directory) without saving. */
@@ -242,7 +248,7 @@ export class PluginsController {
     @Param('folderKey') key: string,
     @Body() dto: LocalFolderDto,
   ) {
-    return this.plugins.validateFolderRoute(actor, id, key, dto.path);
+    return this.localFolders.validateFolderRoute(actor, id, key, dto.path);
   }
 
   /** Saves the mount (422 with problems for a path outside the allowed roots). */
@@ -256,14 +262,14 @@ export class PluginsController {
     @Param('folderKey') key: string,
     @Body() dto: LocalFolderDto,
   ) {
-    return this.plugins.putFolder(actor, id, companyId, key, dto.path);
+    return this.localFolders.putFolder(actor, id, companyId, key, dto.path);
   }
 
   /** The plugin's dashboard payload (from the worker's `dashboard.get`). */
   @Get(':pluginId/dashboard')
   @Authorize({ callers: ['board'] })
   dashboard(@CurrentActor() actor: Actor, @Param('pluginId') id: string) {
-    return this.plugins.dashboard(actor, id);
+    return this.calls.dashboard(actor, id);
   }
 
   /** Bridge data request `{ key, params, companyId }` to a declared data feed. */
@@ -272,7 +278,7 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   bridgeData(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: BridgeCallDto) {
-    return this.plugins.data(actor, id, dto.key, dto.params, dto.companyId);
+    return this.calls.data(actor, id, dto.key, dto.params, dto.companyId);
   }
 
   /** Bridge action request `{ key, params, companyId }` to a declared action. */
@@ -281,7 +287,7 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   bridgeAction(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Body() dto: BridgeCallDto) {
-    return this.plugins.action(actor, id, dto.key, dto.params, dto.companyId);
+    return this.calls.action(actor, id, dto.key, dto.params, dto.companyId);
   }
 
   /**
@@ -291,7 +297,7 @@ export class PluginsController {
   @Get(':pluginId/bridge/stream/:channel')
   @Authorize({ callers: ['board'] })
   async stream(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('channel') channel: string, @Res() res: FastifyReply) {
-    const p = await this.plugins.openStream(actor, id);
+    const p = await this.calls.openStream(actor, id);
     const name = `${p.id}:${channel}`;
     const raw = res.raw;
     raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -311,7 +317,7 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   data(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('key') key: string, @Body() dto: PluginCallDto) {
-    return this.plugins.data(actor, id, key, dto.params, dto.companyId);
+    return this.calls.data(actor, id, key, dto.params, dto.companyId);
   }
 
   /** UI entry point to an action. */
@@ -320,6 +326,6 @@ export class PluginsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   action(@CurrentActor() actor: Actor, @Param('pluginId') id: string, @Param('key') key: string, @Body() dto: PluginCallDto) {
-    return this.plugins.action(actor, id, key, dto.params, dto.companyId);
+    return this.calls.action(actor, id, key, dto.params, dto.companyId);
   }
 }

@@ -5,8 +5,9 @@ import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginRecord, PluginsRepository } from './plugins.repository';
+import { PluginCallsService } from './plugin-calls.service';
+import { PluginCore } from './plugin-core.service';
 import { PluginCompanyRepository } from './plugin-company.repository';
-import { PluginsService } from './plugins.service';
 
 const TICK = 'plugins.tick';
 /** an occurrence later than this is not run any more (the service was down) */
@@ -36,8 +37,9 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
     private readonly db: Db,
     private readonly config: AppConfig,
     private readonly repo: PluginsRepository,
+    private readonly calls: PluginCallsService,
+    private readonly core: PluginCore,
     private readonly outbox: PluginCompanyRepository,
-    private readonly plugins: PluginsService,
     private readonly supervisor: PluginSupervisor,
     @Optional() private readonly registry?: SchedulerRegistry,
   ) {}
@@ -107,7 +109,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
       const run = await this.repo.claimOccurrence(p.id, job.key, occurrence, this.config.instanceId);
       if (!run) continue;
       n++;
-      await this.plugins.runJob(p, run);
+      await this.calls.runJob(p, run);
     }
     return n;
   }
@@ -126,7 +128,7 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
           let n = 0;
           for (const e of await this.outbox.pendingEvents(s.pluginId, s.companyId, EVENT_BATCH)) {
             try {
-              await this.plugins.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000, s.companyId);
+              await this.core.callWorker(plugin, 'events.deliver', { event: { ...e.payload, outboxId: e.id } }, 10_000, s.companyId);
             } catch (err) {
               await this.outbox.markFailed(e.companyId, e.id, (err as Error).message);
               break; // later events of this company wait: order is kept

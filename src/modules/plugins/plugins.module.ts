@@ -2,6 +2,11 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { LiveEventBus } from '../../common/events/live-event-bus';
 import { LiveEventsModule } from '../../common/events/live-events.module';
 import { SecretsModule } from '../secrets/secrets.module';
+import { PluginCallsService } from './plugin-calls.service';
+import { PluginConfigService } from './plugin-config.service';
+import { PluginCore } from './plugin-core.service';
+import { PluginFoldersService } from './plugin-folders.service';
+import { PluginHostApiService } from './plugin-host-api.service';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { PluginsController } from './plugins.controller';
 import { PluginsScheduler } from './plugins.jobs';
@@ -13,7 +18,18 @@ import { PluginsService } from './plugins.service';
 @Module({
   imports: [SecretsModule, LiveEventsModule],
   controllers: [PluginsController],
-  providers: [PluginsRepository, PluginCompanyRepository, PluginSupervisor, PluginsService, PluginsScheduler],
+  providers: [
+    PluginsRepository,
+    PluginCompanyRepository,
+    PluginSupervisor,
+    PluginCore,
+    PluginsService,
+    PluginConfigService,
+    PluginCallsService,
+    PluginFoldersService,
+    PluginHostApiService,
+    PluginsScheduler,
+  ],
   exports: [PluginsService, PluginsScheduler, PluginSupervisor],
 })
 export class PluginsModule implements OnModuleInit {

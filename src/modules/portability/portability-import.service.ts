@@ -22,7 +22,8 @@ import { SkillsService } from '../skills/skills.service';
 import type { CreateRoutineDto } from '../routines/dto/routine.dto';
 import type { ImportApplyResponseDto, ImportPlanDto, ImportRequestDto } from './dto/portability.dto';
 import { emptyTarget, ImportPlan, planImport, Step, TargetState } from './import-planner';
-import { CompanyPackage, Json, PackageEnv, parsePackage, slugOf } from './package-format';
+import { CompanyPackage, Json, PackageEnv, slugOf } from './package-format';
+import { parsePackage } from './package-parse';
 import { portabilityError } from './portability.errors';
 
 type Ids = Record<string, Map<string, string>>;
@@ -213,191 +214,239 @@ export class PortabilityImportService {
     target: TargetState,
     ids: Ids,
   ): Promise<string | void> {
-    const item = step.item;
-    const name = item.targetName ?? item.name;
-    if (step.kind === 'company') {
-      const c = pkg.company;
-      if (item.action === 'create') {
-        const created = await this.companies.create(
-          {
-            name,
-            description: c.description,
-            budgetMonthlyCents: c.budgetMonthlyCents,
-            requireBoardApprovalForNewAgents: c.requireBoardApprovalForNewAgents,
-          },
-          actor,
-        );
-        if (c.brandColor) await this.companies.updateBranding(actor, created.id, { brandColor: c.brandColor });
-        target.companyId = created.id;
-        await this.record(actor, created.id, step, created.id);
-        return created.id;
-      }
-      if (item.action === 'update') {
-        await this.companies.updateBranding(actor, companyId!, { name: c.name, description: c.description, brandColor: c.brandColor });
-        await this.budgets.setCompanyBudget(companyId!, c.budgetMonthlyCents);
-        await this.record(actor, companyId!, step, companyId!);
-      }
-      return;
-    }
+    if (step.kind === 'company') return this.applyCompany(actor, pkg, step, companyId, target);
     const cid = companyId!;
+    const item = step.item;
     if (item.action === 'skip') {
       if (item.existingId) this.remember(ids, step.kind, item.slug, item.existingId);
       return;
     }
+    const ctx: StepContext = { actor, cid, target, ids, name: item.targetName ?? item.name };
     switch (step.kind) {
-      case 'label': {
-        const id =
-          item.action === 'update'
-            ? (await this.labels.update(cid, item.existingId!, { color: step.color })).id
-            : (await this.labels.create(cid, { name: item.name, color: step.color })).id;
-        this.remember(ids, 'label', item.slug.toLowerCase(), id);
-        await this.record(actor, cid, step, id);
-        return;
-      }
-      case 'skill': {
-        const slug = item.targetName ?? step.skill.slug;
-        const key = item.action === 'update' ? target.skills.get(step.skill.slug)?.key : undefined;
-        const { imported } = await this.skills.importFromFiles(cid, [{ files: step.skill.files, slug, ...(key ? { key } : {}) }]);
-        if (imported[0]) {
-          this.remember(ids, 'skill', step.skill.slug, imported[0].key);
-          await this.record(actor, cid, step, imported[0].id);
-        }
-        return;
-      }
-      case 'agent': {
-        const a = step.agent;
-        const skills = step.skills.map((s) => ids.skill?.get(s) ?? s);
-        const adapterConfig: Json = {
-          ...a.adapterConfig,
-          env: this.env(a.env, target),
-          ...(a.instructions ? { instructions: a.instructions } : {}),
-        };
-        const fields = {
-          role: a.role,
-          title: a.title,
-          capabilities: a.capabilities,
-          reportsTo: this.idOf(ids, 'agent', a.reportsTo),
-          adapterType: a.adapterType,
-          adapterConfig,
-          runtimeConfig: a.runtimeConfig,
-          budgetMonthlyCents: a.budgetMonthlyCents,
-          desiredSkills: skills,
-          metadata: a.metadata,
-        };
-        let id: string;
-        if (item.action === 'update') {
-          const { desiredSkills, ...rest } = fields;
-          id = (await this.agents.update(actor, item.existingId!, { ...rest, name: a.name, replaceAdapterConfig: true })).id;
-          await this.agentSkills.sync(actor, id, desiredSkills);
-        } else {
-          id = (await this.agents.create(actor, cid, { ...fields, name })).id;
-        }
-        this.remember(ids, 'agent', a.slug, id);
-        await this.record(actor, cid, step, id);
-        return;
-      }
-      case 'goal': {
-        const g = step.goal;
-        const fields = {
-          description: g.description,
-          level: g.level as never,
-          status: g.status as never,
-          parentId: this.idOf(ids, 'goal', g.parent),
-          ownerAgentId: this.idOf(ids, 'agent', g.owner),
-          ...(g.isCompanyDefault ? { isCompanyDefault: true } : {}),
-        };
-        const id =
-          item.action === 'update'
-            ? (await this.goals.update(actor, item.existingId!, { ...fields, title: g.title })).id
-            : (await this.goals.create(cid, { ...fields, title: name })).id;
-        this.remember(ids, 'goal', g.slug, id);
-        await this.record(actor, cid, step, id);
-        return;
-      }
-      case 'project': {
-        const p = step.project;
-        const fields = {
-          description: p.description,
-          status: p.status as never,
-          leadAgentId: this.idOf(ids, 'agent', p.owner),
-          goalIds: p.goals.map((g) => this.idOf(ids, 'goal', g)).filter((x): x is string => !!x),
-          targetDate: p.targetDate,
-          color: p.color,
-          env: this.env(p.env, target),
-          executionWorkspacePolicy: p.executionWorkspacePolicy,
-        };
-        const ordered = [...p.workspaces].sort((x, y) => Number(y.isPrimary) - Number(x.isPrimary));
-        let id: string;
-        let existingNames = new Set<string>();
-        if (item.action === 'update') {
-          const updated = await this.projects.update(actor, item.existingId!, { ...fields, name: p.name });
-          id = updated.id;
-          existingNames = new Set(updated.workspaces.map((w) => w.name));
-        } else {
-          const first = ordered.shift();
-          const created = await this.projects.create(
-            cid,
-            {
-              ...fields,
-              name,
-              ...(first ? { workspace: { name: first.name, ...first.config } } : {}),
-            },
-            actor,
-          );
-          id = created.id;
-        }
-        for (const w of ordered) {
-          if (existingNames.has(w.name)) continue;
-          await this.workspaces.create({ id, companyId: cid }, await parseWorkspacePayload({ name: w.name, ...w.config }));
-        }
-        this.remember(ids, 'project', p.slug, id);
-        await this.record(actor, cid, step, id);
-        return;
-      }
-      case 'routine': {
-        const r = step.routine;
-        const assignee = this.idOf(ids, 'agent', r.assignee);
-        if (!assignee) return;
-        const dto = {
-          title: name,
-          description: r.description,
-          assigneeAgentId: assignee,
-          projectId: this.idOf(ids, 'project', r.project),
-          goalId: this.idOf(ids, 'goal', r.goal),
-          priority: r.priority,
-          status: r.status as never,
-          ...(r.concurrencyPolicy ? { concurrencyPolicy: r.concurrencyPolicy as never } : {}),
-          ...(r.catchUpPolicy ? { catchUpPolicy: r.catchUpPolicy as never } : {}),
-        };
-        const triggers = r.triggers.map((t) => ({ ...t, kind: t.kind as never }));
-        const id =
-          item.action === 'update'
-            ? (await this.routines.updateForCompany(cid, item.existingId!, { ...dto, title: r.title }, actor)).id
-            : (await this.routines.createForCompany(cid, { ...dto, triggers } as CreateRoutineDto, actor)).id;
-        this.remember(ids, 'routine', r.slug, id);
-        await this.record(actor, cid, step, id);
-        return;
-      }
-      case 'budget_policy': {
-        const p = pkg.company.budgetPolicies[step.index];
-        const scopeId = p.scopeType === 'company' ? cid : this.idOf(ids, p.scopeType, p.scope);
-        if (!scopeId) return;
-        const { policy } = await this.budgets.upsert(cid, {
-          scopeType: p.scopeType,
-          scopeId,
-          metric: p.metric as never,
-          windowKind: p.windowKind as never,
-          amount: p.amount,
-          warnPercent: p.warnPercent,
-          hardStopEnabled: p.hardStopEnabled,
-          notifyEnabled: p.notifyEnabled,
-          isActive: p.isActive,
-        });
-        await this.record(actor, cid, step, policy.id);
-        return;
-      }
+      case 'label':
+        return this.applyLabel(ctx, step);
+      case 'skill':
+        return this.applySkill(ctx, step);
+      case 'agent':
+        return this.applyAgent(ctx, step);
+      case 'goal':
+        return this.applyGoal(ctx, step);
+      case 'project':
+        return this.applyProject(ctx, step);
+      case 'routine':
+        return this.applyRoutine(ctx, step);
+      case 'budget_policy':
+        return this.applyBudgetPolicy(ctx, pkg, step);
       case 'issue':
         return; // in bulk, see applyIssues
     }
   }
+
+  private async applyCompany(
+    actor: Actor,
+    pkg: CompanyPackage,
+    step: StepOf<'company'>,
+    companyId: string | null,
+    target: TargetState,
+  ): Promise<string | void> {
+    const item = step.item;
+    const name = item.targetName ?? item.name;
+    const c = pkg.company;
+    if (item.action === 'create') {
+      const created = await this.companies.create(
+        {
+          name,
+          description: c.description,
+          budgetMonthlyCents: c.budgetMonthlyCents,
+          requireBoardApprovalForNewAgents: c.requireBoardApprovalForNewAgents,
+        },
+        actor,
+      );
+      if (c.brandColor) await this.companies.updateBranding(actor, created.id, { brandColor: c.brandColor });
+      target.companyId = created.id;
+      await this.record(actor, created.id, step, created.id);
+      return created.id;
+    }
+    if (item.action === 'update') {
+      await this.companies.updateBranding(actor, companyId!, { name: c.name, description: c.description, brandColor: c.brandColor });
+      await this.budgets.setCompanyBudget(companyId!, c.budgetMonthlyCents);
+      await this.record(actor, companyId!, step, companyId!);
+    }
+  }
+
+  private async applyLabel({ actor, cid, ids }: StepContext, step: StepOf<'label'>): Promise<void> {
+    const item = step.item;
+    const id =
+      item.action === 'update'
+        ? (await this.labels.update(cid, item.existingId!, { color: step.color })).id
+        : (await this.labels.create(cid, { name: item.name, color: step.color })).id;
+    this.remember(ids, 'label', item.slug.toLowerCase(), id);
+    await this.record(actor, cid, step, id);
+    return;
+  }
+
+  private async applySkill({ actor, cid, target, ids }: StepContext, step: StepOf<'skill'>): Promise<void> {
+    const item = step.item;
+    const slug = item.targetName ?? step.skill.slug;
+    const key = item.action === 'update' ? target.skills.get(step.skill.slug)?.key : undefined;
+    const { imported } = await this.skills.importFromFiles(cid, [{ files: step.skill.files, slug, ...(key ? { key } : {}) }]);
+    if (imported[0]) {
+      this.remember(ids, 'skill', step.skill.slug, imported[0].key);
+      await this.record(actor, cid, step, imported[0].id);
+    }
+    return;
+  }
+
+  private async applyAgent({ actor, cid, target, ids, name }: StepContext, step: StepOf<'agent'>): Promise<void> {
+    const item = step.item;
+    const a = step.agent;
+    const skills = step.skills.map((s) => ids.skill?.get(s) ?? s);
+    const adapterConfig: Json = {
+      ...a.adapterConfig,
+      env: this.env(a.env, target),
+      ...(a.instructions ? { instructions: a.instructions } : {}),
+    };
+    const fields = {
+      role: a.role,
+      title: a.title,
+      capabilities: a.capabilities,
+      reportsTo: this.idOf(ids, 'agent', a.reportsTo),
+      adapterType: a.adapterType,
+      adapterConfig,
+      runtimeConfig: a.runtimeConfig,
+      budgetMonthlyCents: a.budgetMonthlyCents,
+      desiredSkills: skills,
+      metadata: a.metadata,
+    };
+    let id: string;
+    if (item.action === 'update') {
+      const { desiredSkills, ...rest } = fields;
+      id = (await this.agents.update(actor, item.existingId!, { ...rest, name: a.name, replaceAdapterConfig: true })).id;
+      await this.agentSkills.sync(actor, id, desiredSkills);
+    } else {
+      id = (await this.agents.create(actor, cid, { ...fields, name })).id;
+    }
+    this.remember(ids, 'agent', a.slug, id);
+    await this.record(actor, cid, step, id);
+    return;
+  }
+
+  private async applyGoal({ actor, cid, ids, name }: StepContext, step: StepOf<'goal'>): Promise<void> {
+    const item = step.item;
+    const g = step.goal;
+    const fields = {
+      description: g.description,
+      level: g.level as never,
+      status: g.status as never,
+      parentId: this.idOf(ids, 'goal', g.parent),
+      ownerAgentId: this.idOf(ids, 'agent', g.owner),
+      ...(g.isCompanyDefault ? { isCompanyDefault: true } : {}),
+    };
+    const id =
+      item.action === 'update'
+        ? (await this.goals.update(actor, item.existingId!, { ...fields, title: g.title })).id
+        : (await this.goals.create(cid, { ...fields, title: name })).id;
+    this.remember(ids, 'goal', g.slug, id);
+    await this.record(actor, cid, step, id);
+    return;
+  }
+
+  private async applyProject({ actor, cid, target, ids, name }: StepContext, step: StepOf<'project'>): Promise<void> {
+    const item = step.item;
+    const p = step.project;
+    const fields = {
+      description: p.description,
+      status: p.status as never,
+      leadAgentId: this.idOf(ids, 'agent', p.owner),
+      goalIds: p.goals.map((g) => this.idOf(ids, 'goal', g)).filter((x): x is string => !!x),
+      targetDate: p.targetDate,
+      color: p.color,
+      env: this.env(p.env, target),
+      executionWorkspacePolicy: p.executionWorkspacePolicy,
+    };
+    const ordered = [...p.workspaces].sort((x, y) => Number(y.isPrimary) - Number(x.isPrimary));
+    let id: string;
+    let existingNames = new Set<string>();
+    if (item.action === 'update') {
+      const updated = await this.projects.update(actor, item.existingId!, { ...fields, name: p.name });
+      id = updated.id;
+      existingNames = new Set(updated.workspaces.map((w) => w.name));
+    } else {
+      const first = ordered.shift();
+      const created = await this.projects.create(
+        cid,
+        {
+          ...fields,
+          name,
+          ...(first ? { workspace: { name: first.name, ...first.config } } : {}),
+        },
+        actor,
+      );
+      id = created.id;
+    }
+    for (const w of ordered) {
+      if (existingNames.has(w.name)) continue;
+      await this.workspaces.create({ id, companyId: cid }, await parseWorkspacePayload({ name: w.name, ...w.config }));
+    }
+    this.remember(ids, 'project', p.slug, id);
+    await this.record(actor, cid, step, id);
+    return;
+  }
+
+  private async applyRoutine({ actor, cid, ids, name }: StepContext, step: StepOf<'routine'>): Promise<void> {
+    const item = step.item;
+    const r = step.routine;
+    const assignee = this.idOf(ids, 'agent', r.assignee);
+    if (!assignee) return;
+    const dto = {
+      title: name,
+      description: r.description,
+      assigneeAgentId: assignee,
+      projectId: this.idOf(ids, 'project', r.project),
+      goalId: this.idOf(ids, 'goal', r.goal),
+      priority: r.priority,
+      status: r.status as never,
+      ...(r.concurrencyPolicy ? { concurrencyPolicy: r.concurrencyPolicy as never } : {}),
+      ...(r.catchUpPolicy ? { catchUpPolicy: r.catchUpPolicy as never } : {}),
+    };
+    const triggers = r.triggers.map((t) => ({ ...t, kind: t.kind as never }));
+    const id =
+      item.action === 'update'
+        ? (await this.routines.updateForCompany(cid, item.existingId!, { ...dto, title: r.title }, actor)).id
+        : (await this.routines.createForCompany(cid, { ...dto, triggers } as CreateRoutineDto, actor)).id;
+    this.remember(ids, 'routine', r.slug, id);
+    await this.record(actor, cid, step, id);
+    return;
+  }
+
+  private async applyBudgetPolicy({ actor, cid, ids }: StepContext, pkg: CompanyPackage, step: StepOf<'budget_policy'>): Promise<void> {
+    const p = pkg.company.budgetPolicies[step.index];
+    const scopeId = p.scopeType === 'company' ? cid : this.idOf(ids, p.scopeType, p.scope);
+    if (!scopeId) return;
+    const { policy } = await this.budgets.upsert(cid, {
+      scopeType: p.scopeType,
+      scopeId,
+      metric: p.metric as never,
+      windowKind: p.windowKind as never,
+      amount: p.amount,
+      warnPercent: p.warnPercent,
+      hardStopEnabled: p.hardStopEnabled,
+      notifyEnabled: p.notifyEnabled,
+      isActive: p.isActive,
+    });
+    await this.record(actor, cid, step, policy.id);
+    return;
+  }
 }
+
+/** What every step but the company's works with. */
+interface StepContext {
+  actor: Actor;
+  cid: string;
+  target: TargetState;
+  ids: Ids;
+  /** the name the entity gets in the target (a rename's new name) */
+  name: string;
+}
+
+type StepOf<K extends Step['kind']> = Extract<Step, { kind: K }>;

@@ -1,3 +1,4 @@
+import { isSecretRef } from '../secrets/secret-ref';
 import type { EnvDeclaration, Json, PackageEnv } from './package-format';
 
 /**
@@ -10,9 +11,6 @@ const SENSITIVE_KEY =
   /(api[-_]?key|apikey|token|secret|password|passwd|pwd|credential|private[-_]?key|auth|cookie|session|bearer|signature)/i;
 
 export const isSensitiveKey = (key: string): boolean => SENSITIVE_KEY.test(key);
-
-const isSecretRef = (v: unknown): v is { type: 'secret_ref'; secretId: string } =>
-  !!v && typeof v === 'object' && !Array.isArray(v) && (v as Json).type === 'secret_ref';
 
 export class ExportScrubber {
   readonly warnings: string[] = [];

@@ -1,4 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error';
+import type { SecretRef } from './secret-ref';
 
 /**
  * Env binding config (agent `adapterConfig.env`, project `env`): each entry maps an environment
@@ -30,13 +31,12 @@ export interface SecretBinding {
   projectionClass: ProjectionClass;
 }
 
-export interface NormalizedSecretRef {
-  type: 'secret_ref';
-  secretId: string;
+/** A secret reference of an env binding as stored: every choice made explicit. */
+export type NormalizedSecretRef = SecretRef & {
   version: VersionSelector;
   delivery: Delivery;
   projectionClass: ProjectionClass;
-}
+};
 
 export type EnvEntry = string | number | boolean | null | NormalizedSecretRef;
 

@@ -24,7 +24,7 @@ import {
 import { clientIp, LoginRateLimitGuard } from './login-rate-limiter';
 import { clearSessionCookie, setSessionCookie } from './session-cookie';
 import { toSessionResponse } from './sessions.repository';
-import { UserResponseDto } from './user.types';
+import { UserResponseDto } from '../instance/user.types';
 
 @ApiTags('auth')
 @ApiDomainErrors(USER_ERRORS)

@@ -9,8 +9,8 @@ import { LoginRateLimiter, normalizeEmail } from './login-rate-limiter';
 import { hashPassword, verifyPassword } from './password-hasher';
 import { SessionRow, toSessionResponse } from './sessions.repository';
 import { SessionsService } from './sessions.service';
-import { toUserResponse, UserResponseDto, UserRow } from './user.types';
-import { slugify } from './slug';
+import { toUserResponse, UserResponseDto, UserRow } from '../instance/user.types';
+import { slugify } from '../../common/http/slug';
 import { userError } from './users.errors';
 import { UsersRepository } from './users.repository';
 

@@ -8,7 +8,7 @@ import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { BoardClaimService } from './board-claim.service';
 import { BoardClaimStatusDto } from './dto/auth.dto';
-import { UserResponseDto } from './user.types';
+import { UserResponseDto } from '../instance/user.types';
 
 @ApiTags('auth')
 @ApiDomainErrors(USER_ERRORS)

@@ -5,7 +5,7 @@ import { notFound } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { BoardClaimStatusDto } from './dto/auth.dto';
-import { toUserResponse, UserResponseDto } from './user.types';
+import { toUserResponse, UserResponseDto } from '../instance/user.types';
 import { userError } from './users.errors';
 import { ClaimRow, UsersRepository } from './users.repository';
 

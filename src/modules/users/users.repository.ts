@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { UserRow } from './user.types';
+import { UserRow } from '../instance/user.types';
 
 export interface ClaimRow {
   id: string;

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { unreadableReason } from '../../../common/process/agent-user';
-import type { RunOutcome } from '../../heartbeat/heartbeat.types';
+import type { RunOutcome } from '../run.types';
 import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
 import { num, str, strArray } from '../adapter.types';

@@ -1,7 +1,7 @@
 import { OmittableNotNull } from '../../../common/http/optional';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsEmail, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength, ValidateIf } from 'class-validator';
-import { UserResponseDto } from '../user.types';
+import { UserResponseDto } from '../../instance/user.types';
 
 export class SignUpDto {
   @IsEmail() @MaxLength(254) email: string;

@@ -1,0 +1,175 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import * as ts from 'typescript';
+import { parse, ROOT, tsFiles } from '../support/source-files';
+
+/**
+ * No circle between folders: the graph of src/modules/<m>, src/common/<x>, src/config,
+ * src/database and src/cli built from every import of src (`import type` and `export … from`
+ * included: a type-only circle is still a circle a reader walks), which must have no cycle.
+ * Lint's import-x/no-cycle sees files only; this test sees folders.
+ */
+
+/**
+ * Executables outside the graph: kept at their old paths for scripts that run
+ * dist/src/database/*-cli.js, they only start the CLI (`aos migrate`, `aos restore`), and nothing
+ * imports them (checked below), so no folder reaches the CLI through them.
+ */
+const ENTRY_POINTS = ['src/database/migrate-cli.ts', 'src/database/restore-cli.ts'];
+
+/** The folder a src file belongs to, or null outside the graph (src/*.ts at the top). */
+export function folderOf(file: string): string | null {
+  const parts = file.split('/');
+  if (parts[0] !== 'src' || parts.length < 3) return null;
+  if (parts[1] === 'modules' || parts[1] === 'common') return parts.length > 3 ? `${parts[1]}/${parts[2]}` : null;
+  return parts[1];
+}
+
+function resolve(from: string, spec: string): string | null {
+  if (!spec.startsWith('.')) return null;
+  const base = normalize(join(dirname(from), spec))
+    .split('\\')
+    .join('/');
+  for (const candidate of [`${base}.ts`, `${base}/index.ts`, base]) if (existsSync(join(ROOT, candidate))) return candidate;
+  return null;
+}
+
+/** Module specifiers of every import, `import type`, `export … from` and `import('…')` type of a file. */
+function specifiers(file: string): string[] {
+  const out: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      out.push(node.moduleSpecifier.text);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      out.push(node.argument.literal.text);
+    } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0])) {
+      const callee = node.expression;
+      if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require'))
+        out.push(node.arguments[0].text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(parse(file));
+  return out;
+}
+
+/** Folder → folder → the file imports behind that edge. */
+export function folderGraph(): Map<string, Map<string, string[]>> {
+  const graph = new Map<string, Map<string, string[]>>();
+  for (const file of tsFiles('src')) {
+    const from = ENTRY_POINTS.includes(file) ? null : folderOf(file);
+    if (!from) continue;
+    if (!graph.has(from)) graph.set(from, new Map());
+    for (const spec of specifiers(file)) {
+      const target = resolve(file, spec);
+      const to = target ? folderOf(target) : null;
+      if (!to || to === from) continue;
+      const edges = graph.get(from) as Map<string, string[]>;
+      edges.set(to, [...(edges.get(to) ?? []), `${file} -> ${target}`]);
+    }
+  }
+  return graph;
+}
+
+/** Strongly connected components with more than one folder (Tarjan). */
+export function cycles(graph: Map<string, Map<string, string[]>>): string[][] {
+  let index = 0;
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const strong = (v: string): void => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v)?.keys() ?? []) {
+      if (!idx.has(w)) {
+        strong(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, idx.get(w) as number));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop() as string;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) out.push(scc.sort());
+    }
+  };
+  for (const v of [...graph.keys()].sort()) if (!idx.has(v)) strong(v);
+  return out;
+}
+
+/** How a cycle's folders import each other (each edge inside it with one file import behind it). */
+function explain(graph: Map<string, Map<string, string[]>>, scc: string[]): string {
+  const lines = [`cycle between ${scc.join(', ')}:`];
+  for (const from of scc)
+    for (const [to, via] of graph.get(from) ?? [])
+      if (scc.includes(to)) lines.push(`  ${from} -> ${to} (${via.length}): ${via.slice(0, 3).join('; ')}`);
+  return lines.join('\n');
+}
+
+/** Folders by layer: a folder sits one above the highest folder it imports (`MODULE_MAP=1` prints them). */
+export function layers(graph: Map<string, Map<string, string[]>>): string[][] {
+  const level = new Map<string, number>();
+  const of = (v: string, path: Set<string>): number => {
+    if (level.has(v)) return level.get(v) as number;
+    if (path.has(v)) return 0; // a cycle: reported by the test below
+    path.add(v);
+    const deps = [...(graph.get(v)?.keys() ?? [])];
+    const l = deps.length ? 1 + Math.max(...deps.map((d) => of(d, path))) : 0;
+    path.delete(v);
+    level.set(v, l);
+    return l;
+  };
+  for (const v of graph.keys()) of(v, new Set());
+  const out: string[][] = [];
+  for (const [v, l] of level) (out[l] ??= []).push(v);
+  return out.map((l) => l.sort());
+}
+
+describe('folder import graph', () => {
+  const graph = folderGraph();
+  if (process.env.MODULE_MAP)
+    process.stdout.write(
+      layers(graph)
+        .map((l, i) => `${i}: ${l.join(' ')}`)
+        .join('\n') + '\n',
+    );
+
+  it('sees the folders and their imports', () => {
+    expect(graph.size).toBeGreaterThan(40);
+    expect(graph.get('modules/issues')?.has('database')).toBe(true);
+  });
+
+  it('leaves out only entry points that nothing imports', () => {
+    const importers = [...graph.values()]
+      .flatMap((edges) => [...edges.values()].flat())
+      .filter((via) => ENTRY_POINTS.some((e) => via.endsWith(`-> ${e}`)));
+    expect(importers).toEqual([]);
+  });
+
+  it('finds a cycle when there is one', () => {
+    const g = new Map([
+      ['a', new Map([['b', ['x']]])],
+      ['b', new Map([['c', ['y']]])],
+      ['c', new Map([['a', ['z']]])],
+      ['d', new Map([['a', ['w']]])],
+    ]);
+    expect(cycles(g)).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('has no cycle between folders, type-only imports included', () => {
+    const found = cycles(graph).map((scc) => explain(graph, scc));
+    expect(found).toEqual([]);
+  });
+});
