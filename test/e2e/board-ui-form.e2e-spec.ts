@@ -1,3 +1,7 @@
+import * as http from 'node:http';
+import { createCompany } from '../support/factories';
+import { claudeBinary, FakeAnthropic, startFakeAnthropic } from '../support/fake-anthropic';
+import { listenLoopback } from '../support/loopback';
 import { createTestApp, TestApp } from '../support/test-app';
 
 interface AdapterEntry {
@@ -50,5 +54,131 @@ describe('the board UI’s new-agent form', () => {
     expect(await entry('codex_local')).toMatchObject({ disabled: true, override: expect.objectContaining({ disabled: true }) });
     await t.http.patch('/api/adapters/codex_local/override').send({ disabled: false }).expect(200);
     expect((await entry('codex_local')).disabled).toBe(false);
+  });
+
+  it('a company secret is listed with key, scope and status (the Connect step offers it as a saved API key)', async () => {
+    const companyId = (await createCompany(t)).id;
+    const created = await t.http
+      .post(`/api/companies/${companyId}/secrets`)
+      .send({ name: 'ANTHROPIC_API_KEY', value: 'sk-ant-ui-test' })
+      .expect(201);
+    expect(created.body).toMatchObject({ key: 'ANTHROPIC_API_KEY', scope: 'company', status: 'active' });
+    const list = await t.http.get(`/api/companies/${companyId}/secrets`).expect(200);
+    expect(list.body).toEqual([
+      expect.objectContaining({
+        id: created.body.id,
+        companyId,
+        name: 'ANTHROPIC_API_KEY',
+        key: 'ANTHROPIC_API_KEY',
+        scope: 'company',
+        status: 'active',
+      }),
+    ]);
+    expect(JSON.stringify(list.body)).not.toContain('sk-ant-ui-test');
+  });
+
+  it('GET …/environments answers [] and …/environments/capabilities the local driver (the form waits for both before it tests or creates)', async () => {
+    const companyId = (await createCompany(t)).id;
+    expect((await t.http.get(`/api/companies/${companyId}/environments`).expect(200)).body).toEqual([]);
+    expect((await t.http.get(`/api/companies/${companyId}/environments/capabilities`).expect(200)).body).toEqual({
+      drivers: ['local'],
+      sandboxProviders: {},
+    });
+    await t.http.get('/api/companies/00000000-0000-4000-8000-000000000000/environments').expect(404);
+  });
+
+  describe('the Connect step’s test: Claude Code answers a test prompt (the form goes on only after adapter_hello_probe_passed)', () => {
+    let fake: FakeAnthropic;
+    let companyId: string;
+    beforeAll(async () => {
+      fake = await startFakeAnthropic(() => ({ text: 'hello', usage: { input: 3, output: 1 } }));
+      companyId = (await createCompany(t)).id;
+    });
+    afterAll(async () => {
+      await fake.close();
+    });
+
+    it('passes with the key from a company secret reference (resolved for the probe, never shown)', async () => {
+      const secret = await t.http
+        .post(`/api/companies/${companyId}/secrets`)
+        .send({ name: 'ANTHROPIC_API_KEY', value: 'sk-ant-probe-secret-1' })
+        .expect(201);
+      const before = fake.requests.length;
+      const res = await t.http
+        .post(`/api/companies/${companyId}/adapters/claude_local/test-environment`)
+        .send({
+          adapterConfig: {
+            command: claudeBinary(),
+            env: { ANTHROPIC_API_KEY: { type: 'secret_ref', secretId: secret.body.id, version: 'latest' }, ANTHROPIC_BASE_URL: fake.url },
+          },
+          testCredentials: {},
+          environmentId: null,
+        })
+        .expect(200);
+      expect(res.body.status).toBe('pass');
+      expect(res.body.checks.map((c: { code: string }) => c.code)).toContain('adapter_hello_probe_passed');
+      const probes = fake.requests.slice(before);
+      expect(probes.length).toBeGreaterThan(0);
+      expect(probes.every((r) => r.headers['x-api-key'] === 'sk-ant-probe-secret-1')).toBe(true);
+      expect(JSON.stringify(res.body)).not.toContain('sk-ant-probe-secret-1');
+    });
+
+    it('fails with adapter_hello_probe_failed when the endpoint refuses the request', async () => {
+      const server = http.createServer((_req, res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'model: not available here' } }));
+      });
+      const { port, close } = await listenLoopback(server);
+      try {
+        const res = await t.http
+          .post(`/api/companies/${companyId}/adapters/claude_local/test-environment`)
+          .send({
+            adapterConfig: { command: claudeBinary(), env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` } },
+            testCredentials: { ANTHROPIC_API_KEY: 'sk-ant-refused-key-1' },
+          })
+          .expect(200);
+        expect(res.body.status).toBe('fail');
+        expect(res.body.checks).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ code: 'adapter_endpoint_reachable' }),
+            expect.objectContaining({ code: 'adapter_hello_probe_failed', level: 'error' }),
+          ]),
+        );
+        expect(JSON.stringify(res.body)).not.toContain('sk-ant-refused-key-1');
+      } finally {
+        await close();
+      }
+    }, 120_000);
+  });
+
+  it('POST /api/agents/:id/heartbeat/invoke ("Run now") wakes the agent on demand and answers the run', async () => {
+    const companyId = (await createCompany(t)).id;
+    const agent = await t.http
+      .post(`/api/companies/${companyId}/agents`)
+      .send({ name: 'Runner', adapterType: 'process', adapterConfig: { command: 'node', args: ['-e', 'setTimeout(() => {}, 50)'] } })
+      .expect(201);
+    const res = await t.http.post(`/api/agents/${agent.body.id}/heartbeat/invoke?companyId=${companyId}`).send({}).expect(202);
+    expect(res.body).toMatchObject({
+      id: expect.any(String),
+      agentId: agent.body.id,
+      invocationSource: 'on_demand',
+      triggerDetail: 'manual',
+    });
+    const run = await t.http.get(`/api/heartbeat-runs/${res.body.id}`).expect(200);
+    expect(run.body).toMatchObject({ agentId: agent.body.id, invocationSource: 'on_demand' });
+    await t.http.post(`/api/agents/${agent.body.id}/heartbeat/invoke?companyId=nope`).send({}).expect(400);
+    await t.http.post('/api/agents/00000000-0000-4000-8000-000000000000/heartbeat/invoke').send({}).expect(404);
+  });
+
+  it('GET /api/cli-auth/me carries the board access the run page checks (source, isInstanceAdmin, companyIds, memberships)', async () => {
+    const res = await t.http.get('/api/cli-auth/me').expect(200);
+    expect(res.body).toMatchObject({
+      persona: 'board',
+      source: 'local_implicit',
+      isInstanceAdmin: true,
+      userId: expect.any(String),
+      companyIds: expect.any(Array),
+      memberships: [],
+    });
   });
 });
