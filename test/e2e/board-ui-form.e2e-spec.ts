@@ -181,4 +181,9 @@ describe('the board UI’s new-agent form', () => {
       memberships: [],
     });
   });
+
+  it('GET /api/adapters/:type/config-schema carries `fields` (the agent configuration page reads it) next to the JSON schema', async () => {
+    const res = await t.http.get('/api/adapters/claude_local/config-schema').expect(200);
+    expect(res.body).toMatchObject({ type: 'object', properties: expect.objectContaining({ command: expect.any(Object) }), fields: [] });
+  });
 });

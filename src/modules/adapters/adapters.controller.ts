@@ -92,13 +92,17 @@ export class AdaptersController {
     );
   }
 
-  /** JSON schema of the type's settings (for a settings form). */
+  /**
+   * JSON schema of the type's settings (for a settings form), with `fields`: the extra form fields
+   * the board UI renders beyond its own for the type; always `[]` (the UI's agent configuration page
+   * reads `fields` and fails without it).
+   */
   @Get(':type/config-schema')
   @Authorize({ callers: ['board'] })
   configSchema(@Param('type') type: string): Record<string, unknown> {
     const d = this.registry.get(type);
     if (!d) throw notFound('Adapter type');
-    return d.configSchema as unknown as Record<string, unknown>;
+    return { ...(d.configSchema as unknown as Record<string, unknown>), fields: [] };
   }
 
   /**
