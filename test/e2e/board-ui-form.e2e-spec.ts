@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import { createCompany } from '../support/factories';
+import { waitFor } from '../support/heartbeat';
 import { claudeBinary, FakeAnthropic, startFakeAnthropic } from '../support/fake-anthropic';
 import { listenLoopback } from '../support/loopback';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -185,5 +186,45 @@ describe('the board UI’s new-agent form', () => {
   it('GET /api/adapters/:type/config-schema carries `fields` (the agent configuration page reads it) next to the JSON schema', async () => {
     const res = await t.http.get('/api/adapters/claude_local/config-schema').expect(200);
     expect(res.body).toMatchObject({ type: 'object', properties: expect.objectContaining({ command: expect.any(Object) }), fields: [] });
+  });
+
+  it('a run gets the type’s instance-level env (PATCH /api/adapters/:type) under the agent’s own env, secret references included', async () => {
+    const companyId = (await createCompany(t)).id;
+    const secret = await t.http
+      .post(`/api/companies/${companyId}/secrets`)
+      .send({ name: 'OWN_KEY', value: 'own-secret-value' })
+      .expect(201);
+    await t.http
+      .patch('/api/adapters/process')
+      .send({ config: { env: { FROM_INSTANCE: 'instance-value', SHARED: 'instance' } } })
+      .expect(200);
+    try {
+      const agent = await t.http
+        .post(`/api/companies/${companyId}/agents`)
+        .send({
+          name: 'EnvReader',
+          adapterType: 'process',
+          adapterConfig: {
+            command: 'node',
+            args: ['-e', 'console.log(`I=${process.env.FROM_INSTANCE} S=${process.env.SHARED} K=${process.env.OWN_KEY?.length}`)'],
+            env: { SHARED: 'agent', OWN_KEY: { type: 'secret_ref', secretId: secret.body.id } },
+          },
+        })
+        .expect(201);
+      const run = await t.http.post(`/api/agents/${agent.body.id}/wakeup`).send({}).expect(202);
+      const done = await waitFor(
+        async () => {
+          const r = await t.http.get(`/api/heartbeat-runs/${run.body.id}`).expect(200);
+          return ['succeeded', 'failed', 'cancelled', 'timed_out'].includes(r.body.status) ? r.body : null;
+        },
+        'the run to end',
+        30_000,
+      );
+      expect(done.status).toBe('succeeded');
+      const log = await t.http.get(`/api/heartbeat-runs/${run.body.id}/log`).expect(200);
+      expect(log.body.content).toContain('I=instance-value S=agent K=16');
+    } finally {
+      await t.http.patch('/api/adapters/process').send({ config: {} }).expect(200);
+    }
   });
 });
