@@ -171,9 +171,12 @@ describe('secrets (board routes)', () => {
         'description',
         'externalRef',
         'id',
+        'key',
         'latestVersion',
         'name',
         'provider',
+        'scope',
+        'status',
         'updatedAt',
       ]);
     });
