@@ -22,6 +22,7 @@ import { ActivityModule } from './modules/activity/activity.module';
 import { AdaptersModule } from './modules/adapters/adapters.module';
 import { AgentsModule } from './modules/agents/agents.module';
 import { AnnouncementsModule } from './modules/announcements/announcements.module';
+import { EnvironmentsModule } from './modules/environments/environments.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AuthorizationModule } from './modules/authorization/authorization.module';
 import { BudgetsModule } from './modules/budgets/budgets.module';
@@ -84,6 +85,7 @@ const DOMAIN_MODULES = [
   PortabilityModule,
   DashboardModule,
   AnnouncementsModule,
+  EnvironmentsModule,
   MetricsModule,
   FeedbackModule,
 ];

@@ -62,7 +62,7 @@ describe('company adapter routes (the new-agent form)', () => {
         .expect(200);
       expect(res.body).toMatchObject({ adapterType: 'claude_local', status: 'pass', testedAt: expect.any(String) });
       const codes = res.body.checks.map((c: { code: string }) => c.code);
-      expect(codes).toEqual(['adapter_command_found', 'adapter_auth_present', 'adapter_endpoint_reachable']);
+      expect(codes).toEqual(['adapter_command_found', 'adapter_auth_present', 'adapter_endpoint_reachable', 'adapter_hello_probe_passed']);
       expect(res.body.checks[0].message).toMatch(/\d+\.\d+\.\d+/);
       expect(JSON.stringify(res.body)).not.toContain('sk-test');
     });

@@ -47,6 +47,9 @@ describe('secrets (board routes)', () => {
         id: expect.any(String),
         companyId: co.id,
         name: 'OPENAI_API_KEY',
+        key: 'OPENAI_API_KEY',
+        scope: 'company',
+        status: 'active',
         provider: 'local_encrypted',
         externalRef: null,
         latestVersion: 1,
@@ -168,9 +171,12 @@ describe('secrets (board routes)', () => {
         'description',
         'externalRef',
         'id',
+        'key',
         'latestVersion',
         'name',
         'provider',
+        'scope',
+        'status',
         'updatedAt',
       ]);
     });

@@ -13,6 +13,11 @@ import { AdapterRegistry, AdapterTypeDefinition } from './adapter-registry.servi
 import { AdapterSettingsRow, ExternalAdapterRow } from './adapters.repository';
 import { AdapterOverrideDto, AdapterTypeDto, InstallAdapterDto, PatchAdapterConfigDto } from './dto/adapter.dto';
 import { ExternalAdaptersService } from './external-adapters.service';
+import { RuntimeSetupService } from './runtimes/runtime-setup.service';
+import { VERSION } from '../../version';
+
+/** When this process loaded its built-in adapters (they load with the service). */
+const BUILT_INS_LOADED_AT = new Date().toISOString();
 
 /** The adapter registry: built-in types and external packages; administration needs an instance admin. */
 @ApiTags('adapters')
@@ -23,6 +28,7 @@ export class AdaptersController {
     private readonly registry: AdapterRegistry,
     private readonly executors: AdapterExecutors,
     private readonly external: ExternalAdaptersService,
+    private readonly setup: RuntimeSetupService,
   ) {}
 
   private view(
@@ -31,10 +37,14 @@ export class AdaptersController {
     ext: ExternalAdapterRow | null,
     s: AdapterSettingsRow | null | undefined,
   ): AdapterTypeDto {
+    const builtIn = d?.builtIn ?? false;
     return {
       type,
       label: d?.label ?? ext?.label ?? type,
-      builtIn: d?.builtIn ?? false,
+      builtIn,
+      source: builtIn ? 'builtin' : 'external',
+      disabled: s?.disabled ?? false,
+      modelsCount: this.setup.models(type).length,
       executable: !!this.executors.get(type),
       configSchema: (d?.configSchema ?? { type: 'object', properties: {} }) as unknown as Record<string, unknown>,
       instanceConfig: s?.config ?? {},
@@ -52,6 +62,7 @@ export class AdaptersController {
             updatedAt: ext.updated_at.toISOString(),
           }
         : null,
+      ...(builtIn ? { loaded: { version: VERSION, loadGeneration: 0, loadedAt: BUILT_INS_LOADED_AT } } : {}),
       ...(ext
         ? {
             loaded: this.external.loadState(type),
@@ -81,13 +92,17 @@ export class AdaptersController {
     );
   }
 
-  /** JSON schema of the type's settings (for a settings form). */
+  /**
+   * JSON schema of the type's settings (for a settings form), with `fields`: the extra form fields
+   * the board UI renders beyond its own for the type; always `[]` (the UI's agent configuration page
+   * reads `fields` and fails without it).
+   */
   @Get(':type/config-schema')
   @Authorize({ callers: ['board'] })
   configSchema(@Param('type') type: string): Record<string, unknown> {
     const d = this.registry.get(type);
     if (!d) throw notFound('Adapter type');
-    return d.configSchema as unknown as Record<string, unknown>;
+    return { ...(d.configSchema as unknown as Record<string, unknown>), fields: [] };
   }
 
   /**

@@ -42,14 +42,20 @@ export class CompanyAdaptersController {
   /**
    * Environment test of a config: the CLI binary (found, version), credentials (a key in env or
    * testCredentials, or a stored login), and whether the model endpoint (its base-URL variable, else
-   * the vendor's) accepts connections. `status`: pass, warn or fail.
+   * the vendor's) accepts connections; for Claude Code, when all that passed, the CLI answers a test
+   * prompt (`adapter_hello_probe_passed` / `_failed`: one short model call, the board UI's form waits
+   * for it). `status`: pass, warn or fail.
    */
   @Post('test-environment')
   @HttpCode(200)
   @NoActivity('a read-only check; nothing is stored')
   @Authorize({ callers: ['board'] })
-  testEnvironment(@Param('type') type: string, @Body() dto: TestEnvironmentDto): Promise<EnvironmentReportDto> {
-    return this.setup.testEnvironment(type, dto);
+  testEnvironment(
+    @Param('companyId') companyId: string,
+    @Param('type') type: string,
+    @Body() dto: TestEnvironmentDto,
+  ): Promise<EnvironmentReportDto> {
+    return this.setup.testEnvironment(type, dto, companyId);
   }
 
   /**

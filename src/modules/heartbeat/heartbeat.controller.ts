@@ -11,6 +11,7 @@ import { AgentWakeupService } from './agent-wakeup.service';
 import {
   CompleteRunDto,
   HeldWakeupDto,
+  InvokeQueryDto,
   ListRunsQueryDto,
   LiveRunDto,
   LiveRunsQueryDto,
@@ -55,6 +56,32 @@ export class HeartbeatController {
     @Body() dto: WakeupDto,
   ): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
     return this.wakeups.wake(actor, agentId, dto);
+  }
+
+  /**
+   * The board UI's "Run now": an on-demand, manual wake of the agent (the same as `POST …/wakeup`
+   * with `{ source: "on_demand", triggerDetail: "manual" }`); `companyId` in the query is accepted
+   * and not needed. 202 with the run record (the UI opens it), or a skip or hold as for a wakeup.
+   */
+  @Post('agents/:agentId/heartbeat/invoke')
+  @NoActivity('the wakeup queue records the wake (or its coalescing) with its outcome')
+  @HttpCode(202)
+  @Authorize({ callers: ['board'] })
+  @ApiAcceptedResponse({
+    schema: {
+      oneOf: [
+        { $ref: getSchemaPath(WakeupRunResponseDto) },
+        { $ref: getSchemaPath(SkippedWakeupDto) },
+        { $ref: getSchemaPath(HeldWakeupDto) },
+      ],
+    },
+  })
+  invoke(
+    @CurrentActor() actor: Actor,
+    @Param('agentId') agentId: string,
+    @Query() _q: InvokeQueryDto,
+  ): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
+    return this.wakeups.wake(actor, agentId, { source: 'on_demand', triggerDetail: 'manual' });
   }
 
   /** Runs of a company, newest first; filters agentId, status, issueId; keyset pages: pass the `X-Next-Cursor` header of a page as `cursor`. */

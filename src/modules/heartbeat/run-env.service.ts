@@ -61,7 +61,9 @@ export class RunEnvResolver {
     if (this.launchResolver) {
       try {
         const launch = await this.launchResolver(ctx);
-        return { env: launch.env, secrets: launch.redactValues };
+        // the launch resolver reads the agent's stored env; the inline values of the config's env
+        // (the type's instance-level env merged in) fill what the agent does not set itself
+        return { env: { ...inlineValues(env), ...launch.env }, secrets: launch.redactValues };
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         throw new EnvResolutionError((err as Error).message, typeof code === 'string' ? code : 'secret_resolution_failed');
@@ -81,4 +83,16 @@ export class RunEnvResolver {
     }
     return { env: out, secrets };
   }
+}
+
+/** The inline values of an env config (strings and `{ type: "plain", value }`); secret references are left out. */
+function inlineValues(env: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!env || typeof env !== 'object' || Array.isArray(env)) return out;
+  for (const [name, v] of Object.entries(env as Record<string, unknown>)) {
+    if (typeof v === 'string') out[name] = v;
+    else if (v && typeof v === 'object' && !isSecretRef(v) && typeof (v as { value?: unknown }).value === 'string')
+      out[name] = (v as { value: string }).value;
+  }
+  return out;
 }

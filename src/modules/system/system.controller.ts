@@ -4,6 +4,7 @@ import type { FastifyReply as Response } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { AppConfig } from '../../config/app-config';
 import { VERSION } from '../../version';
 import { HealthDto, IdentityDto } from './dto/system.dto';
@@ -15,6 +16,7 @@ export class SystemController {
   constructor(
     private readonly config: AppConfig,
     private readonly system: SystemRepository,
+    private readonly access: CompanyAccessService,
   ) {}
 
   /** Reachability: status, version, deployment mode, database reachability (503 when the database is down). */
@@ -38,12 +40,21 @@ export class SystemController {
     };
   }
 
-  /** Who the credential is: persona, user or agent, scope. */
+  /**
+   * Who the credential is: persona, user or agent, scope; and, for the board UI (which decides with it
+   * whether the caller may act in a company), `source`, `isInstanceAdmin`, `userId`, `companyIds`, `memberships`.
+   */
   @Get('cli-auth/me')
   @Authorize({ callers: ['board', 'agent'] })
-  me(@CurrentActor() actor: Actor): IdentityDto {
+  async me(@CurrentActor() actor: Actor): Promise<IdentityDto> {
+    const companyIds = (await this.access.accessibleCompanyIds(actor)) ?? [];
     if (actor.kind === 'agent') {
       return {
+        source: actor.source,
+        isInstanceAdmin: false,
+        userId: null,
+        companyIds,
+        memberships: [],
         persona: 'agent',
         user: null,
         agent: { id: actor.agentId, companyId: actor.companyId },
@@ -55,6 +66,11 @@ export class SystemController {
       };
     }
     return {
+      source: actor.source,
+      isInstanceAdmin: actor.isInstanceAdmin,
+      userId: actor.userId,
+      companyIds,
+      memberships: [],
       persona: 'board',
       user: { id: actor.userId, isInstanceAdmin: actor.isInstanceAdmin },
       agent: null,

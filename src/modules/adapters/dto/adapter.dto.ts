@@ -35,6 +35,12 @@ export class AdapterTypeDto {
   type: string;
   label: string;
   builtIn: boolean;
+  /** `builtin` or `external` (the board UI groups and filters by it) */
+  @ApiProperty({ enum: ['builtin', 'external'] }) source: 'builtin' | 'external';
+  /** force-disabled by the operator (the same as `override.disabled`): the board UI offers no new agents of it */
+  disabled: boolean;
+  /** how many models the type offers (`GET /api/companies/{id}/adapters/{type}/models`); 0 without a model choice */
+  modelsCount: number;
   /** an executor is available on this instance, so runs of this type can start */
   executable: boolean;
   @ApiProperty({ type: Object }) configSchema: Record<string, unknown>;
@@ -43,7 +49,7 @@ export class AdapterTypeDto {
   override: AdapterOverrideStateDto;
   /** the installed package (external types); null for built-in types */
   @ApiProperty({ type: AdapterPackageDto, nullable: true }) package: AdapterPackageDto | null;
-  /** what the answering instance has loaded (external types) */
+  /** what the answering instance has loaded: built-in types always (the service's version, generation 0); external types once imported, else null */
   @ApiPropertyOptional({ type: AdapterLoadStateDto, nullable: true }) loaded?: AdapterLoadStateDto | null;
   /** why the answering instance could not load the package */
   @ApiPropertyOptional({ type: String, nullable: true }) loadError?: string | null;

@@ -18,7 +18,20 @@ export interface RuntimeProbe {
   /** the variable that points the CLI at another endpoint, and the endpoint otherwise */
   baseUrlEnv: string | null;
   defaultBaseUrl: string;
+  /** a one-turn test prompt through the CLI itself (the board UI's form needs it answered before it goes on) */
+  hello?: HelloProbe;
 }
+
+/** How to ask the CLI one test question: its arguments (the prompt goes to stdin), extra env, and how to tell it answered. */
+export interface HelloProbe {
+  args: string[];
+  env?: Record<string, string>;
+  /** did the CLI's stdout report an answer? null = yes, else what went wrong */
+  problem: (stdout: string) => string | null;
+}
+
+export const HELLO_PROMPT = 'Respond with the single word: hello';
+const HELLO_TIMEOUT_MS = 30_000;
 
 export type CheckLevel = 'info' | 'warn' | 'error';
 
@@ -85,6 +98,39 @@ export function reachable(url: string, timeoutMs = 3000): Promise<string | null>
   });
 }
 
+const lastLine = (text: string): string =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim())
+    .slice(-1)[0]
+    ?.slice(0, 300) ?? '';
+
+/** Runs the CLI once with the test prompt, as the agents' user, with the test's env (secrets resolved); null = it answered. */
+function helloProbe(command: string, probe: HelloProbe, env: Record<string, string>, sandbox: SandboxSpec | null): Promise<string | null> {
+  const runAs: ProcessIdentity | null = sandbox?.identity ?? null;
+  const secrets = Object.values(env).filter((v) => v.length >= 8);
+  const scrub = (t: string) => secrets.reduce((acc, v) => acc.split(v).join('***'), t);
+  return new Promise((resolve) => {
+    let p;
+    try {
+      p = prepareAgentSpawn(sandbox ?? { identity: null, root: '', namespaces: 'off' }, command, probe.args, {
+        timeout: HELLO_TIMEOUT_MS,
+        env: { PATH: process.env.PATH ?? '', HOME: runAs?.home ?? os.tmpdir(), ...env, ...probe.env },
+      });
+    } catch (e) {
+      resolve((e as Error).message);
+      return;
+    }
+    const child = execFile(p.command, p.args, { ...p.options, encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const problem = probe.problem(String(stdout));
+      if (!problem) resolve(null);
+      else resolve(scrub(lastLine(String(stderr)) || (err ? err.message : problem)));
+    });
+    child.stdin?.end(HELLO_PROMPT);
+  });
+}
+
 /**
  * The environment test of a coding-agent CLI: its binary (found, version), credentials (a key in the
  * agent's env or a stored login in the CLI's home), and whether its model endpoint accepts connections.
@@ -95,7 +141,12 @@ export async function environmentReport(
   config: Record<string, unknown>,
   extraEnv: Record<string, string>,
   home = process.env.HOME ?? os.homedir(),
-  opts: { skipEndpoint?: boolean; sandbox?: SandboxSpec | null } = {},
+  opts: {
+    skipEndpoint?: boolean;
+    sandbox?: SandboxSpec | null;
+    /** the env with secret references resolved: given, the CLI answers a test prompt when everything else passed */
+    resolvedEnv?: Record<string, string>;
+  } = {},
 ): Promise<RuntimeEnvironmentReport> {
   const checks: EnvironmentCheckResult[] = [];
   const env = { ...envOf(config), ...extraEnv };
@@ -137,6 +188,14 @@ export async function environmentReport(
         ? { code: 'adapter_endpoint_unreachable', level: 'error', message: `${endpoint} is not reachable`, detail: problem }
         : { code: 'adapter_endpoint_reachable', level: 'info', message: `${endpoint} accepts connections` },
     );
+  if (spec.hello && opts.resolvedEnv && found && !checks.some((c) => c.level === 'error')) {
+    const problem = await helloProbe(found, spec.hello, opts.resolvedEnv, opts.sandbox ?? null);
+    checks.push(
+      problem
+        ? { code: 'adapter_hello_probe_failed', level: 'error', message: `${command} did not answer a test prompt`, detail: problem }
+        : { code: 'adapter_hello_probe_passed', level: 'info', message: `${command} answered a test prompt` },
+    );
+  }
   const status = checks.some((c) => c.level === 'error') ? 'fail' : checks.some((c) => c.level === 'warn') ? 'warn' : 'pass';
   return { adapterType: spec.type, testedAt: new Date().toISOString(), status, checks };
 }

@@ -81,7 +81,34 @@ export class RuntimeSetupService {
     return { model: r.spec.defaultModel, candidates, source: r.spec.defaultModel ? 'default' : null };
   }
 
-  async testEnvironment(type: string, dto: TestEnvironmentDto): Promise<EnvironmentReportDto> {
+  /**
+   * The env as the CLI would get it, for the test prompt: inline values, `{ type: "plain", value }`,
+   * and the company's secret references resolved. null when a reference cannot be resolved (the
+   * test then stops at the other checks).
+   */
+  private async resolvedEnv(
+    companyId: string,
+    config: Record<string, unknown>,
+    extra: Record<string, string>,
+  ): Promise<Record<string, string> | null> {
+    const env = isPlainObject(config.env) ? config.env : {};
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) {
+      if (typeof v === 'string') out[k] = v;
+      else if (isPlainObject(v) && v.type === 'plain' && typeof v.value === 'string') out[k] = v.value;
+      else if (isPlainObject(v) && v.type === 'secret_ref' && typeof v.secretId === 'string') {
+        const selector = typeof v.version === 'number' ? v.version : 'latest';
+        try {
+          out[k] = (await this.secrets.resolveValue(companyId, v.secretId, selector)).value;
+        } catch {
+          return null;
+        }
+      }
+    }
+    return { ...out, ...extra };
+  }
+
+  async testEnvironment(type: string, dto: TestEnvironmentDto, companyId?: string): Promise<EnvironmentReportDto> {
     this.known(type);
     const executor = this.executors.get(type);
     if (!executor) throw runtimeSetupError('adapter_not_found', `No executor for adapter type ${type} on this instance`);
@@ -92,6 +119,7 @@ export class RuntimeSetupService {
       if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && typeof v === 'string') extra[k] = v;
     if (executor instanceof CodingCliRuntime)
       return environmentReport(executor.spec, config, extra, this.cliHome(), {
+        resolvedEnv: companyId ? ((await this.resolvedEnv(companyId, config, extra)) ?? undefined) : undefined,
         sandbox: { identity: this.agentIdentity(), root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
       });
     const r = await executor.testEnvironment(config);

@@ -91,6 +91,11 @@ export class RunResponseDto {
   updatedAt: string;
 }
 
+/** The board UI sends the agent's company along; the agent id alone decides. */
+export class InvokeQueryDto {
+  @IsOptional() @IsUUID() companyId?: string;
+}
+
 export class WakeupRunResponseDto extends RunResponseDto {
   @ApiProperty({ enum: ['queued', 'coalesced', 'deferred'], description: 'deferred: the record is the live run this wake waits for' })
   wakeupStatus: string;

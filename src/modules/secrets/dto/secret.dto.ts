@@ -42,6 +42,12 @@ export class SecretResponseDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) companyId: string;
   name: string;
+  /** the name again, under the key the board UI matches to an env variable (its new-agent form offers a secret named `ANTHROPIC_API_KEY` as a saved key) */
+  key: string;
+  /** always `company`: secrets belong to a company (the board UI also knows per-user secrets, which this service has not) */
+  @ApiProperty({ enum: ['company'] }) scope: 'company';
+  /** always `active`: a deleted secret is gone */
+  @ApiProperty({ enum: ['active'] }) status: 'active';
   provider: string;
   @ApiProperty({ nullable: true, type: String }) externalRef: string | null;
   latestVersion: number;

@@ -17,4 +17,12 @@ export class IdentityDto {
   @ApiProperty({ enum: ['local_implicit', 'session', 'board_token', 'api_key', 'run_token'] }) credential: string;
   @ApiProperty({ nullable: true, type: String }) runId: string | null;
   deploymentMode: string;
+  /** the board UI's access summary: the credential again (`local_implicit`: the local board, which may do everything) */
+  @ApiProperty({ enum: ['local_implicit', 'session', 'board_token', 'api_key', 'run_token'] }) source: string;
+  isInstanceAdmin: boolean;
+  @ApiProperty({ nullable: true, type: String }) userId: string | null;
+  /** companies the caller may act in; empty for local or instance-admin callers, who may act in every company */
+  companyIds: string[];
+  /** always empty here: company access is `companyIds` */
+  @ApiProperty({ type: [Object] }) memberships: never[];
 }
