@@ -13,6 +13,18 @@ const ORM_OUTSIDE_REPOSITORY = {
   selector: 'CallExpression[callee.property.name=/^(repo|getRepository|createQueryBuilder)$/]',
   message: "TypeORM repositories and query builders belong in the owning module's <domain>.repository.ts (or src/database/).",
 };
+// repositories run SQL only through the bases' paths (src/database/company-scoped.repository.ts)
+const RAW_SQL_IN_REPOSITORY = [
+  {
+    selector: "CallExpression[callee.property.name='query']",
+    message: 'A repository runs SQL through its base: rows/row/returning (company first, or instance-wide) or unscoped(reason, …).',
+  },
+  {
+    selector: "MemberExpression[property.name='dataSource']",
+    message: 'No DataSource in a repository: use the base paths (opts.detached for outside the transaction).',
+  },
+  { selector: "CallExpression[callee.name='returningRows']", message: 'In a repository use returning(…) or unscopedReturning(reason, …).' },
+];
 const GLOBAL_DOMAIN_MODULE = {
   selector: "Decorator[expression.callee.name='Global']",
   message: 'Domain modules are not @Global: consumers import the module they use.',
@@ -72,6 +84,11 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/database/**', 'src/**/*.repository.ts'],
     rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY, ORM_OUTSIDE_REPOSITORY] },
+  },
+  {
+    files: ['src/**/*.repository.ts'],
+    ignores: ['src/database/**'],
+    rules: { 'no-restricted-syntax': ['error', ...RAW_SQL_IN_REPOSITORY] },
   },
   {
     files: ['src/modules/**/*.module.ts'],

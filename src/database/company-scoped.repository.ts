@@ -1,3 +1,4 @@
+import type { Client } from 'pg';
 import type { EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { Db, QueryOptions } from './db.service';
 
@@ -32,14 +33,6 @@ abstract class RepositoryBase {
   constructor(db: Db) {
     this.#db = db;
     handles.set(this, db);
-  }
-
-  /**
-   * @deprecated transitional (issue 29): the raw handle goes private once every repository runs its
-   * statements through the paths below; do not add uses.
-   */
-  protected get db(): Db {
-    return this.#db;
   }
 
   /** The transaction controls (no statement path). */
@@ -144,6 +137,24 @@ export abstract class InstanceRepository extends RepositoryBase {
   /** Rows of an UPDATE/DELETE … RETURNING on instance-wide tables. */
   protected async returning<T>(sql: string, params: unknown[] = [], opts: StatementOptions = {}): Promise<T[]> {
     return unwrapReturning<T>(await this.rows<unknown>(sql, params, opts));
+  }
+}
+
+/**
+ * Base of the operator CLI's repository (`aos doctor`, `aos claim-token`, restore checks): it runs
+ * in its own process on a plain pg `Client`, without the service, and what it reads and writes is
+ * instance-wide by nature, so its only path is `unscoped(reason, …)`.
+ */
+export abstract class OperatorRepository {
+  readonly #client: Client;
+
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  protected async unscoped<T>(reason: string, sql: string, params: unknown[] = []): Promise<T[]> {
+    if (reason.trim().length < 8) throw new Error(`${this.constructor.name}: unscoped statement without a reason`);
+    return (await this.#client.query(sql, params)).rows as T[];
   }
 }
 

@@ -8,15 +8,8 @@ import { parse, tsFiles } from '../support/source-files';
 const MAX_FILE_LINES = 500;
 const MAX_FUNCTION_LINES = 120;
 
-/**
- * Temporary (issue 29): repositories are being split by the engineers converting them to the
- * scoped bases; the lead empties this list after merging their branches.
- */
-const ALLOWED: string[] = [
-  'src/modules/budgets/budgets.repository.ts',
-  'src/modules/costs/costs.repository.ts',
-  'src/modules/issues/issues.repository.ts',
-];
+/** Repositories allowed over the limits while being split (none today). */
+const ALLOWED: string[] = [];
 
 /** The name a reader finds a function by: `Class.method`, `function`, `const name = () =>`, or `<anonymous>`. */
 function nameOf(node: ts.Node): string {

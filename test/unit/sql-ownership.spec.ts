@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TABLE_OWNERS } from '../../src/database/table-owners';
+import { FOREIGN_READS, TABLE_OWNERS } from '../../src/database/table-owners';
 import { AuditedStatement, auditRepositories, companyTables, foreignTables, namesCompany } from '../support/sql-audit';
 
 /**
@@ -37,5 +37,45 @@ describe('table ownership', () => {
 
   it('finds the statements of the repositories', () => {
     expect(statements.length).toBeGreaterThan(300);
+    expect(statements.filter((s) => s.sql === null).map(where)).toEqual([]);
+  });
+
+  it('runs every statement through a base path: no raw query in a repository', () => {
+    expect(statements.filter((s) => s.path === 'raw').map(where)).toEqual([]);
+  });
+
+  it('gives every unscoped statement a reason a reviewer can read', () => {
+    const bad = statements.filter((s) => s.path === 'unscoped' && !(s.reason && s.reason.trim().split(/\s+/).length >= 3));
+    expect(bad.map(where)).toEqual([]);
+  });
+
+  it('keeps company-owned tables off the instance-wide path', () => {
+    expect(
+      statements.filter((s) => s.path === 'instance' && companyTables(s).length > 0).map((s) => `${where(s)} ${companyTables(s)}`),
+    ).toEqual([]);
+  });
+
+  it('names the company in every statement on a company-owned table (or says why not)', () => {
+    expect(statements.filter((s) => companyTables(s).length > 0 && !namesCompany(s)).map(where)).toEqual([]);
+  });
+
+  it("writes only the module's own tables", () => {
+    const foreign = statements.flatMap((s) => foreignTables(s, s.writes).map((t) => `${s.module} writes ${t} (${where(s)})`));
+    expect(foreign.filter((f) => !OPERATOR_WRITES.some((w) => f.startsWith(w)))).toEqual([]);
+  });
+
+  it("reads another module's table only where FOREIGN_READS says why", () => {
+    const uncovered = statements.flatMap((s) =>
+      foreignTables(s)
+        .filter((t) => !s.writes.includes(t) && !(FOREIGN_READS[s.module] ?? []).some((r) => (r.tables as string[]).includes(t)))
+        .map((t) => `${s.module} reads ${t} (${where(s)})`),
+    );
+    expect(uncovered).toEqual([]);
   });
 });
+
+/**
+ * The one write outside an owner: the operator CLI issues the first board claim (`aos
+ * claim-token`) in its own process, before any user exists and whether the service runs or not.
+ */
+const OPERATOR_WRITES = ['cli writes board_claims'];
