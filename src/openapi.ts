@@ -81,6 +81,7 @@ export const OPENAPI_TAGS: ReadonlyArray<[name: string, description: string]> = 
   ['activity', 'The append-only audit trail and the agent-actions audit'],
   ['feedback', 'Board votes on agent output and the sharing consent'],
   ['adapters', 'Adapter types and external adapter packages (instance admins)'],
+  ['environments', 'Where agents run: this service runs every agent on its own host (the local driver); no remote environments'],
   ['plugins', 'Plugins: install, configure, jobs, webhooks, tools, UI contributions'],
   ['auth', 'Sign-up, sign-in, sessions, board API tokens, the board claim'],
   ['instance', 'Instance settings, administration, database backups'],

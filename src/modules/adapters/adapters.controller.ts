@@ -44,7 +44,7 @@ export class AdaptersController {
       builtIn,
       source: builtIn ? 'builtin' : 'external',
       disabled: s?.disabled ?? false,
-      modelsCount: this.setup.models(type).length,
+      modelsCount: this.setup.modelCount(type),
       executable: !!this.executors.get(type),
       configSchema: (d?.configSchema ?? { type: 'object', properties: {} }) as unknown as Record<string, unknown>,
       instanceConfig: s?.config ?? {},

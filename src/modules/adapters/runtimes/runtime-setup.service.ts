@@ -66,6 +66,12 @@ export class RuntimeSetupService {
     return this.agentIdentity()?.home ?? process.env.HOME ?? os.homedir();
   }
 
+  /** How many models a type offers, for the adapter list (0 for a type that is not, or no longer, loaded: never a 404). */
+  modelCount(type: string): number {
+    const e = this.executors.get(type);
+    return e instanceof CodingCliRuntime ? e.spec.models.length : 0;
+  }
+
   models(type: string): ModelOptionDto[] {
     return this.runtime(type)?.spec.models ?? [];
   }
