@@ -235,12 +235,11 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(list.map((c: { body: string }) => c.body)).toContain('Done by the real CLI');
       // every tool result went back to the model: the curl calls succeeded
       expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.messages)).toContain('Done by the real CLI');
-      const sent = {
-        input: fake.sent.input - before.input,
-        output: fake.sent.output - before.output,
-        messages: fake.sent.messages - before.messages,
-      };
-      expect(sent).toEqual({ input: 500 + 501 + 502 + 900, output: 40 * 3 + 12, messages: 4 });
+      // what the fake sent for this run's four messages (the assignment's own wake may start a next
+      // run at once, whose first message would already count in fake.sent: at least these went out)
+      const sent = { input: 500 + 501 + 502 + 900, output: 40 * 3 + 12 };
+      expect(fake.sent.messages - before.messages).toBeGreaterThanOrEqual(4);
+      expect(fake.sent.input - before.input).toBeGreaterThanOrEqual(sent.input);
       expect(run.usage_json).toMatchObject({ inputTokens: sent.input, outputTokens: sent.output, turns: 4 });
       // the assignment's own wake may run the agent once more: let it finish before the next test
       await waitFor(

@@ -1,5 +1,5 @@
 import type * as Api from '@opentelemetry/api';
-import type { getRPCMetadata as GetRPCMetadata, RPCType as RPCTypeEnum, suppressTracing as SuppressTracing } from '@opentelemetry/core';
+import type { suppressTracing as SuppressTracing } from '@opentelemetry/core';
 
 /**
  * OpenTelemetry traces (docs/tracing.md): off unless the standard OTEL_* variables ask for them.
@@ -10,8 +10,6 @@ import type { getRPCMetadata as GetRPCMetadata, RPCType as RPCTypeEnum, suppress
 export interface Tracing {
   api: typeof Api;
   tracer: Api.Tracer;
-  getRPCMetadata: typeof GetRPCMetadata;
-  rpcHttp: RPCTypeEnum.HTTP;
   suppressTracing: typeof SuppressTracing;
   shutdown(): Promise<void>;
 }
@@ -73,6 +71,8 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
     logRecordProcessors: [],
     instrumentations: [
       new HttpInstrumentation({
+        // incoming requests get their server span from a Fastify hook pair (tracing-http.ts)
+        ignoreIncomingRequestHook: () => true,
         // the full URL of a request or call may hold a token (invite links, webhook paths): the
         // server span gets the route template (tracing-http.ts), client spans the origin only
         startOutgoingSpanHook: (req) => ({
@@ -101,8 +101,6 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
   active = {
     api,
     tracer: api.trace.getTracer(DEFAULT_SERVICE_NAME),
-    getRPCMetadata: core.getRPCMetadata,
-    rpcHttp: core.RPCType.HTTP,
     suppressTracing: core.suppressTracing,
     shutdown: () => sdk.shutdown(),
   };
