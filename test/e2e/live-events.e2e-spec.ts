@@ -163,9 +163,17 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     expect(cut).toMatchObject({ stream: 'stdout', skippedChars: expect.any(Number) });
     // whole lines only
     expect(cut!.chunk).toMatch(/^burst (line \d+ x+|done)\n/);
+    // the whole log, page by page (how a reader follows it: nextOffset until eof)
     const full = await waitFor(async () => {
-      const r = await a.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=1048576`);
-      return r.status === 200 && String(r.body.content).includes('burst done') ? String(r.body.content) : null;
+      let content = '';
+      for (let offset = 0; ;) {
+        const r = await a.http.get(`/api/heartbeat-runs/${runId}/log?offset=${offset}&limitBytes=1048576`);
+        if (r.status !== 200) return null;
+        content += String(r.body.content);
+        if (r.body.eof || r.body.nextOffset === offset) break;
+        offset = r.body.nextOffset;
+      }
+      return content.includes('burst done') ? content : null;
     }, 'run log');
     expect(full).toContain('burst line 0 ');
     expect(full).toContain('burst line 19999 ');
