@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { chainContentOf } from '../../common/activity/activity-chain';
 import { ActivityEntity } from '../../common/activity/activity.entity';
 import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
@@ -30,21 +31,9 @@ export interface ActivityRow {
   issue: { id: string; identifier: string; title: string; status: string } | null;
 }
 
-/** An activity_log row (snake_case from SQL) as the entity. */
+/** An activity_log row (snake_case from SQL) as the entity: the chain's content of the row, and when. */
 export function toActivityEntity(r: Record<string, unknown>): ActivityEntity {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    actorType: r.actor_type,
-    actorId: r.actor_id,
-    action: r.action,
-    entityType: r.entity_type,
-    entityId: r.entity_id,
-    agentId: r.agent_id,
-    runId: r.run_id,
-    details: r.details,
-    createdAt: r.created_at,
-  } as ActivityEntity;
+  return { ...chainContentOf(r as Parameters<typeof chainContentOf>[0]), createdAt: r.created_at } as ActivityEntity;
 }
 
 /** Reads of the activity trail (the recorder in common/activity writes it). */
