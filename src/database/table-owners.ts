@@ -108,6 +108,29 @@ export const TABLE_OWNERS = {
 export type TableName = keyof typeof TABLE_OWNERS;
 
 /**
+ * Database functions through which a module lets others change its tables inside their own
+ * statement (a port in SQL, for a hot path where a round trip would lengthen a row lock's hold).
+ * The owner's migration defines the function; only the listed modules' repositories call it
+ * (test/unit/sql-ownership.spec.ts).
+ */
+export interface DatabasePort {
+  owner: string;
+  writes: TableName[];
+  callers: string[];
+  reason: string;
+}
+
+export const DATABASE_PORTS: Record<string, DatabasePort> = {
+  take_issue_numbers: {
+    owner: 'companies',
+    writes: ['companies'],
+    callers: ['companies', 'issues'],
+    reason:
+      "a new issue takes its number from the company's counter inside its INSERT: the counter's row lock serialises the company's creates, so it is held for one round trip less",
+  },
+};
+
+/**
  * Reads of another module's table that stay a join (a read model, or a measured hot path), each
  * with its reason. Everything else asks the owner; writes to another module's table never appear
  * here (the owner writes, through a port it exports or one the lower module declares).

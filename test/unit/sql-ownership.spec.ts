@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FOREIGN_READS, TABLE_OWNERS } from '../../src/database/table-owners';
+import { DATABASE_PORTS, FOREIGN_READS, TABLE_OWNERS } from '../../src/database/table-owners';
 import { AuditedStatement, auditRepositories, companyTables, foreignTables, namesCompany } from '../support/sql-audit';
 
 /**
@@ -62,6 +62,18 @@ describe('table ownership', () => {
   it("writes only the module's own tables", () => {
     const foreign = statements.flatMap((s) => foreignTables(s, s.writes).map((t) => `${s.module} writes ${t} (${where(s)})`));
     expect(foreign.filter((f) => !OPERATOR_WRITES.some((w) => f.startsWith(w)))).toEqual([]);
+  });
+
+  it('calls a database port only from the modules it lists, and the owner defines what it writes', () => {
+    let migrations = '';
+    for (const f of readdirSync(join(ROOT, 'migrations'))) migrations += readFileSync(join(ROOT, 'migrations', f), 'utf8');
+    for (const [name, port] of Object.entries(DATABASE_PORTS)) {
+      expect(migrations).toMatch(new RegExp(`CREATE (OR REPLACE )?FUNCTION ${name}\\(`));
+      for (const t of port.writes) expect(TABLE_OWNERS[t].owner).toBe(port.owner);
+      const callers = new Set(statements.filter((s) => s.sql?.includes(`${name}(`)).map((s) => s.module));
+      expect(callers.size).toBeGreaterThan(0);
+      expect([...callers].filter((m) => !port.callers.includes(m))).toEqual([]);
+    }
   });
 
   it("reads another module's table only where FOREIGN_READS says why", () => {

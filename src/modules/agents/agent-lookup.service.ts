@@ -24,6 +24,16 @@ export class AgentLookup {
     return isUuid(agentId) ? this.agents.findById(agentId) : Promise.resolve(null);
   }
 
+  /** The status of the company's agent (any status), or null when it is unknown or another company's. */
+  statusIn(companyId: string, agentId: string): Promise<string | null> {
+    return isUuid(agentId) ? this.agents.statusInCompany(companyId, agentId) : Promise.resolve(null);
+  }
+
+  /** The status of an agent by id without an access check (the caller has decided access), or null. */
+  statusOf(agentId: string): Promise<string | null> {
+    return isUuid(agentId) ? this.agents.statusById(agentId) : Promise.resolve(null);
+  }
+
   /** The company's agent by id (any status), or null when it is unknown or another company's (no access check). */
   inCompany(companyId: string, agentId: string): Promise<AgentEntity | null> {
     return isUuid(agentId) ? this.agents.findInCompany(companyId, agentId) : Promise.resolve(null);

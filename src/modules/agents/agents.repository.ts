@@ -48,6 +48,22 @@ export class AgentsRepository extends CompanyScopedRepository {
     return this.entities.findOneBy({ id: agentId, companyId: this.scope(companyId) });
   }
 
+  /** The status of the company's agent, or null (unknown, or another company's): one indexed read, no entity. */
+  async statusInCompany(companyId: string, agentId: string): Promise<string | null> {
+    const row = await this.row<{ status: string }>(companyId, `SELECT status FROM agents WHERE company_id = $1 AND id = $2`, [agentId]);
+    return row?.status ?? null;
+  }
+
+  /** The status of an agent of any company (the caller decided access), or null: one indexed read, no entity. */
+  async statusById(agentId: string): Promise<string | null> {
+    const row = await this.unscopedRow<{ status: string }>(
+      'a wake checks an agent it already holds by id, whatever its company',
+      `SELECT status FROM agents WHERE id = $1`,
+      [agentId],
+    );
+    return row?.status ?? null;
+  }
+
   /** The agent holding a URL key in the company: a live one before terminated ones, then the newest. */
   findByUrlKey(companyId: string, urlKey: string): Promise<AgentEntity | null> {
     return this.entities

@@ -9,8 +9,9 @@ export interface IssueNumbers {
 }
 
 /**
- * The company's issue counter (`companies.issue_counter`), for the issues module: it numbers new
- * issues. The UPDATE takes the company row lock, which serialises concurrent creates until the
+ * The company's issue counter (`companies.issue_counter`), for the issues module: it numbers
+ * imported issues (a single create takes its number inside its INSERT, through the same database
+ * function `take_issue_numbers`). The UPDATE takes the company row lock, which serialises concurrent creates until the
  * caller's transaction commits (numbers unique and gap-free: a failed create rolls its number back).
  */
 @Injectable()
@@ -23,7 +24,7 @@ export class IssueNumbersRepository extends CompanyScopedRepository {
   async take(companyId: string, count: number): Promise<IssueNumbers | null> {
     const [n] = await this.returning<IssueNumbers>(
       companyId,
-      `UPDATE companies SET issue_counter = issue_counter + $2::int WHERE id = $1 RETURNING issue_prefix, issue_counter - $2::int AS first`,
+      `SELECT issue_prefix, first FROM take_issue_numbers($1, $2::int)`,
       [count],
     );
     return n ? { issue_prefix: n.issue_prefix, first: Number(n.first) } : null;

@@ -11,14 +11,14 @@ export class IssueAgents {
 
   /** The status of an agent of the company, or null (unknown, or of another company). */
   async statusIn(companyId: string, agentId: string): Promise<{ status: string } | null> {
-    const agent = await this.agents.findById(agentId);
-    return agent && agent.companyId === companyId ? { status: agent.status } : null;
+    const status = await this.agents.statusIn(companyId, agentId);
+    return status === null ? null : { status };
   }
 
   /** Whether the agent can be woken at all. */
   async isWakeable(agentId: string): Promise<boolean> {
-    const agent = await this.agents.findById(agentId);
-    return !!agent && !UNWAKEABLE.has(agent.status);
+    const status = await this.agents.statusOf(agentId);
+    return status !== null && !UNWAKEABLE.has(status);
   }
 
   /** Wakeable agents of the company, longest name first (mention matching). */

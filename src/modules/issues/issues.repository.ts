@@ -95,17 +95,23 @@ export class IssuesRepository extends CompanyScopedRepository {
 
   // ---- create and update
 
-  /** Inserts an issue of the company with the number taken from its counter (see `IssueNumbersRepository`). */
-  async insertNumbered(companyId: string, prefix: string, num: number, changes: Record<string, unknown>): Promise<IssueRow> {
+  /**
+   * Inserts an issue of the company numbered from its counter, in one statement: the counter is the
+   * companies module's, advanced through its database port `take_issue_numbers` (DATABASE_PORTS in
+   * src/database/table-owners.ts), whose row lock serialises concurrent creates until commit. Null
+   * for an unknown company.
+   */
+  async insertNumbered(companyId: string, changes: Record<string, unknown>): Promise<IssueRow | null> {
     const cols = Object.keys(changes);
     const [row] = await this.rows<IssueRow>(
       companyId,
-      `INSERT INTO issues (company_id, issue_number, identifier${cols.map((c) => `, ${c}`).join('')})
-       VALUES ($1, $2::int, $3::text || '-' || $2::int${cols.map((_, i) => `, $${i + 4}`).join('')})
+      `WITH n AS (SELECT issue_prefix, first FROM take_issue_numbers($1, 1))
+       INSERT INTO issues (company_id, issue_number, identifier${cols.map((c) => `, ${c}`).join('')})
+       SELECT $1, n.first, n.issue_prefix || '-' || n.first${cols.map((_, i) => `, $${i + 2}`).join('')} FROM n
        RETURNING ${ISSUE_COLUMNS}`,
-      [num, prefix, ...Object.values(changes)],
+      Object.values(changes),
     );
-    return row;
+    return row ?? null;
   }
 
   /** Sets the given columns (and updated_at) of an issue of the company. */

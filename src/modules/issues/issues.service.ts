@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
-import { Db } from '../../database/db.service';
 import { IssueNumbersRepository } from '../companies/issue-numbers.repository';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CreateIssueDto, IssueFieldsDto, UpdateIssueDto } from './dto/issue.dto';
@@ -74,7 +73,6 @@ export class IssuesService {
     private readonly numbers: IssueNumbersRepository,
     private readonly context: IssueContextRepository,
     private readonly agents: IssueAgents,
-    private readonly db: Db,
   ) {}
 
   async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
@@ -129,12 +127,10 @@ export class IssuesService {
       created_by_agent_id: actor?.kind === 'agent' ? actor.agentId : null,
       created_by_user_id: actor?.kind === 'board' ? actor.userId : null,
     });
-    // one transaction: the company row lock taken by the counter UPDATE serialises concurrent creates
-    // until commit, so numbers are unique and gap-free (a failed create rolls its number back)
-    const row = await this.db.transaction(async () => {
-      const n = await this.takeNumbers(companyId, 1);
-      return this.issues.insertNumbered(companyId, n.issue_prefix, n.first, changes);
-    });
+    // numbered inside the INSERT: the counter's row lock serialises concurrent creates of the company
+    // until the request's transaction commits, so numbers are unique and gap-free
+    const row = await this.issues.insertNumbered(companyId, changes);
+    if (!row) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     await this.wakeups.assigned(row, actor ?? undefined);
