@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { untraced } from '../common/tracing/tracing';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner, Repository } from 'typeorm';
 
 interface TxContext {
@@ -38,18 +37,10 @@ export interface QueryOptions {
   prepare?: boolean;
 }
 
-/** Transaction control: no trace span of its own (tracing on), the statements around it have theirs. */
-const TX_CONTROL = new Set(['BEGIN', 'COMMIT', 'ROLLBACK']);
-
 /** A statement written to the connection now; its errors are TypeORM's QueryFailedError (the error filter maps their SQLSTATE). */
 function send(to: Pool | PoolClient, sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<QueryResult> {
   // a query config object (rather than text) is never named by the preparing client
-  const sent =
-    opts.prepare === false
-      ? to.query({ text: sql, values: params })
-      : TX_CONTROL.has(sql)
-        ? untraced(() => to.query(sql, params))
-        : to.query(sql, params);
+  const sent = opts.prepare === false ? to.query({ text: sql, values: params }) : to.query(sql, params);
   return (sent as Promise<QueryResult>).catch((err: unknown) => {
     throw new QueryFailedError(sql, params, err as Error);
   });

@@ -1,13 +1,14 @@
-import type { Span } from '@opentelemetry/api';
+import type { Context, Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { tracing } from './tracing';
 
 const SERVER_SPAN = Symbol('serverSpan');
-type Traced = FastifyRequest & { [SERVER_SPAN]?: Span };
+const SPAN_CONTEXT = Symbol('spanContext');
+type Traced = FastifyRequest & { [SERVER_SPAN]?: Span; [SPAN_CONTEXT]?: Context };
 
 /**
  * HTTP server spans, one per request, made here rather than by the HTTP instrumentation (which
- * wraps every emitter of every request; this costs a hook pair): named by the route template
+ * wraps every emitter of every request; this costs three hooks): named by the route template
  * (`GET /api/companies/:companyId/issues`), never the raw path or query (which may hold a token:
  * invite links, claim URLs); the parent comes from the request's `traceparent` (an agent's calls
  * join its run's trace). Registered only when tracing is on.
@@ -26,9 +27,15 @@ export function registerTraceRoutes(fastify: FastifyInstance): void {
     );
     req[SERVER_SPAN] = span;
     const ctx = api.trace.setSpan(parent, span);
-    // the body arrives on the request's emitter: its listeners (added later) run in the span's context
-    api.context.bind(ctx, req.raw);
+    req[SPAN_CONTEXT] = ctx;
     api.context.with(ctx, done);
+  });
+  // the body arrives on the socket's callbacks, outside the span's context: the handler (which
+  // preHandler's done calls) runs in it again; cheaper than binding every request's emitter
+  fastify.addHook('preHandler', (req: Traced, reply, done) => {
+    const ctx = req[SPAN_CONTEXT];
+    if (ctx) api.context.with(ctx, done);
+    else done();
   });
   fastify.addHook('onResponse', (req: Traced, reply, done) => {
     const span = req[SERVER_SPAN];

@@ -1,5 +1,4 @@
 import type * as Api from '@opentelemetry/api';
-import type { suppressTracing as SuppressTracing } from '@opentelemetry/core';
 
 /**
  * OpenTelemetry traces (docs/tracing.md): off unless the standard OTEL_* variables ask for them.
@@ -10,7 +9,6 @@ import type { suppressTracing as SuppressTracing } from '@opentelemetry/core';
 export interface Tracing {
   api: typeof Api;
   tracer: Api.Tracer;
-  suppressTracing: typeof SuppressTracing;
   shutdown(): Promise<void>;
 }
 
@@ -55,62 +53,32 @@ export function originOnly(url: string | undefined): string {
  */
 export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | null> {
   if (active || !tracingRequested(env)) return active;
-  const [api, core, { NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { UndiciInstrumentation }, { dbSpanName }] =
-    await Promise.all([
-      import('@opentelemetry/api'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/sdk-node'),
-      import('@opentelemetry/instrumentation-http'),
-      import('@opentelemetry/instrumentation-pg'),
-      import('@opentelemetry/instrumentation-undici'),
-      import('./sql-summary'),
-    ]);
+  const [api, { NodeSDK }, { UndiciInstrumentation }, { traceStatements }, pg] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-undici'),
+    import('./db-spans'),
+    import('pg'),
+  ]);
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME?.trim() ? undefined : DEFAULT_SERVICE_NAME,
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      new HttpInstrumentation({
-        // incoming requests get their server span from a Fastify hook pair (tracing-http.ts)
-        ignoreIncomingRequestHook: () => true,
-        // the full URL of a request or call may hold a token (invite links, webhook paths): the
-        // server span gets the route template (tracing-http.ts), client spans the origin only
-        startOutgoingSpanHook: (req) => ({
-          'http.url': `${req.protocol ?? 'http:'}//${req.hostname ?? req.host ?? ''}${req.port ? `:${req.port}` : ''}`,
-          'http.target': '',
-        }),
-      }),
-      new PgInstrumentation({
-        requireParentSpan: true,
-        ignoreConnectSpans: true,
-        enhancedDatabaseReporting: false,
-        // the statement's kind and table only: never its text (literals) nor its parameters
-        requestHook: (span, info) => {
-          if (!span.isRecording()) return; // not sampled: no string work
-          const name = dbSpanName(info.query.text);
-          span.updateName(name);
-          span.setAttributes({ 'db.statement': name, 'db.query.text': name });
-        },
-      }),
+      // server spans come from Fastify hooks (tracing-http.ts), statement spans from db-spans.ts;
+      // the service's outbound calls (webhooks, imports, registries) all go through fetch (undici).
+      // A full URL may hold a token (webhook paths, signed links): client spans get the origin only
       new UndiciInstrumentation({
         startSpanHook: (req) => ({ 'url.full': originOnly(`${req.origin}`), 'url.path': '', 'url.query': '' }),
       }),
     ],
   });
   sdk.start();
-  active = {
-    api,
-    tracer: api.trace.getTracer(DEFAULT_SERVICE_NAME),
-    suppressTracing: core.suppressTracing,
-    shutdown: () => sdk.shutdown(),
-  };
+  const tracer = api.trace.getTracer(DEFAULT_SERVICE_NAME);
+  // database spans: a thin wrapper of node-postgres (db-spans.ts), not the pg instrumentation
+  traceStatements(api, tracer, pg);
+  active = { api, tracer, shutdown: () => sdk.shutdown() };
   return active;
-}
-
-/** Runs fn with no span recorded for what it does (transaction control statements: a span each would double a mutation's DB spans). */
-export function untraced<T>(fn: () => T): T {
-  const t = active;
-  return t ? t.api.context.with(t.suppressTracing(t.api.context.active()), fn) : fn();
 }
 
 /** Flushes and stops the SDK (on shutdown). */
