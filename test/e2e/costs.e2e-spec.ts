@@ -159,6 +159,11 @@ describe('costs', () => {
       expect(await field({ goalId: unknownId() })).toBe('goalId');
       const foreignRun = await insertRun(t, foreign);
       expect(await field({ heartbeatRunId: foreignRun.id })).toBe('heartbeatRunId');
+      // a run of another agent of the same company: the company check passes, the agent check does not
+      const colleague = await insertAgent(t, c.id);
+      const colleaguesRun = await insertRun(t, colleague);
+      const wrongRun = await reportCost(t, c.id, a.id, 10, { heartbeatRunId: colleaguesRun.id }).expect(422);
+      expect(wrongRun.body).toMatchObject({ code: 'invalid_reference', field: 'heartbeatRunId' });
       // one bad reference among good ones is still found
       const ownProject = await insertProject(t, c.id);
       const ownRun = await insertRun(t, a);

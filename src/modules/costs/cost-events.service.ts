@@ -6,17 +6,9 @@ import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from '../budgets/budget-enforcement.service';
 import { BudgetUsageService, UsageDelta } from '../budgets/budget-usage.service';
 import { costError } from './costs.errors';
-import { CostEventReferences, CostsRepository, num, toCostEventResponse } from './costs.repository';
+import { CostsRepository, num, toCostEventResponse } from './costs.repository';
 import { CostEventResponseDto, CreateCostEventDto } from './dto/cost-event.dto';
 import { costBooked } from '../../common/tracing/run-tracing';
-
-/** The agent, and any project, goal or run named, must belong to the company (422 otherwise). */
-function assertReferences(r: CostEventReferences): void {
-  if (!r.agent) throw costError('agent_not_in_company', 'The agent does not belong to this company', { field: 'agentId' });
-  if (!r.project) throw costError('invalid_reference', 'The project does not belong to this company', { field: 'projectId' });
-  if (!r.goal) throw costError('invalid_reference', 'The goal does not belong to this company', { field: 'goalId' });
-  if (!r.run) throw costError('invalid_reference', 'The heartbeat run is not a run of this agent', { field: 'heartbeatRunId' });
-}
 
 /**
  * Reported usage. One transaction (the request's) stores the event, adds it to the running totals
@@ -49,9 +41,12 @@ export class CostEventsService {
     const unpriced = dto.costStatus === 'unpriced';
     if (unpriced && dto.costCents)
       throw costError('unpriced_with_cost', 'An unpriced event carries no cost; omit costCents', { field: 'costCents' });
-    // the reference check and the insert go out on one round trip; a bad reference fails the request and
-    // the request's transaction drops the insert with it
-    const references = this.repo.references(companyId, dto.agentId, { projectId: dto.projectId, goalId: dto.goalId, runId });
+    // The route's reference check (@RefersTo) has proven that the agent, issue, project, goal and run
+    // the body names are the company's, and the run verifier that a caller's own run (X-Service-Run-Id)
+    // is its live run; the engine books a run's usage for the run's own agent. What is left: a run named
+    // in the body must be a run of the reporting agent, checked on the insert's round trip (a bad one
+    // fails the request, and the request's transaction drops the insert with it).
+    const runOfAgent = dto.heartbeatRunId ? this.repo.isRunOfAgent(companyId, dto.agentId, dto.heartbeatRunId) : true;
     const insert = this.repo.insertCostEvent(companyId, {
       agentId: dto.agentId,
       issueId: dto.issueId ?? null,
@@ -73,9 +68,9 @@ export class CostEventsService {
       reportedByActorType: actor.kind === 'agent' ? 'agent' : 'user',
       reportedByActorId: actor.kind === 'agent' ? actor.agentId : actor.userId,
     });
-    const [checked, inserted] = await Promise.allSettled([references, insert]);
+    const [checked, inserted] = await Promise.allSettled([runOfAgent, insert]);
     if (checked.status === 'rejected') throw checked.reason;
-    assertReferences(checked.value);
+    if (!checked.value) throw costError('invalid_reference', 'The heartbeat run is not a run of this agent', { field: 'heartbeatRunId' });
     if (inserted.status === 'rejected') throw inserted.reason;
     const [row] = inserted.value;
     if (!row) return { event: await this.original(companyId, dto, runId), created: false };

@@ -3,7 +3,6 @@ import { domainErrors, type ErrorTable } from '../../common/errors/error-codes';
 /** What the costs and finance area may answer besides validation and access errors. */
 export const COST_ERRORS = {
   invalid_range: 400,
-  agent_not_in_company: 422,
   invalid_reference: 422,
   unpriced_with_cost: 422,
   cost_event_conflict: 409,

@@ -81,13 +81,6 @@ export interface CostEventInsert {
 }
 
 /** Whether the agent, and any project, goal or run an event names, belong to the company. */
-export interface CostEventReferences {
-  agent: boolean;
-  project: boolean;
-  goal: boolean;
-  run: boolean;
-}
-
 // ---- totals
 
 export interface TotalsRow {
@@ -186,27 +179,14 @@ export class CostsRepository extends CompanyScopedRepository {
     );
   }
 
-  /**
-   * Whether the agent, and any project, goal or run named, belong to the company (reads agents,
-   * projects, goals and heartbeat_runs, owned by their modules). The statement is written at once.
-   */
-  async references(
-    companyId: string,
-    agentId: string,
-    named: { projectId?: string | null; goalId?: string | null; runId?: string | null },
-  ): Promise<CostEventReferences> {
-    // only the references the event names are looked up, without NULL parameters: a statement like
-    // `$3 IS NULL OR EXISTS (...)` was planned anew for every event (a plan for a NULL drops the lookup,
-    // so Postgres never settled on one generic plan)
-    const params: unknown[] = [companyId, agentId];
-    const lookup = (value: string | null | undefined, name: keyof CostEventReferences, sql: (p: string) => string) =>
-      value ? `${sql(`$${params.push(value)}`)} AS ${name}` : `true AS ${name}`;
-    const sql = `SELECT EXISTS (SELECT 1 FROM agents WHERE id = $2 AND company_id = $1) AS agent,
-              ${lookup(named.projectId, 'project', (p) => `EXISTS (SELECT 1 FROM projects WHERE id = ${p} AND company_id = $1)`)},
-              ${lookup(named.goalId, 'goal', (p) => `EXISTS (SELECT 1 FROM goals WHERE id = ${p} AND company_id = $1)`)},
-              ${lookup(named.runId, 'run', (p) => `EXISTS (SELECT 1 FROM heartbeat_runs WHERE id = ${p} AND company_id = $1 AND agent_id = $2)`)}`;
-    const [r] = await this.rows<CostEventReferences>(companyId, sql, params.slice(1));
-    return r;
+  /** Whether the run is a run of the agent in the company (reads heartbeat_runs, owned by heartbeat). */
+  async isRunOfAgent(companyId: string, agentId: string, runId: string): Promise<boolean> {
+    const r = await this.row<{ run: boolean }>(
+      companyId,
+      `SELECT EXISTS (SELECT 1 FROM heartbeat_runs WHERE company_id = $1 AND id = $2 AND agent_id = $3) AS run`,
+      [runId, agentId],
+    );
+    return !!r?.run;
   }
 
   /** The stored event a duplicate repeats (by idempotency key, or by run, provider, model and occurredAt). */
