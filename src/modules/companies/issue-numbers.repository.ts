@@ -22,11 +22,7 @@ export class IssueNumbersRepository extends CompanyScopedRepository {
 
   /** Takes `count` numbers of the company's issue counter at once; the first one and the prefix (null for an unknown company). */
   async take(companyId: string, count: number): Promise<IssueNumbers | null> {
-    const [n] = await this.returning<IssueNumbers>(
-      companyId,
-      `SELECT issue_prefix, first FROM take_issue_numbers($1, $2::int)`,
-      [count],
-    );
+    const [n] = await this.returning<IssueNumbers>(companyId, `SELECT issue_prefix, first FROM take_issue_numbers($1, $2::int)`, [count]);
     return n ? { issue_prefix: n.issue_prefix, first: Number(n.first) } : null;
   }
 }
