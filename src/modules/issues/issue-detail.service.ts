@@ -52,12 +52,14 @@ export class IssueDetailService {
   async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
     const issue = await this.store.load(actor, ref);
     const project = await this.project(issue);
-    const [base, goal, ancestors, blockedBy, blocks, mentionedProjects, documents, workProducts] = await Promise.all([
+    const [base, goal, ancestors, { blockedBy, blocks }, mentionedProjects, documents, workProducts] = await Promise.all([
       this.store.toResponse(issue),
       this.goal(issue, project),
       this.ancestors(issue),
-      this.related(issue, 'blockedBy'),
-      this.related(issue, 'blocks'),
+      this.issues.relatedBoth(issue.company_id, issue.id).then((r) => ({
+        blockedBy: r.blockedBy.map(toIssueSummary),
+        blocks: r.blocks.map(toIssueSummary),
+      })),
       this.mentionedProjects(issue),
       this.parts.documents(issue.company_id, issue.id),
       this.parts.workProducts(issue.company_id, issue.id),

@@ -268,6 +268,19 @@ export class IssuesRepository extends CompanyScopedRepository {
     );
   }
 
+  /** Both sides of an issue's blocking relations in one statement: the issues blocking it, and those it blocks. */
+  async relatedBoth(companyId: string, issueId: string): Promise<{ blockedBy: IssueRow[]; blocks: IssueRow[] }> {
+    const rows = await this.rows<IssueRow & { blocks_it: boolean }>(
+      companyId,
+      `SELECT r.related_issue_id = $2 AS blocks_it, ${issueColumns('i')} FROM issue_relations r
+         JOIN issues i ON i.id = CASE WHEN r.related_issue_id = $2 THEN r.issue_id ELSE r.related_issue_id END
+        WHERE r.company_id = $1 AND (r.related_issue_id = $2 OR r.issue_id = $2) AND r.type = 'blocks'
+        ORDER BY r.created_at, i.id`,
+      [issueId],
+    );
+    return { blockedBy: rows.filter((r) => r.blocks_it), blocks: rows.filter((r) => !r.blocks_it) };
+  }
+
   /** Open issues with an assignee agent that `closedId` blocked and that have no open blocker left. */
   unblockedBy(companyId: string, closedId: string): Promise<IssueRow[]> {
     return this.rows<IssueRow>(
