@@ -55,7 +55,9 @@ function snapshot(pid) {
 
 module.exports = async function memory(baseUrl, svc) {
   const print = (label, s) =>
-    console.log(`${label.padEnd(48)} PSS ${mib(s.pss)} MiB  RSS ${mib(s.rss)} MiB  (Node RSS ${mib(s.nodeRss)} MiB, ${s.processes} processes)`);
+    console.log(
+      `${label.padEnd(48)} PSS ${mib(s.pss)} MiB  RSS ${mib(s.rss)} MiB  (Node RSS ${mib(s.nodeRss)} MiB, ${s.processes} processes)`,
+    );
   print('memory at start', snapshot(svc.pid));
   const c = await api(baseUrl, 'POST', '/api/companies', { name: 'Bench Memory' });
   for (let i = 0; i < ISSUES; i += 20)
