@@ -26,6 +26,17 @@ import {
 import { HeartbeatRunsService } from './heartbeat-runs.service';
 import type { RunResponse } from './heartbeat.types';
 
+/** What a wake answers (202): the run it queued or joined, or why it was skipped or held. */
+const WAKE_OUTCOME = {
+  schema: {
+    oneOf: [
+      { $ref: getSchemaPath(WakeupRunResponseDto) },
+      { $ref: getSchemaPath(SkippedWakeupDto) },
+      { $ref: getSchemaPath(HeldWakeupDto) },
+    ],
+  },
+};
+
 @ApiTags('heartbeat')
 @ApiExtraModels(WakeupRunResponseDto, SkippedWakeupDto, HeldWakeupDto)
 @ApiDomainErrors(HEARTBEAT_ERRORS)
@@ -41,15 +52,7 @@ export class HeartbeatController {
   @NoActivity('the wakeup queue records the wake (or its coalescing) with its outcome')
   @HttpCode(202)
   @Authorize({ callers: ['board', 'agent'] })
-  @ApiAcceptedResponse({
-    schema: {
-      oneOf: [
-        { $ref: getSchemaPath(WakeupRunResponseDto) },
-        { $ref: getSchemaPath(SkippedWakeupDto) },
-        { $ref: getSchemaPath(HeldWakeupDto) },
-      ],
-    },
-  })
+  @ApiAcceptedResponse(WAKE_OUTCOME)
   wake(
     @CurrentActor() actor: Actor,
     @Param('agentId') agentId: string,
@@ -67,15 +70,7 @@ export class HeartbeatController {
   @NoActivity('the wakeup queue records the wake (or its coalescing) with its outcome')
   @HttpCode(202)
   @Authorize({ callers: ['board'] })
-  @ApiAcceptedResponse({
-    schema: {
-      oneOf: [
-        { $ref: getSchemaPath(WakeupRunResponseDto) },
-        { $ref: getSchemaPath(SkippedWakeupDto) },
-        { $ref: getSchemaPath(HeldWakeupDto) },
-      ],
-    },
-  })
+  @ApiAcceptedResponse(WAKE_OUTCOME)
   invoke(
     @CurrentActor() actor: Actor,
     @Param('agentId') agentId: string,
