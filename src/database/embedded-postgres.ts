@@ -28,6 +28,11 @@ export interface EmbeddedPostgresOptions {
   log?: (msg: string) => void;
   /** directory of initdb/postgres (default: the npm package's binaries); tests use another major version */
   binDir?: string;
+  /**
+   * extra server settings (`-c name=value`), after the defaults. The test suite's throwaway cluster
+   * turns durability off (fsync, synchronous_commit, full_page_writes); the service never does.
+   */
+  settings?: Record<string, string>;
 }
 
 /** The password of clusters initialised before passwords were random; only ever tried to replace it. */
@@ -164,6 +169,7 @@ export class EmbeddedPostgres {
       'listen_addresses=127.0.0.1',
       '-c',
       'unix_socket_directories=',
+      ...Object.entries(this.opts.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ];
     const [cmd, ...cmdArgs] = wrap(path.join(binDir, 'postgres'), args, ids, true);
     const child = spawn(cmd, cmdArgs, { env: pgEnv(binDir), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -20,7 +20,11 @@ export default async function globalSetup(): Promise<void> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
-    const pg = new EmbeddedPostgres({ dataDir: path.join(dir, 'db') });
+    // a throwaway cluster: no durability across a host crash is needed, so commits skip the disk flush
+    const pg = new EmbeddedPostgres({
+      dataDir: path.join(dir, 'db'),
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+    });
     await pg.start();
     (globalThis as { __EMBEDDED_PG__?: EmbeddedPostgres; __PG_DIR__?: string }).__EMBEDDED_PG__ = pg;
     (globalThis as { __PG_DIR__?: string }).__PG_DIR__ = dir;
