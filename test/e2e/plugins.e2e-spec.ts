@@ -301,6 +301,61 @@ describe('plugins', () => {
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
 
+  it('http.fetch goes through the outbound guard: no link-local (cloud metadata) or private destination, not via a redirect either; loopback in local_trusted', async () => {
+    // a loopback server (allowed in local_trusted mode) that answers, or redirects to the metadata address
+    const server = http.createServer((req, res) => {
+      if (req.url === '/hop') res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      else res.writeHead(200).end('pong');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const local = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const dir = path.join(tmp, 'fetcher');
+      fs.mkdirSync(dir);
+      fs.copyFileSync(path.join(examples['word-tools'].localPath, 'runtime.js'), path.join(dir, 'runtime.js'));
+      fs.writeFileSync(
+        path.join(dir, 'plugin.json'),
+        JSON.stringify({
+          protocolVersion: 1,
+          key: 'fetcher',
+          version: '0.1.0',
+          displayName: 'Fetcher',
+          entry: 'worker.js',
+          capabilities: ['http.outbound'],
+          tools: [{ name: 'fetch', description: 'fetches', inputSchema: { type: 'object' } }],
+        }),
+      );
+      fs.writeFileSync(
+        path.join(dir, 'worker.js'),
+        `
+        const { serve } = require('./runtime');
+        const attempt = (host, url) => host.call('http.fetch', { url }).then((r) => r.status + ' ' + r.body, (e) => 'refused ' + e.code + ': ' + e.message);
+        serve({ 'tools.execute': async ({ input }, host) => {
+          const out = {};
+          for (const [k, url] of Object.entries(input.urls)) out[k] = await attempt(host, url);
+          return out;
+        } });`,
+      );
+      const p = await install(dir);
+      await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
+      const urls = {
+        metadata: 'http://169.254.169.254/latest/meta-data/',
+        privateNet: 'http://10.20.30.40:8080/',
+        redirected: `${local}/hop`,
+        loopback: `${local}/ping`,
+      };
+      const out = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'fetcher:fetch', input: { urls } }).expect(200)).body
+        .output;
+      expect(out.metadata).toMatch(/^refused -32002: .*link-local/);
+      expect(out.privateNet).toMatch(/^refused -32002: .*private network/);
+      expect(out.redirected).toMatch(/^refused -32002: A redirect leads to .*link-local/);
+      expect(out.loopback).toBe('200 pong');
+      await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('daily-digest: secret config stored as a reference; the cron job fires once per occurrence across two instances; manual trigger and runs', async () => {
     const rec = await recorder();
     const second = await createTestApp({ databaseUrl: t.databaseUrl });

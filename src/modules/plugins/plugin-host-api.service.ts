@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import * as fs from 'node:fs';
+import { outboundGuard, OutboundRefusedError } from '../../common/net/outbound-guard';
+import { AppConfig } from '../../config/app-config';
 import { PluginConfigService } from './plugin-config.service';
 import { PluginFoldersService } from './plugin-folders.service';
 import { PluginSupervisor } from './plugin-supervisor.service';
-import { HostApi } from './plugin-worker';
+import { JSONRPCErrorException } from 'json-rpc-2.0';
+import { HostApi, URL_NOT_ALLOWED } from './plugin-worker';
 import { PluginRecord, PluginsRepository } from './plugins.repository';
 
 /** what folders.read hands a worker at most */
@@ -18,6 +21,7 @@ export class PluginHostApiService {
     private readonly supervisor: PluginSupervisor,
     private readonly configs: PluginConfigService,
     private readonly folders: PluginFoldersService,
+    private readonly config: AppConfig,
   ) {}
 
   /** What a worker may call; each method needs the capability named (checked by the worker channel). */
@@ -44,12 +48,25 @@ export class PluginHostApiService {
         handler: async (params) => {
           const url = String(params.url ?? '');
           if (!/^https?:\/\//.test(url)) throw new Error('url must be http(s)');
-          const res = await fetch(url, {
-            method: typeof params.method === 'string' ? params.method : 'GET',
-            headers: (params.headers as Record<string, string>) ?? undefined,
-            body: params.body === undefined ? undefined : typeof params.body === 'string' ? params.body : JSON.stringify(params.body),
-            signal: AbortSignal.timeout(15_000),
-          });
+          // through the outbound guard, like every URL the service fetches for someone: no private,
+          // link-local (cloud metadata) or other non-public destination, on any redirect hop either;
+          // loopback only in local_trusted mode (as the webhook adapters)
+          const res = await outboundGuard(this.config.outbound)
+            .fetch(
+              url,
+              {
+                method: typeof params.method === 'string' ? params.method : 'GET',
+                headers: (params.headers as Record<string, string>) ?? undefined,
+                body: params.body === undefined ? undefined : typeof params.body === 'string' ? params.body : JSON.stringify(params.body),
+                signal: AbortSignal.timeout(15_000),
+              },
+              { allowLoopback: this.config.deploymentMode === 'local_trusted' },
+            )
+            .catch((err: unknown) => {
+              if (err instanceof OutboundRefusedError)
+                throw new JSONRPCErrorException(err.message, URL_NOT_ALLOWED, { reason: err.reason });
+              throw err;
+            });
           const text = await res.text();
           return { status: res.status, body: text.slice(0, 1_000_000) };
         },

@@ -18,6 +18,8 @@ export type HostMethod = (params: Record<string, unknown>) => Promise<unknown> |
 export type HostApi = Record<string, { capability: PluginCapability | null; handler: HostMethod }>;
 
 export const CAPABILITY_DENIED = -32001;
+/** http.fetch to a destination the outbound guard refuses (data: `{ reason }`) */
+export const URL_NOT_ALLOWED = -32002;
 
 /**
  * One worker process: `node <entry>` speaking JSON-RPC 2.0 over stdio, one JSON message per line
