@@ -350,6 +350,9 @@ describe('plugins', () => {
       expect(out.privateNet).toMatch(/^refused -32002: .*private network/);
       expect(out.redirected).toMatch(/^refused -32002: A redirect leads to .*link-local/);
       expect(out.loopback).toBe('200 pong');
+      // each refusal is a line of the plugin's log (not a line on the service's console)
+      const logs = (await t.http.get(`/api/plugins/${p.id}/logs`).expect(200)).body.lines as Array<{ level: string; message: string }>;
+      expect(logs.filter((l) => l.level === 'warn' && /"http\.fetch".*refused/.test(l.message))).toHaveLength(3);
       await t.http.delete(`/api/plugins/${p.id}`).expect(200);
     } finally {
       await new Promise((r) => server.close(r));

@@ -41,7 +41,16 @@ export class PluginWorker {
     private readonly log: (line: Omit<PluginLogLine, 'at'>) => void,
     onExit: (code: number | null, signal: NodeJS.Signals | null) => void,
   ) {
-    const server = new JSONRPCServer();
+    // a host method that fails answers the worker with the error and leaves a line in the plugin's
+    // log (the library's default would print it on the service's console, outside its JSON log)
+    const server = new JSONRPCServer({
+      errorListener: (message: string, err: unknown) =>
+        this.log({
+          level: 'warn',
+          source: 'supervisor',
+          message: `${message} ${err instanceof Error ? err.message : String(err)}`.slice(0, 2000),
+        }),
+    });
     for (const [name, m] of Object.entries(host)) {
       server.addMethod(name, async (params: unknown) => {
         if (m.capability && !manifest.capabilities.includes(m.capability)) {
