@@ -57,6 +57,17 @@ describe('plugins', () => {
   });
 
   const install = async (localPath: string) => (await t.http.post('/api/plugins/install').send({ localPath }).expect(201)).body;
+  /** A plugin folder under tmp: the examples' runtime.js, a manifest with one tool `probe`, and `worker` as worker.js. */
+  const probePlugin = (key: string, capabilities: string[], worker: string): string => {
+    const dir = path.join(tmp, key);
+    fs.mkdirSync(dir);
+    fs.copyFileSync(path.join(examples['word-tools'].localPath, 'runtime.js'), path.join(dir, 'runtime.js'));
+    const manifest = { protocolVersion: 1, key, version: '0.1.0', displayName: key, entry: 'worker.js', capabilities };
+    const tools = [{ name: 'probe', description: 'calls the host', inputSchema: { type: 'object' } }];
+    fs.writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify({ ...manifest, tools }));
+    fs.writeFileSync(path.join(dir, 'worker.js'), worker);
+    return dir;
+  };
 
   it('lists the bundled examples with the fields of the bundled plugin entry; ui-contributions is [] with nothing enabled', async () => {
     expect(Object.keys(examples).sort()).toEqual(['daily-digest', 'team-pulse', 'word-tools']);
@@ -267,23 +278,9 @@ describe('plugins', () => {
   });
 
   it('the host API refuses what the capabilities of the manifest do not grant', async () => {
-    const dir = path.join(tmp, 'nocaps');
-    fs.mkdirSync(dir);
-    fs.copyFileSync(path.join(examples['word-tools'].localPath, 'runtime.js'), path.join(dir, 'runtime.js'));
-    fs.writeFileSync(
-      path.join(dir, 'plugin.json'),
-      JSON.stringify({
-        protocolVersion: 1,
-        key: 'no-caps',
-        version: '0.1.0',
-        displayName: 'No caps',
-        entry: 'worker.js',
-        capabilities: ['config.read'],
-        tools: [{ name: 'probe', description: 'calls the host', inputSchema: { type: 'object' } }],
-      }),
-    );
-    fs.writeFileSync(
-      path.join(dir, 'worker.js'),
+    const dir = probePlugin(
+      'no-caps',
+      ['config.read'],
       `
       const { serve } = require('./runtime');
       const attempt = (host, m, p) => host.call(m, p).then(() => 'ok', (e) => e.code);
@@ -310,23 +307,9 @@ describe('plugins', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const local = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {
-      const dir = path.join(tmp, 'fetcher');
-      fs.mkdirSync(dir);
-      fs.copyFileSync(path.join(examples['word-tools'].localPath, 'runtime.js'), path.join(dir, 'runtime.js'));
-      fs.writeFileSync(
-        path.join(dir, 'plugin.json'),
-        JSON.stringify({
-          protocolVersion: 1,
-          key: 'fetcher',
-          version: '0.1.0',
-          displayName: 'Fetcher',
-          entry: 'worker.js',
-          capabilities: ['http.outbound'],
-          tools: [{ name: 'fetch', description: 'fetches', inputSchema: { type: 'object' } }],
-        }),
-      );
-      fs.writeFileSync(
-        path.join(dir, 'worker.js'),
+      const dir = probePlugin(
+        'fetcher',
+        ['http.outbound'],
         `
         const { serve } = require('./runtime');
         const attempt = (host, url) => host.call('http.fetch', { url }).then((r) => r.status + ' ' + r.body, (e) => 'refused ' + e.code + ': ' + e.message);
@@ -344,7 +327,7 @@ describe('plugins', () => {
         redirected: `${local}/hop`,
         loopback: `${local}/ping`,
       };
-      const out = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'fetcher:fetch', input: { urls } }).expect(200)).body
+      const out = (await t.http.post('/api/plugins/tools/execute').send({ tool: 'fetcher:probe', input: { urls } }).expect(200)).body
         .output;
       expect(out.metadata).toMatch(/^refused -32002: .*link-local/);
       expect(out.privateNet).toMatch(/^refused -32002: .*private network/);
