@@ -42,6 +42,15 @@ const run = ({ name, cmd, args }) =>
     });
   });
 
-Promise.all(checks.map(run)).then((results) => {
+// `node scripts/check.js [name ...]` runs the named checks only (`npm run lint`: eslint and prettier)
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !checks.some((c) => c.name === w));
+if (unknown.length) {
+  process.stderr.write(`unknown check ${unknown.join(', ')}; have ${checks.map((c) => c.name).join(', ')}\n`);
+  process.exit(2);
+}
+const chosen = wanted.length ? checks.filter((c) => wanted.includes(c.name)) : checks;
+
+Promise.all(chosen.map(run)).then((results) => {
   process.exitCode = results.every(Boolean) ? 0 : 1;
 });

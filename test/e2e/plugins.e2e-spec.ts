@@ -9,6 +9,7 @@ import { PluginsScheduler } from '../../src/modules/plugins/plugins.jobs';
 import { createAgentWithKey } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { createTestApp, TestApp } from '../support/test-app';
+import { auth, AUTHENTICATED, instanceAdmin } from '../support/users';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -337,6 +338,23 @@ describe('plugins', () => {
       const logs = (await t.http.get(`/api/plugins/${p.id}/logs`).expect(200)).body.lines as Array<{ level: string; message: string }>;
       expect(logs.filter((l) => l.level === 'warn' && /"http\.fetch".*refused/.test(l.message))).toHaveLength(3);
       await t.http.delete(`/api/plugins/${p.id}`).expect(200);
+
+      // authenticated mode: loopback is refused too
+      const authed = await createTestApp({ env: { ...AUTHENTICATED, SERVICE_PLUGINS_FOLDER_ROOTS: tmp } });
+      try {
+        const admin = auth((await instanceAdmin(authed)).token);
+        const q = (await authed.http.post('/api/plugins/install').set(admin).send({ localPath: dir }).expect(201)).body;
+        await authed.http.post(`/api/plugins/${q.id}/enable`).set(admin).expect(200);
+        const res = await authed.http
+          .post('/api/plugins/tools/execute')
+          .set(admin)
+          .send({ tool: 'fetcher:probe', input: { urls: { loopback: `${local}/ping` } } })
+          .expect(200);
+        expect(res.body.output.loopback).toMatch(/^refused -32002: .*loopback/);
+        await authed.http.delete(`/api/plugins/${q.id}`).set(admin).expect(200);
+      } finally {
+        await authed.close();
+      }
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -246,3 +246,20 @@ export function outboundGuard(settings: OutboundSettings): OutboundGuard {
   }
   return g;
 }
+
+/** A guard with the options its requests are made with. */
+export interface OutboundTarget {
+  guard: OutboundGuard;
+  options: OutboundOptions;
+}
+
+/**
+ * The guard and options for endpoints the service's users name for it to call (the http and
+ * gateway adapters' webhook targets, plugins' `http.fetch`): loopback is allowed in `local_trusted`
+ * mode only (the service is bound to loopback and used by one local operator, whose own local
+ * endpoints are legitimate targets); never private, link-local or other non-public destinations
+ * unless SERVICE_OUTBOUND_ALLOW names them.
+ */
+export function endpointOutbound(config: { outbound: OutboundSettings; deploymentMode: string }): OutboundTarget {
+  return { guard: outboundGuard(config.outbound), options: { allowLoopback: config.deploymentMode === 'local_trusted' } };
+}

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { outboundGuard } from '../../common/net/outbound-guard';
+import { endpointOutbound, OutboundTarget } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
 import type { AdapterExecutor } from './adapter.types';
 import { CLI_RUNTIMES, CliRuntimeAdapter } from './cli-runtime.adapter';
 import { GatewayAdapter } from './gateway.adapter';
-import { HttpAdapter, OutboundTarget } from './http.adapter';
+import { HttpAdapter } from './http.adapter';
 import { ProcessAdapter } from './process.adapter';
 import { codingCliRuntimes } from './runtimes/coding-cli-runtimes';
 
@@ -30,8 +30,8 @@ export class AdapterExecutors {
   private readonly outbound: OutboundTarget;
 
   constructor(config: AppConfig) {
-    // webhook targets: loopback allowed in local_trusted mode only (see OutboundTarget)
-    const outbound = { guard: outboundGuard(config.outbound), options: { allowLoopback: config.deploymentMode === 'local_trusted' } };
+    // webhook targets: loopback allowed in local_trusted mode only (see endpointOutbound)
+    const outbound = endpointOutbound(config);
     this.outbound = outbound;
     this.register(new ProcessAdapter());
     this.register(new HttpAdapter(outbound));

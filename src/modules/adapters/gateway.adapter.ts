@@ -1,7 +1,8 @@
 import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str } from './adapter.types';
-import { OutboundTarget, outcomeFromReport, STRICT_OUTBOUND } from './http.adapter';
+import type { OutboundTarget } from '../../common/net/outbound-guard';
+import { outcomeFromReport, STRICT_OUTBOUND } from './http.adapter';
 import { connectWebSocket } from './websocket-client';
 import { refusalIn } from '../../common/net/outbound-guard';
 

@@ -1,5 +1,5 @@
 import type { Response } from 'undici';
-import { OutboundGuard, outboundGuard, OutboundOptions, refusalIn } from '../../common/net/outbound-guard';
+import { outboundGuard, OutboundTarget, refusalIn } from '../../common/net/outbound-guard';
 import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, str } from './adapter.types';
@@ -7,17 +7,6 @@ import { num, str } from './adapter.types';
 const DEFAULT_SYNC_TIMEOUT_SEC = 120;
 const DEFAULT_ASYNC_TIMEOUT_SEC = 3600;
 const METHODS = ['POST', 'PUT', 'PATCH', 'GET'];
-
-/**
- * Where webhook-style adapters (http, gateway_a) may connect: the outbound guard, with loopback
- * allowed in local_trusted mode (the service is bound to loopback and used by one local operator,
- * whose own local endpoints are legitimate targets); never private, link-local or other non-public
- * destinations unless SERVICE_OUTBOUND_ALLOW names them.
- */
-export interface OutboundTarget {
-  guard: OutboundGuard;
-  options: OutboundOptions;
-}
 
 /** No allow-list, no loopback: the default when an executor is built without configuration. */
 export const STRICT_OUTBOUND: OutboundTarget = { guard: outboundGuard({ allowHosts: [], allowRanges: [] }), options: {} };

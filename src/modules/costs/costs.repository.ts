@@ -80,7 +80,6 @@ export interface CostEventInsert {
   reportedByActorId: string;
 }
 
-/** Whether the agent, and any project, goal or run an event names, belong to the company. */
 // ---- totals
 
 export interface TotalsRow {

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import * as fs from 'node:fs';
-import { outboundGuard, OutboundRefusedError } from '../../common/net/outbound-guard';
+import { JSONRPCErrorException } from 'json-rpc-2.0';
+import { endpointOutbound, OutboundRefusedError } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
 import { PluginConfigService } from './plugin-config.service';
 import { PluginFoldersService } from './plugin-folders.service';
 import { PluginSupervisor } from './plugin-supervisor.service';
-import { JSONRPCErrorException } from 'json-rpc-2.0';
 import { HostApi, URL_NOT_ALLOWED } from './plugin-worker';
 import { PluginRecord, PluginsRepository } from './plugins.repository';
 
@@ -48,25 +48,19 @@ export class PluginHostApiService {
         handler: async (params) => {
           const url = String(params.url ?? '');
           if (!/^https?:\/\//.test(url)) throw new Error('url must be http(s)');
-          // through the outbound guard, like every URL the service fetches for someone: no private,
-          // link-local (cloud metadata) or other non-public destination, on any redirect hop either;
-          // loopback only in local_trusted mode (as the webhook adapters)
-          const res = await outboundGuard(this.config.outbound)
-            .fetch(
-              url,
-              {
-                method: typeof params.method === 'string' ? params.method : 'GET',
-                headers: (params.headers as Record<string, string>) ?? undefined,
-                body: params.body === undefined ? undefined : typeof params.body === 'string' ? params.body : JSON.stringify(params.body),
-                signal: AbortSignal.timeout(15_000),
-              },
-              { allowLoopback: this.config.deploymentMode === 'local_trusted' },
-            )
-            .catch((err: unknown) => {
-              if (err instanceof OutboundRefusedError)
-                throw new JSONRPCErrorException(err.message, URL_NOT_ALLOWED, { reason: err.reason });
-              throw err;
-            });
+          // through the outbound guard, as the webhook adapters' targets (endpointOutbound): no private,
+          // link-local (cloud metadata) or other non-public destination, on any redirect hop either
+          const { guard, options } = endpointOutbound(this.config);
+          const init = {
+            method: typeof params.method === 'string' ? params.method : 'GET',
+            headers: (params.headers as Record<string, string>) ?? undefined,
+            body: params.body === undefined ? undefined : typeof params.body === 'string' ? params.body : JSON.stringify(params.body),
+            signal: AbortSignal.timeout(15_000),
+          };
+          const res = await guard.fetch(url, init, options).catch((err: unknown) => {
+            if (err instanceof OutboundRefusedError) throw new JSONRPCErrorException(err.message, URL_NOT_ALLOWED, { reason: err.reason });
+            throw err;
+          });
           const text = await res.text();
           return { status: res.status, body: text.slice(0, 1_000_000) };
         },
