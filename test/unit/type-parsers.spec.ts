@@ -1,5 +1,5 @@
 import { types } from 'pg';
-import { parseTimestamptz } from '../../src/database/type-parsers';
+import { DbTimestamp, parseTimestamptz } from '../../src/database/type-parsers';
 
 const pgParser = types.getTypeParser(1184, 'text') as (text: string) => Date;
 
@@ -19,7 +19,20 @@ describe('timestamptz parser', () => {
     '0044-03-15 12:00:00+00 BC',
     '12026-01-01 00:00:00+00',
   ])('reads %s as pg does', (text) => {
-    expect(parseTimestamptz(text).getTime()).toBe(pgParser(text).getTime());
+    const parsed = parseTimestamptz(text);
+    expect(parsed.getTime()).toBe(pgParser(text).getTime());
+    // the kept ISO form (fast path) is what Date itself would print, in JSON too
+    expect(parsed.toISOString()).toBe(pgParser(text).toISOString());
+    expect(JSON.stringify({ at: parsed })).toBe(JSON.stringify({ at: pgParser(text) }));
+    expect(parsed).toBeInstanceOf(Date);
+  });
+
+  it('formats a timestamp changed after reading by its new time', () => {
+    const parsed = parseTimestamptz('2026-11-21 09:45:20.453999+00');
+    expect(parsed).toBeInstanceOf(DbTimestamp);
+    parsed.setUTCFullYear(2030);
+    expect(parsed.toISOString()).toBe('2030-11-21T09:45:20.453Z');
+    expect(JSON.stringify(parsed)).toBe('"2030-11-21T09:45:20.453Z"');
   });
 
   it('leaves infinity to pg', () => {
