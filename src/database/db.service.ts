@@ -30,20 +30,52 @@ const isDeadlock = (err: unknown): boolean =>
 
 export interface QueryOptions {
   /**
-   * `false`: never a prepared statement, so Postgres plans it for the values of each execution. For
-   * statements whose best plan depends on the values (full-text search: a generic plan, which
-   * Postgres adopts for a prepared statement after five runs, made a broad search 2.5x slower).
+   * `'custom'`: Postgres plans the statement for the values of each execution, never a generic
+   * plan. For statements whose best plan depends on the values (full-text search: a generic plan,
+   * which Postgres may adopt for a prepared statement after five runs, made a broad search 2.5x
+   * slower). Outside a transaction the statement is still prepared (parsed once per connection) and
+   * runs in a transaction of its own with `plan_cache_mode = force_custom_plan`, all in one round
+   * trip; inside one it is sent unnamed (parsed and planned each time).
    */
-  prepare?: boolean;
+  plan?: 'custom';
 }
 
 /** A statement written to the connection now; its errors are TypeORM's QueryFailedError (the error filter maps their SQLSTATE). */
 function send(to: Pool | PoolClient, sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<QueryResult> {
   // a query config object (rather than text) is never named by the preparing client
-  const sent = opts.prepare === false ? to.query({ text: sql, values: params }) : to.query(sql, params);
+  const sent = opts.plan === 'custom' ? to.query({ text: sql, values: params }) : to.query(sql, params);
   return (sent as Promise<QueryResult>).catch((err: unknown) => {
     throw new QueryFailedError(sql, params, err as Error);
   });
+}
+
+/**
+ * A statement planned for its values (QueryOptions' `plan: 'custom'`) on a pooled connection of its
+ * own: BEGIN, the setting, the statement (by text, so the preparing client names it once it is hot)
+ * and COMMIT are written together and answered in one round trip.
+ */
+async function sendCustomPlanned(pool: Pool, sql: string, params: unknown[]): Promise<QueryResult> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const sent = [
+      client.query('BEGIN'),
+      client.query('SET LOCAL plan_cache_mode = force_custom_plan'),
+      client.query(sql, params),
+      client.query('COMMIT'),
+    ];
+    const settled = await Promise.allSettled(sent);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw new QueryFailedError(sql, params, failed.reason as Error);
+    return (settled[2] as PromiseFulfilledResult<QueryResult>).value;
+  } catch (err) {
+    // a failed statement leaves the transaction aborted; its COMMIT answered with a rollback, so the
+    // connection is idle again, unless it broke (then the pool drops it)
+    if (!(err instanceof QueryFailedError)) broken = err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }
 
 /** TypeORM's transaction bookkeeping, set when Db opens the transaction itself. */
@@ -88,7 +120,9 @@ export class Db {
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<T[]> {
     const tx = als.getStore();
     const sent = !tx
-      ? send(this.pool, sql, params, opts)
+      ? opts.plan === 'custom'
+        ? sendCustomPlanned(this.pool, sql, params)
+        : send(this.pool, sql, params, opts)
       : tx.client
         ? send(tx.client, sql, params, opts)
         : this.open(tx).then((c) => send(c, sql, params, opts));

@@ -169,15 +169,46 @@ describe('database layer', () => {
       expect(await db.query(`DELETE FROM test_shape WHERE v > $1`, [0])).toEqual([[], 2]);
     });
 
-    it('prepares hot statements, but never one sent with prepare: false (planned for its values every time)', async () => {
+    it('prepares hot statements; inside a transaction one sent with plan: custom stays unnamed (planned for its values every time)', async () => {
       const db = t.app.get(Db);
       const statements = await db.transaction(async () => {
         for (let i = 0; i < 5; i++) await db.query(`SELECT $1::int AS hot`, [i]);
-        for (let i = 0; i < 5; i++) expect(await db.query(`SELECT $1::int AS valued`, [i], { prepare: false })).toEqual([{ valued: i }]);
+        for (let i = 0; i < 5; i++) expect(await db.query(`SELECT $1::int AS valued`, [i], { plan: 'custom' })).toEqual([{ valued: i }]);
         return db.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements`);
       });
       expect(statements.map((r) => r.statement)).toContain('SELECT $1::int AS hot');
       expect(statements.map((r) => r.statement)).not.toContain('SELECT $1::int AS valued');
+    });
+
+    it('outside a transaction, a plan: custom statement is prepared once hot but never gets a generic plan', async () => {
+      const db = t.app.get(Db);
+      // the statement looks itself up among its session's prepared statements
+      const probe = `SELECT current_setting('plan_cache_mode') AS mode, $1::int AS v,
+        (SELECT json_build_object('generic', generic_plans, 'custom', custom_plans) FROM pg_prepared_statements
+          WHERE statement LIKE '%custom_plan_probe%' LIMIT 1) AS prepared -- custom_plan_probe`;
+      const runs: Array<{ mode: string; v: number; prepared: { generic: number; custom: number } | null }> = [];
+      for (let i = 0; i < 12; i++) runs.push(...(await db.query<(typeof runs)[number]>(probe, [i], { plan: 'custom' })));
+      expect(runs.map((r) => r.v)).toEqual([...Array(12).keys()]);
+      expect(new Set(runs.map((r) => r.mode))).toEqual(new Set(['force_custom_plan']));
+      // named from its third run on (PREPARE_AFTER), on whichever pooled connection runs it; never a generic plan
+      const prepared = runs.slice(2).map((r) => r.prepared);
+      expect(prepared.every((p) => p !== null && p.generic === 0)).toBe(true);
+      expect(Math.max(...prepared.map((p) => p?.custom ?? 0))).toBeGreaterThan(1);
+      // the setting was the statement's transaction's only
+      expect(await db.query(`SELECT current_setting('plan_cache_mode') AS mode`)).toEqual([{ mode: 'auto' }]);
+    });
+
+    it('a failing plan: custom statement is a QueryFailedError and leaves its connection usable', async () => {
+      const db = t.app.get(Db);
+      for (let i = 0; i < 4; i++) {
+        const err = await db.query(`SELECT $1::int AS broken`, ['x'], { plan: 'custom' }).catch((e: unknown) => e);
+        expect((err as { name: string }).name).toBe('QueryFailedError');
+        expect((err as { driverError: { code: string } }).driverError.code).toBe('22P02');
+      }
+      expect(await db.query(`SELECT $1::int AS fine, current_setting('plan_cache_mode') AS mode`, [7])).toEqual([
+        { fine: 7, mode: 'auto' },
+      ]);
+      expect(await db.query(`SELECT $1::int AS fine`, [8], { plan: 'custom' })).toEqual([{ fine: 8 }]);
     });
 
     it('runs sessions in UTC and reads timestamps to the millisecond, whatever the server default', async () => {

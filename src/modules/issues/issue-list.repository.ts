@@ -77,8 +77,8 @@ export class IssueListRepository extends CompanyScopedRepository {
    * word in one of its comments. An issue counts in its best tier only; within a tier the list's
    * priority order applies. Each tier reads at most a page in that order, from the list index
    * (stopping at the page's end: a broad term reads a page's worth of rows, not every match) or,
-   * for a rare term, from the full-text index. Postgres picks per tier, so a search is never a
-   * prepared statement (its plan depends on how many issues a term matches).
+   * for a rare term, from the full-text index. Postgres picks per tier, so a search is planned for its
+   * values every time, never with a generic plan (its plan depends on how many issues a term matches).
    *
    * The tiers are read in groups (SEARCH_GROUPS), identifier and title first, the rest only when
    * those leave the page short; then one statement reads the page's issues by id. A tier's condition
@@ -119,9 +119,7 @@ export class IssueListRepository extends CompanyScopedRepository {
           companyId,
           `SELECT tier, id FROM (${sql}) m ORDER BY tier, priority_rank, created_at DESC, id DESC LIMIT ${want}`,
           args,
-          {
-            prepare: false,
-          },
+          { plan: 'custom' },
         );
       // Several words: Postgres multiplies their frequencies as if they were unrelated, so for two
       // common words that rarely meet it would read the list index in order and scan the whole
