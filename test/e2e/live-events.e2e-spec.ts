@@ -2,6 +2,9 @@ import * as http from 'node:http';
 import WebSocket from 'ws';
 import { LiveEventBus } from '../../src/common/events/live-event-bus';
 import { LiveEventHub } from '../../src/common/events/live-event-hub';
+import { LiveEventsListenerFactory } from '../../src/common/events/live-events-listener';
+import { LiveEventsRepository } from '../../src/common/events/live-events.repository';
+import { AppConfig } from '../../src/config/app-config';
 import { createAgentKey, createAgentWithKey } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { FAST_ENGINE_ENV, waitFor } from '../support/heartbeat';
@@ -356,5 +359,38 @@ describe('a run queued on one instance starts on another without waiting for its
     expect(run.claimed_by).toBe('idle-b');
     expect(firstRun).toBeTruthy();
     await a.http.post(`/api/heartbeat-runs/${first.body.id}/cancel`).expect(200);
+  });
+});
+
+describe('shutdown of the event listener', () => {
+  it('a hub destroyed while its listener connection is being opened closes that connection once it opens', async () => {
+    const t = await createTestApp();
+    try {
+      // a hub whose listener connection (real, to the test database) opens only when the test says so
+      let open: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const real = t.app.get(LiveEventsListenerFactory);
+      const delayed = {
+        openListener: async (...args: Parameters<LiveEventsListenerFactory['openListener']>) => {
+          await gate;
+          return real.openListener(...args);
+        },
+      } as unknown as LiveEventsListenerFactory;
+      const config = { ...t.config, heartbeat: { ...t.config.heartbeat, instanceId: 'closing-hub' } } as AppConfig;
+      const hub = new LiveEventHub(t.app.get(LiveEventsRepository), config, delayed);
+      const started = hub.start().catch(() => undefined);
+      const destroyed = hub.onModuleDestroy();
+      open();
+      await Promise.all([started, destroyed]);
+      const listeners = async () =>
+        (
+          await t.dataSource.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'closing-hub-events'`,
+          )
+        )[0].n as number;
+      await waitFor(async () => (await listeners()) === 0, 'the late listener connection closed');
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -4,9 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
-import { waitFor } from '../support/heartbeat';
+import { RunDispatcher } from '../../src/modules/heartbeat/run-dispatcher.service';
+import { createCompany } from '../support/factories';
+import { hostPidOf, insertAgent, probeConfig, runRow, scratchDir, waitFor } from '../support/heartbeat';
 import { ensureBuilt, ServiceProcess, startService } from '../support/service-process';
-import { createTestDatabase } from '../support/test-app';
+import { sqlRun } from '../support/sql';
+import { createTestApp, createTestDatabase } from '../support/test-app';
 
 jest.setTimeout(180_000);
 
@@ -144,6 +147,49 @@ describe('start-up checks', () => {
     } finally {
       await second.stop();
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('shutting down while a claim is in flight', () => {
+  it('hands back a run claimed as the instance shuts down, and starts no process for it', async () => {
+    // instance A holds the data; instance B boots, and its start-up claim waits on the run row
+    const a = await createTestApp();
+    const dir = scratchDir('late-claim-');
+    const lock = new Client({ connectionString: a.databaseUrl });
+    await lock.connect();
+    try {
+      const co = await createCompany(a);
+      const marker = path.join(dir, 'late.json');
+      const agent = await insertAgent(a, co.id, { adapterConfig: { ...probeConfig(marker, 'sleep'), timeoutSec: 300 } });
+      // queued by hand: no wake, so nothing on A claims it
+      const runId = await sqlRun(a, co.id, agent.id, { status: 'queued' });
+      await a.dataSource.query(`UPDATE heartbeat_runs SET started_at = NULL WHERE id = $1`, [runId]);
+      await lock.query('BEGIN');
+      await lock.query(`SELECT 1 FROM heartbeat_runs WHERE id = $1 FOR UPDATE`, [runId]);
+
+      const b = await createTestApp({ databaseUrl: a.databaseUrl });
+      await waitFor(async () => {
+        const { rows } = await lock.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE heartbeat_runs%'`,
+        );
+        return rows[0].n > 0;
+      }, "B's claim waiting on the run row");
+      const dispatcher = b.app.get(RunDispatcher);
+      const closing = b.close();
+      await waitFor(async () => dispatcher['stopping'], 'B shutting down');
+      await lock.query('COMMIT');
+      await closing;
+
+      // the claim committed after the shutdown began: handed back like the runs B was executing
+      expect(await runRow(a, runId)).toMatchObject({ status: 'failed', error_code: 'instance_shutdown' });
+      expect(hostPidOf(marker)).toBeNull();
+      expect(fs.existsSync(marker)).toBe(false);
+    } finally {
+      await lock.end();
+      await a.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

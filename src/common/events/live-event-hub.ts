@@ -150,6 +150,8 @@ export class LiveEventHub implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.watchTimer) clearInterval(this.watchTimer);
+    // a connection being opened (start() at boot) is closed by connect() itself once it is open
+    await this.connecting?.catch(() => undefined);
     for (const feed of this.feeds.values()) for (const s of [...feed.subs]) s.sink.close(1001, 'service shutting down');
     this.feeds.clear();
     const l = this.listener;
@@ -180,6 +182,11 @@ export class LiveEventHub implements OnModuleDestroy {
       (n) => this.onNotify(n),
       (err) => listener && this.lost(listener, err),
     );
+    if (this.stopped) {
+      // opened while the service shut down: not kept (it would hold the process open)
+      await listener.close();
+      return;
+    }
     this.listener = listener;
     this.reconnectDelay = 500;
   }

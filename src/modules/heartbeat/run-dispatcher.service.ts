@@ -33,6 +33,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger('RunDispatcher');
   private readonly local = new Map<string, LocalRun>();
   private draining = false;
+  /** the dispatch loop in flight (kick): the shutdown waits for it, so that no claim outlives it */
+  private dispatching: Promise<void> | null = null;
   private again = false;
   private stopping = false;
   /** draining before a shutdown: no new claims, live runs go on */
@@ -76,18 +78,25 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.keepalive) clearInterval(this.keepalive);
+    // a claim in flight commits first; the loop then hands its run back instead of starting it
+    if (this.dispatching) await Promise.race([this.dispatching, new Promise((res) => setTimeout(res, 5000).unref())]);
     const runs = [...this.local.values()];
     for (const r of runs) {
-      await this.lifecycle
-        .finishRun(
-          r.runId,
-          { status: 'failed', errorCode: 'instance_shutdown', error: 'the service instance running it shut down' },
-          { logBytes: r.logBytes() },
-        )
-        .catch(() => undefined);
+      await this.handBack(r.runId, r.logBytes());
       r.cancel('instance_shutdown');
     }
     await Promise.race([Promise.all(runs.map((r) => r.done)), new Promise((res) => setTimeout(res, 2000).unref())]);
+  }
+
+  /** A run this instance will not execute because it is shutting down: failed as instance_shutdown (retried once). */
+  private handBack(runId: string, logBytes: number): Promise<unknown> {
+    return this.lifecycle
+      .finishRun(
+        runId,
+        { status: 'failed', errorCode: 'instance_shutdown', error: 'the service instance running it shut down' },
+        { logBytes },
+      )
+      .catch(() => undefined);
   }
 
   /**
@@ -139,7 +148,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       return;
     }
     this.draining = true;
-    void (async () => {
+    this.dispatching = (async () => {
       try {
         do {
           this.again = false;
@@ -152,6 +161,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
         if (!this.stopping) this.logger.error(`dispatch failed: ${(err as Error).message}`);
       } finally {
         this.draining = false;
+        this.dispatching = null;
       }
     })();
   }
@@ -178,7 +188,9 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const worker = async () => {
       for (let c = queue.shift(); c && !this.stopping && !this.claimsStopped; c = queue.shift()) {
         const claim = await this.db.transaction(() => this.tryClaim(c.company_id, c.id, c.agent_id));
-        if (claim) {
+        // claimed while the instance began shutting down: handed back, no process started for it
+        if (claim && this.stopping) await this.handBack(claim.run.id, 0);
+        else if (claim) {
           claimed++;
           this.start(claim);
         }
