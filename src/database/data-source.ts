@@ -60,8 +60,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     // pipeline: statements sent together share a round trip (see Db). Client: hot statements are prepared
     // once per connection, so Postgres parses them once and, after five runs, may keep a generic plan
     // (planning cost as much as executing for the issue list); statements whose plan depends on their
-    // values are planned for them every time (Db.query's `plan: 'custom'`); statements sent in one turn leave in one socket write
-    // (write-coalescing.ts). Sessions run in UTC: spend windows are UTC calendar
+    // values are planned for them every time (Db.query's `plan: 'custom'`); statements sent in one turn
+    // leave in one socket write (write-coalescing.ts). Sessions run in UTC: spend windows are UTC calendar
     // months, and timestamps then arrive in the one form the fast parser reads (type-parsers.ts)
     extra: {
       max: poolSize,

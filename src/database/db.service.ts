@@ -56,25 +56,20 @@ function send(to: Pool | PoolClient, sql: string, params: unknown[] = [], opts: 
  */
 async function sendCustomPlanned(pool: Pool, sql: string, params: unknown[]): Promise<QueryResult> {
   const client = await pool.connect();
-  let broken: Error | undefined;
   try {
-    const sent = [
+    const settled = await Promise.allSettled([
       client.query('BEGIN'),
       client.query('SET LOCAL plan_cache_mode = force_custom_plan'),
       client.query(sql, params),
       client.query('COMMIT'),
-    ];
-    const settled = await Promise.allSettled(sent);
+    ]);
+    // a failed statement aborts the transaction and Postgres answers the COMMIT with a rollback: the
+    // connection is idle again (one that broke is dropped by the pool on release)
     const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw new QueryFailedError(sql, params, failed.reason as Error);
     return (settled[2] as PromiseFulfilledResult<QueryResult>).value;
-  } catch (err) {
-    // a failed statement leaves the transaction aborted; its COMMIT answered with a rollback, so the
-    // connection is idle again, unless it broke (then the pool drops it)
-    if (!(err instanceof QueryFailedError)) broken = err as Error;
-    throw err;
   } finally {
-    client.release(broken);
+    client.release();
   }
 }
 

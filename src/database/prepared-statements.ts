@@ -16,7 +16,8 @@ type QueryFn = (config: unknown, values?: unknown, callback?: unknown) => unknow
  * once per connection instead of on every request (for the busiest queries planning cost as much as
  * executing them). Only statements with parameters are considered: those already use the extended
  * protocol, so nothing changes but the name; parameterless text (migrations, multi-statement
- * scripts) keeps the simple protocol, and a query config object (Db's `plan: 'custom'` inside a transaction) stays unnamed. Statements seen fewer than PREPARE_AFTER times, and any beyond
+ * scripts) keeps the simple protocol, and a query config object (Db's `plan: 'custom'` inside a
+ * transaction) stays unnamed. Statements seen fewer than PREPARE_AFTER times, and any beyond
  * MAX_PREPARED distinct texts, stay unnamed, which bounds what each connection keeps on the server.
  */
 export function preparingClientClass(
