@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import * as fs from 'node:fs';
 import { JSONRPCErrorException } from 'json-rpc-2.0';
-import { endpointOutbound, OutboundRefusedError } from '../../common/net/outbound-guard';
+import { endpointOutbound, OutboundRefusedError, OutboundTarget } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
 import { PluginConfigService } from './plugin-config.service';
 import { PluginFoldersService } from './plugin-folders.service';
@@ -16,13 +16,18 @@ const MAX_FOLDER_ENTRIES = 1000;
 /** The host API: what a plugin's worker may call back into the service. */
 @Injectable()
 export class PluginHostApiService {
+  /** where http.fetch may go: as the webhook adapters' targets (endpointOutbound), built once */
+  private readonly outbound: OutboundTarget;
+
   constructor(
     private readonly repo: PluginsRepository,
     private readonly supervisor: PluginSupervisor,
     private readonly configs: PluginConfigService,
     private readonly folders: PluginFoldersService,
-    private readonly config: AppConfig,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.outbound = endpointOutbound(config);
+  }
 
   /** What a worker may call; each method needs the capability named (checked by the worker channel). */
   hostApi(p: PluginRecord): HostApi {
@@ -48,9 +53,9 @@ export class PluginHostApiService {
         handler: async (params) => {
           const url = String(params.url ?? '');
           if (!/^https?:\/\//.test(url)) throw new Error('url must be http(s)');
-          // through the outbound guard, as the webhook adapters' targets (endpointOutbound): no private,
-          // link-local (cloud metadata) or other non-public destination, on any redirect hop either
-          const { guard, options } = endpointOutbound(this.config);
+          // through the outbound guard: no private, link-local (cloud metadata) or other non-public
+          // destination, on any redirect hop either
+          const { guard, options } = this.outbound;
           const init = {
             method: typeof params.method === 'string' ? params.method : 'GET',
             headers: (params.headers as Record<string, string>) ?? undefined,
