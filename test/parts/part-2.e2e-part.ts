@@ -1,0 +1,3 @@
+import { runPart } from './run-part';
+
+runPart(__filename);
