@@ -19,6 +19,10 @@ interface TxContext {
   locals: Map<object | symbol, unknown>;
   /** statements sent but not awaited: the COMMIT goes out right behind them */
   pending: Array<Promise<unknown>>;
+  /** set by `commitNow`: the COMMIT sent before the function returned (resolves once committed) */
+  committing: Promise<void> | null;
+  /** set once `commitNow` has sent the transaction's last statements: nothing may be sent after */
+  closed: boolean;
 }
 
 const als = new AsyncLocalStorage<TxContext>();
@@ -73,6 +77,8 @@ async function sendCustomPlanned(pool: Pool, sql: string, params: unknown[]): Pr
   }
 }
 
+const committedError = () => new Error('the transaction has already committed (Db.commitNow): nothing may be sent in it after that');
+
 /** TypeORM's transaction bookkeeping, set when Db opens the transaction itself. */
 type TxQueryRunner = Omit<QueryRunner, 'isTransactionActive'> & { isTransactionActive: boolean; transactionDepth: number };
 
@@ -95,6 +101,7 @@ export class Db {
   get manager(): EntityManager {
     const tx = als.getStore();
     if (!tx) return this.dataSource.manager;
+    if (tx.closed) throw committedError();
     // TypeORM connects the query runner on its first statement; BEGIN must precede it
     if (!tx.client) void this.open(tx).catch(() => undefined);
     return tx.manager;
@@ -114,6 +121,7 @@ export class Db {
    */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<T[]> {
     const tx = als.getStore();
+    if (tx?.closed) return Promise.reject(committedError());
     const sent = !tx
       ? opts.plan === 'custom'
         ? sendCustomPlanned(this.pool, sql, params)
@@ -188,12 +196,15 @@ export class Db {
       beforeCommit: [],
       locals: new Map(),
       pending: [],
+      committing: null,
+      closed: false,
     };
     let result: T;
     try {
       try {
         result = await als.run(ctx, fn);
-        for (let hook = ctx.beforeCommit.shift(); hook; hook = ctx.beforeCommit.shift()) await als.run(ctx, hook);
+        if (ctx.committing) await ctx.committing;
+        else for (let hook = ctx.beforeCommit.shift(); hook; hook = ctx.beforeCommit.shift()) await als.run(ctx, hook);
         if (ctx.opening) await ctx.opening;
         await ctx.begin;
       } catch (err) {
@@ -203,7 +214,7 @@ export class Db {
         }
         throw err;
       }
-      if (ctx.client) {
+      if (ctx.client && !ctx.committing) {
         // a statement that failed aborted the transaction, and Postgres answers this COMMIT with a rollback
         const commit = send(ctx.client, 'COMMIT');
         const settled = await Promise.allSettled([...ctx.pending, commit]);
@@ -223,6 +234,36 @@ export class Db {
       }
     }
     return result;
+  }
+
+  /**
+   * Commits the current transaction now, before its function returns: its before-commit work (the
+   * activity records) and the COMMIT are written right behind the statements already sent, without
+   * waiting for their answers, so the row locks those statements take are held only while Postgres
+   * runs them. Resolves once committed; rejects with the first failed statement (the transaction
+   * then rolled back). The function must send no statement after it. After-commit hooks still run
+   * when the function returns. Outside a transaction it does nothing.
+   */
+  commitNow(): Promise<void> {
+    const ctx = als.getStore();
+    if (!ctx) return Promise.resolve();
+    if (!ctx.committing) {
+      ctx.committing = this.commitEarly(ctx);
+      ctx.committing.catch(() => undefined);
+    }
+    return ctx.committing;
+  }
+
+  private async commitEarly(ctx: TxContext): Promise<void> {
+    for (let hook = ctx.beforeCommit.shift(); hook; hook = ctx.beforeCommit.shift()) await als.run(ctx, hook);
+    ctx.closed = true;
+    if (!ctx.opening) return;
+    // chained on the connection like every statement before it, so it is written right behind them
+    const client = await ctx.opening;
+    const commit = send(client, 'COMMIT');
+    const settled = await Promise.allSettled([ctx.begin, ...ctx.pending, commit]);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
@@ -249,6 +290,7 @@ export class Db {
    */
   async beforeCommit(fn: () => unknown): Promise<void> {
     const current = als.getStore();
+    if (current?.closed) throw committedError();
     if (current) current.beforeCommit.push(fn);
     else await fn();
   }
@@ -257,6 +299,7 @@ export class Db {
   txLocal<T>(key: object | symbol, create: () => T): T | undefined {
     const current = als.getStore();
     if (!current) return undefined;
+    if (current.closed) throw committedError();
     if (!current.locals.has(key)) current.locals.set(key, create());
     return current.locals.get(key) as T;
   }

@@ -16,6 +16,55 @@ describe('database layer', () => {
   });
   afterAll(() => t.close());
 
+  /**
+   * Socket writes of each checkout of a pooled connection while `fn` runs, for the checkouts that
+   * wrote `marker` (BEGIN: the transactions).
+   */
+  const writesOfCheckouts = async (marker: string, fn: () => Promise<void>): Promise<number[]> => {
+    type Writer = (...a: unknown[]) => unknown;
+    type Stream = { _write: Writer; _writev: Writer };
+    const pool = (t.dataSource.driver as unknown as { master: import('pg').Pool }).master;
+    const streamOf = (client: PoolClient) => (client as unknown as { connection: { stream: Stream } }).connection.stream;
+    const checkouts: Array<{ writes: number; text: string }> = [];
+    const active = new Map<Stream, { writes: number; text: string }>();
+    const restore: Array<() => void> = [];
+    const onAcquire = (client: PoolClient) => {
+      const stream = streamOf(client);
+      const checkout = { writes: 0, text: '' };
+      checkouts.push(checkout);
+      if (!active.has(stream)) {
+        const original = { _write: stream._write, _writev: stream._writev };
+        const count = (text: string) => {
+          const c = active.get(stream);
+          if (!c) return;
+          c.writes++;
+          c.text += text;
+        };
+        stream._write = function (this: unknown, ...args: unknown[]) {
+          count(String(args[0]));
+          return original._write.apply(this, args);
+        };
+        stream._writev = function (this: unknown, ...args: unknown[]) {
+          count((args[0] as Array<{ chunk: unknown }>).map((c) => String(c.chunk)).join(''));
+          return original._writev.apply(this, args);
+        };
+        restore.push(() => Object.assign(stream, original));
+      }
+      active.set(stream, checkout);
+    };
+    const onRelease = (_err: unknown, client: PoolClient) => active.set(streamOf(client), undefined as never);
+    pool.on('acquire', onAcquire);
+    pool.on('release', onRelease);
+    try {
+      await fn();
+    } finally {
+      pool.off('acquire', onAcquire);
+      pool.off('release', onRelease);
+      restore.forEach((r) => r());
+    }
+    return checkouts.filter((c) => c.text.includes(marker)).map((c) => c.writes);
+  };
+
   describe('a mutation and its activity record', () => {
     beforeAll(async () => {
       // an activity insert that fails for one marked title (22001 maps to a 400)
@@ -50,6 +99,26 @@ describe('database layer', () => {
       const res = await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'kept' }).expect(201);
       const acts = await t.dataSource.query(`SELECT action FROM activity_log WHERE entity_id = $1`, [res.body.id]);
       expect(acts.map((a: { action: string }) => a.action)).toEqual(['issue.created']);
+    });
+
+    it('a create needing nothing of its stored row sends its INSERT, its record and the COMMIT in one write (the counter row is locked only while Postgres runs them)', async () => {
+      const c = await createCompany(t);
+      const label = await t.http.post(`/api/companies/${c.id}/labels`).send({ name: 'db-writes', color: '#123456' }).expect(201);
+      const writes = await writesOfCheckouts('BEGIN', async () => {
+        await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'one round trip', priority: 'high' }).expect(201);
+      });
+      // the old order took two: BEGIN and the INSERT, then (once its answer was read) the record and the COMMIT
+      expect(writes).toEqual([1]);
+      // one with labels reads its stored row first (its record then goes with the COMMIT at the route's end)
+      await t.http
+        .post(`/api/companies/${c.id}/issues`)
+        .send({ title: 'labelled', labelIds: [label.body.id] })
+        .expect(201);
+      const acts = await t.dataSource.query(
+        `SELECT action, details FROM activity_log WHERE company_id = $1 AND action = 'issue.created' ORDER BY chain_seq`,
+        [c.id],
+      );
+      expect(acts.map((a: { details: { title: string } }) => a.details.title)).toEqual(['one round trip', 'labelled']);
     });
   });
 
@@ -91,6 +160,48 @@ describe('database layer', () => {
         await db.sendWithCommit(() => db.query(`INSERT INTO test_tx VALUES ($1)`, [5]));
       });
       expect((await db.query<{ v: number }>(`SELECT v FROM test_tx ORDER BY v`)).map((r) => r.v)).toEqual([4, 5]);
+    });
+
+    it('commitNow: commits before the function returns, with the before-commit records; nothing may be sent after it', async () => {
+      const db = t.app.get(Db);
+      await db.query(`CREATE TABLE test_early (v int)`);
+      const seenOutside: number[] = [];
+      const after: string[] = [];
+      await db.transaction(async () => {
+        const inserted = db.query<{ v: number }>(`INSERT INTO test_early VALUES ($1) RETURNING v`, [1]);
+        void db.beforeCommit(() => db.sendWithCommit(() => db.query(`INSERT INTO test_early VALUES ($1)`, [2])));
+        db.afterCommit(() => after.push('hook'));
+        await db.commitNow();
+        expect((await inserted)[0].v).toBe(1);
+        // committed: another connection sees both rows before the function returns
+        const rows = await db.detached(() => db.query<{ v: number }>(`SELECT v FROM test_early ORDER BY v`));
+        seenOutside.push(...rows.map((r) => r.v));
+        await expect(db.query(`INSERT INTO test_early VALUES (3)`)).rejects.toThrow(/already committed/);
+        expect(() => db.txLocal(Symbol('x'), () => 1)).toThrow(/already committed/);
+        expect(after).toEqual([]);
+      });
+      expect(seenOutside).toEqual([1, 2]);
+      expect(after).toEqual(['hook']);
+      expect((await db.query<{ v: number }>(`SELECT v FROM test_early ORDER BY v`)).map((r) => r.v)).toEqual([1, 2]);
+    });
+
+    it('commitNow: a failing statement rolls the whole transaction back and fails it', async () => {
+      const db = t.app.get(Db);
+      await db.query(`CREATE TABLE test_early_fail (v int)`);
+      await expect(
+        db.transaction(async () => {
+          void db.query(`INSERT INTO test_early_fail VALUES ($1)`, [1]).catch(() => undefined);
+          await db.sendWithCommit(() => db.query(`INSERT INTO test_early_fail VALUES ($1::int)`, ['not a number']));
+          await db.commitNow();
+        }),
+      ).rejects.toThrow(/invalid input syntax/);
+      expect(await db.query(`SELECT v FROM test_early_fail`)).toEqual([]);
+      // the connection went back to the pool usable
+      await db.transaction(async () => {
+        await db.query(`INSERT INTO test_early_fail VALUES ($1)`, [2]);
+        await db.commitNow();
+      });
+      expect((await db.query<{ v: number }>(`SELECT v FROM test_early_fail`)).map((r) => r.v)).toEqual([2]);
     });
 
     it('hands the result of a statement sent with the commit to `then` once committed, and never after a rollback', async () => {

@@ -40,7 +40,7 @@ export class ActivityInterceptor implements NestInterceptor {
       this.db.transaction(async () => {
         const result = await lastValueFrom(next.handle().pipe(defaultIfEmpty(undefined)));
         // the record travels with the COMMIT; if it fails, nothing of the mutation is committed
-        if (meta) await this.db.sendWithCommit(() => this.write(meta, req, result));
+        if (meta && !meta.writtenByService) await this.db.sendWithCommit(() => this.write(meta, req, result));
         if (audit)
           this.db.afterCommit(() =>
             this.logger.log({ audit, actor: describeActor(req.actor), params: req.params }, `instance audit: ${audit}`),

@@ -19,6 +19,11 @@ export interface LogActivityOptions {
   details?: (c: ActivityContext) => Record<string, unknown> | undefined | null;
   /** skip the record, e.g. for a no-op */
   skip?: (c: ActivityContext) => boolean;
+  /**
+   * The service writes this record itself, before the route returns: it commits the transaction
+   * early (Db.commitNow), so the interceptor could not add the record after it.
+   */
+  writtenByService?: true;
 }
 
 export const LOG_ACTIVITY_KEY = 'service:log-activity';

@@ -21,10 +21,15 @@ export class IssueWakeups {
 
   /** The new assignee of an actionable issue learns of it, unless it assigned itself. */
   async assigned(issue: IssueRow, actor?: Actor): Promise<void> {
+    if (!this.wakesAssignee(issue, actor)) return;
+    await this.enqueue(issue, issue.assignee_agent_id!, actor, { source: 'assignment', reason: 'issue_assigned' });
+  }
+
+  /** Whether `assigned` wakes the issue's assignee: an agent other than the actor, on an open issue out of the backlog. */
+  wakesAssignee(issue: Pick<IssueRow, 'assignee_agent_id' | 'status'>, actor?: Actor): boolean {
     const agentId = issue.assignee_agent_id;
-    if (!agentId || agentId === actorAgentId(actor)) return;
-    if (issue.status === 'backlog' || isClosed(issue.status)) return;
-    await this.enqueue(issue, agentId, actor, { source: 'assignment', reason: 'issue_assigned' });
+    if (!agentId || agentId === actorAgentId(actor)) return false;
+    return issue.status !== 'backlog' && !isClosed(issue.status);
   }
 
   /**

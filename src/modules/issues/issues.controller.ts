@@ -61,13 +61,13 @@ export class IssuesController {
   @Post('companies/:companyId/issues')
   @HttpCode(201)
   @Authorize({ callers: ['board', 'agent'] })
-  @LogActivity('issue.created', { entityType: 'issue' })
+  @LogActivity('issue.created', { entityType: 'issue', writtenByService: true })
   async create(
     @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,
     @Body() dto: CreateIssueDto,
   ): Promise<IssueResponseDto> {
-    return this.store.toCreatedResponse(await this.issues.create(actor, companyId, dto), dto);
+    return this.store.toCreatedResponse(await this.issues.createRecorded(actor, companyId, dto), dto);
   }
 
   /** Full record with project, goal, ancestors, blockers and documents. `{issueId}`: UUID or identifier. */

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
+import { Db } from '../../database/db.service';
 import { IssueNumbersRepository } from '../companies/issue-numbers.repository';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CreateIssueDto, IssueFieldsDto, UpdateIssueDto } from './dto/issue.dto';
@@ -73,10 +75,22 @@ export class IssuesService {
     private readonly numbers: IssueNumbersRepository,
     private readonly context: IssueContextRepository,
     private readonly agents: IssueAgents,
+    private readonly db: Db,
   ) {}
 
   async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
     return this.insert(actor, companyId, dto);
+  }
+
+  /**
+   * POST /companies/{companyId}/issues: the create and its `issue.created` record (details: the
+   * request's fields). A create that needs nothing of its stored row before it commits (no labels,
+   * blockers or wakeup) sends its INSERT, the record and the COMMIT together and commits at once:
+   * the company's issue counter row, which every create of the company queues on, is then locked
+   * only while Postgres runs them, never while this process serves other requests.
+   */
+  async createRecorded(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+    return this.insert(actor, companyId, dto, { ...dto });
   }
 
   /**
@@ -119,21 +133,47 @@ export class IssuesService {
     return identifiers;
   }
 
-  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto, recorded?: Record<string, unknown>): Promise<IssueRow> {
     const changes = await this.prepare(actor, companyId, null, dto);
     const status: IssueStatus = dto.status ?? 'backlog';
+    const id = randomUUID();
     Object.assign(changes, statusTimestamps(status), {
+      id,
       status,
       created_by_agent_id: actor?.kind === 'agent' ? actor.agentId : null,
       created_by_user_id: actor?.kind === 'board' ? actor.userId : null,
     });
     // numbered inside the INSERT: the counter's row lock serialises concurrent creates of the company
-    // until the request's transaction commits, so numbers are unique and gap-free
-    const row = await this.issues.insertNumbered(companyId, changes);
-    if (!row) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
+    // until the transaction commits, so numbers are unique and gap-free
+    const inserted = this.issues.insertNumbered(companyId, changes);
+    const record = () =>
+      this.recorder.record(
+        { companyId, action: 'issue.created', entityType: 'issue', entityId: id, actor: actor ?? undefined, details: recorded },
+        { lead: true },
+      );
+    const wakes = this.wakeups.wakesAssignee(
+      { assignee_agent_id: (changes.assignee_agent_id as string | undefined) ?? null, status },
+      actor ?? undefined,
+    );
+    if (recorded && !wakes && !dto.labelIds?.length && !dto.blockedByIssueIds?.length) {
+      await record();
+      // the INSERT's own error first: the statements behind it only fail because it aborted the transaction
+      const [row, committed] = await Promise.allSettled([inserted, this.db.commitNow()]);
+      if (row.status === 'rejected') throw row.reason;
+      if (committed.status === 'rejected') throw committed.reason;
+      return this.stored(row.value);
+    }
+    const row = this.stored(await inserted);
     if (dto.labelIds?.length) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds?.length) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     await this.wakeups.assigned(row, actor ?? undefined);
+    if (recorded) await record();
+    return row;
+  }
+
+  /** The row an INSERT numbered from the company's counter returned; none when the company is unknown. */
+  private stored(row: IssueRow | null): IssueRow {
+    if (!row) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
     return row;
   }
 
