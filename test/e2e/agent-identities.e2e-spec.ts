@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { FIXTURES, insertAgent, runLogText, scratchDir, TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { createCompany } from '../support/factories';
@@ -202,22 +203,34 @@ describe('agent processes die with their instance; run scratch of a dead instanc
   let dataDir: string;
   let work: string;
   let svc: ServiceProcess | undefined;
+  // an agent root (and uid range) of its own: every instance that starts sweeps the run folders of
+  // dead instances under its root, and other files' instances start while this one lies dead
+  let agentRoot: string;
 
   beforeAll(async () => {
     databaseUrl = await createTestDatabase();
     dataDir = scratchDir('identities-data-');
     work = scratchDir('identities-svc-');
+    agentRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-identities-root-'));
+    fs.chmodSync(agentRoot, 0o711);
   }, 360_000);
   afterAll(async () => {
     await svc?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.rmSync(work, { recursive: true, force: true });
+    fs.rmSync(agentRoot, { recursive: true, force: true });
   });
 
   rootIt(
     'kill -9 of the service ends every process of its agents (children included); a restart sweeps the dead run folders',
     async () => {
-      const env = { DATABASE_URL: databaseUrl, SERVICE_DATA_DIR: dataDir, SERVICE_HEARTBEAT_TICK_MS: '200' };
+      const env = {
+        DATABASE_URL: databaseUrl,
+        SERVICE_DATA_DIR: dataDir,
+        SERVICE_HEARTBEAT_TICK_MS: '200',
+        SERVICE_AGENT_ROOT: agentRoot,
+        SERVICE_AGENT_UID_RANGE: '3100000-3100999',
+      };
       svc = await startService(env);
       const company = await svc.api('POST', '/api/companies', { name: `Pdeath ${Date.now()}` });
       const report = path.join(work, 'uid.txt');
@@ -232,7 +245,7 @@ describe('agent processes die with their instance; run scratch of a dead instanc
       expect((await svc.api('POST', `/api/agents/${agent.body.id}/wakeup`, { source: 'on_demand', reason: 'x' })).status).toBe(202);
       const uid = await waitFor(async () => fs.existsSync(report) && Number(fs.readFileSync(report, 'utf8').trim()), 'the agent to start');
       await waitFor(async () => pidsOfUid(uid).length >= 3, 'the agent and its children');
-      const runsDir = path.join(AGENTS_ROOT(), 'runs');
+      const runsDir = path.join(agentRoot, 'runs');
       const leftover = fs.readdirSync(runsDir).filter((d) => fs.existsSync(path.join(runsDir, d, '.owner')));
       expect(leftover.length).toBeGreaterThan(0);
       await svc.crash();
