@@ -209,7 +209,7 @@ export class Db {
         await ctx.begin;
       } catch (err) {
         if (ctx.opening) {
-          await Promise.allSettled([ctx.opening, ctx.begin, ...ctx.pending]);
+          await Promise.allSettled([ctx.opening, ctx.begin, ...ctx.pending, ctx.committing]);
           if (ctx.client) await send(ctx.client, 'ROLLBACK').catch(() => undefined);
         }
         throw err;
