@@ -204,7 +204,7 @@ export class Db {
       try {
         result = await als.run(ctx, fn);
         if (ctx.committing) await ctx.committing;
-        else for (let hook = ctx.beforeCommit.shift(); hook; hook = ctx.beforeCommit.shift()) await als.run(ctx, hook);
+        else await this.sendLast(ctx);
         if (ctx.opening) await ctx.opening;
         await ctx.begin;
       } catch (err) {
@@ -214,13 +214,7 @@ export class Db {
         }
         throw err;
       }
-      if (ctx.client && !ctx.committing) {
-        // a statement that failed aborted the transaction, and Postgres answers this COMMIT with a rollback
-        const commit = send(ctx.client, 'COMMIT');
-        const settled = await Promise.allSettled([...ctx.pending, commit]);
-        const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-        if (failed) throw failed.reason;
-      }
+      if (!ctx.committing) await this.commit(ctx);
     } finally {
       qr.isTransactionActive = false;
       qr.transactionDepth = 0;
@@ -248,17 +242,25 @@ export class Db {
     const ctx = als.getStore();
     if (!ctx) return Promise.resolve();
     if (!ctx.committing) {
-      ctx.committing = this.commitEarly(ctx);
+      ctx.committing = this.sendLast(ctx).then(() => this.commit(ctx));
       ctx.committing.catch(() => undefined);
     }
     return ctx.committing;
   }
 
-  private async commitEarly(ctx: TxContext): Promise<void> {
+  /** The transaction's last statements (its before-commit work); nothing may be sent after them. */
+  private async sendLast(ctx: TxContext): Promise<void> {
     for (let hook = ctx.beforeCommit.shift(); hook; hook = ctx.beforeCommit.shift()) await als.run(ctx, hook);
     ctx.closed = true;
+  }
+
+  /**
+   * The COMMIT, chained on the connection like every statement before it, so it is written right
+   * behind them. A statement that failed aborted the transaction, and Postgres answers the COMMIT
+   * with a rollback: the first failure is thrown.
+   */
+  private async commit(ctx: TxContext): Promise<void> {
     if (!ctx.opening) return;
-    // chained on the connection like every statement before it, so it is written right behind them
     const client = await ctx.opening;
     const commit = send(client, 'COMMIT');
     const settled = await Promise.allSettled([ctx.begin, ...ctx.pending, commit]);
