@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import { Client, PoolClient } from 'pg';
 import { Db } from '../../src/database/db.service';
 import { preparingClientClass } from '../../src/database/prepared-statements';
@@ -17,52 +18,37 @@ describe('database layer', () => {
   afterAll(() => t.close());
 
   /**
-   * Socket writes of each checkout of a pooled connection while `fn` runs, for the checkouts that
-   * wrote `marker` (BEGIN: the transactions).
+   * Socket writes of each transaction that carried `marker` (a parameter value: it travels as text
+   * even when the statement is prepared) while `fn` runs: on each socket, the writes from the one
+   * carrying a BEGIN to the one carrying its COMMIT.
    */
-  const writesOfCheckouts = async (marker: string, fn: () => Promise<void>): Promise<number[]> => {
-    type Writer = (...a: unknown[]) => unknown;
-    type Stream = { _write: Writer; _writev: Writer };
-    const pool = (t.dataSource.driver as unknown as { master: import('pg').Pool }).master;
-    const streamOf = (client: PoolClient) => (client as unknown as { connection: { stream: Stream } }).connection.stream;
-    const checkouts: Array<{ writes: number; text: string }> = [];
-    const active = new Map<Stream, { writes: number; text: string }>();
-    const restore: Array<() => void> = [];
-    const onAcquire = (client: PoolClient) => {
-      const stream = streamOf(client);
-      const checkout = { writes: 0, text: '' };
-      checkouts.push(checkout);
-      if (!active.has(stream)) {
-        const original = { _write: stream._write, _writev: stream._writev };
-        const count = (text: string) => {
-          const c = active.get(stream);
-          if (!c) return;
-          c.writes++;
-          c.text += text;
-        };
-        stream._write = function (this: unknown, ...args: unknown[]) {
-          count(String(args[0]));
-          return original._write.apply(this, args);
-        };
-        stream._writev = function (this: unknown, ...args: unknown[]) {
-          count((args[0] as Array<{ chunk: unknown }>).map((c) => String(c.chunk)).join(''));
-          return original._writev.apply(this, args);
-        };
-        restore.push(() => Object.assign(stream, original));
-      }
-      active.set(stream, checkout);
+  const writesOfTransactions = async (marker: string, fn: () => Promise<void>): Promise<number[]> => {
+    type WriteGeneric = (this: object, writev: boolean, data: unknown, ...rest: unknown[]) => unknown;
+    const proto = net.Socket.prototype as unknown as { _writeGeneric: WriteGeneric };
+    const original = proto._writeGeneric;
+    const bySocket = new Map<object, string[]>();
+    proto._writeGeneric = function (writev, data, ...rest) {
+      const text = writev ? (data as Array<{ chunk: unknown }>).map((c) => String(c.chunk)).join('') : String(data);
+      bySocket.set(this, [...(bySocket.get(this) ?? []), text]);
+      return original.call(this, writev, data, ...rest);
     };
-    const onRelease = (_err: unknown, client: PoolClient) => active.set(streamOf(client), undefined as never);
-    pool.on('acquire', onAcquire);
-    pool.on('release', onRelease);
     try {
       await fn();
     } finally {
-      pool.off('acquire', onAcquire);
-      pool.off('release', onRelease);
-      restore.forEach((r) => r());
+      proto._writeGeneric = original;
     }
-    return checkouts.filter((c) => c.text.includes(marker)).map((c) => c.writes);
+    const counts: number[] = [];
+    for (const writes of bySocket.values()) {
+      let begin = -1;
+      writes.forEach((w, i) => {
+        if (begin < 0 && w.includes('BEGIN')) begin = i;
+        if (begin >= 0 && w.includes('COMMIT')) {
+          if (writes.slice(begin, i + 1).some((x) => x.includes(marker))) counts.push(i - begin + 1);
+          begin = -1;
+        }
+      });
+    }
+    return counts;
   };
 
   describe('a mutation and its activity record', () => {
@@ -104,7 +90,7 @@ describe('database layer', () => {
     it('a create needing nothing of its stored row sends its INSERT, its record and the COMMIT in one write (the counter row is locked only while Postgres runs them)', async () => {
       const c = await createCompany(t);
       const label = await t.http.post(`/api/companies/${c.id}/labels`).send({ name: 'db-writes', color: '#123456' }).expect(201);
-      const writes = await writesOfCheckouts('BEGIN', async () => {
+      const writes = await writesOfTransactions('one round trip', async () => {
         await t.http.post(`/api/companies/${c.id}/issues`).send({ title: 'one round trip', priority: 'high' }).expect(201);
       });
       // the old order took two: BEGIN and the INSERT, then (once its answer was read) the record and the COMMIT
