@@ -291,8 +291,30 @@ describe('database layer', () => {
       const prepared = runs.slice(2).map((r) => r.prepared);
       expect(prepared.every((p) => p !== null && p.generic === 0)).toBe(true);
       expect(Math.max(...prepared.map((p) => p?.custom ?? 0))).toBeGreaterThan(1);
-      // the setting was the statement's transaction's only
+      // the setting belongs to the custom-plan connections' sessions only
       expect(await db.query(`SELECT current_setting('plan_cache_mode') AS mode`)).toEqual([{ mode: 'auto' }]);
+    });
+
+    it("plan: custom statements run on at most four connections of their own, with the main sessions' settings", async () => {
+      const db = t.app.get(Db);
+      const sql = `SELECT pg_backend_pid() AS pid, current_setting('plan_cache_mode') AS mode, current_setting('TimeZone') AS tz,
+        current_setting('application_name') AS app, pg_sleep(0.02) AS slept, $1::int AS v`;
+      const rows = (
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            db.query<{ pid: number; mode: string; tz: string; app: string; v: number }>(sql, [i], { plan: 'custom' }),
+          ),
+        )
+      ).flat();
+      expect(rows.map((r) => r.v)).toEqual([...Array(20).keys()]);
+      expect(new Set(rows.map((r) => `${r.mode} ${r.tz} ${r.app}`))).toEqual(
+        new Set(['force_custom_plan UTC agent-orchestration-service']),
+      );
+      const pids = new Set(rows.map((r) => r.pid));
+      expect(pids.size).toBeGreaterThan(1);
+      expect(pids.size).toBeLessThanOrEqual(4);
+      const [main] = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      expect(pids.has(main.pid)).toBe(false);
     });
 
     it('a failing plan: custom statement is a QueryFailedError and leaves its connection usable', async () => {
