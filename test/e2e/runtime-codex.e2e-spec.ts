@@ -89,5 +89,7 @@ describe('codex_local: the real Codex CLI', () => {
     withoutKey: () => ({ env: { OPENAI_BASE_URL: fake.url } }),
     unreachable: () => ({ env: { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-x' } }),
     keyVar: 'OPENAI_API_KEY',
+    // Codex reconnects after ~3 s, then ~8 s more: one try keeps the case short (the count is unit-tested)
+    connectRetries: 1,
   });
 });

@@ -137,7 +137,13 @@ export function describeCaps(s: RuntimeSuite, loop: () => void): void {
 export function describeRunErrors(
   s: RuntimeSuite,
   adapterType: string,
-  cases: { withoutKey: () => Record<string, unknown>; unreachable: () => Record<string, unknown>; keyVar: string },
+  cases: {
+    withoutKey: () => Record<string, unknown>;
+    unreachable: () => Record<string, unknown>;
+    keyVar: string;
+    /** the agent's maxConnectRetries in the unreachable case (default 2) */
+    connectRetries?: number;
+  },
 ): void {
   describe('clear run errors and environment reports', () => {
     it(
@@ -161,7 +167,7 @@ export function describeRunErrors(
     it(
       'an unreachable endpoint: the run fails with runtime_endpoint_unreachable after a few tries; the environment test says so',
       async () => {
-        const run = await s.run((await s.agent({ ...cases.unreachable(), maxConnectRetries: 2 })).id);
+        const run = await s.run((await s.agent({ ...cases.unreachable(), maxConnectRetries: cases.connectRetries ?? 2 })).id);
         expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_endpoint_unreachable' });
         const env = await s.t.http
           .post(`/api/companies/${s.companyId}/adapters/${adapterType}/test-environment`)

@@ -89,6 +89,27 @@ describe('ClaudeStreamParser', () => {
 });
 
 describe('other CLIs', () => {
+  it('Codex: an unreachable endpoint after maxConnectRetries reconnect events, not before; a missing key at once', () => {
+    const reconnect = line({ type: 'error', message: 'Reconnecting... waiting for network (Connection failed: error sending request)' });
+    const p = new CodexStreamParser(
+      new RunMeter('openai', 'openai', 'gpt-5'),
+      { inputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 0 },
+      2,
+    );
+    p.accept(reconnect);
+    expect(p.failure).toBeNull();
+    p.accept(reconnect);
+    expect(p.failure?.code).toBe('runtime_endpoint_unreachable');
+    const q = new CodexStreamParser(new RunMeter('openai', 'openai', 'gpt-5'), {
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      cacheCreationInputTokens: 0,
+      outputTokens: 0,
+    });
+    q.accept(line({ type: 'error', message: 'unexpected status 401 Unauthorized' }));
+    expect(q.failure?.code).toBe('runtime_auth_failed');
+  });
+
   it('Codex: the run’s part of a resumed thread’s cumulative usage', () => {
     const meter = new RunMeter('openai', 'openai', 'gpt-5');
     const baseline = { inputTokens: 1034, cachedInputTokens: 200, cacheCreationInputTokens: 0, outputTokens: 56 };
