@@ -26,6 +26,28 @@ function asStranger(script: string): number | null {
     .status;
 }
 
+/** Runs `sh -c script` as uid/gid without supplementary groups; answers the exit status. */
+function asUid(uid: number, gid: number, script: string): number | null {
+  return spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', 'sh', '-c', script], {
+    stdio: 'ignore',
+  }).status;
+}
+
+/** Real uid and gid of a live process (from /proc/<pid>/status). */
+function idsOf(pid: number): { uid: number; gid: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1]);
+  return { uid: field('Uid'), gid: field('Gid') };
+}
+
+const gidOf = (user: string): number | null => {
+  try {
+    return Number(execFileSync('id', ['-g', user]).toString().trim());
+  } catch {
+    return null;
+  }
+};
+
 const uidOf = (user: string): number | null => {
   try {
     return Number(execFileSync('id', ['-u', user]).toString().trim());
@@ -95,19 +117,59 @@ d('sealed plugin and adapter code (run as root)', () => {
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
 
-  it('the plugin worker runs under a uid of its own: not root, not the agent user', async () => {
+  /** A worker's uid: its own (from the agent uid range), never root, the agent user's or the plugin user's. */
+  const expectOwnWorkerUid = (uid: unknown) => {
+    expect(typeof uid).toBe('number');
+    const [lo, hi] = t.config.agentIdentity.uidRange;
+    expect(uid as number).toBeGreaterThanOrEqual(lo);
+    expect(uid as number).toBeLessThanOrEqual(hi);
+    expect([0, uidOf('service-agent'), uidOf('service-plugin')]).not.toContain(uid);
+  };
+
+  it('each plugin worker runs under a uid of its own with the plugin group: not root, not an agent, not another plugin', async () => {
     const p = (await t.http.post('/api/plugins/install').send({ localPath: PULSE }).expect(201)).body;
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
     const dash = (await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard;
-    expect(typeof dash.uid).toBe('number');
-    expect(dash.uid).not.toBe(0);
-    expect(dash.uid).not.toBe(uidOf('service-agent'));
-    expect(dash.uid).toBe(uidOf('service-plugin'));
+    expectOwnWorkerUid(dash.uid);
+    const pluginGid = gidOf('service-plugin') as number;
+    expect(idsOf(dash.pid)).toEqual({ uid: dash.uid, gid: pluginGid });
     // a clean environment: nothing of the service's
     const environ = fs.readFileSync(`/proc/${dash.pid}/environ`, 'utf8').split('\0').filter(Boolean);
     expect(environ.map((e) => e.split('=')[0]).sort()).toEqual(
       ['HOME', 'LOGNAME', 'NODE_ENV', 'PATH', 'PLUGIN_KEY', 'PLUGIN_PROTOCOL_VERSION', 'USER'].sort(),
     );
+    const home = environ.find((e) => e.startsWith('HOME='))!.slice(5);
+    expect(fs.statSync(home)).toMatchObject({ uid: dash.uid, gid: pluginGid });
+    expect(fs.statSync(home).mode & 0o777).toBe(0o700);
+
+    // a second plugin's worker: another uid, and neither can reach the other
+    const w = (
+      await t.http
+        .post('/api/plugins/install')
+        .send({ localPath: path.join(EXAMPLES, 'plugins', 'word-tools') })
+        .expect(201)
+    ).body;
+    await t.http.post(`/api/plugins/${w.id}/enable`).expect(200);
+    const other = (await t.http.get(`/api/plugins/${w.id}/health`).expect(200)).body.worker;
+    expect(typeof other.pid).toBe('number');
+    const otherIds = idsOf(other.pid);
+    expectOwnWorkerUid(otherIds.uid);
+    expect(otherIds.gid).toBe(pluginGid);
+    expect(otherIds.uid).not.toBe(dash.uid);
+    const otherHome = fs
+      .readFileSync(`/proc/${other.pid}/environ`, 'utf8')
+      .split('\0')
+      .find((e) => e.startsWith('HOME='))!
+      .slice(5);
+    expect(otherHome).not.toBe(home);
+    // as the first worker's uid and group: the second's environment, signals and HOME are out of reach
+    expect(asUid(dash.uid, pluginGid, 'true')).toBe(0);
+    expect(asUid(dash.uid, pluginGid, `cat /proc/${other.pid}/environ`)).not.toBe(0);
+    expect(asUid(dash.uid, pluginGid, `kill -0 ${other.pid}`)).not.toBe(0);
+    expect(asUid(dash.uid, pluginGid, `ls '${otherHome}'`)).not.toBe(0);
+    // its own are not
+    expect(asUid(dash.uid, pluginGid, `cat /proc/${dash.pid}/environ > /dev/null && ls '${home}'`)).toBe(0);
+    await t.http.delete(`/api/plugins/${w.id}`).expect(200);
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
 
@@ -150,7 +212,7 @@ d('sealed plugin and adapter code (run as root)', () => {
     // an upgrade re-seals the (current) source: it runs again
     await t.http.post(`/api/plugins/${p.id}/upgrade`).send({ localPath: PULSE }).expect(200);
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
-    expect((await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard.uid).toBe(uidOf('service-plugin'));
+    expectOwnWorkerUid((await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard.uid);
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
 
@@ -162,7 +224,7 @@ d('sealed plugin and adapter code (run as root)', () => {
     fs.cpSync(sealed, legacy, { recursive: true });
     await t.dataSource.query(`UPDATE plugins SET install_path = $2, code_hash = NULL WHERE id = $1`, [p.id, legacy]);
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
-    expect((await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard.uid).toBe(uidOf('service-plugin'));
+    expectOwnWorkerUid((await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard.uid);
     const [row] = await t.dataSource.query(`SELECT install_path, code_hash FROM plugins WHERE id = $1`, [p.id]);
     expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.install_path.startsWith(t.config.plugins.installDir + '/')).toBe(true);

@@ -7,7 +7,8 @@ import { runningAsRoot } from '../../config/process-users';
 import { isDeadLocalOwner } from './process-groups';
 
 /**
- * An OS identity per agent (and a group per company), allocated on this host.
+ * An OS identity per agent (and a group per company), allocated on this host; plugin workers get
+ * uids from the same registry (`forPlugin`).
  *
  * As root, every agent's processes run under a numeric uid of their own, taken from
  * `SERVICE_AGENT_UID_RANGE`, with the company's group (a gid from the same range) as their only
@@ -91,6 +92,15 @@ export class AgentIdentities {
     return this.identity('runtime-checks', 'runtime-checks', 'runtime-checks');
   }
 
+  /**
+   * The identity of one plugin's worker: a uid of its own (so no worker can signal, trace or read
+   * another's memory, environment or HOME) with `gid`, the plugin workers' group that may read the
+   * sealed plugin code. Null when identities are off (workers then share the plugin user).
+   */
+  forPlugin(pluginId: string, gid: number): ProcessIdentity | null {
+    return this.identityWithGid(`plugin:${pluginId}`, gid, `plugin-${pluginId.slice(0, 8)}`);
+  }
+
   /** The company's group id (null when identities are off). */
   companyGid(companyId: string): number | null {
     return this.enabled ? this.allocate('g', `company:${companyId}`) : null;
@@ -99,8 +109,13 @@ export class AgentIdentities {
   private identity(key: string, companyId: string, user: string): ProcessIdentity | null {
     if (!this.enabled) return null;
     this.prepareRoot();
+    return this.identityWithGid(key, this.allocate('g', `company:${companyId}`), user);
+  }
+
+  private identityWithGid(key: string, gid: number, user: string): ProcessIdentity | null {
+    if (!this.enabled) return null;
+    this.prepareRoot();
     const uid = this.allocate('u', key);
-    const gid = this.allocate('g', `company:${companyId}`);
     const home = path.join(this.settings.root, 'homes', String(uid));
     if (!this.homesReady.has(uid)) {
       ensurePrivateDir(home, uid, gid);

@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AsyncResource } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
-import { resolveWorkerIdentity } from '../../common/process/worker-identity';
+import { AgentIdentities } from '../../common/process/agent-identities';
+import { resolveWorkerIdentity, WorkerIdentity } from '../../common/process/worker-identity';
 import { AppConfig } from '../../config/app-config';
 import type { PluginRecord } from './plugins.repository';
 import { HostApi, PluginLogLine, PluginWorker } from './plugin-worker';
@@ -63,7 +64,10 @@ export class PluginSupervisor implements OnApplicationShutdown {
   /** the config a worker is given (secret references resolved) */
   configFor: (plugin: PluginRecord) => Promise<Record<string, unknown>> = async (p) => p.config;
 
-  constructor(private readonly config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly identities: AgentIdentities,
+  ) {
     this.streams.setMaxListeners(0);
     this.healthTimer = setInterval(() => void this.checkHealth(), HEALTH_EVERY_MS);
     this.healthTimer.unref();
@@ -74,6 +78,18 @@ export class PluginSupervisor implements OnApplicationShutdown {
     if (!buf) this.logs.set(pluginId, (buf = []));
     buf.push({ at: new Date().toISOString(), ...line });
     if (buf.length > LOG_LINES) buf.splice(0, buf.length - LOG_LINES);
+  }
+
+  /**
+   * Who a plugin's worker runs as. As root: a uid of its own (from the agent identity range, its own
+   * private HOME) with the plugin user's group, which alone may read the sealed code; so one plugin's
+   * worker cannot signal, trace or read another's. With identities off, every worker runs as the
+   * plugin user; not as root, as the service's user (null).
+   */
+  private workerIdentity(pluginId: string): WorkerIdentity | null {
+    const shared = resolveWorkerIdentity(this.config.plugins.workerUser);
+    if (!shared) return null;
+    return this.identities.forPlugin(pluginId, shared.gid) ?? shared;
   }
 
   recentLogs(pluginId: string, limit: number): PluginLogLine[] {
@@ -129,7 +145,7 @@ export class PluginSupervisor implements OnApplicationShutdown {
       const worker = new PluginWorker(
         plugin.manifest,
         plugin.installPath,
-        resolveWorkerIdentity(this.config.plugins.workerUser),
+        this.workerIdentity(plugin.id),
         this.hostApiFactory(plugin),
         (line) => this.log(plugin.id, line),
         (code, signal) => this.onExit(slot, worker, code, signal),

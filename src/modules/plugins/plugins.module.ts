@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { LiveEventBus } from '../../common/events/live-event-bus';
 import { LiveEventsModule } from '../../common/events/live-events.module';
+import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { PluginCallsService } from './plugin-calls.service';
 import { PluginConfigService } from './plugin-config.service';
@@ -16,7 +17,7 @@ import { PluginsService } from './plugins.service';
 
 /** Plugins: installable packages run as supervised JSON-RPC workers (jobs, webhooks, tools, data, actions, config, events). */
 @Module({
-  imports: [SecretsModule, LiveEventsModule],
+  imports: [SecretsModule, LiveEventsModule, AgentIdentitiesModule],
   controllers: [PluginsController],
   providers: [
     PluginsRepository,
