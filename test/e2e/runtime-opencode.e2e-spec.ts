@@ -29,9 +29,16 @@ describe('opencode_local: the real OpenCode CLI', () => {
 
   it('books exactly what the model sent, with the CLI’s own per-step cost, against the model’s provider; the next wake continues the session', async () => {
     const agent = await agentOf({ promptTemplate: 'Marker b81c: keep it short.' });
+    const before = { ...fake.sent, requests: fake.requests.length };
     const runId = await wakeRun(s.t, agent.id);
     const run = await waitRun(s.t, runId, TERMINAL, 90_000);
     expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+    // every model call of the run is the run's model and is booked: no hidden session-title call to a small model
+    expect(fake.requests.slice(before.requests).map((r) => r.body.model)).toEqual(['gpt-5']);
+    expect({ input: fake.sent.input - before.input, output: fake.sent.output - before.output }).toEqual({
+      input: run.usage_json.inputTokens + run.usage_json.cachedInputTokens,
+      output: run.usage_json.outputTokens,
+    });
     expect(run.usage_json).toMatchObject({
       inputTokens: 1034,
       cachedInputTokens: 200,

@@ -136,9 +136,22 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
     return path.join(this.dir(run), `service-instructions-${run.ctx.runId.replace(/[^a-zA-Z0-9-]/g, '')}.md`);
   }
 
-  /** The run's configuration (OPENCODE_CONFIG_CONTENT): base URLs from the agent's env, instructions, no sharing or updates. */
+  /**
+   * The run's configuration (OPENCODE_CONFIG_CONTENT): base URLs from the agent's env, instructions,
+   * no sharing or updates, and no session titles. OpenCode names a new session with a call of its
+   * own to the provider's small model (e.g. `gpt-5.4-nano` beside `openai/gpt-5`) that its JSON
+   * stream never reports: spend no meter could book. Its `title` agent is disabled unless the
+   * agent's `opencodeConfig` turns it back on (that spend is then not booked).
+   */
   protected cliEnv(run: PreparedRun): Record<string, string> {
-    const config: Record<string, unknown> = { autoupdate: false, share: 'disabled', ...(obj(run.config.opencodeConfig) ?? {}) };
+    const own = obj(run.config.opencodeConfig) ?? {};
+    const agents = obj(own.agent) ?? {};
+    const config: Record<string, unknown> = {
+      autoupdate: false,
+      share: 'disabled',
+      ...own,
+      agent: { ...agents, title: { disable: true, ...(obj(agents.title) ?? {}) } },
+    };
     const provider: Record<string, unknown> = { ...(obj(config.provider) ?? {}) };
     for (const [id, envName] of Object.entries(BASE_URL_ENV)) {
       const url = run.env[envName];
