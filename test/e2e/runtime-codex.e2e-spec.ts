@@ -31,9 +31,16 @@ describe('codex_local: the real Codex CLI', () => {
 
   it('books exactly what the model sent (priced from the table), and a resumed thread books only its own turn', async () => {
     const agent = await codexAgent({ modelReasoningEffort: 'low', promptTemplate: 'You are careful.' });
+    const before = { ...fake.sent, requests: fake.requests.length };
     const runId = await wakeRun(s.t, agent.id);
     const run = await waitRun(s.t, runId, TERMINAL, 90_000);
     expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+    // every model call of the run is booked (no hidden utility call to another model)
+    expect(fake.requests.slice(before.requests).map((r) => r.body.model)).toEqual([run.usage_json.model]);
+    expect({ input: fake.sent.input - before.input, output: fake.sent.output - before.output }).toEqual({
+      input: run.usage_json.inputTokens + run.usage_json.cachedInputTokens,
+      output: run.usage_json.outputTokens,
+    });
     expect(run.usage_json).toMatchObject({
       inputTokens: 1034,
       cachedInputTokens: 200,

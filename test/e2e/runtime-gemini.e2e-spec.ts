@@ -27,9 +27,16 @@ describe('gemini_local: the real Gemini CLI', () => {
 
   it('books exactly what the model sent (priced from the table), with its instructions delivered; the next wake resumes', async () => {
     const agent = await geminiAgent({ promptTemplate: 'Always be brief (instructions marker 7f3a).' });
+    const before = { ...fake.sent, requests: fake.requests.length };
     const runId = await wakeRun(s.t, agent.id);
     const run = await waitRun(s.t, runId, TERMINAL, 90_000);
     expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+    // every model call of the run is booked (no hidden utility call to another model)
+    expect(fake.requests.slice(before.requests).map((r) => /models\/([^:]+):/.exec(r.url)?.[1])).toEqual(['gemini-2.5-pro']);
+    expect({ prompt: fake.sent.prompt - before.prompt, output: fake.sent.output - before.output }).toEqual({
+      prompt: run.usage_json.inputTokens + run.usage_json.cachedInputTokens,
+      output: run.usage_json.outputTokens,
+    });
     expect(run.usage_json).toMatchObject({
       inputTokens: 1034,
       cachedInputTokens: 200,
