@@ -168,9 +168,23 @@ describe('plugins', () => {
     const p = await install(examples['team-pulse'].localPath);
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
     const ui = (await t.http.get('/api/plugins/ui-contributions').expect(200)).body;
-    expect(ui).toEqual(
-      expect.arrayContaining([expect.objectContaining({ kind: 'slot', slot: 'dashboard.widget', pluginKey: 'team-pulse' })]),
+    // the board UI's plugin manager reads the installed manifest of each record
+    const record = (await t.http.get(`/api/plugins/${p.id}`).expect(200)).body;
+    expect(record.manifestJson).toMatchObject({ key: 'team-pulse', version: '1.0.0', ui: { slots: [{ slot: 'dashboard.widget' }] } });
+    expect((await t.http.get('/api/plugins').expect(200)).body.find((r: { id: string }) => r.id === p.id).manifestJson.key).toBe(
+      'team-pulse',
     );
+    // one entry per plugin, as the board UI reads it (it iterates each entry's slots and launchers)
+    expect(ui).toEqual([
+      {
+        pluginId: p.id,
+        pluginKey: 'team-pulse',
+        displayName: 'Team pulse',
+        version: '1.0.0',
+        slots: [expect.objectContaining({ slot: 'dashboard.widget', label: 'Team pulse' })],
+        launchers: [expect.objectContaining({ slot: 'sidebar.launcher', label: 'Pulse settings' })],
+      },
+    ]);
 
     // config: defaults resolved, test validates without saving, write persists
     expect((await t.http.get(`/api/plugins/${p.id}/config`).expect(200)).body.config).toEqual({ title: 'Team pulse', dailyTarget: 20 });

@@ -15,6 +15,7 @@ import {
   LocalFolderDto,
   PluginCallDto,
   PluginConfigDto,
+  PluginUiContributionDto,
   RecentQueryDto,
   TestPluginConfigDto,
   UpgradePluginDto,
@@ -60,7 +61,7 @@ export class PluginsController {
   /** UI slots and launchers of enabled plugins (any board user; [] when none). */
   @Get('ui-contributions')
   @Authorize({ callers: ['board'] })
-  uiContributions() {
+  uiContributions(): Promise<PluginUiContributionDto[]> {
     return this.plugins.uiContributions();
   }
 

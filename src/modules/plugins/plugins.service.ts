@@ -12,6 +12,7 @@ import { PackageSource, removeInstall, unpackPackage } from './plugin-packages';
 import { PluginSupervisor } from './plugin-supervisor.service';
 import { pluginError } from './plugins.errors';
 import { PluginRecord, PluginsRepository } from './plugins.repository';
+import { PluginUiContributionDto } from './dto/plugin.dto';
 
 export interface BundledPlugin {
   packageName: string;
@@ -47,6 +48,8 @@ export function pluginView(p: PluginRecord, health?: unknown) {
     ui: m.ui,
     localFolders: m.localFolders,
     configSchema: m.configSchema ?? null,
+    /** the installed manifest as validated (the board UI's plugin manager reads it) */
+    manifestJson: m,
     enabledAt: p.enabledAt,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
@@ -129,15 +132,22 @@ export class PluginsService implements OnModuleInit {
     return found;
   }
 
-  async uiContributions() {
-    const out: Record<string, unknown>[] = [];
-    for (const p of await this.repo.listEnabled()) {
-      for (const s of p.manifest.ui.slots)
-        out.push({ ...s, kind: 'slot', pluginId: p.id, pluginKey: p.pluginKey, pluginDisplayName: p.displayName });
-      for (const l of p.manifest.ui.launchers)
-        out.push({ ...l, kind: 'launcher', pluginId: p.id, pluginKey: p.pluginKey, pluginDisplayName: p.displayName });
-    }
-    return out;
+  /**
+   * One entry per enabled plugin that contributes UI, its slots and launchers as its manifest
+   * declares them: the board UI reads `slots` and `launchers` of each plugin entry (a flat list of
+   * slots made every page of it fail once a plugin with UI was enabled).
+   */
+  async uiContributions(): Promise<PluginUiContributionDto[]> {
+    return (await this.repo.listEnabled())
+      .filter((p) => p.manifest.ui.slots.length > 0 || p.manifest.ui.launchers.length > 0)
+      .map((p) => ({
+        pluginId: p.id,
+        pluginKey: p.pluginKey,
+        displayName: p.displayName,
+        version: p.version,
+        slots: p.manifest.ui.slots,
+        launchers: p.manifest.ui.launchers,
+      }));
   }
 
   // ---------------------------------------------------------------- lifecycle

@@ -59,3 +59,20 @@ export class LocalFolderDto {
 export class RecentQueryDto {
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(500) limit?: number;
 }
+
+/** A UI slot or launcher as the plugin's manifest declares it. */
+export class PluginUiSlotDto {
+  /** where it goes, e.g. `dashboard.widget`, `sidebar.launcher` */
+  slot: string;
+  label: string;
+}
+
+/** The UI an enabled plugin contributes (GET /api/plugins/ui-contributions). */
+export class PluginUiContributionDto {
+  pluginId: string;
+  pluginKey: string;
+  displayName: string;
+  version: string;
+  slots: PluginUiSlotDto[];
+  launchers: PluginUiSlotDto[];
+}
