@@ -20,18 +20,22 @@ const ECHO = path.join(EXAMPLES, 'adapters', 'echo-adapter');
 const asRoot = process.getuid?.() === 0;
 const d = asRoot ? describe : describe.skip;
 
-/** Runs `sh -c script` as uid/gid 12345 without groups (an agent-like stranger); answers the exit status. */
-function asStranger(script: string): number | null {
-  return spawnSync('setpriv', ['--reuid', '12345', '--regid', '12345', '--clear-groups', '--', 'sh', '-c', script], { stdio: 'ignore' })
-    .status;
-}
-
 /** Runs `sh -c script` as uid/gid without supplementary groups; answers the exit status. */
 function asUid(uid: number, gid: number, script: string): number | null {
   return spawnSync('setpriv', ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', 'sh', '-c', script], {
     stdio: 'ignore',
   }).status;
 }
+
+/** Runs `sh -c script` as uid/gid 12345 without groups (an agent-like stranger); answers the exit status. */
+const asStranger = (script: string): number | null => asUid(12345, 12345, script);
+
+/** The environment of a live process, `NAME=value` each (from /proc/<pid>/environ). */
+const environOf = (pid: number): string[] => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+const homeOf = (pid: number): string | undefined =>
+  environOf(pid)
+    .find((e) => e.startsWith('HOME='))
+    ?.slice(5);
 
 /** Real uid and gid of a live process (from /proc/<pid>/status). */
 function idsOf(pid: number): { uid: number; gid: number } {
@@ -40,21 +44,16 @@ function idsOf(pid: number): { uid: number; gid: number } {
   return { uid: field('Uid'), gid: field('Gid') };
 }
 
-const gidOf = (user: string): number | null => {
+/** `id -u` / `id -g` of a user (null when there is none). */
+const idOf = (flag: '-u' | '-g', user: string): number | null => {
   try {
-    return Number(execFileSync('id', ['-g', user]).toString().trim());
+    return Number(execFileSync('id', [flag, user]).toString().trim());
   } catch {
     return null;
   }
 };
-
-const uidOf = (user: string): number | null => {
-  try {
-    return Number(execFileSync('id', ['-u', user]).toString().trim());
-  } catch {
-    return null;
-  }
-};
+const uidOf = (user: string) => idOf('-u', user);
+const gidOf = (user: string) => idOf('-g', user);
 
 /** Every folder above `p` and `p` itself: owned by root, not writable by group or others (sticky folders aside). */
 function ownershipProblems(p: string): string[] {
@@ -134,11 +133,12 @@ d('sealed plugin and adapter code (run as root)', () => {
     const pluginGid = gidOf('service-plugin') as number;
     expect(idsOf(dash.pid)).toEqual({ uid: dash.uid, gid: pluginGid });
     // a clean environment: nothing of the service's
-    const environ = fs.readFileSync(`/proc/${dash.pid}/environ`, 'utf8').split('\0').filter(Boolean);
-    expect(environ.map((e) => e.split('=')[0]).sort()).toEqual(
-      ['HOME', 'LOGNAME', 'NODE_ENV', 'PATH', 'PLUGIN_KEY', 'PLUGIN_PROTOCOL_VERSION', 'USER'].sort(),
-    );
-    const home = environ.find((e) => e.startsWith('HOME='))!.slice(5);
+    expect(
+      environOf(dash.pid)
+        .map((e) => e.split('=')[0])
+        .sort(),
+    ).toEqual(['HOME', 'LOGNAME', 'NODE_ENV', 'PATH', 'PLUGIN_KEY', 'PLUGIN_PROTOCOL_VERSION', 'USER'].sort());
+    const home = homeOf(dash.pid) as string;
     expect(fs.statSync(home)).toMatchObject({ uid: dash.uid, gid: pluginGid });
     expect(fs.statSync(home).mode & 0o777).toBe(0o700);
 
@@ -156,11 +156,7 @@ d('sealed plugin and adapter code (run as root)', () => {
     expectOwnWorkerUid(otherIds.uid);
     expect(otherIds.gid).toBe(pluginGid);
     expect(otherIds.uid).not.toBe(dash.uid);
-    const otherHome = fs
-      .readFileSync(`/proc/${other.pid}/environ`, 'utf8')
-      .split('\0')
-      .find((e) => e.startsWith('HOME='))!
-      .slice(5);
+    const otherHome = homeOf(other.pid) as string;
     expect(otherHome).not.toBe(home);
     // as the first worker's uid and group: the second's environment, signals and HOME are out of reach
     expect(asUid(dash.uid, pluginGid, 'true')).toBe(0);
