@@ -155,6 +155,9 @@ describe('shutting down while a claim is in flight', () => {
   it('hands back a run claimed as the instance shuts down, and starts no process for it', async () => {
     // instance A holds the data; instance B boots, and its start-up claim waits on the run row
     const a = await createTestApp();
+    // A's own start-up dispatch pass must be over before the run exists, or A may claim it first
+    const aDispatcher = a.app.get(RunDispatcher);
+    await waitFor(async () => aDispatcher['dispatching'] === null, "A's start-up dispatch pass");
     const dir = scratchDir('late-claim-');
     const lock = new Client({ connectionString: a.databaseUrl });
     await lock.connect();
@@ -166,7 +169,8 @@ describe('shutting down while a claim is in flight', () => {
       const runId = await sqlRun(a, co.id, agent.id, { status: 'queued' });
       await a.dataSource.query(`UPDATE heartbeat_runs SET started_at = NULL WHERE id = $1`, [runId]);
       await lock.query('BEGIN');
-      await lock.query(`SELECT 1 FROM heartbeat_runs WHERE id = $1 FOR UPDATE`, [runId]);
+      const held = await lock.query(`SELECT 1 FROM heartbeat_runs WHERE id = $1 AND status = 'queued' FOR UPDATE`, [runId]);
+      expect(held.rowCount).toBe(1); // still queued: nothing claimed it before the lock
 
       const b = await createTestApp({ databaseUrl: a.databaseUrl });
       await waitFor(async () => {
