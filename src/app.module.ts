@@ -21,6 +21,7 @@ import { AccessModule } from './modules/access/access.module';
 import { ActivityModule } from './modules/activity/activity.module';
 import { AdaptersModule } from './modules/adapters/adapters.module';
 import { AgentsModule } from './modules/agents/agents.module';
+import { AiConnectionsModule } from './modules/ai-connections/ai-connections.module';
 import { AnnouncementsModule } from './modules/announcements/announcements.module';
 import { EnvironmentsModule } from './modules/environments/environments.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
@@ -69,6 +70,7 @@ const DOMAIN_MODULES = [
   AdaptersModule,
   ApprovalsModule,
   AgentsModule,
+  AiConnectionsModule,
   AccessModule,
   InstanceModule,
   UsersModule,

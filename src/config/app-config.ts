@@ -7,6 +7,7 @@ import { IdentitySettings, identitySettingsFromEnv } from './agent-identity-sett
 import { loadOutboundSettings, OutboundSettings } from './outbound-config';
 import { loadPathRootSettings, PathRootSettings } from './path-roots-config';
 import { loadPluginSettings, PluginSettings } from './plugins-config';
+import { loadRuntimeSettings, RuntimeSettings } from './runtime-settings';
 import { loadSkillSourceSettings, SkillSourceSettings } from './skills-config';
 
 export type DeploymentMode = 'local_trusted' | 'authenticated';
@@ -72,6 +73,8 @@ export class AppConfig {
   skills!: SkillSourceSettings;
   /** plugin runtime settings */
   plugins!: PluginSettings;
+  /** where the coding-agent CLIs are looked for (SERVICE_CLI_PATH) and model providers reached by default (SERVICE_AI_BASE_URLS) */
+  runtimes!: RuntimeSettings;
   /** what server-side fetches of user-supplied URLs may reach besides public addresses (SERVICE_OUTBOUND_ALLOW) */
   outbound!: OutboundSettings;
   /** where workspace cwds and local-path imports may point (SERVICE_WORKSPACE_ROOTS) and what they never reach */
@@ -318,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     c.skills = loadSkillSourceSettings(env);
     c.outbound = loadOutboundSettings(env);
     c.plugins = loadPluginSettings(env, c.dataDir);
+    c.runtimes = loadRuntimeSettings(env);
     c.pathRoots = loadPathRootSettings(env, [
       c.dataDir,
       env.SERVICE_JWT_SECRET_FILE,

@@ -58,6 +58,7 @@ export const TABLE_OWNERS = {
   company_secrets: owned('secrets'),
   company_secret_versions: owned('secrets'),
   secret_access_events: owned('secrets'),
+  ai_connections: owned('ai-connections'),
 
   goals: owned('goals'),
   projects: owned('projects'),

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
+import { answerModelList } from './fake-model-list';
 import * as path from 'node:path';
 import { readableForAgents } from './readable-for-agents';
 
@@ -57,6 +58,7 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
     let data = '';
     req.on('data', (d) => (data += d));
     req.on('end', () => {
+      if (answerModelList('anthropic', req, res)) return;
       if (req.method !== 'POST' || !(req.url ?? '').startsWith('/v1/messages') || (req.url ?? '').includes('count_tokens')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not here' } }));

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
+import { answerModelList } from './fake-model-list';
 import * as path from 'node:path';
 import { readableForAgents } from './readable-for-agents';
 
@@ -36,6 +37,7 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
     let data = '';
     req.on('data', (d) => (data += d));
     req.on('end', () => {
+      if (answerModelList('gemini', req, res)) return;
       const url = req.url ?? '';
       if (req.method !== 'POST' || !url.includes(':streamGenerateContent')) {
         res.writeHead(404, { 'content-type': 'application/json' });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
+import { answerModelList } from './fake-model-list';
 import * as path from 'node:path';
 import { readableForAgents } from './readable-for-agents';
 
@@ -38,6 +39,7 @@ export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: numbe
     let data = '';
     req.on('data', (d) => (data += d));
     req.on('end', () => {
+      if (answerModelList('openai', req, res)) return;
       if (req.method !== 'POST' || !(req.url ?? '').endsWith('/responses')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'not here', type: 'invalid_request_error' } }));

@@ -129,3 +129,21 @@ export function unreadableReason(file: string, identity: ProcessIdentity | null)
     return `${abs} cannot be read by ${who} (mode ${(st.mode & 0o777).toString(8)}, owner uid ${st.uid})`;
   return null;
 }
+
+/**
+ * Why `identity` cannot execute the program `file` (no execute bit for its owner class), or null
+ * when it can or the file is missing. The folders above it are unreadableReason's part.
+ */
+export function unexecutableReason(file: string, identity: ProcessIdentity | null): string | null {
+  if (!identity) return null;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return null;
+  }
+  const shift = st.uid === identity.uid ? 6 : st.gid === identity.gid ? 3 : 0;
+  if (((st.mode >> shift) & 0o1) === 0)
+    return `${path.resolve(file)} cannot be executed by the agent identity ${identity.user} (uid ${identity.uid}) (mode ${(st.mode & 0o777).toString(8)}, owner uid ${st.uid})`;
+  return null;
+}

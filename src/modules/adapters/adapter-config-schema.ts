@@ -38,7 +38,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const REF_KEYS = ['type', 'secretId', 'version', 'delivery', 'projectionClass'];
 
 /**
- * `env` values: inline values (string, number, boolean, null) or secret references
+ * `env` values: inline values (string, number, boolean, null, or `{ type: "plain", value }`, kept as
+ * the string) or secret references
  * `{ type: "secret_ref", secretId, version?, delivery?, projectionClass? }` (omitted version = latest).
  * Shape only: whether the secret exists in the company is the secrets feature's check.
  */
@@ -52,8 +53,16 @@ export function normalizeEnv(value: unknown, path: string): Record<string, unkno
       out[name] = v;
       continue;
     }
+    // the board UI's form sends inline values as { type: "plain", value }: stored as the string
+    if (isPlainObject(v) && v.type === 'plain') {
+      if (typeof v.value !== 'string') throw new ConfigFieldError(`${at}.value`, `${at}.value must be a string`);
+      const extraKey = Object.keys(v).find((k) => k !== 'type' && k !== 'value');
+      if (extraKey) throw new ConfigFieldError(`${at}.${extraKey}`, `${at}: unexpected key ${extraKey}`);
+      out[name] = v.value;
+      continue;
+    }
     if (!isPlainObject(v) || v.type !== 'secret_ref') {
-      throw new ConfigFieldError(at, `${at} must be a string or { type: "secret_ref", secretId, version }`);
+      throw new ConfigFieldError(at, `${at} must be a string, { type: "plain", value } or { type: "secret_ref", secretId, version }`);
     }
     if (!isUuid(v.secretId)) throw new ConfigFieldError(`${at}.secretId`, `${at}.secretId must be a secret id (UUID)`);
     const version = v.version ?? 'latest';

@@ -37,7 +37,10 @@ export class AdapterExecutors {
     this.register(new HttpAdapter(outbound));
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
     this.register(new GatewayAdapter(outbound));
-    for (const r of codingCliRuntimes()) this.register(r);
+    for (const r of codingCliRuntimes()) {
+      r.host = { cliPath: config.runtimes?.cliPath ?? [], outbound };
+      this.register(r);
+    }
     for (const t of this.byType.keys()) BUILT_IN.add(t);
   }
 

@@ -8,6 +8,7 @@ import { RuntimeSetupService } from './runtimes/runtime-setup.service';
 import { SecretsModule } from '../secrets/secrets.module';
 import { AdaptersRepository } from './adapters.repository';
 import { ExternalAdaptersService } from './external-adapters.service';
+import { AiConnectionEnv } from './runtimes/ai-connection-env.port';
 
 /**
  * Adapters: the type registry (agents validate with it), the executors by type (built-in ones and
@@ -18,7 +19,7 @@ import { ExternalAdaptersService } from './external-adapters.service';
 @Module({
   imports: [SecretsModule, AgentIdentitiesModule],
   controllers: [AdaptersController, CompanyAdaptersController],
-  providers: [AdapterRegistry, AdapterExecutors, AdaptersRepository, ExternalAdaptersService, RuntimeSetupService],
-  exports: [AdapterRegistry, AdapterExecutors, ExternalAdaptersService],
+  providers: [AdapterRegistry, AdapterExecutors, AdaptersRepository, ExternalAdaptersService, RuntimeSetupService, AiConnectionEnv],
+  exports: [AdapterRegistry, AdapterExecutors, ExternalAdaptersService, AiConnectionEnv],
 })
 export class AdaptersModule {}

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { inaccessibleReason, ProcessIdentity, unreadableReason } from '../../common/process/agent-user';
+import { inaccessibleReason, ProcessIdentity, unexecutableReason, unreadableReason } from '../../common/process/agent-user';
 import { findCommand, prepareAgentSpawn, SandboxSpec } from '../../common/process/agent-sandbox';
 import type { AdapterRun, EnvironmentCheck } from './adapter.types';
 import type { LogStream, RunOutcome } from './run.types';
@@ -190,9 +190,9 @@ function preflight(o: ChildRunOptions): RunOutcome | null {
   const runAs = o.runAs ?? null;
   const resolved = findCommand(o.command, o.env.PATH) ?? o.command;
   // the identity must be able to run what it is given: say so plainly rather than let the program fail obscurely
-  const unreadable = [resolved, ...o.args.filter((a) => path.isAbsolute(a) && isFile(a))]
-    .map((p) => unreadableReason(p, runAs))
-    .find((r) => r !== null);
+  const unreadable =
+    [resolved, ...o.args.filter((a) => path.isAbsolute(a) && isFile(a))].map((p) => unreadableReason(p, runAs)).find((r) => r !== null) ??
+    unexecutableReason(resolved, runAs);
   if (unreadable) {
     o.log('system', `${unreadable}\n`);
     return { status: 'failed', errorCode: 'adapter_command_not_accessible', error: unreadable };

@@ -35,8 +35,12 @@ export class CompanyAdaptersController {
   /** The model the CLI would use without `adapterConfig.model`: the type's instance env, the CLI's settings, or its default. */
   @Get('detect-model')
   @Authorize({ callers: ['board'] })
-  detectModel(@Param('type') type: string): Promise<DetectModelResponseDto> {
-    return this.setup.detectModel(type);
+  detectModel(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Param('type') type: string,
+  ): Promise<DetectModelResponseDto> {
+    return this.setup.detectModel(actor, companyId, type);
   }
 
   /**
@@ -51,11 +55,12 @@ export class CompanyAdaptersController {
   @NoActivity('a read-only check; nothing is stored')
   @Authorize({ callers: ['board'] })
   testEnvironment(
+    @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,
     @Param('type') type: string,
     @Body() dto: TestEnvironmentDto,
   ): Promise<EnvironmentReportDto> {
-    return this.setup.testEnvironment(type, dto, companyId);
+    return this.setup.testEnvironment(actor, type, dto, companyId);
   }
 
   /**

@@ -5,14 +5,17 @@ import { baseChildEnv, commandCheck, runChild } from './child-process-run';
 
 export const DEFAULT_GRACE_SEC = 15;
 
-/** Problems of an `env` map: names must be variable names, values strings or secret references. */
+/** Problems of an `env` map: names must be variable names, values strings (`{ type: "plain", value }` too) or secret references. */
 export function validateEnv(env: unknown): string[] {
   if (env === undefined) return [];
   if (!env || typeof env !== 'object' || Array.isArray(env)) return ['env must be an object'];
   const errors: string[] = [];
   for (const [k, v] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) errors.push(`env name ${k} is not a valid variable name`);
-    if (typeof v !== 'string' && !isSecretRef(v)) errors.push(`env.${k} must be a string or { type: "secret_ref", secretId }`);
+    const plain =
+      !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'plain' && typeof (v as { value?: unknown }).value === 'string';
+    if (typeof v !== 'string' && !plain && !isSecretRef(v))
+      errors.push(`env.${k} must be a string, { type: "plain", value } or { type: "secret_ref", secretId }`);
   }
   return errors;
 }
@@ -31,6 +34,7 @@ const ENV_SCHEMA = {
   additionalProperties: {
     oneOf: [
       { type: 'string' },
+      { type: 'object', required: ['type', 'value'], properties: { type: { const: 'plain' }, value: { type: 'string' } } },
       {
         type: 'object',
         required: ['type', 'secretId'],

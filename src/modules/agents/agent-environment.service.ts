@@ -4,7 +4,9 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import * as path from 'node:path';
 import { AgentIdentities } from '../../common/process/agent-identities';
 import { findCommand } from '../../common/process/agent-sandbox';
-import { inaccessibleReason, unreadableReason } from '../../common/process/agent-user';
+import { inaccessibleReason, unexecutableReason, unreadableReason } from '../../common/process/agent-user';
+import { cliCommand } from '../adapters/runtimes/cli-command';
+import { CodingCliRuntime } from '../adapters/runtimes/coding-cli.runtime';
 import { AdapterExecutors } from '../adapters/adapter-executors';
 import { AgentLookup } from './agent-lookup.service';
 import { AgentEnvironmentReportDto } from './dto/agent.dto';
@@ -27,9 +29,14 @@ export class AgentEnvironmentService {
   private identityCheck(
     agentId: string,
     companyId: string,
+    adapterType: string,
     config: Record<string, unknown>,
   ): { name: string; ok: boolean; message: string } | null {
-    if (typeof config.command !== 'string' || !config.command) return null;
+    // a coding CLI runs its default command when none is configured, found as its run finds it (SERVICE_CLI_PATH, then PATH)
+    const executor = this.executors.get(adapterType);
+    const cli = executor instanceof CodingCliRuntime ? executor : null;
+    const command = typeof config.command === 'string' && config.command ? config.command : cli?.spec.defaultCommand;
+    if (!command) return null;
     let identity;
     try {
       identity = this.identities.forAgent(agentId, companyId);
@@ -37,10 +44,13 @@ export class AgentEnvironmentService {
       return { name: 'agent_identity', ok: false, message: (err as Error).message };
     }
     if (!identity) return null;
-    const resolved = findCommand(config.command, process.env.PATH ?? '') ?? config.command;
+    const resolved = cli
+      ? cliCommand(command, cli.host.cliPath, process.env.PATH)
+      : (findCommand(command, process.env.PATH ?? '') ?? command);
     const args = Array.isArray(config.args) ? config.args.filter((a): a is string => typeof a === 'string' && path.isAbsolute(a)) : [];
     const problem =
       [resolved, ...args].map((p) => unreadableReason(p, identity)).find((r) => r !== null) ??
+      unexecutableReason(resolved, identity) ??
       (typeof config.cwd === 'string' && config.cwd ? inaccessibleReason(config.cwd, identity) : null);
     return problem
       ? { name: 'agent_identity', ok: false, message: `${problem} (adapter_command_not_accessible)` }
@@ -59,7 +69,7 @@ export class AgentEnvironmentService {
           ok: false,
           checks: [{ name: 'adapter', ok: false, message: `No executor for adapter type ${agent.adapterType} on this instance` }],
         };
-    const access = this.identityCheck(agent.id, agent.companyId, agent.adapterConfig ?? {});
+    const access = this.identityCheck(agent.id, agent.companyId, agent.adapterType, agent.adapterConfig ?? {});
     const checks = access ? [...report.checks, access] : report.checks;
     return {
       agentId: agent.id,

@@ -7,6 +7,7 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { ancestorsOf } from '../authorization/org-chart';
 import { BudgetSyncService } from '../budgets/budget-sync.service';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
+import { AiConnectionEnv } from '../adapters/runtimes/ai-connection-env.port';
 import { AgentAccessService } from './agent-access.service';
 import { AgentConfigService } from './agent-config.service';
 import {
@@ -48,6 +49,7 @@ export class AgentsService {
     private readonly budgets: BudgetSyncService,
     private readonly approvals: ApprovalsService,
     private readonly secretBindings: SecretBindingsService,
+    private readonly aiConnections: AiConnectionEnv,
   ) {}
 
   /** POST agents: a direct create, status idle. */
@@ -117,14 +119,17 @@ export class AgentsService {
     assertNoBuiltInMarker(dto.metadata);
     const role = dto.role?.trim() || 'general';
     const desiredSkills = await this.config.resolveDesiredSkills(companyId, dto.desiredSkills);
-    const adapterConfig = await this.config.forCreate(
+    // the board UI names a connection (runtimeConfig.aiConnection) instead of env entries: its key and base URL become env
+    const given = await this.aiConnections.configFor(
+      actor,
       companyId,
       dto.adapterType,
-      withDesiredSkills(dto.adapterConfig ?? {}, desiredSkills),
-      {
-        allowIncomplete: builtInMarker !== undefined,
-      },
+      dto.adapterConfig ?? {},
+      dto.runtimeConfig?.aiConnection,
     );
+    const adapterConfig = await this.config.forCreate(companyId, dto.adapterType, withDesiredSkills(given, desiredSkills), {
+      allowIncomplete: builtInMarker !== undefined,
+    });
     await this.secretBindings.assertMayBind(actor, companyId, {
       before: {},
       after: adapterConfig.env,
@@ -244,11 +249,20 @@ export class AgentsService {
       }
       agent.reportsTo = dto.reportsTo;
     }
-    if (dto.adapterType !== undefined || dto.adapterConfig !== undefined) {
+    // a newly chosen connection (runtimeConfig.aiConnection) re-binds the key and base URL in the env
+    const selection = dto.runtimeConfig?.aiConnection;
+    const connection = JSON.stringify(selection) !== JSON.stringify(agent.runtimeConfig.aiConnection) ? selection : undefined;
+    if (dto.adapterType !== undefined || dto.adapterConfig !== undefined || connection) {
       const type = dto.adapterType ?? agent.adapterType;
-      const merged = dto.adapterConfig
-        ? mergeAdapterConfig(agent.adapterConfig, dto.adapterConfig, dto.replaceAdapterConfig === true)
-        : agent.adapterConfig;
+      const merged = await this.aiConnections.configFor(
+        actor,
+        agent.companyId,
+        type,
+        dto.adapterConfig
+          ? mergeAdapterConfig(agent.adapterConfig, dto.adapterConfig, dto.replaceAdapterConfig === true)
+          : agent.adapterConfig,
+        connection,
+      );
       const before = agent.adapterConfig.env;
       agent.adapterConfig = await this.config.forUpdate(agent.companyId, type, merged);
       agent.adapterType = type;

@@ -14,6 +14,8 @@ import { tracing } from '../../../common/tracing/tracing';
 import { parsePriceTable } from './model-prices';
 import { RunMeter, type UsageSnapshot } from './run-meter';
 import { environmentReport, type RuntimeProbe } from './runtime-environment';
+import { cliCommand } from './cli-command';
+import type { OutboundTarget } from '../../../common/net/outbound-guard';
 
 /** A plain object, or null. */
 export const obj = (v: unknown): Record<string, unknown> | null =>
@@ -192,6 +194,8 @@ export function deliverSkills(run: PreparedRun, target: string): string[] {
  */
 export abstract class CodingCliRuntime implements AdapterExecutor {
   abstract readonly spec: CliSpec;
+  /** SERVICE_CLI_PATH (searched for a bare command name before PATH) and the environment test's destination policy */
+  host: { cliPath: readonly string[]; outbound?: OutboundTarget } = { cliPath: [] };
 
   get type(): string {
     return this.spec.type;
@@ -246,7 +250,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
   }
 
   testEnvironment(c: Record<string, unknown>): Promise<EnvironmentReport> {
-    return environmentReport(this.spec, c, {}).then((r) => ({
+    return environmentReport(this.spec, c, {}, undefined, this.host).then((r) => ({
       ok: r.status !== 'fail',
       checks: r.checks.map((x) => ({ name: x.code, ok: x.level !== 'error', message: x.message })),
     }));
@@ -374,7 +378,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       ctx.onUsage?.(this.usageRecord(snap, ctx));
     };
     const handle = runChild({
-      command: str(c.command) ?? this.spec.defaultCommand,
+      command: cliCommand(str(c.command) ?? this.spec.defaultCommand, this.host.cliPath, run.env.PATH),
       args: [...this.args(run, resume), ...strArray(c.extraArgs)],
       cwd: run.cwd,
       env: run.env,

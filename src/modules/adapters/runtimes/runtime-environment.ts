@@ -5,7 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ProcessIdentity } from '../../../common/process/agent-identities';
 import { prepareAgentSpawn, type SandboxSpec } from '../../../common/process/agent-sandbox';
-import { findCommand } from '../child-process-run';
+import { refusalIn, type OutboundTarget, OutboundRefusedError } from '../../../common/net/outbound-guard';
+import { cliAccessProblem, resolveCliCommand } from './cli-command';
+import { providerOfOpencodeModel } from './model-providers';
 
 /** What the environment test needs to know of a CLI. */
 export interface RuntimeProbe {
@@ -54,8 +56,26 @@ export interface RuntimeEnvironmentReport {
 const envOf = (config: Record<string, unknown>): Record<string, unknown> =>
   config.env && typeof config.env === 'object' && !Array.isArray(config.env) ? (config.env as Record<string, unknown>) : {};
 
-/** An env value is set: an inline non-empty string or a secret reference (resolved at launch). */
-const isSet = (v: unknown): boolean => (typeof v === 'string' ? v.trim().length > 0 : !!v && typeof v === 'object');
+/**
+ * The text of an inline env value (a string, a number or boolean, or the board UI's
+ * `{ type: "plain", value }`); undefined for a secret reference or anything else.
+ */
+export function envText(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (v && typeof v === 'object' && (v as { type?: unknown }).type === 'plain') {
+    const value = (v as { value?: unknown }).value;
+    return typeof value === 'string' ? value : undefined;
+  }
+  return undefined;
+}
+
+/** An env value is set: a non-empty inline value or a secret reference (resolved at launch). */
+const isSet = (v: unknown): boolean => {
+  const text = envText(v);
+  if (text !== undefined) return text.trim().length > 0;
+  return !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'secret_ref';
+};
 
 /** `<command> --version`, as the agents' user (never as the service's own, possibly root, user). */
 function version(command: string, sandbox: SandboxSpec | null): Promise<string | null> {
@@ -77,24 +97,42 @@ function version(command: string, sandbox: SandboxSpec | null): Promise<string |
   });
 }
 
-/** Can a TCP connection be opened to the endpoint's host and port (any HTTP answer would follow)? */
-export function reachable(url: string, timeoutMs = 3000): Promise<string | null> {
+/**
+ * Can a TCP connection be opened to the endpoint's host and port (any HTTP answer would follow)?
+ * With `outbound`, the destination policy applies first (a refused address is not probed: the
+ * answer must not tell a tenant what listens on the host's private network).
+ */
+export function reachable(url: string, timeoutMs = 3000, outbound?: OutboundTarget): Promise<string | null> {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     return Promise.resolve('not a URL');
   }
+  if (outbound) {
+    const refused = outbound.guard.refusalOf(url, outbound.options);
+    if (refused) return Promise.reject(refused);
+  }
   const port = Number(u.port) || (u.protocol === 'https:' ? 443 : 80);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: u.hostname.replace(/^\[|\]$/g, ''), port });
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({
+      host: u.hostname.replace(/^\[|\]$/g, ''),
+      port,
+      ...(outbound ? { lookup: outbound.guard.lookup(outbound.options) } : {}),
+    });
     const done = (problem: string | null) => {
       socket.destroy();
       resolve(problem);
     };
     socket.setTimeout(timeoutMs, () => done(`no answer within ${timeoutMs} ms`));
     socket.once('connect', () => done(null));
-    socket.once('error', (e: NodeJS.ErrnoException) => done(e.code ?? e.message));
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      const refusal = refusalIn(e);
+      if (refusal) {
+        socket.destroy();
+        reject(refusal);
+      } else done(e.code ?? e.message);
+    });
   });
 }
 
@@ -131,9 +169,106 @@ function helloProbe(command: string, probe: HelloProbe, env: Record<string, stri
   });
 }
 
+/** How the environment test runs: who runs the CLI, where it is looked for, what it may reach. */
+export interface EnvironmentOptions {
+  skipEndpoint?: boolean;
+  /** the identity that runs the CLI (the agent's own, or the checks' identity before an agent exists) */
+  sandbox?: SandboxSpec | null;
+  /** the env with secret references resolved: given, the CLI answers a test prompt when everything else passed */
+  resolvedEnv?: Record<string, string>;
+  /** SERVICE_CLI_PATH: folders looked in before PATH for a bare command name */
+  cliPath?: readonly string[];
+  /** the destination policy of the endpoint probe (without it the endpoint is not probed) */
+  outbound?: OutboundTarget;
+}
+
+/** The model endpoint the CLI would call and the variables its key may come from. */
+function endpointOf(spec: RuntimeProbe, config: Record<string, unknown>, text: (k: string) => string | undefined) {
+  // OpenCode's model names its provider: `anthropic/…` calls Anthropic with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
+  const p = spec.type === 'opencode_local' ? providerOfOpencodeModel(typeof config.model === 'string' ? config.model : null) : null;
+  const baseUrlEnv = p ? p.baseUrlEnv : spec.baseUrlEnv;
+  const configured = baseUrlEnv ? text(baseUrlEnv)?.trim() : undefined;
+  return {
+    url: configured || (p ? p.defaultBaseUrl : spec.defaultBaseUrl),
+    baseUrlEnv,
+    credentialEnv: p ? [p.keyEnv] : spec.credentialEnv,
+  };
+}
+
+/** The binary checks the run applies: found (SERVICE_CLI_PATH, then PATH), startable by the identity, answers --version. */
+async function commandChecks(
+  command: string,
+  env: Record<string, unknown>,
+  opts: EnvironmentOptions,
+): Promise<{ checks: EnvironmentCheckResult[]; binary: string | null }> {
+  const r = resolveCliCommand(command, opts.cliPath ?? [], envText(env.PATH) ?? process.env.PATH);
+  if (!r.path)
+    return {
+      binary: null,
+      checks: [
+        {
+          code: 'adapter_command_not_found',
+          level: 'error',
+          message: `${command} is not installed or not on PATH`,
+          detail: r.searched.length ? `looked in ${r.searched.join(':')}` : undefined,
+          hint: `install the CLI where agents can run it (e.g. npm install -g, into /usr/local/bin), name its folder in SERVICE_CLI_PATH, or set adapterConfig.command to its path; the service's own node_modules/.bin is not searched`,
+        },
+      ],
+    };
+  const identity = opts.sandbox?.identity ?? null;
+  const denied = cliAccessProblem(r.path, identity);
+  if (denied)
+    return {
+      binary: r.path,
+      checks: [
+        {
+          code: 'adapter_command_not_accessible',
+          level: 'error',
+          message: `${r.path} cannot be run by the agents' user`,
+          detail: denied,
+          hint: 'agents run under uids of their own: install the CLI in a folder every user may enter and read (e.g. /usr/local/bin, /opt/<cli>), or set adapterConfig.command to such a copy',
+        },
+      ],
+    };
+  const v = await version(r.path, opts.sandbox ?? null);
+  return {
+    binary: r.path,
+    checks: [
+      v
+        ? { code: 'adapter_command_found', level: 'info', message: `would run ${r.path} (${v})`, detail: r.path }
+        : {
+            code: 'adapter_command_failed',
+            level: 'error',
+            message: `${r.path} did not answer --version${identity ? ` as ${identity.user}` : ''}`,
+            detail: r.path,
+            hint: 'the run would start this binary the same way: check that it runs for that user',
+          },
+    ],
+  };
+}
+
+async function endpointCheck(url: string, outbound: OutboundTarget | undefined): Promise<EnvironmentCheckResult> {
+  try {
+    const problem = await reachable(url, 3000, outbound);
+    return problem
+      ? { code: 'adapter_endpoint_unreachable', level: 'error', message: `${url} is not reachable`, detail: problem }
+      : { code: 'adapter_endpoint_reachable', level: 'info', message: `${url} accepts connections` };
+  } catch (err) {
+    if (!(err instanceof OutboundRefusedError)) throw err;
+    return {
+      code: 'adapter_endpoint_not_allowed',
+      level: 'error',
+      message: `${url} is not probed: ${err.message}`,
+      detail: err.reason,
+    };
+  }
+}
+
 /**
- * The environment test of a coding-agent CLI: its binary (found, version), credentials (a key in the
- * agent's env or a stored login in the CLI's home), and whether its model endpoint accepts connections.
+ * The environment test of a coding-agent CLI, with the checks its run applies: the binary (found as
+ * the run finds it, startable by the agent's identity, its version), credentials (a key in the
+ * agent's env or a stored login in the CLI's home), whether its model endpoint (the form's base URL,
+ * else the vendor's) accepts connections, and, given the resolved env, one test prompt.
  * `extraEnv` are values given only for the test (never stored).
  */
 export async function environmentReport(
@@ -141,34 +276,14 @@ export async function environmentReport(
   config: Record<string, unknown>,
   extraEnv: Record<string, string>,
   home = process.env.HOME ?? os.homedir(),
-  opts: {
-    skipEndpoint?: boolean;
-    sandbox?: SandboxSpec | null;
-    /** the env with secret references resolved: given, the CLI answers a test prompt when everything else passed */
-    resolvedEnv?: Record<string, string>;
-  } = {},
+  opts: EnvironmentOptions = {},
 ): Promise<RuntimeEnvironmentReport> {
-  const checks: EnvironmentCheckResult[] = [];
-  const env = { ...envOf(config), ...extraEnv };
+  const env: Record<string, unknown> = { ...envOf(config), ...extraEnv };
+  const text = (k: string) => opts.resolvedEnv?.[k] ?? envText(env[k]);
   const command = typeof config.command === 'string' && config.command ? config.command : spec.defaultCommand;
-  const found = findCommand(command, typeof env.PATH === 'string' ? env.PATH : process.env.PATH);
-  if (!found) {
-    checks.push({
-      code: 'adapter_command_not_found',
-      level: 'error',
-      message: `${command} is not installed or not on PATH`,
-      hint: `install the CLI on the service host or set adapterConfig.command to its path`,
-    });
-  } else {
-    const v = await version(found, opts.sandbox ?? null);
-    checks.push({
-      code: 'adapter_command_found',
-      level: v ? 'info' : 'warn',
-      message: v ? `${command} ${v}` : `${command} found but --version failed`,
-      detail: found,
-    });
-  }
-  const key = spec.credentialEnv.find((k) => isSet(env[k]));
+  const { checks, binary } = await commandChecks(command, env, opts);
+  const endpoint = endpointOf(spec, config, text);
+  const key = endpoint.credentialEnv.find((k) => isSet(env[k]));
   const file = spec.credentialFiles.find((f) => fs.existsSync(path.join(home, f)));
   if (key) checks.push({ code: 'adapter_auth_present', level: 'info', message: `credentials from ${key}` });
   else if (file) checks.push({ code: 'adapter_auth_present', level: 'info', message: `stored login (${file})` });
@@ -177,19 +292,11 @@ export async function environmentReport(
       code: 'adapter_auth_missing',
       level: 'error',
       message: 'no credentials',
-      hint: `set ${spec.credentialEnv.join(' or ')} in the agent's env (a secret reference is best)`,
+      hint: `set ${endpoint.credentialEnv.join(' or ')} in the agent's env (a secret reference is best)`,
     });
-  const configured = spec.baseUrlEnv ? env[spec.baseUrlEnv] : undefined;
-  const endpoint = typeof configured === 'string' && configured.trim() ? configured.trim() : spec.defaultBaseUrl;
-  const problem = opts.skipEndpoint ? null : await reachable(endpoint);
-  if (!opts.skipEndpoint)
-    checks.push(
-      problem
-        ? { code: 'adapter_endpoint_unreachable', level: 'error', message: `${endpoint} is not reachable`, detail: problem }
-        : { code: 'adapter_endpoint_reachable', level: 'info', message: `${endpoint} accepts connections` },
-    );
-  if (spec.hello && opts.resolvedEnv && found && !checks.some((c) => c.level === 'error')) {
-    const problem = await helloProbe(found, spec.hello, opts.resolvedEnv, opts.sandbox ?? null);
+  if (!opts.skipEndpoint) checks.push(await endpointCheck(endpoint.url, opts.outbound));
+  if (spec.hello && opts.resolvedEnv && binary && !checks.some((c) => c.level === 'error')) {
+    const problem = await helloProbe(binary, spec.hello, opts.resolvedEnv, opts.sandbox ?? null);
     checks.push(
       problem
         ? { code: 'adapter_hello_probe_failed', level: 'error', message: `${command} did not answer a test prompt`, detail: problem }

@@ -18,6 +18,7 @@ import type {
   StartLoginDto,
   TestEnvironmentDto,
 } from '../dto/runtime-setup.dto';
+import { AiConnectionEnv } from './ai-connection-env.port';
 import { CodingCliRuntime } from './coding-cli.runtime';
 import { environmentReport } from './runtime-environment';
 
@@ -37,6 +38,7 @@ export class RuntimeSetupService {
     private readonly secrets: SecretsService,
     private readonly config: AppConfig,
     private readonly identities: AgentIdentities,
+    private readonly aiConnections: AiConnectionEnv,
   ) {}
 
   private known(type: string): void {
@@ -53,9 +55,9 @@ export class RuntimeSetupService {
    * Who runs the form's checks (the CLI's --version, its settings): an unprivileged identity of
    * their own (never root, never an agent's), null when the service cannot switch users.
    */
-  private agentIdentity(): ProcessIdentity | null {
+  private agentIdentity(agent?: { agentId: string; companyId: string }): ProcessIdentity | null {
     try {
-      return this.identities.forRuntimeChecks();
+      return agent ? this.identities.forAgent(agent.agentId, agent.companyId) : this.identities.forRuntimeChecks();
     } catch {
       return null;
     }
@@ -76,14 +78,25 @@ export class RuntimeSetupService {
     return this.runtime(type)?.spec.models ?? [];
   }
 
-  async detectModel(type: string): Promise<DetectModelResponseDto> {
+  /**
+   * The model an agent of the type would use without `adapterConfig.model`: the type's instance
+   * config, the caller's default AI connection for the runtime (its default model, else the first
+   * model of the runtime's list that the provider's API offers the key), the CLI's own settings,
+   * else the runtime's default.
+   */
+  async detectModel(actor: Actor, companyId: string, type: string): Promise<DetectModelResponseDto> {
     const r = this.runtime(type);
     if (!r) return { model: null, candidates: [], source: null };
     const instance = await this.executors.effectiveConfig(type, {});
-    const configured = typeof instance.model === 'string' ? instance.model : null;
-    const detected = configured ? { model: configured, source: 'instance_config' } : r.detectModel(this.cliHome(), instance);
     const candidates = r.spec.models.map((m) => m.id);
-    if (detected) return { model: detected.model, candidates, source: detected.source };
+    const configured = typeof instance.model === 'string' ? instance.model : null;
+    if (configured) return { model: configured, candidates, source: 'instance_config' };
+    const fromEnv = r.detectModel(this.cliHome(), instance);
+    if (fromEnv?.source === 'instance_config') return { ...fromEnv, candidates };
+    const connection = await this.aiConnections.detectModel(actor, companyId, type, candidates).catch(() => null);
+    if (connection)
+      return { model: connection.model, candidates: [...new Set([...candidates, ...connection.models])], source: connection.source };
+    if (fromEnv) return { ...fromEnv, candidates };
     return { model: r.spec.defaultModel, candidates, source: r.spec.defaultModel ? 'default' : null };
   }
 
@@ -114,20 +127,29 @@ export class RuntimeSetupService {
     return { ...out, ...extra };
   }
 
-  async testEnvironment(type: string, dto: TestEnvironmentDto, companyId?: string): Promise<EnvironmentReportDto> {
+  /**
+   * The form's environment test, with the checks the run applies: the config (the type's instance
+   * config under the form's), the env an `aiConnection` gives, the binary as the agent's identity
+   * would run it (the agent's own with `agentId`, else the checks' identity), its endpoint, a prompt.
+   */
+  async testEnvironment(actor: Actor, type: string, dto: TestEnvironmentDto, companyId?: string): Promise<EnvironmentReportDto> {
     this.known(type);
     const executor = this.executors.get(type);
     if (!executor) throw runtimeSetupError('adapter_not_found', `No executor for adapter type ${type} on this instance`);
-    const given = isPlainObject(dto.adapterConfig) ? dto.adapterConfig : {};
+    let given = isPlainObject(dto.adapterConfig) ? dto.adapterConfig : {};
+    if (companyId && dto.aiConnection) given = await this.aiConnections.configFor(actor, companyId, type, given, dto.aiConnection);
     const config = await this.executors.effectiveConfig(type, given);
     const extra: Record<string, string> = {};
     for (const [k, v] of Object.entries(dto.testCredentials ?? {}))
       if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && typeof v === 'string') extra[k] = v;
-    if (executor instanceof CodingCliRuntime)
-      return environmentReport(executor.spec, config, extra, this.cliHome(), {
+    if (executor instanceof CodingCliRuntime) {
+      const identity = this.agentIdentity(companyId && dto.agentId ? { agentId: dto.agentId, companyId } : undefined);
+      return environmentReport(executor.spec, config, extra, identity?.home ?? this.cliHome(), {
         resolvedEnv: companyId ? ((await this.resolvedEnv(companyId, config, extra)) ?? undefined) : undefined,
-        sandbox: { identity: this.agentIdentity(), root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
+        sandbox: { identity, root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
+        ...executor.host,
       });
+    }
     const r = await executor.testEnvironment(config);
     const checks = r.checks.map((c) => ({ code: c.name, level: c.ok ? 'info' : 'error', message: c.message }));
     return { adapterType: type, testedAt: new Date().toISOString(), status: r.ok ? 'pass' : 'fail', checks };

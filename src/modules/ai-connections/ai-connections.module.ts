@@ -1,0 +1,33 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AdaptersModule } from '../adapters/adapters.module';
+import { AiConnectionEnv } from '../adapters/runtimes/ai-connection-env.port';
+import { AgentsModule } from '../agents/agents.module';
+import { HeartbeatModule } from '../heartbeat/heartbeat.module';
+import { SecretsModule } from '../secrets/secrets.module';
+import { AiConnectionBindings } from './ai-connection-bindings.service';
+import { AiConnectionsController } from './ai-connections.controller';
+import { AiConnectionsRepository } from './ai-connections.repository';
+import { AiConnectionsService } from './ai-connections.service';
+import { ClaudeLoginStatusController } from './claude-login-status.controller';
+
+/**
+ * AI connections: a company's model-provider accounts (key as a company secret, base URL, default
+ * model). Agents and the new-agent form's environment test (adapters, below this module) reach
+ * them through the AiConnectionEnv port, registered here.
+ */
+@Module({
+  imports: [AdaptersModule, AgentsModule, HeartbeatModule, SecretsModule],
+  controllers: [AiConnectionsController, ClaudeLoginStatusController],
+  providers: [AiConnectionsRepository, AiConnectionsService, AiConnectionBindings],
+  exports: [AiConnectionsService],
+})
+export class AiConnectionsModule implements OnModuleInit {
+  constructor(
+    private readonly port: AiConnectionEnv,
+    private readonly bindings: AiConnectionBindings,
+  ) {}
+
+  onModuleInit(): void {
+    this.port.register(this.bindings);
+  }
+}
