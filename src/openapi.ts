@@ -81,6 +81,7 @@ export const OPENAPI_TAGS: ReadonlyArray<[name: string, description: string]> = 
   ['activity', 'The append-only audit trail and the agent-actions audit'],
   ['feedback', 'Board votes on agent output and the sharing consent'],
   ['adapters', 'Adapter types and external adapter packages (instance admins)'],
+  ['ai-connections', 'Model-provider connections (API key as a company secret, base URL, default model) agents are configured from'],
   ['environments', 'Where agents run: this service runs every agent on its own host (the local driver); no remote environments'],
   ['plugins', 'Plugins: install, configure, jobs, webhooks, tools, UI contributions'],
   ['auth', 'Sign-up, sign-in, sessions, board API tokens, the board claim'],
