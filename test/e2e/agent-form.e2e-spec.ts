@@ -37,6 +37,17 @@ describe('the agent form: env entries, environment test and detected model', () 
     await t.close();
   });
 
+  it('GET /api/adapters names the coding CLIs as their users know them, and the spec’s placeholders as placeholders', async () => {
+    const labels = new Map(((await t.http.get('/api/adapters').expect(200)).body as Rec[]).map((a) => [a.type, a.label]));
+    expect(Object.fromEntries(['claude_local', 'codex_local', 'gemini_local', 'opencode_local'].map((k) => [k, labels.get(k)]))).toEqual({
+      claude_local: 'Claude Code',
+      codex_local: 'Codex',
+      gemini_local: 'Gemini CLI',
+      opencode_local: 'OpenCode',
+    });
+    for (const type of ['runtime_a_local', 'runtime_f_local', 'runtime_g', 'gateway_a']) expect(labels.get(type)).toContain('spec placeholder');
+  });
+
   describe('env entries', () => {
     it('accepts { type: "plain", value } next to strings and secret references, on create and PATCH, and reads them back', async () => {
       const secret = (await t.http.post(`/api/companies/${companyId}/secrets`).send({ name: 'form-key', value: 'sk-form' }).expect(201))

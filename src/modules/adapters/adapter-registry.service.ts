@@ -32,6 +32,14 @@ export const BUILT_IN_ADAPTER_TYPES = [
   'opencode_local',
 ] as const;
 
+/** The coding-agent CLIs as their users know them (the board UI's adapter list shows these). */
+const RUNTIME_LABELS: Record<string, string> = {
+  claude_local: 'Claude Code',
+  codex_local: 'Codex',
+  gemini_local: 'Gemini CLI',
+  opencode_local: 'OpenCode',
+};
+
 /** Keys every adapter config may carry (runtime knobs shared by the heartbeat engine). */
 const COMMON: Record<string, ConfigFieldSchema> = {
   env: { type: 'env', description: 'environment variables: inline strings or secret references' },
@@ -104,15 +112,16 @@ function builtIns(): AdapterTypeDefinition[] {
         },
       },
     },
-    localRuntime('runtime_a_local', 'Runtime A (local)'),
-    localRuntime('runtime_b_local', 'Runtime B (local)'),
-    localRuntime('runtime_c_local', 'Runtime C (local)'),
-    localRuntime('runtime_d_local', 'Runtime D (local)'),
-    localRuntime('runtime_e_local', 'Runtime E (local)'),
-    localRuntime('runtime_f_local', 'Runtime F (local)'),
+    // the spec's placeholder names: a generic JSON-lines CLI protocol (docs/runtimes.md), not a product
+    localRuntime('runtime_a_local', 'Generic JSON-lines CLI A (spec placeholder)'),
+    localRuntime('runtime_b_local', 'Generic JSON-lines CLI B (spec placeholder)'),
+    localRuntime('runtime_c_local', 'Generic JSON-lines CLI C (spec placeholder)'),
+    localRuntime('runtime_d_local', 'Generic JSON-lines CLI D (spec placeholder)'),
+    localRuntime('runtime_e_local', 'Generic JSON-lines CLI E (spec placeholder)'),
+    localRuntime('runtime_f_local', 'Generic JSON-lines CLI F (spec placeholder)'),
     {
       type: 'runtime_g',
-      label: 'Runtime G',
+      label: 'Generic JSON-lines CLI G (spec placeholder)',
       builtIn: true,
       configSchema: {
         type: 'object',
@@ -121,7 +130,7 @@ function builtIns(): AdapterTypeDefinition[] {
     },
     {
       type: 'gateway_a',
-      label: 'Gateway A',
+      label: 'WebSocket gateway (spec placeholder)',
       builtIn: true,
       configSchema: {
         type: 'object',
@@ -144,7 +153,7 @@ function builtIns(): AdapterTypeDefinition[] {
     // the coding-agent CLIs: their schema is their executor's (the fields the board UI's form sends)
     ...codingCliRuntimes().map((r): AdapterTypeDefinition => ({
       type: r.type,
-      label: r.spec.label,
+      label: RUNTIME_LABELS[r.type] ?? r.spec.label,
       builtIn: true,
       configSchema: r.configSchema as unknown as AdapterConfigSchema,
     })),
