@@ -235,7 +235,7 @@ async function commandChecks(
     binary: r.path,
     checks: [
       v
-        ? { code: 'adapter_command_found', level: 'info', message: `would run ${r.path} (${v})`, detail: r.path }
+        ? { code: 'adapter_command_found', level: 'info', message: `would run ${r.path}: ${v}`, detail: r.path }
         : {
             code: 'adapter_command_failed',
             level: 'error',
