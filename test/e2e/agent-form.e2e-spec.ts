@@ -45,7 +45,8 @@ describe('the agent form: env entries, environment test and detected model', () 
       gemini_local: 'Gemini CLI',
       opencode_local: 'OpenCode',
     });
-    for (const type of ['runtime_a_local', 'runtime_f_local', 'runtime_g', 'gateway_a']) expect(labels.get(type)).toContain('spec placeholder');
+    for (const type of ['runtime_a_local', 'runtime_f_local', 'runtime_g', 'gateway_a'])
+      expect(labels.get(type)).toContain('spec placeholder');
   });
 
   describe('env entries', () => {
@@ -98,7 +99,7 @@ describe('the agent form: env entries, environment test and detected model', () 
   describe('POST …/adapters/:type/test-environment with the form’s env and base URL', () => {
     const test = (type: string, adapterConfig: Rec) =>
       t.http.post(`/api/companies/${companyId}/adapters/${type}/test-environment`).send({ adapterConfig }).expect(200);
-    const check = (body: Rec, code: string) => (body.checks as Rec[]).find((c) => c.code === code);
+    const check = (body: Rec, code: string): Rec => (body.checks as Rec[]).find((c) => c.code === code) as Rec;
 
     it('Claude Code: probes ANTHROPIC_BASE_URL of the form (a plain entry) and answers a test prompt there; says which binary it ran', async () => {
       const before = anthropic.requests.length;
@@ -248,7 +249,7 @@ describe('which CLI binary runs, and the pre-flight that says so', () => {
       .post(`/api/companies/${companyId}/adapters/claude_local/test-environment`)
       .send({ adapterConfig, ...(agentId ? { agentId } : {}) })
       .expect(200);
-  const found = (body: Rec) => (body.checks as Rec[]).find((c) => c.code.startsWith('adapter_command'));
+  const found = (body: Rec): Rec => (body.checks as Rec[]).find((c) => c.code.startsWith('adapter_command')) as Rec;
 
   it('a bare `claude` is looked up on PATH without npm’s node_modules/.bin folders (npm start puts the checkout’s first)', async () => {
     const PATH = [path.join(dir, 'node_modules', '.bin'), path.join(dir, 'usr', 'bin')].join(':');

@@ -379,17 +379,31 @@ describe('AI connections', () => {
       expect(JSON.stringify(res.body)).not.toContain(KEY);
     });
 
-    it('detect-model answers the connection’s default model, else what its API lists', async () => {
+    it('detect-model: the connection’s default model, else the model the CLI chose itself in the last run; candidates include what the key may use', async () => {
       const co = await createCompany(t);
       const c = await connect(co.id);
-      const listed = await t.http.get(`/api/companies/${co.id}/adapters/claude_local/detect-model`).expect(200);
-      expect(listed.body).toMatchObject({ model: 'claude-opus-4-5', source: 'provider_models' });
+      const detect = async () => (await t.http.get(`/api/companies/${co.id}/adapters/claude_local/detect-model`).expect(200)).body;
+      const before = await detect();
+      expect(before).toMatchObject({ model: null, source: null });
+      expect(before.candidates).toEqual(expect.arrayContaining(['claude-sonnet-4-5', 'claude-opus-4-5']));
+      // a run of an agent that names no model: the CLI picks its own default, which the fake sees
+      const agent = (
+        await hire(
+          co.id,
+          'claude_local',
+          { provider: 'anthropic', method: 'api_key', mode: 'responsible_user' },
+          { command: claudeBinary() },
+        ).expect(201)
+      ).body.agent;
+      const run = await waitRun(t, await wakeRun(t, agent.id), TERMINAL, 90_000);
+      expect(run.status).toBe('succeeded');
+      const chosen = anthropic.requests[anthropic.requests.length - 1].body.model;
+      expect(await detect()).toMatchObject({ model: chosen, source: 'last_run' });
       await t.http
         .patch(`${base(co.id)}/${c.id}`)
         .send({ defaultModel: 'claude-haiku-4-5' })
         .expect(200);
-      const chosen = await t.http.get(`/api/companies/${co.id}/adapters/claude_local/detect-model`).expect(200);
-      expect(chosen.body).toMatchObject({ model: 'claude-haiku-4-5', source: 'ai_connection' });
+      expect(await detect()).toMatchObject({ model: 'claude-haiku-4-5', source: 'ai_connection' });
     });
 
     it('active-runs lists the live runs of the agents bound to the connection’s key', async () => {

@@ -3,7 +3,8 @@ import type { Actor } from '../../common/auth/actor';
 import { badRequest } from '../../common/errors/domain-error';
 import { endpointOutbound, type OutboundTarget } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
-import type { AiConnectionEnvSource } from '../adapters/runtimes/ai-connection-env.port';
+import type { AiConnectionEnvSource, ModelHints } from '../adapters/runtimes/ai-connection-env.port';
+import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
 import { CODING_CLI_TYPES } from '../adapters/runtimes/coding-cli-runtimes';
 import { modelProvider, providerForRuntime, type ModelProvider } from '../adapters/runtimes/model-providers';
 import { SecretsService } from '../secrets/secrets.service';
@@ -34,6 +35,7 @@ export class AiConnectionBindings implements AiConnectionEnvSource {
     private readonly repo: AiConnectionsRepository,
     private readonly secrets: SecretsService,
     private readonly config: AppConfig,
+    private readonly runs: HeartbeatRunsService,
   ) {
     this.outbound = endpointOutbound(config);
   }
@@ -135,17 +137,28 @@ export class AiConnectionBindings implements AiConnectionEnvSource {
     return { ...config, env, ...(model ? { model } : {}) };
   }
 
-  async detectModel(actor: Actor, companyId: string, type: string, preferred: string[]) {
+  /** The connection's default model and what its key may use (the provider's list; best effort). */
+  async modelHints(actor: Actor, companyId: string, type: string): Promise<ModelHints> {
+    const lastRunDefault = await this.lastRunDefault(companyId, type);
     const p = providerForRuntime(type, null);
-    if (!p) return null;
-    const c = await this.repo.defaultFor(companyId, p.id, userOf(actor));
-    if (!c) return null;
-    const model = this.modelFor(c, type);
-    if (model) return { model, source: 'ai_connection', models: [] };
-    if (!c.secretId) return null;
-    const key = (await this.secrets.resolveValue(companyId, c.secretId, 'latest')).value;
-    const listed = await probeProvider(p, this.baseUrl(c).url, key, this.outboundFor(c));
-    const pick = preferred.find((m) => listed.models.includes(m)) ?? listed.models[0];
-    return pick ? { model: pick, source: 'provider_models', models: listed.models } : null;
+    const c = p ? await this.repo.defaultFor(companyId, p.id, userOf(actor)) : null;
+    if (!p || !c) return { connectionDefault: null, lastRunDefault, listed: [] };
+    let listed: string[] = [];
+    try {
+      if (c.secretId) {
+        const key = (await this.secrets.resolveValue(companyId, c.secretId, 'latest')).value;
+        listed = (await probeProvider(p, this.baseUrl(c).url, key, this.outboundFor(c))).models;
+      }
+    } catch {
+      listed = [];
+    }
+    return { connectionDefault: this.modelFor(c, type), lastRunDefault, listed };
+  }
+
+  /** The model the CLI chose itself (the run named none: no `resultJson.model`) in the company's latest successful run of the runtime. */
+  private async lastRunDefault(companyId: string, type: string): Promise<string | null> {
+    const { items } = await this.runs.list(companyId, { status: 'succeeded', limit: 100 });
+    const run = items.find((r) => r.usageJson?.runtime === type && !r.resultJson?.model && typeof r.usageJson?.model === 'string');
+    return (run?.usageJson?.model as string | undefined) ?? null;
   }
 }

@@ -15,14 +15,20 @@ export interface AiConnectionEnvSource {
     config: Record<string, unknown>,
     selection: unknown,
   ): Promise<Record<string, unknown>>;
-  /** The model the caller's default connection for the runtime gives (its default model, else one its API lists), or null. */
-  detectModel(
-    actor: Actor,
-    companyId: string,
-    type: string,
-    preferred: string[],
-  ): Promise<{ model: string; source: string; models: string[] } | null>;
+  /** What tells which model an agent of the runtime would use: see ModelHints. */
+  modelHints(actor: Actor, companyId: string, type: string): Promise<ModelHints>;
 }
+
+export interface ModelHints {
+  /** the default model of the caller's default connection for the runtime's provider */
+  connectionDefault: string | null;
+  /** the model the CLI chose itself in the company's latest run of the runtime that named none */
+  lastRunDefault: string | null;
+  /** the models the provider's API offers that connection's key */
+  listed: string[];
+}
+
+const NO_HINTS: ModelHints = { connectionDefault: null, lastRunDefault: null, listed: [] };
 
 /**
  * Port: the board UI creates and tests agents with `aiConnection` (`{ provider, method, mode,
@@ -48,7 +54,7 @@ export class AiConnectionEnv {
     return this.source.configFor(actor, companyId, type, config, selection);
   }
 
-  detectModel(actor: Actor, companyId: string, type: string, preferred: string[]) {
-    return this.source ? this.source.detectModel(actor, companyId, type, preferred) : Promise.resolve(null);
+  async modelHints(actor: Actor, companyId: string, type: string): Promise<ModelHints> {
+    return this.source ? this.source.modelHints(actor, companyId, type).catch(() => NO_HINTS) : NO_HINTS;
   }
 }

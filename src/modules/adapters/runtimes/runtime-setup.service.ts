@@ -80,23 +80,23 @@ export class RuntimeSetupService {
 
   /**
    * The model an agent of the type would use without `adapterConfig.model`: the type's instance
-   * config, the caller's default AI connection for the runtime (its default model, else the first
-   * model of the runtime's list that the provider's API offers the key), the CLI's own settings,
-   * else the runtime's default.
+   * config, the default model of the caller's default AI connection for the runtime, the CLI's own
+   * settings, the model the CLI chose itself in the company's latest run that named none, else the
+   * runtime's default. Candidates: the runtime's list and what the connection's key may use.
    */
   async detectModel(actor: Actor, companyId: string, type: string): Promise<DetectModelResponseDto> {
     const r = this.runtime(type);
     if (!r) return { model: null, candidates: [], source: null };
     const instance = await this.executors.effectiveConfig(type, {});
-    const candidates = r.spec.models.map((m) => m.id);
+    const hints = await this.aiConnections.modelHints(actor, companyId, type);
+    const candidates = [...new Set([...r.spec.models.map((m) => m.id), ...hints.listed])];
     const configured = typeof instance.model === 'string' ? instance.model : null;
     if (configured) return { model: configured, candidates, source: 'instance_config' };
-    const fromEnv = r.detectModel(this.cliHome(), instance);
-    if (fromEnv?.source === 'instance_config') return { ...fromEnv, candidates };
-    const connection = await this.aiConnections.detectModel(actor, companyId, type, candidates).catch(() => null);
-    if (connection)
-      return { model: connection.model, candidates: [...new Set([...candidates, ...connection.models])], source: connection.source };
-    if (fromEnv) return { ...fromEnv, candidates };
+    const own = r.detectModel(this.cliHome(), instance);
+    if (own?.source === 'instance_config') return { ...own, candidates };
+    if (hints.connectionDefault) return { model: hints.connectionDefault, candidates, source: 'ai_connection' };
+    if (own) return { ...own, candidates };
+    if (hints.lastRunDefault) return { model: hints.lastRunDefault, candidates, source: 'last_run' };
     return { model: r.spec.defaultModel, candidates, source: r.spec.defaultModel ? 'default' : null };
   }
 
