@@ -473,5 +473,16 @@ describe('AI connections in authenticated mode', () => {
     expect(c).toMatchObject({ baseUrl: null, effectiveBaseUrl: fake.url, baseUrlSource: 'operator', ownerUserId: owner.id });
     const tested = await t.http.post(`/api/companies/${co.id}/ai-connections/${c.id}/test`).set(auth(owner.token)).send({}).expect(200);
     expect(tested.body.status).toBe('pass');
+    // the form's environment test trusts the operator's endpoint too, and refuses the same loopback named by a tenant
+    const envTest = (env: Record<string, unknown>, aiConnection?: Record<string, unknown>) =>
+      t.http
+        .post(`/api/companies/${co.id}/adapters/claude_local/test-environment`)
+        .set(auth(owner.token))
+        .send({ adapterConfig: { command: claudeBinary(), env }, ...(aiConnection ? { aiConnection } : {}) })
+        .expect(200);
+    const viaConnection = await envTest({}, { provider: 'anthropic', method: 'api_key', mode: 'responsible_user' });
+    expect(viaConnection.body.status).toBe('pass');
+    const named = await envTest({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:22', ANTHROPIC_API_KEY: 'sk' });
+    expect(named.body.checks).toContainEqual(expect.objectContaining({ code: 'adapter_endpoint_not_allowed', detail: 'loopback' }));
   });
 });

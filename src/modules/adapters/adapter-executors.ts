@@ -37,8 +37,10 @@ export class AdapterExecutors {
     this.register(new HttpAdapter(outbound));
     for (const d of CLI_RUNTIMES) this.register(new CliRuntimeAdapter(d));
     this.register(new GatewayAdapter(outbound));
+    // the environment test probes model endpoints through the guard, except the operator's own (SERVICE_AI_BASE_URLS)
+    const trustedEndpoints = Object.values(config.runtimes?.aiBaseUrls ?? {}).map((u) => new URL(u).origin);
     for (const r of codingCliRuntimes()) {
-      r.host = { cliPath: config.runtimes?.cliPath ?? [], outbound };
+      r.host = { cliPath: config.runtimes?.cliPath ?? [], outbound, trustedEndpoints };
       this.register(r);
     }
     for (const t of this.byType.keys()) BUILT_IN.add(t);

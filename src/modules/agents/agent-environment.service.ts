@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { AgentIdentities } from '../../common/process/agent-identities';
 import { findCommand } from '../../common/process/agent-sandbox';
 import { inaccessibleReason, unexecutableReason, unreadableReason } from '../../common/process/agent-user';
-import { cliCommand } from '../adapters/runtimes/cli-command';
+import { resolveCliCommand } from '../adapters/runtimes/cli-command';
 import { CodingCliRuntime } from '../adapters/runtimes/coding-cli.runtime';
 import { AdapterExecutors } from '../adapters/adapter-executors';
 import { AgentLookup } from './agent-lookup.service';
@@ -45,8 +45,10 @@ export class AgentEnvironmentService {
     }
     if (!identity) return null;
     const resolved = cli
-      ? cliCommand(command, cli.host.cliPath, process.env.PATH)
+      ? resolveCliCommand(command, cli.host.cliPath, process.env.PATH).path
       : (findCommand(command, process.env.PATH ?? '') ?? command);
+    // a CLI that is not found is the executor's own check (adapter_command_not_found)
+    if (!resolved) return null;
     const args = Array.isArray(config.args) ? config.args.filter((a): a is string => typeof a === 'string' && path.isAbsolute(a)) : [];
     const problem =
       [resolved, ...args].map((p) => unreadableReason(p, identity)).find((r) => r !== null) ??

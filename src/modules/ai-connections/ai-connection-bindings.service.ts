@@ -52,11 +52,18 @@ export class AiConnectionBindings implements AiConnectionEnvSource {
     return { url: this.provider(c).defaultBaseUrl, source: 'vendor' };
   }
 
-  /** The destination policy for a connection's endpoint: the operator's own endpoint is trusted as SERVICE_OUTBOUND_ALLOW entries are. */
+  /**
+   * The destination policy for a connection's endpoint: the operator's own endpoint is trusted as
+   * SERVICE_OUTBOUND_ALLOW entries are. No redirect is followed (a model list does not redirect),
+   * so the trust reaches that URL only.
+   */
   outboundFor(c: AiConnectionRecord): OutboundTarget {
     const b = this.baseUrl(c);
-    if (b.source !== 'operator') return this.outbound;
-    return { guard: this.outbound.guard, options: { ...this.outbound.options, trustedHosts: [new URL(b.url).hostname] } };
+    const options = { ...this.outbound.options, maxRedirects: 0 };
+    return {
+      guard: this.outbound.guard,
+      options: b.source === 'operator' ? { ...options, trustedHosts: [new URL(b.url).hostname] } : options,
+    };
   }
 
   /** The connection an `aiConnection` selection names, for this caller; 4xx naming `field` otherwise. */

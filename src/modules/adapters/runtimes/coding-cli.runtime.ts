@@ -195,7 +195,7 @@ export function deliverSkills(run: PreparedRun, target: string): string[] {
 export abstract class CodingCliRuntime implements AdapterExecutor {
   abstract readonly spec: CliSpec;
   /** SERVICE_CLI_PATH (searched for a bare command name before PATH) and the environment test's destination policy */
-  host: { cliPath: readonly string[]; outbound?: OutboundTarget } = { cliPath: [] };
+  host: { cliPath: readonly string[]; outbound?: OutboundTarget; trustedEndpoints?: string[] } = { cliPath: [] };
 
   get type(): string {
     return this.spec.type;

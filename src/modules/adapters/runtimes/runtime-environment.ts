@@ -178,8 +178,10 @@ export interface EnvironmentOptions {
   resolvedEnv?: Record<string, string>;
   /** SERVICE_CLI_PATH: folders looked in before PATH for a bare command name */
   cliPath?: readonly string[];
-  /** the destination policy of the endpoint probe (without it the endpoint is not probed) */
+  /** the destination policy of the endpoint probe (internal callers without it probe any endpoint) */
   outbound?: OutboundTarget;
+  /** origins the operator named (SERVICE_AI_BASE_URLS): probed whatever the policy says of their address */
+  trustedEndpoints?: string[];
 }
 
 /** The model endpoint the CLI would call and the variables its key may come from. */
@@ -247,6 +249,14 @@ async function commandChecks(
   };
 }
 
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+};
+
 async function endpointCheck(url: string, outbound: OutboundTarget | undefined): Promise<EnvironmentCheckResult> {
   try {
     const problem = await reachable(url, 3000, outbound);
@@ -294,7 +304,10 @@ export async function environmentReport(
       message: 'no credentials',
       hint: `set ${endpoint.credentialEnv.join(' or ')} in the agent's env (a secret reference is best)`,
     });
-  if (!opts.skipEndpoint) checks.push(await endpointCheck(endpoint.url, opts.outbound));
+  if (!opts.skipEndpoint) {
+    const trusted = opts.trustedEndpoints?.includes(originOf(endpoint.url));
+    checks.push(await endpointCheck(endpoint.url, trusted ? undefined : opts.outbound));
+  }
   if (spec.hello && opts.resolvedEnv && binary && !checks.some((c) => c.level === 'error')) {
     const problem = await helloProbe(binary, spec.hello, opts.resolvedEnv, opts.sandbox ?? null);
     checks.push(
