@@ -97,6 +97,11 @@ export class AppConfig {
    * company's chain head is anchored (SERVICE_AUDIT_ANCHOR_INTERVAL_SEC)
    */
   audit!: { signingKey: Buffer; anchorIntervalSec: number };
+  /**
+   * company tool connections (docs/mcp.md): how long a gateway call of an "ask" tool waits for the
+   * board's decision before it answers "pending" (SERVICE_TOOL_APPROVAL_WAIT_SEC, default 20; 0 = answer at once)
+   */
+  tools!: { approvalWaitSec: number };
 }
 
 export interface LiveEventSettings {
@@ -317,6 +322,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
     signingKey: loadKey(env, 'SERVICE_AUDIT_SIGNING_KEY', c.dataDir, 'audit-signing-key', persistKeys),
     anchorIntervalSec: parseInteger('SERVICE_AUDIT_ANCHOR_INTERVAL_SEC', env.SERVICE_AUDIT_ANCHOR_INTERVAL_SEC, 3600, 1, 30 * 86_400),
   };
+  c.tools = { approvalWaitSec: parseInteger('SERVICE_TOOL_APPROVAL_WAIT_SEC', env.SERVICE_TOOL_APPROVAL_WAIT_SEC, 20, 0, 600) };
   try {
     c.skills = loadSkillSourceSettings(env);
     c.outbound = loadOutboundSettings(env);

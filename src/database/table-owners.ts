@@ -104,6 +104,14 @@ export const TABLE_OWNERS = {
   live_event_counters: owned('common/events'),
   live_event_watch: owned('common/events'),
   feedback_traces: owned('feedback'),
+
+  tool_applications: owned('tools'),
+  tool_connections: owned('tools'),
+  tool_catalog_entries: owned('tools'),
+  tool_profiles: owned('tools'),
+  tool_profile_entries: owned('tools'),
+  tool_profile_bindings: owned('tools'),
+  tool_action_requests: owned('tools'),
 } as const satisfies Record<string, TableOwner>;
 
 export type TableName = keyof typeof TABLE_OWNERS;

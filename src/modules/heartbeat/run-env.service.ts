@@ -22,8 +22,20 @@ export interface LaunchContext {
 /** The whole launch environment of a run (agent and project bindings) plus the values to redact from logs. */
 export type LaunchEnvironmentResolver = (ctx: LaunchContext) => Promise<{ env: Record<string, string>; redactValues: string[] }>;
 
-/** Extra variables for a run's process (e.g. the skills module's SERVICE_SKILLS_DIR); failures are logged, never fatal. */
-export type LaunchEnvironmentContributor = (ctx: LaunchContext) => Promise<Record<string, string>>;
+/** Variables of a run's process with the secret values among them, which the run log redacts. */
+export interface LaunchContribution {
+  env: Record<string, string>;
+  redactValues: string[];
+}
+
+/**
+ * Extra variables for a run's process (e.g. the skills module's SERVICE_SKILLS_DIR, the tools
+ * module's local MCP servers); failures are logged, never fatal.
+ */
+export type LaunchEnvironmentContributor = (ctx: LaunchContext) => Promise<Record<string, string> | LaunchContribution>;
+
+const isContribution = (v: Record<string, string> | LaunchContribution): v is LaunchContribution =>
+  Array.isArray((v as LaunchContribution).redactValues) && typeof (v as LaunchContribution).env === 'object';
 
 /**
  * adapterConfig.env at launch: inline values as they are, secret references through the resolver
@@ -44,7 +56,11 @@ export class RunEnvResolver {
     const base = await this.resolveOwn(env, ctx);
     for (const c of this.contributors) {
       try {
-        Object.assign(base.env, await c(ctx));
+        const added = await c(ctx);
+        if (isContribution(added)) {
+          Object.assign(base.env, added.env);
+          base.secrets.push(...added.redactValues);
+        } else Object.assign(base.env, added);
       } catch (err) {
         this.logger.warn(`launch environment contributor failed for run ${ctx.runId}: ${(err as Error).message}`);
       }
