@@ -52,6 +52,8 @@ import { LlmsModule } from './modules/llms/llms.module';
 import { PortabilityModule } from './modules/portability/portability.module';
 import { SystemModule } from './modules/system/system.module';
 import { UsersModule } from './modules/users/users.module';
+import { ToolsModule } from './modules/tools/tools.module';
+import { McpModule } from './modules/mcp/mcp.module';
 
 /** Domain modules, one per area of the spec. */
 const DOMAIN_MODULES = [
@@ -90,6 +92,8 @@ const DOMAIN_MODULES = [
   EnvironmentsModule,
   MetricsModule,
   FeedbackModule,
+  ToolsModule,
+  McpModule,
 ];
 
 @Module({})
