@@ -32,6 +32,7 @@ const SOLO = new Set([
   'runtime-codex',
   'runtime-gemini',
   'runtime-opencode',
+  'runtime-mcp',
   'fuzz',
   'heartbeat-crash-recovery',
   'live-events',

@@ -12,8 +12,12 @@ import { readableForAgents } from './readable-for-agents';
  */
 export interface OpenAiTurn {
   text?: string;
-  /** a function call (the CLI's shell tool); the CLI answers it with a function_call_output and asks again */
-  toolCall?: { name: string; arguments: Record<string, unknown> };
+  /**
+   * a function call (the CLI's shell tool); the CLI answers it with a function_call_output and asks
+   * again. `namespace`: the tool's namespace, for tools offered in one (Codex offers an MCP server's
+   * tools as a `namespace` tool, e.g. `mcp__aos`)
+   */
+  toolCall?: { name: string; arguments: Record<string, unknown>; namespace?: string };
   /** input includes cached, as the API reports it */
   usage: { input: number; cached?: number; output: number };
 }
@@ -73,6 +77,7 @@ export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: numbe
             status: 'completed',
             call_id: `call_fake_${index + 1}`,
             name: turn.toolCall.name,
+            ...(turn.toolCall.namespace ? { namespace: turn.toolCall.namespace } : {}),
             arguments: JSON.stringify(turn.toolCall.arguments),
           }
         : {

@@ -13,6 +13,7 @@ import {
   type StreamParser,
 } from './coding-cli.runtime';
 import type { TokenCounts } from './model-prices';
+import { claudeMcpAllowedTools, claudeMcpArgs, claudeMcpDisallowedTools } from './mcp-config';
 
 const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default', 'dontAsk', 'plan'];
 
@@ -200,8 +201,11 @@ export class ClaudeLocalRuntime extends CodingCliRuntime {
     if (c.dangerouslySkipPermissions !== false) args.push('--dangerously-skip-permissions');
     else if (str(c.permissionMode)) args.push('--permission-mode', String(c.permissionMode));
     if (str(c.effort)) args.push('--effort', String(c.effort));
-    if (strArray(c.allowedTools).length) args.push('--allowed-tools', strArray(c.allowedTools).join(','));
-    if (strArray(c.disallowedTools).length) args.push('--disallowed-tools', strArray(c.disallowedTools).join(','));
+    args.push(...claudeMcpArgs(run));
+    const allowed = [...strArray(c.allowedTools), ...claudeMcpAllowedTools(run)];
+    const disallowed = [...strArray(c.disallowedTools), ...claudeMcpDisallowedTools(run)];
+    if (allowed.length) args.push('--allowed-tools', allowed.join(','));
+    if (disallowed.length) args.push('--disallowed-tools', disallowed.join(','));
     if (run.instructions) args.push('--append-system-prompt', run.instructions);
     return args;
   }

@@ -14,6 +14,7 @@ import {
 } from './coding-cli.runtime';
 import type { TokenCounts } from './model-prices';
 import { count, type RunMeter } from './run-meter';
+import { codexMcpArgs } from './mcp-config';
 
 const CODEX_SPEC: CliSpec = {
   type: 'codex_local',
@@ -238,6 +239,7 @@ export class CodexLocalRuntime extends CodingCliRuntime {
         args.push('-c', `model_providers.service.${k}=${toml(v)}`);
       args.push('-c', 'model_provider="service"');
     }
+    args.push(...codexMcpArgs(run));
     if (resume) args.push('resume', resume);
     args.push('-');
     return args;

@@ -15,6 +15,7 @@ import {
 } from './coding-cli.runtime';
 import { EndpointProbe, maxConnectRetries } from './endpoint-probe';
 import { count, type RunMeter } from './run-meter';
+import { geminiMcpServers } from './mcp-config';
 
 const GEMINI_SPEC: CliSpec = {
   type: 'gemini_local',
@@ -179,6 +180,8 @@ export class GeminiLocalRuntime extends CodingCliRuntime {
       const files = obj(next.context)?.fileName;
       const names = Array.isArray(files) ? files.map(String) : typeof files === 'string' ? [files] : ['GEMINI.md', 'AGENTS.md'];
       next.context = { ...obj(next.context), fileName: [...new Set([...names, INSTRUCTIONS_FILE])] };
+      const mcpServers = geminiMcpServers(run, obj(next.mcpServers));
+      if (mcpServers) next.mcpServers = mcpServers;
       if (run.env.GEMINI_API_KEY || run.env.GOOGLE_API_KEY)
         next.security = { ...obj(next.security), auth: { ...obj(obj(next.security)?.auth), selectedType: 'gemini-api-key' } };
       if (JSON.stringify(next) !== JSON.stringify(settings)) writeAgentFile(settingsFile, JSON.stringify(next, null, 2), run.ctx);

@@ -16,6 +16,7 @@ import {
 import type { AdapterRunContext } from '../adapter.types';
 import { count, type RunMeter, type UsageSnapshot } from './run-meter';
 import { EndpointProbe, maxConnectRetries } from './endpoint-probe';
+import { opencodeMcpConfig } from './mcp-config';
 
 const OPENCODE_SPEC: CliSpec = {
   type: 'opencode_local',
@@ -160,6 +161,9 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
       provider[id] = { ...p, options: { ...(obj(p.options) ?? {}), baseURL: url } };
     }
     if (Object.keys(provider).length) config.provider = provider;
+    const mcp = opencodeMcpConfig(run);
+    if (mcp.mcp) config.mcp = { ...(obj(config.mcp) ?? {}), ...mcp.mcp };
+    if (mcp.tools) config.tools = { ...(obj(config.tools) ?? {}), ...mcp.tools };
     if (run.instructions)
       config.instructions = [...(Array.isArray(config.instructions) ? config.instructions : []), this.instructionsFile(run)];
     return {
