@@ -84,6 +84,8 @@ export const OPENAPI_TAGS: ReadonlyArray<[name: string, description: string]> = 
   ['ai-connections', 'Model-provider connections (API key as a company secret, base URL, default model) agents are configured from'],
   ['environments', 'Where agents run: this service runs every agent on its own host (the local driver); no remote environments'],
   ['plugins', 'Plugins: install, configure, jobs, webhooks, tools, UI contributions'],
+  ['mcp', 'The service as an MCP server (Streamable HTTP): its API as tools for agents in runs and for the board (docs/mcp.md)'],
+  ['tools', 'Company tool connections (MCP servers), profiles with per-tool policies, the gateway’s action requests, the gallery'],
   ['auth', 'Sign-up, sign-in, sessions, board API tokens, the board claim'],
   ['instance', 'Instance settings, administration, database backups'],
   ['announcements', 'Instance announcements'],
