@@ -5,7 +5,7 @@ import { createAgent } from '../support/agents';
 import { claudeBinary, claudeEnv, FakeAnthropic, startFakeAnthropic, transcript } from '../support/fake-anthropic';
 import { FakeGemini, geminiBinary, startFakeGemini } from '../support/fake-gemini';
 import { codexBinary, FakeOpenAi, startFakeOpenAi } from '../support/fake-openai';
-import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import { FIXTURES, TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { readableForAgents } from '../support/readable-for-agents';
 import { useRuntimeApp } from '../support/runtimes';
 import { startFakeMcpServer } from '../support/fake-mcp-server';
@@ -149,6 +149,52 @@ describe('the service’s MCP server in each CLI run', () => {
       await settled(agent.id);
     } finally {
       await remote.close();
+    }
+  });
+
+  it('Claude Code: a local tool connection runs under the agent’s own uid with its secret variable; the run log redacts the value', async () => {
+    const secret = await createSecret(s.t, s.companyId);
+    const local = await s.t.http
+      .post(`/api/companies/${s.companyId}/tools/connections`)
+      .send({
+        name: 'Local fixture',
+        transport: 'local_stdio',
+        toolPrefix: 'localfx',
+        transportConfig: {
+          command: process.execPath,
+          args: [path.join(FIXTURES, 'stdio-mcp-server.js')],
+          env: { PLAIN_SETTING: 'plain-42' },
+        },
+        credentialRefs: [{ name: 'key', secretId: secret.id, placement: 'env', key: 'LOCAL_KEY' }],
+      })
+      .expect(201);
+    const agent = await s.agent();
+    await profileFor(s.t, s.companyId, agent.id, [{ selectorType: 'connection', connectionId: local.body.id, policy: 'allow' }]);
+    const start = claudeFake.requests.length;
+    claudeFake.setScript((r) => {
+      const done = toolResults(r.body.messages);
+      if (done === 0) return { toolUse: { name: 'mcp__localfx__env_check', input: {} }, usage: { input: 100, output: 10 } };
+      // the value is in the CLI's environment (a local server needs it): the run log must not show it
+      if (done === 1)
+        return {
+          toolUse: { name: 'Bash', input: { command: 'echo "$SERVICE_MCP_LOCALFX_LOCAL_KEY"', description: 'x' } },
+          usage: { input: 120, output: 10 },
+        };
+      return { text: 'Checked.', usage: { input: 140, output: 5 } };
+    });
+    try {
+      const runId = await wakeRun(s.t, agent.id, { source: 'on_demand', reason: 'use the local tool' });
+      const run = await waitRun(s.t, runId, TERMINAL, 90_000);
+      expect({ status: run.status, error: run.error }).toEqual({ status: 'succeeded', error: null });
+      const seen = transcript(claudeFake.requests[claudeFake.requests.length - 1]);
+      expect(seen).toContain(`LOCAL_KEY set (length ${secret.plaintext.length}); PLAIN_SETTING=plain-42`);
+      const identity = new AgentIdentities(s.t.config.agentIdentity).forAgent(agent.id, s.companyId);
+      if (identity) expect(seen).toContain(`uid=${identity.uid}`);
+      expect(claudeFake.requests.slice(start).length).toBe(3);
+      expect(await s.runLog(runId)).not.toContain(secret.plaintext);
+      await settled(agent.id);
+    } finally {
+      await s.t.http.delete(`/api/tool-connections/${local.body.id}`).expect(200);
     }
   });
 

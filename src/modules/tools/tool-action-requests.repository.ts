@@ -135,9 +135,4 @@ export class ToolActionRequestsRepository extends CompanyScopedRepository {
       id,
     ]);
   }
-
-  /** The state of one request now (the waiting call polls it). */
-  async status(companyId: string, id: string): Promise<ActionRequest | null> {
-    return this.find(companyId, id);
-  }
 }
