@@ -66,7 +66,12 @@ describe('tool gateway: company connections through /api/mcp', () => {
         credentialRefs: [{ secretId: secret.id, placement: 'header', key: 'Authorization', prefix: 'Bearer ' }],
       });
       const catalog = (await t.http.get(`/api/tool-connections/${connection.id}/catalog`).expect(200)).body;
-      expect(catalog.entries.map((e: { toolName: string }) => e.toolName).sort()).toEqual(['create_ticket', 'echo', 'leak_header']);
+      expect(catalog.catalog.map((e: { toolName: string }) => e.toolName).sort()).toEqual(['create_ticket', 'echo', 'leak_header']);
+      expect(catalog.catalog.find((e: { toolName: string }) => e.toolName === 'echo')).toMatchObject({
+        riskLevel: 'read',
+        isReadOnly: true,
+        status: 'active',
+      });
       expect(JSON.stringify(list)).not.toContain(secret.plaintext);
       const apps = (await t.http.get(`/api/companies/${companyId}/tools/applications`).expect(200)).body.applications;
       expect(apps.map((a: { id: string }) => a.id)).toContain(connection.applicationId);
@@ -338,6 +343,28 @@ describe('tool gateway: company connections through /api/mcp', () => {
       } finally {
         await t.http.patch(`/api/tool-connections/${connection.id}`).send({ approvalTimeoutSec: 3600 }).expect(200);
       }
+    });
+
+    it('the connector pages’ reads: calls waiting per connection, who may use it (profile bindings), its one company-wide grant', async () => {
+      await c.callTool({ name: 'remote__create_ticket', arguments: { title: 'Shown as attention' } });
+      const attention = (await t.http.get(`/api/companies/${companyId}/tools/apps/attention`).expect(200)).body;
+      expect(attention.totals.pendingActionRequests).toBeGreaterThanOrEqual(1);
+      expect(attention.apps).toEqual([
+        expect.objectContaining({
+          connection: expect.objectContaining({ id: connection.id }),
+          pendingActionRequestCount: expect.any(Number),
+        }),
+      ]);
+      const installs = (await t.http.get(`/api/tool-connections/${connection.id}/installs`).expect(200)).body;
+      expect(installs.installs).toEqual(expect.arrayContaining([expect.objectContaining({ targetType: 'agent', targetId: a.id })]));
+      const grants = (await t.http.get(`/api/tool-connections/${connection.id}/grants`).expect(200)).body;
+      expect(grants.grants).toEqual([expect.objectContaining({ kind: 'organization', status: 'active', isDefault: true })]);
+      expect(JSON.stringify(grants)).not.toContain(secret.plaintext);
+      expect((await t.http.get(`/api/companies/${companyId}/tools/policies`).expect(200)).body).toEqual({ policies: [] });
+      const [item] = (await pending()).filter(
+        (x: { request: { arguments: { title: string } } }) => x.request.arguments.title === 'Shown as attention',
+      );
+      await t.http.post(`/api/tool-gateway/action-requests/${item.request.id}/decline`).send({}).expect(200);
     });
 
     it('the board’s decision routes refuse agents, other companies and unknown requests', async () => {

@@ -135,4 +135,13 @@ export class ToolActionRequestsRepository extends CompanyScopedRepository {
       id,
     ]);
   }
+
+  /** Pending (unexpired) requests per connection of the company. */
+  pendingByConnection(companyId: string): Promise<Array<{ connectionId: string; count: number }>> {
+    return this.rows(
+      companyId,
+      `SELECT connection_id AS "connectionId", count(*)::int AS count FROM tool_action_requests
+        WHERE company_id = $1 AND status = 'pending' AND expires_at > now() GROUP BY connection_id`,
+    );
+  }
 }

@@ -15,7 +15,9 @@ import {
   ToolConnectionListDto,
   UpdateToolConnectionDto,
 } from './dto/tool-connection.dto';
+import { AppsAttentionDto, ConnectionGrantsDto, ConnectionInstallsDto, ToolPolicyListDto } from './dto/tool-access.dto';
 import { ToolGalleryDto } from './dto/tool-gallery.dto';
+import { ToolAccessService } from './tool-access.service';
 import { ToolAppsService } from './tool-apps.service';
 import { ToolConnectionsService } from './tool-connections.service';
 import { TOOL_ERRORS } from './tools.errors';
@@ -36,6 +38,7 @@ export class ToolConnectionsController {
   constructor(
     private readonly connections: ToolConnectionsService,
     private readonly apps: ToolAppsService,
+    private readonly access: ToolAccessService,
   ) {}
 
   /** The company's tool connections (archived ones left out), oldest first. */
@@ -150,5 +153,33 @@ export class ToolConnectionsController {
   })
   healthCheck(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<HealthCheckDto> {
     return this.connections.refresh(actor, id);
+  }
+
+  /** Who may use the connection: the bindings of the profiles that allow it. */
+  @Get('tool-connections/:connectionId/installs')
+  @Authorize({ callers: ['board'] })
+  installs(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<ConnectionInstallsDto> {
+    return this.access.installs(actor, id);
+  }
+
+  /** The connection's credential: one company-wide grant naming its secrets (no personal grants). */
+  @Get('tool-connections/:connectionId/grants')
+  @Authorize({ callers: ['board'] })
+  grants(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<ConnectionGrantsDto> {
+    return this.access.grants(actor, id);
+  }
+
+  /** Connections needing the board: a failed check, or calls waiting for approval; with totals. */
+  @Get('companies/:companyId/tools/apps/attention')
+  @Authorize({ callers: ['board'] })
+  attention(@Param('companyId') companyId: string): Promise<AppsAttentionDto> {
+    return this.access.attention(companyId);
+  }
+
+  /** Per-tool policies live in profiles: always empty. */
+  @Get('companies/:companyId/tools/policies')
+  @Authorize({ callers: ['board'] })
+  policies(): ToolPolicyListDto {
+    return { policies: [] };
   }
 }

@@ -140,7 +140,7 @@ export class ToolConnectionsService {
   async catalog(actor: Actor, id: string): Promise<CatalogListDto> {
     const c = await this.load(actor, id);
     const entries = await this.repo.listCatalog(c.companyId, c.id);
-    return { entries: entries.map(toCatalogEntryDto), refreshedAt: c.lastCatalogRefreshAt ? c.lastCatalogRefreshAt.toISOString() : null };
+    return { catalog: entries.map(toCatalogEntryDto), refreshedAt: c.lastCatalogRefreshAt ? c.lastCatalogRefreshAt.toISOString() : null };
   }
 
   /**
@@ -153,11 +153,14 @@ export class ToolConnectionsService {
     const c = await this.db.detached(() => this.load(actor, id));
     const outcome = await this.db.detached(() => this.fetchCatalog(c));
     const fresh = (await this.repo.findConnection(c.companyId, c.id))!;
+    const catalog = (await this.repo.listCatalog(c.companyId, c.id)).filter((e) => e.status === 'active').map(toCatalogEntryDto);
     return {
       status: outcome.ok ? 'ok' : 'error',
       message: outcome.message,
       toolCount: fresh.toolCount,
       connection: toConnectionDto(fresh),
+      catalog,
+      runtimeSlot: null,
     };
   }
 

@@ -71,20 +71,29 @@ export function toApplicationDto(a: ToolApplication): ToolApplicationDto {
 
 export function toCatalogEntryDto(e: CatalogEntry): CatalogEntryDto {
   const annotations = e.annotations ?? {};
+  const isReadOnly = annotations.readOnlyHint === true;
+  const isDestructive = annotations.destructiveHint === true;
   return {
     id: e.id,
     companyId: e.companyId,
     applicationId: e.applicationId,
     connectionId: e.connectionId,
     entryKind: 'tool',
+    name: e.toolName,
     toolName: e.toolName,
     title: e.title,
     description: e.description,
     inputSchema: e.inputSchema,
-    annotations: e.annotations,
-    isReadOnly: annotations.readOnlyHint === true,
-    isDestructive: annotations.destructiveHint === true,
+    outputSchema: null,
+    annotations: annotations,
+    // from the server's own hints: read-only, destructive, else a write
+    riskLevel: isReadOnly ? 'read' : isDestructive ? 'destructive' : 'write',
+    isReadOnly,
+    isWrite: !isReadOnly,
+    isDestructive,
     status: e.status,
+    firstSeenAt: isoRequired(e.createdAt),
+    lastSeenAt: isoRequired(e.updatedAt),
     createdAt: isoRequired(e.createdAt),
     updatedAt: isoRequired(e.updatedAt),
   };

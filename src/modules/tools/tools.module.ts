@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { LiveEventsModule } from '../../common/events/live-events.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { SecretsModule } from '../secrets/secrets.module';
+import { ToolAccessService } from './tool-access.service';
 import { ToolActionRequestsController } from './tool-action-requests.controller';
 import { ToolActionRequestsRepository } from './tool-action-requests.repository';
 import { ToolActionRequestsService } from './tool-action-requests.service';
@@ -29,6 +30,7 @@ import { ToolRunServers } from './tool-run-servers';
     ToolActionRequestsRepository,
     ToolConnectionsService,
     ToolAppsService,
+    ToolAccessService,
     ToolProfilesService,
     ToolActionRequestsService,
     ToolGateway,

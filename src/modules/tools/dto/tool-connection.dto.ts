@@ -201,20 +201,29 @@ export class CatalogEntryDto {
   applicationId: string;
   connectionId: string;
   @ApiProperty({ enum: ['tool'] }) entryKind: string;
+  /** the tool's name on its server (same as toolName) */
+  name: string;
   toolName: string;
   @ApiProperty({ nullable: true, type: String }) title: string | null;
   @ApiProperty({ nullable: true, type: String }) description: string | null;
   @ApiProperty({ nullable: true, type: Object }) inputSchema: Record<string, unknown> | null;
-  @ApiProperty({ nullable: true, type: Object }) annotations: Record<string, unknown> | null;
+  @ApiProperty({ nullable: true, type: Object }) outputSchema: null;
+  /** the server's hints (readOnlyHint, destructiveHint, …) */
+  @ApiProperty({ type: Object }) annotations: Record<string, unknown>;
+  @ApiProperty({ enum: ['read', 'write', 'destructive'] }) riskLevel: string;
   isReadOnly: boolean;
+  isWrite: boolean;
   isDestructive: boolean;
+  /** `removed`: no longer listed by the server */
   @ApiProperty({ enum: ['active', 'removed'] }) status: string;
+  firstSeenAt: string;
+  lastSeenAt: string;
   createdAt: string;
   updatedAt: string;
 }
 
 export class CatalogListDto {
-  @ApiProperty({ type: [CatalogEntryDto] }) entries: CatalogEntryDto[];
+  @ApiProperty({ type: [CatalogEntryDto] }) catalog: CatalogEntryDto[];
   @ApiProperty({ nullable: true, type: String }) refreshedAt: string | null;
 }
 
@@ -223,4 +232,8 @@ export class HealthCheckDto {
   @ApiProperty({ nullable: true, type: String }) message: string | null;
   toolCount: number;
   @ApiProperty({ type: ToolConnectionDto }) connection: ToolConnectionDto;
+  /** the catalog after the refresh */
+  @ApiProperty({ type: [CatalogEntryDto] }) catalog: CatalogEntryDto[];
+  /** local servers run inside agents' CLIs: no runtime slot here */
+  @ApiProperty({ nullable: true, type: Object }) runtimeSlot: null;
 }
