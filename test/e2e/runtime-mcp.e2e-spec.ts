@@ -68,7 +68,8 @@ describe('the service’s MCP server in each CLI run', () => {
   const toolResults = (body: unknown) => (JSON.stringify(body).match(/"tool_result"/g) ?? []).length;
 
   it('Claude Code: the model checks out and comments with mcp__aos__ tools; the run succeeds, the records name the run, no curl', async () => {
-    const agent = await s.agent();
+    // permission prompts on: the service's tools are allowed by the run's configuration (print mode cannot answer a prompt)
+    const agent = await s.agent({ dangerouslySkipPermissions: false, permissionMode: 'default' });
     const issue = await newIssue('Done through MCP by Claude Code');
     const start = claudeFake.requests.length;
     claudeFake.setScript((r) => {

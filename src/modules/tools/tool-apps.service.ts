@@ -47,8 +47,11 @@ export class ToolAppsService {
       );
     const { app, method } = found;
     const refs: CredentialRefDto[] = [];
-    for (const field of method.credentialFields ?? []) {
-      const value = dto.credentialValues?.[field.key];
+    const fields = method.credentialFields ?? [];
+    const given = Object.entries(dto.credentialValues ?? {});
+    for (const field of fields) {
+      // a one-key preset takes the one value given, whatever the client called its field (the UI's own gallery names differ)
+      const value = dto.credentialValues?.[field.key] ?? (fields.length === 1 && given.length === 1 ? given[0][1] : undefined);
       const existing = dto.credentialSecretIds?.[field.key];
       let secretId: string | undefined;
       if (typeof existing === 'string' && isUuid(existing)) secretId = existing;
