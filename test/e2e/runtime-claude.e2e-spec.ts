@@ -3,12 +3,22 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createAgent } from '../support/agents';
-import { createCompany } from '../support/factories';
-import { claudeBinary, claudeEnv, FakeAnthropic, FakeRequest, FakeScript, startFakeAnthropic, transcript } from '../support/fake-anthropic';
-import { TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
+import {
+  claudeBinary,
+  claudeEnv,
+  FakeAnthropic,
+  FakeRequest,
+  FakeScript,
+  FakeTurn,
+  startFakeAnthropic,
+  transcript,
+} from '../support/fake-anthropic';
+import { scratchDir, TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
 import { AgentIdentities } from '../../src/common/process/agent-identities';
 import { createSkill } from '../support/skills';
-import { useRuntimeApp } from '../support/runtimes';
+import { describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support/runtimes';
+
+const claudeUsage = (u: CallUsage) => ({ input: u.input, output: u.output, cacheRead: u.cached });
 
 /**
  * claude_local with the real Claude Code CLI (devDependency) against a loopback fake of the
@@ -127,8 +137,8 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(fake.requests.length).toBe(firstRequests + 1);
       expect(seen).toContain('first answer');
       expect(seen).toContain('follow-up please');
-      // per run, not session-cumulative
-      expect(run2.usage_json).toMatchObject({ inputTokens: 2000, outputTokens: 20, cachedInputTokens: 0 });
+      // per run, not session-cumulative, and priced as the fresh run was (the CLI's own per-run cost)
+      expect(run2.usage_json).toMatchObject({ inputTokens: 2000, outputTokens: 20, cachedInputTokens: 0, costStatus: 'reported' });
       expect((await costEvents(run2Id)).length).toBe(1);
       // the run was visible with its usage as a live event
       const events = await s.t.dataSource.query(
@@ -196,6 +206,104 @@ describe('claude_local: the real Claude Code CLI', () => {
       const agent = await claudeAgent({ idleTimeoutSec: 2 });
       const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
       expect(run).toMatchObject({ status: 'failed', error_code: 'runtime_idle_timeout' });
+    });
+  });
+
+  describe('sessions follow what shapes them', () => {
+    const sessionEvents = async (runId: string) =>
+      (
+        await s.t.dataSource.query(
+          `SELECT payload FROM live_events WHERE type = 'heartbeat.run.event' AND payload->>'runId' = $1 AND payload->>'eventType' = 'session'`,
+          [runId],
+        )
+      ).map((e: { payload: { message: string; payload: Record<string, unknown> } }) => e.payload);
+
+    it('resumes while model, instructions, adapter and folder stay; a new model or new instructions start a fresh session, saying why', async () => {
+      fake.setScript(answer('answer marker 4f2c'));
+      const agent = await claudeAgent({ promptTemplate: 'Instructions v1 (marker 51aa).' });
+      const wakeAndWait = async () => waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
+      const first = await wakeAndWait();
+      expect(first.result_json).toMatchObject({
+        sessionResumed: false,
+        sessionShape: { adapterType: 'claude_local', model: 'claude-sonnet-4-5', instructions: expect.stringMatching(/^[0-9a-f]{16}$/) },
+      });
+      const same = await wakeAndWait();
+      expect(same.result_json).toMatchObject({ sessionId: first.result_json.sessionId, sessionResumed: true });
+
+      await s.t.http
+        .patch(`/api/agents/${agent.id}`)
+        .send({ adapterConfig: { model: 'claude-haiku-4-5' } })
+        .expect(200);
+      const newModel = await wakeAndWait();
+      expect(newModel.status).toBe('succeeded');
+      expect(newModel.result_json.sessionResumed).toBe(false);
+      expect(newModel.result_json.sessionId).not.toBe(first.result_json.sessionId);
+      expect(newModel.result_json.sessionNote).toContain('model changed');
+      expect(await sessionEvents(newModel.id)).toEqual([
+        expect.objectContaining({
+          payload: expect.objectContaining({ fresh: true, changed: ['model'], previousSessionId: first.result_json.sessionId }),
+        }),
+      ]);
+      // the fresh session's first request carries none of the old conversation
+      expect(transcript(fake.requests[fake.requests.length - 1])).not.toContain('answer marker 4f2c');
+
+      await s.t.http
+        .patch(`/api/agents/${agent.id}`)
+        .send({ adapterConfig: { promptTemplate: 'Instructions v2 (marker 51ab).' } })
+        .expect(200);
+      const newInstructions = await wakeAndWait();
+      expect(newInstructions.result_json.sessionResumed).toBe(false);
+      expect(newInstructions.result_json.sessionNote).toContain('instructions changed');
+      expect(await sessionEvents(newInstructions.id)).toEqual([
+        expect.objectContaining({
+          payload: expect.objectContaining({ changed: ['instructions'], previousSessionId: newModel.result_json.sessionId }),
+        }),
+      ]);
+      expect(JSON.stringify(fake.requests[fake.requests.length - 1].body.system)).toContain('marker 51ab');
+    });
+
+    it('tells a resumed session why it was woken: the comment’s text and author in the new turn', async () => {
+      const agent = await claudeAgent();
+      fake.setScript(answer('looked at it'));
+      const issue = await s.t.http
+        .post(`/api/companies/${s.companyId}/issues`)
+        .send({
+          title: 'Wake context 3b9f',
+          description: 'Fix the parser (description marker 77d2).',
+          status: 'todo',
+          assigneeAgentId: agent.id,
+        })
+        .expect(201);
+      // the assignment wakes the agent: a fresh session whose turn names the issue and its description
+      const first = await waitFor(
+        async () => (await s.t.dataSource.query(`SELECT id FROM heartbeat_runs WHERE agent_id = $1`, [agent.id]))[0],
+        'the assignment run',
+      );
+      const run1 = await waitRun(s.t, first.id, TERMINAL, 60_000);
+      expect(run1.status).toBe('succeeded');
+      const firstTurn = transcript(fake.requests[fake.requests.length - 1]);
+      expect(firstTurn).toContain('you were assigned this issue');
+      expect(firstTurn).toContain('Wake context 3b9f');
+      expect(firstTurn).toContain('description marker 77d2');
+
+      const before = fake.requests.length;
+      const long = `Please also cover the empty input (comment marker 9e41). ${'x'.repeat(2_500)}`;
+      const comment = await s.t.http.post(`/api/issues/${issue.body.id}/comments`).send({ body: long }).expect(201);
+      const second = await waitFor(
+        async () => (await s.t.dataSource.query(`SELECT id FROM heartbeat_runs WHERE agent_id = $1 AND id <> $2`, [agent.id, run1.id]))[0],
+        'the comment run',
+      );
+      const run2 = await waitRun(s.t, second.id, TERMINAL, 60_000);
+      expect(run2.result_json).toMatchObject({ sessionId: run1.result_json.sessionId, sessionResumed: true });
+      const turns = fake.requests.slice(before).map((r) => JSON.stringify(r.body.messages?.[r.body.messages.length - 1] ?? ''));
+      const newTurn = turns[0];
+      expect(newTurn).toContain('a comment was added to an issue assigned to you');
+      expect(newTurn).toContain('comment marker 9e41');
+      expect(newTurn).toContain('Comment by a board user');
+      // long texts are cut, with where to read the rest
+      expect(newTurn).toContain(`cut at 2000 of ${long.length} characters`);
+      expect(newTurn).toContain(`GET /api/issues/${issue.body.id}/comments/${comment.body.id}`);
+      expect(newTurn).not.toContain('x'.repeat(2_100));
     });
   });
 
@@ -343,20 +451,73 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(cost.cost_cents).toBe(run.usage_json.costCents);
       expect(Number(cost.input_tokens)).toBe(run.usage_json.inputTokens);
     });
+  });
 
-    it('stops a runaway run at the company’s hard-stop budget and books what it spent', async () => {
-      const co = await createCompany(s.t);
-      await s.t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
-      fake.setScript(loop());
-      const agent = await s.agent({}, {}, co.id);
-      const runId = await wakeRun(s.t, agent.id);
-      const run = await waitRun(s.t, runId, TERMINAL, 60_000);
-      expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
-      expect(run.error).toContain('company');
-      const [cost] = await costEvents(runId);
-      expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
-      const spent = (await s.t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
-      expect(spent).toBe(cost.cost_cents);
+  // tolerance: the call in flight when the run is stopped (its input is booked from message_start)
+  describeUsageFidelity(s, () => ({
+    served: () => fake.served,
+    markers: fake.markers,
+    origin: fake.url,
+    tool: (command, u): FakeTurn => ({ toolUse: { name: 'Bash', input: { command, description: 'step' } }, usage: claudeUsage(u) }),
+    text: (text, u): FakeTurn => ({ text, usage: claudeUsage(u) }),
+    held: (until, turn) => ({ ...(turn as FakeTurn), hold: until }),
+    route: (scripts) => fake.setScript((r) => scripts.turn(r.body) as FakeTurn),
+  }));
+
+  describe('cents that add up', () => {
+    it('100 small runs: each keeps its priced cost to the sub-cent, and the booked cents stay within 1 of the priced total', async () => {
+      // a stand-in printing what Claude Code prints for one call of claude-sonnet-4-5 (no cost: priced from the table)
+      const dir = scratchDir('claude-small-');
+      const bin = path.join(dir, 'claude');
+      const line = (o: unknown) => `echo '${JSON.stringify(o)}'`;
+      fs.writeFileSync(
+        bin,
+        [
+          '#!/bin/sh',
+          'cat >/dev/null',
+          line({ type: 'system', subtype: 'init', session_id: 'small-session', model: 'claude-sonnet-4-5' }),
+          line({
+            type: 'stream_event',
+            event: {
+              type: 'message_start',
+              message: { id: 'msg_small', model: 'claude-sonnet-4-5', usage: { input_tokens: 1234, output_tokens: 1 } },
+            },
+            session_id: 'small-session',
+          }),
+          line({ type: 'stream_event', event: { type: 'message_delta', usage: { output_tokens: 56 } }, api_message_id: 'msg_small' }),
+          line({
+            type: 'result',
+            subtype: 'success',
+            is_error: false,
+            num_turns: 1,
+            result: 'ok',
+            session_id: 'small-session',
+            usage: { input_tokens: 1234, output_tokens: 56 },
+          }),
+        ].join('\n') + '\n',
+        { mode: 0o755 },
+      );
+      const agent = await claudeAgent({ command: bin });
+      const runs: Array<Record<string, any>> = [];
+      for (let i = 0; i < 100; i++) runs.push(await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 30_000));
+      // claude-sonnet-4-5 at $3/M input and $15/M output: 0.4542 cents a run
+      expect(
+        runs.every((r) => r.status === 'succeeded' && r.usage_json.costCentsExact === 0.4542 && r.usage_json.costStatus === 'priced'),
+      ).toBe(true);
+      const [sum] = await s.t.dataSource.query(
+        `SELECT count(*)::int AS events, sum(cost_cents)::int AS cents, sum(priced_cents)::float AS priced FROM cost_events WHERE agent_id = $1`,
+        [agent.id],
+      );
+      expect(sum.events).toBe(100);
+      expect(sum.priced).toBeCloseTo(45.42, 6);
+      // whole cents carry the remainder forward: 46 booked (each run rounded up would book 100)
+      expect(sum.cents).toBe(46);
+      const [first] = await s.t.dataSource.query(
+        `SELECT priced_cents::float AS priced, cost_cents FROM cost_events WHERE agent_id = $1 ORDER BY created_at LIMIT 1`,
+        [agent.id],
+      );
+      expect(first).toEqual({ priced: 0.4542, cost_cents: 1 });
+      fs.rmSync(dir, { recursive: true, force: true });
     });
   });
 

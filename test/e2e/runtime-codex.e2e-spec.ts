@@ -1,6 +1,6 @@
 import { codexBinary, FakeOpenAi, OpenAiTurn, startFakeOpenAi } from '../support/fake-openai';
 import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
-import { describeCaps, describeRunErrors, useRuntimeApp } from '../support/runtimes';
+import { describeRunErrors, describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support/runtimes';
 
 /** codex_local with the real Codex CLI (devDependency) against a loopback fake of the OpenAI Responses API. */
 describe('codex_local: the real Codex CLI', () => {
@@ -87,10 +87,19 @@ describe('codex_local: the real Codex CLI', () => {
     expect(run.result_json.sessionId).not.toBe('00000000-0000-4000-8000-0000000000bb');
   });
 
-  // every turn a shell call and 80,000 input tokens of gpt-5 ($1.25/M: 10 cents)
-  describeCaps(s, () =>
-    fake.setScript(() => ({ toolCall: { name: 'shell', arguments: { command: ['true'] } }, usage: { input: 80_000, output: 1 } })),
-  );
+  // tolerance: the call in flight when the run is stopped. Codex records a call's tokens (token_count in
+  // its rollout) only once the tools the call asked for have run: a call whose tool runs is in flight too
+  const usage = (u: CallUsage) => ({ input: u.input + u.cached, cached: u.cached, output: u.output });
+  describeUsageFidelity(s, () => ({
+    served: () => fake.served,
+    markers: fake.markers,
+    origin: new URL(fake.url).origin,
+    tool: (cmd, u): OpenAiTurn => ({ toolCall: { name: 'exec_command', arguments: { cmd } }, usage: usage(u) }),
+    text: (text, u): OpenAiTurn => ({ text, usage: usage(u) }),
+    held: (until, turn) => ({ ...(turn as OpenAiTurn), hold: until }),
+    route: (scripts) => fake.setScript((r) => scripts.turn(r.body) as OpenAiTurn),
+    usageAfterTools: true,
+  }));
 
   describeRunErrors(s, 'codex_local', {
     withoutKey: () => ({ env: { OPENAI_BASE_URL: fake.url } }),

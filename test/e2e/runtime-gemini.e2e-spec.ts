@@ -1,10 +1,11 @@
 import { FakeGemini, GeminiTurn, geminiBinary, startFakeGemini } from '../support/fake-gemini';
 import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
-import { describeRunErrors, useRuntimeApp } from '../support/runtimes';
+import { describeRunErrors, describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support/runtimes';
 
 /**
  * gemini_local with the real Gemini CLI (devDependency) against a loopback fake of the Gemini API.
- * No cap test mid-run: the CLI's stream reports usage only in its final `result` (docs/runtimes-cli.md).
+ * Its stream reports usage only in its final `result`; the CLI's chat record has each call's tokens
+ * as the call ends, which meters the run while it goes (docs/runtimes-cli.md).
  */
 describe('gemini_local: the real Gemini CLI', () => {
   let fake: FakeGemini;
@@ -73,6 +74,18 @@ describe('gemini_local: the real Gemini CLI', () => {
     expect(run.status).toBe('succeeded');
     expect(run.result_json.sessionNote).toContain('unknown');
   });
+
+  // tolerance: the call in flight when the run is stopped (the chat record has a call's tokens before its tools run)
+  const usage = (u: CallUsage) => ({ prompt: u.input + u.cached, cached: u.cached, output: u.output });
+  describeUsageFidelity(s, () => ({
+    served: () => fake.served,
+    markers: fake.markers,
+    origin: fake.url,
+    tool: (command, u): GeminiTurn => ({ toolCall: { name: 'run_shell_command', args: { command } }, usage: usage(u) }),
+    text: (text, u): GeminiTurn => ({ text, usage: usage(u) }),
+    held: (until, turn) => ({ ...(turn as GeminiTurn), hold: until }),
+    route: (scripts) => fake.setScript((r) => scripts.turn(r.body) as GeminiTurn),
+  }));
 
   describeRunErrors(s, 'gemini_local', {
     withoutKey: () => ({ env: { GOOGLE_GEMINI_BASE_URL: fake.url } }),

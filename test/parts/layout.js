@@ -33,6 +33,7 @@ const SOLO = new Set([
   'runtime-gemini',
   'runtime-opencode',
   'runtime-mcp',
+  'runtime-usage',
   'fuzz',
   'heartbeat-crash-recovery',
   'live-events',

@@ -4,13 +4,15 @@ import { listenLoopback } from './loopback';
 import { answerModelList } from './fake-model-list';
 import * as path from 'node:path';
 import { readableForAgents } from './readable-for-agents';
+import { Markers, runIdOf, type ServedCall } from './fake-model';
 
 /**
  * A loopback fake of the Anthropic Messages API (`POST /v1/messages`, streaming): each request is
- * answered with the SSE events of one assistant message (message_start with the input usage,
- * content_block_start/delta/stop per block, message_delta with the output usage, message_stop),
- * scripted per test. It records every request and the usage it sent, so a test can compare what
- * the service booked with what the "model" billed.
+ * answered with the SSE events of one assistant message as the API streams them (message_start with
+ * the input usage and output 1, a ping, content_block_start / several deltas / stop per block,
+ * message_delta with the cumulative usage, message_stop), scripted per test. It records every
+ * request and the usage it sent (`served`: per call, with its run), so a test can compare what the
+ * service booked with what the "model" billed.
  */
 export interface FakeUsage {
   input: number;
@@ -28,6 +30,8 @@ export interface FakeTurn {
   stall?: boolean;
   /** answer only once this settles (a test holds the model while it looks at the running run) */
   hold?: Promise<unknown>;
+  /** send message_start (the input is billed), then the rest once this settles (a call in flight) */
+  holdAfterStart?: Promise<unknown>;
 }
 
 export interface FakeRequest {
@@ -43,6 +47,9 @@ export interface FakeAnthropic {
   requests: FakeRequest[];
   /** the sum of the usage the fake sent (completed messages only) */
   sent: { input: number; output: number; cacheRead: number; cacheCreation: number; messages: number };
+  /** every call answered or being answered, with its run and whether it completed */
+  served: ServedCall[];
+  markers: Markers;
   setScript(script: FakeScript): void;
   close(): Promise<void>;
 }
@@ -54,7 +61,10 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
   let script = initial;
   const requests: FakeRequest[] = [];
   const sent = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0, messages: 0 };
+  const served: ServedCall[] = [];
+  const markers = new Markers();
   const server = http.createServer((req, res) => {
+    if (markers.handle(req, res)) return;
     let data = '';
     req.on('data', (d) => (data += d));
     req.on('end', () => {
@@ -76,13 +86,29 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
       const turn = script(r, index);
       void Promise.resolve(turn.hold).then(() => respond(res, r, index, turn));
     });
+    req.on('error', () => undefined);
+    res.on('error', () => undefined);
   });
-  const respond = (res: http.ServerResponse, r: FakeRequest, index: number, turn: FakeTurn) => {
+  const respond = async (res: http.ServerResponse, r: FakeRequest, index: number, turn: FakeTurn) => {
     const body = r.body;
     const u = turn.usage;
+    if (res.destroyed) return; // the client gave up while the answer was held
+    const call: ServedCall = {
+      index,
+      runId: runIdOf(body),
+      booked: { input: u.input + (u.cacheCreation ?? 0), cached: u.cacheRead ?? 0, output: u.output },
+      complete: false,
+      inputAtStart: true,
+    };
+    served.push(call);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const ev = (type: string, payload: Record<string, unknown>) =>
       res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`);
+    const usage = {
+      input_tokens: u.input,
+      cache_creation_input_tokens: u.cacheCreation ?? 0,
+      cache_read_input_tokens: u.cacheRead ?? 0,
+    };
     ev('message_start', {
       message: {
         id: `msg_fake_${index + 1}`,
@@ -92,19 +118,19 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: {
-          input_tokens: u.input,
-          output_tokens: 1,
-          cache_read_input_tokens: u.cacheRead ?? 0,
-          cache_creation_input_tokens: u.cacheCreation ?? 0,
-        },
+        usage: { ...usage, output_tokens: 1 },
       },
     });
+    ev('ping', {});
     if (turn.stall) return; // never finishes: the client sees a silent stream
+    if (turn.holdAfterStart) await turn.holdAfterStart;
+    if (res.destroyed) return;
     let i = 0;
     if (turn.text) {
       ev('content_block_start', { index: i, content_block: { type: 'text', text: '' } });
-      ev('content_block_delta', { index: i, delta: { type: 'text_delta', text: turn.text } });
+      // the API streams text in small pieces
+      for (const piece of turn.text.match(/[\s\S]{1,8}/g) ?? [])
+        ev('content_block_delta', { index: i, delta: { type: 'text_delta', text: piece } });
       ev('content_block_stop', { index: i });
       i++;
     }
@@ -116,12 +142,14 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
       ev('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: JSON.stringify(turn.toolUse.input) } });
       ev('content_block_stop', { index: i });
     }
+    // cumulative usage of the whole message, as the API reports it at the end
     ev('message_delta', {
       delta: { stop_reason: turn.toolUse ? 'tool_use' : 'end_turn', stop_sequence: null },
-      usage: { output_tokens: u.output },
+      usage: { ...usage, output_tokens: u.output },
     });
     ev('message_stop', {});
     res.end();
+    call.complete = true;
     sent.input += u.input;
     sent.output += u.output;
     sent.cacheRead += u.cacheRead ?? 0;
@@ -133,6 +161,8 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
     url: `http://127.0.0.1:${port}`,
     requests,
     sent,
+    served,
+    markers,
     setScript: (s) => (script = s),
     close,
   };

@@ -3,17 +3,22 @@ import { listenLoopback } from './loopback';
 import { answerModelList } from './fake-model-list';
 import * as path from 'node:path';
 import { readableForAgents } from './readable-for-agents';
+import { Markers, runIdOf, type ServedCall } from './fake-model';
 
 /**
  * A loopback fake of the Gemini API (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`),
- * scripted per test: each answer is two SSE chunks of text, the last with the usage metadata.
+ * scripted per test: each answer is SSE chunks as the API sends them (every chunk with usage
+ * metadata, the prompt count first, the candidates and thoughts counts in the last), recording
+ * requests and the usage it sent (`served`: per call, with its run).
  */
 export interface GeminiTurn {
   text?: string;
   /** a function call (the CLI's shell tool); the CLI answers it with a functionResponse and asks again */
   toolCall?: { name: string; args: Record<string, unknown> };
-  /** prompt tokens include the cached part, as the API reports them */
-  usage: { prompt: number; cached?: number; output: number };
+  /** prompt tokens include the cached part, as the API reports them; thoughts are billed as output */
+  usage: { prompt: number; cached?: number; output: number; thoughts?: number };
+  /** answer only once this settles (a call in flight: nothing is billed before the answer) */
+  hold?: Promise<unknown>;
 }
 
 export interface GeminiRequest {
@@ -25,6 +30,8 @@ export interface FakeGemini {
   url: string;
   requests: GeminiRequest[];
   sent: { prompt: number; cached: number; output: number; responses: number };
+  served: ServedCall[];
+  markers: Markers;
   setScript(script: (req: GeminiRequest, index: number) => GeminiTurn): void;
   close(): Promise<void>;
 }
@@ -33,7 +40,12 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
   let script = initial;
   const requests: GeminiRequest[] = [];
   const sent = { prompt: 0, cached: 0, output: 0, responses: 0 };
+  const served: ServedCall[] = [];
+  const markers = new Markers();
   const server = http.createServer((req, res) => {
+    if (markers.handle(req, res)) return;
+    req.on('error', () => undefined);
+    res.on('error', () => undefined);
     let data = '';
     req.on('data', (d) => (data += d));
     req.on('end', () => {
@@ -52,36 +64,56 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
       }
       const r = { url, body };
       requests.push(r);
-      const turn = script(r, requests.length - 1);
-      const u = turn.usage;
-      const usageMetadata = {
-        promptTokenCount: u.prompt,
-        candidatesTokenCount: u.output,
-        totalTokenCount: u.prompt + u.output,
-        cachedContentTokenCount: u.cached ?? 0,
-      };
-      const text = turn.text ?? '';
-      const half = Math.ceil(text.length / 2);
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\r\n\r\n`);
-      chunk({
-        candidates: [{ content: { role: 'model', parts: [{ text: text.slice(0, half) }] } }],
-        usageMetadata: { promptTokenCount: u.prompt },
-      });
-      const last = turn.toolCall ? [{ functionCall: turn.toolCall }] : [{ text: text.slice(half) }];
-      chunk({ candidates: [{ content: { role: 'model', parts: last }, finishReason: 'STOP' }], usageMetadata });
-      res.end();
-      sent.prompt += u.prompt;
-      sent.cached += u.cached ?? 0;
-      sent.output += u.output;
-      sent.responses++;
+      const index = requests.length - 1;
+      const turn = script(r, index);
+      void Promise.resolve(turn.hold).then(() => respond(res, r, index, turn));
     });
   });
+  const respond = (res: http.ServerResponse, r: GeminiRequest, index: number, turn: GeminiTurn) => {
+    if (res.destroyed) return;
+    const u = turn.usage;
+    const call: ServedCall = {
+      index,
+      runId: runIdOf(r.body),
+      booked: { input: u.prompt - (u.cached ?? 0), cached: u.cached ?? 0, output: u.output + (u.thoughts ?? 0) },
+      complete: false,
+      inputAtStart: false,
+    };
+    served.push(call);
+    const usageMetadata = {
+      promptTokenCount: u.prompt,
+      candidatesTokenCount: u.output,
+      totalTokenCount: u.prompt + u.output + (u.thoughts ?? 0),
+      cachedContentTokenCount: u.cached ?? 0,
+      ...(u.thoughts ? { thoughtsTokenCount: u.thoughts } : {}),
+    };
+    const text = turn.text ?? '';
+    const half = Math.ceil(text.length / 2);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    // the API names the model version that answered: the one asked for
+    const meta = { modelVersion: /models\/([^:]+):/.exec(r.url)?.[1] ?? 'gemini-2.5-pro', responseId: `resp_fake_${index + 1}` };
+    const chunk = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\r\n\r\n`);
+    chunk({
+      candidates: [{ content: { role: 'model', parts: [{ text: text.slice(0, half) }] } }],
+      usageMetadata: { promptTokenCount: u.prompt, totalTokenCount: u.prompt },
+      ...meta,
+    });
+    const last = turn.toolCall ? [{ functionCall: turn.toolCall }] : [{ text: text.slice(half) }];
+    chunk({ candidates: [{ content: { role: 'model', parts: last }, finishReason: 'STOP' }], usageMetadata, ...meta });
+    res.end();
+    call.complete = true;
+    sent.prompt += u.prompt;
+    sent.cached += u.cached ?? 0;
+    sent.output += u.output;
+    sent.responses++;
+  };
   const { port, close } = await listenLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
     sent,
+    served,
+    markers,
     setScript: (s) => (script = s),
     close,
   };

@@ -1,13 +1,16 @@
+import { randomUUID } from 'node:crypto';
+import { RunDispatcher } from '../../src/modules/heartbeat/run-dispatcher.service';
 import { createAgent, type AgentRecord } from './agents';
 import { createCompany } from './factories';
+import { KeyedScripts, sumServed, type Markers, type ServedCall, type ServedSum } from './fake-model';
 import { TERMINAL, waitFor, waitRun, wakeRun } from './heartbeat';
 import { createTestApp, type TestApp } from './test-app';
 
 /**
  * The shared setup of the coding-agent CLI runtime tests (runtime-{claude,codex,gemini,opencode}):
  * one app that listens (the CLIs call our API), a company whose live events are kept, agents of the
- * runtime under test, the run's cost events, and the cap / hard-stop / run-error cases every runtime
- * must pass, written once.
+ * runtime under test, the run's cost events, and the usage-fidelity and run-error cases every
+ * runtime must pass, written once.
  */
 /** a real CLI on a loaded machine: generous, the tests poll for their conditions */
 const TIMEOUT = 180_000;
@@ -74,58 +77,130 @@ export function useRuntimeApp(adapterType: string, baseConfig: () => Record<stri
   };
 }
 
-/**
- * A runaway agent (the fake's endless tool-call loop, about 10 cents a turn) is stopped mid-run by
- * `maxCostCents` and by the company's hard-stop budget, and what it spent until then is booked.
- * `loop` scripts the fake; the caps act on the usage the runtime reports per model call.
- */
-export function describeCaps(s: RuntimeSuite, loop: () => void): void {
-  describe('metered in flight, with caps', () => {
-    it(
-      'stops a runaway run at maxCostCents, showing its running totals, with its spend booked',
-      async () => {
-        loop();
-        const agent = await s.agent({}, { runtimeConfig: { maxCostCents: 25 } });
-        const runId = await wakeRun(s.t, agent.id);
-        // the running run shows the usage of its turns so far
-        const live = await waitFor(
-          async () => {
-            const r = (await s.t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body;
-            return r.usageJson?.turns >= 1 ? r : null;
-          },
-          'live usage on the run',
-          90_000,
-          50,
-        );
-        expect(live.usageJson.final).toBe(false);
-        const run = await waitRun(s.t, runId, TERMINAL, 90_000);
-        expect(run).toMatchObject({ status: 'cancelled', error_code: 'cap_max_cost_cents' });
-        expect(run.error).toContain('maxCostCents 25');
-        expect(run.usage_json.costCents).toBeGreaterThan(25);
-        const [cost] = await s.costEvents(runId);
-        expect(cost.cost_cents).toBe(run.usage_json.costCents);
-        expect(Number(cost.output_tokens)).toBe(run.usage_json.outputTokens);
-      },
-      TIMEOUT,
-    );
+/** A model call's usage as a cost event books it: input (uncached, cache writes included), cached input, output. */
+export interface CallUsage {
+  input: number;
+  cached: number;
+  output: number;
+}
 
-    it(
-      'stops a runaway run at the company’s hard-stop budget and books what it spent',
-      async () => {
+/** How a spec drives its CLI's fake for the usage-fidelity cases. */
+export interface CliDriver {
+  /** the calls the fake served */
+  served(): ServedCall[];
+  markers: Markers;
+  /** the fake's origin (the agent's tool hits `<origin>/marker/<name>`) */
+  origin: string;
+  /** a turn asking the CLI's shell tool to run `command` */
+  tool(command: string, u: CallUsage): unknown;
+  /** a final answer */
+  text(text: string, u: CallUsage): unknown;
+  /** a turn held until `until` settles (nothing billed before: a call in flight) */
+  held(until: Promise<unknown>, turn: unknown): unknown;
+  /** points the fake's script at `scripts` (keyed by a token of the agent's name) */
+  route(scripts: KeyedScripts<unknown>): void;
+  /**
+   * The CLI reports a call's usage only once the tools it asked for have run (OpenCode's step):
+   * a call whose tool runs still counts as in flight.
+   */
+  usageAfterTools?: boolean;
+}
+
+/** Cost events of a run, summed (the run's usage booked, once per token). */
+export async function bookedFor(t: TestApp, runId: string): Promise<CallUsage & { events: number; cents: number }> {
+  const [r] = await t.dataSource.query(
+    `SELECT count(*)::int AS events, COALESCE(sum(input_tokens), 0)::int AS input, COALESCE(sum(cached_input_tokens), 0)::int AS cached,
+            COALESCE(sum(output_tokens), 0)::int AS output, COALESCE(sum(cost_cents), 0)::int AS cents
+       FROM cost_events WHERE heartbeat_run_id = $1`,
+    [runId],
+  );
+  return r;
+}
+
+/**
+ * Booked against served: equal to within `calls` calls in flight (each the run's largest call).
+ * Returns the problems (empty when within).
+ */
+export function compareUsage(what: string, booked: CallUsage, served: ServedSum, calls: number): string[] {
+  const out: string[] = [];
+  for (const k of ['input', 'cached', 'output'] as const) {
+    const slack = calls * served.largest[k];
+    if (Math.abs(booked[k] - served[k]) > slack)
+      out.push(`${what}: booked ${k} ${booked[k]}, the model served ${served[k]} in ${served.calls} calls (tolerance ${slack})`);
+  }
+  return out;
+}
+
+/** Resolves once this instance's executor of the run is done (its end recorded, its usage settled and booked). */
+export async function executorDone(t: TestApp, runId: string): Promise<void> {
+  const dispatcher = t.app.get(RunDispatcher);
+  await waitFor(async () => !dispatcher.localRunIds().includes(runId), `executor of run ${runId} done`, 60_000);
+}
+
+const CALL: CallUsage = { input: 3000, cached: 200, output: 300 };
+
+/**
+ * The usage-fidelity cases every CLI must pass, run at once (each its own agent and key): the
+ * model's calls are booked to the token whether the run finishes, is cancelled while a tool runs,
+ * crosses its maxTokens cap or its company's hard-stop budget. The tolerance is the call in flight
+ * when the run is stopped (none while a tool runs, unless the CLI reports a call's usage only after
+ * its tools: OpenCode); a cap acts within one call of crossing.
+ */
+export function describeUsageFidelity(s: RuntimeSuite, driver: () => CliDriver): void {
+  describe('usage fidelity: booked = what the model served, to within the call in flight', () => {
+    it('finished, cancelled mid-tool, capped (maxTokens) and budget-stopped runs', async () => {
+      const d = driver();
+      const scripts = new KeyedScripts<unknown>(() => d.text('not scripted', { input: 1, cached: 0, output: 1 }));
+      d.route(scripts);
+      const nonce = randomUUID().slice(0, 8);
+      const key = (c: string) => `fidelity-${c}-${nonce}`;
+      const loop = (c: string) => scripts.set(key(c), () => d.tool('true', CALL));
+      const start = async (c: string, extra: Record<string, unknown> = {}, companyId = s.companyId) => {
+        const agent = await s.agent({}, { name: key(c), ...extra }, companyId);
+        return wakeRun(s.t, agent.id);
+      };
+      const settle = async (runId: string) => {
+        const run = await waitRun(s.t, runId, TERMINAL, 120_000);
+        await executorDone(s.t, runId);
+        return { run, booked: await bookedFor(s.t, runId), served: sumServed(d.served(), runId) };
+      };
+      const finished = async (): Promise<string[]> => {
+        scripts.set(key('finished'), (n) => (n < 2 ? d.tool('true', CALL) : d.text('done', CALL)));
+        const r = await settle(await start('finished'));
+        const status = r.run.status === 'succeeded' ? [] : [`finished: ${r.run.status} ${r.run.error_code}`];
+        return [...status, ...compareUsage('finished', r.booked, r.served, 0)];
+      };
+      const cancelled = async (): Promise<string[]> => {
+        const marker = key('tool');
+        scripts.set(key('cancelled'), (n) =>
+          n === 0 ? d.tool(`curl -s ${d.origin}/marker/${marker} >/dev/null; sleep 60`, CALL) : d.text('late', CALL),
+        );
+        const runId = await start('cancelled');
+        await d.markers.wait(marker);
+        await s.t.http.post(`/api/heartbeat-runs/${runId}/cancel`).send({}).expect(200);
+        const r = await settle(runId);
+        const status = r.run.status === 'cancelled' ? [] : [`cancelled: ${r.run.status}`];
+        return [...status, ...compareUsage('cancelled mid-tool', r.booked, r.served, d.usageAfterTools ? 1 : 0)];
+      };
+      const capped = async (): Promise<string[]> => {
+        loop('capped');
+        // 3,500 tokens a call: the third crosses 10,000
+        const r = await settle(await start('capped', { runtimeConfig: { maxTokens: 10_000 } }));
+        const status = r.run.error_code === 'cap_max_tokens' ? [] : [`capped: ${r.run.status} ${r.run.error_code}`];
+        const late = r.served.calls > 4 ? [`capped: the cap acted ${r.served.calls - 3} calls after the crossing one`] : [];
+        return [...status, ...late, ...compareUsage('capped', r.booked, r.served, 1)];
+      };
+      const budget = async (): Promise<string[]> => {
         const co = await createCompany(s.t);
-        await s.t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 35 }).expect(200);
-        loop();
-        const agent = await s.agent({}, {}, co.id);
-        const run = await s.run(agent.id);
-        expect(run).toMatchObject({ status: 'cancelled', error_code: 'budget_hard_stop' });
-        expect(run.error).toContain('company');
-        const [cost] = await s.costEvents(run.id);
-        expect(cost.cost_cents).toBeGreaterThanOrEqual(35);
-        const spent = (await s.t.http.get(`/api/companies/${co.id}`).expect(200)).body.spentMonthlyCents;
-        expect(spent).toBe(cost.cost_cents);
-      },
-      TIMEOUT,
-    );
+        await s.t.http.patch(`/api/companies/${co.id}/budgets`).send({ budgetMonthlyCents: 3 }).expect(200);
+        loop('budget');
+        const r = await settle(await start('budget', {}, co.id));
+        const status = r.run.error_code === 'budget_hard_stop' ? [] : [`budget: ${r.run.status} ${r.run.error_code}`];
+        return [...status, ...compareUsage('budget hard stop', r.booked, r.served, 1)];
+      };
+      const problems = (await Promise.all([finished(), cancelled(), capped(), budget()])).flat();
+      expect(problems).toEqual([]);
+    });
   });
 }
 

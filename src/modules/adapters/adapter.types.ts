@@ -1,6 +1,6 @@
 import type { ProcessIdentity } from '../../common/process/agent-identities';
 import type { SandboxSpec } from '../../common/process/agent-sandbox';
-import type { LogStream, RunOutcome, WakeContext } from './run.types';
+import type { LogStream, RunOutcome, WakeContext, WakeDetails } from './run.types';
 
 /** Everything an adapter needs to execute one run. */
 export interface AdapterRunContext {
@@ -14,12 +14,21 @@ export interface AdapterRunContext {
   configEnv: Record<string, string>;
   agent: { name: string; role: string; title: string | null; capabilities: string; metadata: Record<string, unknown> };
   context: WakeContext;
+  /** the issue and comments the wake names (for the prompt); null when it names none */
+  wake?: WakeDetails | null;
   /** SERVICE_* variables injected into local processes (API URL, run token, run/agent/company ids, wake context) */
   serviceEnv: Record<string, string>;
   apiUrl: string;
   runToken: string;
   /** the session id of the agent's last successful run (same adapter and issue), unless the wake forced a fresh session */
   resumeSessionId: string | null;
+  /**
+   * what shaped that session (model, instructions hash, adapter type, working folder), as that run
+   * recorded it (`resultJson.sessionShape`); a runtime resumes only while its own shape is the same
+   */
+  resumeSessionShape?: Record<string, unknown> | null;
+  /** that session's cumulative totals as that run recorded them (`resultJson.sessionTotals`): a CLI whose totals are per session subtracts them */
+  resumeSessionTotals?: Record<string, unknown> | null;
   /** local processes run as this unprivileged user (null = the service's user: not root, or opted out) */
   runAs: ProcessIdentity | null;
   /** where identities live and whether namespaces are used (pass to runChild) */
@@ -32,6 +41,8 @@ export interface AdapterRunContext {
   workspaceCwd?: string | null;
   /** usage so far, as a runtime reads it from its stream (running totals; caps and budgets act on it) */
   onUsage?(usage: Record<string, unknown>): void;
+  /** an event of the run on the live stream (`heartbeat.run.event`), e.g. why a session was not resumed */
+  onEvent?(eventType: string, message: string, payload?: Record<string, unknown>): void;
   log(stream: LogStream, chunk: string): void;
 }
 

@@ -3,6 +3,7 @@ import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport 
 import { num, str, strArray } from './adapter.types';
 import { baseChildEnv, commandCheck, runChild } from './child-process-run';
 import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from './process.adapter';
+import { wakeSection } from './wake-prompt';
 
 export interface CliRuntimeDefaults {
   type: string;
@@ -21,7 +22,7 @@ export const CLI_RUNTIMES: CliRuntimeDefaults[] = [
   { type: 'runtime_g', command: 'runtime-g', model: 'runtime-g-default' },
 ];
 
-/** The prompt a CLI runtime reads on stdin: instructions, skills, then what woke the agent. */
+/** The prompt a CLI runtime reads on stdin (the new turn, fresh or resumed): who it is, instructions, skills, why it was woken. */
 export function buildPrompt(ctx: AdapterRunContext): string {
   const c = ctx.config;
   const parts: string[] = [];
@@ -32,13 +33,7 @@ export function buildPrompt(ctx: AdapterRunContext): string {
   const sync = c.serviceSkillSync as { desiredSkills?: unknown } | undefined;
   const skills = strArray(sync?.desiredSkills);
   if (skills.length) parts.push(`Skills: ${skills.join(', ')}`);
-  const w = ctx.context;
-  const wake = [`Wake source: ${w.source}${w.triggerDetail ? ` (${w.triggerDetail})` : ''}`];
-  if (w.reason) wake.push(`Reason: ${w.reason}`);
-  if (w.issueId) wake.push(`Issue: ${w.issueId}`);
-  if (w.commentId) wake.push(`Comment: ${w.commentId}`);
-  if (Object.keys(w.payload ?? {}).length) wake.push(`Payload: ${JSON.stringify(w.payload)}`);
-  parts.push(wake.join('\n'));
+  parts.push(wakeSection(ctx.context, ctx.wake));
   parts.push(`Use the API at ${ctx.apiUrl} with the token in SERVICE_API_KEY and the header X-Service-Run-Id: ${ctx.runId}.`);
   return parts.join('\n\n') + '\n';
 }

@@ -24,6 +24,31 @@ export interface WakeContext {
   [k: string]: unknown;
 }
 
+/** A comment a wake names, as the agent's prompt shows it. */
+export interface WakeComment {
+  id: string;
+  issueId: string;
+  body: string;
+  author: { kind: 'agent' | 'user'; id: string; name: string | null };
+  createdAt: string;
+}
+
+/** What a run's wake names, read when the run starts (the issue, the comments): the agent is told in its prompt. */
+export interface WakeDetails {
+  issue: {
+    id: string;
+    identifier: string;
+    title: string;
+    status: string;
+    description: string | null;
+    /** e.g. `routine_execution` with the routine's id */
+    originKind: string;
+    originId: string | null;
+  } | null;
+  /** the wake's comment and those of wakes coalesced into the run, oldest first */
+  comments: WakeComment[];
+}
+
 /** How a run ended, as the executor reports it. */
 export interface RunOutcome {
   status: FinalRunStatus;

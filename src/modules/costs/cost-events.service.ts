@@ -26,15 +26,24 @@ export class CostEventsService {
     private readonly activity: ActivityRecorder,
   ) {}
 
-  /** Joins the caller's transaction (the request's), or opens one: the statements below rely on it. */
-  report(actor: Actor, companyId: string, dto: CreateCostEventDto): Promise<{ event: CostEventResponseDto; created: boolean }> {
-    return this.db.transaction(() => this.reportInTransaction(actor, companyId, dto));
+  /**
+   * Joins the caller's transaction (the request's), or opens one: the statements below rely on it.
+   * `pricedCents`: a run booking's priced cost with sub-cent precision (RunCostBooking).
+   */
+  report(
+    actor: Actor,
+    companyId: string,
+    dto: CreateCostEventDto,
+    pricedCents: number | null = null,
+  ): Promise<{ event: CostEventResponseDto; created: boolean }> {
+    return this.db.transaction(() => this.reportInTransaction(actor, companyId, dto, pricedCents));
   }
 
   private async reportInTransaction(
     actor: Actor,
     companyId: string,
     dto: CreateCostEventDto,
+    pricedCents: number | null,
   ): Promise<{ event: CostEventResponseDto; created: boolean }> {
     if (actor.kind === 'agent' && actor.agentId !== dto.agentId) throw forbidden('Agents may only report their own costs');
     const runId = dto.heartbeatRunId ?? (actor.kind === 'agent' ? (actor.runId ?? null) : null);
@@ -60,6 +69,7 @@ export class CostEventsService {
       billingCode: dto.billingCode ?? null,
       costStatus: unpriced ? 'unpriced' : 'reported',
       costCents: unpriced ? null : (dto.costCents ?? null),
+      pricedCents: unpriced ? null : pricedCents,
       inputTokens: dto.inputTokens ?? null,
       cachedInputTokens: dto.cachedInputTokens ?? null,
       outputTokens: dto.outputTokens ?? null,

@@ -8,6 +8,7 @@ import { FinanceRepository } from './finance.repository';
 import { FinanceController } from './finance.controller';
 import { FinanceService } from './finance.service';
 import { RunCostBooking } from './run-cost-booking.service';
+import { RunCostsRepository } from './run-costs.repository';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { CostEventCompanyRepository } from './cost-event-company.repository';
@@ -24,6 +25,7 @@ import { CostEventCompanyRepository } from './cost-event-company.repository';
     CostReportsService,
     FinanceService,
     RunCostBooking,
+    RunCostsRepository,
   ],
 })
 export class CostsModule implements OnModuleInit {
@@ -34,5 +36,6 @@ export class CostsModule implements OnModuleInit {
 
   onModuleInit(): void {
     this.runEvents.onRunFinished((e) => this.booking.book(e));
+    this.runEvents.onUsageSettled((e) => this.booking.settle(e));
   }
 }

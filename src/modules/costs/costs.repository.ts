@@ -23,6 +23,8 @@ export interface CostEventRow {
   billing_code: string | null;
   cost_status: string;
   cost_cents: number | null;
+  /** numeric: the priced cost with sub-cent precision (run bookings), else null */
+  priced_cents: string | null;
   input_tokens: string | null;
   cached_input_tokens: string | null;
   output_tokens: string | null;
@@ -49,6 +51,7 @@ export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
     billingCode: r.billing_code,
     costStatus: r.cost_status,
     costCents: r.cost_cents,
+    pricedCents: num(r.priced_cents ?? null),
     inputTokens: num(r.input_tokens),
     cachedInputTokens: num(r.cached_input_tokens),
     outputTokens: num(r.output_tokens),
@@ -71,6 +74,8 @@ export interface CostEventInsert {
   billingCode: string | null;
   costStatus: 'unpriced' | 'reported';
   costCents: number | null;
+  /** run bookings: the priced cost with sub-cent precision (the booked cents carry the remainder) */
+  pricedCents: number | null;
   inputTokens: number | null;
   cachedInputTokens: number | null;
   outputTokens: number | null;
@@ -151,8 +156,8 @@ export class CostsRepository extends CompanyScopedRepository {
       companyId,
       `INSERT INTO cost_events (company_id, agent_id, issue_id, project_id, goal_id, heartbeat_run_id, provider, model, biller,
                                 billing_type, billing_code, cost_status, cost_cents, input_tokens, cached_input_tokens, output_tokens,
-                                occurred_at, idempotency_key, reported_by_actor_type, reported_by_actor_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                                occurred_at, idempotency_key, reported_by_actor_type, reported_by_actor_id, priced_cents)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
        ON CONFLICT DO NOTHING RETURNING *`,
       [
         e.agentId,
@@ -174,6 +179,7 @@ export class CostsRepository extends CompanyScopedRepository {
         e.idempotencyKey,
         e.reportedByActorType,
         e.reportedByActorId,
+        e.pricedCents,
       ],
     );
   }

@@ -214,6 +214,20 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /**
+   * The usage the process of an ended run reported to its end (it had been ended elsewhere: the
+   * usage stored then was the live one). Null when the run is unknown or still live.
+   */
+  async settleUsage(companyId: string, runId: string, usage: Record<string, unknown>): Promise<RunRow | null> {
+    const [row] = await this.returning<RunRow>(
+      companyId,
+      `UPDATE heartbeat_runs SET usage_json = $3, updated_at = now()
+        WHERE company_id = $1 AND id = $2 AND status NOT IN ('queued','running') RETURNING *`,
+      [runId, usage],
+    );
+    return row ?? null;
+  }
+
+  /**
    * The run's project (the wake's, else its issue's) and that project's workspace directory (the
    * primary one first), for cost attribution and the CLI runtimes' working directory.
    */
@@ -332,18 +346,25 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
     );
   }
 
-  /** The session id the agent's last successful run of this adapter reported (same issue, or none). */
-  async lastSessionId(run: RunRow): Promise<string | null> {
-    const row = await this.row<{ sid: string | null }>(
+  /**
+   * The session the agent's last successful run of this adapter reported (same issue, or none), with
+   * what shaped it (`sessionShape`: model, instructions hash, adapter type, folder) when it said.
+   */
+  async lastSession(
+    run: RunRow,
+  ): Promise<{ id: string; shape: Record<string, unknown> | null; totals: Record<string, unknown> | null } | null> {
+    const row = await this.row<{ sid: string | null; shape: unknown; totals: unknown }>(
       run.company_id,
-      `SELECT result_json->>'sessionId' AS sid FROM heartbeat_runs
+      `SELECT result_json->>'sessionId' AS sid, result_json->'sessionShape' AS shape, result_json->'sessionTotals' AS totals FROM heartbeat_runs
         WHERE company_id = $1 AND agent_id = $2 AND id <> $3 AND status = 'succeeded' AND adapter_type = $4
           AND issue_id IS NOT DISTINCT FROM $5 AND result_json ? 'sessionId'
         ORDER BY finished_at DESC LIMIT 1`,
       [run.agent_id, run.id, run.adapter_type, run.issue_id],
       { detached: true },
     );
-    return row?.sid ?? null;
+    if (!row?.sid) return null;
+    const record = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+    return { id: row.sid, shape: record(row.shape), totals: record(row.totals) };
   }
 
   /** The latest run of each agent (the instance heartbeat page; the agents come from the agents module's answer). */

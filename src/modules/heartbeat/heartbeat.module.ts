@@ -32,12 +32,14 @@ import { WakeupRequestsRepository } from './wakeup-requests.repository';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { RunCompanyRepository } from './run-company.repository';
+import { RunWakeDetails } from './run-wake-details.port';
 
 /**
  * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens; runs
  * execute through the adapters module's executors. Exported for other modules: WakeupQueue
  * (enqueue), RunLifecycleEvents (run-finished hook), RunEnvResolver (secret refs), RunDispatcher,
- * and the HeartbeatAgents port (the agents module registers the engine's statements on its table).
+ * the HeartbeatAgents port (the agents module registers the engine's statements on its table) and
+ * the RunWakeDetails port (the issues module reads what a wake names for the agent's prompt).
  */
 @Module({
   imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
@@ -66,8 +68,18 @@ import { RunCompanyRepository } from './run-company.repository';
     HeartbeatAgents,
     RunClaimsRepository,
     RunGatesRepository,
+    RunWakeDetails,
   ],
-  exports: [WakeupQueue, RunLifecycleEvents, RunEnvResolver, RunDispatcher, RunTokenService, HeartbeatRunsService, HeartbeatAgents],
+  exports: [
+    WakeupQueue,
+    RunLifecycleEvents,
+    RunEnvResolver,
+    RunDispatcher,
+    RunTokenService,
+    HeartbeatRunsService,
+    HeartbeatAgents,
+    RunWakeDetails,
+  ],
 })
 export class HeartbeatModule implements OnModuleInit {
   constructor(

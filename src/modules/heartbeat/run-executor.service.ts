@@ -15,6 +15,7 @@ import { RunTokenService } from './run-token.service';
 import { EnvResolutionError, RunEnvResolver } from './run-env.service';
 import { runFinished, runProcessStarted, runTraceparent } from '../../common/tracing/run-tracing';
 import { RunStop, RunUsageMonitor } from './run-usage-monitor.service';
+import { RunWakeDetails } from './run-wake-details.port';
 
 /** SIGTERM to SIGKILL when a cap or a budget stops a run: it ends within 2 s */
 const CAP_STOP_GRACE_SEC = 1;
@@ -66,6 +67,7 @@ export class RunExecutor {
     private readonly live: RunLiveEvents,
     private readonly identities: AgentIdentities,
     private readonly usage: RunUsageMonitor,
+    private readonly wakeDetails: RunWakeDetails,
   ) {}
 
   launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
@@ -112,7 +114,12 @@ export class RunExecutor {
             writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
             const w = writer;
             const apiUrl = this.config.publicUrl;
-            const resumeSessionId = run.context_snapshot.forceFreshSession ? null : await this.runs.lastSessionId(run);
+            const session = run.context_snapshot.forceFreshSession ? null : await this.runs.lastSession(run);
+            const resumeSessionId = session?.id ?? null;
+            const wake = await this.wakeDetails.read(run.company_id, run.context_snapshot).catch((err: Error) => {
+              this.logger.warn(`what woke run ${run.id} is not readable: ${err.message}`);
+              return null;
+            });
             const ctx: AdapterRunContext = {
               runId: run.id,
               agentId: run.agent_id,
@@ -122,10 +129,13 @@ export class RunExecutor {
               configEnv: resolved.env,
               agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
               context: run.context_snapshot,
+              wake,
               serviceEnv: { ...serviceEnv(run, apiUrl, token, resumeSessionId), TMPDIR: scratch.tmp },
               apiUrl,
               runToken: token,
               resumeSessionId,
+              resumeSessionShape: session?.shape ?? null,
+              resumeSessionTotals: session?.totals ?? null,
               runAs,
               sandbox: { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
               onProcessStarted: (pgid) => {
@@ -135,6 +145,7 @@ export class RunExecutor {
               projectId,
               workspaceCwd: project.cwd && fs.existsSync(project.cwd) ? project.cwd : null,
               log: (stream, chunk) => w.write(stream, chunk),
+              onEvent: (type, message, payload) => this.live.event(run, type, message, payload ?? null),
             };
             // caps and hard-stop budgets act on the usage a runtime reports while it runs
             let capStop: RunStop | null = null;
@@ -170,14 +181,24 @@ export class RunExecutor {
           }
         }
       }
-      runFinished(run.id, outcome);
-      if (isStopping()) return;
-      try {
-        await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agent_id, logBytes: (writer as RunLogWriter | null)?.size ?? 0 });
-      } catch (err) {
-        this.logger.error(`could not record the end of run ${run.id}: ${(err as Error).message}`);
-      }
+      await this.finish(run, outcome, (writer as RunLogWriter | null)?.size ?? 0, isStopping());
     })();
     return local;
+  }
+
+  /**
+   * Ends the run with its outcome. A run that had already ended (cancelled, paused, reaped: here or
+   * on another instance) keeps its end, and the usage its process reported to the last line is
+   * settled (booked beyond what was booked at the end). An instance that is shutting down has
+   * handed its runs back: it only settles.
+   */
+  private async finish(run: RunRow, outcome: RunOutcome, logBytes: number, stopping: boolean): Promise<void> {
+    runFinished(run.id, outcome);
+    try {
+      const ended = stopping ? null : await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agent_id, logBytes });
+      if (!ended) await this.lifecycle.settleUsage(run.id, run.company_id, outcome.usage);
+    } catch (err) {
+      this.logger.error(`could not record the end of run ${run.id}: ${(err as Error).message}`);
+    }
   }
 }

@@ -29,14 +29,29 @@ export interface RunStartedEvent {
 export type RunFinishedListener = (e: RunFinishedEvent) => void | Promise<void>;
 
 /**
+ * A run that had already been ended (cancelled, paused, reaped, on this or another instance) when
+ * its process ended: its usage as the process reported it to the end (model calls that completed
+ * after the stop included). The costs module books what it adds to what was booked at the end.
+ */
+export interface RunUsageSettledEvent {
+  runId: string;
+  companyId: string;
+  agentId: string;
+  issueId: string | null;
+  usage: Record<string, unknown>;
+}
+
+/**
  * Run lifecycle hooks for other modules, fired after the ending transaction commits. The issues
- * module subscribes to release the checkouts of runs that ended (reaped, cancelled, failed).
+ * module subscribes to release the checkouts of runs that ended (reaped, cancelled, failed); the
+ * costs module books a run's usage when it ends and what its process reported after that.
  */
 @Injectable()
 export class RunLifecycleEvents {
   private readonly logger = new Logger('RunLifecycleEvents');
   private readonly finished: RunFinishedListener[] = [];
   private readonly started: Array<(e: RunStartedEvent) => void> = [];
+  private readonly settled: Array<(e: RunUsageSettledEvent) => void | Promise<void>> = [];
 
   /** A run was claimed by this instance (after commit); listeners must not throw or block. */
   onRunStarted(listener: (e: RunStartedEvent) => void): void {
@@ -49,6 +64,20 @@ export class RunLifecycleEvents {
         l(e);
       } catch (err) {
         this.logger.error(`run-started listener failed for run ${e.runId}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  onUsageSettled(listener: (e: RunUsageSettledEvent) => void | Promise<void>): void {
+    this.settled.push(listener);
+  }
+
+  async emitUsageSettled(e: RunUsageSettledEvent): Promise<void> {
+    for (const l of this.settled) {
+      try {
+        await l(e);
+      } catch (err) {
+        this.logger.error(`usage-settled listener failed for run ${e.runId}: ${(err as Error).message}`);
       }
     }
   }

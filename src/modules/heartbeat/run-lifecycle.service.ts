@@ -172,6 +172,18 @@ export class RunLifecycle implements OnModuleInit {
   }
 
   /**
+   * A run ended elsewhere (cancelled, paused, reaped) while its process still ran here: the usage
+   * the process reported to its end replaces the run's stored usage, and the costs module books
+   * what it adds (a model call that completed after the stop is still the run's).
+   */
+  async settleUsage(runId: string, companyId: string, usage: Record<string, unknown> | null | undefined): Promise<void> {
+    if (!usage || !(Number(usage.totalTokens) > 0 || Number(usage.costCents) > 0)) return;
+    const run = await this.runs.settleUsage(companyId, runId, usage);
+    if (!run) return;
+    await this.events.emitUsageSettled({ runId, companyId, agentId: run.agent_id, issueId: run.issue_id, usage });
+  }
+
+  /**
    * Deferred wakes of one agent and issue become one new run once no run of that agent is live on
    * that issue: the oldest wake owns the run, the others are coalesced into it. Caller holds the agent lock.
    */

@@ -40,6 +40,8 @@ import { LabelsService } from './labels.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { IssueCompanyRepository } from './issue-company.repository';
+import { RunWakeDetails } from '../heartbeat/run-wake-details.port';
+import { IssueWakeDetails } from './issue-wake-details';
 
 @Module({
   imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule],
@@ -72,6 +74,7 @@ import { IssueCompanyRepository } from './issue-company.repository';
     IssueInteractions,
     RunnerGoalService,
     IssueReadContributions,
+    IssueWakeDetails,
   ],
   exports: [
     IssueStore,
@@ -92,6 +95,8 @@ export class IssuesModule implements OnModuleInit {
     private readonly store: IssueStore,
     private readonly queue: WakeupQueue,
     private readonly holds: IssueTreeHolds,
+    private readonly wakeDetails: RunWakeDetails,
+    private readonly issueWakeDetails: IssueWakeDetails,
   ) {}
 
   /** Runs that end without succeeding (including runs reaped after their instance died) release their checkouts. */
@@ -100,6 +105,8 @@ export class IssuesModule implements OnModuleInit {
     this.hub.setHiddenIssueCheck((companyId, ids) => this.store.hiddenAmong(companyId, ids));
     // wakes for issues of a paused subtree wait until the hold is released
     this.queue.registerIssueHoldProbe(this.holds.probe);
+    // a run's prompt quotes the issue and the comments that woke its agent
+    this.wakeDetails.register((companyId, q) => this.issueWakeDetails.read(companyId, q));
     this.runEvents.onRunFinished((e) =>
       e.status === 'succeeded' ? undefined : this.checkouts.releaseRunCheckouts(e.companyId, e.runId, e.errorCode ?? e.status),
     );

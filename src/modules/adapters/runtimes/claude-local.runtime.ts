@@ -2,16 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { str, strArray } from '../adapter.types';
 import { count, type RunMeter } from './run-meter';
-import {
-  CodingCliRuntime,
-  jsonLine,
-  obj,
-  deliverSkills,
-  type CliSpec,
-  type PreparedRun,
-  type RuntimeFailure,
-  type StreamParser,
-} from './coding-cli.runtime';
+import { CodingCliRuntime } from './coding-cli.runtime';
+import { jsonLine, obj, deliverSkills, type CliSpec, type PreparedRun, type RuntimeFailure, type StreamParser } from './coding-cli-kit';
 import type { TokenCounts } from './model-prices';
 import { claudeMcpAllowedTools, claudeMcpArgs, claudeMcpDisallowedTools } from './mcp-config';
 
@@ -70,19 +62,31 @@ function tokens(u: Record<string, unknown>): TokenCounts {
   };
 }
 
+/**
+ * The bulk of a partial-message stream: a line per content block start, delta and stop, none with
+ * usage. Skipped before JSON parsing (Claude Code prints `type` first, then the API `event`).
+ */
+const CONTENT_EVENT = '{"type":"stream_event","event":{"type":"content_block_';
+
 const AUTH_TEXT = /not logged in|invalid api key|authentication_error|oauth token|please run \/login|credit balance is too low/i;
 
 /**
- * Claude Code's `--output-format stream-json --verbose` stream: `system/init` (session id, model),
- * `assistant` messages (one per content block, repeating the call's usage: deduplicated by message
- * id), `system/api_retry` while the endpoint fails, and one `result` whose usage (per model in
- * `model_usage_since_last_result`, sub-agents included, with its cost) is the run's authoritative total.
+ * Claude Code's `--output-format stream-json --verbose --include-partial-messages` stream:
+ * `system/init` (session id, model), `stream_event` lines wrapping the Messages API's own events
+ * (`message_start` with the call's input usage, `message_delta` with its output usage, cumulative,
+ * as the call ends), `assistant` messages (one per content block, with the usage of message start:
+ * output 1), `system/api_retry` while the endpoint fails, and one `result` whose usage (per model in
+ * `model_usage_since_last_result`, sub-agents included, with its cost) is the run's authoritative
+ * total. Each call is metered by its message id (largest numbers seen), so a run cut short is
+ * booked every call that ended and the input of the one in flight.
  */
 export class ClaudeStreamParser implements StreamParser {
   sessionId: string | null = null;
   summary: string | null = null;
   finished = false;
   failure: RuntimeFailure | null = null;
+  /** the session's cumulative totals after this run (`modelUsage`, `total_cost_usd`): the next resume's baseline */
+  sessionTotals: Record<string, unknown> | null = null;
   private connectFailures = 0;
 
   constructor(
@@ -90,13 +94,18 @@ export class ClaudeStreamParser implements StreamParser {
     private readonly maxConnectRetries = 3,
     /** the CLI was given --resume: its session-level totals are cumulative */
     private readonly resumed = false,
+    /** a resumed session's totals as its previous run recorded them (`sessionTotals`), when known */
+    private readonly before: Record<string, unknown> | null = null,
   ) {}
 
   accept(line: string): void {
+    if (line.startsWith(CONTENT_EVENT)) return;
     const o = jsonLine(line);
     if (!o) return;
     if (typeof o.session_id === 'string' && !this.sessionId) this.sessionId = o.session_id;
     switch (o.type) {
+      case 'stream_event':
+        return this.streamEvent(o);
       case 'system':
         return this.system(o);
       case 'assistant':
@@ -104,6 +113,17 @@ export class ClaudeStreamParser implements StreamParser {
       case 'result':
         return this.result(o);
     }
+  }
+
+  /** A model call's usage as the API streams it: input at `message_start`, output (cumulative) at `message_delta`. */
+  private streamEvent(o: Record<string, unknown>): void {
+    const e = obj(o.event);
+    if (!e) return;
+    const message = e.type === 'message_start' ? obj(e.message) : null;
+    const id = typeof o.api_message_id === 'string' ? o.api_message_id : str(message?.id);
+    const usage = obj(message ? message.usage : e.type === 'message_delta' ? e.usage : null);
+    if (message) this.meter.setModel(str(message.model));
+    if (id && usage) this.meter.turn(o.parent_tool_use_id ? `sub:${id}` : id, tokens(usage));
   }
 
   private system(o: Record<string, unknown>): void {
@@ -134,50 +154,93 @@ export class ClaudeStreamParser implements StreamParser {
     }
     this.meter.setModel(str(m.model));
     const usage = obj(m.usage);
-    if (usage && typeof m.id === 'string' && !o.parent_tool_use_id) this.meter.turn(m.id, tokens(usage));
-    else if (usage && typeof m.id === 'string') this.meter.turn(`sub:${m.id}`, tokens(usage));
+    if (usage && typeof m.id === 'string') this.meter.turn(o.parent_tool_use_id ? `sub:${m.id}` : m.id, tokens(usage));
   }
 
   private result(o: Record<string, unknown>): void {
     this.finished = true;
     if (typeof o.session_id === 'string') this.sessionId = o.session_id;
     if (typeof o.result === 'string') this.summary = o.result.slice(0, 20_000);
-    // Per run: `model_usage_since_last_result` (per model, sub-agents included, with its cost). On a
-    // resumed session `modelUsage` and `total_cost_usd` are the whole session's (cumulative), so
-    // without the per-run ledger they are used only for a fresh session; else the top-level usage
-    // (this run's main loop) is priced from the table.
-    const sinceLast = obj(o.model_usage_since_last_result);
-    const ledger = sinceLast && Object.keys(sinceLast).length ? sinceLast : this.resumed ? null : obj(o.modelUsage);
-    let totals: TokenCounts | null = null;
-    let cost: number | null = null;
-    let top: { model: string; cost: number } | null = null;
-    if (ledger && Object.keys(ledger).length) {
-      totals = { inputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 0 };
-      cost = 0;
-      for (const [model, v] of Object.entries(ledger)) {
-        const u = obj(v) ?? {};
-        const t = tokens(u);
-        totals.inputTokens += t.inputTokens;
-        totals.cachedInputTokens += t.cachedInputTokens;
-        totals.cacheCreationInputTokens += t.cacheCreationInputTokens;
-        totals.outputTokens += t.outputTokens;
-        const c = typeof u.costUSD === 'number' ? u.costUSD : null;
-        cost = cost !== null && c !== null ? cost + c : null;
-        if (!top || (c ?? 0) > top.cost) top = { model, cost: c ?? 0 };
-      }
-      if (ledger !== sinceLast && typeof o.total_cost_usd === 'number') cost = o.total_cost_usd;
-    } else if (obj(o.usage)) totals = tokens(obj(o.usage)!);
-    if (top) this.meter.setModel(top.model);
-    this.meter.final(totals, cost, typeof o.num_turns === 'number' ? o.num_turns : undefined);
-    if (o.is_error === true || (typeof o.subtype === 'string' && o.subtype.startsWith('error'))) {
-      const errors = strArray(o.errors).join('; ');
-      const message = errors || (typeof o.result === 'string' ? o.result : '') || String(o.subtype);
-      if (/no conversation found/i.test(message)) this.failure = { code: 'runtime_session_unknown', message };
-      else if (AUTH_TEXT.test(message)) this.failure = { code: 'runtime_auth_failed', message };
-      else if (o.subtype === 'error_max_turns') this.failure = { code: 'runtime_max_turns', message: 'the CLI reached its turn limit' };
-      else this.failure ??= { code: 'runtime_error', message: message.slice(0, 1000) };
-    }
+    const session = obj(o.modelUsage);
+    const sessionCost = typeof o.total_cost_usd === 'number' ? o.total_cost_usd : null;
+    if (session) this.sessionTotals = { costUsd: sessionCost, models: session };
+    const { ledger, cost } = this.runLedger(o, session, sessionCost);
+    const sum = ledger ? sumLedger(ledger) : null;
+    if (sum?.top) this.meter.setModel(sum.top);
+    const totals = sum?.totals ?? (obj(o.usage) ? tokens(obj(o.usage)!) : null);
+    this.meter.final(totals, cost ?? sum?.cost ?? null, typeof o.num_turns === 'number' ? o.num_turns : undefined);
+    if (o.is_error === true || (typeof o.subtype === 'string' && o.subtype.startsWith('error'))) this.resultError(o);
   }
+
+  /**
+   * This run's ledger (per model, sub-agents included, with each model's cost): the CLI's per-run
+   * `model_usage_since_last_result`; else the session's `modelUsage` of a fresh session; else, on a
+   * resumed session (whose `modelUsage` and `total_cost_usd` are cumulative), the session's totals
+   * less those the previous run recorded. Without any, the top-level usage (this run's main loop)
+   * is priced from the table. `cost` overrides the ledger's sum (the session's total cost).
+   */
+  private runLedger(
+    o: Record<string, unknown>,
+    session: Record<string, unknown> | null,
+    sessionCost: number | null,
+  ): { ledger: Record<string, unknown> | null; cost: number | null } {
+    const sinceLast = obj(o.model_usage_since_last_result);
+    if (sinceLast && Object.keys(sinceLast).length) return { ledger: sinceLast, cost: null };
+    if (!session || !Object.keys(session).length) return { ledger: null, cost: null };
+    if (!this.resumed) return { ledger: session, cost: sessionCost };
+    if (!this.before) return { ledger: null, cost: null };
+    const before = this.before;
+    return {
+      ledger: ledgerMinus(session, obj(before.models) ?? {}),
+      cost: sessionCost !== null && typeof before.costUsd === 'number' ? Math.max(0, sessionCost - before.costUsd) : null,
+    };
+  }
+
+  private resultError(o: Record<string, unknown>): void {
+    const errors = strArray(o.errors).join('; ');
+    const message = errors || (typeof o.result === 'string' ? o.result : '') || String(o.subtype);
+    if (/no conversation found/i.test(message)) this.failure = { code: 'runtime_session_unknown', message };
+    else if (AUTH_TEXT.test(message)) this.failure = { code: 'runtime_auth_failed', message };
+    else if (o.subtype === 'error_max_turns') this.failure = { code: 'runtime_max_turns', message: 'the CLI reached its turn limit' };
+    else this.failure ??= { code: 'runtime_error', message: message.slice(0, 1000) };
+  }
+}
+
+const LEDGER_FIELDS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens', 'costUSD'];
+
+/** A cumulative per-model ledger less an earlier one of the same session (the part in between). */
+function ledgerMinus(now: Record<string, unknown>, before: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [model, v] of Object.entries(now)) {
+    const u = obj(v) ?? {};
+    const b = obj(before[model]) ?? {};
+    out[model] = Object.fromEntries(
+      LEDGER_FIELDS.map((k) => [
+        k,
+        typeof u[k] === 'number' ? Math.max(0, (u[k] as number) - (typeof b[k] === 'number' ? (b[k] as number) : 0)) : u[k],
+      ]),
+    );
+  }
+  return out;
+}
+
+/** A per-model ledger summed: its tokens, its cost (null when a model has none) and the model that cost most. */
+function sumLedger(ledger: Record<string, unknown>): { totals: TokenCounts; cost: number | null; top: string | null } {
+  const totals: TokenCounts = { inputTokens: 0, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 0 };
+  let cost: number | null = 0;
+  let top: { model: string; cost: number } | null = null;
+  for (const [model, v] of Object.entries(ledger)) {
+    const u = obj(v) ?? {};
+    const t = tokens(u);
+    totals.inputTokens += t.inputTokens;
+    totals.cachedInputTokens += t.cachedInputTokens;
+    totals.cacheCreationInputTokens += t.cacheCreationInputTokens;
+    totals.outputTokens += t.outputTokens;
+    const c = typeof u.costUSD === 'number' ? u.costUSD : null;
+    cost = cost !== null && c !== null ? cost + c : null;
+    if (!top || (c ?? 0) > top.cost) top = { model, cost: c ?? 0 };
+  }
+  return { totals, cost, top: top?.model ?? null };
 }
 
 const textOf = (content: unknown): string =>
@@ -194,7 +257,8 @@ export class ClaudeLocalRuntime extends CodingCliRuntime {
 
   protected args(run: PreparedRun, resume: string | null): string[] {
     const c = run.config;
-    const args = ['-p', '--output-format', 'stream-json', '--verbose'];
+    // partial messages: the API's message_delta (a call's output usage) reaches the stream as the call ends
+    const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
     if (run.model) args.push('--model', run.model);
     if (typeof c.maxTurnsPerRun === 'number') args.push('--max-turns', String(c.maxTurnsPerRun));
     if (resume) args.push('--resume', resume);
@@ -238,7 +302,8 @@ export class ClaudeLocalRuntime extends CodingCliRuntime {
 
   protected parser(meter: RunMeter, run: PreparedRun, resume: string | null): StreamParser {
     const n = run.config.maxConnectRetries;
-    return new ClaudeStreamParser(meter, typeof n === 'number' && n > 0 ? n : 3, !!resume);
+    const before = resume && resume === run.ctx.resumeSessionId ? (run.ctx.resumeSessionTotals ?? null) : null;
+    return new ClaudeStreamParser(meter, typeof n === 'number' && n > 0 ? n : 3, !!resume, before);
   }
 
   protected unknownSession(parser: StreamParser, stderr: string): boolean {

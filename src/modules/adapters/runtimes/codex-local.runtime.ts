@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { str } from '../adapter.types';
+import { CodingCliRuntime } from './coding-cli.runtime';
 import {
-  CodingCliRuntime,
   jsonLine,
   obj,
   deliverSkills,
@@ -11,10 +11,11 @@ import {
   type PreparedRun,
   type RuntimeFailure,
   type StreamParser,
-} from './coding-cli.runtime';
+} from './coding-cli-kit';
 import type { TokenCounts } from './model-prices';
 import { count, type RunMeter } from './run-meter';
 import { codexMcpArgs } from './mcp-config';
+import { SessionFileTail, sizeOf } from './session-file-tail';
 
 const CODEX_SPEC: CliSpec = {
   type: 'codex_local',
@@ -107,16 +108,21 @@ export function codexSessionTotals(codexHome: string, threadId: string): TokenCo
  * `codex exec --json` events: `thread.started` (the session id), items as they complete, `error`
  * while it reconnects, and `turn.completed` with the usage of the whole session (cumulative on a
  * resumed thread: the run's part is the difference to the session's total before the run) or
- * `turn.failed`. Codex reports no cost: runs are priced from the model price table.
+ * `turn.failed`. Codex prints no usage per model call; it records one `token_count` per call in its
+ * session file (the rollout), which is followed while the turn runs (a watch, each stream line and
+ * the runtime's poll), so the meter and the caps move call by call. Codex reports no cost: runs are
+ * priced from the model price table.
  */
 export class CodexStreamParser implements StreamParser {
   sessionId: string | null = null;
   summary: string | null = null;
   finished = false;
   failure: RuntimeFailure | null = null;
+  onUpdate: (() => void) | null = null;
   private reconnects = 0;
   private items = 0;
-  private rollout: { file: string; offset: number; calls: number } | null = null;
+  private rollout: SessionFileTail | null = null;
+  private calls = 0;
   /** a resumed session's file: what it held before this run is not this run's */
   private readonly skipBefore: { threadId: string; size: number } | null;
 
@@ -129,49 +135,46 @@ export class CodexStreamParser implements StreamParser {
     resumed: string | null = null,
   ) {
     const file = codexHome && resumed ? codexRolloutFile(codexHome, resumed) : null;
-    this.skipBefore = file && resumed ? { threadId: resumed, size: fs.statSync(file).size } : null;
+    this.skipBefore = file && resumed ? { threadId: resumed, size: sizeOf(file) } : null;
   }
 
-  /** New token_count records of the session file since the last poll: one per model call (`last_token_usage`). */
+  /** New token_count records of the session file since the last read: one per model call (`last_token_usage`). */
   poll(): void {
     if (!this.codexHome || !this.sessionId || this.finished) return;
-    const threadId = this.sessionId;
-    this.rollout ??= (() => {
-      const file = codexRolloutFile(this.codexHome!, threadId);
-      return file ? { file, offset: this.skipBefore?.threadId === threadId ? this.skipBefore.size : 0, calls: 0 } : null;
-    })();
-    if (!this.rollout) return;
-    let text: string;
-    try {
-      const fd = fs.openSync(this.rollout.file, 'r');
-      try {
-        const size = fs.fstatSync(fd).size;
-        const buf = Buffer.alloc(Math.max(0, size - this.rollout.offset));
-        fs.readSync(fd, buf, 0, buf.length, this.rollout.offset);
-        text = buf.toString('utf8');
-      } finally {
-        fs.closeSync(fd);
-      }
-    } catch {
-      return;
+    if (!this.rollout) {
+      const threadId = this.sessionId;
+      const file = codexRolloutFile(this.codexHome, threadId);
+      if (!file) return;
+      const offset = this.skipBefore?.threadId === threadId ? this.skipBefore.size : 0;
+      this.rollout = new SessionFileTail(file, offset, (line) => this.record(line));
+      this.rollout.watch(() => {
+        if (this.finished) return;
+        this.rollout?.read();
+        this.onUpdate?.();
+      });
     }
-    const end = text.lastIndexOf('\n');
-    if (end < 0) return;
-    this.rollout.offset += Buffer.byteLength(text.slice(0, end + 1));
-    for (const line of text.slice(0, end).split('\n')) {
-      if (!line.includes('"token_count"')) continue;
-      const last = obj(obj(obj(obj(jsonLine(line))?.payload)?.info)?.last_token_usage);
-      if (!last) continue;
-      this.meter.turn(`call-${++this.rollout.calls}`, tokens(last));
-    }
+    this.rollout.read();
+  }
+
+  close(): void {
+    this.rollout?.close();
+  }
+
+  private record(line: string): void {
+    if (this.finished || !line.includes('"token_count"')) return;
+    const last = obj(obj(obj(obj(jsonLine(line))?.payload)?.info)?.last_token_usage);
+    if (last) this.meter.turn(`call-${++this.calls}`, tokens(last));
   }
 
   accept(line: string): void {
     const o = jsonLine(line);
     if (!o) return;
+    // a stream line after a model call (a tool starting, a message): its token_count is written by then
+    if (o.type !== 'turn.completed') this.poll();
     switch (o.type) {
       case 'thread.started':
         if (typeof o.thread_id === 'string') this.sessionId = o.thread_id;
+        this.poll();
         return;
       case 'item.completed': {
         const item = obj(o.item);
@@ -183,6 +186,7 @@ export class CodexStreamParser implements StreamParser {
         const u = obj(o.usage);
         if (u) this.meter.final(minus(tokens(u), this.baseline), null, this.items);
         this.finished = true;
+        this.close();
         return;
       }
       case 'turn.failed':

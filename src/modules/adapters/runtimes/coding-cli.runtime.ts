@@ -1,87 +1,37 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { unreadableReason } from '../../../common/process/agent-user';
 import type { RunOutcome } from '../run.types';
-import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
 import { num, str, strArray } from '../adapter.types';
 import { buildPrompt } from '../cli-runtime.adapter';
 import { baseChildEnv, runChild } from '../child-process-run';
-import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from '../process.adapter';
+import { DEFAULT_GRACE_SEC } from '../process.adapter';
 import { runTurn } from '../../../common/tracing/run-tracing';
 import { tracing } from '../../../common/tracing/tracing';
 import { parsePriceTable } from './model-prices';
 import { RunMeter, type UsageSnapshot } from './run-meter';
-import { environmentReport, type RuntimeProbe } from './runtime-environment';
+import { environmentReport } from './runtime-environment';
+import {
+  agentCannotRead,
+  CODING_CLI_FIELDS,
+  DEFAULT_IDLE_TIMEOUT_SEC,
+  shapeChanges,
+  validateShared,
+  type CliSpec,
+  type PreparedRun,
+  type RuntimeFailure,
+  type StreamParser,
+} from './coding-cli-kit';
 import { cliCommand } from './cli-command';
 import type { OutboundTarget } from '../../../common/net/outbound-guard';
 
-/** A plain object, or null. */
-export const obj = (v: unknown): Record<string, unknown> | null =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-
-/** One JSON object of a CLI's JSON-lines output, or null for any other line. */
-export function jsonLine(line: string): Record<string, unknown> | null {
-  if (!line.startsWith('{')) return null;
-  try {
-    return obj(JSON.parse(line));
-  } catch {
-    return null;
-  }
-}
-
-/** A failure the CLI's stream or exit told us about, with a stable code. */
-export interface RuntimeFailure {
-  code: string;
-  message: string;
-}
-
-/** Reads one CLI's event stream into the meter; one instance per attempt. */
-export interface StreamParser {
-  accept(line: string): void;
-  readonly sessionId: string | null;
-  readonly summary: string | null;
-  /** the CLI's final result event arrived (the run is complete whatever the process does next) */
-  readonly finished: boolean;
-  /** an error the stream reported (auth, endpoint, unknown session, …) */
-  readonly failure: RuntimeFailure | null;
-  /** reads usage the CLI records outside its stream (called every POLL_MS while the CLI runs) */
-  poll?(): void;
-}
-
-/** One run as the runtime prepares it. */
-export interface PreparedRun {
-  ctx: AdapterRunContext;
-  config: Record<string, unknown>;
-  /** the CLI's HOME: the agent's private home, where it keeps sessions and logins */
-  home: string;
-  cwd: string;
-  model: string | null;
-  prompt: string;
-  /** instructions for the system prompt / instruction file: promptTemplate, instructions, the instructions file */
-  instructions: string | null;
-  /** the run's skills folder (SERVICE_SKILLS_DIR), when the agent has skills */
-  skillsDir: string | null;
-  env: Record<string, string>;
-}
-
-export interface CliSpec extends RuntimeProbe {
-  type: string;
-  label: string;
-  provider: string;
-  defaultModel: string | null;
-  /** the variable the CLI reads its default model from, if any */
-  modelEnv: string | null;
-  models: Array<{ id: string; label: string }>;
-  /** config fields beyond the shared ones */
-  extraSchema: Record<string, ConfigFieldSchema>;
-}
+// what others import from here (their CLI's parts come from the kit)
+export type { RuntimeFailure, StreamParser, PreparedRun, CliSpec } from './coding-cli-kit';
 
 /** Stop reasons the runtime itself decides (the heartbeat engine adds caps and budgets). */
 type EndReason = { code: string; message: string } | null;
 
-export const DEFAULT_IDLE_TIMEOUT_SEC = 900;
 /** how often a parser with a side channel (Codex's session file) is asked for usage */
 const POLL_MS = 500;
 /** after the CLI's final result, a process that lingers this long is terminated */
@@ -90,102 +40,6 @@ const REPORT_MS = 50;
 const LINGER_SEC = 3;
 /** SIGTERM to SIGKILL when the runtime or a cap stops a run (caps must act within 2 s) */
 export const STOP_GRACE_SEC = 1;
-
-/** Config fields every coding-agent CLI accepts (the board UI's form sends these). */
-export const CODING_CLI_FIELDS: Record<string, ConfigFieldSchema> = {
-  env: { type: 'env', description: 'environment variables: inline strings or secret references' },
-  timeoutSec: { type: 'integer', minimum: 0, description: 'run time limit in seconds; 0 = none' },
-  graceSec: { type: 'integer', minimum: 0, description: 'grace period after SIGTERM' },
-  serviceSkillSync: { type: 'object', description: 'skills sync state; desiredSkills' },
-  command: { type: 'string', minLength: 1, description: 'path or name of the CLI binary' },
-  model: { type: 'string', minLength: 1 },
-  cwd: { type: 'string', minLength: 1, description: 'working directory when the run has no project workspace (default: the agent home)' },
-  instructionsFilePath: { type: 'string', description: 'a file with the agent instructions, delivered where the CLI reads them' },
-  promptTemplate: { type: 'string', description: 'agent instructions placed in the system prompt / instruction file' },
-  instructions: { type: 'string' },
-  extraArgs: { type: 'string-array', description: 'extra CLI arguments, appended' },
-  maxTurnsPerRun: { type: 'integer', minimum: 1, description: 'the CLI’s own turn limit, where it has one' },
-  idleTimeoutSec: {
-    type: 'integer',
-    minimum: 0,
-    description: `no output for this long ends the run (default ${DEFAULT_IDLE_TIMEOUT_SEC}; 0 = off)`,
-  },
-  maxConnectRetries: {
-    type: 'integer',
-    minimum: 1,
-    description: 'failed connections to the model endpoint before the run ends (default 3)',
-  },
-  modelPrices: {
-    type: 'object',
-    description: 'USD per million tokens by model: { "<model>": { input, cachedInput, cacheWrite, output } }',
-  },
-};
-
-/** The numeric / string / list config checks shared by the four CLIs (the registry's schema does the create-time checks). */
-function validateShared(c: Record<string, unknown>, extra: Record<string, ConfigFieldSchema>): string[] {
-  const errors: string[] = [];
-  for (const [k, s] of Object.entries({ ...CODING_CLI_FIELDS, ...extra })) {
-    const v = c[k];
-    if (v === undefined || v === null) continue;
-    if (s.type === 'string' && typeof v !== 'string') errors.push(`${k} must be a string`);
-    if (s.type === 'boolean' && typeof v !== 'boolean') errors.push(`${k} must be a boolean`);
-    if (s.type === 'integer' && !(Number.isInteger(v) && (v as number) >= 0)) errors.push(`${k} must be an integer >= 0`);
-    if (s.type === 'string-array' && (!Array.isArray(v) || v.some((a) => typeof a !== 'string')))
-      errors.push(`${k} must be an array of strings`);
-  }
-  return [...errors, ...validateEnv(c.env), ...validateTimeouts(c)];
-}
-
-/** Writes a file the agent's processes own (the service may be root, the CLI runs as the agent's user). */
-export function writeAgentFile(file: string, content: string, ctx: AdapterRunContext): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  fs.writeFileSync(file, content, { mode: 0o600 });
-  if (ctx.runAs) {
-    for (let p = file; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p)) {
-      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
-    }
-  }
-}
-
-/** Why the agent's user may not read `file` (its directory must be enterable, the file readable), or null. */
-export function agentCannotRead(file: string, ctx: AdapterRunContext): string | null {
-  if (!ctx.runAs) return null;
-  if (!fs.existsSync(file)) return `${file} does not exist`;
-  return unreadableReason(file, ctx.runAs);
-}
-
-/** A directory under the agent's home that its processes own (created when missing). */
-export function ensureAgentDir(dir: string, ctx: AdapterRunContext): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (ctx.runAs) {
-    for (let p = dir; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p))
-      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
-  }
-}
-
-/** Copies the run's skill folders into `target` (the CLI's skills folder); returns the names for removal. */
-export function deliverSkills(run: PreparedRun, target: string): string[] {
-  if (!run.skillsDir || !fs.existsSync(run.skillsDir)) return [];
-  const names: string[] = [];
-  for (const name of fs.readdirSync(run.skillsDir)) {
-    const from = path.join(run.skillsDir, name);
-    if (!fs.statSync(from).isDirectory()) continue;
-    const to = path.join(target, name);
-    fs.rmSync(to, { recursive: true, force: true });
-    fs.cpSync(from, to, { recursive: true });
-    names.push(to);
-  }
-  if (run.ctx.runAs && names.length) {
-    const { uid, gid, home } = run.ctx.runAs;
-    const chown = (p: string): void => {
-      fs.chownSync(p, uid, gid);
-      if (fs.statSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chown(path.join(p, e));
-    };
-    for (let p = target; p.startsWith(home) && p !== home; p = path.dirname(p)) fs.chownSync(p, uid, gid);
-    names.forEach(chown);
-  }
-  return names;
-}
 
 /**
  * A coding-agent CLI as a runtime: builds its non-interactive invocation, reads its event stream into
@@ -273,16 +127,24 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     }
     const instructions = [str(c.promptTemplate), str(c.instructions), fileText].filter((x): x is string => !!x).join('\n\n') || null;
     const env: Record<string, string> = { ...baseChildEnv(), ...ctx.configEnv, ...ctx.serviceEnv, HOME: home };
+    const cwd = ctx.workspaceCwd ?? str(c.cwd) ?? home;
+    const model = str(c.model) ?? this.spec.defaultModel;
     const run: PreparedRun = {
       ctx,
       config: c,
       home,
-      cwd: ctx.workspaceCwd ?? str(c.cwd) ?? home,
-      model: str(c.model) ?? this.spec.defaultModel,
+      cwd,
+      model,
       prompt: buildPrompt({ ...ctx, config: { ...c, promptTemplate: undefined, instructions: undefined } }),
       instructions,
       skillsDir: env.SERVICE_SKILLS_DIR ?? null,
       env,
+      sessionShape: {
+        adapterType: this.spec.type,
+        model,
+        instructions: instructions ? createHash('sha256').update(instructions).digest('hex').slice(0, 16) : null,
+        cwd,
+      },
     };
     run.env = { ...this.cliEnv(run), ...run.env };
     return run;
@@ -311,6 +173,13 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
         cleanup = this.deliver(run);
         let resume = ctx.resumeSessionId;
         let sessionNote: string | null = resume ? null : ctx.context.forceFreshSession ? 'fresh session requested' : 'no session to resume';
+        const changed = resume ? shapeChanges(ctx.resumeSessionShape, run.sessionShape) : [];
+        if (resume && changed.length) {
+          sessionNote = `fresh session: the ${changed.join(' and ')} changed since session ${resume}`;
+          this.sessionEvent(run, sessionNote, { fresh: true, changed, previousSessionId: resume });
+          delete run.env.SERVICE_RESUME_SESSION_ID;
+          resume = null;
+        }
         for (;;) {
           const attempt = this.attempt(run, meter, resume, (h) => {
             current = h;
@@ -318,8 +187,8 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
           });
           const a = await attempt;
           if (resume && !stopped && a.outcome.status === 'failed' && this.unknownSession(a.parser, a.stderr)) {
-            ctx.log('system', `session ${resume} is unknown to the CLI: starting a fresh session\n`);
             sessionNote = `session ${resume} was unknown to the CLI; started a fresh session`;
+            this.sessionEvent(run, sessionNote, { fresh: true, unknownSessionId: resume });
             meter.endAttempt();
             resume = null;
             continue;
@@ -342,6 +211,12 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       }
     })();
     return { done, cancel };
+  }
+
+  /** Why the run does not continue its session: in the run log and on the run's live events. */
+  private sessionEvent(run: PreparedRun, note: string, payload: Record<string, unknown>): void {
+    run.ctx.log('system', `${note}\n`);
+    run.ctx.onEvent?.('session', note, payload);
   }
 
   private async attempt(
@@ -412,6 +287,16 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       },
     });
     started(handle);
+    const stopOnFailure = () => {
+      if (parser.failure && !end && stopsRun(parser.failure.code)) {
+        end = parser.failure;
+        handle.cancel(parser.failure.message, STOP_GRACE_SEC);
+      }
+    };
+    parser.onUpdate = () => {
+      report();
+      stopOnFailure();
+    };
     if (parser.poll) {
       const t = setInterval(() => {
         parser.poll?.();
@@ -440,8 +325,10 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     }
     const outcome = await handle.done;
     timers.forEach((t) => clearTimeout(t));
-    if (reportTimer) report(true);
     parser.poll?.();
+    parser.close?.();
+    parser.onUpdate = null;
+    if (reportTimer) report(true);
     meter.flushTurns();
     return { outcome, parser, stderr, end, lingered };
   }
@@ -459,6 +346,8 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     if (sessionId) result.sessionId = sessionId;
     result.sessionResumed = !!resumed && (!parser.sessionId || parser.sessionId === resumed);
     if (sessionNote) result.sessionNote = sessionNote;
+    result.sessionShape = run.sessionShape;
+    if (parser.sessionTotals) result.sessionTotals = parser.sessionTotals;
     if (parser.summary) result.summary = parser.summary;
     if (run.model) result.model = run.model;
     const usage = this.usageRecord(meter.snapshot(), run.ctx);

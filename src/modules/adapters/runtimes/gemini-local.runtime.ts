@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { str } from '../adapter.types';
+import { CodingCliRuntime } from './coding-cli.runtime';
 import {
-  CodingCliRuntime,
   jsonLine,
   obj,
   deliverSkills,
@@ -12,10 +12,11 @@ import {
   type PreparedRun,
   type RuntimeFailure,
   type StreamParser,
-} from './coding-cli.runtime';
+} from './coding-cli-kit';
 import { EndpointProbe, maxConnectRetries } from './endpoint-probe';
 import { count, type RunMeter } from './run-meter';
 import { geminiMcpServers } from './mcp-config';
+import { SessionFileTail } from './session-file-tail';
 
 const GEMINI_SPEC: CliSpec = {
   type: 'gemini_local',
@@ -51,34 +52,128 @@ const INSTRUCTIONS_FILE = '.service-instructions.md';
 
 const AUTH_TEXT = /api key not valid|api_key_invalid|permission denied|unauthenticated|invalid auth method|401|403/i;
 
+/** The Gemini CLI's chat record of a session: `<gemini dir>/tmp/<project>/chats/session-<time>-<id prefix>.jsonl`. */
+export function geminiChatFile(geminiDir: string, sessionId: string): string | null {
+  const suffix = `-${sessionId.slice(0, 8)}.jsonl`;
+  const tmp = path.join(geminiDir, 'tmp');
+  let best: { file: string; mtime: number } | null = null;
+  let projects: string[] = [];
+  try {
+    projects = fs.readdirSync(tmp);
+  } catch {
+    return null;
+  }
+  for (const p of projects) {
+    const chats = path.join(tmp, p, 'chats');
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(chats);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!name.startsWith('session-') || !name.endsWith(suffix)) continue;
+      const file = path.join(chats, name);
+      const mtime = fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+      if (!best || mtime > best.mtime) best = { file, mtime };
+    }
+  }
+  return best?.file ?? null;
+}
+
+/** One model call as the chat record keeps it: prompt (cached included), output, thoughts, tool-use prompt. */
+interface ChatTokens {
+  input: number;
+  output: number;
+  cached: number;
+  thoughts: number;
+  tool: number;
+}
+
 /**
  * `gemini -p '' --output-format stream-json`: `init` (session id, model), `message` deltas,
  * `tool_use` / `tool_result`, and one `result` whose `stats` are the run's usage (per run, also on a
- * resumed session; `input_tokens` includes the cached part, `input` is the uncached rest). Gemini
- * reports no cost: runs are priced from the model price table.
+ * resumed session; `input_tokens` includes the cached part, `input` is the uncached rest; thoughts
+ * and tool-use prompt tokens are not in them). The stream has no usage before `result`; the CLI
+ * records each model call's tokens in its chat record (JSON lines in the agent's `~/.gemini/tmp`)
+ * as the call ends, which is followed while the run goes, so the meter and the caps move call by
+ * call; the thoughts and tool-use tokens found there are added to the final stats. Gemini reports
+ * no cost: runs are priced from the model price table.
  */
 export class GeminiStreamParser implements StreamParser {
   sessionId: string | null = null;
   summary: string | null = null;
   finished = false;
   failure: RuntimeFailure | null = null;
+  onUpdate: (() => void) | null = null;
   private text = '';
   private tools = 0;
   private readonly probe: EndpointProbe;
+  private chat: SessionFileTail | null = null;
+  /** this run's calls in the chat record (a resumed record holds earlier runs' calls: older than this run) */
+  private readonly calls = new Map<string, ChatTokens>();
+  private readonly since = Date.now();
 
   constructor(
     private readonly meter: RunMeter,
     /** the model endpoint: probed while the CLI is silent (it retries a dead endpoint without a word on its stream) */
     endpoint: string | null = null,
     maxFailures = 3,
+    /** the agent's `~/.gemini`, where the chat records are */
+    private readonly geminiDir: string | null = null,
   ) {
     this.probe = new EndpointProbe(endpoint, maxFailures);
   }
 
   poll(): void {
-    if (this.finished || this.failure) return;
-    this.probe.poll();
-    this.failure = this.probe.failure;
+    if (!this.finished && !this.failure) {
+      this.probe.poll();
+      this.failure = this.probe.failure;
+    }
+    this.readChat();
+  }
+
+  close(): void {
+    this.chat?.close();
+  }
+
+  private readChat(): void {
+    if (!this.geminiDir || !this.sessionId || this.finished) return;
+    if (!this.chat) {
+      const file = geminiChatFile(this.geminiDir, this.sessionId);
+      if (!file) return;
+      this.chat = new SessionFileTail(file, 0, (line) => this.record(line));
+      this.chat.watch(() => {
+        if (this.finished) return;
+        this.chat?.read();
+        this.onUpdate?.();
+      });
+    }
+    this.chat.read();
+  }
+
+  /** A `gemini` message of the chat record with its tokens (repeated when the message is updated: same id). */
+  private record(line: string): void {
+    if (!line.includes('"tokens"') || !line.includes('"gemini"')) return;
+    const m = jsonLine(line);
+    const t = obj(m?.tokens);
+    if (!m || !t || m.type !== 'gemini' || typeof m.id !== 'string') return;
+    if (Date.parse(String(m.timestamp)) < this.since) return;
+    const call: ChatTokens = {
+      input: count(t.input),
+      output: count(t.output),
+      cached: count(t.cached),
+      thoughts: count(t.thoughts),
+      tool: count(t.tool),
+    };
+    this.calls.set(m.id, call);
+    this.meter.setModel(str(m.model));
+    this.meter.turn(m.id, {
+      inputTokens: Math.max(0, call.input - call.cached) + call.tool,
+      cachedInputTokens: call.cached,
+      cacheCreationInputTokens: 0,
+      outputTokens: call.output + call.thoughts,
+    });
   }
 
   accept(line: string): void {
@@ -89,13 +184,14 @@ export class GeminiStreamParser implements StreamParser {
       case 'init':
         if (typeof o.session_id === 'string') this.sessionId = o.session_id;
         this.meter.setModel(str(o.model));
-        return;
+        return this.readChat();
       case 'message':
         if (o.role === 'assistant' && typeof o.content === 'string' && this.text.length < 20_000) this.text += o.content;
         return;
       case 'tool_use':
         this.tools++;
-        return;
+        // the call that asked for the tool is in the chat record by now
+        return this.readChat();
       case 'error':
         return this.fail(String(o.message ?? obj(o.error)?.message ?? 'error'));
       case 'result':
@@ -104,7 +200,9 @@ export class GeminiStreamParser implements StreamParser {
   }
 
   private result(o: Record<string, unknown>): void {
+    this.readChat();
     this.finished = true;
+    this.close();
     this.summary = this.text.slice(0, 20_000) || null;
     const stats = obj(o.stats);
     if (stats) {
@@ -116,12 +214,19 @@ export class GeminiStreamParser implements StreamParser {
         if (!top || n > top.tokens) top = { model, tokens: n };
       }
       if (top) this.meter.setModel(top.model);
+      // the stats leave out thinking (billed as output) and tool-use prompt tokens: the chat record has them
+      let thoughts = 0;
+      let tool = 0;
+      for (const c of this.calls.values()) {
+        thoughts += c.thoughts;
+        tool += c.tool;
+      }
       this.meter.final(
         {
-          inputTokens: stats.input !== undefined ? count(stats.input) : Math.max(0, count(stats.input_tokens) - cached),
+          inputTokens: (stats.input !== undefined ? count(stats.input) : Math.max(0, count(stats.input_tokens) - cached)) + tool,
           cachedInputTokens: cached,
           cacheCreationInputTokens: 0,
-          outputTokens: count(stats.output_tokens),
+          outputTokens: count(stats.output_tokens) + thoughts,
         },
         null,
         this.tools + 1,
@@ -194,7 +299,7 @@ export class GeminiLocalRuntime extends CodingCliRuntime {
 
   protected parser(meter: RunMeter, run: PreparedRun): StreamParser {
     const endpoint = run.env.GOOGLE_GEMINI_BASE_URL || GEMINI_SPEC.defaultBaseUrl || null;
-    return new GeminiStreamParser(meter, endpoint, maxConnectRetries(run.config));
+    return new GeminiStreamParser(meter, endpoint, maxConnectRetries(run.config), path.join(run.home, '.gemini'));
   }
 
   protected unknownSession(_parser: StreamParser, stderr: string): boolean {

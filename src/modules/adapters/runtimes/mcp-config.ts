@@ -1,4 +1,4 @@
-import { obj, type PreparedRun } from './coding-cli.runtime';
+import { obj, type PreparedRun } from './coding-cli-kit';
 
 /**
  * The service's MCP server (and the company's local tool servers) in each coding CLI's run

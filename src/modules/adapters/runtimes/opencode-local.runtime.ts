@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { str } from '../adapter.types';
+import { CodingCliRuntime } from './coding-cli.runtime';
 import {
-  CodingCliRuntime,
   jsonLine,
   obj,
   deliverSkills,
@@ -12,7 +12,7 @@ import {
   type PreparedRun,
   type RuntimeFailure,
   type StreamParser,
-} from './coding-cli.runtime';
+} from './coding-cli-kit';
 import type { AdapterRunContext } from '../adapter.types';
 import { count, type RunMeter, type UsageSnapshot } from './run-meter';
 import { EndpointProbe, maxConnectRetries } from './endpoint-probe';

@@ -8,8 +8,10 @@ export interface UsageSnapshot extends TokenCounts {
   /** model calls (assistant turns) */
   turns: number;
   costUsd: number | null;
-  /** whole cents, rounded up (a priced run is never booked as free); null when unpriced */
+  /** whole cents, rounded up (what caps compare); null when unpriced */
   costCents: number | null;
+  /** the cost in cents with sub-cent precision (6 decimals): what booking adds up; null when unpriced */
+  costCentsExact: number | null;
   /** reported: the CLI's own total; priced: from the model price table; unpriced: model unknown */
   costStatus: CostStatus;
   model: string | null;
@@ -40,7 +42,10 @@ const maxOf = (a: TokenCounts, b: TokenCounts): TokenCounts => ({
   outputTokens: Math.max(a.outputTokens, b.outputTokens),
 });
 
-export const centsOf = (usd: number): number => Math.ceil(Math.round(usd * 1e8) / 1e6);
+/** Cents with sub-cent precision (6 decimals), from USD (float noise of a CLI's total rounded away). */
+export const exactCentsOf = (usd: number): number => Math.round(usd * 1e8) / 1e6;
+
+export const centsOf = (usd: number): number => Math.ceil(exactCentsOf(usd));
 
 /** A non-negative integer out of an unknown value (0 otherwise). */
 export const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
@@ -202,6 +207,7 @@ export class RunMeter {
       turns: this.baseTurns + a.turns,
       costUsd,
       costCents: costUsd === null ? null : centsOf(costUsd),
+      costCentsExact: costUsd === null ? null : exactCentsOf(costUsd),
       costStatus: unpriced ? 'unpriced' : a.status,
       model: this.model,
       provider: this.provider,

@@ -64,6 +64,12 @@ export class CostEventResponseDto {
   @ApiProperty({ enum: COST_STATUSES }) costStatus: string;
   /** null when unpriced */
   @ApiProperty({ nullable: true, type: Number }) costCents: number | null;
+  /**
+   * A run's usage booked by the service: its priced cost in cents with sub-cent precision. The
+   * event's whole `costCents` carry the remainder forward (per agent and UTC day, booked cents stay
+   * within one cent of the priced total), so a small run may book 0 cents. Null for reported events.
+   */
+  @ApiProperty({ nullable: true, type: Number }) pricedCents: number | null;
   @ApiProperty({ nullable: true, type: Number }) inputTokens: number | null;
   @ApiProperty({ nullable: true, type: Number }) cachedInputTokens: number | null;
   @ApiProperty({ nullable: true, type: Number }) outputTokens: number | null;
