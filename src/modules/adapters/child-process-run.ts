@@ -59,16 +59,54 @@ export function commandCheck(command: string, env?: Record<string, string>): Env
  * whole group, SIGKILL after graceSec. Exit 0 = succeeded, other exits = failed, timeout = timed_out.
  */
 export function runChild(o: ChildRunOptions): AdapterRun {
-  let cancel: (reason: string, graceSec?: number) => void = () => undefined;
-  const done = new Promise<RunOutcome>((resolve) => {
-    const refused = preflight(o);
-    if (refused) {
-      resolve(refused);
-      return;
+  const refused = preflight(o);
+  if (refused) return { done: Promise.resolve(refused), cancel: () => undefined };
+  const run = new ChildRun(o);
+  return { done: run.done, cancel: (reason, graceSec) => run.cancel(reason, graceSec) };
+}
+
+/** Cuts a stream into lines: one pass over each chunk, the unfinished rest kept for the next one. */
+class LineSplitter {
+  private pending = '';
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: string): void {
+    const text = this.pending ? this.pending + chunk : chunk;
+    let from = 0;
+    let i: number;
+    while ((i = text.indexOf('\n', from)) >= 0) {
+      this.onLine(text.slice(from, i));
+      from = i + 1;
     }
-    const runAs = o.runAs ?? null;
+    this.pending = from === 0 ? text : text.slice(from);
+    if (this.pending.length > 1_000_000) this.pending = '';
+  }
+
+  /** The last line, when the stream ended without a newline. */
+  flush(): void {
+    if (this.pending) this.onLine(this.pending);
+    this.pending = '';
+  }
+}
+
+/** One spawned process: its output, its deadline, how it is stopped, and how it ended. */
+class ChildRun {
+  readonly done: Promise<RunOutcome>;
+  private resolve: (o: RunOutcome) => void = () => undefined;
+  private readonly child: ChildProcess;
+  private readonly namespaced: boolean;
+  private readonly lines: LineSplitter | null;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private ending: 'timeout' | 'cancel' | null = null;
+  private cancelReason = '';
+  private settled = false;
+  private closed = false;
+
+  constructor(private readonly o: ChildRunOptions) {
+    this.done = new Promise<RunOutcome>((resolve) => (this.resolve = resolve));
     const prepared = prepareAgentSpawn(
-      { identity: runAs, root: o.sandbox?.root ?? '', namespaces: o.sandbox?.namespaces ?? 'off' },
+      { identity: o.runAs ?? null, root: o.sandbox?.root ?? '', namespaces: o.sandbox?.namespaces ?? 'off' },
       o.command,
       o.args,
       {
@@ -79,61 +117,25 @@ export function runChild(o: ChildRunOptions): AdapterRun {
         stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] as ('ignore' | 'pipe')[],
       },
     );
-    const child = spawn(prepared.command, prepared.args, prepared.options);
-    if (child.pid !== undefined) o.onSpawn?.(child.pid);
-    let ending: 'timeout' | 'cancel' | null = null;
-    let cancelReason = '';
-    let settled = false;
-    const timers: NodeJS.Timeout[] = [];
-    const killGroup = (sig: NodeJS.Signals) => signalGroup(child, sig);
-    const terminate = (why: 'timeout' | 'cancel', graceSec = o.graceSec) => {
-      if (ending || settled) return;
-      ending = why;
-      o.log(
-        'system',
-        why === 'timeout'
-          ? `timeout after ${o.timeoutSec}s: SIGTERM to the process group\n`
-          : `cancelled (${cancelReason}): SIGTERM to the process group\n`,
-      );
-      killGroup('SIGTERM');
-      const t = setTimeout(() => {
-        o.log('system', `still alive after ${graceSec}s grace: SIGKILL\n`);
-        killGroup('SIGKILL');
-      }, graceSec * 1000);
-      t.unref();
-      timers.push(t);
-    };
-    cancel = (reason, graceSec) => {
-      cancelReason = reason;
-      terminate('cancel', graceSec ?? o.graceSec);
-    };
-    if (o.timeoutSec > 0) {
-      const t = setTimeout(() => terminate('timeout'), o.timeoutSec * 1000);
-      t.unref();
-      timers.push(t);
-    }
-    const finish = (outcome: RunOutcome) => {
-      if (settled) return;
-      settled = true;
-      timers.forEach(clearTimeout);
-      resolve(outcome);
-    };
-    let pending = '';
+    this.namespaced = prepared.namespaced;
+    this.child = spawn(prepared.command, prepared.args, prepared.options);
+    if (this.child.pid !== undefined) o.onSpawn?.(this.child.pid);
+    this.lines = o.onStdoutLine ? new LineSplitter(o.onStdoutLine) : null;
+    this.wire();
+    if (o.timeoutSec > 0) this.after(o.timeoutSec * 1000, () => this.terminate('timeout'));
+  }
+
+  cancel(reason: string, graceSec?: number): void {
+    this.cancelReason = reason;
+    this.terminate('cancel', graceSec ?? this.o.graceSec);
+  }
+
+  private wire(): void {
+    const { child, o } = this;
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (d: string) => {
       o.log('stdout', d);
-      if (o.onStdoutLine) {
-        // one pass over the chunk: lines are cut by index, the unfinished rest kept for the next chunk
-        const text = pending ? pending + d : d;
-        let from = 0;
-        let i: number;
-        while ((i = text.indexOf('\n', from)) >= 0) {
-          o.onStdoutLine(text.slice(from, i));
-          from = i + 1;
-        }
-        pending = from === 0 ? text : text.slice(from);
-        if (pending.length > 1_000_000) pending = '';
-      }
+      this.lines?.push(d);
     });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (d: string) => o.log('stderr', d));
@@ -143,30 +145,61 @@ export function runChild(o: ChildRunOptions): AdapterRun {
     }
     child.on('error', (err: NodeJS.ErrnoException) => {
       o.log('system', `spawn failed: ${err.message}\n`);
-      finish({ status: 'failed', errorCode: SPAWN_ERRORS[err.code ?? ''] ?? 'adapter_spawn_failed', error: err.message });
+      this.finish({ status: 'failed', errorCode: SPAWN_ERRORS[err.code ?? ''] ?? 'adapter_spawn_failed', error: err.message });
     });
-    let closed = false;
-    child.on('close', () => {
-      closed = true;
+    child.on('close', () => (this.closed = true));
+    child.on('exit', (code, signal) => this.exited(code, signal));
+  }
+
+  private terminate(why: 'timeout' | 'cancel', graceSec = this.o.graceSec): void {
+    if (this.ending || this.settled) return;
+    this.ending = why;
+    this.o.log(
+      'system',
+      why === 'timeout'
+        ? `timeout after ${this.o.timeoutSec}s: SIGTERM to the process group\n`
+        : `cancelled (${this.cancelReason}): SIGTERM to the process group\n`,
+    );
+    signalGroup(this.child, 'SIGTERM');
+    this.after(graceSec * 1000, () => {
+      this.o.log('system', `still alive after ${graceSec}s grace: SIGKILL\n`);
+      signalGroup(this.child, 'SIGKILL');
     });
-    child.on('exit', (code, signal) => {
-      // anything the leader left behind in its group goes with it: no run outlives its process
-      killGroup('SIGKILL');
-      const outcome = exitOutcome(o, { ending, cancelReason, namespaced: prepared.namespaced }, code, signal);
-      // let the pipes drain (the last output lines), but never wait long
-      const end = () => {
-        if (pending && o.onStdoutLine) o.onStdoutLine(pending);
-        pending = '';
-        finish(outcome);
-      };
-      if (closed) end();
-      else {
-        child.once('close', end);
-        setTimeout(end, 500).unref();
-      }
-    });
-  });
-  return { done, cancel: (reason, graceSec) => cancel(reason, graceSec) };
+  }
+
+  private exited(code: number | null, signal: NodeJS.Signals | null): void {
+    // anything the leader left behind in its group goes with it: no run outlives its process
+    signalGroup(this.child, 'SIGKILL');
+    const outcome = exitOutcome(
+      this.o,
+      { ending: this.ending, cancelReason: this.cancelReason, namespaced: this.namespaced },
+      code,
+      signal,
+    );
+    // let the pipes drain (the last output lines), but never wait long
+    const end = () => {
+      this.lines?.flush();
+      this.finish(outcome);
+    };
+    if (this.closed) end();
+    else {
+      this.child.once('close', end);
+      setTimeout(end, 500).unref();
+    }
+  }
+
+  private finish(outcome: RunOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.timers.forEach(clearTimeout);
+    this.resolve(outcome);
+  }
+
+  private after(ms: number, fn: () => void): void {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    this.timers.push(t);
+  }
 }
 
 /** What refuses a run before it starts: a missing cwd or command, or one the run's identity cannot use. */

@@ -1,9 +1,17 @@
 import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
-import { num, str, strArray } from './adapter.types';
-import { baseChildEnv, commandCheck, runChild } from './child-process-run';
-import { DEFAULT_GRACE_SEC, validateEnv, validateTimeouts } from './process.adapter';
-import { wakeSection } from './wake-prompt';
+import {
+  baseChildEnv,
+  buildPrompt,
+  commandCheck,
+  DEFAULT_GRACE_SEC,
+  num,
+  runChild,
+  str,
+  strArray,
+  validateEnv,
+  validateTimeouts,
+} from './executor-kit';
 
 export interface CliRuntimeDefaults {
   type: string;
@@ -21,22 +29,6 @@ export const CLI_RUNTIMES: CliRuntimeDefaults[] = [
   { type: 'runtime_f_local', command: 'runtime-f', model: 'runtime-f-default' },
   { type: 'runtime_g', command: 'runtime-g', model: 'runtime-g-default' },
 ];
-
-/** The prompt a CLI runtime reads on stdin (the new turn, fresh or resumed): who it is, instructions, skills, why it was woken. */
-export function buildPrompt(ctx: AdapterRunContext): string {
-  const c = ctx.config;
-  const parts: string[] = [];
-  parts.push(`You are ${ctx.agent.name} (${ctx.agent.role}${ctx.agent.title ? `, ${ctx.agent.title}` : ''}).`);
-  const instructions = str(c.instructions) ?? str(c.promptTemplate);
-  if (instructions) parts.push(instructions);
-  if (ctx.agent.capabilities) parts.push(`Capabilities: ${ctx.agent.capabilities}`);
-  const sync = c.serviceSkillSync as { desiredSkills?: unknown } | undefined;
-  const skills = strArray(sync?.desiredSkills);
-  if (skills.length) parts.push(`Skills: ${skills.join(', ')}`);
-  parts.push(wakeSection(ctx.context, ctx.wake));
-  parts.push(`Use the API at ${ctx.apiUrl} with the token in SERVICE_API_KEY and the header X-Service-Run-Id: ${ctx.runId}.`);
-  return parts.join('\n\n') + '\n';
-}
 
 const numbers = (v: unknown): Record<string, number> => {
   const out: Record<string, number> = {};

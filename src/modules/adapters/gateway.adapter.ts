@@ -1,10 +1,8 @@
 import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
-import { num, str } from './adapter.types';
-import type { OutboundTarget } from '../../common/net/outbound-guard';
-import { outcomeFromReport, STRICT_OUTBOUND } from './http.adapter';
+import { refusalIn, type OutboundTarget } from '../../common/net/outbound-guard';
+import { num, outcomeFromReport, str, STRICT_OUTBOUND } from './executor-kit';
 import { connectWebSocket } from './websocket-client';
-import { refusalIn } from '../../common/net/outbound-guard';
 
 const DEFAULT_TIMEOUT_SEC = 600;
 
@@ -62,94 +60,14 @@ export class GatewayAdapter implements AdapterExecutor {
   }
 
   start(ctx: AdapterRunContext): AdapterRun {
-    const c = ctx.config;
-    const timeoutSec = num(c.timeoutSec, 0) || DEFAULT_TIMEOUT_SEC;
-    const abort = new AbortController();
-    let settle: (o: RunOutcome) => void = () => undefined;
-    let settled = false;
-    const done = new Promise<RunOutcome>((resolve) => {
-      settle = (o) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(o);
-      };
-    });
-    let sendCancel: ((reason: string) => void) | null = null;
-    const timer = setTimeout(() => {
-      ctx.log('system', `timeout after ${timeoutSec}s\n`);
-      sendCancel?.('timeout');
-      abort.abort();
-      settle({ status: 'timed_out', errorCode: 'timeout', error: `timed out after ${timeoutSec}s` });
-    }, timeoutSec * 1000);
-    timer.unref();
-    const refused = this.outbound.guard.refusalOf(String(c.url), this.outbound.options, ['ws:', 'wss:']);
+    const session = new GatewaySession(ctx);
+    const refused = this.outbound.guard.refusalOf(String(ctx.config.url), this.outbound.options, ['ws:', 'wss:']);
     if (refused) {
-      settle({ status: 'failed', errorCode: 'url_not_allowed', error: refused.message });
-      return { done, cancel: () => undefined };
+      session.settle({ status: 'failed', errorCode: 'url_not_allowed', error: refused.message });
+      return { done: session.done, cancel: () => undefined };
     }
-    connectWebSocket(
-      String(c.url),
-      (c.headers as Record<string, string>) ?? {},
-      {
-        onOpen: (ws) => {
-          ctx.log('system', `connected to ${c.url}\n`);
-          sendCancel = (reason) => {
-            try {
-              ws.send(JSON.stringify({ type: 'cancel', runId: ctx.runId, reason }));
-              ws.close();
-            } catch {
-              /* already closed */
-            }
-          };
-          ws.send(
-            JSON.stringify({
-              type: 'wake',
-              agentId: ctx.agentId,
-              runId: ctx.runId,
-              companyId: ctx.companyId,
-              context: ctx.context,
-              apiUrl: ctx.apiUrl,
-              runToken: ctx.runToken,
-            }),
-          );
-        },
-        onMessage: (text) => {
-          ctx.log('stdout', text.endsWith('\n') ? text : text + '\n');
-          let msg: Record<string, unknown> | null = null;
-          try {
-            msg = JSON.parse(text) as Record<string, unknown>;
-          } catch {
-            return;
-          }
-          if (msg?.type === 'completed') settle({ status: 'succeeded', ...outcomeFromReport(msg) });
-          else if (msg?.type === 'failed') {
-            settle({
-              status: 'failed',
-              errorCode: 'remote_reported_failure',
-              error: typeof msg.error === 'string' ? msg.error : 'the gateway reported a failure',
-              ...outcomeFromReport(msg),
-            });
-          }
-        },
-        onClose: (reason) => settle({ status: 'failed', errorCode: 'gateway_closed', error: `${reason} before completion` }),
-        onError: (err) => {
-          const refusal = refusalIn(err);
-          if (refusal) settle({ status: 'failed', errorCode: 'url_not_allowed', error: refusal.message });
-          else settle({ status: 'failed', errorCode: 'gateway_unreachable', error: err.message });
-        },
-      },
-      abort.signal,
-      this.outbound.guard.lookup(this.outbound.options),
-    );
-    return {
-      done,
-      cancel: (reason) => {
-        sendCancel?.(reason);
-        abort.abort();
-        settle({ status: 'cancelled', errorCode: 'cancelled', error: reason });
-      },
-    };
+    session.connect(this.outbound);
+    return { done: session.done, cancel: (reason) => session.cancel(reason) };
   }
 
   async testEnvironment(c: Record<string, unknown>): Promise<EnvironmentReport> {
@@ -157,5 +75,102 @@ export class GatewayAdapter implements AdapterExecutor {
     return errors.length
       ? { ok: false, checks: [{ name: 'config', ok: false, message: errors.join('; ') }] }
       : { ok: true, checks: [{ name: 'config', ok: true, message: 'url is a WebSocket URL' }] };
+  }
+}
+
+/** One run's gateway connection: the wake sent on connect, the gateway's messages, its deadline, a cancel. */
+class GatewaySession {
+  readonly done: Promise<RunOutcome>;
+  private resolve: (o: RunOutcome) => void = () => undefined;
+  private settled = false;
+  private readonly abort = new AbortController();
+  private readonly timer: NodeJS.Timeout;
+  private sendCancel: ((reason: string) => void) | null = null;
+
+  constructor(private readonly ctx: AdapterRunContext) {
+    this.done = new Promise<RunOutcome>((resolve) => (this.resolve = resolve));
+    const timeoutSec = num(ctx.config.timeoutSec, 0) || DEFAULT_TIMEOUT_SEC;
+    this.timer = setTimeout(() => {
+      ctx.log('system', `timeout after ${timeoutSec}s\n`);
+      this.sendCancel?.('timeout');
+      this.abort.abort();
+      this.settle({ status: 'timed_out', errorCode: 'timeout', error: `timed out after ${timeoutSec}s` });
+    }, timeoutSec * 1000);
+    this.timer.unref();
+  }
+
+  settle(o: RunOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(o);
+  }
+
+  connect(outbound: OutboundTarget): void {
+    const { ctx } = this;
+    const c = ctx.config;
+    connectWebSocket(
+      String(c.url),
+      (c.headers as Record<string, string>) ?? {},
+      {
+        onOpen: (ws) => this.opened(ws),
+        onMessage: (text) => this.message(text),
+        onClose: (reason) => this.settle({ status: 'failed', errorCode: 'gateway_closed', error: `${reason} before completion` }),
+        onError: (err) => {
+          const refusal = refusalIn(err);
+          if (refusal) this.settle({ status: 'failed', errorCode: 'url_not_allowed', error: refusal.message });
+          else this.settle({ status: 'failed', errorCode: 'gateway_unreachable', error: err.message });
+        },
+      },
+      this.abort.signal,
+      outbound.guard.lookup(outbound.options),
+    );
+  }
+
+  cancel(reason: string): void {
+    this.sendCancel?.(reason);
+    this.abort.abort();
+    this.settle({ status: 'cancelled', errorCode: 'cancelled', error: reason });
+  }
+
+  private opened(ws: { send(text: string): void; close(): void }): void {
+    const { ctx } = this;
+    ctx.log('system', `connected to ${String(ctx.config.url)}\n`);
+    this.sendCancel = (reason) => {
+      try {
+        ws.send(JSON.stringify({ type: 'cancel', runId: ctx.runId, reason }));
+        ws.close();
+      } catch {
+        /* already closed */
+      }
+    };
+    const wake = {
+      agentId: ctx.agentId,
+      runId: ctx.runId,
+      companyId: ctx.companyId,
+      context: ctx.context,
+      apiUrl: ctx.apiUrl,
+      runToken: ctx.runToken,
+    };
+    ws.send(JSON.stringify({ type: 'wake', ...wake }));
+  }
+
+  /** A gateway message: logged; `completed` and `failed` end the run. */
+  private message(text: string): void {
+    this.ctx.log('stdout', text.endsWith('\n') ? text : text + '\n');
+    let msg: Record<string, unknown> | null = null;
+    try {
+      msg = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (msg?.type === 'completed') this.settle({ status: 'succeeded', ...outcomeFromReport(msg) });
+    else if (msg?.type === 'failed')
+      this.settle({
+        status: 'failed',
+        errorCode: 'remote_reported_failure',
+        error: typeof msg.error === 'string' ? msg.error : 'the gateway reported a failure',
+        ...outcomeFromReport(msg),
+      });
   }
 }

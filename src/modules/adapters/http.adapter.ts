@@ -1,29 +1,14 @@
 import type { Response } from 'undici';
-import { outboundGuard, OutboundTarget, refusalIn } from '../../common/net/outbound-guard';
+import { OutboundTarget, refusalIn } from '../../common/net/outbound-guard';
 import type { RunOutcome } from './run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
-import { num, str } from './adapter.types';
+import { num, outcomeFromReport, str, STRICT_OUTBOUND } from './executor-kit';
 
 const DEFAULT_SYNC_TIMEOUT_SEC = 120;
 const DEFAULT_ASYNC_TIMEOUT_SEC = 3600;
 const METHODS = ['POST', 'PUT', 'PATCH', 'GET'];
 
-/** No allow-list, no loopback: the default when an executor is built without configuration. */
-export const STRICT_OUTBOUND: OutboundTarget = { guard: outboundGuard({ allowHosts: [], allowRanges: [] }), options: {} };
-
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
-
-/** What a sync response body (or a completion callback) may report. */
-export function outcomeFromReport(body: unknown): Pick<RunOutcome, 'usage' | 'result'> {
-  if (!isObject(body)) return { usage: null, result: null };
-  const usage = isObject(body.usage) ? { ...body.usage } : null;
-  const costCents = typeof body.costCents === 'number' ? body.costCents : undefined;
-  const withCost = costCents !== undefined ? { ...(usage ?? {}), costCents } : usage;
-  const result: Record<string, unknown> = {};
-  if (typeof body.summary === 'string') result.summary = body.summary.slice(0, 20_000);
-  if (isObject(body.result)) Object.assign(result, body.result);
-  return { usage: withCost, result: Object.keys(result).length ? result : null };
-}
 
 /**
  * `http`: one request to `url` with `{ agentId, runId, companyId, context, apiUrl, runToken }`.
@@ -83,103 +68,9 @@ export class HttpAdapter implements AdapterExecutor {
   }
 
   start(ctx: AdapterRunContext): AdapterRun {
-    const c = ctx.config;
-    const mode = c.mode === 'async' ? 'async' : 'sync';
-    const timeoutSec = num(c.timeoutSec, 0) || (mode === 'async' ? DEFAULT_ASYNC_TIMEOUT_SEC : DEFAULT_SYNC_TIMEOUT_SEC);
-    const abort = new AbortController();
-    let cancelReason = '';
-    let timedOut = false;
-    let settle: (o: RunOutcome) => void = () => undefined;
-    const ended = new Promise<RunOutcome>((resolve) => (settle = resolve));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      ctx.log('system', `timeout after ${timeoutSec}s\n`);
-      abort.abort();
-      settle({ status: 'timed_out', errorCode: 'timeout', error: `timed out after ${timeoutSec}s` });
-    }, timeoutSec * 1000);
-    timer.unref();
-
-    const method = String(c.method ?? 'POST').toUpperCase();
-    const payload = {
-      agentId: ctx.agentId,
-      runId: ctx.runId,
-      companyId: ctx.companyId,
-      context: ctx.context,
-      apiUrl: ctx.apiUrl,
-      runToken: ctx.runToken,
-    };
-    const request = async (): Promise<void> => {
-      ctx.log('system', `${method} ${c.url} (${mode})\n`);
-      let res: Response;
-      try {
-        res = await this.outbound.guard.fetch(
-          String(c.url),
-          {
-            method,
-            headers: { 'content-type': 'application/json', ...(isObject(c.headers) ? (c.headers as Record<string, string>) : {}) },
-            body: method === 'GET' ? undefined : JSON.stringify(payload),
-            signal: abort.signal,
-          },
-          this.outbound.options,
-        );
-      } catch (err) {
-        if (timedOut || cancelReason) return;
-        const refused = refusalIn(err);
-        if (refused) settle({ status: 'failed', errorCode: 'url_not_allowed', error: refused.message });
-        else settle({ status: 'failed', errorCode: 'adapter_http_unreachable', error: `request failed: ${(err as Error).message}` });
-        return;
-      }
-      const text = await res.text().catch(() => '');
-      ctx.log('stdout', text.slice(0, 64_000) + (text.endsWith('\n') ? '' : '\n'));
-      let body: unknown;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        body = undefined;
-      }
-      if (!res.ok) {
-        settle({
-          status: 'failed',
-          errorCode: 'adapter_http_status',
-          error: `remote answered HTTP ${res.status}`,
-          result: { httpStatus: res.status },
-        });
-      } else if (mode === 'sync') {
-        settle({ status: 'succeeded', ...outcomeFromReport(body) });
-      } else {
-        ctx.log('system', `accepted (HTTP ${res.status}); waiting for POST /api/heartbeat-runs/${ctx.runId}/complete\n`);
-      }
-    };
-    void request();
-    const done = ended.then((o) => {
-      clearTimeout(timer);
-      return o;
-    });
-    return {
-      done,
-      cancel: (reason) => {
-        if (cancelReason) return;
-        cancelReason = reason;
-        abort.abort();
-        const cancelUrl = str(c.cancelUrl);
-        if (mode === 'async' && cancelUrl) {
-          void this.outbound.guard
-            .fetch(
-              cancelUrl,
-              {
-                method: 'POST',
-                headers: { 'content-type': 'application/json' },
-                body: JSON.stringify({ runId: ctx.runId, reason }),
-                signal: AbortSignal.timeout(5000),
-              },
-              this.outbound.options,
-            )
-            .then((r) => r.body?.cancel())
-            .catch(() => undefined);
-        }
-        settle({ status: 'cancelled', errorCode: 'cancelled', error: reason });
-      },
-    };
+    const call = new HttpCall(ctx, this.outbound);
+    void call.request();
+    return { done: call.done, cancel: (reason) => call.cancel(reason) };
   }
 
   async testEnvironment(c: Record<string, unknown>): Promise<EnvironmentReport> {
@@ -196,5 +87,119 @@ export class HttpAdapter implements AdapterExecutor {
     } catch (err) {
       return { ok: false, checks: [{ name: 'reachable', ok: false, message: `unreachable: ${(err as Error).message}` }] };
     }
+  }
+}
+
+/**
+ * One run's call: the request with the run's context, its deadline, and how the answer (sync), a
+ * later completion callback (async, elsewhere), a timeout or a cancel ends the run.
+ */
+class HttpCall {
+  readonly done: Promise<RunOutcome>;
+  private settle: (o: RunOutcome) => void = () => undefined;
+  private readonly abort = new AbortController();
+  private readonly c: Record<string, unknown>;
+  private readonly mode: 'sync' | 'async';
+  private readonly method: string;
+  private cancelReason = '';
+  private timedOut = false;
+
+  constructor(
+    private readonly ctx: AdapterRunContext,
+    private readonly outbound: OutboundTarget,
+  ) {
+    this.c = ctx.config;
+    this.mode = this.c.mode === 'async' ? 'async' : 'sync';
+    this.method = String(this.c.method ?? 'POST').toUpperCase();
+    const timeoutSec = num(this.c.timeoutSec, 0) || (this.mode === 'async' ? DEFAULT_ASYNC_TIMEOUT_SEC : DEFAULT_SYNC_TIMEOUT_SEC);
+    const timer = setTimeout(() => {
+      this.timedOut = true;
+      ctx.log('system', `timeout after ${timeoutSec}s\n`);
+      this.abort.abort();
+      this.settle({ status: 'timed_out', errorCode: 'timeout', error: `timed out after ${timeoutSec}s` });
+    }, timeoutSec * 1000);
+    timer.unref();
+    this.done = new Promise<RunOutcome>((resolve) => (this.settle = resolve)).then((o) => {
+      clearTimeout(timer);
+      return o;
+    });
+  }
+
+  async request(): Promise<void> {
+    const { ctx, c, method } = this;
+    ctx.log('system', `${method} ${String(c.url)} (${this.mode})\n`);
+    const payload = {
+      agentId: ctx.agentId,
+      runId: ctx.runId,
+      companyId: ctx.companyId,
+      context: ctx.context,
+      apiUrl: ctx.apiUrl,
+      runToken: ctx.runToken,
+    };
+    let res: Response;
+    try {
+      res = await this.outbound.guard.fetch(
+        String(c.url),
+        {
+          method,
+          headers: { 'content-type': 'application/json', ...(isObject(c.headers) ? (c.headers as Record<string, string>) : {}) },
+          body: method === 'GET' ? undefined : JSON.stringify(payload),
+          signal: this.abort.signal,
+        },
+        this.outbound.options,
+      );
+    } catch (err) {
+      if (this.timedOut || this.cancelReason) return;
+      const refused = refusalIn(err);
+      if (refused) this.settle({ status: 'failed', errorCode: 'url_not_allowed', error: refused.message });
+      else this.settle({ status: 'failed', errorCode: 'adapter_http_unreachable', error: `request failed: ${(err as Error).message}` });
+      return;
+    }
+    await this.answered(res);
+  }
+
+  /** A sync answer ends the run; an async one (2xx) only says the remote accepted it. */
+  private async answered(res: Response): Promise<void> {
+    const text = await res.text().catch(() => '');
+    this.ctx.log('stdout', text.slice(0, 64_000) + (text.endsWith('\n') ? '' : '\n'));
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    if (!res.ok)
+      this.settle({
+        status: 'failed',
+        errorCode: 'adapter_http_status',
+        error: `remote answered HTTP ${res.status}`,
+        result: { httpStatus: res.status },
+      });
+    else if (this.mode === 'sync') this.settle({ status: 'succeeded', ...outcomeFromReport(body) });
+    else this.ctx.log('system', `accepted (HTTP ${res.status}); waiting for POST /api/heartbeat-runs/${this.ctx.runId}/complete\n`);
+  }
+
+  cancel(reason: string): void {
+    if (this.cancelReason) return;
+    this.cancelReason = reason;
+    this.abort.abort();
+    const cancelUrl = str(this.c.cancelUrl);
+    // an async remote is told (best effort, 5 s)
+    if (this.mode === 'async' && cancelUrl) {
+      void this.outbound.guard
+        .fetch(
+          cancelUrl,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ runId: this.ctx.runId, reason }),
+            signal: AbortSignal.timeout(5000),
+          },
+          this.outbound.options,
+        )
+        .then((r) => r.body?.cancel())
+        .catch(() => undefined);
+    }
+    this.settle({ status: 'cancelled', errorCode: 'cancelled', error: reason });
   }
 }

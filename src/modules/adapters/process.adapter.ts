@@ -1,33 +1,5 @@
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
-import { isSecretRef } from '../secrets/secret-ref';
-import { num, str, strArray } from './adapter.types';
-import { baseChildEnv, commandCheck, runChild } from './child-process-run';
-
-export const DEFAULT_GRACE_SEC = 15;
-
-/** Problems of an `env` map: names must be variable names, values strings (`{ type: "plain", value }` too) or secret references. */
-export function validateEnv(env: unknown): string[] {
-  if (env === undefined) return [];
-  if (!env || typeof env !== 'object' || Array.isArray(env)) return ['env must be an object'];
-  const errors: string[] = [];
-  for (const [k, v] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) errors.push(`env name ${k} is not a valid variable name`);
-    const plain =
-      !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'plain' && typeof (v as { value?: unknown }).value === 'string';
-    if (typeof v !== 'string' && !plain && !isSecretRef(v))
-      errors.push(`env.${k} must be a string, { type: "plain", value } or { type: "secret_ref", secretId }`);
-  }
-  return errors;
-}
-
-export function validateTimeouts(c: Record<string, unknown>): string[] {
-  const errors: string[] = [];
-  for (const k of ['timeoutSec', 'graceSec']) {
-    const v = c[k];
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) errors.push(`${k} must be a number >= 0`);
-  }
-  return errors;
-}
+import { baseChildEnv, commandCheck, DEFAULT_GRACE_SEC, num, runChild, str, strArray, validateEnv, validateTimeouts } from './executor-kit';
 
 const ENV_SCHEMA = {
   type: 'object',

@@ -5,7 +5,7 @@ import { badRequest, forbidden, notFound } from '../../common/errors/domain-erro
 import { decodeCursor, KeysetCursor, keysetPage } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
 import { iso, isoRequired } from '../../database/row-mapping';
-import { outcomeFromReport } from '../adapters/http.adapter';
+import { outcomeFromReport } from '../adapters/executor-kit';
 import { CompleteRunDto, ListRunsQueryDto, LiveRunDto, RunLogResponseDto, SchedulerHeartbeatDto } from './dto/heartbeat.dto';
 import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository, RunListFilter } from './heartbeat-runs.repository';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { unreadableReason } from '../../../common/process/agent-user';
 import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterRunContext } from '../adapter.types';
-import { validateEnv, validateTimeouts } from '../process.adapter';
+import { validateEnv, validateTimeouts } from '../executor-kit';
 import type { RuntimeProbe } from './runtime-environment';
 
 /*

@@ -3,10 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { RunOutcome } from '../run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
-import { num, str, strArray } from '../adapter.types';
-import { buildPrompt } from '../cli-runtime.adapter';
-import { baseChildEnv, runChild } from '../child-process-run';
-import { DEFAULT_GRACE_SEC } from '../process.adapter';
+import { baseChildEnv, buildPrompt, DEFAULT_GRACE_SEC, num, str, strArray } from '../executor-kit';
+import { CliAttempt, type AttemptResult } from './cli-attempt';
 import { runTurn } from '../../../common/tracing/run-tracing';
 import { tracing } from '../../../common/tracing/tracing';
 import { parsePriceTable } from './model-prices';
@@ -29,17 +27,17 @@ import type { OutboundTarget } from '../../../common/net/outbound-guard';
 // what others import from here (their CLI's parts come from the kit)
 export type { RuntimeFailure, StreamParser, PreparedRun, CliSpec } from './coding-cli-kit';
 
-/** Stop reasons the runtime itself decides (the heartbeat engine adds caps and budgets). */
-type EndReason = { code: string; message: string } | null;
+/** A run's session as it starts: the one to resume (or null) and why not, when it is not resumed. */
+interface SessionStart {
+  resume: string | null;
+  note: string | null;
+}
 
-/** how often a parser with a side channel (Codex's session file) is asked for usage */
-const POLL_MS = 500;
-/** after the CLI's final result, a process that lingers this long is terminated */
-/** at most one usage snapshot per this many ms while lines stream in */
-const REPORT_MS = 50;
-const LINGER_SEC = 3;
-/** SIGTERM to SIGKILL when the runtime or a cap stops a run (caps must act within 2 s) */
-export const STOP_GRACE_SEC = 1;
+/** How a run's attempts are told to stop (a cancel arrives before or while an attempt runs). */
+interface StopControl {
+  stopped: { reason: string; graceSec?: number } | null;
+  current: AdapterRun | null;
+}
 
 /**
  * A coding-agent CLI as a runtime: builds its non-interactive invocation, reads its event stream into
@@ -151,66 +149,79 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
   }
 
   start(ctx: AdapterRunContext): AdapterRun {
-    let current: AdapterRun | null = null;
-    let stopped: { reason: string; graceSec?: number } | null = null;
+    const control: StopControl = { stopped: null, current: null };
     const cancel = (reason: string, graceSec?: number) => {
-      stopped ??= { reason, graceSec };
-      current?.cancel(reason, graceSec);
+      control.stopped ??= { reason, graceSec };
+      control.current?.cancel(reason, graceSec);
     };
-    const done = (async (): Promise<RunOutcome> => {
-      const run = this.prepare(ctx);
-      const c = run.config;
-      const meter = new RunMeter(this.spec.provider, this.spec.provider, run.model, parsePriceTable(c.modelPrices));
-      // each model turn the CLI reports becomes a span of the run's trace (only when tracing is on)
-      if (tracing())
-        meter.onTurn = (turn) =>
-          runTurn(
-            { id: ctx.runId, company_id: ctx.companyId, agent_id: ctx.agentId, adapter_type: this.spec.type },
-            { ...turn, system: this.spec.provider },
-          );
-      let cleanup: () => void = () => undefined;
+    return { done: this.execute(ctx, control), cancel };
+  }
+
+  /** Prepares the run, delivers the CLI's files, runs its attempts and cleans up. */
+  private async execute(ctx: AdapterRunContext, control: StopControl): Promise<RunOutcome> {
+    const run = this.prepare(ctx);
+    const meter = this.meter(run);
+    let cleanup: () => void = () => undefined;
+    try {
+      cleanup = this.deliver(run);
+      return await this.attempts(run, meter, this.session(run), control);
+    } catch (err) {
+      return {
+        status: 'failed',
+        errorCode: 'adapter_error',
+        error: (err as Error).message,
+        usage: this.usageRecord(meter.snapshot(), ctx),
+      };
+    } finally {
       try {
-        cleanup = this.deliver(run);
-        let resume = ctx.resumeSessionId;
-        let sessionNote: string | null = resume ? null : ctx.context.forceFreshSession ? 'fresh session requested' : 'no session to resume';
-        const changed = resume ? shapeChanges(ctx.resumeSessionShape, run.sessionShape) : [];
-        if (resume && changed.length) {
-          sessionNote = `fresh session: the ${changed.join(' and ')} changed since session ${resume}`;
-          this.sessionEvent(run, sessionNote, { fresh: true, changed, previousSessionId: resume });
-          delete run.env.SERVICE_RESUME_SESSION_ID;
-          resume = null;
-        }
-        for (;;) {
-          const attempt = this.attempt(run, meter, resume, (h) => {
-            current = h;
-            if (stopped) h.cancel(stopped.reason, stopped.graceSec);
-          });
-          const a = await attempt;
-          if (resume && !stopped && a.outcome.status === 'failed' && this.unknownSession(a.parser, a.stderr)) {
-            sessionNote = `session ${resume} was unknown to the CLI; started a fresh session`;
-            this.sessionEvent(run, sessionNote, { fresh: true, unknownSessionId: resume });
-            meter.endAttempt();
-            resume = null;
-            continue;
-          }
-          return this.outcome(a, meter, run, resume, sessionNote);
-        }
+        cleanup();
       } catch (err) {
-        return {
-          status: 'failed',
-          errorCode: 'adapter_error',
-          error: (err as Error).message,
-          usage: this.usageRecord(meter.snapshot(), ctx),
-        };
-      } finally {
-        try {
-          cleanup();
-        } catch (err) {
-          ctx.log('system', `clean-up failed: ${(err as Error).message}\n`);
-        }
+        ctx.log('system', `clean-up failed: ${(err as Error).message}\n`);
       }
-    })();
-    return { done, cancel };
+    }
+  }
+
+  /** The run's usage ledger; each model turn it meters becomes a span of the run's trace (only when tracing is on). */
+  private meter(run: PreparedRun): RunMeter {
+    const { ctx, config } = run;
+    const meter = new RunMeter(this.spec.provider, this.spec.provider, run.model, parsePriceTable(config.modelPrices));
+    if (tracing())
+      meter.onTurn = (turn) =>
+        runTurn(
+          { id: ctx.runId, company_id: ctx.companyId, agent_id: ctx.agentId, adapter_type: this.spec.type },
+          { ...turn, system: this.spec.provider },
+        );
+    return meter;
+  }
+
+  /** Resumes the last session while what shapes it is unchanged; otherwise a fresh one, saying why. */
+  private session(run: PreparedRun): SessionStart {
+    const { ctx } = run;
+    const resume = ctx.resumeSessionId;
+    if (!resume) return { resume: null, note: ctx.context.forceFreshSession ? 'fresh session requested' : 'no session to resume' };
+    const changed = shapeChanges(ctx.resumeSessionShape, run.sessionShape);
+    if (!changed.length) return { resume, note: null };
+    const note = `fresh session: the ${changed.join(' and ')} changed since session ${resume}`;
+    this.sessionEvent(run, note, { fresh: true, changed, previousSessionId: resume });
+    delete run.env.SERVICE_RESUME_SESSION_ID;
+    return { resume: null, note };
+  }
+
+  /** Runs the CLI; a resume the CLI does not know falls back to a fresh session, once. */
+  private async attempts(run: PreparedRun, meter: RunMeter, session: SessionStart, control: StopControl): Promise<RunOutcome> {
+    let { resume, note } = session;
+    for (;;) {
+      const a = await this.attempt(run, meter, resume, (h) => {
+        control.current = h;
+        if (control.stopped) h.cancel(control.stopped.reason, control.stopped.graceSec);
+      });
+      if (!resume || control.stopped || a.outcome.status !== 'failed' || !this.unknownSession(a.parser, a.stderr))
+        return this.outcome(a, meter, run, resume, note);
+      note = `session ${resume} was unknown to the CLI; started a fresh session`;
+      this.sessionEvent(run, note, { fresh: true, unknownSessionId: resume });
+      meter.endAttempt();
+      resume = null;
+    }
   }
 
   /** Why the run does not continue its session: in the run log and on the run's live events. */
@@ -219,127 +230,26 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     run.ctx.onEvent?.('session', note, payload);
   }
 
-  private async attempt(
-    run: PreparedRun,
-    meter: RunMeter,
-    resume: string | null,
-    started: (h: AdapterRun) => void,
-  ): Promise<{ outcome: RunOutcome; parser: StreamParser; stderr: string; end: EndReason; lingered: boolean }> {
-    const { ctx, config: c } = run;
-    const parser = this.parser(meter, run, resume);
-    let stderr = '';
-    let end: EndReason = null;
-    let lingered = false;
-    let lastOutput = Date.now();
-    let reported = '';
-    let lingerSet = false;
-    const timers: NodeJS.Timeout[] = [];
-    // usage goes out per model turn; a burst of stream lines is joined (one snapshot per REPORT_MS)
-    let lastReportAt = 0;
-    let reportTimer: NodeJS.Timeout | null = null;
-    const report = (force = false) => {
-      const now = Date.now();
-      if (!force && now - lastReportAt < REPORT_MS) {
-        reportTimer ??= setTimeout(() => report(true), REPORT_MS - (now - lastReportAt));
-        return;
-      }
-      if (reportTimer) clearTimeout(reportTimer);
-      reportTimer = null;
-      lastReportAt = now;
-      const snap = meter.snapshot();
-      const key = `${snap.turns}:${snap.totalTokens}:${snap.costUsd}:${snap.final}`;
-      if (key === reported) return;
-      reported = key;
-      ctx.onUsage?.(this.usageRecord(snap, ctx));
-    };
-    const handle = runChild({
-      command: cliCommand(str(c.command) ?? this.spec.defaultCommand, this.host.cliPath, run.env.PATH),
-      args: [...this.args(run, resume), ...strArray(c.extraArgs)],
-      cwd: run.cwd,
-      env: run.env,
-      stdin: this.stdin(run),
-      timeoutSec: num(c.timeoutSec, 0),
-      graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
-      log: (stream, chunk) => {
-        lastOutput = Date.now();
-        if (stream === 'stderr') stderr = (stderr + chunk).slice(-8_000);
-        ctx.log(stream, chunk);
-      },
-      runAs: ctx.runAs,
-      sandbox: ctx.sandbox,
-      onSpawn: ctx.onProcessStarted,
-      onStdoutLine: (line) => {
-        parser.accept(line);
-        report(parser.finished);
-        if (parser.failure && !end && stopsRun(parser.failure.code)) {
-          end = parser.failure;
-          handle.cancel(parser.failure.message, STOP_GRACE_SEC);
-        }
-        if (parser.finished && !lingerSet) {
-          lingerSet = true;
-          const t = setTimeout(() => {
-            lingered = true;
-            handle.cancel('the CLI lingered after its final result', STOP_GRACE_SEC);
-          }, LINGER_SEC * 1000);
-          t.unref();
-          timers.push(t);
-        }
-      },
-    });
-    started(handle);
-    const stopOnFailure = () => {
-      if (parser.failure && !end && stopsRun(parser.failure.code)) {
-        end = parser.failure;
-        handle.cancel(parser.failure.message, STOP_GRACE_SEC);
-      }
-    };
-    parser.onUpdate = () => {
-      report();
-      stopOnFailure();
-    };
-    if (parser.poll) {
-      const t = setInterval(() => {
-        parser.poll?.();
-        report();
-        // a failure found outside the stream (a dead endpoint the CLI retries silently) ends the run too
-        if (parser.failure && !end && stopsRun(parser.failure.code)) {
-          end = parser.failure;
-          handle.cancel(parser.failure.message, STOP_GRACE_SEC);
-        }
-      }, POLL_MS);
-      t.unref();
-      timers.push(t);
-    }
+  /** One CLI process (CliAttempt: its stream, usage reports, idle and linger deadlines). */
+  private attempt(run: PreparedRun, meter: RunMeter, resume: string | null, started: (h: AdapterRun) => void): Promise<AttemptResult> {
+    const c = run.config;
     const idleSec = c.idleTimeoutSec === undefined ? DEFAULT_IDLE_TIMEOUT_SEC : num(c.idleTimeoutSec, DEFAULT_IDLE_TIMEOUT_SEC);
-    if (idleSec > 0) {
-      const t = setInterval(
-        () => {
-          if (Date.now() - lastOutput < idleSec * 1000 || end) return;
-          end = { code: 'runtime_idle_timeout', message: `no output for ${idleSec}s` };
-          handle.cancel(end.message, STOP_GRACE_SEC);
-        },
-        Math.min(1000, idleSec * 250),
-      );
-      t.unref();
-      timers.push(t);
-    }
-    const outcome = await handle.done;
-    timers.forEach((t) => clearTimeout(t));
-    parser.poll?.();
-    parser.close?.();
-    parser.onUpdate = null;
-    if (reportTimer) report(true);
-    meter.flushTurns();
-    return { outcome, parser, stderr, end, lingered };
+    const attempt = new CliAttempt(this.parser(meter, run, resume), meter, run.ctx, idleSec, (s) => this.usageRecord(s, run.ctx));
+    started(
+      attempt.start({
+        command: cliCommand(str(c.command) ?? this.spec.defaultCommand, this.host.cliPath, run.env.PATH),
+        args: [...this.args(run, resume), ...strArray(c.extraArgs)],
+        cwd: run.cwd,
+        env: run.env,
+        stdin: this.stdin(run),
+        timeoutSec: num(c.timeoutSec, 0),
+        graceSec: num(c.graceSec, DEFAULT_GRACE_SEC),
+      }),
+    );
+    return attempt.done();
   }
 
-  private outcome(
-    a: { outcome: RunOutcome; parser: StreamParser; stderr: string; end: EndReason; lingered: boolean },
-    meter: RunMeter,
-    run: PreparedRun,
-    resumed: string | null,
-    sessionNote: string | null,
-  ): RunOutcome {
+  private outcome(a: AttemptResult, meter: RunMeter, run: PreparedRun, resumed: string | null, sessionNote: string | null): RunOutcome {
     const { parser } = a;
     const result: Record<string, unknown> = { ...(a.outcome.result ?? {}) };
     const sessionId = parser.sessionId ?? resumed;
@@ -374,9 +284,6 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     };
   }
 }
-
-/** Failures that end the run at once (the CLI would otherwise retry for minutes). */
-const stopsRun = (code: string) => code === 'runtime_endpoint_unreachable' || code === 'runtime_auth_failed';
 
 const lastLine = (s: string) =>
   s
