@@ -6,7 +6,7 @@ import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from '../budgets/budget-enforcement.service';
 import { BudgetUsageService, UsageDelta } from '../budgets/budget-usage.service';
 import { costError } from './costs.errors';
-import { CostsRepository, num, toCostEventResponse } from './costs.repository';
+import { CostsRepository, num, toCostEventResponse, type CostEventInsert, type CostEventRow } from './costs.repository';
 import { CostEventResponseDto, CreateCostEventDto } from './dto/cost-event.dto';
 import { costBooked } from '../../common/tracing/run-tracing';
 
@@ -56,36 +56,19 @@ export class CostEventsService {
     // in the body must be a run of the reporting agent, checked on the insert's round trip (a bad one
     // fails the request, and the request's transaction drops the insert with it).
     const runOfAgent = dto.heartbeatRunId ? this.repo.isRunOfAgent(companyId, dto.agentId, dto.heartbeatRunId) : true;
-    const insert = this.repo.insertCostEvent(companyId, {
-      agentId: dto.agentId,
-      issueId: dto.issueId ?? null,
-      projectId: dto.projectId ?? null,
-      goalId: dto.goalId ?? null,
-      heartbeatRunId: runId,
-      provider: dto.provider,
-      model: dto.model,
-      biller: dto.biller ?? dto.provider,
-      billingType: dto.billingType ?? 'unknown',
-      billingCode: dto.billingCode ?? null,
-      costStatus: unpriced ? 'unpriced' : 'reported',
-      costCents: unpriced ? null : (dto.costCents ?? null),
-      pricedCents: unpriced ? null : pricedCents,
-      inputTokens: dto.inputTokens ?? null,
-      cachedInputTokens: dto.cachedInputTokens ?? null,
-      outputTokens: dto.outputTokens ?? null,
-      occurredAt: new Date(dto.occurredAt),
-      idempotencyKey: dto.idempotencyKey ?? null,
-      reportedByActorType: actor.kind === 'agent' ? 'agent' : 'user',
-      reportedByActorId: actor.kind === 'agent' ? actor.agentId : actor.userId,
-    });
+    const insert = this.repo.insertCostEvent(companyId, insertOf(actor, dto, runId, unpriced, pricedCents));
     const [checked, inserted] = await Promise.allSettled([runOfAgent, insert]);
     if (checked.status === 'rejected') throw checked.reason;
     if (!checked.value) throw costError('invalid_reference', 'The heartbeat run is not a run of this agent', { field: 'heartbeatRunId' });
     if (inserted.status === 'rejected') throw inserted.reason;
     const [row] = inserted.value;
     if (!row) return { event: await this.original(companyId, dto, runId), created: false };
+    await this.recorded(actor, companyId, row);
+    return { event: toCostEventResponse(row), created: true };
+  }
 
-    const event = toCostEventResponse(row);
+  /** The stored event's activity record, and its spend added to the running totals (both sent with the COMMIT). */
+  private async recorded(actor: Actor, companyId: string, row: CostEventRow): Promise<void> {
     await this.db.sendWithCommit(() =>
       this.activity.record({
         companyId,
@@ -125,7 +108,6 @@ export class CostEventsService {
       (observations) => this.enforcement.enforceCommitted(observations, added, actor),
     );
     costBooked({ ...added, runId: row.heartbeat_run_id, provider: row.provider, model: row.model });
-    return { event, created: true };
   }
 
   /** The stored event a duplicate repeats; a key reused for another agent's event is a conflict. */
@@ -141,4 +123,36 @@ export class CostEventsService {
     if (row.agent_id !== dto.agentId) throw costError('idempotency_key_reused', 'This idempotency key was used for another agent');
     return toCostEventResponse(row);
   }
+}
+
+/** The row of a reported event. */
+function insertOf(
+  actor: Actor,
+  dto: CreateCostEventDto,
+  runId: string | null,
+  unpriced: boolean,
+  pricedCents: number | null,
+): CostEventInsert {
+  return {
+    agentId: dto.agentId,
+    issueId: dto.issueId ?? null,
+    projectId: dto.projectId ?? null,
+    goalId: dto.goalId ?? null,
+    heartbeatRunId: runId,
+    provider: dto.provider,
+    model: dto.model,
+    biller: dto.biller ?? dto.provider,
+    billingType: dto.billingType ?? 'unknown',
+    billingCode: dto.billingCode ?? null,
+    costStatus: unpriced ? 'unpriced' : 'reported',
+    costCents: unpriced ? null : (dto.costCents ?? null),
+    pricedCents: unpriced ? null : pricedCents,
+    inputTokens: dto.inputTokens ?? null,
+    cachedInputTokens: dto.cachedInputTokens ?? null,
+    outputTokens: dto.outputTokens ?? null,
+    occurredAt: new Date(dto.occurredAt),
+    idempotencyKey: dto.idempotencyKey ?? null,
+    reportedByActorType: actor.kind === 'agent' ? 'agent' : 'user',
+    reportedByActorId: actor.kind === 'agent' ? actor.agentId : actor.userId,
+  };
 }

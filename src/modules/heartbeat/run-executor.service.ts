@@ -3,18 +3,18 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AgentIdentities, AgentIdentityError } from '../../common/process/agent-identities';
 import { AppConfig } from '../../config/app-config';
 import { AdapterExecutors } from '../adapters/adapter-executors';
-import type { AdapterRunContext } from '../adapters/adapter.types';
+import type { AdapterExecutor, AdapterRun, AdapterRunContext } from '../adapters/adapter.types';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { RunOutcome } from '../adapters/run.types';
 import type { AgentRow, RunRow } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLiveEvents } from './run-live-events';
 import { RunLogService, RunLogWriter } from './run-log.service';
-import { RunProcessGroups } from './run-process-groups.service';
+import { RunProcessGroups, type RunProcessTracker } from './run-process-groups.service';
 import { RunTokenService } from './run-token.service';
 import { EnvResolutionError, RunEnvResolver } from './run-env.service';
 import { runFinished, runProcessStarted, runTraceparent } from '../../common/tracing/run-tracing';
-import { RunStop, RunUsageMonitor } from './run-usage-monitor.service';
+import { RunUsageMonitor, type RunStop } from './run-usage-monitor.service';
 import { RunWakeDetails } from './run-wake-details.port';
 
 /** SIGTERM to SIGKILL when a cap or a budget stops a run: it ends within 2 s */
@@ -50,7 +50,49 @@ export function serviceEnv(run: RunRow, apiUrl: string, token: string, resumeSes
   return env;
 }
 
-/** Executes one claimed run through its adapter, streams its log, and ends it with the outcome. */
+/** One run while it executes here: how it is cancelled, its log, its scratch folder and its processes. */
+class LaunchedRun {
+  cancelled: string | null = null;
+  handle: AdapterRun | null = null;
+  writer: RunLogWriter | null = null;
+  scratchMade = false;
+
+  constructor(
+    readonly run: RunRow,
+    readonly agent: AgentRow,
+    readonly processes: RunProcessTracker,
+  ) {}
+
+  cancel(reason: string): void {
+    if (this.cancelled) return;
+    this.cancelled = reason;
+    this.handle?.cancel(reason);
+  }
+
+  get logBytes(): number {
+    return this.writer?.size ?? 0;
+  }
+}
+
+/** What a run starts with once its adapter accepted the agent's config. */
+interface PreparedLaunch {
+  executor: AdapterExecutor;
+  config: Record<string, unknown>;
+}
+
+/** How a launch step failed: an outcome the run ends with. */
+function launchFailure(err: unknown): RunOutcome {
+  return err instanceof EnvResolutionError || err instanceof AgentIdentityError
+    ? { status: 'failed', errorCode: err.code, error: err.message }
+    : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
+}
+
+/**
+ * Executes one claimed run through its adapter, streams its log, and ends it with the outcome, in
+ * four steps: prepare (the executor and the agent's effective config), context (identity, scratch,
+ * env with secrets, token, log, session, what woke it), execute (under the usage monitor: caps and
+ * budgets stop it) and finish (its end recorded, or its usage settled when it had ended elsewhere).
+ */
 @Injectable()
 export class RunExecutor {
   private readonly logger = new Logger('RunExecutor');
@@ -71,119 +113,117 @@ export class RunExecutor {
   ) {}
 
   launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
-    let cancelled: string | null = null;
-    let adapterCancel: ((reason: string) => void) | null = null;
-    let writer: RunLogWriter | null = null;
-    const local: LocalRun = {
+    const l = new LaunchedRun(run, agent, this.processGroups.track(run.company_id, run.id));
+    return { runId: run.id, cancel: (reason) => l.cancel(reason), logBytes: () => l.logBytes, done: this.runToEnd(l, isStopping) };
+  }
+
+  private async runToEnd(l: LaunchedRun, isStopping: () => boolean): Promise<void> {
+    let outcome: RunOutcome;
+    try {
+      const prepared = await this.prepare(l);
+      outcome = 'status' in prepared ? prepared : await this.execute(l, prepared.executor, await this.context(l, prepared.config));
+    } catch (err) {
+      outcome = launchFailure(err);
+    } finally {
+      this.cleanUp(l);
+    }
+    await this.finish(l.run, outcome, l.logBytes, isStopping());
+  }
+
+  /** The run's executor and the agent's effective config, or the outcome that ends the run before it starts. */
+  private async prepare(l: LaunchedRun): Promise<PreparedLaunch | RunOutcome> {
+    const type = l.run.adapter_type;
+    const executor = this.executors.get(type);
+    if (!executor) return { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${type}` };
+    const config = await this.executors.effectiveConfig(type, l.agent.adapter_config ?? {});
+    const problems = executor.validateConfig(config);
+    if (problems.length) return { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
+    return { executor, config };
+  }
+
+  /** Everything the executor is given: the agent's identity and scratch, its env, token and log, its session and why it was woken. */
+  private async context(l: LaunchedRun, config: Record<string, unknown>): Promise<AdapterRunContext> {
+    const { run, agent } = l;
+    const project = await this.runs.projectContext(run);
+    // the agent's own OS identity and the run's private scratch (removed when the run ends)
+    const runAs = this.identities.forAgent(run.agent_id, run.company_id);
+    const scratch = this.identities.createRunScratch(run.id, runAs);
+    l.scratchMade = true;
+    const resolved = await this.envResolver.resolve(config.env, {
+      companyId: run.company_id,
+      agentId: run.agent_id,
       runId: run.id,
-      cancel: (reason) => {
-        if (cancelled) return;
-        cancelled = reason;
-        adapterCancel?.(reason);
+      projectId: project.projectId,
+      scratch: { dir: scratch.dir, uid: runAs?.uid ?? null, gid: runAs?.gid ?? null },
+    });
+    const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
+    const writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
+    l.writer = writer;
+    const session = run.context_snapshot.forceFreshSession ? null : await this.runs.lastSession(run);
+    const apiUrl = this.config.publicUrl;
+    return {
+      runId: run.id,
+      agentId: run.agent_id,
+      companyId: run.company_id,
+      adapterType: run.adapter_type,
+      config,
+      configEnv: resolved.env,
+      agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
+      context: run.context_snapshot,
+      wake: await this.wake(run),
+      serviceEnv: { ...serviceEnv(run, apiUrl, token, session?.id ?? null), TMPDIR: scratch.tmp },
+      apiUrl,
+      runToken: token,
+      resumeSessionId: session?.id ?? null,
+      resumeSessionShape: session?.shape ?? null,
+      resumeSessionTotals: session?.totals ?? null,
+      runAs,
+      sandbox: { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
+      onProcessStarted: (pgid) => {
+        runProcessStarted(run.id, pgid);
+        l.processes.started(pgid);
       },
-      logBytes: () => writer?.size ?? 0,
-      done: Promise.resolve(),
+      projectId: project.projectId,
+      workspaceCwd: project.cwd && fs.existsSync(project.cwd) ? project.cwd : null,
+      log: (stream, chunk) => writer.write(stream, chunk),
+      onEvent: (type, message, payload) => this.live.event(run, type, message, payload ?? null),
     };
-    local.done = (async () => {
-      let outcome: RunOutcome;
-      let scratchMade = false;
-      const processes = this.processGroups.track(run.company_id, run.id);
-      try {
-        const executor = this.executors.get(run.adapter_type);
-        if (!executor)
-          outcome = { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${run.adapter_type}` };
-        else {
-          const config = await this.executors.effectiveConfig(run.adapter_type, agent.adapter_config ?? {});
-          const problems = executor.validateConfig(config);
-          if (problems.length) outcome = { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
-          else {
-            const project = await this.runs.projectContext(run);
-            const projectId = project.projectId;
-            // the agent's own OS identity and the run's private scratch (removed when the run ends)
-            const runAs = this.identities.forAgent(run.agent_id, run.company_id);
-            const scratch = this.identities.createRunScratch(run.id, runAs);
-            scratchMade = true;
-            const resolved = await this.envResolver.resolve(config.env, {
-              companyId: run.company_id,
-              agentId: run.agent_id,
-              runId: run.id,
-              projectId,
-              scratch: { dir: scratch.dir, uid: runAs?.uid ?? null, gid: runAs?.gid ?? null },
-            });
-            const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
-            writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
-            const w = writer;
-            const apiUrl = this.config.publicUrl;
-            const session = run.context_snapshot.forceFreshSession ? null : await this.runs.lastSession(run);
-            const resumeSessionId = session?.id ?? null;
-            const wake = await this.wakeDetails.read(run.company_id, run.context_snapshot).catch((err: Error) => {
-              this.logger.warn(`what woke run ${run.id} is not readable: ${err.message}`);
-              return null;
-            });
-            const ctx: AdapterRunContext = {
-              runId: run.id,
-              agentId: run.agent_id,
-              companyId: run.company_id,
-              adapterType: run.adapter_type,
-              config,
-              configEnv: resolved.env,
-              agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
-              context: run.context_snapshot,
-              wake,
-              serviceEnv: { ...serviceEnv(run, apiUrl, token, resumeSessionId), TMPDIR: scratch.tmp },
-              apiUrl,
-              runToken: token,
-              resumeSessionId,
-              resumeSessionShape: session?.shape ?? null,
-              resumeSessionTotals: session?.totals ?? null,
-              runAs,
-              sandbox: { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
-              onProcessStarted: (pgid) => {
-                runProcessStarted(run.id, pgid);
-                processes.started(pgid);
-              },
-              projectId,
-              workspaceCwd: project.cwd && fs.existsSync(project.cwd) ? project.cwd : null,
-              log: (stream, chunk) => w.write(stream, chunk),
-              onEvent: (type, message, payload) => this.live.event(run, type, message, payload ?? null),
-            };
-            // caps and hard-stop budgets act on the usage a runtime reports while it runs
-            let capStop: RunStop | null = null;
-            let stopHandle: ((reason: string, graceSec?: number) => void) | null = null;
-            const watch = this.usage.watch(run, agent, projectId, (s) => {
-              capStop = s;
-              stopHandle?.(s.message, CAP_STOP_GRACE_SEC);
-            });
-            ctx.onUsage = watch.onUsage;
-            const handle = executor.start(ctx);
-            adapterCancel = handle.cancel;
-            stopHandle = handle.cancel;
-            if (cancelled) handle.cancel(cancelled);
-            outcome = await handle.done;
-            watch.close();
-            const stop = capStop as RunStop | null;
-            if (stop) outcome = { ...outcome, status: 'cancelled', errorCode: stop.code, error: stop.message };
-            await processes.ended();
-          }
-        }
-      } catch (err) {
-        outcome =
-          err instanceof EnvResolutionError || err instanceof AgentIdentityError
-            ? { status: 'failed', errorCode: err.code, error: err.message }
-            : { status: 'failed', errorCode: 'adapter_error', error: (err as Error).message };
-      } finally {
-        (writer as RunLogWriter | null)?.close();
-        if (scratchMade) {
-          try {
-            this.identities.removeRunScratch(run.id);
-          } catch (err) {
-            this.logger.warn(`could not remove the scratch folder of run ${run.id}: ${(err as Error).message}`);
-          }
-        }
-      }
-      await this.finish(run, outcome, (writer as RunLogWriter | null)?.size ?? 0, isStopping());
-    })();
-    return local;
+  }
+
+  /** What the wake names (issue, comments) for the prompt; a run whose wake cannot be read still runs. */
+  private wake(run: RunRow) {
+    return this.wakeDetails.read(run.company_id, run.context_snapshot).catch((err: Error) => {
+      this.logger.warn(`what woke run ${run.id} is not readable: ${err.message}`);
+      return null;
+    });
+  }
+
+  /** Runs the executor to its end; caps and hard-stop budgets act on the usage it reports while it runs. */
+  private async execute(l: LaunchedRun, executor: AdapterExecutor, ctx: AdapterRunContext): Promise<RunOutcome> {
+    let capStop: RunStop | null = null;
+    const watch = this.usage.watch(l.run, l.agent, ctx.projectId ?? null, (s) => {
+      capStop = s;
+      l.handle?.cancel(s.message, CAP_STOP_GRACE_SEC);
+    });
+    ctx.onUsage = (u) => watch.onUsage(u);
+    l.handle = executor.start(ctx);
+    if (l.cancelled) l.handle.cancel(l.cancelled);
+    let outcome = await l.handle.done;
+    watch.close();
+    const stop = capStop as RunStop | null;
+    if (stop) outcome = { ...outcome, status: 'cancelled', errorCode: stop.code, error: stop.message };
+    await l.processes.ended();
+    return outcome;
+  }
+
+  private cleanUp(l: LaunchedRun): void {
+    l.writer?.close();
+    if (!l.scratchMade) return;
+    try {
+      this.identities.removeRunScratch(l.run.id);
+    } catch (err) {
+      this.logger.warn(`could not remove the scratch folder of run ${l.run.id}: ${(err as Error).message}`);
+    }
   }
 
   /**

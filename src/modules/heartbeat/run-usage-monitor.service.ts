@@ -32,6 +32,12 @@ interface HardStop {
 const positiveInt = (v: unknown): number | null => (Number.isInteger(v) && (v as number) > 0 ? (v as number) : null);
 const numberOf = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
+/** A run's usage watch: usage reports go in, the watch closes when the run ends. */
+export interface UsageWatch {
+  onUsage(u: Record<string, unknown>): void;
+  close(): void;
+}
+
 /**
  * Watches a running run's usage as its runtime reports it: publishes a live event per change with
  * the running totals, keeps the run's usage visible on the run resource, and stops the run when it
@@ -49,118 +55,145 @@ export class RunUsageMonitor {
   ) {}
 
   /** `stop` is called once, with the cap or budget crossed. */
-  watch(
-    run: RunRow,
-    agent: AgentRow,
-    projectId: string | null,
-    stop: (s: RunStop) => void,
-  ): { onUsage(u: Record<string, unknown>): void; close(): void } {
-    const rc = agent.runtime_config ?? {};
-    let stopped = false;
-    const fire = (s: RunStop) => {
-      if (stopped) return;
-      stopped = true;
-      this.live.event(run, 'cap', s.message, { code: s.code });
-      stop(s);
-    };
-    const timers: NodeJS.Timeout[] = [];
-    const maxDuration = positiveInt(rc.maxDurationSec);
-    if (maxDuration) {
-      const t = setTimeout(
-        () => fire({ code: 'cap_max_duration_sec', message: `run stopped: maxDurationSec ${maxDuration}s reached` }),
-        maxDuration * 1000,
-      );
-      t.unref();
-      timers.push(t);
-    }
+  watch(run: RunRow, agent: AgentRow, projectId: string | null, stop: (s: RunStop) => void): UsageWatch {
+    return new RunWatch(run, agent.runtime_config ?? {}, projectId, stop, this.runs, this.live, this.budgets, this.logger);
+  }
+}
 
+/** One run's watch: its timers, the hard-stop budgets it read, the latest usage, and whether it stopped the run. */
+class RunWatch implements UsageWatch {
+  private stopped = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private hardStops: HardStop[] = [];
+  private budgetsReadAt = 0;
+  private reading: Promise<void> | null = null;
+  private latest: Record<string, unknown> | null = null;
+  private lastEventAt = 0;
+  private eventTimer: NodeJS.Timeout | null = null;
+  private persistTimer: NodeJS.Timeout | null = null;
+  private lastPersist = 0;
+
+  constructor(
+    private readonly run: RunRow,
+    private readonly rc: Record<string, unknown>,
+    private readonly projectId: string | null,
+    private readonly stop: (s: RunStop) => void,
+    private readonly runs: HeartbeatRunsRepository,
+    private readonly live: RunLiveEvents,
+    private readonly budgets: BudgetUsageService,
+    private readonly logger: Logger,
+  ) {
+    const maxDuration = positiveInt(rc.maxDurationSec);
+    if (maxDuration)
+      this.after(maxDuration * 1000, () =>
+        this.fire({ code: 'cap_max_duration_sec', message: `run stopped: maxDurationSec ${maxDuration}s reached` }),
+      );
+    void this.readBudgets();
+  }
+
+  onUsage(u: Record<string, unknown>): void {
+    if (this.stopped) return;
+    this.latest = u;
+    // one live event per turn, but a burst of turns (thousands of lines in a second) is joined:
+    // at most one event per USAGE_EVENT_MS with the running totals, the last one always sent
+    if (u.final === true || Date.now() - this.lastEventAt >= USAGE_EVENT_MS) this.publish(u);
+    else this.eventTimer ??= this.after(USAGE_EVENT_MS - (Date.now() - this.lastEventAt), () => this.latest && this.publish(this.latest));
+    this.persistTimer ??= this.after(Math.max(0, PERSIST_MS - (Date.now() - this.lastPersist)), () => this.persist());
+    this.check(u);
+    if (Date.now() - this.budgetsReadAt > BUDGET_REFRESH_MS)
+      void this.readBudgets().then(() => !this.stopped && this.latest && this.check(this.latest));
+  }
+
+  close(): void {
+    // the totals of a joined burst still go out
+    if (this.eventTimer && this.latest && !this.stopped) this.publish(this.latest);
+    this.stopped = true;
+    this.timers.forEach((t) => clearTimeout(t));
+    this.timers.clear();
+  }
+
+  private fire(s: RunStop): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.live.event(this.run, 'cap', s.message, { code: s.code });
+    this.stop(s);
+  }
+
+  /** The hard-stop budgets of the run's company, agent and project, with what each may still spend. */
+  private readBudgets(): Promise<void> {
+    const run = this.run;
     const scopes: ScopeRef[] = [
       { scopeType: 'company', scopeId: run.company_id },
       { scopeType: 'agent', scopeId: run.agent_id },
-      ...(projectId ? [{ scopeType: 'project' as const, scopeId: projectId }] : []),
+      ...(this.projectId ? [{ scopeType: 'project' as const, scopeId: this.projectId }] : []),
     ];
-    let hardStops: HardStop[] = [];
-    let budgetsReadAt = 0;
-    let reading: Promise<void> | null = null;
-    const readBudgets = (): Promise<void> =>
-      (reading ??= this.budgets
-        .observe(run.company_id, { scopes, activeOnly: true })
-        .then((policies) => {
-          hardStops = policies
-            .filter((p) => p.hardStopEnabled && (p.metric === 'billed_cents' || p.metric === 'total_tokens'))
-            .map((p) => ({
-              scope: `${p.scopeType} ${p.scopeName ?? p.scopeId}`,
-              metric: p.metric as HardStop['metric'],
-              headroom: p.amount - p.observed,
-            }));
-          budgetsReadAt = Date.now();
-        })
-        .catch((err: Error) => this.logger.warn(`budgets of run ${run.id} not readable: ${err.message}`))
-        .finally(() => (reading = null)));
-    void readBudgets();
+    return (this.reading ??= this.budgets
+      .observe(run.company_id, { scopes, activeOnly: true })
+      .then((policies) => {
+        this.hardStops = policies
+          .filter((p) => p.hardStopEnabled && (p.metric === 'billed_cents' || p.metric === 'total_tokens'))
+          .map((p) => ({
+            scope: `${p.scopeType} ${p.scopeName ?? p.scopeId}`,
+            metric: p.metric as HardStop['metric'],
+            headroom: p.amount - p.observed,
+          }));
+        this.budgetsReadAt = Date.now();
+      })
+      .catch((err: Error) => this.logger.warn(`budgets of run ${run.id} not readable: ${err.message}`))
+      .finally(() => (this.reading = null)));
+  }
 
-    let latest: Record<string, unknown> | null = null;
-    let lastEventAt = 0;
-    let eventTimer: NodeJS.Timeout | null = null;
-    const publish = (u: Record<string, unknown>) => {
-      if (eventTimer) clearTimeout(eventTimer);
-      eventTimer = null;
-      lastEventAt = Date.now();
-      this.live.event(run, 'usage', `turn ${numberOf(u.turns)}: ${numberOf(u.totalTokens)} tokens`, {
-        turns: u.turns,
-        inputTokens: u.inputTokens,
-        cachedInputTokens: u.cachedInputTokens,
-        cacheCreationInputTokens: u.cacheCreationInputTokens,
-        outputTokens: u.outputTokens,
-        totalTokens: u.totalTokens,
-        costUsd: u.costUsd,
-        costCents: u.costCents,
-        costStatus: u.costStatus,
-        model: u.model,
-      });
-    };
-    let persistTimer: NodeJS.Timeout | null = null;
-    let lastPersist = 0;
-    const persist = () => {
-      persistTimer = null;
-      lastPersist = Date.now();
-      if (latest) void this.runs.setLiveUsage(run.company_id, run.id, latest).catch(() => undefined);
-    };
+  private publish(u: Record<string, unknown>): void {
+    this.clear(this.eventTimer);
+    this.eventTimer = null;
+    this.lastEventAt = Date.now();
+    this.live.event(this.run, 'usage', `turn ${numberOf(u.turns)}: ${numberOf(u.totalTokens)} tokens`, {
+      turns: u.turns,
+      inputTokens: u.inputTokens,
+      cachedInputTokens: u.cachedInputTokens,
+      cacheCreationInputTokens: u.cacheCreationInputTokens,
+      outputTokens: u.outputTokens,
+      totalTokens: u.totalTokens,
+      costUsd: u.costUsd,
+      costCents: u.costCents,
+      costStatus: u.costStatus,
+      model: u.model,
+    });
+  }
 
-    const check = (u: Record<string, unknown>) => {
-      for (const cap of CAPS) {
-        const limit = positiveInt(rc[cap.key]);
-        const used = numberOf(u[cap.usage]);
-        if (limit !== null && used > limit)
-          return fire({ code: cap.code, message: `run stopped: ${cap.key} ${limit} crossed (${used} ${cap.unit})` });
-      }
-      for (const h of hardStops) {
-        const used = h.metric === 'billed_cents' ? numberOf(u.costCents) : numberOf(u.totalTokens);
-        if (used > 0 && used >= h.headroom)
-          return fire({ code: 'budget_hard_stop', message: `run stopped: the ${h.scope} hard-stop budget (${h.metric}) is reached` });
-      }
-    };
+  private persist(): void {
+    this.persistTimer = null;
+    this.lastPersist = Date.now();
+    if (this.latest) void this.runs.setLiveUsage(this.run.company_id, this.run.id, this.latest).catch(() => undefined);
+  }
 
-    return {
-      onUsage: (u) => {
-        if (stopped) return;
-        latest = u;
-        // one live event per turn, but a burst of turns (thousands of lines in a second) is joined:
-        // at most one event per USAGE_EVENT_MS with the running totals, the last one always sent
-        if (u.final === true || Date.now() - lastEventAt >= USAGE_EVENT_MS) publish(u);
-        else eventTimer ??= setTimeout(() => latest && publish(latest), USAGE_EVENT_MS - (Date.now() - lastEventAt));
-        if (!persistTimer) persistTimer = setTimeout(persist, Math.max(0, PERSIST_MS - (Date.now() - lastPersist)));
-        check(u);
-        if (Date.now() - budgetsReadAt > BUDGET_REFRESH_MS) void readBudgets().then(() => !stopped && latest && check(latest));
-      },
-      close: () => {
-        // the totals of a joined burst still go out
-        if (eventTimer && latest && !stopped) publish(latest);
-        if (eventTimer) clearTimeout(eventTimer);
-        stopped = true;
-        timers.forEach((t) => clearTimeout(t));
-        if (persistTimer) clearTimeout(persistTimer);
-      },
-    };
+  private check(u: Record<string, unknown>): void {
+    for (const cap of CAPS) {
+      const limit = positiveInt(this.rc[cap.key]);
+      const used = numberOf(u[cap.usage]);
+      if (limit !== null && used > limit)
+        return this.fire({ code: cap.code, message: `run stopped: ${cap.key} ${limit} crossed (${used} ${cap.unit})` });
+    }
+    for (const h of this.hardStops) {
+      const used = h.metric === 'billed_cents' ? numberOf(u.costCents) : numberOf(u.totalTokens);
+      if (used > 0 && used >= h.headroom)
+        return this.fire({ code: 'budget_hard_stop', message: `run stopped: the ${h.scope} hard-stop budget (${h.metric}) is reached` });
+    }
+  }
+
+  private after(ms: number, fn: () => void): NodeJS.Timeout {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    this.timers.add(t);
+    return t;
+  }
+
+  private clear(t: NodeJS.Timeout | null): void {
+    if (!t) return;
+    clearTimeout(t);
+    this.timers.delete(t);
   }
 }

@@ -13,7 +13,7 @@ import type { WakeContext } from '../adapters/run.types';
 import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
 import { contextForWake, IssueHoldProbe, RunLifecycle } from './run-lifecycle.service';
 import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
-import { StoredWake, WakeupRequestsRepository } from './wakeup-requests.repository';
+import { StoredWake, WakeRow, WakeupRequestsRepository } from './wakeup-requests.repository';
 
 export type WakeupSource = 'timer' | 'assignment' | 'on_demand' | 'automation';
 export type WakeupTriggerDetail = 'manual' | 'ping' | 'callback' | 'system';
@@ -47,6 +47,18 @@ export interface WakeupResult {
   replayed?: boolean;
   /** deferred because the issue's subtree is paused: the hold's id (the wake runs once it is released) */
   heldBy?: string;
+}
+
+/** What a wake names, read once from its input. */
+interface WakeFields {
+  payload: Record<string, unknown>;
+  issueId: string | null;
+  key: string | null;
+}
+
+function wakeOf(input: WakeupInput): WakeFields {
+  const payload = input.payload ?? {};
+  return { payload, issueId: input.issueId ?? (isUuid(payload.issueId) ? payload.issueId : null), key: input.idempotencyKey ?? null };
 }
 
 /** Answers whether an agent has work a timer wake should look at (issues module registers one). */
@@ -111,83 +123,105 @@ export class WakeupQueue {
     this.probes.push(probe);
   }
 
+  /**
+   * A wake, decided under the agent lock in one transaction, as a sequence of small decisions:
+   * replayed (its idempotency key was seen), gated (skipped: the agent, policy, budget, loop, idle),
+   * held (its issue's subtree is paused), joined (coalesced into a live run, or deferred behind the
+   * one on its issue), or created as a new run; every outcome is recorded.
+   */
   async enqueue(input: WakeupInput): Promise<WakeupResult> {
     return this.db.transaction(async () => {
-      const agent = isUuid(input.companyId) ? await this.agents.lock(input.companyId, input.agentId) : null;
-      if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
-      const payload = input.payload ?? {};
-      const issueId = input.issueId ?? (isUuid(payload.issueId) ? payload.issueId : null);
-      const key = input.idempotencyKey ?? null;
-      if (key) {
-        const prior = await this.wakes.findByIdempotencyKey(agent.company_id, agent.id, key);
-        if (prior) return this.replay(agent.company_id, prior);
-      }
-      const skipReason = await this.skipReason(agent, input, issueId, payload);
-      const actor = input.requestedBy;
-      const wake = await this.wakes.insert({
-        companyId: agent.company_id,
-        agentId: agent.id,
-        source: input.source,
-        triggerDetail: input.triggerDetail ?? null,
-        reason: input.reason ?? null,
-        payload,
-        issueId,
-        idempotencyKey: key,
-        forceFreshSession: input.forceFreshSession ?? false,
-        status: skipReason ? 'skipped' : 'queued',
-        skipReason,
-        requestedByActorType: actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
-        requestedByActorId: actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
-      });
-      if (skipReason) {
-        await this.recordWake(
-          skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped',
-          agent,
-          wake.id,
-          {
-            source: input.source,
-            reason: input.reason ?? null,
-            issueId,
-            skipReason,
-          },
-          actor,
-        );
-        return { wakeupId: wake.id, status: 'skipped', skipReason };
-      }
-      const heldBy = issueId ? await this.lifecycle.issueHold(issueId) : null;
-      if (heldBy) {
-        await this.wakes.markDeferred(agent.company_id, wake.id);
-        await this.recordWake(
-          'heartbeat.wakeup_deferred',
-          agent,
-          wake.id,
-          { heldBy, deferReason: 'issue_tree_held', source: input.source, issueId },
-          actor,
-        );
-        return { wakeupId: wake.id, status: 'deferred', heldBy };
-      }
-      const context = contextForWake(wake);
-      const live = await this.liveRunToJoin(agent.company_id, agent.id, input.source, issueId);
-      if (live && (live.status === 'queued' || input.source === 'timer')) {
-        await this.coalesce(live, wake.id, context);
-        await this.recordWake('heartbeat.wakeup_coalesced', agent, wake.id, { runId: live.id, source: input.source, issueId }, actor);
-        return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(agent.company_id, live.id)) ?? live };
-      }
-      if (live && issueId) {
-        // never a second concurrent run of one agent on one issue: this wake runs when the live one ends
-        await this.wakes.markDeferred(agent.company_id, wake.id);
-        await this.recordWake(
-          'heartbeat.wakeup_deferred',
-          agent,
-          wake.id,
-          { waitingForRunId: live.id, source: input.source, issueId },
-          actor,
-        );
-        return { wakeupId: wake.id, status: 'deferred', run: live };
-      }
-      const run = await this.lifecycle.createRun(agent, wake, context);
-      return { wakeupId: wake.id, status: 'queued', run };
+      const agent = await this.lockedAgent(input);
+      const w = wakeOf(input);
+      const replayed = w.key ? await this.replayed(agent, w.key) : null;
+      if (replayed) return replayed;
+      const skipReason = await this.skipReason(agent, input, w.issueId, w.payload);
+      const wake = await this.insertWake(agent, input, w, skipReason);
+      if (skipReason) return this.skipped(agent, input, wake, w, skipReason);
+      return (await this.held(agent, input, wake, w)) ?? (await this.joined(agent, input, wake, w)) ?? this.created(agent, wake);
     });
+  }
+
+  /** The wake's agent, locked (the engine's per-agent mutex); 404 when it is not the company's. */
+  private async lockedAgent(input: WakeupInput): Promise<AgentRow> {
+    const agent = isUuid(input.companyId) ? await this.agents.lock(input.companyId, input.agentId) : null;
+    if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
+    return agent;
+  }
+
+  /** An earlier wake with the same idempotency key: its result again. */
+  private async replayed(agent: AgentRow, key: string): Promise<WakeupResult | null> {
+    const prior = await this.wakes.findByIdempotencyKey(agent.company_id, agent.id, key);
+    return prior ? this.replay(agent.company_id, prior) : null;
+  }
+
+  /** The durable row of the wake: queued, or skipped with its reason. */
+  private insertWake(agent: AgentRow, input: WakeupInput, w: WakeFields, skipReason: string | null): Promise<WakeRow> {
+    const actor = input.requestedBy;
+    return this.wakes.insert({
+      companyId: agent.company_id,
+      agentId: agent.id,
+      source: input.source,
+      triggerDetail: input.triggerDetail ?? null,
+      reason: input.reason ?? null,
+      payload: w.payload,
+      issueId: w.issueId,
+      idempotencyKey: w.key,
+      forceFreshSession: input.forceFreshSession ?? false,
+      status: skipReason ? 'skipped' : 'queued',
+      skipReason,
+      requestedByActorType: actor ? (actor.kind === 'agent' ? 'agent' : 'user') : 'system',
+      requestedByActorId: actor ? (actor.kind === 'agent' ? actor.agentId : actor.userId) : 'system',
+    });
+  }
+
+  private async skipped(agent: AgentRow, input: WakeupInput, wake: WakeRow, w: WakeFields, skipReason: string): Promise<WakeupResult> {
+    const action = skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped';
+    const details = { source: input.source, reason: input.reason ?? null, issueId: w.issueId, skipReason };
+    await this.recordWake(action, agent, wake.id, details, input.requestedBy);
+    return { wakeupId: wake.id, status: 'skipped', skipReason };
+  }
+
+  /** A wake for an issue whose subtree is paused waits (deferred) until the hold is released. */
+  private async held(agent: AgentRow, input: WakeupInput, wake: WakeRow, w: WakeFields): Promise<WakeupResult | null> {
+    const heldBy = w.issueId ? await this.lifecycle.issueHold(w.issueId) : null;
+    if (!heldBy) return null;
+    await this.wakes.markDeferred(agent.company_id, wake.id);
+    const details = { heldBy, deferReason: 'issue_tree_held', source: input.source, issueId: w.issueId };
+    await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, details, input.requestedBy);
+    return { wakeupId: wake.id, status: 'deferred', heldBy };
+  }
+
+  /**
+   * A live run the wake joins: coalesced into it while it is queued (or any live run, for a timer), or
+   * deferred behind the one on its issue (never two concurrent runs of one agent on one issue).
+   */
+  private async joined(agent: AgentRow, input: WakeupInput, wake: WakeRow, w: WakeFields): Promise<WakeupResult | null> {
+    const live = await this.liveRunToJoin(agent.company_id, agent.id, input.source, w.issueId);
+    if (!live) return null;
+    const actor = input.requestedBy;
+    if (live.status === 'queued' || input.source === 'timer') {
+      await this.coalesce(live, wake.id, contextForWake(wake));
+      await this.recordWake(
+        'heartbeat.wakeup_coalesced',
+        agent,
+        wake.id,
+        { runId: live.id, source: input.source, issueId: w.issueId },
+        actor,
+      );
+      return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(agent.company_id, live.id)) ?? live };
+    }
+    if (!w.issueId) return null;
+    await this.wakes.markDeferred(agent.company_id, wake.id);
+    const details = { waitingForRunId: live.id, source: input.source, issueId: w.issueId };
+    await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, details, actor);
+    return { wakeupId: wake.id, status: 'deferred', run: live };
+  }
+
+  /** A new queued run for the wake (its activity and live events are recorded by the lifecycle). */
+  private async created(agent: AgentRow, wake: WakeRow): Promise<WakeupResult> {
+    const run = await this.lifecycle.createRun(agent, wake, contextForWake(wake));
+    return { wakeupId: wake.id, status: 'queued', run };
   }
 
   /** Why this wake must not run, or null. Order: the agent, the own-comment rule, policy, budget, loop, idleness. */
