@@ -154,7 +154,8 @@ export function describeUsageFidelity(s: RuntimeSuite, driver: () => CliDriver):
       d.route(scripts);
       const nonce = randomUUID().slice(0, 8);
       const key = (c: string) => `fidelity-${c}-${nonce}`;
-      const loop = (c: string) => scripts.set(key(c), () => d.tool('true', CALL));
+      // each call's tool takes a moment (as real tools do): a stop has time to land before the call after next
+      const loop = (c: string) => scripts.set(key(c), () => d.tool('sleep 0.2', CALL));
       const start = async (c: string, extra: Record<string, unknown> = {}, companyId = s.companyId) => {
         const agent = await s.agent({}, { name: key(c), ...extra }, companyId);
         return wakeRun(s.t, agent.id);
