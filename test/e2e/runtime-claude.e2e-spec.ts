@@ -504,11 +504,14 @@ describe('claude_local: the real Claude Code CLI', () => {
       expect(
         runs.every((r) => r.status === 'succeeded' && r.usage_json.costCentsExact === 0.4542 && r.usage_json.costStatus === 'priced'),
       ).toBe(true);
-      const [sum] = await s.t.dataSource.query(
-        `SELECT count(*)::int AS events, sum(cost_cents)::int AS cents, sum(priced_cents)::float AS priced FROM cost_events WHERE agent_id = $1`,
-        [agent.id],
-      );
-      expect(sum.events).toBe(100);
+      // each run's cost event is booked right after its end commits
+      const sum = await waitFor(async () => {
+        const [r] = await s.t.dataSource.query(
+          `SELECT count(*)::int AS events, sum(cost_cents)::int AS cents, sum(priced_cents)::float AS priced FROM cost_events WHERE agent_id = $1`,
+          [agent.id],
+        );
+        return r.events === 100 ? r : null;
+      }, 'the 100 runs booked');
       expect(sum.priced).toBeCloseTo(45.42, 6);
       // whole cents carry the remainder forward: 46 booked (each run rounded up would book 100)
       expect(sum.cents).toBe(46);
