@@ -122,7 +122,6 @@ describe('AI connections', () => {
         { ...ok, baseUrl: 'ftp://models.example' },
         { ...ok, defaultModel: 'two words' },
         { ...ok, connectionId: 'nope' },
-        { ...ok, agentIds: ['x'] },
       ])
         await t.http.post(base(co.id)).send(body).expect(400);
       const sub = await t.http

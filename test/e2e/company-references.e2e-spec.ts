@@ -81,6 +81,12 @@ const NOT_COMPANY_REFERENCES: Record<string, string> = {
   itemId: 'a routine or skill per `kind` (folders); the folders service answers 404 for an item the company does not have',
   optionId: "the key of one of the question's options (issue interactions), not a record id",
   secretsCompanyId: 'names a company on an instance-admin plugin route (no company in the path); the plugins service checks it exists',
+  connectionId:
+    "an AI or tool connection, looked up in the route's company by its service (another company's: 404 ai_connection_not_found, 422 invalid_reference; ai-connections and tool-gateway specs)",
+  grantId: "an AI connection (the board UI's name for it), looked up in the route's company (404; ai-connections spec)",
+  loginSessionId: 'a browser sign-in session, not supported: refused with 422 login_method_unsupported',
+  applicationId: "a tool application, looked up in the route's company by the tools service (422 invalid_reference)",
+  catalogEntryId: "a tool of a connection's catalog, looked up in the route's company by the tools service (422 invalid_reference)",
 };
 
 /** The keys of a wake payload that name records. */

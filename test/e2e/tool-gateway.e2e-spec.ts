@@ -204,6 +204,21 @@ describe('tool gateway: company connections through /api/mcp', () => {
         .post(`/api/tool-profiles/${p.body.id}/entries`)
         .send({ selectorType: 'connection', connectionId: connection.id, policy: 'allow' });
       expect([entry.status, entry.body.code]).toEqual([422, 'invalid_reference']);
+      // nor may it name the connection's application or one of its tools, or attach a connection to that application
+      const echo = (await t.http.get(`/api/tool-connections/${connection.id}/catalog`).expect(200)).body.catalog.find(
+        (e: { toolName: string }) => e.toolName === 'echo',
+      );
+      for (const body of [
+        { selectorType: 'application', applicationId: connection.applicationId, policy: 'allow' },
+        { selectorType: 'catalog_entry', catalogEntryId: echo.id, policy: 'allow' },
+      ]) {
+        const r = await t.http.post(`/api/tool-profiles/${p.body.id}/entries`).send(body);
+        expect([body.selectorType, r.status, r.body.code]).toEqual([body.selectorType, 422, 'invalid_reference']);
+      }
+      const attach = await t.http
+        .post(`/api/companies/${other.id}/tools/connections`)
+        .send({ name: 'x', transport: 'mcp_remote', transportConfig: { url: remote.url }, applicationId: connection.applicationId });
+      expect([attach.status, attach.body.code]).toEqual([422, 'invalid_reference']);
       await t.http
         .post(`/api/companies/${other.id}/tools/profiles/${p.body.id}/bind`)
         .send({ targetType: 'agent', targetId: a.id })

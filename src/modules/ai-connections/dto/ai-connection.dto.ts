@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsString, IsUUID, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsString, IsUUID, Matches, MaxLength, MinLength } from 'class-validator';
 import { Nullable, OmittableNotNull } from '../../../common/http/optional';
 
 /** The providers a connection may be of (`google` is accepted for `gemini`, as the board UI names it in places). */
@@ -44,10 +44,6 @@ export class CreateAiConnectionDto {
   defaultModel?: string | null;
   /** an existing connection to reconnect: its key is replaced by `apiKey` (a new version of its secret) */
   @OmittableNotNull() @IsUUID() @ApiPropertyOptional({ format: 'uuid' }) connectionId?: string;
-  /** accepted for the board UI; a connection is used by the agents configured from it */
-  @OmittableNotNull() @IsArray() @ArrayMaxSize(500) @IsUUID('all', { each: true }) agentIds?: string[];
-  /** accepted for the board UI */
-  @OmittableNotNull() @IsBoolean() allAgents?: boolean;
   /** browser sign-ins only: not supported here */
   @OmittableNotNull() @IsString() @MaxLength(128) loginSessionId?: string;
 }
