@@ -31,6 +31,7 @@ import { CompaniesModule } from './modules/companies/companies.module';
 import { GoalsModule } from './modules/goals/goals.module';
 import { CostsModule } from './modules/costs/costs.module';
 import { DashboardModule } from './modules/dashboard/dashboard.module';
+import { BoardModule } from './modules/board/board.module';
 import { HeartbeatModule } from './modules/heartbeat/heartbeat.module';
 import { FeedbackModule } from './modules/feedback/feedback.module';
 import { MetricsModule } from './modules/metrics/metrics.module';
@@ -88,6 +89,7 @@ const DOMAIN_MODULES = [
   LlmsModule,
   PortabilityModule,
   DashboardModule,
+  BoardModule,
   AnnouncementsModule,
   EnvironmentsModule,
   MetricsModule,

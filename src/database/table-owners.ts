@@ -186,6 +186,59 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
     { tables: ['agents', 'projects'], reason: 'agent and project names and statuses on the cost reports (read model)' },
     { tables: ['cost_usage'], reason: "range and lifetime reports read budgets' running totals instead of summing every event" },
   ],
+  portability: [
+    {
+      tables: [
+        'agents',
+        'projects',
+        'goals',
+        'labels',
+        'budget_policies',
+        'routines',
+        'company_skills',
+        'issues',
+        'issue_comments',
+        'issue_documents',
+        'issue_document_revisions',
+        'company_secrets',
+        'agent_api_keys',
+        'cost_events',
+        'finance_events',
+        'activity_log',
+        'heartbeat_runs',
+        'approvals',
+        'issue_attachments',
+        'issue_work_products',
+        'issue_interactions',
+        'budget_incidents',
+      ],
+      reason:
+        "read model: the export fidelity page counts the company's records by kind (what a package keeps and drops), one statement of indexed counts",
+    },
+  ],
+  board: [
+    {
+      tables: [
+        'approvals',
+        'join_requests',
+        'users',
+        'issue_interactions',
+        'issues',
+        'issue_relations',
+        'agents',
+        'projects',
+        'heartbeat_runs',
+        'budget_incidents',
+        'companies',
+      ],
+      reason:
+        "read model: the board's attention queue lists what waits for it across domains (pending approvals and join requests, open questions, blocked issues, failed runs, budget incidents, agents in error), one indexed statement per source",
+    },
+    {
+      tables: ['heartbeat_runs', 'activity_log', 'issues', 'agents', 'users'],
+      reason: "read model: the company timeline joins runs and issue activity per issue of a time window, with the actors' names",
+    },
+  ],
   dashboard: [
     {
       tables: ['agents', 'issues', 'approvals', 'budget_incidents', 'projects', 'companies', 'heartbeat_runs'],
@@ -296,7 +349,10 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
       tables: ['users', 'agents'],
       reason: "read model: the members pages show each member's user or agent (name, email, image, status), one join per page",
     },
-    { tables: ['users'], reason: "read model: the company's member directory shows each human member's profile" },
+    {
+      tables: ['users'],
+      reason: "read model: the company's member directory shows each human member's profile, the invites page who sent each invite",
+    },
     {
       tables: ['companies'],
       reason: "read model: an invite's public view and a user's company list show the company's name (and logo, description)",

@@ -22,9 +22,25 @@ describe('projects', () => {
         goalId: null,
         goalIds: [],
         goals: [],
-        codebase: null,
+        // no workspace: a codebase of nulls (the board UI reads its fields), origin none
+        codebase: {
+          workspaceId: null,
+          repoUrl: null,
+          repoRef: null,
+          defaultRef: null,
+          repoName: null,
+          cwd: null,
+          localFolder: null,
+          managedFolder: null,
+          effectiveLocalFolder: null,
+          origin: 'none',
+        },
         workspaces: [],
         primaryWorkspace: null,
+        taskCount: 0,
+        budget: null,
+        icon: null,
+        managedByPlugin: null,
         archivedAt: null,
         pausedAt: null,
         pauseReason: null,
@@ -158,7 +174,18 @@ describe('projects', () => {
         desiredState: 'stopped',
       });
       expect(p.primaryWorkspace.id).toBe(p.workspaces[0].id);
-      expect(p.codebase).toEqual({ repoUrl: 'https://example.com/a/app.git', repoRef: 'main', cwd: '/srv/app' });
+      expect(p.codebase).toEqual({
+        workspaceId: p.workspaces[0].id,
+        repoUrl: 'https://example.com/a/app.git',
+        repoRef: 'main',
+        defaultRef: null,
+        repoName: 'app',
+        cwd: '/srv/app',
+        localFolder: '/srv/app',
+        managedFolder: null,
+        effectiveLocalFolder: '/srv/app',
+        origin: 'local_folder',
+      });
     });
 
     it('rolls the whole creation back with 422 for an invalid workspace payload', async () => {

@@ -121,9 +121,13 @@ describe('skills', () => {
         sourceType: 'catalog',
         metadata: { sourceKind: 'catalog' },
       });
+      // the bundled rows come from the catalog too: sourceKind catalog, the bundled column gives their label
       expect(res.body.find((s: any) => s.key === BUNDLED)).toMatchObject({
         sourceType: 'catalog',
-        metadata: { sourceKind: 'service_bundled' },
+        metadata: { sourceKind: 'catalog' },
+        catalogKind: 'bundled',
+        sourceLabel: 'Service bundled',
+        categories: ['core'],
       });
     });
 
@@ -626,6 +630,17 @@ describe('skills', () => {
       expect(custom.body.skill).toMatchObject({ slug: 'review', key: 'service/catalog/code-review' });
       await t.http.post(`/api/companies/${co.id}/skills/install-catalog`).send({ catalogSkillId: 'nope' }).expect(404);
       await t.http.post(`/api/companies/${co.id}/skills/install-catalog`).send({}).expect(400);
+      // SPEC: a catalog install records sourceKind catalog, also for a skill of the bundled kind
+      const bundled = (
+        await t.http.post(`/api/companies/${co.id}/skills/install-catalog`).send({ catalogSkillId: 'agent-protocol', force: true })
+      ).body;
+      expect(bundled.skill).toMatchObject({
+        sourceType: 'catalog',
+        catalogKind: 'bundled',
+        metadata: { sourceKind: 'catalog', catalogKind: 'bundled' },
+      });
+      const listed = (await t.http.get(`/api/companies/${co.id}/skills`).expect(200)).body.find((x: any) => x.id === bundled.skill.id);
+      expect(listed).toMatchObject({ metadata: { sourceKind: 'catalog' }, sourceLabel: 'Service bundled', categories: ['core'] });
       const managed = await createSkill(t, co.id, { name: 'mine' });
       await t.http.post(`/api/companies/${co.id}/skills/${managed.id}/reset`).send({}).expect(422);
     });

@@ -36,6 +36,17 @@ export class AccessPermissions {
     if (!d.allowed) throw forbidden(`Missing permission ${key}`, { reason: d.reason, permissionKey: key });
   }
 
+  /** Whether the caller holds the key in the company (the same decision as `assert`, without the error). */
+  async holds(actor: Actor, companyId: string, key: keyof typeof KEY_ACTIONS): Promise<boolean> {
+    return (await this.authz.decide({ actor, action: KEY_ACTIONS[key], companyId })).allowed;
+  }
+
+  /** The caller's membership role in the company: `owner` for the local board and instance admins, null for agents and non-members. */
+  async roleOf(actor: Actor, companyId: string): Promise<string | null> {
+    if (holdsEverything(actor)) return 'owner';
+    return actor.kind === 'board' ? this.memberships.activeUserRole(companyId, actor.userId) : null;
+  }
+
   /** The owner role is given and taken only by owners (and instance admins): an admin cannot make itself owner. */
   async assertOwner(actor: Actor, companyId: string): Promise<void> {
     if (holdsEverything(actor)) return;

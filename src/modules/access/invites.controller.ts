@@ -1,7 +1,8 @@
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { ACCESS_ERRORS } from './access.errors';
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBoardUiPage, BoardUiPage } from '../../common/http/board-ui-page';
 import type { FastifyReply as Response } from 'fastify';
 import { LogActivity, NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
@@ -16,6 +17,8 @@ import {
   InvitePromptDto,
   InvitePromptResponseDto,
   InviteResponseDto,
+  InvitesPageDto,
+  InvitesPageQueryDto,
   PublicInviteDto,
   TestResolutionQueryDto,
   TestResolutionResponseDto,
@@ -42,11 +45,22 @@ export class InvitesController {
     private readonly assets: AssetsService,
   ) {}
 
-  /** Invites of the company, newest first (no tokens). Needs `users:invite`. */
+  /**
+   * Invites of the company, newest first (no tokens). Needs `users:invite`. The board UI (header
+   * `X-Paperclip-Route`) gets a page, `{ invites, nextOffset }` (InvitesPageDto, `limit` and `offset`
+   * apply), each invite with who sent it.
+   */
   @Get('companies/:companyId/invites')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<InviteResponseDto[]> {
-    return this.invites.list(actor, companyId);
+  @ApiBoardUiPage('`{ invites, nextOffset }` (InvitesPageDto)')
+  @ApiExtraModels(InvitesPageDto)
+  list(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @Query() q: InvitesPageQueryDto,
+    @BoardUiPage() boardUi: boolean,
+  ): Promise<InviteResponseDto[] | InvitesPageDto> {
+    return boardUi ? this.invites.page(actor, companyId, q.limit, q.offset) : this.invites.list(actor, companyId);
   }
 
   /** Creates an invite; the token and invite URL are returned once. Needs `users:invite`. */

@@ -50,6 +50,21 @@ export class InvitesRepository extends CompanyScopedRepository {
     return row;
   }
 
+  /** A page of the company's invites, newest first, with the name and email of the user who sent each (a read of users). */
+  listPage(
+    companyId: string,
+    limit: number,
+    offset: number,
+  ): Promise<Array<InviteRow & { inviter_name: string | null; inviter_email: string | null }>> {
+    return this.rows(
+      companyId,
+      `SELECT i.*, u.name AS inviter_name, u.email AS inviter_email
+         FROM invites i LEFT JOIN users u ON u.id = i.created_by_user_id
+        WHERE i.company_id = $1 ORDER BY i.created_at DESC, i.id LIMIT $2 OFFSET $3`,
+      [limit, offset],
+    );
+  }
+
   listByCompany(companyId: string): Promise<InviteRow[]> {
     return this.rows<InviteRow>(companyId, `SELECT * FROM invites WHERE company_id = $1 ORDER BY created_at DESC, id`);
   }

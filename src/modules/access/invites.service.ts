@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
+import { type Actor, LOCAL_BOARD_USER_ID } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { generateToken, sha256Hex, tokenDisplayPrefix, tokenKind } from '../../common/auth/tokens';
 import { DomainError, notFound } from '../../common/errors/domain-error';
@@ -7,7 +7,15 @@ import { isUuid } from '../../common/http/uuid';
 import { AppConfig } from '../../config/app-config';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { AccessPermissions } from './access-permissions.service';
-import { CreatedInviteResponseDto, CreateInviteDto, InviteResponseDto, PublicInviteDto, TestResolutionResponseDto } from './dto/invite.dto';
+import {
+  CreatedInviteResponseDto,
+  CreateInviteDto,
+  InviterDto,
+  InviteResponseDto,
+  InvitesPageDto,
+  PublicInviteDto,
+  TestResolutionResponseDto,
+} from './dto/invite.dto';
 import { inviteUrl, OnboardingContext } from './invite-onboarding';
 import { InviteRow, InvitesRepository, ResolvedInvite } from './invites.repository';
 import { accessError } from './access.errors';
@@ -31,7 +39,21 @@ export function toInviteResponse(row: InviteRow): InviteResponseDto {
     createdByUserId: row.created_by_user_id,
     createdByAgentId: row.created_by_agent_id,
     createdAt: isoRequired(row.created_at),
+    state: inviteStatus(row),
+    inviteType: 'company_join',
+    humanRole: row.allowed_join_types === 'agent' ? null : row.role,
+    inviteMessage: row.message,
+    invitedByUserId: row.created_by_user_id,
   };
+}
+
+const PAGE_SIZE = 50;
+
+/** The user who sent an invite: their profile, or the local board (which has no user row). */
+function inviterOf(r: InviteRow & { inviter_name: string | null; inviter_email: string | null }): InviterDto | null {
+  if (!r.created_by_user_id) return null;
+  if (r.inviter_name !== null) return { id: r.created_by_user_id, name: r.inviter_name, email: r.inviter_email };
+  return r.created_by_user_id === LOCAL_BOARD_USER_ID ? { id: LOCAL_BOARD_USER_ID, name: 'Local board', email: null } : null;
 }
 
 /** Invites: created by holders of `users:invite`; the token is shown once and only its hash is stored. */
@@ -70,6 +92,14 @@ export class InvitesService {
     await this.permissions.assert(actor, companyId, 'users:invite');
     const rows = await this.repo.listByCompany(companyId);
     return rows.map(toInviteResponse);
+  }
+
+  /** The invites page of the board UI: a page of invites with who sent each, and the offset of the next page. */
+  async page(actor: Actor, companyId: string, limit = PAGE_SIZE, offset = 0): Promise<InvitesPageDto> {
+    await this.permissions.assert(actor, companyId, 'users:invite');
+    const rows = await this.repo.listPage(companyId, limit + 1, offset);
+    const invites = rows.slice(0, limit).map((r) => ({ ...toInviteResponse(r), invitedByUser: inviterOf(r) }));
+    return { invites, nextOffset: rows.length > limit ? offset + limit : null };
   }
 
   /** Revoking twice keeps the first revocation time. */

@@ -1,12 +1,21 @@
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { ACCESS_ERRORS } from './access.errors';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { DirectoryUserDto, MemberResponseDto, RoleAndGrantsDto, UpdateMemberDto, UpdateMemberPermissionsDto } from './dto/member.dto';
+import {
+  DirectoryPageDto,
+  DirectoryUserDto,
+  MemberResponseDto,
+  MembersPageDto,
+  RoleAndGrantsDto,
+  UpdateMemberDto,
+  UpdateMemberPermissionsDto,
+} from './dto/member.dto';
+import { ApiBoardUiPage, BoardUiPage } from '../../common/http/board-ui-page';
 import { MembersService } from './members.service';
 
 const memberEntity = { entityType: 'company_member' } as const;
@@ -19,18 +28,42 @@ const memberChange = (c: { body: Record<string, unknown> }) => ({ ...c.body });
 export class MembersController {
   constructor(private readonly members: MembersService) {}
 
-  /** Memberships of users and agents, with role, status and grants (users' emails only for board callers). */
+  /**
+   * Memberships of users and agents, with role, status and grants (users' emails only for board
+   * callers). The board UI (header `X-Paperclip-Route`) gets `{ members, access }` (MembersPageDto):
+   * the list and what the caller may do on it.
+   */
   @Get('members')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<MemberResponseDto[]> {
-    return this.members.list(actor, companyId);
+  @ApiBoardUiPage('`{ members, access }` (MembersPageDto)')
+  @ApiExtraModels(MembersPageDto)
+  list(
+    @CurrentActor() actor: Actor,
+    @Param('companyId') companyId: string,
+    @BoardUiPage() boardUi: boolean,
+  ): Promise<MemberResponseDto[] | MembersPageDto> {
+    return boardUi ? this.members.page(actor, companyId) : this.members.list(actor, companyId);
   }
 
-  /** Users with a membership in the company (for pickers and mentions). */
+  /**
+   * Users with a membership in the company (for pickers and mentions). The board UI (header
+   * `X-Paperclip-Route`) gets `{ users: [{ principalId, status, membershipRole, user }] }` (DirectoryPageDto).
+   */
   @Get('user-directory')
   @Authorize({ callers: ['board', 'agent'] })
-  directory(@Param('companyId') companyId: string): Promise<DirectoryUserDto[]> {
-    return this.members.directory(companyId);
+  @ApiBoardUiPage('`{ users: [...] }` (DirectoryPageDto)')
+  @ApiExtraModels(DirectoryPageDto)
+  async directory(@Param('companyId') companyId: string, @BoardUiPage() boardUi: boolean): Promise<DirectoryUserDto[] | DirectoryPageDto> {
+    const users = await this.members.directory(companyId);
+    if (!boardUi) return users;
+    return {
+      users: users.map((u) => ({
+        principalId: u.id,
+        status: u.status,
+        membershipRole: u.membershipRole,
+        user: { id: u.id, name: u.name, email: null, image: u.image },
+      })),
+    };
   }
 
   /** Role and/or status; needs `users:manage_permissions`; the last active owner stays an owner. */

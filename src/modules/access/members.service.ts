@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AccessPermissions } from './access-permissions.service';
-import { DirectoryUserDto } from './dto/member.dto';
+import { DirectoryUserDto, MembersPageDto } from './dto/member.dto';
 import { MembershipsRepository } from './memberships.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import { MembershipRole, MembershipStatus, normalizeGrants } from './permission-keys';
@@ -27,6 +27,18 @@ export class MembersService {
     const members = await this.memberships.list(companyId);
     if (actor.kind === 'board') return members;
     return members.map((m) => (m.user ? { ...m, user: { ...m.user, email: null } } : m));
+  }
+
+  /** The members page of the board UI: the list and what the caller may do on it. */
+  async page(actor: Actor, companyId: string): Promise<MembersPageDto> {
+    const members = await this.list(actor, companyId);
+    const [currentUserRole, canManageMembers, canInviteUsers, canApproveJoinRequests] = await Promise.all([
+      this.permissions.roleOf(actor, companyId),
+      this.permissions.holds(actor, companyId, 'users:manage_permissions'),
+      this.permissions.holds(actor, companyId, 'users:invite'),
+      this.permissions.holds(actor, companyId, 'joins:approve'),
+    ]);
+    return { members, access: { currentUserRole, canManageMembers, canInviteUsers, canApproveJoinRequests } };
   }
 
   async directory(companyId: string): Promise<DirectoryUserDto[]> {

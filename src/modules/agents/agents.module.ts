@@ -1,3 +1,4 @@
+import { AgentRuntimeController } from './agent-runtime.controller';
 import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
@@ -30,7 +31,7 @@ import { AgentCompanyRepository } from './agent-company.repository';
 
 @Module({
   imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule, AgentIdentitiesModule],
-  controllers: [AgentsController],
+  controllers: [AgentsController, AgentRuntimeController],
   providers: [
     AgentCompanyRepository,
     AgentsService,

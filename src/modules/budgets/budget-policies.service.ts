@@ -9,6 +9,12 @@ import { BudgetScopeOwners } from './budget-scope-owners';
 import { BudgetsRepository } from './budgets.repository';
 import { BudgetOverviewResponseDto, BudgetPolicyResponseDto, BudgetUpdateResponseDto, UpsertBudgetPolicyDto } from './dto/budget.dto';
 
+/** A scope's budget as the lists of projects show it. */
+export interface ScopeBudget {
+  amountCents: number;
+  windowKind: string;
+}
+
 export function toPolicyResponse(p: PolicyObservation): BudgetPolicyResponseDto {
   const utilization = p.amount > 0 ? Math.round((p.observed * 10_000) / p.amount) / 100 : 0;
   const state =
@@ -116,6 +122,13 @@ export class BudgetPoliciesService {
     }
     if (!(await this.repo.scopeInCompany(companyId, scopeType, scopeId)))
       throw budgetError('invalid_scope', `The ${scopeType} must belong to this company`, { field: 'scopeId' });
+  }
+
+  /** The budget of each scope that has an active billed-cents policy (`{ amountCents, windowKind }`), by scope id. */
+  async budgetsOf(companyId: string, scopeType: 'agent' | 'project', scopeIds: string[]): Promise<Map<string, ScopeBudget>> {
+    if (!scopeIds.length) return new Map();
+    const rows = await this.repo.activeBudgets(companyId, scopeType, scopeIds);
+    return new Map(rows.map((r) => [r.scope_id, { amountCents: r.amount, windowKind: r.window_kind }]));
   }
 
   /** Policies with observed values, active incidents, paused counts and pending approvals. */

@@ -279,6 +279,17 @@ export class BudgetsRepository extends CompanyScopedRepository {
     return rows.map((r) => r.id);
   }
 
+  /** The active billed-cents budgets of scopes of one type (one row per scope: the first made). */
+  async activeBudgets(companyId: string, scopeType: BudgetScopeType, scopeIds: string[]) {
+    return this.rows<{ scope_id: string; amount: number; window_kind: string }>(
+      companyId,
+      `SELECT DISTINCT ON (scope_id) scope_id, amount, window_kind FROM budget_policies
+        WHERE company_id = $1 AND scope_type = $2 AND scope_id = ANY($3::uuid[]) AND is_active AND amount > 0 AND metric = 'billed_cents'
+        ORDER BY scope_id, created_at`,
+      [scopeType, scopeIds],
+    );
+  }
+
   /** Whether an agent or project belongs to the company (reads agents or projects, owned by their modules). */
   async scopeInCompany(companyId: string, scopeType: 'agent' | 'project', scopeId: string): Promise<boolean> {
     const table = scopeType === 'agent' ? 'agents' : 'projects';

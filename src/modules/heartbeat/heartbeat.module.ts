@@ -33,6 +33,9 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { RunCompanyRepository } from './run-company.repository';
 import { RunWakeDetails } from './run-wake-details.port';
+import { RunViewsController } from './run-views.controller';
+import { RunViewsRepository } from './run-views.repository';
+import { RunViewsService } from './run-views.service';
 
 /**
  * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens; runs
@@ -43,7 +46,7 @@ import { RunWakeDetails } from './run-wake-details.port';
  */
 @Module({
   imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
-  controllers: [HeartbeatController],
+  controllers: [HeartbeatController, RunViewsController],
   providers: [
     RunCompanyRepository,
     WakeupQueue,
@@ -69,6 +72,8 @@ import { RunWakeDetails } from './run-wake-details.port';
     RunClaimsRepository,
     RunGatesRepository,
     RunWakeDetails,
+    RunViewsRepository,
+    RunViewsService,
   ],
   exports: [
     WakeupQueue,
@@ -79,6 +84,7 @@ import { RunWakeDetails } from './run-wake-details.port';
     HeartbeatRunsService,
     HeartbeatAgents,
     RunWakeDetails,
+    RunViewsService,
   ],
 })
 export class HeartbeatModule implements OnModuleInit {

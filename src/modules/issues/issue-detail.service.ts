@@ -12,20 +12,11 @@ import { IssueRow } from './issue.types';
 import { IssuesRepository } from './issues.repository';
 import { GoalRow, IssueContextRepository, ProjectRow } from './issue-context.repository';
 import { toIssueSummary } from './issue-view';
+import { ProjectsService } from '../projects/projects.service';
 
 const PLAN_BLOCK = /<plan>([\s\S]*?)<\/plan>/i;
 const PROJECT_LINK = /project:\/\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/gi;
 
-const toProject = (p: ProjectRow) => ({
-  id: p.id,
-  name: p.name,
-  urlKey: p.url_key,
-  status: p.status,
-  goalId: p.goal_id,
-  color: p.color,
-  pausedAt: iso(p.paused_at),
-  archivedAt: iso(p.archived_at),
-});
 const toGoal = (g: GoalRow) => ({ id: g.id, title: g.title, level: g.level, status: g.status, parentId: g.parent_id });
 
 /** Older issues kept their plan inside the description; it is exposed read-only. */
@@ -47,13 +38,15 @@ export class IssueDetailService {
     private readonly interactions: IssueInteractions,
     private readonly parts: IssueReadContributions,
     private readonly context: IssueContextRepository,
+    private readonly projects: ProjectsService,
   ) {}
 
   async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
     const issue = await this.store.load(actor, ref);
     const project = await this.project(issue);
-    const [base, goal, ancestors, { blockedBy, blocks }, mentionedProjects, documents, workProducts] = await Promise.all([
+    const [base, projectView, goal, ancestors, { blockedBy, blocks }, mentionedProjects, documents, workProducts] = await Promise.all([
       this.store.toResponse(issue),
+      project ? this.projects.view(issue.company_id, project.id) : null,
       this.goal(issue, project),
       this.ancestors(issue),
       this.issues.relatedBoth(issue.company_id, issue.id).then((r) => ({
@@ -66,7 +59,8 @@ export class IssueDetailService {
     ]);
     return {
       ...base,
-      project: project ? toProject(project) : null,
+      // the project as its own page shows it (the issue page reads its workspaces and codebase)
+      project: projectView,
       goal: goal ? toGoal(goal) : null,
       ancestors,
       blockedBy,

@@ -189,6 +189,17 @@ export class IssueListRepository extends CompanyScopedRepository {
     if (!f.includeRoutineExecutions && !f.originKind && !f.originId) where.push(`i.origin_kind <> 'routine_execution'`);
     return { where, params };
   }
+
+  /** Issues (hidden ones excepted) of each of the projects, for the projects' `taskCount`. */
+  async countByProject(companyId: string, projectIds: string[]): Promise<Map<string, number>> {
+    const rows = await this.rows<{ project_id: string; n: number }>(
+      companyId,
+      `SELECT project_id, count(*)::int AS n FROM issues
+        WHERE company_id = $1 AND project_id = ANY($2::uuid[]) AND hidden_at IS NULL GROUP BY project_id`,
+      [projectIds],
+    );
+    return new Map(rows.map((r) => [r.project_id, r.n]));
+  }
 }
 
 /** Issues a user created, is assigned to, commented on or opened. */

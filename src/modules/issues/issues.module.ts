@@ -42,9 +42,11 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { IssueCompanyRepository } from './issue-company.repository';
 import { RunWakeDetails } from '../heartbeat/run-wake-details.port';
 import { IssueWakeDetails } from './issue-wake-details';
+import { ProjectsModule } from '../projects/projects.module';
+import { ProjectTaskCounts } from '../projects/project-task-counts.port';
 
 @Module({
-  imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule],
+  imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule, ProjectsModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
     IssueCompanyRepository,
@@ -97,6 +99,8 @@ export class IssuesModule implements OnModuleInit {
     private readonly holds: IssueTreeHolds,
     private readonly wakeDetails: RunWakeDetails,
     private readonly issueWakeDetails: IssueWakeDetails,
+    private readonly taskCounts: ProjectTaskCounts,
+    private readonly lists: IssueListRepository,
   ) {}
 
   /** Runs that end without succeeding (including runs reaped after their instance died) release their checkouts. */
@@ -107,6 +111,8 @@ export class IssuesModule implements OnModuleInit {
     this.queue.registerIssueHoldProbe(this.holds.probe);
     // a run's prompt quotes the issue and the comments that woke its agent
     this.wakeDetails.register((companyId, q) => this.issueWakeDetails.read(companyId, q));
+    // the projects' taskCount
+    this.taskCounts.register((companyId, ids) => this.lists.countByProject(companyId, ids));
     this.runEvents.onRunFinished((e) =>
       e.status === 'succeeded' ? undefined : this.checkouts.releaseRunCheckouts(e.companyId, e.runId, e.errorCode ?? e.status),
     );

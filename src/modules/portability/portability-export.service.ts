@@ -22,6 +22,8 @@ export interface ExportResult {
   files: Record<string, string>;
   warnings: string[];
   secretsDeclared: string[];
+  /** the canonical key of each exported skill, by slug */
+  skillKeys: Map<string, string>;
 }
 
 /** Adapter configuration keys that are runtime state, not configuration (never exported). */
@@ -88,7 +90,8 @@ export class PortabilityExportService {
       }
     }
     redactValues(files, values, warnings);
-    return { pkg, files, warnings, secretsDeclared: pkg.company.secrets.map((s) => s.name) };
+    const skillKeys = new Map(skillRows.map((s) => [s.skill.slug, s.skill.key]));
+    return { pkg, files, warnings, secretsDeclared: pkg.company.secrets.map((s) => s.name), skillKeys };
   }
 
   /** The company with its labels and budget policies (its secrets are filled in once the package is scrubbed). */

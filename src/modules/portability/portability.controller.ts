@@ -1,12 +1,15 @@
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { PORTABILITY_ERRORS } from './portability.errors';
-import { Body, Controller, HttpCode, Param, Post, StreamableFile } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, StreamableFile } from '@nestjs/common';
+import { ExportFidelityDto } from './dto/fidelity.dto';
+import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBoardUiPage, BoardUiPage } from '../../common/http/board-ui-page';
 import { NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import {
+  ExportPreviewPageDto,
   ExportPreviewResponseDto,
   ExportRequestDto,
   ExportResponseDto,
@@ -35,33 +38,58 @@ export class PortabilityController {
     return this.portability.exportJson(companyId, body);
   }
 
-  /** What an export with these selections contains: manifest, file list with sizes, warnings. Board or the company's CEO agent. */
+  /**
+   * What an export with these selections contains: manifest, file list with sizes, warnings. Board
+   * or the company's CEO agent. The board UI (header `X-Paperclip-Route`) gets the files with their
+   * text, keyed by path (ExportPreviewPageDto), to show them.
+   */
   @Post('companies/:companyId/exports/preview')
   @HttpCode(200)
   @NoActivity('read-only')
   @Authorize({ callers: ['board', 'agent'] })
+  @ApiBoardUiPage('ExportPreviewPageDto (files keyed by path, with their text)')
+  @ApiExtraModels(ExportPreviewPageDto)
   exportPreview(
     @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,
     @Body() body: ExportRequestDto,
-  ): Promise<ExportPreviewResponseDto> {
-    return this.portability.exportPreview(actor, companyId, body);
+    @BoardUiPage() boardUi: boolean,
+  ): Promise<ExportPreviewResponseDto | ExportPreviewPageDto> {
+    return this.portability.exportPreview(actor, companyId, body, boardUi);
   }
 
-  /** The package as a downloadable `.tar.gz` (streamed; folder `<company-slug>/`). Board or the company's CEO agent. */
+  /**
+   * The package as a downloadable `.tar.gz` (streamed; folder `<company-slug>/`). Board or the
+   * company's CEO agent. The board UI (header `X-Paperclip-Route`), which zips the package itself,
+   * gets it as JSON (ExportResponseDto, as `POST …/export`).
+   */
   @Post('companies/:companyId/exports')
   @HttpCode(200)
   @NoActivity('read-only')
-  @ApiProduces('application/gzip')
-  @ApiOkResponse({ description: 'tar.gz of the package folder' })
+  @ApiProduces('application/gzip', 'application/json')
+  @ApiOkResponse({ description: 'tar.gz of the package folder (the board UI: ExportResponseDto as JSON)' })
+  @ApiBoardUiPage('ExportResponseDto as JSON')
   @Authorize({ callers: ['board', 'agent'] })
   async exportArchive(
     @CurrentActor() actor: Actor,
     @Param('companyId') companyId: string,
     @Body() body: ExportRequestDto,
-  ): Promise<StreamableFile> {
+    @BoardUiPage() boardUi: boolean,
+  ): Promise<StreamableFile | ExportResponseDto> {
+    if (boardUi) return this.portability.exportForBoardUi(actor, companyId, body);
     const { filename, stream } = await this.portability.exportArchive(actor, companyId, body);
     return new StreamableFile(stream, { type: 'application/gzip', disposition: `attachment; filename="${filename}"` });
+  }
+
+  /**
+   * What an export of the company keeps and drops: the company's records counted by kind, each
+   * kept kind with how the package carries it, each dropped kind with why, and a warning per
+   * dropped kind the company has records of. Board or the company's CEO agent.
+   */
+  @Get('companies/:companyId/export/fidelity')
+  @Authorize({ callers: ['board', 'agent'] })
+  async exportFidelity(@CurrentActor() actor: Actor, @Param('companyId') companyId: string): Promise<ExportFidelityDto> {
+    return this.portability.exportFidelity(actor, companyId);
   }
 
   /** Board only: what importing the package would do, into a new company (`target.mode` new_company, default) or an existing one. */

@@ -9,6 +9,7 @@ import { ProjectsModule } from '../projects/projects.module';
 import { RoutinesModule } from '../routines/routines.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { SkillsModule } from '../skills/skills.module';
+import { FidelityRepository } from './fidelity.repository';
 import { PortabilityExportService } from './portability-export.service';
 import { PortabilityImportService } from './portability-import.service';
 import { PortabilityController } from './portability.controller';
@@ -28,6 +29,6 @@ import { PortabilityService } from './portability.service';
     SkillsModule,
   ],
   controllers: [PortabilityController],
-  providers: [PortabilityService, PortabilityExportService, PortabilityImportService],
+  providers: [PortabilityService, PortabilityExportService, PortabilityImportService, FidelityRepository],
 })
 export class PortabilityModule {}

@@ -4,6 +4,7 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import {
+  ExportPreviewPageDto,
   ExportPreviewResponseDto,
   ExportRequestDto,
   ExportResponseDto,
@@ -13,8 +14,11 @@ import {
   selectionOf,
 } from './dto/portability.dto';
 import { packageArchive } from './archive';
-import { FORMAT_VERSION, PACKAGE_SCHEMA } from './package-format';
-import { ExportResult, PortabilityExportService } from './portability-export.service';
+import { exportManifest, selectFiles } from './export-manifest';
+import { exportFidelity } from './export-fidelity';
+import { ExportFidelityDto } from './dto/fidelity.dto';
+import { FidelityRepository } from './fidelity.repository';
+import { PortabilityExportService } from './portability-export.service';
 import { PortabilityImportService } from './portability-import.service';
 import { portabilityError } from './portability.errors';
 
@@ -26,6 +30,7 @@ export class PortabilityService {
     private readonly importer: PortabilityImportService,
     private readonly access: CompanyAccessService,
     private readonly agents: AgentLookup,
+    private readonly fidelity: FidelityRepository,
   ) {}
 
   /** Board, or the CEO agent of that company (the guard has checked company access). */
@@ -38,23 +43,43 @@ export class PortabilityService {
   }
 
   async exportJson(companyId: string, body: ExportRequestDto): Promise<ExportResponseDto> {
-    const r = await this.exporter.build(companyId, selectionOf(body));
-    return { rootPath: r.pkg.company.slug, manifest: this.manifest(r), files: r.files, warnings: r.warnings };
-  }
-
-  async exportPreview(actor: Actor, companyId: string, body: ExportRequestDto): Promise<ExportPreviewResponseDto> {
-    await this.assertBoardOrCeo(actor, companyId);
-    const r = await this.exporter.build(companyId, selectionOf(body));
-    const files = Object.entries(r.files)
-      .map(([path, content]) => ({ path, bytes: Buffer.byteLength(content, 'utf8') }))
-      .sort((a, b) => a.path.localeCompare(b.path));
+    const sel = selectionOf(body);
+    const r = await this.exporter.build(companyId, sel);
     return {
       rootPath: r.pkg.company.slug,
-      manifest: this.manifest(r),
-      files,
+      manifest: exportManifest(r, sel),
+      files: selectFiles(r.files, body.selectedFiles),
+      warnings: r.warnings,
+    };
+  }
+
+  /** The board UI's download (`X-Paperclip-Route`): the package as JSON, which the UI zips itself. Board or the CEO agent. */
+  async exportForBoardUi(actor: Actor, companyId: string, body: ExportRequestDto): Promise<ExportResponseDto> {
+    await this.assertBoardOrCeo(actor, companyId);
+    return this.exportJson(companyId, body);
+  }
+
+  /** `withContents`: the board UI's preview, files keyed by path with their text (and the size list as `fileInventory`). */
+  async exportPreview(
+    actor: Actor,
+    companyId: string,
+    body: ExportRequestDto,
+    withContents = false,
+  ): Promise<ExportPreviewResponseDto | ExportPreviewPageDto> {
+    await this.assertBoardOrCeo(actor, companyId);
+    const sel = selectionOf(body);
+    const r = await this.exporter.build(companyId, sel);
+    const selected = selectFiles(r.files, body.selectedFiles);
+    const files = Object.entries(selected)
+      .map(([path, content]) => ({ path, bytes: Buffer.byteLength(content, 'utf8') }))
+      .sort((a, b) => a.path.localeCompare(b.path));
+    const common = {
+      rootPath: r.pkg.company.slug,
+      manifest: exportManifest(r, sel),
       totalBytes: files.reduce((n, f) => n + f.bytes, 0),
       warnings: r.warnings,
     };
+    return withContents ? { ...common, files: selected, fileInventory: files } : { ...common, files };
   }
 
   async exportArchive(
@@ -65,7 +90,13 @@ export class PortabilityService {
     await this.assertBoardOrCeo(actor, companyId);
     const r = await this.exporter.build(companyId, selectionOf(body));
     const root = r.pkg.company.slug;
-    return { filename: `${root}.tar.gz`, stream: packageArchive(root, r.files), warnings: r.warnings };
+    return { filename: `${root}.tar.gz`, stream: packageArchive(root, selectFiles(r.files, body.selectedFiles)), warnings: r.warnings };
+  }
+
+  /** What an export keeps and drops, on the company's records now. Board or the CEO agent. */
+  async exportFidelity(actor: Actor, companyId: string): Promise<ExportFidelityDto> {
+    await this.assertBoardOrCeo(actor, companyId);
+    return exportFidelity(companyId, await this.fidelity.counts(companyId));
   }
 
   /** POST companies/import/preview (board): into a new company, or an existing one the caller can reach. */
@@ -111,26 +142,5 @@ export class PortabilityService {
         field: 'target',
       });
     }
-  }
-
-  private manifest(r: ExportResult) {
-    const p = r.pkg;
-    return {
-      schema: PACKAGE_SCHEMA,
-      formatVersion: FORMAT_VERSION,
-      company: { slug: p.company.slug, name: p.company.name, description: p.company.description },
-      agents: p.agents.map((a) => ({ slug: a.slug, name: a.name })),
-      counts: {
-        agents: p.agents.length,
-        projects: p.projects.length,
-        goals: p.goals.length,
-        skills: p.skills.length,
-        routines: p.routines.length,
-        issues: p.issues.length,
-        labels: p.company.labels.length,
-        budgetPolicies: p.company.budgetPolicies.length,
-      },
-      requiredSecrets: p.company.secrets,
-    };
   }
 }

@@ -8,12 +8,27 @@ import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { CreateProjectDto, GetProjectQueryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
 import { ProjectsService } from './projects.service';
+import { WorkspacesService } from './workspaces.service';
+import { ProjectRepositoriesDto } from './dto/workspace.dto';
 
 @ApiTags('projects')
 @ApiDomainErrors(PROJECT_ERRORS)
 @Controller()
 export class ProjectsController {
-  constructor(private readonly projects: ProjectsService) {}
+  constructor(
+    private readonly projects: ProjectsService,
+    private readonly workspaces: WorkspacesService,
+  ) {}
+
+  /**
+   * The repositories the company's project workspaces name (the project pages' repository picker),
+   * one per URL. This service holds no GitHub connections, so `connectionCount` is 0.
+   */
+  @Get('companies/:companyId/project-repositories')
+  @Authorize({ callers: ['board', 'agent'] })
+  repositories(@Param('companyId') companyId: string): Promise<ProjectRepositoriesDto> {
+    return this.workspaces.companyRepositories(companyId);
+  }
 
   /** All projects of the company with goals and workspaces. */
   @Get('companies/:companyId/projects')

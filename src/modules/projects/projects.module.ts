@@ -15,6 +15,7 @@ import { WorkspacesService } from './workspaces.service';
 import { PreferencesModule } from '../preferences/preferences.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ProjectCompanyRepository } from './project-company.repository';
+import { ProjectTaskCounts } from './project-task-counts.port';
 
 @Module({
   imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule, BudgetsModule, GoalsModule],
@@ -29,7 +30,8 @@ import { ProjectCompanyRepository } from './project-company.repository';
     RuntimeSupervisor,
     RuntimeServicesService,
     ProjectOwners,
+    ProjectTaskCounts,
   ],
-  exports: [ProjectsService, WorkspacesService],
+  exports: [ProjectsService, WorkspacesService, ProjectTaskCounts],
 })
 export class ProjectsModule {}

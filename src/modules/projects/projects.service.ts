@@ -6,7 +6,9 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { CompanyReferences } from '../goals/company-references';
-import { CreateProjectDto, ProjectGoalSummaryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
+import { CodebaseDto, CreateProjectDto, ProjectGoalSummaryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
+import { BudgetPoliciesService, ScopeBudget } from '../budgets/budget-policies.service';
+import { ProjectTaskCounts } from './project-task-counts.port';
 import { PreferencesRepository } from '../preferences/preferences.repository';
 import { SecretBindingsService } from '../secrets/secret-bindings.service';
 import { assertProjectEnv } from './project-env';
@@ -19,6 +21,23 @@ import { parseWorkspacePayload } from './workspace-rules';
 import { toWorkspaceResponse, WorkspacesService } from './workspaces.service';
 
 const MAX_SUFFIX = 1000;
+
+/** The codebase view of the primary workspace (all null, origin `none`, without one). */
+export function codebaseOf(w: ProjectWorkspaceEntity | null): CodebaseDto {
+  const repoName = w?.repoUrl ? (w.repoUrl.replace(/\/+$/, '').split(/[/:]/).pop() ?? '').replace(/\.git$/, '') || null : null;
+  return {
+    workspaceId: w?.id ?? null,
+    repoUrl: w?.repoUrl ?? null,
+    repoRef: w?.repoRef ?? null,
+    defaultRef: w?.defaultRef ?? null,
+    repoName,
+    cwd: w?.cwd ?? null,
+    localFolder: w?.cwd ?? null,
+    managedFolder: null,
+    effectiveLocalFolder: w?.cwd ?? null,
+    origin: !w ? 'none' : w.cwd ? 'local_folder' : 'repository',
+  };
+}
 
 /**
  * Projects: a company-unique shortname (urlKey) derived from the name, linked goals (`goalIds`,
@@ -35,6 +54,8 @@ export class ProjectsService {
     private readonly secretBindings: SecretBindingsService,
     private readonly memberships: PreferencesRepository,
     private readonly refs: CompanyReferences,
+    private readonly taskCounts: ProjectTaskCounts,
+    private readonly budgets: BudgetPoliciesService,
   ) {}
 
   /** Shape check, then secret references resolved against the company and normalised before storage. */
@@ -188,12 +209,26 @@ export class ProjectsService {
       goalRows.push(...(await this.repo.goalSummaries(companyId, own)));
     }
     const workspaces = await this.workspaces.listEntities(ids);
+    const counts = new Map<string, number>();
+    const budgets = new Map<string, ScopeBudget>();
+    for (const companyId of new Set(projects.map((p) => p.companyId))) {
+      const own = projects.filter((p) => p.companyId === companyId).map((p) => p.id);
+      for (const [id, n] of await this.taskCounts.of(companyId, own)) counts.set(id, n);
+      for (const [id, b] of await this.budgets.budgetsOf(companyId, 'project', own)) budgets.set(id, b);
+    }
     return projects.map((p) => {
       const goals = goalRows.filter((g) => g.project_id === p.id).map(({ id, title, level, status }) => ({ id, title, level, status }));
       const own = workspaces.filter((w) => w.projectId === p.id);
       const primary = own.find((w) => w.isPrimary) ?? null;
-      return this.toResponse(p, goals, own, primary);
+      return this.toResponse(p, goals, own, primary, { taskCount: counts.get(p.id) ?? 0, budget: budgets.get(p.id) ?? null });
     });
+  }
+
+  /** One project of the company as its page shows it, or null when the company has no such project. */
+  async view(companyId: string, projectId: string): Promise<ProjectResponseDto | null> {
+    const p = await this.repo.findById(projectId);
+    if (!p || p.companyId !== companyId) return null;
+    return (await this.toResponses([p]))[0];
   }
 
   private toResponse(
@@ -201,6 +236,7 @@ export class ProjectsService {
     goals: ProjectGoalSummaryDto[],
     own: ProjectWorkspaceEntity[],
     primary: ProjectWorkspaceEntity | null,
+    extra: { taskCount: number; budget: ScopeBudget | null },
   ): ProjectResponseDto {
     return {
       id: p.id,
@@ -215,14 +251,18 @@ export class ProjectsService {
       leadAgentId: p.leadAgentId,
       targetDate: p.targetDate,
       color: p.color,
+      icon: null,
       env: p.env,
       executionWorkspacePolicy: p.executionWorkspacePolicy,
       archivedAt: iso(p.archivedAt),
       pausedAt: iso(p.pausedAt),
       pauseReason: p.pauseReason,
-      codebase: primary ? { repoUrl: primary.repoUrl, repoRef: primary.repoRef, cwd: primary.cwd } : null,
+      codebase: codebaseOf(primary),
       workspaces: own.map(toWorkspaceResponse),
       primaryWorkspace: primary ? toWorkspaceResponse(primary) : null,
+      taskCount: extra.taskCount,
+      budget: extra.budget,
+      managedByPlugin: null,
       createdAt: isoRequired(p.createdAt),
       updatedAt: isoRequired(p.updatedAt),
     };

@@ -33,6 +33,15 @@ export class WorkspacesRepository extends CompanyScopedRepository {
   }
 
   /** The workspace of the project, or null; `lock` locks it for the rest of the transaction. */
+  /** The repositories the company's project workspaces name, one row per URL (its first workspace). */
+  companyRepositories(companyId: string): Promise<Array<{ repo_url: string; id: string; project_id: string; repo_ref: string | null }>> {
+    return this.rows(
+      companyId,
+      `SELECT DISTINCT ON (repo_url) repo_url, id, project_id, repo_ref FROM project_workspaces
+        WHERE company_id = $1 AND repo_url IS NOT NULL ORDER BY repo_url, created_at, id`,
+    );
+  }
+
   async findInProject(projectId: string, workspaceId: string, lock: boolean): Promise<ProjectWorkspaceEntity | null> {
     const qb = this.repo.createQueryBuilder('w').where('w.id = :workspaceId AND w.project_id = :projectId', { workspaceId, projectId });
     if (lock) qb.setLock('pessimistic_write');

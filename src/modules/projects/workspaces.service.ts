@@ -5,7 +5,7 @@ import { PathGuard, PathRefusedError } from '../../common/paths/path-guard';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
-import { CreateWorkspaceDto, UpdateWorkspaceDto, WorkspaceResponseDto } from './dto/workspace.dto';
+import { CreateWorkspaceDto, ProjectRepositoriesDto, UpdateWorkspaceDto, WorkspaceResponseDto } from './dto/workspace.dto';
 import { ProjectWorkspaceEntity, RuntimeConfig } from './project-workspace.entity';
 import { projectError } from './projects.errors';
 import { RuntimeSupervisor } from './runtime-supervisor.service';
@@ -193,5 +193,20 @@ export class WorkspacesService {
         (w as unknown as Record<string, unknown>)[key] = typeof value === 'string' && key === 'name' ? value.trim() : value;
     }
     if (dto.runtimeConfig !== undefined) w.runtimeConfig = dto.runtimeConfig ? ({ ...dto.runtimeConfig } as RuntimeConfig) : null;
+  }
+  /**
+   * The repository picker of the project pages: the repositories the company's workspaces name.
+   * This service has no GitHub connections of its own, so `connectionCount` is 0.
+   */
+  async companyRepositories(companyId: string): Promise<ProjectRepositoriesDto> {
+    const rows = await this.repo.companyRepositories(companyId);
+    const repositories = rows.map((r) => ({
+      id: r.id,
+      url: r.repo_url,
+      name: (r.repo_url.replace(/\/+$/, '').split(/[/:]/).pop() ?? r.repo_url).replace(/\.git$/, ''),
+      defaultRef: r.repo_ref,
+      projectId: r.project_id,
+    }));
+    return { repositories, connectionCount: 0, failedConnectionCount: 0 };
   }
 }

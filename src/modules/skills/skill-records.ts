@@ -71,9 +71,18 @@ const SOURCE_LABELS: Record<string, [string, string]> = {
   managed_local: ['Created here', 'managed'],
 };
 
+/** metadata `categories` (strings), else the catalog `category`, else none (as the list row: see SkillCatalogSourceKind). */
+function categoriesOf(m: Record<string, unknown>): string[] {
+  if (Array.isArray(m.categories)) return m.categories.map((c) => (typeof c === 'string' ? c : JSON.stringify(c)));
+  return typeof m.category === 'string' ? [m.category] : [];
+}
+
 export function toSkillResponse(s: SkillRecord, attachedAgentCount = 0): SkillResponseDto {
   const sourceKind = typeof s.metadata.sourceKind === 'string' ? s.metadata.sourceKind : s.sourceType;
-  const [sourceLabel, sourceBadge] = SOURCE_LABELS[sourceKind] ?? SOURCE_LABELS[s.sourceType] ?? [s.sourceType, s.sourceType];
+  const [sourceLabel, sourceBadge] = s.bundled
+    ? SOURCE_LABELS.service_bundled
+    : (SOURCE_LABELS[sourceKind] ?? SOURCE_LABELS[s.sourceType] ?? [s.sourceType, s.sourceType]);
+  const text = (k: string) => (typeof s.metadata[k] === 'string' ? (s.metadata[k] as string) : null);
   const isLocal = s.sourceType === 'local_path';
   return {
     id: s.id,
@@ -100,6 +109,12 @@ export function toSkillResponse(s: SkillRecord, attachedAgentCount = 0): SkillRe
     catalogKind: typeof s.metadata.catalogKind === 'string' ? s.metadata.catalogKind : null,
     originHash: typeof s.metadata.originHash === 'string' ? s.metadata.originHash : null,
     auditVerdict: s.audit?.verdict ?? null,
+    categories: categoriesOf(s.metadata),
+    iconUrl: text('iconUrl'),
+    color: text('color'),
+    tagline: text('tagline'),
+    authorName: text('authorName'),
+    homepageUrl: text('homepageUrl'),
     attachedAgentCount,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,

@@ -49,8 +49,9 @@ export const catalogOrigin = (cat: LoadedCatalogSkill): SkillOrigin => ({
   sourceLocator: `skills/${cat.slug}`,
   sourceRef: cat.contentHash,
   bundled: cat.kind === 'bundled',
+  // SPEC: a catalog-installed row has sourceKind `catalog`; catalogKind (and the bundled column) say whether it ships bundled
   metadata: {
-    sourceKind: cat.kind === 'bundled' ? 'service_bundled' : 'catalog',
+    sourceKind: 'catalog',
     catalogKind: cat.kind,
     catalogId: cat.id,
     catalogKey: cat.key,

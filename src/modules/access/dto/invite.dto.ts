@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MEMBERSHIP_ROLES, MembershipRole } from '../permission-keys';
 
@@ -62,6 +63,39 @@ export class InviteResponseDto {
   @ApiProperty({ nullable: true, type: String }) createdByUserId: string | null;
   @ApiProperty({ nullable: true, type: String }) createdByAgentId: string | null;
   createdAt: string;
+  /** the same as `status`, under the name the board UI reads */
+  @ApiProperty({ enum: ['active', 'revoked', 'expired'] }) state: string;
+  /** always `company_join`: an invite joins the company */
+  @ApiProperty({ enum: ['company_join'] }) inviteType: 'company_join';
+  /** the role a human joins with (`role`); null for agent-only invites */
+  @ApiProperty({ nullable: true, type: String }) humanRole: string | null;
+  /** the same as `message` */
+  @ApiProperty({ nullable: true, type: String }) inviteMessage: string | null;
+  /** the same as `createdByUserId` */
+  @ApiProperty({ nullable: true, type: String }) invitedByUserId: string | null;
+}
+
+export class InviterDto {
+  id: string;
+  name: string;
+  @ApiProperty({ nullable: true, type: String }) email: string | null;
+}
+
+/** An invite on the invites page, with who sent it. */
+export class InviteListItemDto extends InviteResponseDto {
+  @ApiProperty({ nullable: true, type: InviterDto }) invitedByUser: InviterDto | null;
+}
+
+/** GET invites as the board UI reads it (the request carries `X-Paperclip-Route`): a page and the offset of the next. */
+export class InvitesPageDto {
+  @ApiProperty({ type: [InviteListItemDto] }) invites: InviteListItemDto[];
+  @ApiProperty({ nullable: true, type: Number }) nextOffset: number | null;
+}
+
+export class InvitesPageQueryDto {
+  /** page size (board UI page only; default 50) */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(200) limit?: number;
+  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(1_000_000) offset?: number;
 }
 
 export class CreatedInviteResponseDto extends InviteResponseDto {

@@ -64,6 +64,24 @@ export class MemberResponseDto {
   updatedAt: string;
 }
 
+/** What the caller may do on the members page. */
+export class MembersPageAccessDto {
+  /** the caller's role (`owner` for the local board and instance admins); null for agents and non-members */
+  @ApiProperty({ nullable: true, type: String }) currentUserRole: string | null;
+  /** holds `users:manage_permissions` */
+  canManageMembers: boolean;
+  /** holds `users:invite` */
+  canInviteUsers: boolean;
+  /** holds `joins:approve` */
+  canApproveJoinRequests: boolean;
+}
+
+/** GET members as the board UI reads it (the request carries `X-Paperclip-Route`). */
+export class MembersPageDto {
+  @ApiProperty({ type: [MemberResponseDto] }) members: MemberResponseDto[];
+  access: MembersPageAccessDto;
+}
+
 export class DirectoryUserDto {
   id: string;
   name: string;
@@ -71,4 +89,25 @@ export class DirectoryUserDto {
   @ApiProperty({ nullable: true, type: String }) image: string | null;
   @ApiProperty({ enum: MEMBERSHIP_ROLES }) membershipRole: string;
   @ApiProperty({ enum: MEMBERSHIP_STATUSES }) status: string;
+}
+
+export class DirectoryEntryUserDto {
+  id: string;
+  name: string;
+  /** never shown in the directory */
+  @ApiProperty({ nullable: true, type: String }) email: null;
+  @ApiProperty({ nullable: true, type: String }) image: string | null;
+}
+
+/** One user of the directory as the board UI reads it. */
+export class DirectoryEntryDto {
+  principalId: string;
+  @ApiProperty({ enum: MEMBERSHIP_STATUSES }) status: string;
+  @ApiProperty({ enum: MEMBERSHIP_ROLES }) membershipRole: string;
+  user: DirectoryEntryUserDto;
+}
+
+/** GET user-directory as the board UI reads it (the request carries `X-Paperclip-Route`). */
+export class DirectoryPageDto {
+  @ApiProperty({ type: [DirectoryEntryDto] }) users: DirectoryEntryDto[];
 }

@@ -1,3 +1,4 @@
+import { ProjectResponseDto } from '../../projects/dto/project.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -187,7 +188,8 @@ export class LegacyPlanDocumentDto {
 }
 
 export class IssueDetailResponseDto extends IssueResponseDto {
-  @ApiProperty({ nullable: true, type: Object }) project: Record<string, unknown> | null;
+  /** the project as GET /api/projects/{id} answers it */
+  @ApiProperty({ nullable: true, type: ProjectResponseDto }) project: ProjectResponseDto | null;
   @ApiProperty({ nullable: true, type: Object }) goal: Record<string, unknown> | null;
   /** nearest parent first */
   ancestors: IssueSummaryDto[];

@@ -1,9 +1,26 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 
 /** What an export contains (omitted: everything but issues). */
 export class ExportIncludeDto {
+  /** accepted for the board UI: the company is always exported */
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() company?: boolean;
+  /** accepted for the board UI: projects are always exported */
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() projects?: boolean;
   @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() agents?: boolean;
   @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() skills?: boolean;
   @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() routines?: boolean;
@@ -14,6 +31,8 @@ export class ExportIncludeDto {
 /** Body of the export routes (all fields optional; `{}` exports the configuration). */
 export class ExportRequestDto {
   @ApiPropertyOptional({ type: ExportIncludeDto }) @IsOptional() @ValidateNested() @Type(() => ExportIncludeDto) include?: ExportIncludeDto;
+  /** only these files of the package (paths as in `files`); omitted: all */
+  @IsOptional() @IsArray() @ArrayMaxSize(50_000) @IsString({ each: true }) @MaxLength(1000, { each: true }) selectedFiles?: string[];
 }
 
 export interface ExportSelectionDto {
@@ -44,6 +63,49 @@ export class PackageCompanyDto {
 export class PackageAgentDto {
   slug: string;
   name: string;
+  /** its AGENTS.md */
+  path: string;
+  role: string;
+  /** the slug of its manager, or null */
+  @ApiProperty({ nullable: true, type: String }) reportsToSlug: string | null;
+}
+
+export class PackageProjectDto {
+  slug: string;
+  name: string;
+  path: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+}
+
+export class PackageSkillDto {
+  slug: string;
+  /** the skill's canonical key in the exporting company */
+  key: string;
+  path: string;
+}
+
+/** A task (an exported issue) or a routine (`recurring: true`). */
+export class PackageTaskDto {
+  slug: string;
+  title: string;
+  /** its TASK.md */
+  path: string;
+  recurring: boolean;
+  /** the issue's identifier in the exporting company (tasks only) */
+  @ApiProperty({ nullable: true, type: String }) identifier: string | null;
+  @ApiProperty({ nullable: true, type: String }) projectSlug: string | null;
+  @ApiProperty({ nullable: true, type: String }) assigneeAgentSlug: string | null;
+  status: string;
+}
+
+/** What the export was asked to include. */
+export class PackageIncludesDto {
+  company: boolean;
+  agents: boolean;
+  projects: boolean;
+  skills: boolean;
+  routines: boolean;
+  issues: boolean;
 }
 
 export class PackageManifestDto {
@@ -59,6 +121,13 @@ export class PackageManifestDto {
   counts: Record<string, number>;
   /** secrets the package declares by name (never their values) */
   @ApiProperty({ type: () => [SecretDeclarationDto] }) requiredSecrets: SecretDeclarationDto[];
+  @ApiProperty({ type: () => PackageIncludesDto }) includes: PackageIncludesDto;
+  @ApiProperty({ type: () => [PackageProjectDto] }) projects: PackageProjectDto[];
+  @ApiProperty({ type: () => [PackageSkillDto] }) skills: PackageSkillDto[];
+  /** tasks and routines */
+  @ApiProperty({ type: () => [PackageTaskDto] }) issues: PackageTaskDto[];
+  /** always []: attachments and images are not exported */
+  @ApiProperty({ type: [Object] }) embeddedAssets: never[];
 }
 
 /** The package as JSON: markdown files keyed by their path under `rootPath`. */
@@ -84,6 +153,17 @@ export class ExportPreviewResponseDto {
   @ApiProperty({ example: 'acme' }) rootPath: string;
   @ApiProperty({ type: () => PackageManifestDto }) manifest: PackageManifestDto;
   @ApiProperty({ type: [ExportPreviewFileDto] }) files: ExportPreviewFileDto[];
+  totalBytes: number;
+  warnings: string[];
+}
+
+/** The preview as the board UI reads it (header `X-Paperclip-Route`): file contents keyed by path, as the export answers them. */
+export class ExportPreviewPageDto {
+  @ApiProperty({ example: 'acme' }) rootPath: string;
+  @ApiProperty({ type: () => PackageManifestDto }) manifest: PackageManifestDto;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) files: Record<string, string>;
+  /** the same files with their sizes */
+  @ApiProperty({ type: [ExportPreviewFileDto] }) fileInventory: ExportPreviewFileDto[];
   totalBytes: number;
   warnings: string[];
 }

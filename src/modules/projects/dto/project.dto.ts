@@ -106,10 +106,34 @@ export class ProjectGoalSummaryDto {
   status: string;
 }
 
+/**
+ * Where the project's code is, from its primary workspace. Without a workspace every field is null
+ * and `origin` is `none`: runs then use the agent's own folder (its `cwd`, else its home).
+ */
 export class CodebaseDto {
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'the primary workspace' }) workspaceId: string | null;
   @ApiProperty({ nullable: true, type: String }) repoUrl: string | null;
   @ApiProperty({ nullable: true, type: String }) repoRef: string | null;
+  @ApiProperty({ nullable: true, type: String }) defaultRef: string | null;
+  /** the last segment of repoUrl, without `.git` */
+  @ApiProperty({ nullable: true, type: String }) repoName: string | null;
+  /** the primary workspace's folder */
   @ApiProperty({ nullable: true, type: String }) cwd: string | null;
+  /** the same folder, under the name the board UI reads */
+  @ApiProperty({ nullable: true, type: String }) localFolder: string | null;
+  /** always null: this service does not check out repositories into folders of its own */
+  @ApiProperty({ nullable: true, type: String }) managedFolder: string | null;
+  /** the folder runs of the project work in (the workspace folder), or null when none is set */
+  @ApiProperty({ nullable: true, type: String }) effectiveLocalFolder: string | null;
+  /** `local_folder` (the workspace names a folder), `repository` (a repository only) or `none` (no workspace) */
+  @ApiProperty({ enum: ['local_folder', 'repository', 'none'] }) origin: 'local_folder' | 'repository' | 'none';
+}
+
+/** A project's active monthly (or lifetime) billed-cents budget. */
+export class ProjectBudgetDto {
+  amountCents: number;
+  /** `lifetime` (the project default) or `calendar_month_utc` */
+  windowKind: string;
 }
 
 export class ProjectResponseDto {
@@ -126,16 +150,24 @@ export class ProjectResponseDto {
   @ApiProperty({ nullable: true, type: String }) leadAgentId: string | null;
   @ApiProperty({ nullable: true, type: String }) targetDate: string | null;
   @ApiProperty({ nullable: true, type: String }) color: string | null;
+  /** always null: projects carry a color, not an icon */
+  @ApiProperty({ nullable: true, type: String }) icon: string | null;
   env: Record<string, unknown>;
   @ApiProperty({ nullable: true, type: 'object', additionalProperties: true }) executionWorkspacePolicy: Record<string, unknown> | null;
   @ApiProperty({ nullable: true, type: String }) archivedAt: string | null;
   /** set when a budget hard stop paused the project */
   @ApiProperty({ nullable: true, type: String }) pausedAt: string | null;
   @ApiProperty({ nullable: true, type: String }) pauseReason: string | null;
-  /** derived from the primary workspace; null without one */
-  @ApiProperty({ nullable: true, type: CodebaseDto }) codebase: CodebaseDto | null;
+  /** derived from the primary workspace (every field null and origin `none` without one) */
+  codebase: CodebaseDto;
   workspaces: WorkspaceResponseDto[];
   @ApiProperty({ nullable: true, type: WorkspaceResponseDto }) primaryWorkspace: WorkspaceResponseDto | null;
+  /** issues of the project (hidden ones excepted) */
+  taskCount: number;
+  /** the project's active billed-cents budget policy, or null */
+  @ApiProperty({ nullable: true, type: ProjectBudgetDto }) budget: ProjectBudgetDto | null;
+  /** always null: no plugin manages projects here */
+  @ApiProperty({ nullable: true, type: String }) managedByPlugin: string | null;
   createdAt: string;
   updatedAt: string;
 }

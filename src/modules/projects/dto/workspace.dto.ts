@@ -190,3 +190,21 @@ export class RuntimeServiceResultDto {
   workspace: WorkspaceResponseDto;
   operation: RuntimeOperationResponseDto;
 }
+
+/** A repository a workspace of the company names. */
+export class ProjectRepositoryDto {
+  /** the (first) workspace that names it */
+  id: string;
+  url: string;
+  /** the URL's last segment without `.git` */
+  name: string;
+  @ApiProperty({ nullable: true, type: String }) defaultRef: string | null;
+  projectId: string;
+}
+
+export class ProjectRepositoriesDto {
+  @ApiProperty({ type: [ProjectRepositoryDto] }) repositories: ProjectRepositoryDto[];
+  /** always 0: no GitHub connections here */
+  connectionCount: number;
+  failedConnectionCount: number;
+}

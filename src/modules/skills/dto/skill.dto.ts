@@ -109,6 +109,14 @@ export class SkillResponseDto {
   @ApiProperty({ nullable: true, type: String }) originHash: string | null;
   /** last audit verdict (on import, update and the audit route) */
   @ApiProperty({ nullable: true, type: String }) auditVerdict: string | null;
+  /** metadata `categories`, else the catalog category, else [] */
+  @ApiProperty({ type: [String] }) categories: string[];
+  /** presentation strings from the skill's metadata (SKILL.md frontmatter `metadata`), else null */
+  @ApiProperty({ nullable: true, type: String }) iconUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) color: string | null;
+  @ApiProperty({ nullable: true, type: String }) tagline: string | null;
+  @ApiProperty({ nullable: true, type: String }) authorName: string | null;
+  @ApiProperty({ nullable: true, type: String }) homepageUrl: string | null;
   /** live agents that have the skill in their desired set */
   @ApiProperty() attachedAgentCount: number;
   @ApiProperty() createdAt: string;

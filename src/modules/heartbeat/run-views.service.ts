@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../../common/auth/actor';
+import { iso } from '../../database/row-mapping';
+import type { AgentRuntimeStateDto, RunEventDto } from './dto/run-views.dto';
+import { HeartbeatRunsService } from './heartbeat-runs.service';
+import { runEvents } from './run-events';
+import { RunViewsRepository } from './run-views.repository';
+
+const n = (v: string | number | null | undefined) => Number(v ?? 0);
+
+/** What the board's run and agent pages read beyond the run records: a run's events, an agent's runtime state. */
+@Injectable()
+export class RunViewsService {
+  constructor(
+    private readonly runs: HeartbeatRunsService,
+    private readonly repo: RunViewsRepository,
+  ) {}
+
+  /** The run's events after `afterSeq`, at most `limit` (see runEvents). */
+  async events(actor: Actor, runId: string, afterSeq = 0, limit = 200): Promise<RunEventDto[]> {
+    const run = await this.runs.getAccessible(actor, runId);
+    return runEvents(run)
+      .filter((e) => e.seq > afterSeq)
+      .slice(0, limit);
+  }
+
+  /** The runtime state of an agent the caller may see (the agents module resolves it and checks access). */
+  async runtimeState(agent: {
+    id: string;
+    companyId: string;
+    adapterType: string;
+    spentMonthlyCents: number;
+  }): Promise<AgentRuntimeStateDto> {
+    const t = await this.repo.runtimeTotals(agent.companyId, agent.id, agent.adapterType);
+    const lastError =
+      t?.last_status && ['failed', 'timed_out', 'cancelled'].includes(t.last_status) ? (t.last_error ?? t.last_error_code) : null;
+    return {
+      agentId: agent.id,
+      companyId: agent.companyId,
+      adapterType: agent.adapterType,
+      sessionId: t?.session_id ?? null,
+      sessionDisplayId: t?.session_id ?? null,
+      lastRunId: t?.last_id ?? null,
+      lastRunStatus: t?.last_status ?? null,
+      lastRunAt: iso(t?.last_at ?? null),
+      lastError,
+      runCount: t?.run_count ?? 0,
+      totalInputTokens: n(t?.input_tokens),
+      totalCachedInputTokens: n(t?.cached_input_tokens),
+      totalOutputTokens: n(t?.output_tokens),
+      totalCostCents: n(t?.cost_cents),
+      spentMonthlyCents: agent.spentMonthlyCents,
+      createdAt: iso(t?.first_at ?? null),
+      updatedAt: iso(t?.last_updated_at ?? null),
+    };
+  }
+}
