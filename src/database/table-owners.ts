@@ -58,6 +58,9 @@ export const TABLE_OWNERS = {
   company_secrets: owned('secrets'),
   company_secret_versions: owned('secrets'),
   secret_access_events: owned('secrets'),
+  user_secret_definitions: owned('secrets'),
+  user_secret_values: owned('secrets'),
+  secret_proposals: owned('secrets'),
   ai_connections: owned('ai-connections'),
 
   goals: owned('goals'),
@@ -398,6 +401,11 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
     },
   ],
   secrets: [
+    {
+      tables: ['company_memberships'],
+      reason: "read model: a user secret's coverage counts the company's active members with and without a value",
+    },
+    { tables: ['agents'], reason: 'read model: a secret proposal shows the name of the agent that made it' },
     {
       tables: ['heartbeat_runs', 'agents', 'projects'],
       reason:

@@ -312,7 +312,8 @@ describe('secret bindings and run-bound access', () => {
       expect(res.body).toEqual({
         secrets: [
           {
-            key: 'GRANTED_SECRET',
+            // the alias is the secret's key (its name), not the variable that binds it (SPEC: the config path is omitted)
+            key: s.name,
             name: s.name,
             description: 'granted one',
             delivery: 'both',
@@ -325,6 +326,21 @@ describe('secret bindings and run-bound access', () => {
       });
       expect(res.text).not.toContain(s.plaintext);
       expect(res.text).not.toContain(s.id);
+      expect(res.text).not.toContain('GRANTED_SECRET');
+    });
+
+    it('grants a secret bound by several variables once, under its own alias, deliveries added up', async () => {
+      const co = await createCompany(t);
+      const s = await createSecret(t, co.id);
+      const { agent, runId } = await agentWithRun(co.id, {
+        FIRST_VAR: secretRef(s.id, 'latest', { delivery: 'env' }),
+        SECOND_VAR: secretRef(s.id, 'latest', { delivery: 'api' }),
+      });
+      const res = await list(agent, runId).expect(200);
+      expect(res.body.secrets).toEqual([expect.objectContaining({ key: s.name, delivery: 'both' })]);
+      expect((await read(agent, runId, s.name).expect(200)).body).toEqual({ key: s.name, value: s.plaintext, version: 1 });
+      for (const variable of ['FIRST_VAR', 'SECOND_VAR'])
+        expect((await read(agent, runId, variable).expect(403)).body.code).toBe('secret_alias_not_granted');
     });
 
     it('shows latest following rotation and a pin staying; deleted secrets disappear', async () => {
@@ -342,9 +358,9 @@ describe('secret bindings and run-bound access', () => {
       await t.http.delete(`/api/secrets/${gone.id}`).expect(200);
       const res = await list(agent, runId).expect(200);
       const byKey = Object.fromEntries(res.body.secrets.map((e: { key: string }) => [e.key, e]));
-      expect(Object.keys(byKey).sort()).toEqual(['FOLLOWS', 'PINNED']);
-      expect(byKey.FOLLOWS).toMatchObject({ versionSelector: 'latest', latestVersion: 2, resolvedVersion: 2 });
-      expect(byKey.PINNED).toMatchObject({ versionSelector: 1, latestVersion: 2, resolvedVersion: 1 });
+      expect(Object.keys(byKey).sort()).toEqual([follow.name, pinned.name].sort());
+      expect(byKey[follow.name]).toMatchObject({ versionSelector: 'latest', latestVersion: 2, resolvedVersion: 2 });
+      expect(byKey[pinned.name]).toMatchObject({ versionSelector: 1, latestVersion: 2, resolvedVersion: 1 });
     });
 
     it("includes the project bindings of the run's project", async () => {
@@ -356,8 +372,8 @@ describe('secret bindings and run-bound access', () => {
       );
       const { agent, runId } = await agentWithRun(co.id, {}, {}, { context: { projectId: project.id } });
       const res = await list(agent, runId).expect(200);
-      expect(res.body.secrets).toEqual([expect.objectContaining({ key: 'PROJECT_KEY', delivery: 'api', projectionClass: 'api_key' })]);
-      expect((await read(agent, runId, 'PROJECT_KEY').expect(200)).body.value).toBe(p.plaintext);
+      expect(res.body.secrets).toEqual([expect.objectContaining({ key: p.name, delivery: 'api', projectionClass: 'api_key' })]);
+      expect((await read(agent, runId, p.name).expect(200)).body.value).toBe(p.plaintext);
     });
   });
 
@@ -366,16 +382,16 @@ describe('secret bindings and run-bound access', () => {
       const co = await createCompany(t);
       const s = await createSecret(t, co.id);
       const agent = await insertAgent(t, co.id, { adapterConfig: { env: { API_KEY: secretRef(s.id) } } });
-      const before = await read(agent, undefined, 'API_KEY').expect(403);
+      const before = await read(agent, undefined, s.name).expect(403);
       expect(before.text).not.toContain(s.plaintext);
       const runId = await startRun(t, agent);
-      const during = await read(agent, runId, 'API_KEY').expect(200);
-      expect(during.body).toEqual({ key: 'API_KEY', value: s.plaintext, version: 1 });
+      const during = await read(agent, runId, s.name).expect(200);
+      expect(during.body).toEqual({ key: s.name, value: s.plaintext, version: 1 });
       expect(during.headers['cache-control']).toBe('no-store');
       await finishRun(t, runId);
-      const after = await read(agent, runId, 'API_KEY').expect(403);
+      const after = await read(agent, runId, s.name).expect(403);
       expect(after.text).not.toContain(s.plaintext);
-      await read(agent, undefined, 'API_KEY').expect(403);
+      await read(agent, undefined, s.name).expect(403);
     });
 
     it('rejects board callers with 403', async () => {
@@ -386,13 +402,13 @@ describe('secret bindings and run-bound access', () => {
       const co = await createCompany(t);
       const s = await createSecret(t, co.id);
       const { agent, runId } = await agentWithRun(co.id, { AUDITED: secretRef(s.id) });
-      await read(agent, runId, 'AUDITED').expect(200);
+      await read(agent, runId, s.name).expect(200);
       const audit = await t.dataSource.query(`SELECT * FROM secret_access_events WHERE company_id = $1`, [co.id]);
       expect(audit).toEqual([
         expect.objectContaining({
           secret_id: s.id,
           secret_name: s.name,
-          binding_key: 'AUDITED',
+          binding_key: s.name,
           version: 1,
           action: 'value_read',
           agent_id: agent.id,
@@ -404,7 +420,7 @@ describe('secret bindings and run-bound access', () => {
       const acts = await t.http.get(`/api/companies/${co.id}/activity`).expect(200);
       const rec = acts.body.find((r: { action: string }) => r.action === 'secret.value_read');
       expect(rec).toMatchObject({ actorType: 'agent', actorId: agent.id, entityType: 'secret', entityId: s.id, runId });
-      expect(rec.details).toEqual({ key: 'AUDITED', secretName: s.name, version: 1, delivery: 'both' });
+      expect(rec.details).toEqual({ key: s.name, secretName: s.name, version: 1, delivery: 'both' });
       expect(JSON.stringify(acts.body)).not.toContain(s.plaintext);
     });
 
@@ -415,11 +431,11 @@ describe('secret bindings and run-bound access', () => {
       const { agent, runId } = await agentWithRun(co.id, { FOLLOWS: secretRef(follow.id), PINNED: secretRef(pinned.id, 1) });
       await t.http.post(`/api/secrets/${follow.id}/rotate`).send({ value: 'follow-v2' }).expect(200);
       await t.http.post(`/api/secrets/${pinned.id}/rotate`).send({ value: 'pinned-v2' }).expect(200);
-      expect((await read(agent, runId, 'FOLLOWS').expect(200)).body).toEqual({ key: 'FOLLOWS', value: 'follow-v2', version: 2 });
-      expect((await read(agent, runId, 'PINNED').expect(200)).body).toEqual({ key: 'PINNED', value: pinned.plaintext, version: 1 });
+      expect((await read(agent, runId, follow.name).expect(200)).body).toEqual({ key: follow.name, value: 'follow-v2', version: 2 });
+      expect((await read(agent, runId, pinned.name).expect(200)).body).toEqual({ key: pinned.name, value: pinned.plaintext, version: 1 });
     });
 
-    it("answers 403 for aliases not granted: unknown, a secret's name, env-only delivery, another agent's binding", async () => {
+    it("answers 403 for aliases not granted: unknown, another secret's name, a variable name, env-only delivery, another agent's binding", async () => {
       const co = await createCompany(t);
       const granted = await createSecret(t, co.id);
       const notGranted = await createSecret(t, co.id);
@@ -429,7 +445,15 @@ describe('secret bindings and run-bound access', () => {
         ENV_ONLY: secretRef(envOnly.id, 'latest', { delivery: 'env' }),
       });
       await agentWithRun(co.id, { PEER_KEY: secretRef(notGranted.id) });
-      for (const alias of ['no-such-alias', notGranted.name, notGranted.name.toLowerCase(), 'ENV_ONLY', 'PEER_KEY', 'only_this']) {
+      for (const alias of [
+        'no-such-alias',
+        notGranted.name,
+        granted.name.toLowerCase(),
+        envOnly.name,
+        'ENV_ONLY',
+        'ONLY_THIS',
+        'PEER_KEY',
+      ]) {
         const res = await read(agent, runId, alias).expect(403);
         expect(res.body.code).toBe('secret_alias_not_granted');
         expect(res.text).not.toContain(notGranted.plaintext);
@@ -454,7 +478,7 @@ describe('secret bindings and run-bound access', () => {
       }
     });
 
-    it('fails clearly (422 secret_not_found) for a deleted or foreign secret behind a granted alias', async () => {
+    it('grants nothing for a deleted secret or a foreign one stored behind validation: not listed, 403 under any alias', async () => {
       const co = await createCompany(t);
       const other = await createCompany(t);
       const s = await createSecret(t, co.id);
@@ -462,9 +486,12 @@ describe('secret bindings and run-bound access', () => {
       const { agent, runId } = await agentWithRun(co.id, { DELETED: secretRef(s.id) });
       await setAgentEnv(t, agent.id, { DELETED: secretRef(s.id), FOREIGN: secretRef(foreign.id) });
       await t.http.delete(`/api/secrets/${s.id}`).expect(200);
-      expect((await read(agent, runId, 'DELETED').expect(422)).body.code).toBe('secret_not_found');
-      const res = await read(agent, runId, 'FOREIGN').expect(422);
-      expect(res.text).not.toContain(foreign.plaintext);
+      expect((await list(agent, runId).expect(200)).body.secrets).toEqual([]);
+      for (const alias of [s.name, 'DELETED', foreign.name, 'FOREIGN']) {
+        const res = await read(agent, runId, alias).expect(403);
+        expect(res.body.code).toBe('secret_alias_not_granted');
+        expect(res.text).not.toContain(foreign.plaintext);
+      }
     });
   });
 
@@ -476,14 +503,15 @@ describe('secret bindings and run-bound access', () => {
       const created = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'NEEDLE_TOKEN', value: value1 }).expect(201);
       const rotated = await t.http.post(`/api/secrets/${created.body.id}/rotate`).send({ value: value2 }).expect(200);
       const patched = await t.http.patch(`/api/secrets/${created.body.id}`).send({ description: 'd' }).expect(200);
-      const normalized = await bindings.validateEnvBindings(co.id, {
-        NEEDLE_TOKEN: secretRef(created.body.id),
-        PINNED: secretRef(created.body.id, 1),
-      });
+      const normalized = await bindings.validateEnvBindings(co.id, { PINNED: secretRef(created.body.id, 1) });
       const { agent, runId } = await agentWithRun(co.id, normalized);
       const listed = await list(agent, runId).expect(200);
+      const v1 = await read(agent, runId, 'NEEDLE_TOKEN').expect(200);
+      await t.dataSource.query(
+        `UPDATE agents SET adapter_config = jsonb_set(adapter_config, '{env,PINNED,version}', '"latest"') WHERE id = $1`,
+        [agent.id],
+      );
       const v2 = await read(agent, runId, 'NEEDLE_TOKEN').expect(200);
-      const v1 = await read(agent, runId, 'PINNED').expect(200);
       expect([v2.body.value, v1.body.value]).toEqual([value2, value1]);
       await bindings.resolveForLaunch(co.id, agent.id);
       const bad = await t.http.post(`/api/companies/${co.id}/secrets`).send({ name: 'NEEDLE_TOKEN', value: value1 }).expect(409);

@@ -3,7 +3,7 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import type { AgentActor } from '../../common/auth/actor';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { GrantedSecretDto, GrantedSecretListDto, SecretValueDto } from './dto/secret.dto';
-import { isLowTrustAgent } from './secret-binding';
+import { Delivery, isLowTrustAgent } from './secret-binding';
 import { ResolvedBinding, SecretBindingsService } from './secret-bindings.service';
 import { secretError } from './secrets.errors';
 import { SecretRunRow, SecretsRepository } from './secrets.repository';
@@ -25,8 +25,8 @@ export class RunSecretsService {
   ) {}
 
   async listGranted(actor: AgentActor): Promise<GrantedSecretListDto> {
-    const granted = await this.grantedBindings(actor);
-    return { secrets: granted.filter((b) => b.secret).map(toGrantedEntry) };
+    const granted = grantsByAlias(await this.grantedBindings(actor));
+    return { secrets: [...granted.values()].map(toGrantedEntry) };
   }
 
   /**
@@ -35,8 +35,7 @@ export class RunSecretsService {
    * otherwise). Each success goes to the security audit table and the activity log, never the value.
    */
   async readValue(actor: AgentActor, key: string, requestId?: string): Promise<SecretValueDto> {
-    const granted = await this.grantedBindings(actor);
-    const binding = granted.find((b) => b.key === key);
+    const binding = grantsByAlias(await this.grantedBindings(actor)).get(key);
     if (!binding || binding.delivery === 'env') {
       throw secretError('secret_alias_not_granted', `Secret alias "${key}" is not granted to this run`, { key });
     }
@@ -81,10 +80,36 @@ export class RunSecretsService {
   }
 }
 
+/** A secret's alias: its key (the name), never the env variable or config path it is bound to (SPEC: the config path is omitted). */
+export const aliasOf = (secret: { name: string }) => secret.name;
+
+const DELIVERY_UNION: Record<string, Record<string, Delivery>> = {
+  env: { env: 'env', api: 'both', both: 'both' },
+  api: { env: 'both', api: 'api', both: 'both' },
+  both: { env: 'both', api: 'both', both: 'both' },
+};
+
+/**
+ * The run's grants keyed by alias, one per secret. A secret bound several times (several
+ * variables, or agent and project) is granted once: the agent's own binding decides the version,
+ * and the deliveries add up (env here and api there: both).
+ */
+export function grantsByAlias(bindings: ResolvedBinding[]): Map<string, ResolvedBinding> {
+  const out = new Map<string, ResolvedBinding>();
+  const ordered = [...bindings.filter((b) => b.source === 'agent'), ...bindings.filter((b) => b.source !== 'agent')];
+  for (const b of ordered) {
+    if (!b.secret) continue;
+    const alias = aliasOf(b.secret);
+    const seen = out.get(alias);
+    out.set(alias, seen ? { ...seen, delivery: DELIVERY_UNION[seen.delivery][b.delivery] } : { ...b, key: alias });
+  }
+  return out;
+}
+
 function toGrantedEntry(b: ResolvedBinding): GrantedSecretDto {
   const s = b.secret!;
   return {
-    key: b.key,
+    key: aliasOf(s),
     name: s.name,
     description: s.description,
     delivery: b.delivery,

@@ -23,6 +23,17 @@ export const SECRET_ERRORS = {
   skill_test_run_denied: 403,
   low_trust_agent_denied: 403,
   secret_alias_not_granted: 403,
+  // user secrets
+  user_secret_key_taken: 409,
+  user_secret_exists: 409,
+  user_secret_definition_mismatch: 422,
+  user_secret_definition_archived: 422,
+  // secret proposals
+  secret_proposal_pending: 409,
+  secret_proposal_decided: 409,
+  secret_proposal_value_required: 422,
+  // provider configurations are the operator's (environment), not the API's
+  secret_provider_config_read_only: 422,
 } as const satisfies ErrorTable;
 
 export const secretError = domainErrors(SECRET_ERRORS);

@@ -9,11 +9,19 @@ import { SecretsRepository } from './secrets.repository';
 import { SecretsService } from './secrets.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { SecretCompanyRepository } from './secret-company.repository';
+import { SecretHealthRepository } from './secret-health.repository';
+import { SecretHealthService } from './secret-health.service';
+import { SecretProposalsRepository } from './secret-proposals.repository';
+import { SecretProposalsService } from './secret-proposals.service';
+import { SecretVaultController } from './secret-vault.controller';
+import { UserSecretsController } from './user-secrets.controller';
+import { UserSecretsRepository } from './user-secrets.repository';
+import { UserSecretsService } from './user-secrets.service';
 
 /** Global so agents, projects and the heartbeat engine can validate and resolve bindings. */
 @Module({
   imports: [AuthorizationModule],
-  controllers: [SecretsController, AgentSecretsController],
+  controllers: [SecretsController, AgentSecretsController, UserSecretsController, SecretVaultController],
   providers: [
     SecretCompanyRepository,
     SecretProviders,
@@ -22,6 +30,12 @@ import { SecretCompanyRepository } from './secret-company.repository';
     SecretBindingsService,
     RunSecretsService,
     SecretsKeyCheck,
+    UserSecretsRepository,
+    UserSecretsService,
+    SecretHealthRepository,
+    SecretHealthService,
+    SecretProposalsRepository,
+    SecretProposalsService,
   ],
   exports: [SecretsService, SecretBindingsService],
 })

@@ -59,7 +59,7 @@ export class SecretResponseDto {
 }
 
 export class GrantedSecretDto {
-  /** the binding alias: the environment variable name in the agent's (or project's) env config */
+  /** the alias: the secret's key (its name), the same whichever variable or config path binds it; `POST …/secrets/{key}/value` reads it */
   key: string;
   name: string;
   @ApiProperty({ nullable: true, type: String }) description: string | null;
