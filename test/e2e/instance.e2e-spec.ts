@@ -83,16 +83,17 @@ describe('instance administration (authenticated mode)', () => {
   describe('GET/PATCH /api/instance/settings/experimental', () => {
     it('holds feature flags: builtInAgents off by default, persisted, validated', async () => {
       const admin = await instanceAdmin(t);
-      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toEqual({
+      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toMatchObject({
         builtInAgents: false,
+        enableBuiltInAgents: false,
       });
       const res = await t.http
         .patch('/api/instance/settings/experimental')
         .set(auth(admin.token))
         .send({ builtInAgents: true })
         .expect(200);
-      expect(res.body).toEqual({ builtInAgents: true });
-      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toEqual({
+      expect(res.body).toMatchObject({ builtInAgents: true, enableBuiltInAgents: true });
+      expect((await t.http.get('/api/instance/settings/experimental').set(auth(admin.token)).expect(200)).body).toMatchObject({
         builtInAgents: true,
       });
       await t.http.patch('/api/instance/settings/experimental').set(auth(admin.token)).send({ builtInAgents: 1 }).expect(400);
@@ -113,6 +114,73 @@ describe('instance administration (authenticated mode)', () => {
         const res = await t.http.get(`/api/companies/${company.id}/built-in-agents`).set(auth(admin.token));
         expect(res.status).toBe(value ? 200 : 404);
       }
+    });
+  });
+
+  describe('the board UI switches (experimental settings)', () => {
+    const UI_FLAGS = [
+      'enableIsolatedWorkspaces',
+      'autoRestartDevServerWhenIdle',
+      'enableDecisions',
+      'enableStreamlinedUi',
+      'enableIssuePlanDecompositions',
+    ];
+
+    it('exposes every switch the board UI knows as a boolean; each round-trips through PATCH; enableBuiltInAgents is builtInAgents', async () => {
+      const admin = await instanceAdmin(t);
+      const url = '/api/instance/settings/experimental';
+      const flags = (await t.http.get(url).set(auth(admin.token)).expect(200)).body;
+      expect(Object.keys(flags).length).toBeGreaterThanOrEqual(30);
+      for (const [k, v] of Object.entries(flags)) expect([k, typeof v]).toEqual([k, 'boolean']);
+      for (const k of UI_FLAGS) expect(k in flags).toBe(true);
+      for (const k of Object.keys(flags)) {
+        if (k === 'builtInAgents' || k === 'enableBuiltInAgents') continue;
+        const flipped = !flags[k];
+        expect(
+          (
+            await t.http
+              .patch(url)
+              .set(auth(admin.token))
+              .send({ [k]: flipped })
+              .expect(200)
+          ).body[k],
+        ).toBe(flipped);
+        expect((await t.http.get(url).set(auth(admin.token)).expect(200)).body[k]).toBe(flipped);
+        await t.http
+          .patch(url)
+          .set(auth(admin.token))
+          .send({ [k]: flags[k] })
+          .expect(200);
+      }
+      expect((await t.http.get(url).set(auth(admin.token)).expect(200)).body).toEqual(flags);
+      // the alias writes the flag it names; both given and different: 400
+      const on = (await t.http.patch(url).set(auth(admin.token)).send({ enableBuiltInAgents: !flags.builtInAgents }).expect(200)).body;
+      expect([on.builtInAgents, on.enableBuiltInAgents]).toEqual([!flags.builtInAgents, !flags.builtInAgents]);
+      await t.http.patch(url).set(auth(admin.token)).send({ builtInAgents: true, enableBuiltInAgents: false }).expect(400);
+      await t.http.patch(url).set(auth(admin.token)).send({ enableDecisions: 'yes' }).expect(400);
+      await t.http.patch(url).set(auth(admin.token)).send({ enableDecisions: null }).expect(400);
+      await t.http.patch(url).set(auth(admin.token)).send({ builtInAgents: flags.builtInAgents }).expect(200);
+      // in the one-object settings too
+      expect((await t.http.get('/api/instance/settings').set(auth(admin.token)).expect(200)).body.experimental).toEqual(flags);
+    });
+
+    it('enableIssuePlanDecompositions is honoured: off refuses accepting a plan (409), on again accepts it', async () => {
+      const admin = await instanceAdmin(t);
+      const { company, owner } = await ownedCompany(t);
+      const issue = (await t.http.post(`/api/companies/${company.id}/issues`).set(auth(owner.token)).send({ title: 'Planned' }).expect(201))
+        .body;
+      await t.http
+        .put(`/api/issues/${issue.id}/documents/plan`)
+        .set(auth(owner.token))
+        .send({ title: 'Plan', format: 'markdown', body: '- first step\n- second step\n' })
+        .expect((r) => expect([200, 201]).toContain(r.status));
+      const url = '/api/instance/settings/experimental';
+      await t.http.patch(url).set(auth(admin.token)).send({ enableIssuePlanDecompositions: false }).expect(200);
+      const refused = await t.http.post(`/api/issues/${issue.id}/plan/accept`).set(auth(owner.token)).send({}).expect(409);
+      expect(refused.body.code).toBe('plan_decompositions_disabled');
+      await t.http.patch(url).set(auth(admin.token)).send({ enableIssuePlanDecompositions: true }).expect(200);
+      const accepted = await t.http.post(`/api/issues/${issue.id}/plan/accept`).set(auth(owner.token)).send({}).expect(201);
+      expect(accepted.body.childIssues).toHaveLength(2);
     });
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { bearer, createCompany } from '../support/factories';
-import { createIssue } from '../support/issues';
-import { dumpDatabase, insertAgent } from '../support/secrets';
+import { createIssue, insertAgent } from '../support/issues';
+import { dumpDatabase } from '../support/secrets';
 import { createTestApp, TestApp } from '../support/test-app';
 import { auth, AUTHENTICATED, insertAgentWithKey, makeMember, ownedCompany } from '../support/users';
 

@@ -268,8 +268,12 @@ describe('skills', () => {
       const [s] = (await importSkill(t, co.id, dir)).imported;
       expect(s.fileInventory.map((f: any) => f.path)).toEqual(['SKILL.md']);
       expect(s.auditVerdict).toBe('fail');
+      // the audit reads the folder as it is now: the link is still there (never followed, never stored)
       const audit = (await t.http.post(`/api/companies/${co.id}/skills/${s.id}/audit`).expect(200)).body;
-      expect(audit.verdict).toBe('pass'); // the stored files themselves are clean; the import recorded the finding
+      expect(audit).toMatchObject({ verdict: 'fail', codes: ['path_outside_tree'] });
+      expect(JSON.stringify(audit)).not.toContain('TOP SECRET');
+      fs.rmSync(path.join(dir, 'references', 'leak.md'));
+      expect((await t.http.post(`/api/companies/${co.id}/skills/${s.id}/audit`).expect(200)).body.verdict).toBe('pass');
     });
   });
 
@@ -335,6 +339,25 @@ describe('skills', () => {
       expect(audit.installedHash).toMatch(/^[0-9a-f]{64}$/);
       expect(audit.originHash).toBe(audit.installedHash);
       expect(res.warnings.some((w) => w.includes(code))).toBe(true);
+    });
+
+    it('audits a local-path skill on its folder as it is now: a SKILL.md removed after import fails, restored passes, a folder gone fails', async () => {
+      const co = await createCompany(t);
+      const dir = writeSkill(tmpRoot(), 'vanishing', { 'SKILL.md': skillMd('vanishing'), 'references/notes.md': '# notes\n' });
+      const [s] = (await importSkill(t, co.id, dir)).imported;
+      const audit = () => t.http.post(`/api/companies/${co.id}/skills/${s.id}/audit`).expect(200);
+      expect((await audit()).body).toMatchObject({ verdict: 'pass', codes: [] });
+      const md = fs.readFileSync(path.join(dir, 'SKILL.md'));
+      fs.rmSync(path.join(dir, 'SKILL.md'));
+      const gone = (await audit()).body;
+      expect(gone.verdict).toBe('fail');
+      expect(gone.codes).toEqual(expect.arrayContaining(['missing_skill_md', 'origin_drift']));
+      expect(gone.installedHash).toBe(s.contentHash);
+      expect((await t.http.get(`/api/companies/${co.id}/skills/${s.id}`).expect(200)).body.auditVerdict).toBe('fail');
+      fs.writeFileSync(path.join(dir, 'SKILL.md'), md);
+      expect((await audit()).body).toMatchObject({ verdict: 'pass', codes: [] });
+      fs.rmSync(dir, { recursive: true, force: true });
+      expect((await audit()).body).toMatchObject({ verdict: 'fail', codes: expect.arrayContaining(['missing_skill_md']) });
     });
 
     it('passes the service own API calls with the run token, reports origin drift, and refuses the route for other sources', async () => {

@@ -11,6 +11,7 @@ export const DOCUMENT_ERRORS = {
   selector_mismatch: 422,
   // plan decomposition into child issues (plan-decompositions.service.ts)
   stale_plan_revision: 409,
+  plan_decompositions_disabled: 409,
   plan_revision_already_accepted: 409,
   plan_has_no_items: 422,
   plan_too_many_items: 422,

@@ -1,3 +1,4 @@
+import { InstanceModule } from '../instance/instance.module';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { IssueReadContributions } from '../issues/issue-read-contributions';
 import { issueDocumentsView, planReviewThreads } from './issue-document-reads';
@@ -14,7 +15,7 @@ import { PlanDecompositions } from './plan-decompositions.service';
 import { DocumentRevisionCompanyRepository } from './document-revision-company.repository';
 
 @Module({
-  imports: [IssuesModule],
+  imports: [IssuesModule, InstanceModule],
   controllers: [DocumentsController, AnnotationsController, PlanDecompositionsController],
   providers: [
     DocumentRevisionCompanyRepository,

@@ -1,3 +1,4 @@
+import { InstanceSettingsService } from '../instance/instance-settings.service';
 import { isoRequired } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
@@ -27,10 +28,17 @@ export class PlanDecompositions {
     private readonly documents: DocumentsService,
     private readonly issues: IssuesService,
     private readonly store: IssueStore,
+    private readonly settings: InstanceSettingsService,
   ) {}
 
   async accept(actor: Actor, ref: string, dto: AcceptPlanDto): Promise<PlanDecompositionDto> {
     if (actor.kind !== 'board') throw forbidden('Only board users accept plans');
+    if (!(await this.settings.experimental()).enableIssuePlanDecompositions) {
+      throw documentError(
+        'plan_decompositions_disabled',
+        'Plan decompositions are switched off (experimental setting enableIssuePlanDecompositions)',
+      );
+    }
     const { issue, doc } = await this.documents.load(actor, ref, PLAN_KEY, { lock: true });
     if (dto.baseRevisionId && dto.baseRevisionId !== doc.latest_revision_id) {
       throw documentError('stale_plan_revision', 'The plan changed since that revision', {

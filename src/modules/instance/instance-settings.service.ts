@@ -3,7 +3,13 @@ import { badRequest } from '../../common/errors/domain-error';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { InstanceSettingsRepository } from './instance-settings.repository';
-import { EXPERIMENTAL_DEFAULTS, ExperimentalSettings, GENERAL_DEFAULTS, GeneralSettings } from './dto/instance-settings.dto';
+import {
+  EXPERIMENTAL_ALIASES,
+  EXPERIMENTAL_DEFAULTS,
+  ExperimentalSettings,
+  GENERAL_DEFAULTS,
+  GeneralSettings,
+} from './dto/instance-settings.dto';
 
 type SettingsKey = 'general' | 'experimental';
 const DEFAULTS: { general: GeneralSettings; experimental: ExperimentalSettings } = {
@@ -26,7 +32,14 @@ export class InstanceSettingsService {
     config: AppConfig,
   ) {
     // environment defaults of feature flags (a stored value always wins)
-    this.defaults = { ...DEFAULTS, experimental: { ...EXPERIMENTAL_DEFAULTS, builtInAgents: config.builtInAgentsDefault } };
+    this.defaults = {
+      ...DEFAULTS,
+      experimental: {
+        ...EXPERIMENTAL_DEFAULTS,
+        builtInAgents: config.builtInAgentsDefault,
+        enableBuiltInAgents: config.builtInAgentsDefault,
+      },
+    };
   }
 
   general(): Promise<GeneralSettings> {
@@ -85,7 +98,22 @@ export class InstanceSettingsService {
         { fields: unknown.map((field) => ({ field: `${key}.${field}`, messages: ['unknown setting'] })) },
         'validation_failed',
       );
-    return Object.fromEntries(Object.entries(validated).filter(([, v]) => v !== undefined));
+    const patch: Record<string, unknown> = Object.fromEntries(Object.entries(validated).filter(([, v]) => v !== undefined));
+    if (key !== 'experimental') return patch;
+    // an alias writes the setting it names (both given and different: refused)
+    for (const [alias, target] of Object.entries(EXPERIMENTAL_ALIASES)) {
+      if (!(alias in patch)) continue;
+      if (target in patch && patch[target] !== patch[alias]) {
+        throw badRequest(
+          `${alias} and ${target} are the same setting; they differ in this request`,
+          { fields: [{ field: `experimental.${alias}`, messages: [`must equal ${target}`] }] },
+          'validation_failed',
+        );
+      }
+      patch[target] = patch[alias];
+      delete patch[alias];
+    }
+    return patch;
   }
 
   private async write(key: SettingsKey, patch: Record<string, unknown>): Promise<void> {
@@ -95,9 +123,9 @@ export class InstanceSettingsService {
   private async read<K extends SettingsKey>(key: K): Promise<(typeof DEFAULTS)[K]> {
     const defaults = this.defaults[key];
     const stored = (await this.repo.readSettings(key)) ?? {};
-    // only known keys, in a stable order
-    return Object.fromEntries(
-      Object.keys(defaults).map((k) => [k, k in stored ? stored[k] : defaults[k as keyof typeof defaults]]),
-    ) as (typeof DEFAULTS)[K];
+    // only known keys, in a stable order; an alias reads the setting it names
+    const value = (k: string): unknown => (k in stored ? stored[k] : defaults[k as keyof typeof defaults]);
+    const aliases: Record<string, string> = key === 'experimental' ? EXPERIMENTAL_ALIASES : {};
+    return Object.fromEntries(Object.keys(defaults).map((k) => [k, value(aliases[k] ?? k)])) as (typeof DEFAULTS)[K];
   }
 }

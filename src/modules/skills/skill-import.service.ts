@@ -11,7 +11,7 @@ import { AppConfig } from '../../config/app-config';
 import { ProjectsService } from '../projects/projects.service';
 import { WorkspacesService } from '../projects/workspaces.service';
 import { SkillCatalogService } from './skill-catalog.service';
-import { auditSkill, SourceProblem } from './skill-audit';
+import { auditSkill, AuditResult, SourceProblem } from './skill-audit';
 import { contentHashOf, RawSkillFile, shortHash, SKILL_MD, StoredSkillFile, toStoredFiles } from './skill-files';
 import { buildSkillWrite, identityFromFiles, SkillOrigin, toSkillResponse } from './skill-records';
 import {
@@ -388,6 +388,19 @@ export class SkillImportService {
       return { files: c.files, ref: got.commit, origin: c.origin, problems: c.problems };
     }
     throw skillError('skill_update_unsupported', 'This skill has no upstream source (created in the service)');
+  }
+
+  /**
+   * The audit route. A local-path skill is audited on its folder as it is now (a SKILL.md removed
+   * since the import fails; a folder gone altogether audits as empty), not on the copy stored at
+   * import; catalog skills on their stored files.
+   */
+  async audit(actor: Actor, companyId: string, skillId: string): Promise<AuditResult> {
+    await this.skills.assertManage(actor, companyId);
+    const s = await this.skills.loadSkill(companyId, skillId, true);
+    if (s.sourceType !== 'local_path' || !s.sourceLocator) return this.skills.audit(actor, companyId, skillId);
+    const now = fs.existsSync(s.sourceLocator) ? await this.upstream(companyId, s) : { files: [], problems: [] };
+    return this.skills.auditFiles(companyId, s, now.files, now.problems, true);
   }
 
   /** Compares the installed skill with its source: upstream commit, or the shipped version for catalog skills. */

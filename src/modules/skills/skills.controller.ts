@@ -142,7 +142,7 @@ export class SkillsController {
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('company.skill_audited', { entityType: 'company_skill', entityId: (c) => c.params.skillId, details: (c) => ({ verdict: c.result.verdict, codes: c.result.codes }) })
   audit(@CurrentActor() actor: Actor, @Param('companyId') companyId: string, @Param('skillId') skillId: string): Promise<AuditResponseDto> {
-    return this.skills.audit(actor, companyId, skillId) as Promise<AuditResult & AuditResponseDto>;
+    return this.imports.audit(actor, companyId, skillId) as Promise<AuditResult & AuditResponseDto>;
   }
 
   /** Restores a catalog-managed skill to its shipped files; 409 when modified locally unless force. */

@@ -5,7 +5,7 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CatalogSkill, LoadedCatalogSkill, SkillCatalogService, toCatalogResponse } from './skill-catalog.service';
-import { auditSkill, AuditResult } from './skill-audit';
+import { auditSkill, AuditResult, SourceProblem } from './skill-audit';
 import {
   isSafeRelativePath, kindOf, parseSkillMd, renderSkillMd, sha256, SKILL_MD, SkillMdError, slugify, StoredSkillFile,
 } from './skill-files';
@@ -207,7 +207,25 @@ export class SkillsService {
     if (s.sourceType !== 'local_path' && s.sourceType !== 'catalog') {
       throw skillError('skill_audit_unsupported', 'The audit route covers local-path and catalog-managed skills; other skills are audited on import and update');
     }
-    const result = auditSkill(await this.repo.files(companyId, s.id), { originHash: originHashOf(s) });
+    return this.auditFiles(companyId, s, await this.repo.files(companyId, s.id));
+  }
+
+  /**
+   * Audits these files as the skill's and stores the result. `fromSource`: the files are the
+   * skill's source as it is now (a local-path folder); the installed copy stays the stored one
+   * (`installedHash`), and an edit of it made here is drift too.
+   */
+  async auditFiles(companyId: string, s: SkillRecord, files: StoredSkillFile[], problems: SourceProblem[] = [], fromSource = false): Promise<AuditResult> {
+    const origin = originHashOf(s);
+    let result = auditSkill(files, { originHash: origin, sourceProblems: problems });
+    if (fromSource) {
+      const findings = [...result.findings];
+      if (origin && s.contentHash !== origin && !result.codes.includes('origin_drift')) {
+        findings.push({ code: 'origin_drift', severity: 'warning', path: null, line: null, message: 'The installed copy was edited since it was imported' });
+      }
+      const verdict = findings.some((f) => f.severity === 'fail') ? 'fail' : findings.length ? 'warning' : 'pass';
+      result = { ...result, findings, verdict, codes: [...new Set(findings.map((f) => f.code))], installedHash: s.contentHash };
+    }
     await this.repo.setAudit(companyId, s.id, result);
     return result;
   }

@@ -28,6 +28,77 @@ export class GeneralSettingsDto {
 export class ExperimentalSettingsDto {
   /** the built-in agents feature (registry, provisioning); off by default */
   @ValidateIf(present) @IsBoolean() builtInAgents?: boolean;
+  // The board UI's switches (docs/api/board-views.md says which ones this service honours); each a boolean.
+  /** the board UI: execution environments besides the host (this service has only the host) */
+  @ValidateIf(present) @IsBoolean() enableEnvironments?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableNativeRunner?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableManagedSandboxOnly?: boolean;
+  /** the board UI only: this service has no isolated execution workspaces */
+  @ValidateIf(present) @IsBoolean() enableIsolatedWorkspaces?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableIsolatedWorkspacesByDefault?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableStreamlinedLeftNavigation?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableStreamlinedUi?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableApps?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableChatConnectors?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enablePipelines?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableCases?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableAgentChat?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableConferenceRoomChat?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableClassicTaskInterface?: boolean;
+  /** honoured: off refuses POST /api/issues/{id}/plan/accept (409 plan_decompositions_disabled) */
+  @ValidateIf(present) @IsBoolean() enableIssuePlanDecompositions?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableExperimentalFileViewer?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableExternalObjects?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableSmokeLab?: boolean;
+  /** honoured: the same flag as `builtInAgents` (reading gives its value, writing sets it) */
+  @ValidateIf(present) @IsBoolean() enableBuiltInAgents?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableBetaSkills?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableSummaries?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableStatusCards?: boolean;
+  /** the board UI's decisions page (GET …/attention answers either way) */
+  @ValidateIf(present) @IsBoolean() enableDecisions?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableGoalsSidebarLink?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableServerInfoDebugView?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enablePaperclipDeveloperMode?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableSimplifiedEnglishInteractions?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableFirstTaskPlanProposal?: boolean;
+  /** not honoured: workspace runtime services are started and stopped only on request */
+  @ValidateIf(present) @IsBoolean() autoRestartDevServerWhenIdle?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableWorkspaceBranchReconcileForward?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableWorkspaceDirtyQuarantineRepair?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableOwnerInstanceAdmin?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableSandboxDuplexBridge?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableRunnerPreviewIngress?: boolean;
+  /** the board UI only */
+  @ValidateIf(present) @IsBoolean() enableWorktreeRunExecution?: boolean;
 }
 
 /** Both blocks in one object (`GET /api/instance/settings`). */
@@ -65,4 +136,47 @@ export const GENERAL_DEFAULTS: GeneralSettings = {
   databaseBackupRetentionWeekly: 4,
   databaseBackupRetentionMonthly: 6,
 };
-export const EXPERIMENTAL_DEFAULTS: ExperimentalSettings = { builtInAgents: false };
+/** Defaults: the board UI's for its own switches; on for the features this service has (plan decompositions). */
+export const EXPERIMENTAL_DEFAULTS: ExperimentalSettings = {
+  builtInAgents: false,
+  enableBuiltInAgents: false,
+  enableEnvironments: false,
+  enableNativeRunner: true,
+  enableManagedSandboxOnly: false,
+  enableIsolatedWorkspaces: false,
+  enableIsolatedWorkspacesByDefault: false,
+  enableStreamlinedLeftNavigation: true,
+  enableStreamlinedUi: true,
+  enableApps: true,
+  enableChatConnectors: false,
+  enablePipelines: false,
+  enableCases: false,
+  enableAgentChat: false,
+  enableConferenceRoomChat: false,
+  enableClassicTaskInterface: false,
+  enableIssuePlanDecompositions: true,
+  enableExperimentalFileViewer: false,
+  enableExternalObjects: false,
+  enableSmokeLab: false,
+  enableBetaSkills: false,
+  enableSummaries: false,
+  enableStatusCards: false,
+  enableDecisions: false,
+  enableGoalsSidebarLink: false,
+  enableServerInfoDebugView: false,
+  enablePaperclipDeveloperMode: false,
+  enableSimplifiedEnglishInteractions: false,
+  enableFirstTaskPlanProposal: false,
+  autoRestartDevServerWhenIdle: false,
+  enableWorkspaceBranchReconcileForward: true,
+  enableWorkspaceDirtyQuarantineRepair: true,
+  enableOwnerInstanceAdmin: false,
+  enableSandboxDuplexBridge: false,
+  enableRunnerPreviewIngress: false,
+  enableWorktreeRunExecution: false,
+};
+
+/** Experimental settings that are another name of a stored one: read from it, written to it. */
+export const EXPERIMENTAL_ALIASES: Partial<Record<keyof ExperimentalSettings, keyof ExperimentalSettings>> = {
+  enableBuiltInAgents: 'builtInAgents',
+};
