@@ -261,6 +261,27 @@ describe('board read models', () => {
     });
   });
 
+  describe('provider traces', () => {
+    it('never raw frames: the list is [] (runIds validated); a run names its OpenTelemetry trace when it has one', async () => {
+      const co = await createCompany(t);
+      const agent = await insertAgent(t, co.id);
+      const run = await sqlRun(t, co.id, agent.id);
+      const traceId = 'a'.repeat(32);
+      await t.dataSource.query(`UPDATE heartbeat_runs SET trace_parent = $2 WHERE id = $1`, [run, `00-${traceId}-${'b'.repeat(16)}-01`]);
+      expect((await t.http.get(`/api/companies/${co.id}/provider-traces`).query({ runIds: run }).expect(200)).body).toEqual([]);
+      await t.http.get(`/api/companies/${co.id}/provider-traces`).query({ runIds: 'x,y' }).expect(400);
+      expect((await t.http.get(`/api/heartbeat-runs/${run}/provider-trace`).expect(200)).body).toEqual({
+        trace: null,
+        entries: [],
+        otel: { traceId, traceparent: `00-${traceId}-${'b'.repeat(16)}-01` },
+      });
+      const untraced = await sqlRun(t, co.id, agent.id);
+      expect((await t.http.get(`/api/heartbeat-runs/${untraced}/provider-trace`).expect(200)).body.otel).toBeNull();
+      await t.http.get(`/api/heartbeat-runs/${randomUUID()}/provider-trace`).expect(404);
+      await t.http.get(`/api/heartbeat-runs/${run}/provider-trace`).set(bearer(agent.token)).expect(403);
+    });
+  });
+
   describe('GET /api/companies/:companyId/export/fidelity and project-repositories', () => {
     it("counts the company's records by kind: what an export keeps and drops, with a warning per dropped kind it holds", async () => {
       const co = await createCompany(t);

@@ -1,10 +1,10 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
-import { RunEventDto, RunEventsQueryDto } from './dto/run-views.dto';
+import { ProviderTracesQueryDto, RunEventDto, RunEventsQueryDto, RunProviderTraceDto } from './dto/run-views.dto';
 import { HEARTBEAT_ERRORS } from './heartbeat.errors';
 import { RunViewsService } from './run-views.service';
 
@@ -23,5 +23,24 @@ export class RunViewsController {
   @Authorize({ callers: ['board', 'agent'] })
   events(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Query() q: RunEventsQueryDto): Promise<RunEventDto[]> {
     return this.views.events(actor, runId, q.afterSeq, q.limit);
+  }
+
+  /**
+   * Raw provider-frame capture of runs: this service never records the frames a model API saw
+   * (prompts, responses, credentials), so the list is always []; `runIds` is validated. A run's
+   * OpenTelemetry trace is named by GET …/heartbeat-runs/{runId}/provider-trace.
+   */
+  @Get('companies/:companyId/provider-traces')
+  @Authorize({ callers: ['board'] })
+  @ApiOkResponse({ schema: { type: 'array', items: { type: 'object' }, maxItems: 0 } })
+  providerTraces(@Query() _q: ProviderTracesQueryDto): never[] {
+    return [];
+  }
+
+  /** The run's provider trace: no raw frames (`trace` null, `entries` []), and its OpenTelemetry trace id when it has one. */
+  @Get('heartbeat-runs/:runId/provider-trace')
+  @Authorize({ callers: ['board'] })
+  providerTrace(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunProviderTraceDto> {
+    return this.views.providerTrace(actor, runId);
   }
 }

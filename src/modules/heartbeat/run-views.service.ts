@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { iso } from '../../database/row-mapping';
-import type { AgentRuntimeStateDto, RunEventDto } from './dto/run-views.dto';
+import type { AgentRuntimeStateDto, RunEventDto, RunProviderTraceDto } from './dto/run-views.dto';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
 import { runEvents } from './run-events';
 import { RunViewsRepository } from './run-views.repository';
@@ -22,6 +22,13 @@ export class RunViewsService {
     return runEvents(run)
       .filter((e) => e.seq > afterSeq)
       .slice(0, limit);
+  }
+
+  /** A run's provider trace: never raw frames (see RunProviderTraceDto); its OpenTelemetry trace when it has one. */
+  async providerTrace(actor: Actor, runId: string): Promise<RunProviderTraceDto> {
+    const run = await this.runs.getAccessible(actor, runId);
+    const m = run.trace_parent ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(run.trace_parent) : null;
+    return { trace: null, entries: [], otel: m ? { traceId: m[1], traceparent: run.trace_parent! } : null };
   }
 
   /** The runtime state of an agent the caller may see (the agents module resolves it and checks access). */

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsUUID, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 
 export class RunEventsQueryDto {
   /** events after this sequence number (0: from the first) */
@@ -60,4 +60,31 @@ export class AgentRuntimeStateDto {
   @ApiProperty({ nullable: true, type: String }) createdAt: string | null;
   /** the last change of the last run, or null without runs */
   @ApiPropertyOptional({ nullable: true, type: String }) updatedAt: string | null;
+}
+
+export class ProviderTracesQueryDto {
+  /** run ids, comma-separated (at most 100) */
+  @IsOptional()
+  @MaxLength(3_800)
+  @Matches(/^([0-9a-fA-F-]{36})(,[0-9a-fA-F-]{36}){0,99}$/, { message: 'runIds must be up to 100 run ids, comma-separated' })
+  runIds?: string;
+}
+
+/** Where a run's OpenTelemetry trace is (the operator's collector holds the spans). */
+export class RunOtelTraceDto {
+  /** the W3C trace id */
+  traceId: string;
+  /** the run's W3C traceparent */
+  traceparent: string;
+}
+
+/**
+ * A run's provider trace: raw provider frames are never captured here (they would hold prompts and
+ * credentials), so `trace` is null and `entries` empty; `otel` names the run's OpenTelemetry trace
+ * when tracing was on at its wake.
+ */
+export class RunProviderTraceDto {
+  @ApiProperty({ nullable: true, type: 'object', additionalProperties: true, description: 'always null' }) trace: null;
+  @ApiProperty({ type: [Object], maxItems: 0 }) entries: never[];
+  @ApiProperty({ nullable: true, type: RunOtelTraceDto }) otel: RunOtelTraceDto | null;
 }
