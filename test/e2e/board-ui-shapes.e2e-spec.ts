@@ -167,7 +167,17 @@ describe('board UI response shapes (authenticated mode)', () => {
       canInviteUsers: false,
       canApproveJoinRequests: false,
     });
-    expect(asViewer.members.map((m: { principalId: string }) => m.principalId)).toEqual(expect.arrayContaining([owner.id, viewer.id]));
+    expect(asViewer.members.map((m: { principalId: string }) => m.principalId).sort()).toEqual([owner.id, viewer.id].sort());
+    // agents have their own pages: the UI's members page lists people
+    await t.http
+      .post(`/api/companies/${company.id}/agents`)
+      .set(auth(owner.token))
+      .send({ name: 'Member Agent', role: 'engineer', adapterType: 'process', adapterConfig: { command: 'true' } })
+      .expect(201);
+    expect((await t.http.get(`/api/companies/${company.id}/members`).set(UI).set(auth(owner.token)).expect(200)).body.members).toHaveLength(
+      2,
+    );
+    expect((await t.http.get(`/api/companies/${company.id}/members`).set(auth(owner.token)).expect(200)).body).toHaveLength(3);
     await t.http.get(`/api/companies/${company.id}/members`).set(UI).expect(401);
     const other = await ownedCompany(t);
     await t.http.get(`/api/companies/${company.id}/members`).set(UI).set(auth(other.owner.token)).expect(403);

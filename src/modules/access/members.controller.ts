@@ -31,7 +31,7 @@ export class MembersController {
   /**
    * Memberships of users and agents, with role, status and grants (users' emails only for board
    * callers). The board UI (header `X-Paperclip-Route`) gets `{ members, access }` (MembersPageDto):
-   * the list and what the caller may do on it.
+   * the human members (agents have their own pages) and what the caller may do on it.
    */
   @Get('members')
   @Authorize({ callers: ['board', 'agent'] })

@@ -29,9 +29,9 @@ export class MembersService {
     return members.map((m) => (m.user ? { ...m, user: { ...m.user, email: null } } : m));
   }
 
-  /** The members page of the board UI: the list and what the caller may do on it. */
+  /** The members page of the board UI: its human members (agents have their own pages) and what the caller may do on it. */
   async page(actor: Actor, companyId: string): Promise<MembersPageDto> {
-    const members = await this.list(actor, companyId);
+    const members = (await this.list(actor, companyId)).filter((m) => m.principalType === 'user');
     const [currentUserRole, canManageMembers, canInviteUsers, canApproveJoinRequests] = await Promise.all([
       this.permissions.roleOf(actor, companyId),
       this.permissions.holds(actor, companyId, 'users:manage_permissions'),

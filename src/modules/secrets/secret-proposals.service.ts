@@ -24,6 +24,7 @@ export function toProposal(p: ProposalRow): SecretProposalDto {
     proposedName: p.name,
     proposedDescription: p.description,
     reason: p.reason,
+    justification: p.reason,
     proposedBy: p.proposed_by_agent_id
       ? { type: 'agent', id: p.proposed_by_agent_id, name: p.agent_name }
       : { type: 'user', id: p.proposed_by_user_id ?? 'unknown', name: null },
@@ -31,6 +32,8 @@ export function toProposal(p: ProposalRow): SecretProposalDto {
     runId: p.run_id,
     issueId: p.issue_id,
     hasValue: p.has_value,
+    valueFingerprintSha256: null,
+    valueLength: null,
     secretId: p.secret_id,
     decidedByUserId: p.decided_by_user_id,
     decisionNote: p.decision_note,

@@ -63,12 +63,17 @@ export class SecretProposalDto {
   proposedName: string;
   @ApiProperty({ nullable: true, type: String }) proposedDescription: string | null;
   @ApiProperty({ nullable: true, type: String }) reason: string | null;
+  /** the same as `reason`, under the name the board UI reads */
+  @ApiProperty({ nullable: true, type: String }) justification: string | null;
   proposedBy: ProposerDto;
   @ApiProperty({ nullable: true, type: String }) proposedByAgentId: string | null;
   @ApiProperty({ nullable: true, type: String }) runId: string | null;
   @ApiProperty({ nullable: true, type: String }) issueId: string | null;
   /** whether the proposer supplied a value (the board then need not fill one in) */
   hasValue: boolean;
+  /** always null: no digest or length of a proposed value is ever shown (a hash of a short value can be guessed) */
+  @ApiProperty({ nullable: true, type: String }) valueFingerprintSha256: null;
+  @ApiProperty({ nullable: true, type: Number }) valueLength: null;
   /** the company secret the approval created */
   @ApiProperty({ nullable: true, type: String }) secretId: string | null;
   @ApiProperty({ nullable: true, type: String }) decidedByUserId: string | null;
