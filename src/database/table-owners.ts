@@ -325,7 +325,7 @@ export const FOREIGN_READS: Record<string, ForeignRead[]> = {
     {
       tables: ['projects', 'goals'],
       reason:
-        'the issue detail page shows the project and goal of the issue (and projects linked in its description); placement and checkout check that a project or goal is of the company and that the project is not paused. projects and goals sit above issues in the import graph (they are not imported by it): read-only, by id, within the company',
+        'the issue detail page reads the goal of the issue and of its project (and projects linked in its description; the project itself comes from ProjectsService); placement and checkout check that a project or goal is of the company and that the project is not paused, inside their own statements: read-only, by id, within the company',
     },
   ],
   preferences: [
