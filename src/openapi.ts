@@ -78,6 +78,7 @@ export const OPENAPI_TAGS: ReadonlyArray<[name: string, description: string]> = 
   ['folders', 'Folders that group projects, routines and skills in the sidebar'],
   ['preferences', 'Per-user curation: resource memberships, sidebar preferences, inbox dismissals'],
   ['dashboard', 'Board views: dashboard, sidebar badges'],
+  ['board', 'Board read models: what needs attention, the work timeline, decision queues'],
   ['activity', 'The append-only audit trail and the agent-actions audit'],
   ['feedback', 'Board votes on agent output and the sharing consent'],
   ['adapters', 'Adapter types and external adapter packages (instance admins)'],
