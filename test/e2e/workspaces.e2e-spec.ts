@@ -199,7 +199,11 @@ describe('project workspaces', () => {
       expect((await primaries(p.id)).map((w) => w.id)).toEqual([w2.id]);
       await t.http.delete(`/api/projects/${p.id}/workspaces/${w2.id}`).expect(200);
       const project = (await t.http.get(`/api/projects/${p.id}`).expect(200)).body;
-      expect(project).toMatchObject({ workspaces: [], primaryWorkspace: null, codebase: null });
+      expect(project).toMatchObject({
+        workspaces: [],
+        primaryWorkspace: null,
+        codebase: { workspaceId: null, origin: 'none', effectiveLocalFolder: null },
+      });
       expect((await activityOf(t, c.id, 'project_workspace.deleted')).length).toBe(3);
     });
   });
