@@ -258,6 +258,9 @@ describe('board read models', () => {
       expect(after.map((e: { seq: number }) => e.seq)).toEqual([3]);
       await t.http.get(`/api/heartbeat-runs/${run}/events`).query({ afterSeq: -1 }).expect(400);
       await t.http.get(`/api/heartbeat-runs/${randomUUID()}/events`).expect(404);
+      // no run prepares a workspace here
+      expect((await t.http.get(`/api/heartbeat-runs/${run}/workspace-operations`).expect(200)).body).toEqual([]);
+      await t.http.get(`/api/heartbeat-runs/${randomUUID()}/workspace-operations`).expect(404);
     });
   });
 

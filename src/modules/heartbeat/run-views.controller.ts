@@ -26,6 +26,19 @@ export class RunViewsController {
   }
 
   /**
+   * Workspace operations of the run (checkouts, worktrees, setup commands the run's workspace
+   * needed): runs here work in their project's workspace folder or the agent's own, prepared by no
+   * operation of the run, so always [] (404 for a run the caller cannot see).
+   */
+  @Get('heartbeat-runs/:runId/workspace-operations')
+  @Authorize({ callers: ['board', 'agent'] })
+  @ApiOkResponse({ schema: { type: 'array', items: { type: 'object' }, maxItems: 0 } })
+  async workspaceOperations(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<never[]> {
+    await this.views.assertVisible(actor, runId);
+    return [];
+  }
+
+  /**
    * Raw provider-frame capture of runs: this service never records the frames a model API saw
    * (prompts, responses, credentials), so the list is always []; `runIds` is validated. A run's
    * OpenTelemetry trace is named by GET …/heartbeat-runs/{runId}/provider-trace.

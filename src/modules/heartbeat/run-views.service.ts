@@ -16,6 +16,11 @@ export class RunViewsService {
     private readonly repo: RunViewsRepository,
   ) {}
 
+  /** 404 unless the caller may see the run. */
+  async assertVisible(actor: Actor, runId: string): Promise<void> {
+    await this.runs.getAccessible(actor, runId);
+  }
+
   /** The run's events after `afterSeq`, at most `limit` (see runEvents). */
   async events(actor: Actor, runId: string, afterSeq = 0, limit = 200): Promise<RunEventDto[]> {
     const run = await this.runs.getAccessible(actor, runId);
