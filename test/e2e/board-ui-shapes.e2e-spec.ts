@@ -103,6 +103,15 @@ describe('board UI response shapes (contract)', () => {
       expect(second.invites).toHaveLength(1);
       expect(second.nextOffset).toBeNull();
       await t.http.get(`/api/companies/${co.id}/invites`).query({ limit: 0 }).set(UI).expect(400);
+      // the UI's invite form names the role humanRole and the message agentMessage
+      const byUi = (
+        await t.http
+          .post(`/api/companies/${co.id}/invites`)
+          .send({ allowedJoinTypes: 'human', humanRole: 'operator', agentMessage: null })
+          .expect(201)
+      ).body;
+      expect(byUi).toMatchObject({ role: 'operator', humanRole: 'operator', allowedJoinTypes: 'human', message: null });
+      await t.http.post(`/api/companies/${co.id}/invites`).send({ humanRole: 'boss' }).expect(400);
     });
   });
 

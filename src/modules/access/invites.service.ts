@@ -71,7 +71,7 @@ export class InvitesService {
 
   async create(actor: Actor, companyId: string, dto: CreateInviteDto): Promise<CreatedInviteResponseDto> {
     await this.permissions.assert(actor, companyId, 'users:invite');
-    const role = dto.role ?? 'member';
+    const role = dto.role ?? dto.humanRole ?? 'member';
     if (role === 'owner') await this.permissions.assertOwner(actor, companyId);
     const token = generateToken('iv');
     const row = await this.repo.insert(companyId, {
@@ -79,7 +79,7 @@ export class InvitesService {
       tokenPrefix: tokenDisplayPrefix(token),
       role,
       allowedJoinTypes: dto.allowedJoinTypes ?? 'both',
-      message: dto.message ?? null,
+      message: dto.message ?? dto.agentMessage ?? null,
       expiresInHours: dto.expiresInHours ?? DEFAULT_VALIDITY_HOURS,
       createdByUserId: actor.kind === 'board' ? actor.userId : null,
       createdByAgentId: actor.kind === 'agent' ? actor.agentId : null,

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { MEMBERSHIP_ROLES, MembershipRole } from '../permission-keys';
 
 export const JOIN_TYPES = ['human', 'agent', 'both'] as const;
@@ -21,6 +21,14 @@ export class CreateInviteDto {
   @IsOptional() @IsInt() @Min(1) @Max(720) expiresInHours?: number;
   /** shown to the recipient */
   @IsOptional() @IsString() @MaxLength(2000) message?: string;
+  /** the board UI's name of `role` (null: not given); `role` wins when both are given */
+  @ApiPropertyOptional({ enum: MEMBERSHIP_ROLES, nullable: true })
+  @IsOptional()
+  @ValidateIf((_, v) => v !== null)
+  @IsIn(MEMBERSHIP_ROLES)
+  humanRole?: MembershipRole | null;
+  /** the board UI's name of `message` (null: none) */
+  @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(2000) agentMessage?: string | null;
 }
 
 export class AcceptInviteDto {
