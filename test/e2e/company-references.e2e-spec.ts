@@ -87,6 +87,8 @@ const NOT_COMPANY_REFERENCES: Record<string, string> = {
   loginSessionId: 'a browser sign-in session, not supported: refused with 422 login_method_unsupported',
   applicationId: "a tool application, looked up in the route's company by the tools service (422 invalid_reference)",
   catalogEntryId: "a tool of a connection's catalog, looked up in the route's company by the tools service (422 invalid_reference)",
+  definitionId:
+    "a user secret definition, looked up in the route's company by the user secrets service (another company's: 404; secret-vault spec)",
 };
 
 /** The keys of a wake payload that name records. */

@@ -56,6 +56,13 @@ describe('secret vault: user secrets, providers, proposals', () => {
       await t.http.post(`${base}/me/user-secrets`).send({ definitionId: def.id, value: 'again' }).expect(409);
       await t.http.post(`${base}/me/user-secrets`).send({ definitionId: def.id, definitionKey: 'OTHER', value: 'x' }).expect(422);
       await t.http.post(`${base}/me/user-secrets`).send({ definitionId: randomUUID(), value: 'x' }).expect(404);
+      // another company's definition is unknown here
+      const other = await createCompany(t);
+      const foreign = (
+        await t.http.post(`/api/companies/${other.id}/user-secret-definitions`).send({ key: 'GITHUB_TOKEN', name: 'theirs' }).expect(201)
+      ).body;
+      await t.http.post(`${base}/me/user-secrets`).send({ definitionId: foreign.id, value: 'x' }).expect(404);
+      await t.http.get(`${base}/user-secret-definitions/${foreign.id}/coverage`).expect(404);
       await t.http.post(`${base}/me/user-secrets`).send({ definitionId: def.id }).expect(400);
       const listed = await t.http.get(`${base}/me/user-secrets`).expect(200);
       expect(listed.body).toEqual([{ definition: def, secret: mine }]);
