@@ -219,7 +219,8 @@ const STEPS = [
       await waitText(page, 'Input');
       await page.waitForTimeout(3000);
       const text = await page.evaluate(() => document.querySelector('main')?.innerText ?? '');
-      if (/No log events/.test(text)) throw new Error('the run page shows no transcript ("No log events")');
+      if (/No log events/.test(text)) throw new Error('the run page shows no run events ("No log events")');
+      if (/No persisted transcript|Transcript \(0\)/.test(text)) throw new Error('the run page shows no transcript ("Transcript (0)")');
       if (!text.includes('Hello from the board UI check')) throw new Error('the transcript does not show the model’s answer');
     },
   ],

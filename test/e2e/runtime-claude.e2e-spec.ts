@@ -125,6 +125,19 @@ describe('claude_local: the real Claude Code CLI', () => {
         }),
       ]);
       expect(run.usage_json.costUsd).toBeGreaterThan(0);
+      // the log (the board's transcript) keeps the CLI's messages, not its partial-message metering events
+      const log = (await s.t.http.get(`/api/heartbeat-runs/${runId}/log`).expect(200)).body.content as string;
+      const logged = log
+        .trim()
+        .split('\n')
+        .filter((l) => JSON.parse(l).stream === 'stdout')
+        .map((l) => JSON.parse(JSON.parse(l).chunk).type);
+      expect(logged).toEqual(expect.arrayContaining(['system', 'assistant', 'result']));
+      expect(logged).not.toContain('stream_event');
+      expect((await s.t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body).toMatchObject({
+        logStore: 'local_file',
+        logRef: run.log_path,
+      });
 
       // second wake: the CLI is given --resume and the model sees the first conversation
       fake.setScript(answer('second answer', { input: 2000, output: 20, cacheRead: 0, cacheCreation: 0 }));

@@ -77,6 +77,8 @@ export function toRunResponse(r: RunRow): RunResponseDto {
     usageJson: r.usage_json,
     resultJson: r.result_json,
     logPath: r.log_path,
+    logStore: r.log_path ? 'local_file' : null,
+    logRef: r.log_path,
     logBytes: Number(r.log_bytes),
     lastOutputAt: iso(r.last_output_at ?? null),
     claimedBy: r.claimed_by,

@@ -66,7 +66,8 @@ function tokens(u: Record<string, unknown>): TokenCounts {
  * The bulk of a partial-message stream: a line per content block start, delta and stop, none with
  * usage. Skipped before JSON parsing (Claude Code prints `type` first, then the API `event`).
  */
-const CONTENT_EVENT = '{"type":"stream_event","event":{"type":"content_block_';
+const STREAM_EVENT = '{"type":"stream_event"';
+const CONTENT_EVENT = `${STREAM_EVENT},"event":{"type":"content_block_`;
 
 const AUTH_TEXT = /not logged in|invalid api key|authentication_error|oauth token|please run \/login|credit balance is too low/i;
 
@@ -97,6 +98,11 @@ export class ClaudeStreamParser implements StreamParser {
     /** a resumed session's totals as its previous run recorded them (`sessionTotals`), when known */
     private readonly before: Record<string, unknown> | null = null,
   ) {}
+
+  /** The partial-message events are for metering only: the log keeps the CLI's messages (the board's transcript). */
+  keepInLog(line: string): boolean {
+    return !line.startsWith(STREAM_EVENT);
+  }
 
   accept(line: string): void {
     if (line.startsWith(CONTENT_EVENT)) return;

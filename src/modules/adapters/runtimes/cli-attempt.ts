@@ -165,10 +165,12 @@ export class CliAttempt {
   private output(stream: 'stdout' | 'stderr' | 'system', chunk: string): void {
     this.lastOutput = Date.now();
     if (stream === 'stderr') this.stderr = (this.stderr + chunk).slice(-8_000);
+    if (stream === 'stdout' && this.parser.keepInLog) return; // logged by line()
     this.ctx.log(stream, chunk);
   }
 
   private line(line: string): void {
+    if (this.parser.keepInLog?.(line)) this.ctx.log('stdout', `${line}\n`);
     this.parser.accept(line);
     this.reporter.report(this.parser.finished);
     this.stopOnFailure();

@@ -49,6 +49,11 @@ export interface StreamParser {
   onUpdate?: (() => void) | null;
   /** the attempt ended: stop watching */
   close?(): void;
+  /**
+   * Whether a stdout line goes into the run's log. When set, stdout is logged line by line through
+   * it (a CLI's bulk metering events stay out of the log and its transcript); else as it comes.
+   */
+  keepInLog?(line: string): boolean;
 }
 
 /** One run as the runtime prepares it. */

@@ -82,6 +82,14 @@ export class RunResponseDto {
   @ApiProperty({ nullable: true, type: Object }) usageJson: Record<string, unknown> | null;
   @ApiProperty({ nullable: true, type: Object }) resultJson: Record<string, unknown> | null;
   @ApiProperty({ nullable: true, type: String, description: 'NDJSON log, relative to the data directory' }) logPath: string | null;
+  @ApiProperty({
+    nullable: true,
+    enum: ['local_file'],
+    description: 'where the log is kept (null before the run has one); read it with GET /api/heartbeat-runs/{runId}/log',
+  })
+  logStore: 'local_file' | null;
+  @ApiProperty({ nullable: true, type: String, description: 'the log within its store (here: logPath); null before the run has a log' })
+  logRef: string | null;
   logBytes: number;
   @ApiProperty({ nullable: true, type: String, description: "when the log last grew (to the owner's keepalive interval)" }) lastOutputAt:
     string | null;
