@@ -46,6 +46,8 @@ describe('plugins', () => {
   let t: TestApp;
   let examples: Record<string, { localPath: string; packageName: string }>;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'plugins-e2e-'));
+  // local folders are read with the rights of the company's agents (any user here)
+  fs.chmodSync(tmp, 0o755);
 
   beforeAll(async () => {
     t = await createTestApp({ env: { SERVICE_PLUGINS_FOLDER_ROOTS: tmp } });

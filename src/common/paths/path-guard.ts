@@ -5,12 +5,11 @@ import type { PathRootSettings } from '../../config/path-roots-config';
 /**
  * User-supplied local paths (workspace `cwd`s, local-path imports) stay under the operator's
  * roots (SERVICE_WORKSPACE_ROOTS), judged after `..` and symbolic links are resolved, and never
- * reach the data directory or the key files. When the service runs as root, a local source is read
- * only if any user could read it: agents run under unprivileged uids, and an import must not hand
- * them what only root can read.
+ * reach the data directory or the key files. What is then read there is read through
+ * common/fs/tenant-dir (descriptors, the tenant's rights), never through the path again.
  */
 
-export type PathRefusalReason = 'outside_roots' | 'protected' | 'not_readable_by_others';
+export type PathRefusalReason = 'outside_roots' | 'protected' | 'not_readable_by_others' | 'changed';
 
 export class PathRefusedError extends Error {
   readonly code = 'path_not_allowed';
@@ -44,9 +43,6 @@ export function realPathOf(p: string): string {
   }
 }
 
-/** Whether the service process runs as root (reads then must be limited to what others may read). */
-export const serviceIsRoot = (): boolean => process.getuid?.() === 0;
-
 export class PathGuard {
   constructor(private readonly settings: PathRootSettings) {}
 
@@ -79,43 +75,12 @@ export class PathGuard {
 
   /** The path (real form) is, or is inside, one of the protected paths. */
   isProtected(real: string): boolean {
-    return this.settings.protectedPaths.some((x) => inside(realPathOf(x), real));
+    return this.protectedCheck()(real);
   }
 
-  /**
-   * For reads on behalf of agents while the service is root: `p` (a real path) must be readable by
-   * "others", and every folder above it searchable by them. Throws PathRefusedError naming `shown`.
-   */
-  assertReadableByOthers(real: string, shown: string = real): void {
-    if (!serviceIsRoot()) return;
-    const st = fs.statSync(real);
-    const need = st.isDirectory() ? 0o005 : 0o004;
-    if ((st.mode & need) !== need) throw notReadable(shown);
-    for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
-      if ((fs.statSync(dir).mode & 0o001) === 0) throw notReadable(shown);
-      if (path.dirname(dir) === dir) break;
-    }
-  }
-
-  /**
-   * A check for walks of a local source: protected entries are skipped (false), entries not
-   * readable by others refuse the read (root service), everything else is read (true).
-   */
-  entryCheck(rootShown: string): (real: string, rel: string) => boolean {
-    return (real, rel) => {
-      if (this.isProtected(real)) return false;
-      if (serviceIsRoot()) {
-        const st = fs.statSync(real);
-        const need = st.isDirectory() ? 0o005 : 0o004;
-        if ((st.mode & need) !== need) throw notReadable(rel ? `${rootShown}/${rel}` : rootShown);
-      }
-      return true;
-    };
+  /** isProtected with the protected paths resolved once (for the many entries of a walk). */
+  protectedCheck(): (real: string) => boolean {
+    const reals = this.settings.protectedPaths.map(realPathOf);
+    return (real) => reals.some((x) => inside(x, real));
   }
 }
-
-const notReadable = (p: string) =>
-  new PathRefusedError(
-    'not_readable_by_others',
-    `${p} is not readable by other users; local sources are read only as an unprivileged agent could read them`,
-  );

@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IdentitySettings } from '../../config/agent-identity-settings';
+import { TenantDir, withDir } from '../fs/tenant-dir';
+import { realPathOf } from '../paths/path-guard';
 import { runningAsRoot } from '../../config/process-users';
 import { isDeadLocalOwner } from './process-groups';
 
@@ -103,7 +105,9 @@ export class AgentIdentities {
 
   /** The company's group id (null when identities are off). */
   companyGid(companyId: string): number | null {
-    return this.enabled ? this.allocate('g', `company:${companyId}`) : null;
+    if (!this.enabled) return null;
+    this.prepareRoot();
+    return this.allocate('g', `company:${companyId}`);
   }
 
   private identity(key: string, companyId: string, user: string): ProcessIdentity | null {
@@ -132,7 +136,7 @@ export class AgentIdentities {
   createRunScratch(runId: string, identity: ProcessIdentity | null): RunScratch {
     this.prepareRoot();
     const dir = this.scratchDirOf(runId);
-    fs.rmSync(dir, { recursive: true, force: true });
+    this.removeScratchDir(path.basename(dir));
     fs.mkdirSync(dir, { mode: 0o700 });
     fs.writeFileSync(path.join(dir, OWNER_FILE), `${os.hostname()}-${process.pid}`, { mode: 0o600 });
     const tmp = path.join(dir, 'tmp');
@@ -145,7 +149,27 @@ export class AgentIdentities {
   }
 
   removeRunScratch(runId: string): void {
-    fs.rmSync(this.scratchDirOf(runId), { recursive: true, force: true });
+    this.removeScratchDir(path.basename(this.scratchDirOf(runId)));
+  }
+
+  /**
+   * Removes `runs/<name>` through descriptors (common/fs/tenant-dir): the folder belongs to the
+   * agent's uid, whose other processes may swap links into it while it is removed.
+   */
+  private removeScratchDir(name: string): void {
+    withDir(TenantDir.open(realPathOf(path.join(this.settings.root, 'runs')), { rights: null }), (runs) => runs.remove(name));
+  }
+
+  /** The owner mark of a run folder (read without following links or blocking on a FIFO). */
+  private ownerOf(name: string): string {
+    try {
+      return withDir(TenantDir.open(realPathOf(path.join(this.settings.root, 'runs', name)), { rights: null }), (d) => {
+        const r = d.readFile(OWNER_FILE, 4096);
+        return r.kind === 'read' ? r.bytes.toString('utf8').trim() : '';
+      });
+    } catch {
+      return '';
+    }
   }
 
   /** Removes run folders whose instance (on this host) is gone. Returns how many. */
@@ -159,17 +183,12 @@ export class AgentIdentities {
       return 0;
     }
     for (const name of entries) {
-      const dir = path.join(runs, name);
-      let owner = '';
-      try {
-        owner = fs.readFileSync(path.join(dir, OWNER_FILE), 'utf8').trim();
-      } catch {
-        /* no owner file: a half-made folder */
-      }
+      // no owner file: a half-made folder
+      const owner = this.ownerOf(name);
       // another host's folder cannot be here (the root is local); no owner, or a dead one: left behind
       if (owner && !isDeadLocalOwner(owner) && owner.startsWith(`${os.hostname()}-`)) continue;
       try {
-        fs.rmSync(dir, { recursive: true, force: true });
+        this.removeScratchDir(name);
         removed++;
       } catch {
         /* in use or gone */

@@ -2,6 +2,10 @@ import { Injectable } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Actor } from '../../common/auth/actor';
+import { OTHERS, Rights, TenantDir, withDir } from '../../common/fs/tenant-dir';
+import { serviceIsRoot, tenantRights } from '../../common/fs/tenant-rights';
+import { PathGuard, realPathOf } from '../../common/paths/path-guard';
+import { AgentIdentities } from '../../common/process/agent-identities';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { PluginCore } from './plugin-core.service';
@@ -23,7 +27,17 @@ export class PluginFoldersService {
     private readonly repo: PluginsRepository,
     private readonly config: AppConfig,
     private readonly db: Db,
-  ) {}
+    private readonly identities: AgentIdentities,
+  ) {
+    // the service's own files, except the plugin folder roots themselves (protected from workspaces only)
+    const folderRoots = new Set(config.plugins.folderRoots);
+    this.protectedPaths = new PathGuard({
+      ...config.pathRoots,
+      protectedPaths: config.pathRoots.protectedPaths.filter((p) => !folderRoots.has(p)),
+    }).protectedCheck();
+  }
+
+  private readonly protectedPaths: (real: string) => boolean;
 
   async folders(actor: Actor, id: string, companyId: string) {
     const p = await this.core.load(id);
@@ -42,7 +56,7 @@ export class PluginFoldersService {
     this.folderDef(p, key);
     const stored = (await this.repo.folders(p.id, companyId)).get(key);
     if (!stored) return { folderKey: key, configured: false, path: null, problems: ['not configured'], listing: null };
-    const check = this.checkFolder(stored.path);
+    const check = this.checkFolder(stored.path, companyId);
     return { folderKey: key, configured: true, path: stored.path, problems: check.problems, listing: check.listing };
   }
 
@@ -66,14 +80,15 @@ export class PluginFoldersService {
 
   /**
    * A path inside a local folder the board configured for this plugin and company (`{ companyId,
-   * folderKey, path }`, path relative): resolved with symlinks followed, it must stay inside the
-   * folder, and the folder inside the allowed roots. The host reads for the worker (which runs as
-   * another user), read-only, and only for the company of the call the worker is serving: the
-   * `scope` of that call (tools, data, actions and events of one company carry it) names the
-   * company; a `companyId` naming another company is refused. Jobs, webhooks and the dashboard act
-   * for no company.
+   * folderKey, path }`, path relative): opened through descriptors (common/fs/tenant-dir) from the
+   * folder, one component at a time, never following a link, with the rights of the company's
+   * agents when the service is root. The host reads for the worker (which runs as another user),
+   * read-only, and only for the company of the call the worker is serving: the `scope` of that call
+   * (tools, data, actions and events of one company carry it) names the company; a `companyId`
+   * naming another company is refused. Jobs, webhooks and the dashboard act for no company.
+   * Returns the open folder holding the target and the target's name (null: the folder itself).
    */
-  async folderPath(p: PluginRecord, params: Record<string, unknown>): Promise<{ dir: string; rel: string }> {
+  async folderPath(p: PluginRecord, params: Record<string, unknown>): Promise<{ dir: TenantDir; name: string | null; rel: string }> {
     const scope = this.core.scopeOf(params.scope);
     if (!scope || scope.pluginId !== p.id)
       throw new Error('folder access needs the scope of a call made for one company (tools, data, actions, events)');
@@ -84,18 +99,30 @@ export class PluginFoldersService {
     const rel = typeof params.path === 'string' ? params.path : '';
     this.folderDef(p, key);
     if (rel.length > 1024 || rel.includes('\0') || path.isAbsolute(rel)) throw new Error('path must be relative to the folder');
+    const segments = path.posix
+      .normalize(rel.split(path.sep).join('/'))
+      .split('/')
+      .filter((x) => x && x !== '.');
+    if (segments.includes('..')) throw new Error('path leaves the folder');
     const stored = (await this.db.detached(() => this.repo.folders(p.id, companyId))).get(key);
     if (!stored) throw new Error(`folder ${key} is not configured for this company`);
-    const base = this.checkFolder(stored.path);
+    const base = this.checkFolder(stored.path, companyId);
     if (base.problems.length) throw new Error(`folder ${key} is not usable: ${base.problems.join('; ')}`);
-    let target: string;
+    const root = this.open(base.path, companyId);
+    const shown = segments.join('/') || '.';
+    if (!root) throw new Error(`folder ${key} is not usable: not a readable directory`);
+    const dir = withDir(root, (r) => r.walk(segments.slice(0, -1)));
+    if (!dir) throw new Error(`${shown} does not exist in folder ${key}`);
+    return { dir, name: segments.length ? segments[segments.length - 1] : null, rel: shown };
+  }
+
+  /** The configured folder opened for the company (its agents' rights as root), or null when it cannot be. */
+  private open(real: string, companyId: string | null): TenantDir | null {
     try {
-      target = fs.realpathSync(path.resolve(base.path, rel));
+      return TenantDir.open(real, { rights: this.rightsOf(companyId), isProtected: this.protectedPaths });
     } catch {
-      throw new Error(`${rel || '.'} does not exist in folder ${key}`);
+      return null;
     }
-    if (target !== base.path && !target.startsWith(base.path + path.sep)) throw new Error('path leaves the folder');
-    return { dir: target, rel: path.relative(base.path, target) || '.' };
   }
 
   private folderDef(p: PluginRecord, key: string) {
@@ -104,8 +131,11 @@ export class PluginFoldersService {
     return def;
   }
 
-  /** A folder must resolve (symlinks followed) inside one of the allowed roots and be a readable directory. */
-  private checkFolder(folder: string): FolderCheck {
+  /**
+   * A folder must resolve (symlinks followed) inside one of the allowed roots, outside the service's
+   * own files, and be a directory the company's agents could list (any user, when no company).
+   */
+  private checkFolder(folder: string, companyId: string | null = null): FolderCheck {
     const problems: string[] = [];
     if (!path.isAbsolute(folder)) return { path: folder, problems: ['path must be absolute'], listing: null };
     let real = path.resolve(folder);
@@ -114,33 +144,29 @@ export class PluginFoldersService {
     } catch {
       problems.push('path does not exist');
     }
-    const roots = this.config.plugins.folderRoots.map((r) => {
-      try {
-        return fs.realpathSync(r);
-      } catch {
-        return r;
-      }
-    });
+    const roots = this.config.plugins.folderRoots.map(realPathOf);
     if (!roots.some((r) => real === r || real.startsWith(r + path.sep)))
       problems.push(`path is outside the allowed roots (${roots.join(', ')})`);
+    if (this.protectedPaths(real)) problems.push("path is inside the service's own data or key files");
     if (problems.length) return { path: real, problems, listing: null };
+    let entries: Array<{ type: string }>;
     try {
-      const entries = fs.readdirSync(real, { withFileTypes: true });
-      return {
-        path: real,
-        problems,
-        listing: {
-          entries: entries.length,
-          files: entries.filter((e) => e.isFile()).length,
-          directories: entries.filter((e) => e.isDirectory()).length,
-        },
-      };
+      entries = withDir(TenantDir.open(real, { rights: this.rightsOf(companyId), isProtected: this.protectedPaths }), (d) => d.entries());
     } catch (err) {
-      return {
-        path: real,
-        problems: [`not a readable directory: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`],
-        listing: null,
-      };
+      return { path: real, problems: [`not a readable directory: ${(err as Error).message}`], listing: null };
     }
+    return {
+      path: real,
+      problems,
+      listing: {
+        entries: entries.length,
+        files: entries.filter((e) => e.type === 'file').length,
+        directories: entries.filter((e) => e.type === 'dir').length,
+      },
+    };
+  }
+
+  private rightsOf(companyId: string | null): Rights | null {
+    return companyId ? tenantRights(() => this.identities.companyGid(companyId)) : serviceIsRoot() ? OTHERS : null;
   }
 }

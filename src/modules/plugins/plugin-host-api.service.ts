@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import * as fs from 'node:fs';
 import { JSONRPCErrorException } from 'json-rpc-2.0';
+import { withDir } from '../../common/fs/tenant-dir';
 import { endpointOutbound, OutboundRefusedError, OutboundTarget } from '../../common/net/outbound-guard';
 import { AppConfig } from '../../config/app-config';
 import { PluginConfigService } from './plugin-config.service';
@@ -73,28 +73,28 @@ export class PluginHostApiService {
       'folders.list': {
         capability: 'folders.read',
         handler: async (params) => {
-          const { dir, rel } = await this.folders.folderPath(p, params);
-          const entries = fs.readdirSync(dir, { withFileTypes: true }).slice(0, MAX_FOLDER_ENTRIES);
-          return {
-            path: rel,
-            entries: entries.map((e) => ({ name: e.name, type: e.isDirectory() ? 'directory' : e.isFile() ? 'file' : 'other' })),
-          };
+          const { dir, name, rel } = await this.folders.folderPath(p, params);
+          return withDir(dir, (parent) => {
+            const target = name === null ? parent.walk([]) : parent.dir(name);
+            if (!target) throw new Error(`${rel} is not a folder`);
+            const entries = withDir(target, (t) => t.entries()).slice(0, MAX_FOLDER_ENTRIES);
+            return {
+              path: rel,
+              entries: entries.map((e) => ({ name: e.name, type: e.type === 'dir' ? 'directory' : e.type === 'file' ? 'file' : 'other' })),
+            };
+          });
         },
       },
       'folders.read': {
         capability: 'folders.read',
         handler: async (params) => {
-          const { dir: file, rel } = await this.folders.folderPath(p, params);
-          const stat = fs.statSync(file);
-          if (!stat.isFile()) throw new Error(`${rel} is not a file`);
-          const fd = fs.openSync(file, 'r');
-          try {
-            const buf = Buffer.alloc(Math.min(stat.size, MAX_FOLDER_READ_BYTES));
-            const n = fs.readSync(fd, buf, 0, buf.length, 0);
-            return { path: rel, size: stat.size, truncated: stat.size > n, content: buf.subarray(0, n).toString('utf8') };
-          } finally {
-            fs.closeSync(fd);
-          }
+          const { dir, name, rel } = await this.folders.folderPath(p, params);
+          return withDir(dir, (parent) => {
+            // read through the folder's descriptor: a link, a FIFO or a file swapped meanwhile is not read
+            const r = name === null ? null : parent.readFile(name, MAX_FOLDER_READ_BYTES, true);
+            if (!r || r.kind !== 'read') throw new Error(`${rel} is not a file`);
+            return { path: rel, size: r.size, truncated: r.size > r.bytes.length, content: r.bytes.toString('utf8') };
+          });
         },
       },
       'stream.publish': {

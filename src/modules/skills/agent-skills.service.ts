@@ -1,13 +1,18 @@
 import * as fs from 'node:fs';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
+import type { TreeScope } from '../../common/fs/tenant-dir';
+import { tenantRights } from '../../common/fs/tenant-rights';
+import { PathGuard } from '../../common/paths/path-guard';
+import { AgentIdentities } from '../../common/process/agent-identities';
+import { AppConfig } from '../../config/app-config';
 import { isUuid } from '../../common/http/uuid';
 import { desiredSkillsOf, withDesiredSkills } from '../agents/agent-fields';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { SkillCatalogService } from './skill-catalog.service';
 import {
-  DeliverableSkill, ephemeralDirOf, materialiseEphemeral, persistentDirOf, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf,
+  DeliverableSkill, ephemeralDirOf, materialiseEphemeral, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf,
   RunScratchTarget, syncPersistent, unmanagedFolders,
 } from './skill-delivery';
 import { normalizeRef } from './skill-files';
@@ -55,7 +60,18 @@ export class AgentSkillsService {
     private readonly catalog: SkillCatalogService,
     private readonly agents: AgentLookup,
     private readonly authz: AuthorizationService,
-  ) {}
+    private readonly identities: AgentIdentities,
+    config: AppConfig,
+  ) {
+    this.paths = new PathGuard(config.pathRoots);
+  }
+
+  private readonly paths: PathGuard;
+
+  /** How a company's workspace folders are read: with its agents' rights, never into protected paths. */
+  private readScope(companyId: string): TreeScope {
+    return { rights: tenantRights(() => this.identities.companyGid(companyId)), isProtected: this.paths.protectedCheck() };
+  }
 
   /**
    * Canonical keys of the references, in the order sent (duplicates once). Unknown or ambiguous
@@ -129,7 +145,7 @@ export class AgentSkillsService {
     const { skills, missing, blocked } = await this.deliverable(companyId, desired);
     const names = runtimeNames([...skills, ...blocked]);
     const cwd = typeof config.cwd === 'string' ? config.cwd : null;
-    const manifest = mode === 'persistent' && cwd ? readManifest(persistentDirOf(cwd)).skills : {};
+    const manifest = mode === 'persistent' && cwd ? readManifest(cwd, this.readScope(companyId)).skills : {};
     const stateOf = (s: SkillRecord): string => {
       if (mode === 'unsupported') return 'recorded';
       if (s.audit?.verdict === 'fail') return 'blocked';
@@ -154,7 +170,7 @@ export class AgentSkillsService {
     }
     for (const b of blocked) warnings.push(`${b.key} failed its audit (${b.audit?.codes.join(', ')}); it is not delivered`);
     if (mode === 'persistent' && cwd) {
-      for (const u of unmanagedFolders(cwd)) {
+      for (const u of unmanagedFolders(cwd, this.readScope(companyId))) {
         entries.push({ key: u.name, runtimeName: u.name, desired: false, managed: false, state: 'external', origin: u.hasSkillMd ? 'user_installed' : 'external_unknown' });
       }
     }
@@ -181,7 +197,7 @@ export class AgentSkillsService {
       .map((k) => byKey.get(k))
       .filter((s): s is NonNullable<typeof s> => !!s && s.verdict !== 'fail')
       .map((s) => ({ key: s.key, slug: s.slug, contentHash: s.contentHash, files: s.files }));
-    const dir = mode === 'persistent' ? syncPersistent(String(got.adapterConfig.cwd), deliverable) : materialiseEphemeral(ctx.runId, deliverable, ctx.scratch);
+    const dir = mode === 'persistent' ? syncPersistent(String(got.adapterConfig.cwd), deliverable, this.paths.protectedCheck()) : materialiseEphemeral(ctx.runId, deliverable, ctx.scratch);
     return { [SKILLS_DIR_ENV]: dir };
   }
 

@@ -1,3 +1,4 @@
+import { TenantDir, withDir } from '../../common/fs/tenant-dir';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
@@ -125,7 +126,8 @@ export class SkillCatalogService {
     const out: LoadedCatalogSkill[] = [];
     for (const entry of manifest.skills ?? []) {
       const folder = path.join(dir, entry.slug);
-      const read = readLocalSkillFolder(folder);
+      // the service's own shipped files: no tenant's rights to apply
+      const read = withDir(TenantDir.open(fs.realpathSync(folder), { rights: null }), readLocalSkillFolder);
       const stored = toStoredFiles(read.files);
       const md = stored.find((f) => f.path === SKILL_MD);
       if (!md?.content) throw new Error(`catalog skill ${entry.slug} has no SKILL.md`);

@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { TenantDir, TreeScope, withDir } from '../../common/fs/tenant-dir';
+import { realPathOf } from '../../common/paths/path-guard';
 import { isSafeRelativePath, shortHash, SKILL_MD, StoredSkillFile } from './skill-files';
 
 /**
@@ -53,22 +55,6 @@ export function runtimeNames(skills: Array<{ key: string; slug: string }>): Map<
   return new Map(skills.map((s) => [s.key, (counts.get(s.slug) ?? 0) > 1 ? `${s.slug}-${shortHash(s.key).slice(0, 6)}` : s.slug]));
 }
 
-function writeSkillFolder(dir: string, files: StoredSkillFile[], priv = false): void {
-  const dirMode = priv ? 0o700 : 0o755;
-  fs.mkdirSync(dir, { recursive: true, mode: dirMode });
-  for (const f of files) {
-    if (f.content === null || !isSafeRelativePath(f.path)) continue;
-    const p = path.join(dir, f.path);
-    fs.mkdirSync(path.dirname(p), { recursive: true, mode: dirMode });
-    fs.writeFileSync(p, f.content, { mode: (f.kind === 'script' ? 0o755 : 0o644) & (priv ? 0o700 : 0o777) });
-  }
-}
-
-function chownTree(p: string, uid: number, gid: number): void {
-  fs.chownSync(p, uid, gid);
-  if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chownTree(path.join(p, e), uid, gid);
-}
-
 /** Where a run's private scratch is and who owns it (see common/process/agent-identities). */
 export interface RunScratchTarget {
   dir: string;
@@ -79,82 +65,163 @@ export interface RunScratchTarget {
 /**
  * A fresh folder with every skill; returns it. With the run's scratch: `<scratch>/skills`, private
  * to the run's identity (0700/0600) and removed with the scratch; without: the legacy shared root.
+ * Written through descriptors: the scratch belongs to the agent's uid.
  */
 export function materialiseEphemeral(runId: string, skills: DeliverableSkill[], scratch?: RunScratchTarget): string {
-  const dir = scratch ? path.join(scratch.dir, 'skills') : ephemeralDirOf(runId);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true, mode: scratch ? 0o700 : 0o755 });
-  const names = runtimeNames(skills);
-  for (const s of skills) writeSkillFolder(path.join(dir, names.get(s.key)!), s.files, !!scratch);
-  if (scratch?.uid != null && scratch.gid != null) chownTree(dir, scratch.uid, scratch.gid);
-  return dir;
+  const parentPath = scratch ? scratch.dir : ephemeralRoot();
+  const name = scratch ? 'skills' : runId.replace(/[^a-zA-Z0-9-]/g, '');
+  if (!scratch) {
+    fs.mkdirSync(parentPath, { recursive: true, mode: 0o755 });
+    // a shared folder in the temporary directory: it must be the service's own, not a link planted there
+    const st = fs.lstatSync(parentPath);
+    if (!st.isDirectory() || st.uid !== process.getuid?.()) throw new Error(`${parentPath} is not a folder of the service's own`);
+  }
+  const owner = scratch?.uid != null && scratch.gid != null ? { uid: scratch.uid, gid: scratch.gid } : undefined;
+  const priv = !!scratch;
+  withDir(TenantDir.open(realPathOf(parentPath), { rights: null }), (parent) => {
+    parent.remove(name);
+    const dir = parent.mkdir(name, priv ? 0o700 : 0o755);
+    if (!dir) throw new Error(`${path.join(parentPath, name)} could not be created`);
+    withDir(dir, (d) => {
+      const names = runtimeNames(skills);
+      for (const s of skills) {
+        const sub = d.mkdir(names.get(s.key)!, priv ? 0o700 : 0o755);
+        if (!sub) continue;
+        withDir(sub, (x) => {
+          if (owner) x.chown(owner.uid, owner.gid);
+          writeSkillFiles(x, s.files, owner, priv);
+        });
+      }
+      if (owner) d.chown(owner.uid, owner.gid);
+    });
+  });
+  return path.join(parentPath, name);
 }
 
 interface Manifest {
   skills: Record<string, { key: string; contentHash: string }>;
 }
 
-export function readManifest(dir: string): Manifest {
+function parseManifest(bytes: Buffer | null): Manifest {
   try {
-    const m = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST_FILE), 'utf8')) as Manifest;
+    const m = JSON.parse(bytes?.toString('utf8') ?? '') as Manifest;
     return m && typeof m.skills === 'object' && m.skills ? m : { skills: {} };
   } catch {
     return { skills: {} };
   }
 }
 
+const manifestIn = (dir: TenantDir): Manifest => {
+  const r = dir.readFile(MANIFEST_FILE, 1024 * 1024);
+  return parseManifest(r.kind === 'read' ? r.bytes : null);
+};
+
 /**
- * Brings `<cwd>/.service/skills` to the wanted set: managed folders no longer wanted are removed,
- * changed ones rewritten; folders the service never wrote are not touched.
+ * `<cwd>/.service/skills` opened through descriptors (common/fs/tenant-dir) with `scope`, or null
+ * when it is not there, is not a folder (a link swapped in), or may not be read.
  */
-export function syncPersistent(cwd: string, skills: DeliverableSkill[]): string {
-  const dir = persistentDirOf(cwd);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  // files in the agent's working directory belong to its owner (the service may run as root)
-  const owner = fs.statSync(cwd);
-  const own = (p: string, recursive = true) => {
-    if (process.getuid?.() !== 0 || owner.uid === 0) return;
-    if (recursive) chownTree(p, owner.uid, owner.gid);
-    else fs.chownSync(p, owner.uid, owner.gid);
-  };
-  own(path.dirname(dir), false);
-  own(dir, false);
-  const before = readManifest(dir);
-  const names = runtimeNames(skills);
-  const next: Manifest = { skills: {} };
-  const wanted = new Set(names.values());
-  for (const name of Object.keys(before.skills)) {
-    if (!wanted.has(name) && /^[a-z0-9-]+$/.test(name)) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+function openPersistent(cwd: string, scope: TreeScope): TenantDir | null {
+  try {
+    return withDir(TenantDir.open(realPathOf(cwd), scope), (root) => root.walk(PERSISTENT_SUBDIR.split(path.sep)));
+  } catch {
+    return null;
   }
-  for (const s of skills) {
-    const name = names.get(s.key)!;
-    const prev = before.skills[name];
-    const target = path.join(dir, name);
-    if (!prev || prev.contentHash !== s.contentHash || prev.key !== s.key || !fs.existsSync(path.join(target, SKILL_MD))) {
-      // a folder of the same name the service did not write is the user's: never overwrite it
-      if (!prev && fs.existsSync(target)) continue;
-      fs.rmSync(target, { recursive: true, force: true });
-      writeSkillFolder(target, s.files);
-      own(target);
-    }
-    next.skills[name] = { key: s.key, contentHash: s.contentHash };
-  }
-  fs.writeFileSync(path.join(dir, MANIFEST_FILE), JSON.stringify(next, null, 2));
-  own(path.join(dir, MANIFEST_FILE));
-  return dir;
 }
 
-/** Folders in a persistent skills directory the service does not manage. */
-export function unmanagedFolders(cwd: string): Array<{ name: string; hasSkillMd: boolean }> {
-  const dir = persistentDirOf(cwd);
-  const managed = readManifest(dir).skills;
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
+/** The manifest of a persistent skills folder (read with the tenant's rights; empty when unreadable). */
+export function readManifest(cwd: string, scope: TreeScope): Manifest {
+  const dir = openPersistent(cwd, scope);
+  return dir ? withDir(dir, manifestIn) : { skills: {} };
+}
+
+/** Writes the skill's files into `dir` (never through a link: see TenantDir.writeFile); `priv`: owner-only modes. */
+function writeSkillFiles(dir: TenantDir, files: StoredSkillFile[], owner?: { uid: number; gid: number }, priv = false): void {
+  const mask = priv ? 0o700 : 0o777;
+  for (const f of files) {
+    if (f.content === null || !isSafeRelativePath(f.path)) continue;
+    const parts = f.path.split('/');
+    let cur: TenantDir | null = dir.walk([]);
+    for (const seg of parts.slice(0, -1)) {
+      if (!cur) break;
+      const next: TenantDir | null = cur.mkdir(seg, 0o755 & mask);
+      if (next && owner) next.chown(owner.uid, owner.gid);
+      cur.close();
+      cur = next;
+    }
+    if (!cur) continue;
+    withDir(cur, (d) => d.writeFile(parts[parts.length - 1], f.content as string, (f.kind === 'script' ? 0o755 : 0o644) & mask, owner));
   }
-  return entries
-    .filter((e) => e.isDirectory() && !(e.name in managed))
-    .map((e) => ({ name: e.name, hasSkillMd: fs.existsSync(path.join(dir, e.name, SKILL_MD)) }));
+}
+
+const hasSkillMd = (dir: TenantDir, name: string): boolean => {
+  const sub = dir.dir(name);
+  return sub ? withDir(sub, (d) => d.typeOf(SKILL_MD) === 'file') : false;
+};
+
+/**
+ * Brings `<cwd>/.service/skills` to the wanted set: managed folders no longer wanted are removed,
+ * changed ones rewritten; folders the service never wrote are not touched. Everything is done
+ * through descriptors opened without following links (the agent owns the folder and may swap
+ * anything in it meanwhile): nothing outside the folder is written or removed.
+ */
+export function syncPersistent(cwd: string, skills: DeliverableSkill[], isProtected?: (real: string) => boolean): string {
+  let root: TenantDir;
+  try {
+    root = TenantDir.open(realPathOf(cwd), { rights: null, isProtected });
+  } catch (err) {
+    throw new Error(`the working directory ${cwd} cannot be opened for skill delivery: ${(err as Error).message}`);
+  }
+  return withDir(root, (r) => {
+    // files in the agent's working directory belong to its owner (the service may run as root)
+    const st = r.stat();
+    const owner = process.getuid?.() === 0 && st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;
+    let cur: TenantDir | null = r.walk([]);
+    for (const seg of PERSISTENT_SUBDIR.split(path.sep)) {
+      const next: TenantDir | null = cur?.mkdir(seg, 0o755) ?? null;
+      cur?.close();
+      if (!next) throw new Error(`${path.join(cwd, PERSISTENT_SUBDIR)} is not a folder`);
+      if (owner) next.chown(owner.uid, owner.gid);
+      cur = next;
+    }
+    withDir(cur as TenantDir, (dir) => {
+      const before = manifestIn(dir);
+      const names = runtimeNames(skills);
+      const next: Manifest = { skills: {} };
+      const wanted = new Set(names.values());
+      for (const name of Object.keys(before.skills)) {
+        if (!wanted.has(name) && /^[a-z0-9-]+$/.test(name)) dir.remove(name);
+      }
+      for (const s of skills) {
+        const name = names.get(s.key)!;
+        const prev = before.skills[name];
+        if (!prev || prev.contentHash !== s.contentHash || prev.key !== s.key || !hasSkillMd(dir, name)) {
+          // a folder of the same name the service did not write is the user's: never overwrite it
+          if (!prev && dir.typeOf(name) !== null) continue;
+          dir.remove(name);
+          const target = dir.mkdir(name, 0o755);
+          if (!target) continue;
+          withDir(target, (t) => {
+            if (owner) t.chown(owner.uid, owner.gid);
+            writeSkillFiles(t, s.files, owner);
+          });
+        }
+        next.skills[name] = { key: s.key, contentHash: s.contentHash };
+      }
+      dir.writeFile(MANIFEST_FILE, JSON.stringify(next, null, 2), 0o644, owner);
+    });
+    return persistentDirOf(cwd);
+  });
+}
+
+/** Folders in a persistent skills directory the service does not manage (listed with the tenant's rights). */
+export function unmanagedFolders(cwd: string, scope: TreeScope): Array<{ name: string; hasSkillMd: boolean }> {
+  const dir = openPersistent(cwd, scope);
+  if (!dir) return [];
+  return withDir(dir, (d) => {
+    const managed = manifestIn(d).skills;
+    return d
+      .entries()
+      .filter((e) => e.type === 'dir' && !(e.name in managed))
+      .map((e) => ({ name: e.name, hasSkillMd: hasSkillMd(d, e.name) }));
+  });
 }

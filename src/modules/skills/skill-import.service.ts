@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
@@ -6,7 +5,10 @@ import type { Actor } from '../../common/auth/actor';
 import { unprocessable } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { OutboundRefusedError, outboundGuard } from '../../common/net/outbound-guard';
-import { PathGuard, PathRefusedError } from '../../common/paths/path-guard';
+import { FsMissingError, TenantDir, TreeScope, withDir } from '../../common/fs/tenant-dir';
+import { tenantRights } from '../../common/fs/tenant-rights';
+import { PathGuard, PathRefusedError, realPathOf } from '../../common/paths/path-guard';
+import { AgentIdentities } from '../../common/process/agent-identities';
 import { AppConfig } from '../../config/app-config';
 import { ProjectsService } from '../projects/projects.service';
 import { WorkspacesService } from '../projects/workspaces.service';
@@ -15,7 +17,7 @@ import { auditSkill, AuditResult, SourceProblem } from './skill-audit';
 import { contentHashOf, RawSkillFile, shortHash, SKILL_MD, StoredSkillFile, toStoredFiles } from './skill-files';
 import { buildSkillWrite, identityFromFiles, SkillOrigin, toSkillResponse } from './skill-records';
 import {
-  discoverLocalSkillFolders, fetchLimited, GithubClient, GithubSource, LocalEntryCheck, parseSkillSource, readLocalSkillFolder, SourceFetcher, SourceFetchError,
+  discoverLocalSkillFolders, fetchLimited, GithubClient, GithubSource, parseSkillSource, readLocalSkillFolder, SourceFetcher, SourceFetchError,
 } from './skill-sources';
 import { skillError } from './skills.errors';
 import { SkillRecord, SkillsRepository } from './skills.repository';
@@ -67,7 +69,7 @@ function mapFetchError(err: unknown): never {
   throw err;
 }
 
-/** A local source outside the roots, protected, or (root service) not readable by others: 422 `path_not_allowed`. */
+/** A local source outside the roots, protected, or (root service) not readable by the company's agents: 422 `path_not_allowed`. */
 function mapPathError(err: unknown): never {
   if (err instanceof PathRefusedError) throw skillError('path_not_allowed', err.message, { field: 'source', reason: err.reason });
   throw err;
@@ -85,6 +87,7 @@ export class SkillImportService {
     private readonly catalog: SkillCatalogService,
     private readonly projects: ProjectsService,
     private readonly workspaces: WorkspacesService,
+    private readonly identities: AgentIdentities,
   ) {
     this.paths = new PathGuard(config.pathRoots);
   }
@@ -125,14 +128,16 @@ export class SkillImportService {
     let sourceInfo: Record<string, unknown>;
     if (parsed.type === 'local') {
       const abs = await this.allowedLocalPath(companyId, parsed.path);
-      const check = this.paths.entryCheck(abs);
+      const root = this.openLocal(companyId, abs, parsed.path);
       let folders: string[];
       try {
-        folders = discoverLocalSkillFolders(abs, check);
+        folders = discoverLocalSkillFolders(root);
         if (!folders.length) throw skillError('invalid_skill_source', `No SKILL.md found at ${abs}`, { field: 'source' });
-        candidates = folders.map((f) => this.localCandidate(f, 'local_path', {}, check));
+        candidates = folders.map((f) => this.localCandidate(root, f, 'local_path', {})).filter((c): c is SkillCandidate => c !== null);
       } catch (err) {
         mapPathError(err);
+      } finally {
+        root.close();
       }
       sourceInfo = { type: 'local_path', path: abs, skillCount: folders.length };
     } else if (parsed.type === 'url') {
@@ -172,9 +177,31 @@ export class SkillImportService {
     return { skill, warning: existing && isLocallyModified(existing) ? `${key}: local modifications were replaced by the import` : undefined };
   }
 
-  private localCandidate(folder: string, kind: 'local_path' | 'project_scan', extra: Record<string, unknown>, check: LocalEntryCheck): SkillCandidate {
-    const read = readLocalSkillFolder(folder, check);
-    const real = fs.realpathSync(folder);
+  /**
+   * Where a company's local source is read: as root, with the rights of its agents (others, or the
+   * company's group), through descriptors (common/fs/tenant-dir), never into protected paths.
+   */
+  private scope(companyId: string): TreeScope {
+    return { rights: tenantRights(() => this.identities.companyGid(companyId)), isProtected: this.paths.protectedCheck() };
+  }
+
+  /** Opens a local source (a folder, or the folder of a SKILL.md) for the company; 422 when it is gone or refused. */
+  private openLocal(companyId: string, real: string, shown: string): TenantDir {
+    const folder = path.basename(real) === SKILL_MD ? path.dirname(real) : real;
+    try {
+      return TenantDir.open(folder, this.scope(companyId));
+    } catch (err) {
+      if (err instanceof FsMissingError) throw skillError('invalid_skill_source', `Local path not found or not a folder: ${shown}`, { field: 'source' });
+      mapPathError(err);
+    }
+  }
+
+  /** The skill in the folder `rel` of an open source ('' = the source itself); null when it vanished meanwhile. */
+  private localCandidate(root: TenantDir, rel: string, kind: 'local_path' | 'project_scan', extra: Record<string, unknown>): SkillCandidate | null {
+    const dir = root.walk(rel ? rel.split('/') : []);
+    if (!dir) return null;
+    const real = dir.path;
+    const read = withDir(dir, readLocalSkillFolder);
     return {
       files: toStoredFiles(read.files),
       folderName: read.folderName,
@@ -224,39 +251,26 @@ export class SkillImportService {
     const expanded = p.startsWith('~') ? path.join(os.homedir(), p.slice(1)) : p;
     if (!path.isAbsolute(expanded)) throw skillError('invalid_skill_source', 'A local source must be an absolute path', { field: 'source' });
     this.assertUnderRoots(expanded);
-    let real: string;
-    try {
-      real = fs.realpathSync(expanded);
-    } catch {
-      throw skillError('invalid_skill_source', `Local path not found: ${expanded}`, { field: 'source' });
-    }
-    try {
-      this.paths.assertReadableByOthers(real, expanded);
-    } catch (err) {
-      mapPathError(err);
-    }
+    const real = realPathOf(expanded);
     if (this.config.deploymentMode === 'authenticated') {
       const roots = [...this.config.skills.localRoots, ...(await this.workspaceDirs(companyId)).map((w) => w.cwd)];
       const ok = roots.some((r) => {
-        try {
-          const rr = fs.realpathSync(r);
-          return real === rr || real.startsWith(rr + path.sep);
-        } catch {
-          return false;
-        }
+        const rr = realPathOf(r);
+        return real === rr || real.startsWith(rr + path.sep);
       });
       if (!ok) throw skillError('invalid_skill_source', 'Local imports must come from a project workspace of the company (or SERVICE_SKILLS_LOCAL_ROOTS)', { field: 'source' });
     }
     return real;
   }
 
-  /** Under SERVICE_WORKSPACE_ROOTS or an extra SERVICE_SKILLS_LOCAL_ROOTS folder, and not protected. */
-  private assertUnderRoots(p: string): void {
+  /** Under SERVICE_WORKSPACE_ROOTS or an extra SERVICE_SKILLS_LOCAL_ROOTS folder, and not protected; the real path. */
+  private assertUnderRoots(p: string): string {
     try {
-      this.paths.assertAllowed(p, 'local source');
+      return this.paths.assertAllowed(p, 'local source');
     } catch (err) {
-      const extra = this.config.skills.localRoots.some((r) => new PathGuard({ roots: [r], protectedPaths: this.config.pathRoots.protectedPaths }).allows(p));
+      const extra = this.config.skills.localRoots.some((r) => new PathGuard({ ...this.config.pathRoots, roots: [r] }).allows(p));
       if (!(err instanceof PathRefusedError && err.reason === 'outside_roots' && extra)) mapPathError(err);
+      return realPathOf(p);
     }
   }
 
@@ -286,13 +300,16 @@ export class SkillImportService {
       // workspaces saved before the roots existed may point anywhere: they are checked again here
       let candidates: Array<{ real: string; candidate: SkillCandidate }>;
       try {
-        this.paths.assertAllowed(w.cwd, 'workspace cwd');
-        if (!fs.existsSync(w.cwd)) {
+        const real = this.paths.assertAllowed(w.cwd, 'workspace cwd');
+        let root: TenantDir;
+        try {
+          root = TenantDir.open(real, this.scope(companyId));
+        } catch (err) {
+          if (!(err instanceof FsMissingError)) throw err;
           result.warnings.push(`workspace ${w.name}: ${w.cwd} does not exist on this host`);
           continue;
         }
-        this.paths.assertReadableByOthers(fs.realpathSync(w.cwd), w.cwd);
-        candidates = this.scanWorkspace(w, seen);
+        candidates = withDir(root, (r) => this.scanWorkspace(w, r, seen));
       } catch (err) {
         if (!(err instanceof PathRefusedError)) throw err;
         result.warnings.push(`workspace ${w.name}: ${err.message}; not scanned`);
@@ -304,21 +321,21 @@ export class SkillImportService {
     return result;
   }
 
-  /** The skill folders of one workspace (root SKILL.md and the well-known folders), read through the path guard. */
-  private scanWorkspace(w: { id: string; projectId: string; cwd: string }, seen: Set<string>): Array<{ real: string; candidate: SkillCandidate }> {
-    const check = this.paths.entryCheck(w.cwd);
+  /** The skill folders of one open workspace (root SKILL.md and the well-known folders). */
+  private scanWorkspace(w: { id: string; projectId: string }, root: TenantDir, seen: Set<string>): Array<{ real: string; candidate: SkillCandidate }> {
     const folders: string[] = [];
-    if (fs.existsSync(path.join(w.cwd, SKILL_MD))) folders.push(w.cwd);
+    if (root.typeOf(SKILL_MD)) folders.push('');
     for (const d of WELL_KNOWN_SKILL_DIRS) {
-      const dir = path.join(w.cwd, d);
-      if (fs.existsSync(dir) && fs.statSync(dir).isDirectory() && check(fs.realpathSync(dir), d)) folders.push(...discoverLocalSkillFolders(dir, check));
+      const dir = root.walk(d.split('/'));
+      if (dir) withDir(dir, (x) => folders.push(...discoverLocalSkillFolders(x).map((f) => (f ? `${d}/${f}` : d))));
     }
     const out: Array<{ real: string; candidate: SkillCandidate }> = [];
-    for (const folder of folders) {
-      const real = fs.realpathSync(folder);
+    for (const rel of folders) {
+      const real = rel ? path.join(root.path, rel) : root.path;
       if (seen.has(real)) continue;
       seen.add(real);
-      out.push({ real, candidate: this.localCandidate(folder, 'project_scan', { projectId: w.projectId, workspaceId: w.id }, check) });
+      const candidate = this.localCandidate(root, rel, 'project_scan', { projectId: w.projectId, workspaceId: w.id });
+      if (candidate) out.push({ real, candidate });
     }
     return out;
   }
@@ -362,15 +379,23 @@ export class SkillImportService {
       return { files: cat.storedFiles, ref: cat.contentHash, origin: catalogOrigin(cat), problems: [] };
     }
     if (s.sourceType === 'local_path' && s.sourceLocator) {
-      this.assertUnderRoots(s.sourceLocator);
-      if (!fs.existsSync(s.sourceLocator)) throw skillError('invalid_skill_source', `The source folder ${s.sourceLocator} no longer exists`);
-      let c: SkillCandidate;
+      const real = this.assertUnderRoots(s.sourceLocator);
+      let root: TenantDir;
       try {
-        this.paths.assertReadableByOthers(s.sourceLocator);
-        c = this.localCandidate(s.sourceLocator, (m.sourceKind as 'local_path' | 'project_scan') ?? 'local_path', { ...m }, this.paths.entryCheck(s.sourceLocator));
+        root = TenantDir.open(real, this.scope(companyId));
       } catch (err) {
+        if (err instanceof FsMissingError) throw skillError('invalid_skill_source', `The source folder ${s.sourceLocator} no longer exists`);
         mapPathError(err);
       }
+      let c: SkillCandidate | null;
+      try {
+        c = this.localCandidate(root, '', (m.sourceKind as 'local_path' | 'project_scan') ?? 'local_path', { ...m });
+      } catch (err) {
+        mapPathError(err);
+      } finally {
+        root.close();
+      }
+      if (!c) throw skillError('invalid_skill_source', `The source folder ${s.sourceLocator} no longer exists`);
       return { files: c.files, ref: null, origin: { ...c.origin, metadata: { ...m, ...c.origin.metadata } }, problems: c.problems };
     }
     if (s.sourceType === 'url' && s.sourceLocator) {

@@ -1,6 +1,6 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RequestInit, Response } from 'undici';
+import { EntryType, TenantDir, withDir } from '../../common/fs/tenant-dir';
 import type { SourceProblem } from './skill-audit';
 import { kindOf, RawSkillFile, SKILL_MD } from './skill-files';
 
@@ -22,91 +22,96 @@ export interface SkillFolderRead {
   problems: SourceProblem[];
 }
 
-const inside = (root: string, p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+const TOP_DIRS = ['references', 'scripts', 'assets'];
 
 /**
- * Decides on each entry of a local walk (real path, path relative to the walked folder): false
- * skips it; it may throw to refuse the whole read (the path guard's entryCheck).
+ * The path of a symbolic link's target relative to the skill folder, when it stays inside it (only
+ * one link is followed: a target that passes through another link is not read).
  */
-export type LocalEntryCheck = (real: string, rel: string) => boolean;
+function targetInTree(root: TenantDir, rel: string, target: string | null): string[] | null {
+  if (target === null) return null;
+  let p: string;
+  if (path.isAbsolute(target)) {
+    const n = path.normalize(target);
+    if (!n.startsWith(root.path + path.sep)) return null;
+    p = path.relative(root.path, n).split(path.sep).join('/');
+  } else p = path.posix.normalize(path.posix.join(rel, target));
+  if (p === '.' || p === '' || p === '..' || p.startsWith('../')) return null;
+  return p.split('/').filter(Boolean);
+}
 
-/** The inventoried files of one local skill folder (SKILL.md, references/, scripts/, assets/). */
-export function readLocalSkillFolder(folder: string, check: LocalEntryCheck = () => true): SkillFolderRead {
-  const root = fs.realpathSync(folder);
+/**
+ * The inventoried files of one local skill folder (SKILL.md, references/, scripts/, assets/), read
+ * through its descriptor (common/fs/tenant-dir): links are followed only to entries inside the
+ * folder, a file that vanishes or changes during the walk is skipped, and what the tenant may not
+ * read refuses the read (PathRefusedError).
+ */
+export function readLocalSkillFolder(folder: TenantDir): SkillFolderRead {
   const files: RawSkillFile[] = [];
   const problems: SourceProblem[] = [];
-  check(root, '');
-  const visit = (rel: string, depth: number) => {
-    const abs = path.join(root, rel);
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(abs, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
+  const visit = (dir: TenantDir, rel: string, depth: number) => {
+    for (const e of dir.entries()) {
       const relPath = rel ? `${rel}/${e.name}` : e.name;
-      if (!rel && e.name !== SKILL_MD && !['references', 'scripts', 'assets'].includes(e.name)) continue;
+      if (!rel && e.name !== SKILL_MD && !TOP_DIRS.includes(e.name)) continue;
       if (files.length >= MAX_FILES_PER_SKILL) return;
-      let target = path.join(abs, e.name);
-      let isDir = e.isDirectory();
-      let isFile = e.isFile();
-      if (e.isSymbolicLink()) {
-        let real: string;
-        try {
-          real = fs.realpathSync(target);
-        } catch {
-          continue; // dangling link
-        }
-        if (!inside(root, real)) {
+      let parent = dir;
+      let name = e.name;
+      let type: EntryType | null = e.type;
+      let held: TenantDir | null = null;
+      if (e.type === 'symlink') {
+        const target = targetInTree(folder, rel, dir.linkTarget(e.name));
+        if (!target) {
           problems.push({ code: 'path_outside_tree', path: relPath, message: `${relPath} is a symbolic link out of the skill folder (not followed)` });
           continue;
         }
-        const st = fs.statSync(real);
-        target = real;
-        isDir = st.isDirectory();
-        isFile = st.isFile();
+        held = folder.walk(target.slice(0, -1));
+        if (!held) continue; // dangling, or through another link
+        parent = held;
+        name = target[target.length - 1];
+        type = held.typeOf(name);
       }
-      const wanted = isDir ? !SKIP_DIRS.has(e.name) : isFile && !!kindOf(relPath);
-      if (wanted && !check(target, relPath)) continue;
-      if (isDir && depth < 8 && !SKIP_DIRS.has(e.name)) visit(relPath, depth + 1);
-      else if (isFile && kindOf(relPath)) {
-        const size = fs.statSync(target).size;
-        if (size > LOCAL_READ_LIMIT) files.push({ path: relPath, bytes: Buffer.alloc(0), oversizedBytes: size });
-        else files.push({ path: relPath, bytes: fs.readFileSync(target) });
+      try {
+        if (type === 'dir') {
+          if (depth >= 8 || SKIP_DIRS.has(e.name)) continue;
+          const sub = parent.dir(name);
+          if (sub) withDir(sub, (d) => visit(d, relPath, depth + 1));
+        } else if (type === 'file' && kindOf(relPath)) {
+          const r = parent.readFile(name, LOCAL_READ_LIMIT);
+          if (r.kind === 'read') files.push({ path: relPath, bytes: r.bytes });
+          else if (r.kind === 'oversized') files.push({ path: relPath, bytes: Buffer.alloc(0), oversizedBytes: r.size });
+          else if (r.why === 'hard_link') problems.push({ code: 'path_outside_tree', path: relPath, message: `${relPath} has other hard links (not read)` });
+        }
+      } finally {
+        held?.close();
       }
     }
   };
-  visit('', 0);
-  return { folderName: path.basename(root), files, problems };
+  visit(folder, '', 0);
+  return { folderName: path.basename(folder.path), files, problems };
 }
 
-/** Skill folders at a local path: a SKILL.md file, a folder with one, or a folder with many (searched 4 levels deep). */
-export function discoverLocalSkillFolders(p: string, check: LocalEntryCheck = () => true): string[] {
-  const st = fs.statSync(p);
-  if (st.isFile()) return path.basename(p) === SKILL_MD ? [path.dirname(p)] : [];
-  if (fs.existsSync(path.join(p, SKILL_MD))) return [p];
+/**
+ * Skill folders under an open folder, as paths relative to it ('' = the folder itself): the folder
+ * when it has a SKILL.md, else folders with one, searched 4 levels deep.
+ */
+export function discoverLocalSkillFolders(root: TenantDir): string[] {
+  if (root.typeOf(SKILL_MD)) return [''];
   const found: string[] = [];
-  const walk = (dir: string, depth: number) => {
+  const walk = (dir: TenantDir, rel: string, depth: number) => {
     if (depth > 4 || found.length >= MAX_SKILLS_PER_SOURCE) return;
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (!e.isDirectory() || SKIP_DIRS.has(e.name)) continue;
-      const sub = path.join(dir, e.name);
-      if (!check(sub, path.relative(p, sub))) continue;
-      if (fs.existsSync(path.join(sub, SKILL_MD))) found.push(sub);
-      else walk(sub, depth + 1);
+    for (const e of dir.entries().sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.type !== 'dir' || SKIP_DIRS.has(e.name)) continue;
+      const sub = dir.dir(e.name);
+      if (!sub) continue;
+      const subRel = rel ? `${rel}/${e.name}` : e.name;
+      withDir(sub, (d) => (d.typeOf(SKILL_MD) ? found.push(subRel) : walk(d, subRel, depth + 1)));
+      if (found.length >= MAX_SKILLS_PER_SOURCE) return;
     }
   };
-  walk(p, 1);
+  walk(root, '', 1);
   // a folder shaped like a skill (references/, scripts/ or assets/) but without SKILL.md is imported
   // as one so that the audit can say what is wrong with it (missing_skill_md)
-  if (!found.length && ['references', 'scripts', 'assets'].some((d) => fs.existsSync(path.join(p, d)))) found.push(p);
+  if (!found.length && TOP_DIRS.some((d) => root.typeOf(d))) found.push('');
   return found;
 }
 

@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { FolderItemRegistry } from '../folders/folder-items';
 import { FoldersModule } from '../folders/folders.module';
 import { AgentConfigService } from '../agents/agent-config.service';
@@ -29,7 +30,7 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule, FoldersModule],
+  imports: [AgentIdentitiesModule, HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule, FoldersModule],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [SkillsRepository, SkillsService, SkillCatalogService, SkillImportService, AgentSkillsService, SkillsJobs],
   exports: [SkillsService, SkillCatalogService, AgentSkillsService],
