@@ -128,9 +128,9 @@ describe('GET /api/metrics with SERVICE_METRICS_TOKEN', () => {
 
 describe('metrics access rule', () => {
   it('serves loopback only without a token, unless remote scraping is allowed', () => {
-    expect(metricsAccess({ allowRemote: false }, '127.0.0.1', undefined)).toBe('ok');
-    expect(metricsAccess({ allowRemote: false }, '::1', undefined)).toBe('ok');
-    expect(metricsAccess({ allowRemote: false }, '::ffff:127.0.0.1', undefined)).toBe('ok');
+    expect(metricsAccess({ allowRemote: false }, '127.0.0.1', undefined)).toBe('loopback');
+    expect(metricsAccess({ allowRemote: false }, '::1', undefined)).toBe('loopback');
+    expect(metricsAccess({ allowRemote: false }, '::ffff:127.0.0.1', undefined)).toBe('loopback');
     expect(metricsAccess({ allowRemote: false }, '10.1.2.3', undefined)).toBe('remote_refused');
     expect(metricsAccess({ allowRemote: true }, '10.1.2.3', undefined)).toBe('ok');
     expect(metricsAccess({ token: 'x', allowRemote: false }, '127.0.0.1', undefined)).toBe('token_required');

@@ -4,20 +4,26 @@ import { AppConfig } from '../../config/app-config';
 import { unauthorized } from '../errors/domain-error';
 import { Actor, LOCAL_BOARD_USER_ID } from './actor';
 import { AuthRegistry } from './auth-registry';
+import { LocalPeers } from './local-peers';
+import type { ConnectionEnds } from './socket-owner';
 
-/** What credential resolution reads of a request: its headers and parsed cookies. */
-export type CredentialRequest = Pick<FastifyRequest, 'headers' | 'cookies'>;
+/** What credential resolution reads of a request: its headers, parsed cookies and (for the local board) its connection. */
+export type CredentialRequest = Pick<FastifyRequest, 'headers' | 'cookies'> & { socket?: ConnectionEnds & object };
 
 /**
  * Who is calling: the bearer token (or a session cookie) through the registered resolvers; in local
- * trusted mode a call without credentials is the implicit board. 401 for a malformed header or an
- * invalid credential; undefined when there is none. Used by the guard and by the live-event socket.
+ * trusted mode a call without credentials is the implicit board when it comes from a person's
+ * process on this host, never from an agent or plugin worker of any instance (LocalPeers: the
+ * peer's uid from the kernel's socket table). 401 for a malformed header, an invalid credential or
+ * a credential-less agent; undefined when there is none. Used by the guard and by the live-event
+ * socket.
  */
 @Injectable()
 export class ActorResolver {
   constructor(
     private readonly config: AppConfig,
     private readonly registry: AuthRegistry,
+    private readonly peers: LocalPeers,
   ) {}
 
   async resolve(req: CredentialRequest): Promise<Actor | undefined> {
@@ -34,7 +40,12 @@ export class ActorResolver {
     }
     if (token) throw unauthorized('Invalid or revoked credentials');
     if (this.config.deploymentMode === 'local_trusted') {
-      return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
+      if (await this.peers.isLocalBoard(req.socket)) {
+        return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
+      }
+      throw unauthorized(
+        'Authentication required: agent and plugin processes are never the local board (send the run token or an API key)',
+      );
     }
     return undefined;
   }

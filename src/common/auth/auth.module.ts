@@ -4,6 +4,7 @@ import { AuthRegistry } from './auth-registry';
 import { AuthGuard } from './auth.guard';
 import { AuthRepository } from './auth.repository';
 import { CompanyAccessService } from './company-access.service';
+import { LocalPeers } from './local-peers';
 
 /**
  * The guard and its registry. Credential resolvers and the live-run check are registered by the
@@ -12,7 +13,7 @@ import { CompanyAccessService } from './company-access.service';
  */
 @Global()
 @Module({
-  providers: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService, AuthRepository],
-  exports: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService],
+  providers: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService, AuthRepository, LocalPeers],
+  exports: [AuthRegistry, ActorResolver, AuthGuard, CompanyAccessService, LocalPeers],
 })
 export class AuthModule {}

@@ -72,7 +72,7 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
     const start = after ?? (await this.hub.position(companyId));
     let sub: LiveSubscription | undefined;
     let ended = false;
-    const credential: CredentialRequest = { headers: req.headers, cookies: req.cookies };
+    const credential: CredentialRequest = { headers: req.headers, cookies: req.cookies, socket: req.socket };
     const timer = setInterval(() => {
       if (!ended) res.write(': ping\n\n');
       void this.recheck(credential, companyId).then((bad) => bad && end(bad.code, bad.reason));
@@ -137,6 +137,7 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
       const credential: CredentialRequest = {
         headers: token && !req.headers.authorization ? { ...req.headers, authorization: `Bearer ${token}` } : req.headers,
         cookies: req.headers.cookie ? fastifyCookie.parse(req.headers.cookie) : {},
+        socket: req.socket,
       };
       const actor = await this.actors.resolve(credential);
       if (!actor) throw new DomainError(401, 'unauthorized', 'Authentication required');

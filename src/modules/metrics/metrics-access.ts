@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isLoopbackHost } from '../../config/app-config';
 
-export type MetricsAccess = 'ok' | 'token_required' | 'bad_token' | 'remote_refused';
+/** `loopback`: allowed as a loopback caller (the caller must still not be an agent or plugin process). */
+export type MetricsAccess = 'ok' | 'loopback' | 'token_required' | 'bad_token' | 'remote_refused';
 
 /**
  * Who may scrape GET /api/metrics: with SERVICE_METRICS_TOKEN set, any caller presenting
@@ -22,5 +23,5 @@ export function metricsAccess(
   }
   if (settings.allowRemote) return 'ok';
   const addr = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
-  return isLoopbackHost(addr) ? 'ok' : 'remote_refused';
+  return isLoopbackHost(addr) ? 'loopback' : 'remote_refused';
 }

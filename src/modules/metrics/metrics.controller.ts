@@ -2,6 +2,7 @@ import { Controller, Get, HttpStatus, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiProduces, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { Public } from '../../common/auth/authorize.decorator';
+import { LocalPeers } from '../../common/auth/local-peers';
 import { AppConfig } from '../../config/app-config';
 import { METRICS_SECURITY } from '../../openapi';
 import { LivenessDto, ReadinessDto } from './dto/probe.dto';
@@ -18,6 +19,7 @@ export class MetricsController {
   constructor(
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
+    private readonly peers: LocalPeers,
   ) {}
 
   /**
@@ -26,7 +28,8 @@ export class MetricsController {
    * claimed), `heartbeat_wake_to_start_seconds`, `heartbeat_run_duration_seconds`,
    * `budget_incidents`, `db_pool_connections`, `nodejs_eventloop_lag_seconds` and the process
    * defaults. With `SERVICE_METRICS_TOKEN` set, `Authorization: Bearer <token>` is required (401);
-   * without it only loopback callers are served (403) unless `SERVICE_METRICS_ALLOW_REMOTE=true`.
+   * without it only loopback callers are served (403), never an agent or plugin process of the host,
+   * unless `SERVICE_METRICS_ALLOW_REMOTE=true`.
    */
   @Get('metrics')
   @Public()
@@ -37,7 +40,9 @@ export class MetricsController {
   @ApiOkResponse({ description: 'Prometheus exposition format', schema: { type: 'string' } })
   @ApiDomainErrors(METRICS_ERRORS)
   async scrape(@Req() req: Request, @Res() res: Response): Promise<void> {
-    const access = metricsAccess(this.config.metrics, req.ip, req.headers.authorization);
+    let access = metricsAccess(this.config.metrics, req.ip, req.headers.authorization);
+    // agents and plugin workers on this host are not "local": they count as remote callers
+    if (access === 'loopback' && (await this.peers.isAgent(req.socket))) access = 'remote_refused';
     if (access === 'token_required' || access === 'bad_token') {
       throw metricsError(
         'metrics_token_required',
