@@ -77,6 +77,22 @@ async function verifyLines(lines, trustedKeys = []) {
   let anchorsChecked = 0;
   let ended = false;
   let trusted = new Set(trustedKeys);
+  /** the newest anchor the instance signed (from its data directory, named in the header): it must be among the anchors */
+  let newest = null;
+  let newestFound = false;
+  let stray = null;
+  /** checks an anchor's signature with the trusted key its key id names; a reason, or null */
+  const anchorProblem = (a) => {
+    const spki = [...trusted].find((k) => keyIdOf(k) === a.keyId);
+    if (!spki || (a.publicKey !== undefined && a.publicKey !== spki)) return 'anchor_untrusted_key';
+    const key = crypto.createPublicKey({ key: Buffer.from(spki, 'base64'), format: 'der', type: 'spki' });
+    return crypto.verify(null, anchorMessage(a), key, Buffer.from(a.signature, 'base64')) ? null : 'anchor_signature';
+  };
+  const expect = (seq, hash) => {
+    const list = anchors.get(seq) ?? [];
+    list.push(hash);
+    anchors.set(seq, list);
+  };
   const broken = (firstBrokenId, reason, seq) => ({ ok: false, checked, anchorsChecked, firstBrokenId, reason, seq: seq ?? null });
   for await (const raw of lines) {
     if (!raw.trim()) continue;
@@ -86,15 +102,26 @@ async function verifyLines(lines, trustedKeys = []) {
       if (line.format !== 'service-activity-chain' || line.version !== 1) return broken(null, 'unknown_format');
       header = line;
       if (!trusted.size) trusted = new Set((line.publicKeys ?? []).map((k) => k.publicKey));
+      if (line.newestAnchor) {
+        newest = { ...line.newestAnchor, companyId: line.companyId };
+        const problem = anchorProblem(newest);
+        if (problem) return broken(null, problem, newest.seq);
+      }
     } else if (line.type === 'anchor') {
       if (!header || line.companyId !== header.companyId) return broken(null, 'anchor_of_another_company', line.seq);
-      if (!trusted.has(line.publicKey) || keyIdOf(line.publicKey) !== line.keyId) return broken(null, 'anchor_untrusted_key', line.seq);
-      const key = crypto.createPublicKey({ key: Buffer.from(line.publicKey, 'base64'), format: 'der', type: 'spki' });
-      if (!crypto.verify(null, anchorMessage(line), key, Buffer.from(line.signature, 'base64')))
-        return broken(null, 'anchor_signature', line.seq);
-      const list = anchors.get(line.seq) ?? [];
-      list.push(line.hash);
-      anchors.set(line.seq, list);
+      const problem = anchorProblem(line);
+      if (problem) return broken(null, problem, line.seq);
+      if (
+        newest &&
+        newest.seq === line.seq &&
+        newest.hash === line.hash &&
+        newest.anchoredAt === line.anchoredAt &&
+        newest.signature === line.signature
+      )
+        newestFound = true;
+      expect(line.seq, line.hash);
+    } else if (line.type === 'beyond_head') {
+      stray ??= line;
     } else if (line.type === 'record') {
       if (!header || line.companyId !== header.companyId) return broken(line.id, 'record_of_another_company', line.seq);
       const seq = BigInt(line.seq);
@@ -108,6 +135,7 @@ async function verifyLines(lines, trustedKeys = []) {
         if (anchored !== line.hash) return broken(line.id, 'anchor_mismatch', line.seq);
         anchorsChecked++;
       }
+      if (newest && newest.seq === line.seq && newest.hash !== line.hash) return broken(line.id, 'anchor_mismatch', line.seq);
       prev = hash;
       prevId = line.id;
       expected++;
@@ -122,7 +150,9 @@ async function verifyLines(lines, trustedKeys = []) {
   if (BigInt(header.headSeq) !== expected - 1n) return broken(null, 'missing_record', expected.toString());
   if (header.headHash !== null && header.headHash !== prev.toString('hex')) return broken(prevId, 'head_mismatch', header.headSeq);
   const pending = [...anchors.keys()].filter((s) => BigInt(s) >= expected);
-  if (pending.length) return broken(null, 'missing_record', pending[0]);
+  if (pending.length || (newest && BigInt(newest.seq) >= expected)) return broken(null, 'missing_record', expected.toString());
+  if (newest && !newestFound) return broken(null, 'anchor_missing', newest.seq);
+  if (stray) return broken(stray.id, 'record_beyond_head', stray.seq);
   return {
     ok: true,
     checked,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -94,9 +94,10 @@ export class AppConfig {
   /**
    * the activity chain's anchors (docs/audit-chain.md): the Ed25519 seed they are signed with
    * (SERVICE_AUDIT_SIGNING_KEY / _FILE, else `<data dir>/keys/audit-signing-key`) and how often each
-   * company's chain head is anchored (SERVICE_AUDIT_ANCHOR_INTERVAL_SEC)
+   * company's chain head is anchored (SERVICE_AUDIT_ANCHOR_INTERVAL_SEC); public keys the verify route
+   * also trusts (SERVICE_AUDIT_TRUSTED_KEYS: other instances' keys, SPKI DER base64, comma-separated)
    */
-  audit!: { signingKey: Buffer; anchorIntervalSec: number };
+  audit!: { signingKey: Buffer; anchorIntervalSec: number; trustedPublicKeys: string[] };
   /**
    * company tool connections (docs/mcp.md): how long a gateway call of an "ask" tool waits for the
    * board's decision before it answers "pending" (SERVICE_TOOL_APPROVAL_WAIT_SEC, default 20; 0 = answer at once)
@@ -199,6 +200,22 @@ function loadKey(env: NodeJS.ProcessEnv, name: string, dataDir: string, fileName
     fs.writeFileSync(keyPath, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   }
   return key;
+}
+
+/** SERVICE_AUDIT_TRUSTED_KEYS: Ed25519 public keys (SPKI DER, base64), separated by commas or spaces. */
+function trustedAuditKeys(raw: string | undefined): string[] {
+  const keys = (raw ?? '').split(/[\s,]+/).filter(Boolean);
+  for (const k of keys) {
+    let type: string | undefined;
+    try {
+      type = createPublicKey({ key: Buffer.from(k, 'base64'), format: 'der', type: 'spki' }).asymmetricKeyType;
+    } catch {
+      type = undefined;
+    }
+    if (type !== 'ed25519')
+      throw new ConfigError(`SERVICE_AUDIT_TRUSTED_KEYS: "${k.slice(0, 24)}…" is not an Ed25519 public key (SPKI DER, base64)`);
+  }
+  return keys;
 }
 
 /** Removes group/other permissions (never adds any): the data directory is the service user's alone. */
@@ -321,6 +338,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, opts: LoadConfi
   c.audit = {
     signingKey: loadKey(env, 'SERVICE_AUDIT_SIGNING_KEY', c.dataDir, 'audit-signing-key', persistKeys),
     anchorIntervalSec: parseInteger('SERVICE_AUDIT_ANCHOR_INTERVAL_SEC', env.SERVICE_AUDIT_ANCHOR_INTERVAL_SEC, 3600, 1, 30 * 86_400),
+    trustedPublicKeys: trustedAuditKeys(env.SERVICE_AUDIT_TRUSTED_KEYS),
   };
   c.tools = { approvalWaitSec: parseInteger('SERVICE_TOOL_APPROVAL_WAIT_SEC', env.SERVICE_TOOL_APPROVAL_WAIT_SEC, 20, 0, 600) };
   try {

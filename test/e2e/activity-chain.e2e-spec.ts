@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { chainHash, contentDigest } from '../../src/common/activity/activity-chain';
 import { ActivityAnchorsScheduler } from '../../src/modules/activity/activity-anchors.jobs';
+import { anchorMessage, AuditSigner, keyIdOf } from '../../src/modules/activity/audit-signer';
 import { createAgentWithKey } from '../support/agents';
 import { sqlClient } from '../support/backups';
 import { bearer, createCompany } from '../support/factories';
@@ -48,6 +49,56 @@ async function busy(t: TestApp, companyId: string, writers = 24): Promise<void> 
     }),
   );
   expect(results.filter((s) => s !== 201)).toEqual([]);
+}
+
+/**
+ * The forger's rewrite: record `index` gets another actor, every hash after it and the head are
+ * recomputed consistently (triggers off). Returns the new hash of each position (decimal seq -> hash).
+ */
+async function rewriteChain(t: TestApp, companyId: string, index: number): Promise<Map<string, Buffer>> {
+  const rows: Array<Record<string, any>> = await t.dataSource.query(
+    `SELECT *, chain_seq::text AS seq, (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros
+       FROM activity_log WHERE company_id = $1 ORDER BY chain_seq`,
+    [companyId],
+  );
+  const edited = rows[index];
+  const hashes = new Map<string, Buffer>();
+  let prev: Buffer = rows[index - 1].chain_hash;
+  for (const r of rows.slice(index)) {
+    const content = {
+      id: r.id,
+      companyId: r.company_id,
+      actorType: r.actor_type,
+      actorId: r.id === edited.id ? 'forger' : r.actor_id,
+      action: r.action,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      agentId: r.agent_id,
+      runId: r.run_id,
+      details: r.details,
+    };
+    const hash = chainHash(prev, contentDigest(content), BigInt(r.seq), BigInt(r.micros));
+    await behindTheBack(t, `UPDATE activity_log SET actor_id = $2, chain_hash = $3 WHERE id = $1`, [r.id, content.actorId, hash]);
+    hashes.set(r.seq, hash);
+    prev = hash;
+  }
+  await behindTheBack(t, `UPDATE activity_chain_heads SET hash = $2 WHERE company_id = $1`, [companyId, prev]);
+  return hashes;
+}
+
+/** The company's export as text. */
+async function exportText(t: TestApp, companyId: string): Promise<string> {
+  const res = await t.http
+    .get(`/api/companies/${companyId}/activity/export`)
+    .buffer(true)
+    .parse((r, cb) => {
+      let data = '';
+      r.setEncoding('utf8');
+      r.on('data', (d: string) => (data += d));
+      r.on('end', () => cb(null, data));
+    });
+  expect(res.status).toBe(200);
+  return res.body as string;
 }
 
 async function chainRows(t: TestApp, companyId: string): Promise<Array<{ id: string; chain_seq: string }>> {
@@ -125,32 +176,8 @@ describe('activity chain', () => {
       const c = await createCompany(t);
       await busy(t, c.id, 3);
       const anchor = await t.http.post(`/api/companies/${c.id}/activity/anchors`).expect(201);
-      const rows: Array<Record<string, any>> = await t.dataSource.query(
-        `SELECT *, chain_seq::text AS seq, (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros
-           FROM activity_log WHERE company_id = $1 ORDER BY chain_seq`,
-        [c.id],
-      );
       // the forger edits record 2 and rewrites every hash after it, and the head, consistently
-      const edited = rows[1];
-      let prev: Buffer = rows[0].chain_hash;
-      for (const r of rows.slice(1)) {
-        const content = {
-          id: r.id,
-          companyId: r.company_id,
-          actorType: r.actor_type,
-          actorId: r.id === edited.id ? 'forger' : r.actor_id,
-          action: r.action,
-          entityType: r.entity_type,
-          entityId: r.entity_id,
-          agentId: r.agent_id,
-          runId: r.run_id,
-          details: r.details,
-        };
-        const hash = chainHash(prev, contentDigest(content), BigInt(r.seq), BigInt(r.micros));
-        await behindTheBack(t, `UPDATE activity_log SET actor_id = $2, chain_hash = $3 WHERE id = $1`, [r.id, content.actorId, hash]);
-        prev = hash;
-      }
-      await behindTheBack(t, `UPDATE activity_chain_heads SET hash = $2 WHERE company_id = $1`, [c.id, prev]);
+      await rewriteChain(t, c.id, 1);
       const res = await t.http.get(`/api/companies/${c.id}/activity/verify`).expect(200);
       expect(res.body).toMatchObject({ ok: false, reason: 'anchor_mismatch', seq: anchor.body.seq });
     });
@@ -251,6 +278,107 @@ describe('activity chain', () => {
         await second.close();
       }
     });
+  });
+});
+
+describe('activity chain: nothing is hidden from verify and the offline check by writes to the database (issue 41)', () => {
+  let t: TestApp;
+  let tmp: string;
+  let pinned: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'activity-chain-db-'));
+    pinned = (t.app.get(AuditSigner) as AuditSigner).publicKey;
+  });
+  afterAll(async () => {
+    await t.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const verify = async (companyId: string) => (await t.http.get(`/api/companies/${companyId}/activity/verify`).expect(200)).body;
+  /** The offline script on a fresh export, with the instance's key pinned. */
+  async function offline(companyId: string): Promise<Record<string, unknown>> {
+    const file = path.join(tmp, `${companyId}.jsonl`);
+    fs.writeFileSync(file, await exportText(t, companyId));
+    const r = await run(process.execPath, [SCRIPT, file, '--public-key', pinned]).catch((e) => e);
+    return JSON.parse(r.stdout);
+  }
+  /** An anchor row signed again by someone else's key (the forger's), over `hash`. */
+  async function resign(companyId: string, anchorId: string, hash: Buffer): Promise<void> {
+    const [a] = await t.dataSource.query(`SELECT seq::text AS seq, anchored_at FROM activity_chain_anchors WHERE id = $1`, [anchorId]);
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const spki = publicKey.export({ format: 'der', type: 'spki' }).toString('base64');
+    const signature = sign(null, anchorMessage({ companyId, seq: a.seq, hash, anchoredAt: a.anchored_at }), privateKey);
+    await behindTheBack(t, `UPDATE activity_chain_anchors SET hash = $2, public_key = $3, key_id = $4, signature = $5 WHERE id = $1`, [
+      anchorId,
+      hash,
+      spki,
+      keyIdOf(spki),
+      signature,
+    ]);
+  }
+
+  it('an anchor re-signed with another key: ok false, anchor_untrusted_key (route and offline)', async () => {
+    const c = await createCompany(t);
+    await busy(t, c.id, 3);
+    const anchor = (await t.http.post(`/api/companies/${c.id}/activity/anchors`).expect(201)).body;
+    await resign(c.id, anchor.id, Buffer.from(anchor.hash, 'hex'));
+    const expected = { ok: false, reason: 'anchor_untrusted_key', seq: anchor.seq };
+    expect(await verify(c.id)).toMatchObject(expected);
+    expect(await offline(c.id)).toMatchObject(expected);
+  });
+
+  it('a rewritten chain whose anchor is re-signed, or whose anchors are deleted: ok false at the anchored position (route and offline)', async () => {
+    for (const cover of ['resign', 'delete'] as const) {
+      const c = await createCompany(t);
+      await busy(t, c.id, 3);
+      const anchor = (await t.http.post(`/api/companies/${c.id}/activity/anchors`).expect(201)).body;
+      const hashes = await rewriteChain(t, c.id, 1);
+      if (cover === 'resign') await resign(c.id, anchor.id, hashes.get(anchor.seq)!);
+      else await behindTheBack(t, `DELETE FROM activity_chain_anchors WHERE company_id = $1`, [c.id]);
+      // re-signed: the forger's key is not trusted; deleted: the instance's own record of its anchor
+      const expected = { ok: false, reason: cover === 'resign' ? 'anchor_untrusted_key' : 'anchor_mismatch', seq: anchor.seq };
+      expect(await verify(c.id)).toMatchObject(expected);
+      expect(await offline(c.id)).toMatchObject(expected);
+    }
+  });
+
+  it('deleted anchors of an untouched chain: ok false, anchor_missing (route and offline)', async () => {
+    const c = await createCompany(t);
+    await busy(t, c.id, 2);
+    await t.http.post(`/api/companies/${c.id}/activity/anchors`).expect(201);
+    await busy(t, c.id, 1);
+    const newest = (await t.http.post(`/api/companies/${c.id}/activity/anchors`).expect(201)).body;
+    await behindTheBack(t, `DELETE FROM activity_chain_anchors WHERE company_id = $1`, [c.id]);
+    const expected = { ok: false, reason: 'anchor_missing', seq: newest.seq };
+    expect(await verify(c.id)).toMatchObject(expected);
+    expect(await offline(c.id)).toMatchObject(expected);
+  });
+
+  it('a row inserted past the head: ok false, record_beyond_head (route and offline)', async () => {
+    const c = await createCompany(t);
+    await busy(t, c.id, 2);
+    const last = (await chainRows(t, c.id)).pop()!;
+    const id = randomUUID();
+    await behindTheBack(
+      t,
+      `INSERT INTO activity_log (id, company_id, actor_type, actor_id, action, entity_type, entity_id, details, created_at, chain_seq, chain_hash, chain_prev_id)
+       SELECT $2, company_id, 'user', 'board', 'company.deleted', 'company', company_id::text, NULL, now() + interval '1 day', 999, chain_hash, id
+         FROM activity_log WHERE id = $1`,
+      [last.id, id],
+    );
+    const expected = { ok: false, reason: 'record_beyond_head', firstBrokenId: id, seq: '999' };
+    expect(await verify(c.id)).toMatchObject(expected);
+    expect(await offline(c.id)).toMatchObject(expected);
+  });
+
+  it('an untouched chain with anchors verifies on the route and offline', async () => {
+    const c = await createCompany(t);
+    await busy(t, c.id, 2);
+    await t.http.post(`/api/companies/${c.id}/activity/anchors`).expect(201);
+    await busy(t, c.id, 1);
+    expect(await verify(c.id)).toMatchObject({ ok: true, anchorsChecked: 1 });
+    expect(await offline(c.id)).toMatchObject({ ok: true, anchorsChecked: 1 });
   });
 });
 

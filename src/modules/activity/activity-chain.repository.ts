@@ -102,6 +102,35 @@ export class ActivityChainRepository extends CompanyScopedRepository {
     return r?.beyond ?? false;
   }
 
+  /**
+   * The first record past the company's chain head, in one snapshot with the head (a record and its
+   * head move in one transaction, so one appended meanwhile is never taken for a stray): a row
+   * inserted behind the service's back with a sequence number beyond the head.
+   */
+  firstBeyondHead(companyId: string): Promise<{ id: string; seq: string } | null> {
+    return this.row(
+      companyId,
+      `SELECT l.id, l.chain_seq::text AS seq FROM activity_log l
+        WHERE l.company_id = $1 AND l.chain_seq > coalesce((SELECT h.seq FROM activity_chain_heads h WHERE h.company_id = $1), 0)
+        ORDER BY l.chain_seq LIMIT 1`,
+    );
+  }
+
+  /** Records past the company's chain head (same snapshot rule as firstBeyondHead), for the export. */
+  beyondHead(companyId: string, limit: number): Promise<ChainRecordRow[]> {
+    return this.rows(
+      companyId,
+      `SELECT id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
+              chain_seq::text AS seq, chain_hash AS hash, chain_prev_id AS prev_id,
+              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
+              ${CHAIN_MICROS_SQL('created_at')}::text AS micros
+         FROM activity_log
+        WHERE company_id = $1 AND chain_seq > coalesce((SELECT h.seq FROM activity_chain_heads h WHERE h.company_id = $1), 0)
+        ORDER BY chain_seq LIMIT $2`,
+      [limit],
+    );
+  }
+
   /** A page of anchors up to seq `upTo`, in (seq, id) order, after the given one. */
   anchorPage(companyId: string, after: { seq: string; id: string } | null, upTo: string, limit: number): Promise<AnchorRow[]> {
     return this.rows(

@@ -1,14 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { CHAIN_VERSION, chainContentOf, chainHash, contentDigest, GENESIS_HASH } from '../../common/activity/activity-chain';
 import { AppConfig } from '../../config/app-config';
-import { ActivityChainRepository, AnchorRow } from './activity-chain.repository';
-import { anchorSignatureValid, AuditSigner } from './audit-signer';
+import { Db } from '../../database/db.service';
+import { ActivityChainRepository, AnchorRow, ChainRecordRow } from './activity-chain.repository';
+import { AnchorLedger, LedgerAnchor } from './anchor-ledger';
+import { AuditSigner } from './audit-signer';
 import type { ActivityAnchorResponseDto, ChainVerifyResponseDto } from './dto/activity-chain.dto';
 
 const BATCH = 2000;
 
 export type BrokenReason =
-  'hash_mismatch' | 'missing_record' | 'prev_mismatch' | 'head_mismatch' | 'anchor_mismatch' | 'anchor_signature' | 'unchained_record';
+  | 'hash_mismatch'
+  | 'missing_record'
+  | 'prev_mismatch'
+  | 'head_mismatch'
+  | 'anchor_mismatch'
+  | 'anchor_signature'
+  | 'anchor_untrusted_key'
+  | 'anchor_missing'
+  | 'record_beyond_head'
+  | 'unchained_record';
 
 export function toAnchorResponse(a: AnchorRow): ActivityAnchorResponseDto {
   return {
@@ -35,11 +46,16 @@ export class ActivityChainService {
     private readonly repo: ActivityChainRepository,
     private readonly signer: AuditSigner,
     private readonly config: AppConfig,
+    private readonly ledger: AnchorLedger,
+    private readonly db: Db,
   ) {}
 
   /**
    * Walks the company's chain up to the head read first (records appended meanwhile are not looked
-   * at), in batches, recomputing every hash; stops at the first broken record.
+   * at), in batches, recomputing every hash; stops at the first broken record. Anchors count only
+   * when signed by a key this instance trusts (its own, SERVICE_AUDIT_TRUSTED_KEYS), never by the key
+   * in their own row; the newest anchor this instance made (its ledger, outside the database) must
+   * still be there; and no record may sit past the head.
    */
   async verify(companyId: string): Promise<ChainVerifyResponseDto> {
     let checked = 0;
@@ -52,16 +68,18 @@ export class ActivityChainService {
       seq,
       anchorsChecked,
     });
+    const ledger = this.ledger.newest(companyId);
     const head = await this.repo.head(companyId);
     if (!head) {
       const stray = await this.repo.anyRecord(companyId);
       if (stray) return broken(stray, 'unchained_record', null);
-      if (await this.repo.anchorBeyondHead(companyId)) return broken(null, 'missing_record', '1');
+      if (ledger || (await this.repo.anchorBeyondHead(companyId))) return broken(null, 'missing_record', '1');
       return { ok: true, checked, firstBrokenId: null, reason: null, seq: null, anchorsChecked };
     }
     let prev: Buffer = GENESIS_HASH;
     let prevId: string | null = null;
     let expected = 1n;
+    let ledgerFound = false;
     const headSeq = BigInt(head.seq);
     for (;;) {
       const after = (expected - 1n).toString();
@@ -80,10 +98,17 @@ export class ActivityChainService {
         for (; a < anchors.length && anchors[a].seq === r.seq; a++) {
           const an = anchors[a];
           if (!an.hash.equals(hash)) return broken(r.id, 'anchor_mismatch', r.seq);
-          const statement = { companyId: an.company_id, seq: an.seq, hash: an.hash, anchoredAt: an.anchored_at };
-          if (!anchorSignatureValid(statement, an.public_key, an.signature)) return broken(r.id, 'anchor_signature', r.seq);
+          const verdict = this.signer.check(
+            { companyId: an.company_id, seq: an.seq, hash: an.hash, anchoredAt: an.anchored_at },
+            an.key_id,
+            an.signature,
+          );
+          if (verdict === 'untrusted_key') return broken(r.id, 'anchor_untrusted_key', r.seq);
+          if (verdict === 'bad_signature') return broken(r.id, 'anchor_signature', r.seq);
+          if (ledger && sameAnchor(ledger, an)) ledgerFound = true;
           anchorsChecked++;
         }
+        if (ledger?.seq === r.seq && ledger.hash !== hash.toString('hex')) return broken(r.id, 'anchor_mismatch', r.seq);
         prev = hash;
         prevId = r.id;
         expected++;
@@ -94,6 +119,11 @@ export class ActivityChainService {
     if (expected - 1n < headSeq) return broken(expected === headSeq ? head.last_id : null, 'missing_record', expected.toString());
     if (!prev.equals(head.hash) || prevId !== head.last_id) return broken(prevId, 'head_mismatch', head.seq);
     if (await this.repo.anchorBeyondHead(companyId)) return broken(null, 'missing_record', (headSeq + 1n).toString());
+    // the database lost what this instance signed: records cut back below it, or its anchor row deleted
+    if (ledger && BigInt(ledger.seq) > headSeq) return broken(null, 'missing_record', (headSeq + 1n).toString());
+    if (ledger && !ledgerFound) return broken(null, 'anchor_missing', ledger.seq);
+    const stray = await this.repo.firstBeyondHead(companyId);
+    if (stray) return broken(stray.id, 'record_beyond_head', stray.seq);
     return { ok: true, checked, firstBrokenId: null, reason: null, seq: null, anchorsChecked };
   }
 
@@ -113,7 +143,9 @@ export class ActivityChainService {
         exportedAt: new Date().toISOString(),
         headSeq,
         headHash: head ? head.hash.toString('hex') : null,
-        publicKeys: [{ keyId: this.signer.keyId, publicKey: this.signer.publicKey }],
+        publicKeys: this.signer.trustedKeys(),
+        // the newest anchor this instance signed, from its data directory (not the database)
+        newestAnchor: this.ledger.newest(companyId),
       }) + '\n'
     );
     // the anchors first: a verifier then knows which hashes to compare while it streams the records
@@ -130,21 +162,13 @@ export class ActivityChainService {
       const rows = await this.repo.records(companyId, after, headSeq, BATCH);
       for (const r of rows) {
         records++;
-        yield (
-          JSON.stringify({
-            type: 'record',
-            seq: r.seq,
-            ...chainContentOf(r),
-            createdAt: r.created_at,
-            createdAtMicros: r.micros,
-            prevId: r.prev_id,
-            hash: r.hash.toString('hex'),
-          }) + '\n'
-        );
+        yield JSON.stringify({ type: 'record', ...recordLine(r) }) + '\n';
       }
       if (rows.length < BATCH) break;
       after = rows[rows.length - 1].seq;
     }
+    // rows behind the head's back: listed so that an offline check reports them as the route does
+    for (const r of await this.repo.beyondHead(companyId, BATCH)) yield JSON.stringify({ type: 'beyond_head', ...recordLine(r) }) + '\n';
     yield JSON.stringify({ type: 'end', records }) + '\n';
   }
 
@@ -174,11 +198,11 @@ export class ActivityChainService {
     }
   }
 
-  private store(companyId: string, seq: string, hash: Buffer): Promise<AnchorRow> {
+  private async store(companyId: string, seq: string, hash: Buffer): Promise<AnchorRow> {
     // the signature covers the time at millisecond precision, as the stored value reads back
     const anchoredAt = new Date(Date.now());
     const signature = this.signer.sign({ companyId, seq, hash, anchoredAt });
-    return this.repo.insertAnchor({
+    const row = await this.repo.insertAnchor({
       companyId,
       seq,
       hash,
@@ -188,5 +212,37 @@ export class ActivityChainService {
       signature,
       instanceId: this.config.instanceId,
     });
+    // the ledger outside the database learns of it once the row is committed
+    const entry = {
+      seq,
+      hash: hash.toString('hex'),
+      anchoredAt: anchoredAt.toISOString(),
+      keyId: this.signer.keyId,
+      signature: signature.toString('base64'),
+    };
+    this.db.afterCommit(() => this.ledger.record(companyId, entry));
+    return row;
   }
+}
+
+/** The ledger's anchor is this row (same position, hash, time and signature). */
+function sameAnchor(l: LedgerAnchor, a: AnchorRow): boolean {
+  return (
+    l.seq === a.seq &&
+    l.hash === a.hash.toString('hex') &&
+    l.anchoredAt === a.anchored_at.toISOString() &&
+    l.signature === a.signature.toString('base64')
+  );
+}
+
+/** A record as an export line carries it (docs/audit-chain.md). */
+function recordLine(r: ChainRecordRow) {
+  return {
+    seq: r.seq,
+    ...chainContentOf(r),
+    createdAt: r.created_at,
+    createdAtMicros: r.micros,
+    prevId: r.prev_id,
+    hash: r.hash.toString('hex'),
+  };
 }

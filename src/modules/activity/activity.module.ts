@@ -7,11 +7,20 @@ import { ActivityController } from './activity.controller';
 import { ActivityRepository } from './activity.repository';
 import { ActivityService } from './activity.service';
 import { AgentActionsAuditController } from './agent-actions-audit.controller';
+import { AnchorLedger } from './anchor-ledger';
 import { AuditSigner } from './audit-signer';
 
 @Module({
   controllers: [ActivityController, ActivityChainController, AgentActionsAuditController],
-  providers: [ActivityService, ActivityRepository, ActivityChainService, ActivityChainRepository, AuditSigner, ActivityAnchorsScheduler],
+  providers: [
+    ActivityService,
+    ActivityRepository,
+    ActivityChainService,
+    ActivityChainRepository,
+    AuditSigner,
+    AnchorLedger,
+    ActivityAnchorsScheduler,
+  ],
   exports: [ActivityService],
 })
 export class ActivityModule {}

@@ -25,23 +25,22 @@ export function keyIdOf(spkiBase64: string): string {
   return createHash('sha256').update(Buffer.from(spkiBase64, 'base64')).digest('hex').slice(0, 16);
 }
 
-/** Whether an anchor's signature verifies with the public key it names (SPKI DER, base64). */
-export function anchorSignatureValid(a: AnchorStatement, publicKey: string, signature: Buffer): boolean {
-  try {
-    const key = createPublicKey({ key: Buffer.from(publicKey, 'base64'), format: 'der', type: 'spki' });
-    return verify(null, anchorMessage(a), key, signature);
-  } catch {
-    return false;
-  }
-}
+/** How an anchor's signature checks against the keys an instance trusts. */
+export type AnchorCheck = 'valid' | 'untrusted_key' | 'bad_signature';
 
-/** The instance's anchor signing key (Ed25519, from the configured seed). */
+/**
+ * The instance's anchor signing key (Ed25519, from the configured seed), and the public keys it
+ * trusts: its own and the operator-pinned ones (SERVICE_AUDIT_TRUSTED_KEYS). Neither comes from
+ * the database: an anchor is checked with the trusted key its key id names, never with the public
+ * key stored in its own row.
+ */
 @Injectable()
 export class AuditSigner {
   private readonly privateKey: KeyObject;
   /** SPKI DER, base64 */
   readonly publicKey: string;
   readonly keyId: string;
+  private readonly trusted = new Map<string, { spki: string; key: KeyObject }>();
 
   constructor(config: AppConfig) {
     this.privateKey = createPrivateKey({
@@ -51,9 +50,28 @@ export class AuditSigner {
     });
     this.publicKey = createPublicKey(this.privateKey).export({ format: 'der', type: 'spki' }).toString('base64');
     this.keyId = keyIdOf(this.publicKey);
+    for (const spki of [this.publicKey, ...config.audit.trustedPublicKeys]) {
+      this.trusted.set(keyIdOf(spki), { spki, key: createPublicKey({ key: Buffer.from(spki, 'base64'), format: 'der', type: 'spki' }) });
+    }
   }
 
   sign(a: AnchorStatement): Buffer {
     return sign(null, anchorMessage(a), this.privateKey);
+  }
+
+  /** The trusted public keys (own first), SPKI DER base64, with their ids. */
+  trustedKeys(): Array<{ keyId: string; publicKey: string }> {
+    return [...this.trusted].map(([keyId, k]) => ({ keyId, publicKey: k.spki }));
+  }
+
+  /** Checks an anchor's signature with the trusted key named by `keyId`. */
+  check(a: AnchorStatement, keyId: string, signature: Buffer): AnchorCheck {
+    const k = this.trusted.get(keyId);
+    if (!k) return 'untrusted_key';
+    try {
+      return verify(null, anchorMessage(a), k.key, signature) ? 'valid' : 'bad_signature';
+    } catch {
+      return 'bad_signature';
+    }
   }
 }

@@ -10,7 +10,18 @@ export class ChainVerifyResponseDto {
   @ApiProperty({
     nullable: true,
     type: String,
-    enum: ['hash_mismatch', 'missing_record', 'prev_mismatch', 'head_mismatch', 'anchor_mismatch', 'anchor_signature', 'unchained_record'],
+    enum: [
+      'hash_mismatch',
+      'missing_record',
+      'prev_mismatch',
+      'head_mismatch',
+      'anchor_mismatch',
+      'anchor_signature',
+      'anchor_untrusted_key',
+      'anchor_missing',
+      'record_beyond_head',
+      'unchained_record',
+    ],
   })
   reason: string | null;
   /** the chain position of the break (decimal string) */
