@@ -81,7 +81,7 @@ describe('agent lifecycle, keys, permissions', () => {
       expect(paused.body).toMatchObject({ status: 'paused', configRedacted: true, adapterConfig: {} });
       const other = await createCompany(t);
       const outsider = await createAgentWithKey(t, other.id, { role: 'ceo' });
-      await t.http.post(`/api/agents/${worker.agent.id}/resume`).set(bearer(outsider.token)).expect(403);
+      await t.http.post(`/api/agents/${worker.agent.id}/resume`).set(bearer(outsider.token)).expect(404);
       await t.http.post(`/api/agents/${randomUUID()}/pause`).expect(404);
     });
   });
@@ -269,7 +269,7 @@ describe('agent lifecycle, keys, permissions', () => {
       expect(g.access.grants[0].grantedBy).toBe(`agent:${ceo.agent.id}`);
       const other = await createCompany(t);
       const foreignCeo = await createAgentWithKey(t, other.id, { role: 'ceo' });
-      await t.http.patch(`/api/agents/${target.id}/permissions`).set(bearer(foreignCeo.token)).send({ canCreateAgents: false }).expect(403);
+      await t.http.patch(`/api/agents/${target.id}/permissions`).set(bearer(foreignCeo.token)).send({ canCreateAgents: false }).expect(404);
     });
 
     it('stores an authorization policy block and refuses unclassifiable ones', async () => {

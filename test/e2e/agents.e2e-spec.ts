@@ -448,7 +448,7 @@ describe('agents', () => {
       await t.http.get(`/api/agents/short-name`).query({ companyId: 'garbage' }).expect(404);
     });
 
-    it('answers 404 for unknown ids and 403 for an agent of another company', async () => {
+    it('answers 404 for unknown ids and for an agent of another company (one answer)', async () => {
       const co = await createCompany(t);
       const a = await createAgent(t, co.id);
       await t.http.get(`/api/agents/${randomUUID()}`).expect(404);
@@ -456,7 +456,7 @@ describe('agents', () => {
       await t.http.get(`/api/agents/${a.id}`).query({ companyId: co.id }).expect(200);
       const other = await createCompany(t);
       const { token } = await createAgentWithKey(t, other.id);
-      await t.http.get(`/api/agents/${a.id}`).set(bearer(token)).expect(403);
+      await t.http.get(`/api/agents/${a.id}`).set(bearer(token)).expect(404);
       // a shortname is resolved in the caller's own company
       await t.http.get(`/api/agents/${a.urlKey}`).set(bearer(token)).expect(404);
       await t.http.get(`/api/agents/${a.urlKey}`).set(bearer(token)).query({ companyId: co.id }).expect(403);
@@ -679,7 +679,7 @@ describe('agents', () => {
       expect(res.body).toMatchObject({ code: 'forbidden', reason: 'deny_missing_grant' });
       const other = await createCompany(t);
       const outsider = await createAgentWithKey(t, other.id, { role: 'ceo' });
-      await t.http.patch(`/api/agents/${worker.agent.id}`).set(bearer(outsider.token)).send({ title: 'x' }).expect(403);
+      await t.http.patch(`/api/agents/${worker.agent.id}`).set(bearer(outsider.token)).send({ title: 'x' }).expect(404);
     });
 
     it('answers 404 for an unknown agent', async () => {
@@ -730,7 +730,7 @@ describe('agents', () => {
       const plain = await createRestrictedAgentWithKey(t, co.id);
       await t.http.post(`/api/agents/${target.id}/test-environment`).set(bearer(plain.token)).expect(403);
       const other = await createAgentWithKey(t, (await createCompany(t)).id, { role: 'ceo' });
-      await t.http.post(`/api/agents/${target.id}/test-environment`).set(bearer(other.token)).expect(403);
+      await t.http.post(`/api/agents/${target.id}/test-environment`).set(bearer(other.token)).expect(404);
       await t.http.post(`/api/agents/${randomUUID()}/test-environment`).expect(404);
     });
   });

@@ -67,8 +67,8 @@ describe('artifacts and work products', () => {
       await t.http.patch(`${base}/${w.id}`).send({ url: null }).expect(422);
       await t.http.get(`/api/issues/${other.id}/work-products/${w.id}`).expect(404);
       const stranger = await insertAgent(t, (await createCompany(t)).id);
-      await t.http.get(base).set(agentHeaders(stranger)).expect(403);
-      await t.http.post(base).set(agentHeaders(stranger)).send({ type: 'artifact', title: 'x', url: 'https://a.b' }).expect(403);
+      await t.http.get(base).set(agentHeaders(stranger)).expect(404);
+      await t.http.post(base).set(agentHeaders(stranger)).send({ type: 'artifact', title: 'x', url: 'https://a.b' }).expect(404);
     });
   });
 

@@ -146,12 +146,12 @@ describe('board views', () => {
       }
     });
 
-    it("answers 403 to another company's agent and 404 for an unknown issue", async () => {
+    it("answers 403 to another company's agent on the company route, 404 on the issue route as for an unknown issue", async () => {
       const co = await createCompany(t);
       const issue = await createIssue(t, co.id);
       const token = await outsiderToken();
       await t.http.get(`/api/companies/${co.id}/live-runs`).set(bearer(token)).expect(403);
-      await t.http.get(`/api/issues/${issue.id}/live-runs`).set(bearer(token)).expect(403);
+      await t.http.get(`/api/issues/${issue.id}/live-runs`).set(bearer(token)).expect(404);
       await t.http.get('/api/issues/00000000-0000-4000-8000-000000000000/live-runs').expect(404);
     });
   });
@@ -212,7 +212,7 @@ describe('board views', () => {
   });
 
   describe('POST /api/heartbeat-runs/:runId/cancel', () => {
-    it("lets the run's own agent cancel it; another agent of the company gets 403, another company 403", async () => {
+    it("lets the run's own agent cancel it; another agent of the company gets 403, another company 404", async () => {
       const agent = await insertAgent(t, f.companyId, { adapterConfig: SLEEP_CONFIG });
       const peer = await insertAgent(t, f.companyId);
       const runId = await wakeRun(t, agent.id);
@@ -223,7 +223,7 @@ describe('board views', () => {
       await t.http
         .post(`/api/heartbeat-runs/${runId}/cancel`)
         .set(bearer(await outsiderToken()))
-        .expect(403);
+        .expect(404);
       const res = await t.http
         .post(`/api/heartbeat-runs/${runId}/cancel`)
         .set(bearer(await insertAgentKey(t, agent)))

@@ -597,7 +597,7 @@ describe('built-in agents', () => {
         .post(`/api/agents/${foreign.id}/config-suggestions`)
         .set(auth)
         .send({ changes: { title: 'x' }, reason: 'r' })
-        .expect(403);
+        .expect(404);
       const skill = { skill: 'reflection-coach', files: [{ path: 'SKILL.md', content: '# x' }], reason: 'r' };
       await t.http.post(`/api/companies/${c.id}/skill-suggestions`).set(bearer(restricted.token)).send(skill).expect(403);
       await t.http

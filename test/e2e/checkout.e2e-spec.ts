@@ -163,7 +163,7 @@ describe('checkout and release', () => {
       expect(res.body.code).toBe('project_paused');
     });
 
-    it('an agent of another company gets 403', async () => {
+    it('an agent of another company gets 404 (as for an unknown issue)', async () => {
       const c = await createCompany(t);
       const issue = await createIssue(t, c.id, { status: 'todo' });
       const stranger = await insertAgent(t, (await createCompany(t)).id);
@@ -171,7 +171,7 @@ describe('checkout and release', () => {
         issue.id,
         { agentId: stranger.id, expectedStatuses: ['todo'] },
         agentHeaders(stranger, await insertRun(t, stranger)),
-      ).expect(403);
+      ).expect(404);
     });
   });
 
@@ -319,8 +319,9 @@ describe('checkout and release', () => {
       expect((await t.http.get(`/api/heartbeat-runs/${randomUUID()}/issues`).expect(200)).body).toEqual([]);
       expect((await t.http.get(`/api/heartbeat-runs/nope/issues`).expect(200)).body).toEqual([]);
       const stranger = await insertAgent(t, (await createCompany(t)).id);
-      await t.http.get(`/api/heartbeat-runs/${runId}/issues`).set(bearer(stranger.token)).expect(403);
-      await t.http.get(`/api/issues/${issue.id}/runs`).set(bearer(stranger.token)).expect(403);
+      // another company's run answers as an unknown one (the spec's empty list); another company's issue 404
+      expect((await t.http.get(`/api/heartbeat-runs/${runId}/issues`).set(bearer(stranger.token)).expect(200)).body).toEqual([]);
+      await t.http.get(`/api/issues/${issue.id}/runs`).set(bearer(stranger.token)).expect(404);
     });
 
     it('GET /api/issues/:issueId/heartbeat-context gives the reduced issue, ancestors, comment cursor and wake comment', async () => {

@@ -104,14 +104,14 @@ describe('issue documents', () => {
       await putDoc(t, issue.id, 'x', 'a'.repeat(512 * 1024)).expect(201);
     });
 
-    it('answers 404 for an unknown issue and 403 for an agent of another company', async () => {
+    it('answers 404 for an unknown issue and for an agent of another company', async () => {
       const { c, issue } = await setup();
       await putDoc(t, '00000000-0000-4000-8000-000000000000', 'plan', 'x').expect(404);
       await putDoc(t, 'nope', 'plan', 'x').expect(404);
       const other = await createCompany(t);
       const stranger = await insertAgent(t, other.id);
-      await putDoc(t, issue.id, 'plan', 'x', { headers: agentHeaders(stranger) }).expect(403);
-      await t.http.get(`/api/issues/${issue.id}/documents`).set(agentHeaders(stranger)).expect(403);
+      await putDoc(t, issue.id, 'plan', 'x', { headers: agentHeaders(stranger) }).expect(404);
+      await t.http.get(`/api/issues/${issue.id}/documents`).set(agentHeaders(stranger)).expect(404);
       const mine = await insertAgent(t, c.id);
       const res = await putDoc(t, issue.id, 'plan', 'agent plan', { headers: agentHeaders(mine) }).expect(201);
       expect(res.body.createdByAgentId).toBe(mine.id);

@@ -64,16 +64,16 @@ describe('goals', () => {
   });
 
   describe('GET /api/goals/:goalId', () => {
-    it('returns the goal; 404 unknown or malformed id; 403 for an agent of another company', async () => {
+    it('returns the goal; 404 unknown or malformed id, and for an agent of another company', async () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const g = await createGoal(t, a.id);
       expect((await t.http.get(`/api/goals/${g.id}`).expect(200)).body).toEqual(g);
       await t.http.get(`/api/goals/${randomUUID()}`).expect(404);
       await t.http.get(`/api/goals/not-a-uuid`).expect(404);
       const other = await insertAgentWithKey(t, b.id);
-      await t.http.get(`/api/goals/${g.id}`).set(other.auth).expect(403);
-      await t.http.patch(`/api/goals/${g.id}`).set(other.auth).send({ title: 'x' }).expect(403);
-      await t.http.delete(`/api/goals/${g.id}`).set(other.auth).expect(403);
+      await t.http.get(`/api/goals/${g.id}`).set(other.auth).expect(404);
+      await t.http.patch(`/api/goals/${g.id}`).set(other.auth).send({ title: 'x' }).expect(404);
+      await t.http.delete(`/api/goals/${g.id}`).set(other.auth).expect(404);
     });
   });
 

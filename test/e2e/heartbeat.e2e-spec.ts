@@ -75,7 +75,7 @@ describe('heartbeat engine: wakeups and runs', () => {
       await wake(t, a.id, wakeBody(), token).expect(202);
       const other = await createCompany(t);
       const c = await insertAgent(t, other.id);
-      await wake(t, c.id, wakeBody(), token).expect(403);
+      await wake(t, c.id, wakeBody(), token).expect(404);
     });
 
     it('skips with 202 { skipped, reason } when on-demand wakes are disabled by policy, and records it', async () => {
@@ -338,8 +338,8 @@ describe('heartbeat engine: wakeups and runs', () => {
       const outsider = await insertAgent(t, companyId);
       const token = await insertAgentKey(t, outsider);
       await t.http.get(`/api/companies/${co.id}/heartbeat-runs`).set('Authorization', `Bearer ${token}`).expect(403);
-      await t.http.get(`/api/heartbeat-runs/${ra}`).set('Authorization', `Bearer ${token}`).expect(403);
-      await t.http.get(`/api/heartbeat-runs/${ra}/log`).set('Authorization', `Bearer ${token}`).expect(403);
+      await t.http.get(`/api/heartbeat-runs/${ra}`).set('Authorization', `Bearer ${token}`).expect(404);
+      await t.http.get(`/api/heartbeat-runs/${ra}/log`).set('Authorization', `Bearer ${token}`).expect(404);
     });
 
     it('answers 401 without credentials in authenticated mode', async () => {

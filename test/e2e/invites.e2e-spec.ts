@@ -177,12 +177,12 @@ describe('invites and join requests (authenticated mode)', () => {
   });
 
   describe('POST /api/invites/:inviteId/revoke', () => {
-    it('revokes by id (idempotent); 404 unknown; 403 for another company or without users:invite', async () => {
+    it('revokes by id (idempotent); 404 unknown or of another company; 403 without users:invite', async () => {
       const { company, owner } = await ownedCompany(t);
       const inv = await createInvite(company.id, owner.token);
       const other = await ownedCompany(t);
       const m = await makeMember(t, company.id);
-      await t.http.post(`/api/invites/${inv.id}/revoke`).set(auth(other.owner.token)).expect(403);
+      await t.http.post(`/api/invites/${inv.id}/revoke`).set(auth(other.owner.token)).expect(404);
       await t.http.post(`/api/invites/${inv.id}/revoke`).set(auth(m.token)).expect(403);
       await t.http.post(`/api/invites/${randomUUID()}/revoke`).set(auth(owner.token)).expect(404);
       await t.http.post(`/api/invites/${inv.id}/revoke`).expect(401);

@@ -131,7 +131,7 @@ describe('issue controls', () => {
       await t.http
         .get(`/api/issues/${root.id}/tree-control/state`)
         .set(bearer(await outsiderToken()))
-        .expect(403);
+        .expect(404);
       await t.http.get('/api/issues/00000000-0000-4000-8000-000000000000/tree-control/state').expect(404);
       await t.http.post(`/api/issues/${root.id}/tree-control/pause`).send({ reason: 42 }).expect(400);
     });
@@ -217,7 +217,7 @@ describe('issue controls', () => {
       await t.http.post(`/api/issues/${issue.id}/interactions/${free.id}/answer`).send({ text: 'because' }).expect(200);
     });
 
-    it('agents ask and read, the board answers: wrong caller 403, another company 403', async () => {
+    it('agents ask and read, the board answers: wrong caller 403, another company 404', async () => {
       const token = await insertAgentKey(t, await insertAgent(t, companyId));
       const issue = await createIssue(t, companyId);
       await t.http.post(`/api/issues/${issue.id}/interactions`).send({ prompt: 'board asking' }).expect(403);
@@ -225,8 +225,8 @@ describe('issue controls', () => {
       await t.http.post(`/api/issues/${issue.id}/interactions/${q.id}/answer`).set(bearer(token)).send({ text: 'self' }).expect(403);
       await t.http.get(`/api/issues/${issue.id}/interactions`).set(bearer(token)).expect(200);
       const outsider = await outsiderToken();
-      await t.http.get(`/api/issues/${issue.id}/interactions`).set(bearer(outsider)).expect(403);
-      await ask(issue.id, outsider, { prompt: 'cross' }).expect(403);
+      await t.http.get(`/api/issues/${issue.id}/interactions`).set(bearer(outsider)).expect(404);
+      await ask(issue.id, outsider, { prompt: 'cross' }).expect(404);
     });
   });
 
@@ -258,7 +258,7 @@ describe('issue controls', () => {
       await t.http
         .get(`/api/issues/${issue.id}/runner-goal`)
         .set(bearer(await outsiderToken()))
-        .expect(403);
+        .expect(404);
     });
   });
 });

@@ -25,7 +25,7 @@ describe('path roots: workspace cwds and local-path imports', () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const p = await createProject(t, a.id);
       const foreign = await createAgentWithKey(t, b.id);
-      await t.http.post(`/api/projects/${p.id}/workspaces`).set(bearer(foreign.token)).send({ cwd: '/' }).expect(403);
+      await t.http.post(`/api/projects/${p.id}/workspaces`).set(bearer(foreign.token)).send({ cwd: '/' }).expect(404);
     });
 
     it.each([

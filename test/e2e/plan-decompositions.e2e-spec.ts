@@ -90,7 +90,7 @@ describe('accepted plan decompositions', () => {
     await t.http.post(`/api/issues/${issue.id}/plan/accept`).send({ childStatus: 'done' }).expect(400);
   });
 
-  it('is board-only to accept; agents of the company read; another company gets 403', async () => {
+  it('is board-only to accept; agents of the company read; another company gets 404', async () => {
     const issue = await createIssue(t, companyId);
     await putPlan(issue.id, '- a');
     const token = await insertAgentKey(t, await insertAgent(t, companyId));
@@ -98,6 +98,6 @@ describe('accepted plan decompositions', () => {
     await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).set(bearer(token)).expect(200);
     const other = await createCompany(t);
     const outsider = await insertAgentKey(t, await insertAgent(t, other.id));
-    await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).set(bearer(outsider)).expect(403);
+    await t.http.get(`/api/issues/${issue.id}/accepted-plan-decompositions`).set(bearer(outsider)).expect(404);
   });
 });

@@ -229,13 +229,13 @@ describe('projects', () => {
       await t.http.get(`/api/projects/${pa.urlKey}?companyId=${b.id}`).set(agent.auth).expect(403);
     });
 
-    it('answers 403 to an agent of another company', async () => {
+    it("answers an agent of another company 404 on the project's routes, 403 on the company's", async () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const p = await createProject(t, a.id);
       const other = await insertAgentWithKey(t, b.id);
-      await t.http.get(`/api/projects/${p.id}`).set(other.auth).expect(403);
-      await t.http.patch(`/api/projects/${p.id}`).set(other.auth).send({ status: 'planned' }).expect(403);
-      await t.http.delete(`/api/projects/${p.id}`).set(other.auth).expect(403);
+      await t.http.get(`/api/projects/${p.id}`).set(other.auth).expect(404);
+      await t.http.patch(`/api/projects/${p.id}`).set(other.auth).send({ status: 'planned' }).expect(404);
+      await t.http.delete(`/api/projects/${p.id}`).set(other.auth).expect(404);
       await t.http.get(`/api/companies/${a.id}/projects`).set(other.auth).expect(403);
     });
 

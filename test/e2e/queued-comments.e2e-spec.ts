@@ -30,7 +30,7 @@ describe('GET /api/issues/:issueId/queued-comments', () => {
     // another company's agent cannot read them; an unknown issue is 404
     const other = await createCompany(t);
     const { token } = await createAgentWithKey(t, other.id);
-    await t.http.get(`/api/issues/${issue.id}/queued-comments`).set(bearer(token)).expect(403);
+    await t.http.get(`/api/issues/${issue.id}/queued-comments`).set(bearer(token)).expect(404);
     await t.http.get('/api/issues/00000000-0000-4000-8000-000000000000/queued-comments').expect(404);
 
     // the live run ends: a new run takes the comments and starts; nothing is queued any more

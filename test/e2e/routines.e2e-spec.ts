@@ -137,7 +137,7 @@ describe('routines', () => {
       expect((await t.http.get(`/api/companies/${c.id}/routines`).expect(200)).body).toEqual([]);
     });
 
-    it('needs task-assignment authority over the assignee: an agent without it gets 403, another company 403, unknown 404', async () => {
+    it('needs task-assignment authority over the assignee: an agent without it gets 403, a routine of another company 404 as an unknown one', async () => {
       const { c, agent } = await setup();
       const restricted = await createRestrictedAgentWithKey(t, c.id);
       const res = await t.http
@@ -156,8 +156,8 @@ describe('routines', () => {
       await t.http.get(`/api/companies/${other.c.id}/routines`).set(bearer(restricted.token)).expect(403);
       await t.http.get(`/api/companies/${randomUUID()}/routines`).expect(404);
       const r = await createRoutine(other.c.id, { assigneeAgentId: other.agent.id });
-      await t.http.get(`/api/routines/${r.id}`).set(bearer(restricted.token)).expect(403);
-      await t.http.post(`/api/routines/${r.id}/run`).set(bearer(restricted.token)).expect(403);
+      await t.http.get(`/api/routines/${r.id}`).set(bearer(restricted.token)).expect(404);
+      await t.http.post(`/api/routines/${r.id}/run`).set(bearer(restricted.token)).expect(404);
       await t.http.get(`/api/routines/${randomUUID()}`).expect(404);
       await t.http.get(`/api/routines/not-a-uuid`).expect(404);
     });

@@ -24,11 +24,11 @@ describe('secret bindings need a grant', () => {
   });
 
   describe('PATCH /api/agents/:agentId', () => {
-    it('an agent of another company is refused (403)', async () => {
+    it('an agent of another company is refused (404, as an unknown agent)', async () => {
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const target = await createAgentWithKey(t, a.id);
       const foreign = await createAgentWithKey(t, b.id);
-      await t.http.patch(`/api/agents/${target.agent.id}`).set(bearer(foreign.token)).send({ title: 'x' }).expect(403);
+      await t.http.patch(`/api/agents/${target.agent.id}`).set(bearer(foreign.token)).send({ title: 'x' }).expect(404);
     });
 
     it('an agent with only its own key cannot add a secret_ref to itself (403), but may change its other fields', async () => {

@@ -760,8 +760,8 @@ describe('skills', () => {
       await t.http.post(`/api/agents/${a.id}/skills/sync`).send({ desiredSkills: 'x' }).expect(400);
       const other = await createCompany(t);
       const foreign = await createAgentWithKey(t, other.id);
-      await t.http.post(`/api/agents/${a.id}/skills/sync`).set(bearer(foreign.token)).send({ desiredSkills: [] }).expect(403);
-      await t.http.get(`/api/agents/${a.id}/skills`).set(bearer(foreign.token)).expect(403);
+      await t.http.post(`/api/agents/${a.id}/skills/sync`).set(bearer(foreign.token)).send({ desiredSkills: [] }).expect(404);
+      await t.http.get(`/api/agents/${a.id}/skills`).set(bearer(foreign.token)).expect(404);
       expect((await activityOf(t, co.id, 'agent.skills_synced')).length).toBe(3);
     });
 

@@ -121,13 +121,13 @@ describe('project workspaces', () => {
       expect(await primaries(p.id)).toHaveLength(1);
     });
 
-    it('answers 404 for an unknown project and 403 for an agent of another company', async () => {
+    it('answers 404 for an unknown project and for an agent of another company', async () => {
       await t.http.post(`/api/projects/${randomUUID()}/workspaces`).send({ cwd: '/x' }).expect(404);
       const [a, b] = [await createCompany(t), await createCompany(t)];
       const p = await createProject(t, a.id);
       const other = await insertAgentWithKey(t, b.id);
-      await t.http.post(`/api/projects/${p.id}/workspaces`).set(other.auth).send({ cwd: '/x' }).expect(403);
-      await t.http.get(`/api/projects/${p.id}/workspaces`).set(other.auth).expect(403);
+      await t.http.post(`/api/projects/${p.id}/workspaces`).set(other.auth).send({ cwd: '/x' }).expect(404);
+      await t.http.get(`/api/projects/${p.id}/workspaces`).set(other.auth).expect(404);
       const own = await insertAgentWithKey(t, a.id);
       await t.http.post(`/api/projects/${p.id}/workspaces`).set(own.auth).send({ cwd: '/srv/x' }).expect(201);
     });

@@ -29,7 +29,8 @@ export type Actor = BoardActor | AgentActor;
 
 export const LOCAL_BOARD_USER_ID = 'local-board';
 
-export type RequestWithActor = Request & { actor?: Actor; id?: string };
+/** `routeCompanyId`: the company of the records a route's path names, resolved by the guard (routes without `:companyId`). */
+export type RequestWithActor = Request & { actor?: Actor; id?: string; routeCompanyId?: string };
 
 export const isBoard = (a: Actor | undefined): a is BoardActor => a?.kind === 'board';
 export const isAgent = (a: Actor | undefined): a is AgentActor => a?.kind === 'agent';

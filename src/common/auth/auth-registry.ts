@@ -26,6 +26,15 @@ export interface CompanyMembershipChecker {
 }
 
 /**
+ * The company of a route without `:companyId`, from the records its path parameters name
+ * (common/references registers it): undefined when the path names none; `companyId` null when a
+ * named record is unknown (or they belong to different companies), with the label of its kind.
+ */
+export interface RouteRecords {
+  resolve(params: Record<string, string>, routeUrl: string | undefined): Promise<{ companyId: string | null; label: string } | undefined>;
+}
+
+/**
  * The seams between the foundation's guard and the domains that own credentials:
  * agents register API keys, heartbeat registers run tokens and live runs, access registers
  * sessions, board tokens and memberships.
@@ -35,6 +44,7 @@ export class AuthRegistry {
   readonly resolvers: CredentialResolver[] = [];
   runVerifier?: RunVerifier;
   membershipChecker?: CompanyMembershipChecker;
+  routeRecords?: RouteRecords;
 
   addResolver(resolver: CredentialResolver): void {
     if (!this.resolvers.some((r) => r.name === resolver.name)) this.resolvers.push(resolver);

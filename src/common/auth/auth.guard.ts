@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { DomainError, forbidden, unauthorized } from '../errors/domain-error';
+import { DomainError, forbidden, notFound, unauthorized } from '../errors/domain-error';
 import { ActorResolver } from './actor-resolver';
 import { isUuid } from '../http/uuid';
 import { Actor, RequestWithActor, RUN_ID_HEADER } from './actor';
@@ -10,8 +10,10 @@ import { CompanyAccessService } from './company-access.service';
 
 /**
  * Deny by default: a route runs only if it declares its callers with @Authorize or is @Public.
- * Order: credentials (401), caller kind (403), run binding, then company access for routes with
- * a :companyId parameter (404 unknown company, 403 another company).
+ * Order: credentials (401), caller kind (403), run binding, then company access: for routes with a
+ * :companyId parameter 404 unknown company (to callers who see every company; 403 to others, as for
+ * another company), 403 another company; for routes naming records in their path, 404 for an
+ * unknown record and another company's alike.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -50,9 +52,30 @@ export class AuthGuard implements CanActivate {
     if (rule.runBound && (actor.kind !== 'agent' || !actor.runId)) {
       throw forbidden('This route requires an agent credential backed by a live heartbeat run', { code: 'run_required' });
     }
-    const companyId = (req.params as Record<string, string> | undefined)?.companyId;
-    if (companyId !== undefined) await this.companies.assertCompanyAccess(actor, companyId);
+    const params = (req.params ?? {}) as Record<string, string>;
+    if (params.companyId !== undefined) await this.companies.assertCompanyAccess(actor, params.companyId);
+    else await this.resolveRouteCompany(req, actor, params, rule.answersUnknownRecords === true);
     return true;
+  }
+
+  /**
+   * A route without `:companyId` that names records in its path (`/api/issues/:issueId`, `:id` of a
+   * known collection) belongs to their company, resolved here once: an unknown record and another
+   * company's answer the same 404 (no existence oracle); handlers find it as `@RouteCompany()`.
+   */
+  private async resolveRouteCompany(
+    req: RequestWithActor,
+    actor: Actor,
+    params: Record<string, string>,
+    handlerAnswers: boolean,
+  ): Promise<void> {
+    const found = await this.registry.routeRecords?.resolve(params, req.routeOptions?.url);
+    if (!found) return;
+    if (!found.companyId || !(await this.companies.canAccess(actor, found.companyId))) {
+      if (handlerAnswers) return;
+      throw notFound(found.label);
+    }
+    req.routeCompanyId = found.companyId;
   }
 
   private resolveActor(req: RequestWithActor): Promise<Actor | undefined> {

@@ -11,6 +11,12 @@ export interface AuthorizeOptions {
    * events only: an agent reports the spend of a run that a hard stop or a timeout just ended)
    */
   acceptsEndedRun?: boolean;
+  /**
+   * the handler answers unknown records named in the path itself, as the spec says (an empty list):
+   * the guard then resolves the route's company but refuses nothing, and another company's record
+   * must be answered like an unknown one by the handler
+   */
+  answersUnknownRecords?: boolean;
 }
 
 /** How long after its run ended a run token may still report cost events. */

@@ -52,15 +52,27 @@ export class CompanyAccessService {
     return checker ? checker.canAccessCompany(actor, companyId) : false;
   }
 
-  /** 404 for an unknown company, 403 for one the caller cannot reach. */
+  /**
+   * A company in the path: 403 for one the caller cannot reach; for an unknown one 404 to callers
+   * who see every company (the local board, instance admins) and the same 403 to everyone else, so
+   * that a tenant cannot tell another company's id from an unknown one.
+   */
   async assertCompanyAccess(actor: Actor, companyId: string): Promise<void> {
-    if (!(await this.companyExists(companyId))) throw notFound('Company');
+    if (!(await this.companyExists(companyId))) {
+      if ((await this.accessibleCompanyIds(actor)) === undefined) throw notFound('Company');
+      throw forbidden('No access to this company', { reason: 'deny_company_boundary' });
+    }
     await this.assertAccessToKnownCompany(actor, companyId);
   }
 
-  /** For records already loaded: the record's company exists; only the caller's access is checked. */
-  async assertAccessToKnownCompany(actor: Actor, companyId: string): Promise<void> {
+  /**
+   * For records already loaded: the record's company exists; only the caller's access is checked.
+   * With `what` (a record looked up by an id in the path) another company's record answers like an
+   * unknown one: 404 `<what> not found`; without, 403.
+   */
+  async assertAccessToKnownCompany(actor: Actor, companyId: string, what?: string): Promise<void> {
     if (!(await this.canAccess(actor, companyId))) {
+      if (what) throw notFound(what);
       throw forbidden('No access to this company', { reason: 'deny_company_boundary' });
     }
   }

@@ -8,42 +8,9 @@ import { unprocessable } from '../errors/domain-error';
 import { isUuid } from '../http/uuid';
 import { RecordCompanyResolvers } from './record-company-resolvers';
 import { ReferenceKind, referenceFields } from './refers-to.decorator';
+import { RouteCompanyResolver } from './route-company';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** Path parameters that name a company-owned record, and so the route's company. */
-const PARAM_KINDS: Record<string, ReferenceKind> = {
-  agentId: 'agent',
-  issueId: 'issue',
-  projectId: 'project',
-  goalId: 'goal',
-  runId: 'run',
-  workspaceId: 'workspace',
-  labelId: 'label',
-  commentId: 'comment',
-  routineId: 'routine',
-  approvalId: 'approval',
-  secretId: 'secret',
-  attachmentId: 'attachment',
-};
-/** `/<collection>/:id` */
-const COLLECTION_KINDS: Record<string, ReferenceKind> = {
-  agents: 'agent',
-  issues: 'issue',
-  projects: 'project',
-  goals: 'goal',
-  'heartbeat-runs': 'run',
-  workspaces: 'workspace',
-  labels: 'label',
-  comments: 'comment',
-  routines: 'routine',
-  approvals: 'approval',
-  secrets: 'secret',
-  attachments: 'attachment',
-  'execution-workspaces': 'workspace',
-  'cost-events': 'cost_event',
-  assets: 'asset',
-};
 
 /**
  * The one reference check of every mutating route: each body field declared with `@RefersTo`
@@ -58,6 +25,7 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
   constructor(
     private readonly refs: RecordCompanyResolvers,
     private readonly access: CompanyAccessService,
+    private readonly routes: RouteCompanyResolver,
   ) {}
 
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -141,19 +109,13 @@ export class CompanyReferencesInterceptor implements NestInterceptor {
     return new Map(kinds.map((kind, i) => [kind, owners[i]]));
   }
 
-  private async routeCompany(req: { params?: unknown; routeOptions?: { url?: string } }): Promise<string | null> {
+  /** The route's company: its `:companyId`, or the one the guard resolved from the records its path names. */
+  private async routeCompany(req: RequestWithActor & { params?: unknown; routeOptions?: { url?: string } }): Promise<string | null> {
+    if (req.routeCompanyId) return req.routeCompanyId;
     const params = (req.params ?? {}) as Record<string, string>;
     if (isUuid(params.companyId)) return params.companyId;
-    const segments = (req.routeOptions?.url ?? '').split('/');
-    for (const [name, value] of Object.entries(params)) {
-      if (!isUuid(value)) continue;
-      let kind: ReferenceKind | undefined = PARAM_KINDS[name];
-      if (!kind && name === 'id') kind = COLLECTION_KINDS[segments[segments.indexOf(':id') - 1] ?? ''];
-      if (!kind) continue;
-      const company = await this.refs.companyOf(kind, value);
-      if (company) return company;
-    }
-    return null;
+    const found = await this.routes.resolve(params, req.routeOptions?.url);
+    return found?.companyId ?? null;
   }
 }
 

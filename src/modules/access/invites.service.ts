@@ -106,7 +106,7 @@ export class InvitesService {
   async revoke(actor: Actor, inviteId: string): Promise<InviteResponseDto> {
     const found = isUuid(inviteId) ? await this.repo.lockById(inviteId) : undefined;
     if (!found) throw notFound('Invite');
-    await this.companies.assertAccessToKnownCompany(actor, found.company_id);
+    await this.companies.assertAccessToKnownCompany(actor, found.company_id, 'Invite');
     await this.permissions.assert(actor, found.company_id, 'users:invite');
     const row = await this.repo.revoke(found.company_id, inviteId);
     return toInviteResponse(row);

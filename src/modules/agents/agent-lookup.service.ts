@@ -45,14 +45,14 @@ export class AgentLookup {
   }
 
   /**
-   * By UUID (any status), then company access: 404 unknown, 403 another company. `lock` takes
+   * By UUID (any status), then company access: 404 unknown or another company's. `lock` takes
    * FOR NO KEY UPDATE: it serialises changes of the row without blocking foreign-key checks of
    * rows that reference it (subordinates' reportsTo, keys, runs).
    */
   async byId(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
     const agent = isUuid(agentId) ? await this.agents.findById(agentId, lock) : null;
     if (!agent) throw notFound('Agent');
-    await this.access.assertAccessToKnownCompany(actor, agent.companyId);
+    await this.access.assertAccessToKnownCompany(actor, agent.companyId, 'Agent');
     return agent;
   }
 

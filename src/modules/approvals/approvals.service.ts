@@ -174,7 +174,7 @@ export class ApprovalsService {
   private async load(actor: Actor, approvalId: string, lock: boolean): Promise<ApprovalEntity> {
     const approval = isUuid(approvalId) ? await this.repo.findById(approvalId, lock) : null;
     if (!approval) throw notFound('Approval');
-    await this.access.assertAccessToKnownCompany(actor, approval.companyId);
+    await this.access.assertAccessToKnownCompany(actor, approval.companyId, 'Approval');
     return approval;
   }
 }

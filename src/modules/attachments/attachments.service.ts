@@ -88,11 +88,11 @@ export class AttachmentsService {
     return rows.map(toAttachmentResponse);
   }
 
-  /** 404 unknown, 403 another company. */
+  /** 404 unknown or another company's. */
   async load(actor: Actor, attachmentId: string): Promise<AttachmentRow> {
     const row = await this.find(attachmentId);
     if (!row) throw notFound('Attachment');
-    await this.access.assertAccessToKnownCompany(actor, row.company_id);
+    await this.access.assertAccessToKnownCompany(actor, row.company_id, 'Attachment');
     return row;
   }
 

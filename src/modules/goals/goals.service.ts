@@ -40,12 +40,12 @@ export class GoalsService {
     return rows.map(toGoalResponse);
   }
 
-  /** Loads a goal the caller may see: 404 unknown, 403 another company. */
+  /** Loads a goal the caller may see: 404 unknown or another company's. */
   async getAccessible(actor: Actor, goalId: string, lock = false): Promise<GoalEntity> {
     if (!isUuid(goalId)) throw notFound('Goal');
     const goal = await this.goals.findById(goalId, lock);
     if (!goal) throw notFound('Goal');
-    await this.access.assertAccessToKnownCompany(actor, goal.companyId);
+    await this.access.assertAccessToKnownCompany(actor, goal.companyId, 'Goal');
     return goal;
   }
 

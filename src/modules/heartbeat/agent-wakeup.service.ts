@@ -22,7 +22,7 @@ export class AgentWakeupService {
   async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
     const agent = isUuid(agentId) ? await this.agents.findForWake(agentId) : null;
     if (!agent) throw notFound('Agent');
-    await this.companies.assertAccessToKnownCompany(actor, agent.company_id);
+    await this.companies.assertAccessToKnownCompany(actor, agent.company_id, 'Agent');
     if (actor.kind === 'agent' && actor.agentId !== agent.id) {
       throw forbidden('Agents may only wake themselves', { reason: 'deny_unsupported_action' });
     }

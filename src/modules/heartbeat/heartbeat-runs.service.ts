@@ -29,7 +29,7 @@ export class HeartbeatRunsService {
   async getAccessible(actor: Actor, runId: string): Promise<RunRow> {
     const run = isUuid(runId) ? await this.runsRepo.findForRoute(runId) : null;
     if (!run) throw notFound('Heartbeat run');
-    await this.companies.assertAccessToKnownCompany(actor, run.company_id);
+    await this.companies.assertAccessToKnownCompany(actor, run.company_id, 'Heartbeat run');
     return run;
   }
 

@@ -53,16 +53,6 @@ export class IssueRunsRepository extends CompanyScopedRepository {
     );
   }
 
-  /** The company of a heartbeat run, or null for an unknown run. */
-  async runCompany(runId: string): Promise<string | null> {
-    const run = await this.unscopedRow<{ company_id: string }>(
-      'the issues-of-a-run route has no :companyId: this resolves the company of the run, whose access the caller checks next',
-      `SELECT company_id FROM heartbeat_runs WHERE id = $1`,
-      [runId],
-    );
-    return run ? run.company_id : null;
-  }
-
   /** The issues a run of the company touched, most recently updated first. */
   touchedByRun(companyId: string, runId: string): Promise<IssueRow[]> {
     return this.rows<IssueRow>(

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor, AgentActor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { isUuid } from '../../common/http/uuid';
 import { iso } from '../../database/row-mapping';
 import { ActivityResponseDto } from '../activity/dto/activity.dto';
@@ -15,7 +14,6 @@ export class IssueRunsService {
   constructor(
     private readonly issues: IssueRunsRepository,
     private readonly store: IssueStore,
-    private readonly access: CompanyAccessService,
     private readonly activity: ActivityService,
   ) {}
 
@@ -44,12 +42,14 @@ export class IssueRunsService {
     }));
   }
 
-  /** Compact summaries of the issues a run touched; an unknown run has none. */
-  async issuesOfRun(actor: Actor, runId: string) {
-    if (!isUuid(runId)) return [];
-    const companyId = await this.issues.runCompany(runId);
-    if (!companyId) return [];
-    await this.access.assertAccessToKnownCompany(actor, companyId);
+  /**
+   * Compact summaries of the issues a run touched; an unknown run, and another company's, have none.
+   * `routeCompany`: the run's company as the guard resolved and checked it (undefined: unknown or not
+   * the caller's).
+   */
+  async issuesOfRun(actor: Actor, runId: string, routeCompany: string | undefined) {
+    if (!isUuid(runId) || !routeCompany) return [];
+    const companyId = routeCompany;
     const rows = await this.issues.touchedByRun(companyId, runId);
     return rows.map(toIssueSummary);
   }

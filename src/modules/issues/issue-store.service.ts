@@ -35,11 +35,11 @@ export class IssueStore {
     return this.issues.findAnyCompany(column, value, !!opts.lock);
   }
 
-  /** 404 for an unknown issue, 403 for an issue of a company the caller cannot reach. */
+  /** 404 for an unknown issue and for one of a company the caller cannot reach. */
   async load(actor: Actor, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRow> {
     const row = await this.findByRef(ref, opts);
     if (!row) throw notFound('Issue');
-    await this.access.assertAccessToKnownCompany(actor, row.company_id);
+    await this.access.assertAccessToKnownCompany(actor, row.company_id, 'Issue');
     return row;
   }
 

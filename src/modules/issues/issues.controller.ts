@@ -7,6 +7,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor, AgentActor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ActivityResponseDto } from '../activity/dto/activity.dto';
 import { LiveRunDto, LiveRunsQueryDto } from '../heartbeat/dto/heartbeat.dto';
 import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
@@ -155,11 +156,15 @@ export class IssuesController {
     );
   }
 
-  /** Compact summaries of the issues a run touched; unknown run: empty array. */
+  /** Compact summaries of the issues a run touched; an unknown run, and another company's, have none (empty array). */
   @Get('heartbeat-runs/:runId/issues')
-  @Authorize({ callers: ['board', 'agent'] })
-  issuesOfRun(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<IssueSummaryDto[]> {
-    return this.runs.issuesOfRun(actor, runId);
+  @Authorize({ callers: ['board', 'agent'], answersUnknownRecords: true })
+  issuesOfRun(
+    @CurrentActor() actor: Actor,
+    @Param('runId') runId: string,
+    @RouteCompany() companyId: string | undefined,
+  ): Promise<IssueSummaryDto[]> {
+    return this.runs.issuesOfRun(actor, runId, companyId);
   }
 
   /** Agent-only: the caller's open assignments with blocker readiness and active run. */

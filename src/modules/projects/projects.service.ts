@@ -77,7 +77,7 @@ export class ProjectsService {
     if (isUuid(ref)) {
       project = await this.repo.findById(ref);
       if (!project) throw notFound('Project');
-      await this.access.assertAccessToKnownCompany(actor, project.companyId);
+      await this.access.assertAccessToKnownCompany(actor, project.companyId, 'Project');
     } else {
       project = await this.findByShortname(actor, toUrlKey(ref), companyId ?? (actor.kind === 'agent' ? actor.companyId : undefined));
     }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { notFound } from '../../common/errors/domain-error';
+import { DomainError, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import { AuthorizationService } from '../authorization/authorization.service';
@@ -365,12 +365,12 @@ export class RoutinesService {
     };
   }
 
-  /** 404 unknown routine, 403 another company. */
+  /** 404 unknown or another company's routine. */
   private async load(actor: Actor, routineId: string): Promise<RoutineRow> {
     if (!isUuid(routineId)) throw notFound('Routine');
     const companyId = await this.repo.companyOfRoutine(routineId);
     if (!companyId) throw notFound('Routine');
-    await this.access.assertAccessToKnownCompany(actor, companyId);
+    await this.access.assertAccessToKnownCompany(actor, companyId, 'Routine');
     const routine = await this.repo.get(companyId, routineId);
     if (!routine) throw notFound('Routine');
     return routine;
@@ -387,7 +387,10 @@ export class RoutinesService {
     if (!isUuid(triggerId)) throw notFound('Routine trigger');
     const owner = await this.repo.companyOfTrigger(triggerId);
     if (!owner) throw notFound('Routine trigger');
-    const routine = await this.loadForChange(actor, owner.routine_id);
+    // another company's trigger answers like an unknown one
+    const routine = await this.loadForChange(actor, owner.routine_id).catch((err: unknown) => {
+      throw err instanceof DomainError && err.status === 404 ? notFound('Routine trigger') : err;
+    });
     const trigger = await this.repo.trigger(routine.company_id, triggerId, true);
     if (!trigger) throw notFound('Routine trigger');
     return { routine, trigger };

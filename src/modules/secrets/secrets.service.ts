@@ -147,12 +147,12 @@ export class SecretsService {
     return response;
   }
 
-  /** Loads a secret by id for a board route: 404 unknown, 403 another company; optionally locked FOR UPDATE. */
+  /** Loads a secret by id for a board route: 404 unknown or another company's; optionally locked FOR UPDATE. */
   private async loadForBoard(actor: Actor, secretId: string, lock: boolean): Promise<SecretEntity> {
     if (!isUuid(secretId)) throw notFound('Secret');
     const secret = await this.repo.findById(secretId, lock);
     if (!secret) throw notFound('Secret');
-    await this.companies.assertAccessToKnownCompany(actor, secret.companyId);
+    await this.companies.assertAccessToKnownCompany(actor, secret.companyId, 'Secret');
     return secret;
   }
 

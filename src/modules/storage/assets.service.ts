@@ -54,7 +54,7 @@ export class AssetsService {
   async getForActor(actor: Actor, assetId: string): Promise<AssetEntity> {
     const asset = isUuid(assetId) ? await this.assets.findById(assetId) : null;
     if (!asset) throw notFound('Asset');
-    await this.access.assertAccessToKnownCompany(actor, asset.companyId);
+    await this.access.assertAccessToKnownCompany(actor, asset.companyId, 'Asset');
     return asset;
   }
 
