@@ -34,8 +34,8 @@ describe('costs', () => {
       // nothing else: the token is no longer live for any other route
       await t.http.get(`/api/agents/${a.id}`).set(bearer(token)).expect(401);
       await t.http.get(`/api/companies/${c.id}/issues`).set(bearer(token)).expect(401);
-      // past the grace period the cost event is refused too
-      await t.dataSource.query(`UPDATE heartbeat_runs SET finished_at = now() - interval '301 seconds' WHERE id = $1`, [run.id]);
+      // past the grace period (30 s: a short one, issue 41) the cost event is refused too
+      await t.dataSource.query(`UPDATE heartbeat_runs SET finished_at = now() - interval '31 seconds' WHERE id = $1`, [run.id]);
       await reportCost(t, c.id, a.id, 5, {}, token).expect(401);
     });
 

@@ -7,6 +7,8 @@ import { LiveEventsRepository } from '../../src/common/events/live-events.reposi
 import { AppConfig } from '../../src/config/app-config';
 import { createAgentKey, createAgentWithKey } from '../support/agents';
 import { createCompany } from '../support/factories';
+import { insertAgent, insertRun } from '../support/issues';
+import { RunTokenService } from '../../src/modules/heartbeat/run-token.service';
 import { FAST_ENGINE_ENV, waitFor } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
 
@@ -316,6 +318,48 @@ describe('live events: /api/companies/:companyId/events (SSE) and /events/ws (We
     await waitFor(async () => pings >= 2, 'two pings');
     expect(client.closed()).toBeNull();
     client.ws.close();
+  });
+});
+
+describe('a stream opened with a run token ends with its run (issue 41)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // a credential check a minute apart: only the run's end can close the streams in time
+    t = await createTestApp({ listen: true, env: { SERVICE_EVENTS_PING_MS: '60000' } });
+  });
+  afterAll(() => t.close());
+
+  it('closes the WebSocket and the SSE stream (4401) with the status event that ends the run', async () => {
+    const c = await createCompany(t);
+    const agent = await insertAgent(t, c.id);
+    const runId = await insertRun(t, agent, 'running');
+    const token = t.app.get(RunTokenService).issue({ agentId: agent.id, companyId: c.id, runId });
+    const auth = { Authorization: `Bearer ${token}` };
+    const ws = openWs(`${t.baseUrl!.replace('http', 'ws')}/api/companies/${c.id}/events/ws`, auth);
+    await ws.opened;
+    let sseText = '';
+    let sseEnded = false;
+    const req = http.get(`${t.baseUrl}/api/companies/${c.id}/events`, { headers: auth }, (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (sseText += d));
+      res.on('end', () => (sseEnded = true));
+    });
+    req.on('error', () => undefined);
+    await waitFor(async () => sseText.includes('connected'), 'SSE open');
+    await t.http
+      .post(`/api/heartbeat-runs/${runId}/cancel`)
+      .send({})
+      .expect((r) => expect(r.status).toBeLessThan(300));
+    await waitFor(async () => ws.closed(), 'socket closed with the run', 15_000);
+    expect(ws.closed()).toMatchObject({ code: 4401 });
+    expect(ws.events.pop()).toMatchObject({ type: 'heartbeat.run.status', payload: { runId, status: 'cancelled' } });
+    await waitFor(async () => sseEnded, 'SSE stream ended with the run', 15_000);
+    expect(sseText).toMatch(/event: close\ndata: \{"code":4401/);
+    // and it cannot be opened again
+    await expect(openWs(`${t.baseUrl!.replace('http', 'ws')}/api/companies/${c.id}/events/ws`, auth).opened).rejects.toMatchObject({
+      status: 401,
+    });
+    req.destroy();
   });
 });
 

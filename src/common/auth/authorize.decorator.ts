@@ -19,8 +19,12 @@ export interface AuthorizeOptions {
   answersUnknownRecords?: boolean;
 }
 
-/** How long after its run ended a run token may still report cost events. */
-export const ENDED_RUN_GRACE_SEC = 300;
+/**
+ * How long after its run ended a run token may still report cost events (the agent's last report
+ * races the end of its process): a few seconds are enough, every other write of the token is
+ * refused at once (docs/security.md).
+ */
+export const ENDED_RUN_GRACE_SEC = 30;
 
 /** The header naming the heartbeat run an agent's call belongs to. */
 export const RUN_ID_HEADER = 'X-Service-Run-Id';

@@ -40,7 +40,8 @@ export function parseResumeId(raw: unknown, name: string): number | undefined {
  * The transports of the live event stream: Server-Sent Events on a hijacked Fastify reply, and
  * WebSocket (`ws`) on the HTTP server's upgrade. Both authenticate like every route, check company
  * access, ping idle connections, re-check the credential and access at every ping, and close a
- * client that falls too far behind instead of buffering for it.
+ * client that falls too far behind instead of buffering for it. A stream opened with a run token is
+ * closed (4401) with the event that ends its run.
  */
 @Injectable()
 export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy {
@@ -90,6 +91,11 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
       send: (events) => {
         if (ended) return false;
         for (const e of events) {
+          if (runEndedBy(actor, e)) {
+            res.write(sseMessage(e));
+            end(CLOSE.unauthorized, RUN_ENDED);
+            return false;
+          }
           if (res.writableLength > this.config.events.maxBufferedBytes) {
             this.closeSlow(sub, (code, reason) => {
               end(code, reason);
@@ -116,6 +122,8 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
     try {
       sub = await this.hub.subscribe(companyId, actor, sink, start);
       if (ended) sub.unsubscribe();
+      // a run that ended between the credential check and the subscription: its status event may be behind the start
+      else void this.recheck(credential, companyId).then((bad) => bad && end(bad.code, bad.reason));
     } catch (err) {
       this.logger.error(`could not open a live event stream: ${(err as Error).message}`);
       end(CLOSE.error, 'could not open the stream');
@@ -176,6 +184,11 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
       send: (events) => {
         if (ws.readyState !== WebSocket.OPEN) return false;
         for (const e of events) {
+          if (runEndedBy(actor, e)) {
+            ws.send(JSON.stringify(e));
+            close(CLOSE.unauthorized, RUN_ENDED);
+            return false;
+          }
           // checked before each message: the close frame queues behind at most the limit
           if (ws.bufferedAmount > this.config.events.maxBufferedBytes) {
             this.closeSlow(sub, close);
@@ -206,6 +219,7 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
     try {
       sub = await this.hub.subscribe(companyId, actor, sink, after);
       if (ws.readyState !== WebSocket.OPEN) sub.unsubscribe();
+      else void this.recheck(credential, companyId).then((bad) => bad && close(bad.code, bad.reason));
     } catch (err) {
       this.logger.error(`could not open a live event socket: ${(err as Error).message}`);
       close(CLOSE.error, 'could not open the stream');
@@ -232,6 +246,24 @@ export class LiveEventStreams implements OnApplicationBootstrap, OnModuleDestroy
       return null; // a database hiccup is not a reason to drop clients; the next ping checks again
     }
   }
+}
+
+const RUN_ENDED = 'the run of this run token ended';
+const LIVE_RUN_STATUSES = new Set(['queued', 'running']);
+
+/**
+ * A stream opened with a run token lasts as long as its run: the status event that ends the run
+ * (delivered to every instance through the database) is its last message.
+ */
+function runEndedBy(actor: Actor, e: LiveEvent): boolean {
+  return (
+    actor.kind === 'agent' &&
+    actor.source === 'run_token' &&
+    e.type === 'heartbeat.run.status' &&
+    e.payload.runId === actor.runId &&
+    typeof e.payload.status === 'string' &&
+    !LIVE_RUN_STATUSES.has(e.payload.status)
+  );
 }
 
 function sseMessage(e: LiveEvent): string {
