@@ -76,6 +76,8 @@ describe('plugins: npm installs and upgrades, bridge routes, local folders read 
   let t: TestApp;
   let reg: Awaited<ReturnType<typeof registry>>;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'plugins-pkg-'));
+  // local folders are read with the rights of the company's agents (any user here)
+  fs.chmodSync(tmp, 0o755);
 
   beforeAll(async () => {
     const v1 = await packExample(tmp, 'word-tools', '1.0.0');

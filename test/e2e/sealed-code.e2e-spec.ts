@@ -130,15 +130,19 @@ d('sealed plugin and adapter code (run as root)', () => {
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
     const dash = (await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard;
     expectOwnWorkerUid(dash.uid);
+    // the worker runs in a PID namespace of its own (issue 41): its pid there is not its pid on the host
+    const pid = (await t.http.get(`/api/plugins/${p.id}/health`).expect(200)).body.worker.pid as number;
+    expect(dash.pid).toBeLessThan(5);
     const pluginGid = gidOf('service-plugin') as number;
-    expect(idsOf(dash.pid)).toEqual({ uid: dash.uid, gid: pluginGid });
-    // a clean environment: nothing of the service's
+    expect(idsOf(pid)).toEqual({ uid: dash.uid, gid: pluginGid });
+    // a clean environment: nothing of the service's (PWD: the install folder, set by the sandbox's shell)
     expect(
-      environOf(dash.pid)
+      environOf(pid)
         .map((e) => e.split('=')[0])
+        .filter((k) => k !== 'PWD')
         .sort(),
     ).toEqual(['HOME', 'LOGNAME', 'NODE_ENV', 'PATH', 'PLUGIN_KEY', 'PLUGIN_PROTOCOL_VERSION', 'USER'].sort());
-    const home = homeOf(dash.pid) as string;
+    const home = homeOf(pid) as string;
     expect(fs.statSync(home)).toMatchObject({ uid: dash.uid, gid: pluginGid });
     expect(fs.statSync(home).mode & 0o777).toBe(0o700);
 
@@ -164,7 +168,7 @@ d('sealed plugin and adapter code (run as root)', () => {
     expect(asUid(dash.uid, pluginGid, `kill -0 ${other.pid}`)).not.toBe(0);
     expect(asUid(dash.uid, pluginGid, `ls '${otherHome}'`)).not.toBe(0);
     // its own are not
-    expect(asUid(dash.uid, pluginGid, `cat /proc/${dash.pid}/environ > /dev/null && ls '${home}'`)).toBe(0);
+    expect(asUid(dash.uid, pluginGid, `cat /proc/${pid}/environ > /dev/null && ls '${home}'`)).toBe(0);
     await t.http.delete(`/api/plugins/${w.id}`).expect(200);
     await t.http.delete(`/api/plugins/${p.id}`).expect(200);
   });
@@ -173,25 +177,32 @@ d('sealed plugin and adapter code (run as root)', () => {
     const source = copyOf(PULSE, 'pulse-src');
     const p = (await t.http.post('/api/plugins/install').send({ localPath: source }).expect(201)).body;
     await t.http.post(`/api/plugins/${p.id}/enable`).expect(200);
-    const first = (await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard;
+    await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200);
+    // the worker's pid on the host (it runs in a PID namespace of its own: its own view differs)
+    const hostPid = async () => {
+      const w = (await t.http.get(`/api/plugins/${p.id}/health`).expect(200)).body.worker;
+      return w.state === 'running' && typeof w.pid === 'number' ? (w.pid as number) : null;
+    };
+    const first = (await hostPid()) as number;
 
     // editing the source folder after install changes nothing that runs
     fs.writeFileSync(
       path.join(source, 'worker.js'),
       "require('./runtime').serve({ 'dashboard.get': async () => ({ pid: 'changed' }) });\n",
     );
-    process.kill(first.pid, 'SIGKILL');
-    const again = await waitFor(async () => {
-      const r = await t.http.get(`/api/plugins/${p.id}/dashboard`);
-      return r.status === 200 && r.body.dashboard.pid !== first.pid ? r.body.dashboard : null;
+    process.kill(first, 'SIGKILL');
+    const againPid = await waitFor(async () => {
+      const pid = await hostPid();
+      return pid !== null && pid !== first ? pid : null;
     }, 'the worker to restart');
+    const again = (await t.http.get(`/api/plugins/${p.id}/dashboard`).expect(200)).body.dashboard;
     expect(typeof again.pid).toBe('number');
     expect((await t.http.get(`/api/plugins/${p.id}`).expect(200)).body).toMatchObject({ status: 'enabled', error: null });
 
     // what an attacker who got past the permissions would do: plant a file, kill the worker
     const dir = await installPathOf(p.id);
     fs.writeFileSync(path.join(dir, 'worker.js'), fs.readFileSync(path.join(dir, 'worker.js'), 'utf8') + '\n// planted\n');
-    process.kill(again.pid, 'SIGKILL');
+    process.kill(againPid, 'SIGKILL');
     const marked = await waitFor(async () => {
       const r = (await t.http.get(`/api/plugins/${p.id}`).expect(200)).body;
       return r.status === 'error' ? r : null;

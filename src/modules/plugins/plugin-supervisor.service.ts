@@ -149,6 +149,7 @@ export class PluginSupervisor implements OnApplicationShutdown {
         this.hostApiFactory(plugin),
         (line) => this.log(plugin.id, line),
         (code, signal) => this.onExit(slot, worker, code, signal),
+        { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
       );
       slot.worker = worker;
       this.log(plugin.id, {

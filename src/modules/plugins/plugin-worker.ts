@@ -1,7 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { JSONRPCClient, JSONRPCErrorException, JSONRPCServer, JSONRPCServerAndClient } from 'json-rpc-2.0';
+import { namespacesAvailable, prepareAgentSpawn } from '../../common/process/agent-sandbox';
 import { WorkerIdentity, workerSpawnOptions } from '../../common/process/worker-identity';
 import type { PluginCapability, PluginManifest } from './manifest';
 
@@ -30,6 +33,8 @@ export class PluginWorker {
   readonly child: ChildProcess;
   readonly startedAt = new Date();
   exited = false;
+  /** started inside a PID namespace of its own (the spawned process is the sandbox, not the worker) */
+  private sandboxed = false;
   private pending = 0;
   private drainWaiters: (() => void)[] = [];
 
@@ -40,6 +45,7 @@ export class PluginWorker {
     host: HostApi,
     private readonly log: (line: Omit<PluginLogLine, 'at'>) => void,
     onExit: (code: number | null, signal: NodeJS.Signals | null) => void,
+    sandbox: { root: string; namespaces: 'auto' | 'off' } | null = null,
   ) {
     // a host method that fails answers the worker with the error and leaves a line in the plugin's
     // log (the library's default would print it on the service's console, outside its JSON log)
@@ -68,20 +74,24 @@ export class PluginWorker {
       }),
     );
     // its own uid (not an agent's, not root), a clean environment: nothing of the service's
-    this.child = spawn(
-      process.execPath,
-      [path.join(installPath, manifest.entry)],
-      workerSpawnOptions(identity, {
-        cwd: installPath,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: {
-          PATH: process.env.PATH,
-          NODE_ENV: process.env.NODE_ENV ?? 'production',
-          PLUGIN_KEY: manifest.key,
-          PLUGIN_PROTOCOL_VERSION: String(manifest.protocolVersion),
-        },
-      }),
-    );
+    const entry = [path.join(installPath, manifest.entry)];
+    const options: SpawnOptions = {
+      cwd: installPath,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        NODE_ENV: process.env.NODE_ENV ?? 'production',
+        PLUGIN_KEY: manifest.key,
+        PLUGIN_PROTOCOL_VERSION: String(manifest.protocolVersion),
+      },
+    };
+    if (identity && sandbox && namespacesAvailable(sandbox.namespaces)) {
+      // as root: a PID namespace of its own as well (the agents' sandbox), so that it sees no other
+      // process: not the agents', their command lines or their environment
+      const p = prepareAgentSpawn({ identity, root: sandbox.root, namespaces: sandbox.namespaces }, process.execPath, entry, options);
+      this.child = spawn(p.command, p.args, p.options);
+      this.sandboxed = true;
+    } else this.child = spawn(process.execPath, entry, workerSpawnOptions(identity, options));
     this.child.stdin?.on('error', () => undefined);
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       if (!line.trim()) return;
@@ -98,7 +108,10 @@ export class PluginWorker {
       this.log({ level: 'info', source: 'stderr', message: line.slice(0, 2000) }),
     );
     this.child.on('error', (err) => this.log({ level: 'error', source: 'supervisor', message: `spawn failed: ${err.message}` }));
-    this.child.on('exit', (code, signal) => {
+    this.child.on('exit', (exitCode, exitSignal) => {
+      // in a PID namespace the sandbox reports a worker killed by signal n as exit code 128+n
+      const byName = this.sandboxed && exitSignal === null && exitCode !== null && exitCode > 128 ? signalName(exitCode - 128) : null;
+      const [code, signal] = byName ? [null, byName] : [exitCode, exitSignal];
       this.exited = true;
       this.rpc.rejectAllPendingRequests(`worker exited (${signal ?? code})`);
       for (const w of this.drainWaiters.splice(0)) w();
@@ -106,8 +119,20 @@ export class PluginWorker {
     });
   }
 
+  /**
+   * The worker's process id as the host sees it. In its PID namespace the spawned process is the
+   * sandbox (unshare, then the namespace's init): the worker is the init's one child.
+   */
   get pid(): number | undefined {
-    return this.child.pid;
+    const pid = this.child.pid;
+    if (!this.sandboxed || pid === undefined) return pid;
+    let cur = pid;
+    for (let depth = 0; depth < 2; depth++) {
+      const children = childrenOf(cur);
+      if (children.length !== 1) return depth === 0 ? pid : cur;
+      cur = children[0];
+    }
+    return cur;
   }
 
   /** A request to the worker with a time limit; counted for draining. */
@@ -134,6 +159,20 @@ export class PluginWorker {
     if (await Promise.race([exited.then(() => true), sleep(termMs).then(() => false)])) return;
     this.child.kill('SIGKILL');
     await Promise.race([exited, sleep(1000)]);
+  }
+}
+
+function signalName(n: number): NodeJS.Signals | null {
+  const found = Object.entries(os.constants.signals).find(([, v]) => v === n);
+  return found ? (found[0] as NodeJS.Signals) : null;
+}
+
+/** The child processes of `pid` (Linux: /proc/<pid>/task/<pid>/children). */
+function childrenOf(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
   }
 }
 
