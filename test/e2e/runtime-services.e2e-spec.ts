@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as path from 'node:path';
 import { createCompany } from '../support/factories';
 import {
@@ -135,6 +136,61 @@ describe('workspace runtime services', () => {
       const exited = await t.http.post(url(p, exits, 'start')).expect(200);
       expect(exited.body.operation.status).toBe('failed');
       expect(exited.body.operation.error).toMatch(/exited/);
+    });
+
+    it("health checks ask only the workspace's own process on its port: another server there is never contacted (no oracle, issue 41)", async () => {
+      // another service on loopback (another instance's API, say): the tenant names its port
+      const asked: string[] = [];
+      const foreign = http.createServer((q, s) => {
+        asked.push(q.url ?? '');
+        s.statusCode = q.url === '/api/instance/settings' ? 200 : 404;
+        s.end('{}');
+      });
+      await new Promise<void>((r) => foreign.listen(0, '127.0.0.1', r));
+      const port = (foreign.address() as { port: number }).port;
+      try {
+        const c = await createCompany(t);
+        const p = await createProject(t, c.id);
+        const w = await createWorkspace(t, p.id, {
+          cwd,
+          runtimeConfig: {
+            command: process.execPath,
+            args: ['-e', 'setInterval(() => {}, 1000)'],
+            port,
+            healthCheck: { path: '/api/instance/settings', timeoutMs: 1500 },
+            stopTimeoutMs: 500,
+          },
+        });
+        const res = await t.http.post(url(p, w, 'start')).expect(200);
+        expect(res.body.operation.status).toBe('failed');
+        expect(res.body.operation.error).toMatch(/not served by the workspace's process/);
+        expect(res.body.operation.error).not.toMatch(/HTTP \d/);
+        expect(asked).toEqual([]);
+        await t.http.post(url(p, w, 'stop')).expect(200);
+      } finally {
+        await new Promise((r) => foreign.close(r));
+      }
+    });
+
+    it("refuses a health check url other than the workspace's own port on loopback (422)", async () => {
+      const c = await createCompany(t);
+      const p = await createProject(t, c.id);
+      for (const hcUrl of [
+        'http://127.0.0.1:1/x',
+        'http://10.0.0.1:4000/x',
+        'https://127.0.0.1:4000/x',
+        'http://user:pw@127.0.0.1:4000/',
+      ]) {
+        const res = await t.http
+          .post(`/api/projects/${p.id}/workspaces`)
+          .send({ cwd, runtimeConfig: { command: 'true', port: 4000, healthCheck: { url: hcUrl } } })
+          .expect(422);
+        expect(res.body.fields).toEqual([expect.objectContaining({ field: 'runtimeConfig.healthCheck.url' })]);
+      }
+      await t.http
+        .post(`/api/projects/${p.id}/workspaces`)
+        .send({ cwd, runtimeConfig: { command: 'true', port: 4000, healthCheck: { url: 'http://127.0.0.1:4000/health' } } })
+        .expect(201);
     });
 
     it('refuses start and restart without cwd or runtime configuration (422); stop needs neither', async () => {

@@ -5,7 +5,7 @@ import { unauthorized } from '../errors/domain-error';
 import { Actor, LOCAL_BOARD_USER_ID } from './actor';
 import { AuthRegistry } from './auth-registry';
 import { LocalPeers } from './local-peers';
-import type { ConnectionEnds } from './socket-owner';
+import type { ConnectionEnds } from '../net/socket-owner';
 
 /** What credential resolution reads of a request: its headers, parsed cookies and (for the local board) its connection. */
 export type CredentialRequest = Pick<FastifyRequest, 'headers' | 'cookies'> & { socket?: ConnectionEnds & object };

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { DEFAULT_AGENT_ROOT } from '../../config/agent-identity-settings';
-import { ConnectionEnds, peerUid, socketTablesAvailable } from './socket-owner';
+import { ConnectionEnds, peerUid, socketTablesAvailable } from '../net/socket-owner';
 
 /**
  * Who is on the other end of a loopback connection: a person's (or the operator's) process on this

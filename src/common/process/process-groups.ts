@@ -142,3 +142,40 @@ export function isDeadLocalOwner(owner: string): boolean {
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
+
+/** The process `pid` and its descendants (Linux: /proc/<pid>/task/<pid>/children), at most `max`. */
+export function processTree(pid: number, max = 256): number[] {
+  const out: number[] = [];
+  const todo = [pid];
+  while (todo.length && out.length < max) {
+    const p = todo.shift() as number;
+    out.push(p);
+    try {
+      for (const c of fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').split(/\s+/).filter(Boolean)) todo.push(Number(c));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** Whether a process of the tree under `pid` holds one of the sockets `inodes` (its /proc/<pid>/fd links). */
+export function treeHoldsSocket(pid: number, inodes: Set<string>): boolean {
+  for (const p of processTree(pid)) {
+    let fds: string[];
+    try {
+      fds = fs.readdirSync(`/proc/${p}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${p}/fd/${fd}`));
+        if (m && inodes.has(m[1])) return true;
+      } catch {
+        /* closed meanwhile */
+      }
+    }
+  }
+  return false;
+}

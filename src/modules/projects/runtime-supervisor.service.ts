@@ -3,7 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { OutboundRefusedError, outboundGuard } from '../../common/net/outbound-guard';
+import { listenersOn } from '../../common/net/socket-owner';
+import { treeHoldsSocket } from '../../common/process/process-groups';
+import { healthCheckPath } from './workspace-rules';
 import { AppConfig } from '../../config/app-config';
 import type { RuntimeConfig } from './project-workspace.entity';
 import { WorkspacesRepository } from './workspaces.repository';
@@ -130,12 +132,21 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
     return { pid, logPath };
   }
 
-  /** Polls the health check until it answers 2xx/3xx; returns an error message, or null when healthy (or none configured). */
+  /**
+   * Polls the health check until it answers 2xx/3xx; returns an error message, or null when healthy
+   * (or none configured). Only the workspace's own service is asked: `http://127.0.0.1:<port><path>`
+   * (a `url` must name that port on loopback), and only once the socket listening on that port is
+   * held by the workspace's own process (the kernel's socket table, then its file descriptors):
+   * another service on the port, another instance's API say, is never contacted, so the result
+   * tells a tenant nothing about the host's ports and routes.
+   */
   async waitHealthy(workspaceId: string, cfg: RuntimeConfig): Promise<string | null> {
     const hc = cfg.healthCheck;
     if (!hc || (!hc.url && !hc.path)) return null;
-    if (!hc.url && !cfg.port) return 'healthCheck.path needs runtimeConfig.port';
-    const url = hc.url ?? `http://127.0.0.1:${cfg.port}${hc.path}`;
+    if (!cfg.port) return 'the health check needs runtimeConfig.port';
+    const path = healthCheckPath(hc, cfg.port);
+    if (path === null) return `health check refused: only http://127.0.0.1:${cfg.port}/… (the workspace's own port) is polled`;
+    const url = `http://127.0.0.1:${cfg.port}${path}`;
     const deadline = Date.now() + (hc.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS);
     const interval = hc.intervalMs ?? 100;
     let last = 'no answer';
@@ -143,23 +154,31 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
       const entry = this.processes.get(workspaceId);
       if (!entry || entry.exitCode !== undefined)
         return `process exited before it became healthy (exit code ${entry?.exitCode ?? 'unknown'})`;
+      if (!(await this.servesPort(entry.pid, cfg.port))) {
+        last = `port ${cfg.port} is not served by the workspace's process`;
+        await sleep(interval);
+        continue;
+      }
       try {
-        // the service's own local process is the target: loopback yes, private or metadata addresses no
-        const res = await outboundGuard(this.config.outbound).fetch(
-          url,
-          { signal: AbortSignal.timeout(Math.min(2000, Math.max(100, deadline - Date.now()))), redirect: 'manual' },
-          { allowLoopback: true },
-        );
+        const res = await fetch(url, {
+          signal: AbortSignal.timeout(Math.min(2000, Math.max(100, deadline - Date.now()))),
+          redirect: 'manual',
+        });
         await res.arrayBuffer().catch(() => undefined);
         if (res.status < 400) return null;
         last = `HTTP ${res.status}`;
       } catch (err) {
-        if (err instanceof OutboundRefusedError) return `health check refused: ${err.message}`;
         last = (err as Error).message;
       }
       await sleep(interval);
     }
     return `health check ${url} did not pass within ${hc.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS} ms (${last})`;
+  }
+
+  /** Whether the socket listening on `port` belongs to the process tree of the supervised `pid`. */
+  private async servesPort(pid: number, port: number): Promise<boolean> {
+    const listeners = await listenersOn(port);
+    return listeners.length > 0 && treeHoldsSocket(pid, new Set(listeners.map((l) => l.inode)));
   }
 
   /** SIGTERM to the process group, SIGKILL after the grace period. Returns whether a process of this instance was stopped. */

@@ -47,6 +47,12 @@ export function assertWorkspaceRules(ws: WorkspaceLocation): void {
   } else if (!ws.cwd && !ws.repoUrl) {
     throw invalid('at least one of cwd or repoUrl is required', [{ field: 'cwd', messages: ['cwd or repoUrl is required'] }]);
   }
+  const hc = ws.runtimeConfig?.healthCheck;
+  if (hc?.url && healthCheckPath(hc, ws.runtimeConfig?.port) === null) {
+    throw invalid("runtimeConfig.healthCheck.url may only name the workspace's own port on loopback", [
+      { field: 'runtimeConfig.healthCheck.url', messages: ['must be http://127.0.0.1:<runtimeConfig.port>/… (or use healthCheck.path)'] },
+    ]);
+  }
   const env = ws.runtimeConfig?.env;
   if (env) {
     for (const [name, value] of Object.entries(env)) {
@@ -57,6 +63,24 @@ export function assertWorkspaceRules(ws: WorkspaceLocation): void {
       }
     }
   }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * The path a health check polls on the workspace's own port, or null when it names anything else:
+ * `path`, or the path of a `url` on loopback at `port` (http only).
+ */
+export function healthCheckPath(hc: { url?: string; path?: string }, port: number | undefined): string | null {
+  if (!hc.url) return hc.path ?? '/';
+  let u: URL;
+  try {
+    u = new URL(hc.url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' || !LOOPBACK.has(u.hostname) || u.username || u.password || !port || Number(u.port) !== port) return null;
+  return `${u.pathname}${u.search}`;
 }
 
 /** Source type when omitted: a repository without a local path is `git_repo`, anything else `local_path`. */

@@ -21,7 +21,10 @@ import { WORKSPACE_SOURCE_TYPES, WorkspaceSourceType } from '../project-workspac
 const ABSOLUTE_PATH = /^\//;
 
 export class RuntimeHealthCheckDto {
-  /** full http(s) URL to poll; or use `path` on `http://127.0.0.1:<port>` */
+  /**
+   * `http://127.0.0.1:<runtimeConfig.port>/…` (loopback, the workspace's own port only: 422 otherwise);
+   * or use `path`. Polled only once the port is served by the workspace's own process.
+   */
   @IsOptional() @Matches(/^https?:\/\/\S+$/, { message: 'healthCheck.url must be an http(s) URL' }) @MaxLength(2000) url?: string;
   @IsOptional() @Matches(/^\/\S*$/, { message: 'healthCheck.path must start with /' }) @MaxLength(2000) path?: string;
   /** how long to wait for a 2xx/3xx answer (default 10000) */

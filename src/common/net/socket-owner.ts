@@ -55,6 +55,32 @@ function ipv6Bytes(addr: string): Buffer {
   return out;
 }
 
+/** A listening TCP socket on a port: the uid that opened it and its inode (to find its process). */
+export interface Listener {
+  uid: number;
+  inode: string;
+}
+
+/** The sockets listening on `port` (any address, IPv4 and IPv6), from the kernel's tables. */
+export async function listenersOn(port: number): Promise<Listener[]> {
+  const hex = `:${hexPort(port)}`;
+  const out: Listener[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let table: string;
+    try {
+      table = await fsp.readFile(file, 'latin1');
+    } catch {
+      continue;
+    }
+    for (const line of table.split('\n')) {
+      const f = line.trim().split(/\s+/);
+      // local address, remote address, state 0A = LISTEN, ..., uid, timeout, inode
+      if (f.length > 9 && f[3] === '0A' && f[1].endsWith(hex)) out.push({ uid: Number(f[7]), inode: f[9] });
+    }
+  }
+  return out;
+}
+
 /** The uid column of the row whose local and remote addresses are these, in one table's text. */
 function findUid(table: string, local: string, remote: string): number | null {
   for (const line of table.split('\n')) {
