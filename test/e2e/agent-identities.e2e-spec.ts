@@ -146,11 +146,51 @@ describe('an OS identity per agent: agents reach nothing that is not theirs', ()
     const [ra, rb] = [readJson(one), readJson(two)];
     expect(ra.uid).not.toBe(rb.uid);
     expect(ra.gid).toBe(rb.gid);
-    expect(ra.home).toBe(path.join(AGENTS_ROOT(), 'homes', String(ra.uid)));
+    expect(ra.home).toMatch(new RegExp(`^${path.join(AGENTS_ROOT(), 'homes', String(ra.uid))}-[0-9a-f]{16}$`));
     // the registry, homes and run folders cannot be listed by agents
     expect(fs.statSync(path.join(AGENTS_ROOT(), 'ids')).mode & 0o777).toBe(0o700);
     expect(fs.statSync(path.join(AGENTS_ROOT(), 'homes')).mode & 0o777).toBe(0o711);
     expect(fs.readFileSync(path.join(AGENTS_ROOT(), 'ids', `u${ra.uid}`), 'utf8')).toBe(`agent:${a.id}`);
+  });
+
+  rootIt("the registry cannot be listed or probed by agents: etc/ is root's, home names cannot be guessed (issue 41)", async () => {
+    const co = (await createCompany(t)).id;
+    const first = path.join(work, `first-${Date.now()}.json`);
+    const a = await insertAgent(t, co, {
+      adapterConfig: {
+        command: process.execPath,
+        args: ['-e', `require('fs').writeFileSync(${JSON.stringify(first)}, JSON.stringify({ uid: process.getuid() }))`],
+      },
+    });
+    expect(await waitRun(t, await wakeRun(t, a.id), TERMINAL)).toMatchObject({ status: 'succeeded' });
+    const other = readJson(first).uid as number;
+    const report = path.join(work, `registry-${Date.now()}.json`);
+    const root = AGENTS_ROOT();
+    const script = `
+      const fs = require('fs');
+      const code = (fn) => { try { fn(); return 'ok'; } catch (e) { return e.code; } };
+      fs.writeFileSync(${JSON.stringify(report)}, JSON.stringify({
+        listEtc: code(() => fs.readdirSync(${JSON.stringify(path.join(root, 'etc'))})),
+        readEtc: code(() => fs.readFileSync(${JSON.stringify(path.join(root, 'etc', `passwd-${other}`))})),
+        listHomes: code(() => fs.readdirSync(${JSON.stringify(path.join(root, 'homes'))})),
+        otherHome: code(() => fs.statSync(${JSON.stringify(path.join(root, 'homes', String(other)))})),
+        noHome: code(() => fs.statSync(${JSON.stringify(path.join(root, 'homes', '2999998'))})),
+        ownHome: code(() => fs.readdirSync(process.env.HOME)),
+        ownPasswd: code(() => fs.readFileSync('/etc/passwd')),
+      }));`;
+    const b = await insertAgent(t, co, { adapterConfig: { command: process.execPath, args: ['-e', script] } });
+    expect(await waitRun(t, await wakeRun(t, b.id), TERMINAL)).toMatchObject({ status: 'succeeded' });
+    expect(readJson(report)).toEqual({
+      listEtc: 'EACCES',
+      readEtc: 'EACCES',
+      listHomes: 'EACCES',
+      // another agent's home answers like a uid never handed out
+      otherHome: 'ENOENT',
+      noHome: 'ENOENT',
+      ownHome: 'ok',
+      ownPasswd: 'ok',
+    });
+    expect(fs.statSync(path.join(root, 'etc')).mode & 0o777).toBe(0o700);
   });
 
   rootIt('a command or script the agent identity cannot read fails the run with an error naming the path and the identity', async () => {

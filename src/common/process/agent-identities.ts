@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -22,8 +22,8 @@ import { isDeadLocalOwner } from './process-groups';
  * databases) never hand one uid to two agents. `<root>/keys/<sha256(key)>` maps the key back to
  * its uid; it is created by link(2), so concurrent first runs of one agent agree on one uid.
  *
- * Each agent has a persistent private HOME (`<root>/homes/<uid>`, 0700, owned by its uid): the
- * coding-agent CLIs keep sessions and logins there. Each run gets private scratch
+ * Each agent has a persistent private HOME (`<root>/homes/<uid>-<tag>`, 0700, owned by its uid; the
+ * tag keeps the names unguessable): the coding-agent CLIs keep sessions and logins there. Each run gets private scratch
  * (`<root>/runs/<runId>`, 0700, its `tmp/` is the run's TMPDIR, delivered skills go under it),
  * removed when the run ends; leftovers of a crashed instance are swept at start.
  */
@@ -120,12 +120,62 @@ export class AgentIdentities {
     if (!this.enabled) return null;
     this.prepareRoot();
     const uid = this.allocate('u', key);
-    const home = path.join(this.settings.root, 'homes', String(uid));
+    const home = this.homeOf(uid);
     if (!this.homesReady.has(uid)) {
       ensurePrivateDir(home, uid, gid);
       this.homesReady.add(uid);
     }
     return { user, uid, gid, home };
+  }
+
+  /**
+   * `<root>/homes/<uid>-<tag>`: the tag (an HMAC of the uid with a secret of the registry) makes the
+   * names unguessable, so that no agent can tell which uids exist by probing `homes/` (0711: it can
+   * be entered, not listed). A home made under the earlier name `homes/<uid>` is moved there.
+   */
+  private homeOf(uid: number): string {
+    const homes = path.join(this.settings.root, 'homes');
+    const home = path.join(homes, `${uid}-${createHmac('sha256', this.homesSecret()).update(`u${uid}`).digest('hex').slice(0, 16)}`);
+    const legacy = path.join(homes, String(uid));
+    try {
+      if (!fs.existsSync(home) && fs.lstatSync(legacy).isDirectory()) fs.renameSync(legacy, home);
+    } catch {
+      /* no earlier home */
+    }
+    return home;
+  }
+
+  private secret?: Buffer;
+
+  /** The registry's secret for home names (`keys/homes-secret`, 0600 root), made once per host. */
+  private homesSecret(): Buffer {
+    if (this.secret) return this.secret;
+    const file = path.join(this.settings.root, 'keys', 'homes-secret');
+    const read = () => {
+      try {
+        const b = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
+        return b.length === 32 ? b : null;
+      } catch {
+        return null;
+      }
+    };
+    let got = read();
+    if (!got) {
+      // published by link(2): concurrent instances agree on one secret
+      const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+      fs.writeFileSync(tmp, randomBytes(32).toString('hex'), { mode: 0o600 });
+      try {
+        fs.linkSync(tmp, file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        fs.rmSync(tmp, { force: true });
+      }
+      got = read();
+    }
+    if (!got) throw new AgentIdentityError(`the registry secret ${file} could not be made`);
+    this.secret = got;
+    return got;
   }
 
   /**
@@ -203,7 +253,7 @@ export class AgentIdentities {
 
   private rootReady = false;
 
-  /** `<root>` (0711): ids/ and keys/ only root can read; homes/ and runs/ can be entered, not listed. */
+  /** `<root>` (0711): ids/, keys/ and etc/ only root can read; homes/ and runs/ can be entered, not listed. */
   prepare(): void {
     this.prepareRoot();
   }
@@ -217,6 +267,8 @@ export class AgentIdentities {
         ['', 0o711],
         ['ids', 0o700],
         ['keys', 0o700],
+        // passwd and group files bind-mounted into sandboxes (read through the mount, never by path)
+        ['etc', 0o700],
         ['homes', 0o711],
         ['runs', 0o711],
       ] as const) {

@@ -83,8 +83,11 @@ const accountFiles = new Map<number, { passwd: string; group: string }>();
 function accountFilesFor(identity: ProcessIdentity, root: string): { passwd: string; group: string } {
   const hit = accountFiles.get(identity.uid);
   if (hit) return hit;
+  // root's alone (0700): the files are read inside the sandbox through their bind mounts, never by path,
+  // so no agent can list which uids and gids the host has handed out
   const dir = path.join(root, 'etc');
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if ((fs.statSync(dir).mode & 0o777) !== 0o700) fs.chmodSync(dir, 0o700);
   const read = (f: string) => {
     try {
       const s = fs.readFileSync(f, 'utf8');
