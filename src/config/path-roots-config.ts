@@ -4,7 +4,7 @@ import * as path from 'node:path';
 /**
  * Where user-supplied local paths may point (issue 27): project workspace `cwd`s and local-path
  * imports stay under SERVICE_WORKSPACE_ROOTS (colon-separated absolute folders; default: the
- * service user's home folder, the temporary folder and /srv, never `/`). The data directory, the
+ * service user's home folder (not as root), the temporary folder and /srv, never `/`). The data directory, the
  * key files and the install folders of adapters, plugins and backups are refused even under a root.
  */
 export interface PathRootSettings {
@@ -13,9 +13,14 @@ export interface PathRootSettings {
   protectedPaths: string[];
 }
 
+/**
+ * The service user's home folder (not itself: only folders in it), the temporary folder and /srv.
+ * As root the home is no root at all: root's home holds the operator's own keys and logins.
+ */
 export function defaultWorkspaceRoots(): string[] {
   const home = os.homedir();
-  return [...new Set([...(home && home !== '/' ? [home] : []), os.tmpdir(), '/srv'].map((p) => path.resolve(p)))];
+  const withHome = home && home !== '/' && process.getuid?.() !== 0;
+  return [...new Set([...(withHome ? [home] : []), os.tmpdir(), '/srv'].map((p) => path.resolve(p)))];
 }
 
 export function loadPathRootSettings(env: NodeJS.ProcessEnv, protectedPaths: Array<string | undefined>): PathRootSettings {

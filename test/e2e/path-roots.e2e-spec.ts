@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { createAgentWithKey } from '../support/agents';
 import { bearer, createCompany } from '../support/factories';
@@ -94,6 +95,56 @@ describe('path roots: workspace cwds and local-path imports', () => {
       await expect(createTestApp({ databaseUrl: t.databaseUrl, env: { SERVICE_WORKSPACE_ROOTS: 'relative/dir' } })).rejects.toThrow(
         /SERVICE_WORKSPACE_ROOTS/,
       );
+    });
+  });
+
+  describe("the service user's home and other instances' data directories (issue 41)", () => {
+    it("refuses the service user's home folder itself, even under a configured root (422 protected)", async () => {
+      const home = os.homedir();
+      const t2 = await createTestApp({ databaseUrl: t.databaseUrl, env: { SERVICE_WORKSPACE_ROOTS: `${home}:${os.tmpdir()}` } });
+      try {
+        const p = await createProject(t2, (await createCompany(t2)).id);
+        const res = await t2.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd: home }).expect(422);
+        expect(res.body).toMatchObject({ code: 'path_not_allowed', reason: 'protected' });
+        expect(res.body.error).toMatch(/home folder/);
+        // a folder in it is the operator's choice
+        await t2.http
+          .post(`/api/projects/${p.id}/workspaces`)
+          .send({ cwd: path.join(home, 'projects', 'x') })
+          .expect(201);
+      } finally {
+        await t2.close();
+      }
+      // as root the home is not a default root at all
+      if (asRoot) {
+        const p = await createProject(t, (await createCompany(t)).id);
+        await t.http
+          .post(`/api/projects/${p.id}/workspaces`)
+          .send({ cwd: path.join(home, 'x') })
+          .expect(422);
+      }
+    });
+
+    it("refuses another instance's data directory and anything in it (found by its key files)", async () => {
+      const other = await createTestApp({ databaseUrl: t.databaseUrl });
+      try {
+        const p = await createProject(t, (await createCompany(t)).id);
+        for (const cwd of [other.dataDir, path.join(other.dataDir, 'storage'), path.join(other.dataDir, 'keys')]) {
+          const res = await t.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd }).expect(422);
+          expect(res.body).toMatchObject({ code: 'path_not_allowed', reason: 'protected' });
+        }
+        // and a local skill import from it
+        fs.mkdirSync(path.join(other.dataDir, 'planted'), { recursive: true });
+        fs.writeFileSync(path.join(other.dataDir, 'planted', 'SKILL.md'), skillMd('planted'));
+        const c = await createCompany(t);
+        const res = await t.http
+          .post(`/api/companies/${c.id}/skills/import`)
+          .send({ source: path.join(other.dataDir, 'planted') })
+          .expect(422);
+        expect(res.body).toMatchObject({ code: 'path_not_allowed', reason: 'protected' });
+      } finally {
+        await other.close();
+      }
     });
   });
 

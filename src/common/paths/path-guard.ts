@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PathRootSettings } from '../../config/path-roots-config';
 
 /**
  * User-supplied local paths (workspace `cwd`s, local-path imports) stay under the operator's
  * roots (SERVICE_WORKSPACE_ROOTS), judged after `..` and symbolic links are resolved, and never
- * reach the data directory or the key files. What is then read there is read through
+ * reach the data directory or the key files, the data directory of any other instance on the host
+ * (found by its key files), or the service user's home folder itself. What is then read there is read through
  * common/fs/tenant-dir (descriptors, the tenant's rights), never through the path again.
  */
 
@@ -43,6 +45,17 @@ export function realPathOf(p: string): string {
   }
 }
 
+/** Files only a service data directory holds (any instance's, any version): `keys/<name>`. */
+const DATA_DIR_MARKERS = ['secrets-master-key', 'jwt-secret', 'audit-signing-key'];
+
+/** The folder at or above `real` that is the data directory of some instance of the service, or null. */
+export function enclosingDataDir(real: string): string | null {
+  for (let dir = real; ; dir = path.dirname(dir)) {
+    if (DATA_DIR_MARKERS.some((m) => fs.existsSync(path.join(dir, 'keys', m)))) return dir;
+    if (path.dirname(dir) === dir) return null;
+  }
+}
+
 export class PathGuard {
   constructor(private readonly settings: PathRootSettings) {}
 
@@ -52,6 +65,13 @@ export class PathGuard {
     const real = realPathOf(p);
     if (this.isProtected(real)) {
       throw new PathRefusedError('protected', `The ${what} ${p} is inside the service's own data or key files`);
+    }
+    if (real === realPathOf(os.homedir())) {
+      throw new PathRefusedError('protected', `The ${what} ${p} is the service user's home folder`);
+    }
+    const dataDir = enclosingDataDir(real);
+    if (dataDir) {
+      throw new PathRefusedError('protected', `The ${what} ${p} is inside the data directory of a service instance (${dataDir})`);
     }
     const roots = this.settings.roots.map(realPathOf);
     if (!roots.some((r) => inside(r, real))) {
