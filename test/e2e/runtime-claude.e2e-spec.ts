@@ -405,6 +405,39 @@ describe('claude_local: the real Claude Code CLI', () => {
     });
   });
 
+  describe('a home the agent prepared (issue 41)', () => {
+    (process.getuid?.() === 0 ? it : it.skip)(
+      'a link planted at ~/.claude/skills never makes the service write, remove or chown outside the home',
+      async () => {
+        const skill = await createSkill(s.t, s.companyId, { name: 'planted-link-skill', markdown: '# Planted\n' });
+        const agent = await claudeAgent({}, { desiredSkills: [skill.key] });
+        // what a previous run of the agent could have left: ~/.claude/skills -> a folder of root's
+        const home = agentHome(agent.id, s.companyId);
+        const { uid, gid } = fs.statSync(home);
+        const rootDir = fs.mkdtempSync(path.join(os.tmpdir(), 'root-owned-'));
+        fs.chmodSync(rootDir, 0o755);
+        fs.mkdirSync(path.join(rootDir, skill.slug));
+        fs.writeFileSync(path.join(rootDir, skill.slug, 'keep.txt'), 'root data');
+        fs.mkdirSync(path.join(home, '.claude'), { recursive: true });
+        fs.chownSync(path.join(home, '.claude'), uid, gid);
+        fs.rmSync(path.join(home, '.claude', 'skills'), { recursive: true, force: true });
+        fs.symlinkSync(rootDir, path.join(home, '.claude', 'skills'));
+        fs.lchownSync(path.join(home, '.claude', 'skills'), uid, gid);
+        fake.setScript(answer('ok'));
+        const run = await waitRun(s.t, await wakeRun(s.t, agent.id), TERMINAL, 60_000);
+        expect(run.status).toBe('succeeded');
+        // root's folder: still root's, its content untouched, nothing delivered into it
+        expect(fs.statSync(rootDir)).toMatchObject({ uid: 0, gid: 0 });
+        expect(fs.readdirSync(rootDir)).toEqual([skill.slug]);
+        expect(fs.readFileSync(path.join(rootDir, skill.slug, 'keep.txt'), 'utf8')).toBe('root data');
+        expect(fs.existsSync(path.join(rootDir, skill.slug, 'SKILL.md'))).toBe(false);
+        expect(await runLog(run.id)).toContain('not delivered');
+        fs.rmSync(rootDir, { recursive: true, force: true });
+        fs.rmSync(path.join(home, '.claude', 'skills'), { force: true });
+      },
+    );
+  });
+
   describe('the instructions file', () => {
     it('is read as the agent’s user: a file the agent may read reaches the system prompt, a root-only one never does', async () => {
       const open = fs.mkdtempSync(path.join(os.tmpdir(), 'instr-open-'));

@@ -200,6 +200,16 @@ export class TenantDir {
     }
   }
 
+  /** The permission bits of `name` (not following a link), or null when it is gone. */
+  modeOf(name: string): number | null {
+    if (!isName(name)) return null;
+    try {
+      return fs.lstatSync(`${this.via}/${name}`).mode & 0o7777;
+    } catch {
+      return null;
+    }
+  }
+
   /** The target of the symbolic link `name` (not followed), or null. */
   linkTarget(name: string): string | null {
     if (!isName(name)) return null;

@@ -274,6 +274,16 @@ export class SkillImportService {
     }
   }
 
+  /** A local source folder that no longer exists (opened as the tenant would: a link is not followed). */
+  private sourceGone(companyId: string, locator: string): boolean {
+    try {
+      TenantDir.open(this.assertUnderRoots(locator), this.scope(companyId)).close();
+      return false;
+    } catch (err) {
+      return err instanceof FsMissingError;
+    }
+  }
+
   private async workspaceDirs(companyId: string, dto: ScanProjectsDto = {}) {
     const projects = await this.projects.list(companyId);
     const ids = new Set(projects.map((p) => p.id));
@@ -424,7 +434,7 @@ export class SkillImportService {
     await this.skills.assertManage(actor, companyId);
     const s = await this.skills.loadSkill(companyId, skillId, true);
     if (s.sourceType !== 'local_path' || !s.sourceLocator) return this.skills.audit(actor, companyId, skillId);
-    const now = fs.existsSync(s.sourceLocator) ? await this.upstream(companyId, s) : { files: [], problems: [] };
+    const now = this.sourceGone(companyId, s.sourceLocator) ? { files: [], problems: [] } : await this.upstream(companyId, s);
     return this.skills.auditFiles(companyId, s, now.files, now.problems, true);
   }
 

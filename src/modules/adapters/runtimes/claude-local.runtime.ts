@@ -1,9 +1,18 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readNoFollow } from '../../../common/fs/agent-home';
 import { str, strArray } from '../adapter.types';
 import { count, type RunMeter } from './run-meter';
 import { CodingCliRuntime } from './coding-cli.runtime';
-import { jsonLine, obj, deliverSkills, type CliSpec, type PreparedRun, type RuntimeFailure, type StreamParser } from './coding-cli-kit';
+import {
+  jsonLine,
+  obj,
+  deliverSkills,
+  removeDelivered,
+  type CliSpec,
+  type PreparedRun,
+  type RuntimeFailure,
+  type StreamParser,
+} from './coding-cli-kit';
 import type { TokenCounts } from './model-prices';
 import { claudeMcpAllowedTools, claudeMcpArgs, claudeMcpDisallowedTools } from './mcp-config';
 
@@ -294,12 +303,13 @@ export class ClaudeLocalRuntime extends CodingCliRuntime {
   /** Skills go to the agent's `~/.claude/skills/<name>/` for the run and are removed after it. */
   protected deliver(run: PreparedRun): () => void {
     const placed = deliverSkills(run, path.join(run.home, '.claude', 'skills'));
-    return () => placed.forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
+    return () => removeDelivered(run, placed);
   }
 
   protected settingsModel(home: string): string | null {
     try {
-      const settings = JSON.parse(fs.readFileSync(path.join(home, '.claude', 'settings.json'), 'utf8')) as { model?: unknown };
+      // never through a link or a FIFO put in the home (common/fs/agent-home)
+      const settings = JSON.parse(readNoFollow(path.join(home, '.claude', 'settings.json'))) as { model?: unknown };
       return typeof settings.model === 'string' ? settings.model : null;
     } catch {
       return null;

@@ -6,6 +6,7 @@ import {
   jsonLine,
   obj,
   deliverSkills,
+  removeDelivered,
   ensureAgentDir,
   type CliSpec,
   type PreparedRun,
@@ -253,7 +254,7 @@ export class CodexLocalRuntime extends CodingCliRuntime {
   protected deliver(run: PreparedRun): () => void {
     ensureAgentDir(this.codexHome(run), run.ctx);
     const placed = deliverSkills(run, path.join(this.codexHome(run), 'skills'));
-    return () => placed.forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
+    return () => removeDelivered(run, placed);
   }
 
   protected parser(meter: RunMeter, run: PreparedRun, resume: string | null): StreamParser {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { copyTreeIn, ensureDirIn, removeIn, writeFileIn } from '../../../common/fs/agent-home';
 import { unreadableReason } from '../../../common/process/agent-user';
 import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterRunContext } from '../adapter.types';
@@ -158,15 +159,12 @@ export function validateShared(c: Record<string, unknown>, extra: Record<string,
   return [...errors, ...validateEnv(c.env), ...validateTimeouts(c)];
 }
 
-/** Writes a file the agent's processes own (the service may be root, the CLI runs as the agent's user). */
+/**
+ * Writes a file the agent's processes own (the service may be root, the CLI runs as the agent's
+ * user): through descriptors, never through a link the agent planted in its home (common/fs/agent-home).
+ */
 export function writeAgentFile(file: string, content: string, ctx: AdapterRunContext): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  fs.writeFileSync(file, content, { mode: 0o600 });
-  if (ctx.runAs) {
-    for (let p = file; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p)) {
-      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
-    }
-  }
+  writeFileIn(ctx.runAs, file, content);
 }
 
 /** Why the agent's user may not read `file` (its directory must be enterable, the file readable), or null. */
@@ -176,35 +174,39 @@ export function agentCannotRead(file: string, ctx: AdapterRunContext): string | 
   return unreadableReason(file, ctx.runAs);
 }
 
-/** A directory under the agent's home that its processes own (created when missing). */
+/** A directory under the agent's home that its processes own (created when missing; common/fs/agent-home). */
 export function ensureAgentDir(dir: string, ctx: AdapterRunContext): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (ctx.runAs) {
-    for (let p = dir; p.startsWith(ctx.runAs.home) && p !== ctx.runAs.home; p = path.dirname(p))
-      fs.chownSync(p, ctx.runAs.uid, ctx.runAs.gid);
-  }
+  ensureDirIn(ctx.runAs, dir);
 }
 
-/** Copies the run's skill folders into `target` (the CLI's skills folder); returns the names for removal. */
+/**
+ * Copies the run's skill folders into `target` (the CLI's skills folder), as the agent's files, never
+ * through a link put in its home (common/fs/agent-home); returns the paths for removeDelivered.
+ */
 export function deliverSkills(run: PreparedRun, target: string): string[] {
   if (!run.skillsDir || !fs.existsSync(run.skillsDir)) return [];
   const names: string[] = [];
   for (const name of fs.readdirSync(run.skillsDir)) {
     const from = path.join(run.skillsDir, name);
-    if (!fs.statSync(from).isDirectory()) continue;
+    if (!fs.lstatSync(from).isDirectory()) continue;
     const to = path.join(target, name);
-    fs.rmSync(to, { recursive: true, force: true });
-    fs.cpSync(from, to, { recursive: true });
-    names.push(to);
-  }
-  if (run.ctx.runAs && names.length) {
-    const { uid, gid, home } = run.ctx.runAs;
-    const chown = (p: string): void => {
-      fs.chownSync(p, uid, gid);
-      if (fs.statSync(p).isDirectory()) for (const e of fs.readdirSync(p)) chown(path.join(p, e));
-    };
-    for (let p = target; p.startsWith(home) && p !== home; p = path.dirname(p)) fs.chownSync(p, uid, gid);
-    names.forEach(chown);
+    try {
+      copyTreeIn(run.ctx.runAs, from, to);
+      names.push(to);
+    } catch (err) {
+      run.ctx.log('system', `skill ${name} not delivered to ${target}: ${(err as Error).message}\n`);
+    }
   }
   return names;
+}
+
+/** Removes what deliverSkills() put into the agent's home (through descriptors: never outside it). */
+export function removeDelivered(run: PreparedRun, paths: string[]): void {
+  for (const p of paths) {
+    try {
+      removeIn(run.ctx.runAs, p);
+    } catch (err) {
+      run.ctx.log('system', `could not remove ${p}: ${(err as Error).message}\n`);
+    }
+  }
 }

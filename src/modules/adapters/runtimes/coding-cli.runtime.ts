@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
+import { readAsOwner } from '../../../common/fs/agent-home';
 import * as os from 'node:os';
 import type { RunOutcome } from '../run.types';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
@@ -118,7 +118,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
       const denied = agentCannotRead(instructionsFile, ctx);
       try {
         if (denied) throw new Error(denied);
-        fileText = fs.readFileSync(instructionsFile, 'utf8');
+        fileText = readAsOwner(ctx.runAs, instructionsFile);
       } catch (err) {
         ctx.log('system', `instructions file ${instructionsFile} not readable: ${(err as Error).message}\n`);
       }

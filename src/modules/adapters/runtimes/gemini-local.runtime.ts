@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readAsOwner } from '../../../common/fs/agent-home';
 import { str } from '../adapter.types';
 import { CodingCliRuntime } from './coding-cli.runtime';
 import {
   jsonLine,
   obj,
   deliverSkills,
+  removeDelivered,
   ensureAgentDir,
   writeAgentFile,
   type CliSpec,
@@ -274,7 +276,7 @@ export class GeminiLocalRuntime extends CodingCliRuntime {
     let settings: Record<string, unknown> = {};
     let readable = true;
     try {
-      settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+      settings = JSON.parse(readAsOwner(run.ctx.runAs, settingsFile)) as Record<string, unknown>;
     } catch (err) {
       readable = (err as NodeJS.ErrnoException).code === 'ENOENT';
     }
@@ -294,7 +296,7 @@ export class GeminiLocalRuntime extends CodingCliRuntime {
     const instructionsFile = path.join(dir, INSTRUCTIONS_FILE);
     if (run.instructions) writeAgentFile(instructionsFile, run.instructions, run.ctx);
     const placed = deliverSkills(run, path.join(dir, 'skills'));
-    return () => [instructionsFile, ...placed].forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
+    return () => removeDelivered(run, [instructionsFile, ...placed]);
   }
 
   protected parser(meter: RunMeter, run: PreparedRun): StreamParser {

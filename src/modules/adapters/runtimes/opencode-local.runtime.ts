@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { str } from '../adapter.types';
 import { CodingCliRuntime } from './coding-cli.runtime';
@@ -6,6 +5,7 @@ import {
   jsonLine,
   obj,
   deliverSkills,
+  removeDelivered,
   ensureAgentDir,
   writeAgentFile,
   type CliSpec,
@@ -191,7 +191,7 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
     const file = this.instructionsFile(run);
     if (run.instructions) writeAgentFile(file, run.instructions, run.ctx);
     const placed = deliverSkills(run, path.join(this.dir(run), 'skills'));
-    return () => [file, ...placed].forEach((p) => fs.rmSync(p, { recursive: true, force: true }));
+    return () => removeDelivered(run, [file, ...placed]);
   }
 
   protected parser(meter: RunMeter, run: PreparedRun): StreamParser {
