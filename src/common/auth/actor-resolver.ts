@@ -40,7 +40,7 @@ export class ActorResolver {
     }
     if (token) throw unauthorized('Invalid or revoked credentials');
     if (this.config.deploymentMode === 'local_trusted') {
-      if (await this.peers.isLocalBoard(req.socket)) {
+      if (await this.peers.isLocalBoard(req)) {
         return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
       }
       throw unauthorized(

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
@@ -25,6 +26,13 @@ import { ConnectionEnds, peerUid, socketTablesAvailable } from '../net/socket-ow
 export type PeerKind = 'host_user' | 'agent' | 'unknown';
 
 const PASSWD_TTL_MS = 60_000;
+const VOUCHER_TTL_MS = 60_000;
+
+/**
+ * The header of an in-process call made for a caller (Fastify `inject`, which has no socket of its
+ * own): a one-time voucher that carries the verdict on the caller's own connection.
+ */
+export const PEER_VOUCHER_HEADER = 'x-service-peer-voucher';
 
 @Injectable()
 export class LocalPeers {
@@ -32,7 +40,32 @@ export class LocalPeers {
   private passwd: { at: number; uids: Set<number>; byName: Map<string, number> } | null = null;
   private tables: Promise<boolean> | null = null;
 
+  private readonly vouchers = new Map<string, { kind: Promise<PeerKind>; until: number }>();
+
   constructor(private readonly config: AppConfig) {}
+
+  /**
+   * A one-time voucher (PEER_VOUCHER_HEADER) for an in-process request made on behalf of the peer of
+   * `socket`: that request is judged as that peer. Unguessable, single use, kept a minute at most.
+   */
+  voucherFor(socket: (ConnectionEnds & object) | undefined): string {
+    const now = Date.now();
+    for (const [k, v] of this.vouchers) if (v.until < now) this.vouchers.delete(k);
+    const id = randomBytes(24).toString('base64url');
+    this.vouchers.set(id, { kind: this.classify(socket), until: now + VOUCHER_TTL_MS });
+    return id;
+  }
+
+  /** The verdict for a request: its voucher's when it carries a live one, else its own connection's. */
+  classifyRequest(req: { socket?: ConnectionEnds & object; headers?: Record<string, unknown> }): Promise<PeerKind> {
+    const raw = req.headers?.[PEER_VOUCHER_HEADER];
+    const voucher = typeof raw === 'string' ? this.vouchers.get(raw) : undefined;
+    if (voucher && typeof raw === 'string') {
+      this.vouchers.delete(raw);
+      if (voucher.until >= Date.now()) return voucher.kind;
+    }
+    return this.classify(req.socket);
+  }
 
   /** What the peer of `socket` is; cached per connection. */
   classify(socket: (ConnectionEnds & object) | undefined): Promise<PeerKind> {
@@ -50,8 +83,8 @@ export class LocalPeers {
    * process on this host. Where the kernel's tables cannot be read (not Linux: agents then run as
    * the service's own user anyway) it may; on Linux a peer that cannot be found may not.
    */
-  async isLocalBoard(socket: (ConnectionEnds & object) | undefined): Promise<boolean> {
-    const kind = await this.classify(socket);
+  async isLocalBoard(req: { socket?: ConnectionEnds & object; headers?: Record<string, unknown> }): Promise<boolean> {
+    const kind = await this.classifyRequest(req);
     if (kind === 'host_user') return true;
     if (kind === 'agent') return false;
     return !(await this.tablesReadable());

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { LocalPeers, PEER_VOUCHER_HEADER } from '../../common/auth/local-peers';
 import type { RouteRequest } from './service-tools';
 
 /** The caller's own credentials travel with each route call; nothing else of the MCP request does. */
@@ -18,7 +19,10 @@ export interface RouteAnswer {
  */
 @Injectable()
 export class McpRouteCaller {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly peers: LocalPeers,
+  ) {}
 
   async call(origin: FastifyRequest, r: RouteRequest): Promise<RouteAnswer> {
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
@@ -27,6 +31,8 @@ export class McpRouteCaller {
       const v = origin.headers[name];
       if (typeof v === 'string') headers[name] = v;
     }
+    // the call has no connection of its own: it is judged as the caller's (local board or not)
+    headers[PEER_VOUCHER_HEADER] = this.peers.voucherFor(origin.socket);
     if (r.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fastify.inject({
       method: r.method,
