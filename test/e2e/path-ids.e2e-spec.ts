@@ -3,6 +3,7 @@ import { bearer, createCompany } from '../support/factories';
 import { createIssue, insertAgent, insertRun } from '../support/issues';
 import { createGoal, createProject, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
+import { AUTHENTICATED, auth, ownedCompany } from '../support/users';
 
 /**
  * Issue 41: a tenant cannot tell another company's record from an unknown one by its id in a path.
@@ -61,5 +62,39 @@ describe('ids in paths: another company answers like an unknown id (issue 41)', 
     await same(`/api/companies/${a.id}`, `/api/companies/${randomUUID()}`, outsider.token, 403);
     await same(`/api/companies/${a.id}/issues`, `/api/companies/${randomUUID()}/issues`, outsider.token, 403);
     await t.http.get(`/api/companies/${randomUUID()}`).expect(404);
+  });
+});
+
+describe('tool connections and profiles: a board member of another company gets the 404 of an unknown id (issue 41)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: AUTHENTICATED });
+  });
+  afterAll(() => t.close());
+
+  it('GET and PATCH of another company’s tool connection and profile answer like unknown ids; the owner reaches them', async () => {
+    const { company, owner } = await ownedCompany(t);
+    const { owner: outsider } = await ownedCompany(t);
+    const conn = await t.http
+      .post(`/api/companies/${company.id}/tools/connections`)
+      .set(auth(owner.token))
+      .send({ name: 'Memory', transport: 'local_stdio', transportConfig: { command: 'server-memory' } })
+      .expect(201);
+    const profile = await t.http.post(`/api/companies/${company.id}/tools/profiles`).set(auth(owner.token)).send({ name: 'p' }).expect(201);
+    for (const [base, id, label] of [
+      ['/api/tool-connections', conn.body.id as string, 'Tool connection'],
+      ['/api/tool-profiles', profile.body.id as string, 'Tool profile'],
+    ]) {
+      const unknown = randomUUID();
+      for (const method of ['get', 'patch'] as const) {
+        if (base === '/api/tool-profiles' && method === 'get') continue;
+        const a = await t.http[method](`${base}/${id}`).set(auth(outsider.token)).send({ name: 'x' });
+        const b = await t.http[method](`${base}/${unknown}`).set(auth(outsider.token)).send({ name: 'x' });
+        expect([method, base, a.status, a.body]).toEqual([method, base, 404, b.body]);
+        expect(b.status).toBe(404);
+        expect(a.body.error).toContain(label);
+      }
+    }
+    await t.http.get(`/api/tool-connections/${conn.body.id}`).set(auth(owner.token)).expect(200);
   });
 });

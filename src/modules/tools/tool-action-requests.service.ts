@@ -43,7 +43,7 @@ export class ToolActionRequestsService {
   private async decide(actor: Actor, id: string, companyId: string | undefined, status: 'approved' | 'rejected', reason: string | null) {
     const owner = isUuid(id) ? await this.repo.companyOf(id) : null;
     if (!owner || (companyId !== undefined && companyId !== owner)) throw notFound('Action request');
-    await this.access.assertAccessToKnownCompany(actor, owner);
+    await this.access.assertAccessToKnownCompany(actor, owner, 'Action request');
     const userId = actor.kind === 'board' ? actor.userId : `agent:${actor.agentId}`;
     const decided = await this.repo.decide(owner, id, status, userId, reason);
     if (!decided) {

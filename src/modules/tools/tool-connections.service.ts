@@ -58,11 +58,11 @@ export class ToolConnectionsService {
     return (await this.repo.listConnections(companyId)).map(toConnectionDto);
   }
 
-  /** A connection the caller may reach: 404 unknown, 403 another company's. */
+  /** A connection the caller may reach: 404 for an unknown one and another company's alike. */
   async load(actor: Actor, id: string, lock = false): Promise<ToolConnection> {
     const companyId = isUuid(id) ? await this.repo.companyOfConnection(id) : null;
     if (!companyId) throw notFound('Tool connection');
-    await this.access.assertAccessToKnownCompany(actor, companyId);
+    await this.access.assertAccessToKnownCompany(actor, companyId, 'Tool connection');
     const c = await this.repo.findConnection(companyId, id, lock);
     if (!c) throw notFound('Tool connection');
     return c;

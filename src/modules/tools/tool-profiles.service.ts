@@ -241,7 +241,7 @@ export class ToolProfilesService {
   private async load(actor: Actor, id: string): Promise<ToolProfile> {
     const companyId = isUuid(id) ? await this.repo.companyOf('tool_profiles', id) : null;
     if (!companyId) throw notFound('Tool profile');
-    await this.access.assertAccessToKnownCompany(actor, companyId);
+    await this.access.assertAccessToKnownCompany(actor, companyId, 'Tool profile');
     return (await this.repo.findProfile(companyId, id)) ?? Promise.reject(notFound('Tool profile'));
   }
 
@@ -254,7 +254,7 @@ export class ToolProfilesService {
   private async loadEntry(actor: Actor, id: string): Promise<ProfileEntry> {
     const companyId = isUuid(id) ? await this.repo.companyOf('tool_profile_entries', id) : null;
     if (!companyId) throw notFound('Tool profile entry');
-    await this.access.assertAccessToKnownCompany(actor, companyId);
+    await this.access.assertAccessToKnownCompany(actor, companyId, 'Tool profile entry');
     return (await this.repo.findEntry(companyId, id)) ?? Promise.reject(notFound('Tool profile entry'));
   }
 
