@@ -5,14 +5,11 @@ import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { claudeBinary, FakeAnthropic, startFakeAnthropic } from '../support/fake-anthropic';
 import { FakeGemini, geminiBinary, startFakeGemini } from '../support/fake-gemini';
-import { codexBinary, FakeOpenAi, startFakeOpenAi } from '../support/fake-openai';
-import { readableForAgents } from '../support/readable-for-agents';
+import { codexBinary, FakeOpenAi, opencodeBinary, startFakeOpenAi } from '../support/fake-openai';
 import { createTestApp, TestApp } from '../support/test-app';
 
 type Rec = Record<string, any>;
 const plain = (value: string) => ({ type: 'plain', value });
-const opencodePkg = path.resolve(__dirname, '..', '..', 'node_modules', 'opencode-linux-x64');
-const opencodeBinary = () => readableForAgents(path.join(opencodePkg, 'bin', 'opencode'), opencodePkg);
 
 /**
  * The board UI's agent form: env entries as `{ type: "plain", value }` next to secret references,

@@ -21,7 +21,7 @@ import { describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support
 const claudeUsage = (u: CallUsage) => ({ input: u.input, output: u.output, cacheRead: u.cached });
 
 /**
- * claude_local with the real Claude Code CLI (devDependency) against a loopback fake of the
+ * claude_local with the real Claude Code CLI (pinned, from the test CLI cache) against a loopback fake of the
  * Anthropic Messages API: no network anywhere else (telemetry, updates and other traffic are off).
  */
 describe('claude_local: the real Claude Code CLI', () => {

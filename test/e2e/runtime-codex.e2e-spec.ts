@@ -2,7 +2,7 @@ import { codexBinary, FakeOpenAi, OpenAiTurn, startFakeOpenAi } from '../support
 import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
 import { describeRunErrors, describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support/runtimes';
 
-/** codex_local with the real Codex CLI (devDependency) against a loopback fake of the OpenAI Responses API. */
+/** codex_local with the real Codex CLI (pinned, from the test CLI cache) against a loopback fake of the OpenAI Responses API. */
 describe('codex_local: the real Codex CLI', () => {
   let fake: FakeOpenAi;
   const answer =

@@ -3,7 +3,7 @@ import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
 import { describeRunErrors, describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support/runtimes';
 
 /**
- * gemini_local with the real Gemini CLI (devDependency) against a loopback fake of the Gemini API.
+ * gemini_local with the real Gemini CLI (pinned, from the test CLI cache) against a loopback fake of the Gemini API.
  * Its stream reports usage only in its final `result`; the CLI's chat record has each call's tokens
  * as the call ends, which meters the run while it goes (docs/runtimes-cli.md).
  */

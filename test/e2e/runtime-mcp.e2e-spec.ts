@@ -4,9 +4,8 @@ import { AgentIdentities } from '../../src/common/process/agent-identities';
 import { createAgent } from '../support/agents';
 import { claudeBinary, claudeEnv, FakeAnthropic, startFakeAnthropic, transcript } from '../support/fake-anthropic';
 import { FakeGemini, geminiBinary, startFakeGemini } from '../support/fake-gemini';
-import { codexBinary, FakeOpenAi, startFakeOpenAi } from '../support/fake-openai';
+import { codexBinary, FakeOpenAi, opencodeBinary, startFakeOpenAi } from '../support/fake-openai';
 import { FIXTURES, TERMINAL, waitFor, waitRun, wakeRun } from '../support/heartbeat';
-import { readableForAgents } from '../support/readable-for-agents';
 import { useRuntimeApp } from '../support/runtimes';
 import { startFakeMcpServer } from '../support/fake-mcp-server';
 import { createSecret } from '../support/secrets';
@@ -244,12 +243,11 @@ describe('the service’s MCP server in each CLI run', () => {
   });
 
   it('OpenCode: its mcp section names the service (token by {env:…}); a checkout goes through', async () => {
-    const pkg = path.resolve(__dirname, '..', '..', 'node_modules', 'opencode-linux-x64');
     const start = openAiFake.requests.length;
     await checkoutThrough(
       'opencode_local',
       {
-        command: readableForAgents(path.join(pkg, 'bin', 'opencode'), pkg),
+        command: opencodeBinary(),
         model: 'openai/gpt-5',
         env: { OPENAI_BASE_URL: openAiFake.url, OPENAI_API_KEY: 'sk-test-dummy' },
       },

@@ -2,7 +2,7 @@ import { FakeOpenAi, OpenAiTurn, opencodeBinary, startFakeOpenAi } from '../supp
 import { TERMINAL, waitRun, wakeRun } from '../support/heartbeat';
 import { describeRunErrors, describeUsageFidelity, useRuntimeApp, type CallUsage } from '../support/runtimes';
 
-/** opencode_local with the real OpenCode CLI (devDependency), its openai provider pointed at a loopback fake Responses API. */
+/** opencode_local with the real OpenCode CLI (pinned, from the test CLI cache), its openai provider pointed at a loopback fake Responses API. */
 describe('opencode_local: the real OpenCode CLI', () => {
   let fake: FakeOpenAi;
   const opencode = opencodeBinary();

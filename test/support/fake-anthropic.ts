@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
 import { answerModelList } from './fake-model-list';
-import * as path from 'node:path';
-import { readableForAgents } from './readable-for-agents';
+import { testCliBinary } from './clis';
 import { Markers, runIdOf, type ServedCall } from './fake-model';
 
 /**
@@ -168,16 +166,8 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
   };
 }
 
-/** The installed Claude Code binary (the devDependency's native build, else its bin link). */
-export function claudeBinary(): string {
-  try {
-    const dir = path.dirname(require.resolve(`@anthropic-ai/claude-code-${process.platform}-${process.arch}/package.json`));
-    if (fs.existsSync(path.join(dir, 'claude'))) return readableForAgents(path.join(dir, 'claude'), dir);
-  } catch {
-    /* fall through */
-  }
-  return path.resolve(__dirname, '..', '..', 'node_modules', '.bin', 'claude');
-}
+/** The pinned Claude Code binary (its native build, from the test CLI cache: test/support/clis.ts). */
+export const claudeBinary = (): string => testCliBinary('claude');
 
 /** The env of a Claude Code agent pointed at the fake: a dummy key and no traffic elsewhere. */
 export const claudeEnv = (fake: { url: string }, extra: Record<string, string> = {}) => ({

@@ -1,8 +1,7 @@
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
 import { answerModelList } from './fake-model-list';
-import * as path from 'node:path';
-import { readableForAgents } from './readable-for-agents';
+import { testCliBinary } from './clis';
 import { Markers, runIdOf, type ServedCall } from './fake-model';
 
 /**
@@ -119,8 +118,5 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
   };
 }
 
-/** The installed Gemini CLI (devDependency): a Node script, run with this Node. */
-export const geminiBinary = (): string => {
-  const pkg = path.resolve(__dirname, '..', '..', 'node_modules', '@google', 'gemini-cli');
-  return readableForAgents(path.join(pkg, 'bundle', 'gemini.js'), pkg);
-};
+/** The pinned Gemini CLI (a Node script, run with the Node on PATH; from the test CLI cache: test/support/clis.ts). */
+export const geminiBinary = (): string => testCliBinary('gemini');

@@ -1,9 +1,7 @@
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
 import { answerModelList } from './fake-model-list';
-import * as path from 'node:path';
-import { readableForAgents } from './readable-for-agents';
+import { testCliBinary } from './clis';
 import { Markers, runIdOf, type ServedCall } from './fake-model';
 
 /**
@@ -165,18 +163,8 @@ export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: numbe
   };
 }
 
-/** The installed Codex CLI (devDependency): its native binary, else the bin link. */
-export function codexBinary(): string {
-  const root = path.resolve(__dirname, '..', '..', 'node_modules');
-  const triple = process.arch === 'arm64' ? 'aarch64-unknown-linux-musl' : 'x86_64-unknown-linux-musl';
-  const native = path.join(root, '@openai', `codex-linux-${process.arch}`, 'vendor', triple, 'bin', 'codex');
-  return fs.existsSync(native)
-    ? readableForAgents(native, path.join(root, '@openai', `codex-linux-${process.arch}`))
-    : path.join(root, '.bin', 'codex');
-}
+/** The pinned Codex CLI (its native build, from the test CLI cache: test/support/clis.ts). */
+export const codexBinary = (): string => testCliBinary('codex');
 
-/** The installed OpenCode CLI: the platform package of opencode-ai (the wrapper's other-platform packages are not all on the registry, so its lock entry breaks npm ci). */
-export function opencodeBinary(): string {
-  const pkg = path.resolve(__dirname, '..', '..', 'node_modules', 'opencode-linux-x64');
-  return readableForAgents(path.join(pkg, 'bin', 'opencode'), pkg);
-}
+/** The pinned OpenCode CLI (opencode-ai's platform build, from the test CLI cache: test/support/clis.ts). */
+export const opencodeBinary = (): string => testCliBinary('opencode');

@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '../../src/database/data-source';
 import { EmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { ensureTestClis } from './clis';
 import { copyReadable } from './readable-for-agents';
 
 export const TEMPLATE_DB = 'svc_test_template';
@@ -17,6 +18,8 @@ export const TEMPLATE_DB = 'svc_test_template';
 export default async function globalSetup(): Promise<void> {
   // the swagger plugin's DTO metadata for the served OpenAPI document, made while Postgres starts
   const metadata = generateOpenApiMetadata();
+  // the pinned coding-agent CLIs, into their cache folder once (TEST_CLIS=on-demand: when a test asks)
+  const clis = process.env.TEST_CLIS === 'on-demand' ? Promise.resolve() : ensureTestClis();
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
@@ -45,6 +48,7 @@ export default async function globalSetup(): Promise<void> {
   await runMigrations(ds);
   await ds.destroy();
   await metadata;
+  await clis;
   process.env.TEST_PG_ADMIN_URL = adminUrl;
   readableFixtures();
   // agents' uids, homes and run scratch of this test run (removed at teardown; host-wide by default)

@@ -26,7 +26,7 @@ const fresh = (outDir: string) =>
 
 /**
  * The built service: `dist/` when it is at least as new as the sources, else a build of the sources
- * into `.test-build/` (the same `nest build`, with the swagger plugin; same depth, so the paths the
+ * into `.test-build/` (the same build as `npm run build`, with the swagger plugin; same depth, so the paths the
  * service finds relative to itself are the same). The tests never write, delete or rebuild `dist/`:
  * an `npm start` of the same checkout may be serving from it. Test files run in parallel workers:
  * one builds (under a lock directory), the others wait for it. Resolves to the output directory.
@@ -55,26 +55,9 @@ export async function ensureBuiltDir(): Promise<string> {
   return TEST_BUILD;
 }
 
-/** `nest build` (swagger plugin and all) into `outDir`, through a tsconfig that extends tsconfig.build.json. */
+/** `node scripts/build.js --out <outDir>`: the build of `npm run build` (swagger plugin and all) into `outDir`. */
 export function buildInto(outDir: string): void {
-  const rel = path.relative(ROOT, outDir);
-  const tsconfig = `.tsconfig.${rel.replace(/[^\w-]+/g, '')}.json`; // nest takes it relative to the working directory
-  fs.writeFileSync(
-    path.join(ROOT, tsconfig),
-    JSON.stringify({
-      extends: './tsconfig.build.json',
-      compilerOptions: { outDir: `./${rel}`, tsBuildInfoFile: `./${rel}/tsconfig.tsbuildinfo` },
-    }),
-  );
-  try {
-    execFileSync(process.execPath, [require.resolve('@nestjs/cli/bin/nest.js'), 'build', '--path', tsconfig], {
-      cwd: ROOT,
-      stdio: 'pipe',
-      timeout: 300_000,
-    });
-  } finally {
-    fs.rmSync(path.join(ROOT, tsconfig), { force: true });
-  }
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--out', outDir], { cwd: ROOT, stdio: 'pipe', timeout: 300_000 });
 }
 
 /** The built service's main.js (see ensureBuiltDir). */
