@@ -1,7 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
-import { INestApplication, ValidationError, ValidationPipe } from '@nestjs/common';
+import { INestApplication, RequestMethod, ValidationError, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -120,7 +120,8 @@ function registerJsonParser(fastify: FastifyInstance): void {
 }
 
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
-  app.setGlobalPrefix('api');
+  // the front page (GET /) is the one route outside /api
+  app.setGlobalPrefix('api', { exclude: [{ path: '/', method: RequestMethod.GET }] });
   const fastify = app.getHttpAdapter().getInstance();
   registerJsonParser(fastify);
   registerInputGuard(fastify);

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { FrontPageController } from './front-page.controller';
 import { SystemController } from './system.controller';
 import { SystemRepository } from './system.repository';
 
-@Module({ controllers: [SystemController], providers: [SystemRepository] })
+@Module({ controllers: [SystemController, FrontPageController], providers: [SystemRepository] })
 export class SystemModule {}
