@@ -1,7 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyMultipart from '@fastify/multipart';
-import { INestApplication, RequestMethod, ValidationError, ValidationPipe } from '@nestjs/common';
+import { INestApplication, RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -13,6 +13,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { DomainError } from './common/errors/domain-error';
 import { registerInputGuard } from './common/http/input-guard';
+import { RequestValidationPipe } from './common/http/validation.pipe';
 import { registerOversizeBodyDrain } from './common/http/oversize-body';
 import { registerTraceRoutes } from './common/tracing/tracing-http';
 import { AppConfig } from './config/app-config';
@@ -36,19 +37,6 @@ export interface CreateAppOptions {
    * (the tests run the sources through ts-jest; see scripts/openapi-metadata.js).
    */
   openApiMetadata?: () => Promise<Record<string, unknown>>;
-}
-
-export interface ValidationFieldError {
-  field: string;
-  messages: string[];
-}
-
-function flatten(errors: ValidationError[], parent = ''): ValidationFieldError[] {
-  return errors.flatMap((e) => {
-    const field = parent ? `${parent}.${e.property}` : e.property;
-    const own = e.constraints ? [{ field, messages: Object.values(e.constraints) }] : [];
-    return [...own, ...flatten(e.children ?? [], field)];
-  });
 }
 
 /** The one place the Nest app is configured; main.ts and the tests both use it. */
@@ -136,18 +124,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     reply.header('X-Request-Id', req.id);
     done();
   });
-  app.useGlobalPipes(
-    new ValidationPipe({
-      whitelist: true,
-      transform: true,
-      transformOptions: { enableImplicitConversion: false },
-      exceptionFactory: (errors) => {
-        const fields = flatten(errors);
-        const summary = fields.map((f) => f.messages.join(', ')).join('; ');
-        return new DomainError(400, 'validation_failed', `Validation failed: ${summary}`, { fields });
-      },
-    }),
-  );
+  app.useGlobalPipes(new RequestValidationPipe());
   setupOpenApi(app);
 }
 
