@@ -1,4 +1,6 @@
+import type { Pool } from 'pg';
 import { metricsAccess } from '../../src/modules/metrics/metrics-access';
+import { MetricsService } from '../../src/modules/metrics/metrics.service';
 import { createCompany } from '../support/factories';
 import { insertAgent, waitRun, wakeRun } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -39,6 +41,34 @@ describe('GET /api/metrics', () => {
       expect(res.text).toContain(`# TYPE ${name} `);
     }
     expect(res.text).toMatch(/db_pool_connections\{state="in_use"\} \d+/);
+  });
+
+  it('db_pool_connections{state="waiting"} reads 0 on an idle instance (the scrape’s own queries are not waiting)', async () => {
+    for (let i = 0; i < 5; i++) {
+      const text = (await t.http.get('/api/metrics').expect(200)).text;
+      expect(sample(text, 'db_pool_connections', { state: 'waiting' })).toBe(0);
+      const [total, idle, inUse] = ['total', 'idle', 'in_use'].map((state) => sample(text, 'db_pool_connections', { state }));
+      expect(idle + inUse).toBe(total);
+    }
+  });
+
+  it('db_pool_connections{state="waiting"} counts the checkouts waiting while every connection is in use', async () => {
+    const pool = (t.dataSource.driver as unknown as { master: Pool }).master;
+    const max = (pool as unknown as { options: { max: number } }).options.max;
+    const held = await Promise.all(Array.from({ length: max }, () => pool.connect()));
+    try {
+      const queued = [pool.query('SELECT 1'), pool.query('SELECT 2')];
+      // the gauge alone: the whole scrape would wait for a connection too
+      const gauge = (await t.app.get(MetricsService).registry.getSingleMetric('db_pool_connections')!.get()).values;
+      const value = (state: string) => gauge.find((v) => v.labels.state === state)?.value;
+      expect({ total: value('total'), inUse: value('in_use') }).toEqual({ total: max, inUse: max });
+      // the two queued here (and a scheduler tick's, if one fell in this moment)
+      expect(value('waiting')).toBeGreaterThanOrEqual(2);
+      for (const c of held.splice(0)) c.release();
+      await Promise.all(queued);
+    } finally {
+      for (const c of held) c.release();
+    }
   });
 
   it('labels requests by route template, not by raw path', async () => {

@@ -102,7 +102,7 @@ export class MetricsService implements OnModuleInit {
         this.set({ state: 'total' }, total);
         this.set({ state: 'idle' }, idle);
         this.set({ state: 'in_use' }, total - idle);
-        this.set({ state: 'waiting' }, p?.waitingCount ?? 0);
+        this.set({ state: 'waiting' }, waitingForConnection(p));
       },
     });
   }
@@ -142,4 +142,16 @@ export class MetricsService implements OnModuleInit {
   get contentType(): string {
     return this.registry.contentType;
   }
+}
+
+/**
+ * Checkouts waiting for a connection because the pool is exhausted. pg-pool's `waitingCount` is not
+ * that: it queues every checkout for a tick while idle clients are there to take it, and those it
+ * cannot serve from an idle client get a new connection when the pool is not full. A scrape's own
+ * queries (the gauges above) made it read 3 on an idle instance, and an alert on it always fired.
+ */
+function waitingForConnection(p: Pool | undefined): number {
+  if (!p) return 0;
+  const max = (p as unknown as { options?: { max?: number } }).options?.max ?? 10;
+  return p.totalCount >= max ? Math.max(0, p.waitingCount - p.idleCount) : 0;
 }
