@@ -57,6 +57,12 @@ async function main(): Promise<void> {
   }
   const inUse = await portProblem(config.port, config.host);
   if (inUse) return fatal(inUse);
+  if (config.databaseUrl) {
+    // before the application loads: an unreachable database is named, in seconds
+    const { databaseUrlProblem } = await import('./database/database-url');
+    const unreachable = await databaseUrlProblem(config.databaseUrl);
+    if (unreachable) return fatal(unreachable);
+  }
   const logger = new Logger('Bootstrap');
   const isolationWarning = agentIdentityWarning(config.agentIdentity.isolate);
   if (isolationWarning) logger.warn(isolationWarning);

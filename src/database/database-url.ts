@@ -32,3 +32,34 @@ export async function ensureDatabase(adminUrl: string, name: string, template?: 
     await client.end();
   }
 }
+
+/** The URL with its password masked, for messages. */
+export function maskedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/**
+ * Whether DATABASE_URL answers: a connection and `SELECT 1` within `timeoutMs`. Null, or a message
+ * naming the setting to fix (a start-up that cannot reach its database says so in seconds, before
+ * the application loads, instead of a bare `connect ECONNREFUSED`).
+ */
+export async function databaseUrlProblem(url: string, timeoutMs = 5000): Promise<string | null> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (err) {
+    const reason = /timeout/i.test((err as Error).message) ? `no answer within ${timeoutMs / 1000} s` : (err as Error).message;
+    return `the database at DATABASE_URL (${maskedUrl(url)}) cannot be reached: ${reason}; fix DATABASE_URL, or unset it to use the embedded PostgreSQL`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,7 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../../src/database/embedded-postgres';
 import { sleep } from '../support/heartbeat';
 import { ensureBuilt, ensureBuiltDir, startService } from '../support/service-process';
 import { createTestDatabase } from '../support/test-app';
@@ -56,6 +58,50 @@ describe('start-up with a data directory that cannot be created', () => {
     expect(line).toMatchObject({ level: 60 });
     expect(line.msg).toContain(`SERVICE_DATA_DIR ${dir} cannot be created`);
     expect(line.msg).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('start-up with a DATABASE_URL that does not answer', () => {
+  let main = '';
+  beforeAll(async () => {
+    main = await ensureBuilt();
+  });
+
+  const startWith = (databaseUrl: string) => {
+    const res = spawnSync(process.execPath, [main], {
+      cwd: ROOT,
+      env: { ...baseEnv(), SERVICE_DATA_DIR: path.join(tmpDir(), 'data'), PORT: '0', DATABASE_URL: databaseUrl },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const lines = (res.stdout + res.stderr).trim().split('\n');
+    return { status: res.status, lines, line: JSON.parse(lines[lines.length - 1]) };
+  };
+
+  it('a closed port: one fatal line naming DATABASE_URL (password masked), exit 1, before the application loads', async () => {
+    const port = await freePort();
+    const res = startWith(`postgres://svc:hunter2@127.0.0.1:${port}/svc`);
+    expect(res.status).toBe(1);
+    expect(res.lines).toHaveLength(1);
+    expect(res.line).toMatchObject({ level: 60 });
+    expect(res.line.msg).toBe(
+      `the database at DATABASE_URL (postgres://svc:***@127.0.0.1:${port}/svc) cannot be reached: connect ECONNREFUSED 127.0.0.1:${port}; ` +
+        'fix DATABASE_URL, or unset it to use the embedded PostgreSQL',
+    );
+  });
+
+  it('a server that never answers: the same line after the 5 s connect timeout, not the system’s TCP timeout', async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = silent.address() as net.AddressInfo;
+      const res = startWith(`postgres://svc:hunter2@127.0.0.1:${port}/svc`);
+      expect(res.status).toBe(1);
+      expect(res.line.msg).toContain(`DATABASE_URL (postgres://svc:***@127.0.0.1:${port}/svc) cannot be reached: no answer within 5 s`);
+      expect(JSON.stringify(res.lines)).not.toContain('hunter2');
+    } finally {
+      silent.close();
+    }
   });
 });
 
