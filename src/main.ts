@@ -5,6 +5,7 @@ import { Logger } from '@nestjs/common';
 import type pino from 'pino';
 import { agentIdentityWarning } from './common/process/agent-user';
 import { AppConfig, ConfigError, loadConfig } from './config/app-config';
+import { localUrlOf, removeListening, writeListening } from './config/listening-file';
 import type { EmbeddedPostgres } from './database/embedded-postgres';
 import { createRootLogger, nestLoggerFor } from './logger';
 import { startTracing, stopTracing } from './common/tracing/tracing';
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
     logger.log(`${signal} received, shutting down`);
     await drain?.(aborted).catch((err: Error) => logger.error(`drain failed: ${err.message}`));
     await closeApp?.().catch(() => undefined);
+    removeListening(config.dataDir);
     await stopTracing();
     await shutdownDb();
     process.exit(0);
@@ -114,7 +116,16 @@ async function main(): Promise<void> {
     drain = (abort) => app.get(RunDispatcher, { strict: false }).drain(config.shutdownGraceSec * 1000, abort);
     if (closing) return;
     await app.listen(config.port, config.host);
-    const bound = boundAddress(app.getHttpServer().address());
+    const address = app.getHttpServer().address();
+    const bound = boundAddress(address);
+    if (address && typeof address !== 'string') {
+      // where the CLI finds the instance of this data directory (aos doctor, status, backup, ...)
+      try {
+        writeListening(config.dataDir, localUrlOf(address.address, address.port));
+      } catch (err) {
+        logger.warn(`cannot record the listening address in ${config.dataDir}: ${(err as Error).message}`);
+      }
+    }
     logger.log(
       `listening on http://${bound} (${config.deploymentMode}); API docs at ${config.publicUrl}/api/docs; data in ${config.dataDir}`,
     );

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type pino from 'pino';
 import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
+import { dataDirOf, ListeningRecord, liveListening } from '../config/listening-file';
 import { createRootLogger } from '../logger';
 
 /** A failure the CLI reports as one line (and `{ error, code }` with --json), exiting with `exitCode`. */
@@ -20,6 +21,8 @@ export interface GlobalOptions {
   url?: string;
   token?: string;
 }
+
+const DEFAULT_PORT = 3100;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -71,19 +74,39 @@ export class CliContext {
     }
   }
 
-  /** The running service's base URL: --url, SERVICE_URL, else where the configuration says it listens. */
+  /**
+   * The running service's base URL: --url, SERVICE_URL; else, unless SERVICE_PUBLIC_URL, PORT or
+   * HOST say where it listens, the service of the data directory (its `listening.json`); else where
+   * the configuration says it listens (from PORT and HOST alone when the configuration is invalid).
+   */
   baseUrl(): string {
     const given = this.globals.url ?? this.env.SERVICE_URL?.trim();
     if (given) return given.replace(/\/+$/, '');
+    const named = ['SERVICE_PUBLIC_URL', 'PORT', 'HOST'].some((k) => this.env[k]?.trim());
+    const live = named ? null : this.liveService();
+    if (live) return live.url;
     try {
       const c = this.loadConfig();
-      const host = ['0.0.0.0', '::', '[::]'].includes(c.host) ? '127.0.0.1' : c.host;
-      return this.env.SERVICE_PUBLIC_URL?.trim()
-        ? c.publicUrl
-        : `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${c.port}`;
+      return this.env.SERVICE_PUBLIC_URL?.trim() ? c.publicUrl : this.listensAt(c.host, c.port);
     } catch {
-      return 'http://127.0.0.1:3100';
+      const port = Number(this.env.PORT?.trim() || DEFAULT_PORT);
+      return this.listensAt(this.env.HOST?.trim() || '127.0.0.1', Number.isInteger(port) ? port : DEFAULT_PORT);
     }
+  }
+
+  private listensAt(host: string, port: number): string {
+    const h = ['0.0.0.0', '::', '[::]'].includes(host) ? '127.0.0.1' : host;
+    return `http://${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${port}`;
+  }
+
+  /** The data directory named by the environment (SERVICE_DATA_DIR, else ~/.service). */
+  get dataDir(): string {
+    return dataDirOf(this.env);
+  }
+
+  /** The running service of the data directory (from its listening.json), or null. */
+  liveService(): ListeningRecord | null {
+    return liveListening(this.dataDir);
   }
 
   /** A board credential for the API: --token, else SERVICE_TOKEN (none: the local trusted board). */

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { freePort } from '../../src/database/embedded-postgres';
 import { emptyDatabase } from '../support/backups';
 import { aos, call } from '../support/cli';
 import { waitFor } from '../support/heartbeat';
@@ -128,11 +129,63 @@ describe('aos doctor', () => {
     expect(byName.data_dir).toMatchObject({ status: 'fail', message: `${file} is not a directory` });
   });
 
+  const byNameOf = (r: { json: { checks: Array<{ name: string }> } }): Record<string, any> =>
+    Object.fromEntries(r.json.checks.map((c) => [c.name, c]));
+  const portOf = (url: string) => new URL(url).port;
+
+  it('without PORT or --url checks the service of its data directory (its listening.json), and aos status talks to it too', async () => {
+    const env = { DATABASE_URL: databaseUrl, SERVICE_DATA_DIR: dataDir };
+    const r = await aos(['--json', 'doctor'], env);
+    expect(byNameOf(r).service).toMatchObject({ status: 'ok', message: expect.stringMatching(new RegExp(`^${svc.baseUrl} answers: ok`)) });
+    expect(r.code).toBe(0);
+    expect((await aos(['--json', 'status'], env)).code).toBe(0);
+  });
+
+  it('PORT pointing away from the data directory’s service: the service check fails and names where it listens', async () => {
+    const elsewhere = String(await freePort());
+    const r = await aos(['--json', 'doctor'], { DATABASE_URL: databaseUrl, SERVICE_DATA_DIR: dataDir, PORT: elsewhere });
+    expect(byNameOf(r).service).toMatchObject({ status: 'fail' });
+    expect(byNameOf(r).service.message).toContain(`nothing answers at http://127.0.0.1:${elsewhere}`);
+    expect(byNameOf(r).service.message).toContain(`listens on ${svc.baseUrl}`);
+    expect(r.code).toBe(1);
+  });
+
+  it('another data directory’s service answering where PORT points is a warning, not a healthy service; an invalid DATABASE_URL does not make it ignore PORT', async () => {
+    const other = tmpDir('cli-doctor-other-');
+    const port = portOf(svc.baseUrl);
+    const r = await aos(['--json', 'doctor'], { DATABASE_URL: databaseUrl, SERVICE_DATA_DIR: other, PORT: port });
+    expect(byNameOf(r).service).toMatchObject({ status: 'warn' });
+    expect(byNameOf(r).service.message).toContain(`no service of ${other} is running`);
+    const invalid = await aos(['--json', 'doctor'], { DATABASE_URL: 'mysql://x', SERVICE_DATA_DIR: other, PORT: port });
+    expect(byNameOf(invalid).config).toMatchObject({ status: 'fail' });
+    expect(byNameOf(invalid).service.message).toContain(`http://127.0.0.1:${port} answers`);
+    fs.rmSync(other, { recursive: true, force: true });
+  });
+
   it('logs one JSON line per check when stdout is not a terminal', async () => {
     const r = await aos(['doctor', '--url', svc.baseUrl], { DATABASE_URL: databaseUrl, SERVICE_DATA_DIR: dataDir });
     const lines = r.lines();
     expect(lines.find((l) => l.check === 'migrations')).toMatchObject({ level: 30, context: 'doctor', status: 'ok' });
     expect(lines[lines.length - 1]).toMatchObject({ healthy: true, msg: expect.stringMatching(/^healthy/) });
+  });
+});
+
+describe('aos doctor with the embedded database', () => {
+  it('starts the data directory’s embedded database when no service holds it (as docs/cli.md says), checks it, and stops it after', async () => {
+    const dataDir = tmpDir('cli-doctor-embedded-');
+    const svc = await startService({ SERVICE_DATA_DIR: dataDir });
+    await svc.stop();
+    const pidFile = path.join(dataDir, 'db', 'postmaster.pid');
+    expect(fs.existsSync(pidFile)).toBe(false);
+    // a port of its own: another service on this host's default port would be reported (a warning)
+    const r = await aos(['--json', 'doctor'], { SERVICE_DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const byName = Object.fromEntries(r.json.checks.map((c: { name: string }) => [c.name, c]));
+    expect(byName.database).toMatchObject({ status: 'ok', message: expect.stringMatching(/^reachable \(embedded \(started\)\)/) });
+    expect(byName.migrations).toMatchObject({ status: 'ok' });
+    expect(byName.service).toMatchObject({ status: 'skip' });
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(pidFile)).toBe(false);
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 });
 

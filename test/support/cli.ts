@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
-import { ensureBuilt } from './service-process';
-
-const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+import { ensureBuiltDir } from './service-process';
 
 export interface CliRun {
   code: number | null;
@@ -14,10 +12,10 @@ export interface CliRun {
   lines(): Array<Record<string, any>>;
 }
 
-/** Runs the built `aos` CLI (dist/src/cli/main.js) with `env` only (plus PATH and HOME), stdin from `input`. */
+/** Runs the built `aos` CLI (src/cli/main.js of dist/, or of the tests' build when dist/ is stale) with `env` only (plus PATH and HOME), stdin from `input`. */
 export async function aos(args: string[], env: Record<string, string> = {}, input?: string): Promise<CliRun> {
-  await ensureBuilt();
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const cli = path.join(await ensureBuiltDir(), 'src', 'cli', 'main.js');
+  const child = spawn(process.execPath, [cli, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -229,19 +229,12 @@ export async function checkDatabase(ctx: CliContext, config: AppConfig): Promise
       ],
     };
   }
+  // the running embedded cluster of the data directory, else one started for the checks (stopped after)
   let db;
   try {
-    db = await openDatabase(ctx, config, { start: false });
-  } catch {
-    return {
-      checks: [
-        {
-          name: 'database',
-          status: 'skip',
-          message: 'the embedded database is not running (start the service, or `aos migrate` starts it); not checked',
-        },
-      ],
-    };
+    db = await openDatabase(ctx, config);
+  } catch (err) {
+    return { checks: [{ name: 'database', status: 'fail', message: `the embedded database does not start: ${(err as Error).message}` }] };
   }
   try {
     return await withClient(db.url, async (c) => {

@@ -1,5 +1,4 @@
 import * as os from 'node:os';
-import * as path from 'node:path';
 import type { Command } from 'commander';
 import { VERSION } from '../../version';
 import { ApiClient } from '../api-client';
@@ -19,7 +18,7 @@ export async function doctor(ctx: CliContext, opts: { fix?: boolean }): Promise<
     { name: 'version', status: 'ok', message: `service ${VERSION}, Node.js ${process.version}, ${os.platform()}-${os.arch()}` },
   ];
   // the data directory before the configuration: loading it must not change what is checked
-  const dataDir = path.resolve(ctx.env.SERVICE_DATA_DIR?.trim() || path.join(os.homedir(), '.service'));
+  const dataDir = ctx.dataDir;
   checks.push(...checkDataDir(dataDir, fix));
   let config;
   try {
@@ -38,19 +37,7 @@ export async function doctor(ctx: CliContext, opts: { fix?: boolean }): Promise<
     checks.push(...db.checks);
     checks.push(...(await checkVersions(config, db.serverVersion)));
   }
-  const api = new ApiClient(ctx);
-  try {
-    const h = (
-      await api.request<{ status: string; version: string; deploymentMode: string }>('GET', '/api/health', undefined, { allow: [503] })
-    ).body;
-    checks.push({
-      name: 'service',
-      status: h.status === 'ok' ? 'ok' : 'warn',
-      message: `${api.baseUrl} answers: ${h.status} (version ${h.version}, ${h.deploymentMode})`,
-    });
-  } catch {
-    checks.push({ name: 'service', status: 'skip', message: `no service answers at ${api.baseUrl}` });
-  }
+  checks.push(await checkService(ctx));
   const failed = checks.filter((c) => c.status === 'fail').length;
   const warned = checks.filter((c) => c.status === 'warn').length;
   const fixable = checks.filter((c) => c.fix && !c.fixed);
@@ -76,6 +63,41 @@ export async function doctor(ctx: CliContext, opts: { fix?: boolean }): Promise<
   else ctx.result({ healthy: failed === 0, checks }, lines);
   return failed ? 1 : 0;
 }
+
+/**
+ * The service of this configuration: the one the data directory's listening.json names (unless
+ * --url, SERVICE_URL, PORT or HOST name another place), and whether that is what answers.
+ */
+async function checkService(ctx: CliContext): Promise<Check> {
+  const api = new ApiClient(ctx);
+  const live = ctx.liveService();
+  const ours = live ? `the service of ${ctx.dataDir} (pid ${live.pid}) listens on ${live.url}` : null;
+  let health: { status: string; version: string; deploymentMode: string } | null = null;
+  try {
+    health = (
+      await api.request<{ status: string; version: string; deploymentMode: string }>('GET', '/api/health', undefined, { allow: [503] })
+    ).body;
+  } catch {
+    health = null;
+  }
+  const elsewhere = live && live.url !== api.baseUrl;
+  if (!health) {
+    if (ours && elsewhere) return { name: 'service', status: 'fail', message: `nothing answers at ${api.baseUrl}, but ${ours}: ${POINT}` };
+    if (ours) return { name: 'service', status: 'fail', message: `${ours} but does not answer` };
+    return { name: 'service', status: 'skip', message: `no service of ${ctx.dataDir} is running (nothing answers at ${api.baseUrl})` };
+  }
+  const answer = `${api.baseUrl} answers: ${health.status} (version ${health.version}, ${health.deploymentMode})`;
+  if (ours && elsewhere) return { name: 'service', status: 'fail', message: `${answer}, but ${ours}: ${POINT}` };
+  if (!ours)
+    return {
+      name: 'service',
+      status: 'warn',
+      message: `${answer}, but no service of ${ctx.dataDir} is running: another instance? (set SERVICE_DATA_DIR as it was started)`,
+    };
+  return { name: 'service', status: health.status === 'ok' ? 'ok' : 'warn', message: answer };
+}
+
+const POINT = 'set PORT and HOST as it was started, or --url (or unset them: the CLI then finds it)';
 
 export function registerDoctor(program: Command): void {
   program
