@@ -12,5 +12,7 @@ module.exports = {
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60000,
   maxWorkers: process.env.JEST_WORKERS ?? 2,
+  // in the checkout, not in the temporary folder: one cache whatever TMPDIR says (test/e2e/tmpdir)
+  cacheDirectory: '<rootDir>/node_modules/.cache/jest',
   reporters: ['default'],
 };

@@ -3,6 +3,7 @@ import { agentBody, createAgent, createAgentKey, createRestrictedAgentWithKey } 
 import { bearer, createCompany } from '../support/factories';
 import { activityOf } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
+import { tmpPath } from '../support/tmp';
 
 type Rec = Record<string, any>;
 const DISABLED = 'Built-in agents are not enabled.';
@@ -309,7 +310,7 @@ describe('built-in agents', () => {
       const res = await provision(c.id, 'reflection-coach', { adapterConfig: { model: 'custom-model' } });
       await t.http
         .patch(`/api/agents/${res.agentId}`)
-        .send({ adapterConfig: { model: 'custom-model', cwd: '/tmp' }, replaceAdapterConfig: true })
+        .send({ adapterConfig: { model: 'custom-model', cwd: tmpPath() }, replaceAdapterConfig: true })
         .expect(200);
       expect((await agentOf(res.agentId)).adapterConfig.instructions).toBeUndefined();
       // direct keys granted behind the feature's back (e.g. an older grant): reconcile removes them
@@ -328,7 +329,7 @@ describe('built-in agents', () => {
       const second = (await t.http.post(`${base(c.id)}/reflection-coach/reconcile`).expect(200)).body;
       expect(second).toEqual(first);
       const agent = await agentOf(res.agentId);
-      expect(agent.adapterConfig).toMatchObject({ model: 'custom-model', cwd: '/tmp' });
+      expect(agent.adapterConfig).toMatchObject({ model: 'custom-model', cwd: tmpPath() });
       expect(agent.adapterConfig.instructions).toContain('Reflection Coach');
       expect(grantKeys(agent)).toEqual(['agents:suggest-changes', 'skills:suggest-changes', 'tasks:assign']);
       expect(first.routines).toHaveLength(1);

@@ -5,6 +5,7 @@ import { bearer, createCompany } from '../support/factories';
 import { agentHeaders, createIssue, insertAgent, insertCompany, insertGoal, insertProject, wakeups } from '../support/issues';
 import { waitFor } from '../support/heartbeat';
 import { createTestApp, TestApp } from '../support/test-app';
+import { tmpPath } from '../support/tmp';
 
 describe('issues', () => {
   let t: TestApp;
@@ -161,8 +162,8 @@ describe('issues', () => {
       const label = (await t.http.post(`/api/companies/${c.id}/labels`).send({ name: 'Bug', color: '#FF0000' }).expect(201)).body;
       // a workspace of the company (an unknown id is refused like another company's: invalid_reference)
       const [{ id: ws }] = await t.dataSource.query(
-        `INSERT INTO project_workspaces (company_id, project_id, name, source_type, cwd) VALUES ($1, $2, 'w', 'local_path', '/tmp/w') RETURNING id`,
-        [c.id, await insertProject(t, c.id)],
+        `INSERT INTO project_workspaces (company_id, project_id, name, source_type, cwd) VALUES ($1, $2, 'w', 'local_path', $3) RETURNING id`,
+        [c.id, await insertProject(t, c.id), tmpPath('w')],
       );
       const src = await createIssue(t, c.id, {
         executionPolicy: { mode: 'review' },

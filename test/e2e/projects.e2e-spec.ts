@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createCompany } from '../support/factories';
 import { activityOf, describeWithoutCredentials, createGoal, createProject, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
+import { tmpPath } from '../support/tmp';
 
 describe('projects', () => {
   let t: TestApp;
@@ -327,7 +328,7 @@ describe('projects', () => {
   describe('DELETE /api/projects/:projectId', () => {
     it('returns the deleted row with its workspaces; then 404', async () => {
       const c = await createCompany(t);
-      const p = await createProject(t, c.id, { workspace: { cwd: '/tmp/x' } });
+      const p = await createProject(t, c.id, { workspace: { cwd: tmpPath('x') } });
       const res = await t.http.delete(`/api/projects/${p.id}`).expect(200);
       expect(res.body).toMatchObject({ id: p.id, name: p.name, urlKey: p.urlKey });
       expect(res.body.workspaces).toHaveLength(1);

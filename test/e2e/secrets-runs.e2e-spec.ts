@@ -18,6 +18,7 @@ import {
   startRun,
 } from '../support/secrets';
 import { createTestApp, TestApp } from '../support/test-app';
+import { tmpPath } from '../support/tmp';
 
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
@@ -132,7 +133,7 @@ describe('secret bindings and run-bound access', () => {
       await expect(
         bindings.validateEnvBindings(
           co.id,
-          { OPENAI_API_KEY: secretRef(s.id), HOME_DIR: '/tmp', KEYBOARD: 'x', EMPTY_TOKEN: '' },
+          { OPENAI_API_KEY: secretRef(s.id), HOME_DIR: tmpPath(), KEYBOARD: 'x', EMPTY_TOKEN: '' },
           { strict: true },
         ),
       ).resolves.toBeDefined();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createCompany } from '../support/factories';
 import { activityOf, describeWithoutCredentials, createProject, createWorkspace, insertAgentWithKey } from '../support/projects';
 import { createTestApp, TestApp } from '../support/test-app';
+import { tmpPath } from '../support/tmp';
 
 describe('project workspaces', () => {
   let t: TestApp;
@@ -30,7 +31,10 @@ describe('project workspaces', () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
       await t.http.post(`/api/projects/${p.id}/workspaces`).send({ sourceType: 'remote_managed' }).expect(422);
-      await t.http.post(`/api/projects/${p.id}/workspaces`).send({ sourceType: 'remote_managed', cwd: '/tmp/x' }).expect(422);
+      await t.http
+        .post(`/api/projects/${p.id}/workspaces`)
+        .send({ sourceType: 'remote_managed', cwd: tmpPath('x') })
+        .expect(422);
       const ok = await t.http
         .post(`/api/projects/${p.id}/workspaces`)
         .send({ name: 'r', sourceType: 'remote_managed', remoteWorkspaceRef: 'ws-1', remoteProvider: 'cloud' })
@@ -114,7 +118,7 @@ describe('project workspaces', () => {
       const c = await createCompany(t);
       const p = await createProject(t, c.id);
       const results = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => t.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd: `/tmp/c${i}` })),
+        Array.from({ length: 6 }, (_, i) => t.http.post(`/api/projects/${p.id}/workspaces`).send({ cwd: tmpPath(`c${i}`) })),
       );
       expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
       expect(results.filter((r) => r.body.isPrimary)).toHaveLength(1);

@@ -50,6 +50,7 @@ export default async function globalSetup(): Promise<void> {
   await metadata;
   await clis;
   process.env.TEST_PG_ADMIN_URL = adminUrl;
+  agentsCanEnterTmpdir();
   readableFixtures();
   // agents' uids, homes and run scratch of this test run (removed at teardown; host-wide by default)
   if (!process.env.SERVICE_AGENT_ROOT) {
@@ -67,6 +68,19 @@ const othersCanEnter = (dir: string): boolean => {
     if (path.dirname(cur) === cur) return true;
   }
 };
+
+/**
+ * As root the agents' homes and run folders (SERVICE_AGENT_ROOT) and the readable copies of the
+ * fixtures are made in the temporary folder, and the agents' own uids must reach them: a TMPDIR
+ * inside a private folder (root's 0700 home) would fail every agent test obscurely.
+ */
+function agentsCanEnterTmpdir(): void {
+  if (process.getuid?.() !== 0 || othersCanEnter(os.tmpdir())) return;
+  throw new Error(
+    `TMPDIR ${os.tmpdir()} is inside a folder other users cannot enter; as root the tests run agents under uids of their own, ` +
+      'which need to reach their homes there: point TMPDIR at a folder others can enter (e.g. unset it)',
+  );
+}
 
 /**
  * Agents run under uids of their own: they must be able to read the fixture scripts they run. A

@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import { bearer, uniq } from './factories';
 import { sqlAgent, sqlAgentKey } from './sql';
 import { createTestApp, TestApp } from './test-app';
+import { tmpPath } from './tmp';
 
 /** A record as the API returns it. */
 export type ApiRecord = { id: string; [field: string]: any };
@@ -40,7 +41,7 @@ export async function createProject(t: TestApp, companyId: string, body: Record<
 }
 
 export async function createWorkspace(t: TestApp, projectId: string, body: Record<string, unknown> = {}): Promise<ApiRecord> {
-  const res = await t.http.post(`/api/projects/${projectId}/workspaces`).send({ cwd: `/tmp/${randomUUID()}`, ...body });
+  const res = await t.http.post(`/api/projects/${projectId}/workspaces`).send({ cwd: tmpPath(randomUUID()), ...body });
   if (res.status !== 201) throw new Error(`createWorkspace: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
