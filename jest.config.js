@@ -14,5 +14,6 @@ module.exports = {
   maxWorkers: process.env.JEST_WORKERS ?? 2,
   // in the checkout, not in the temporary folder: one cache whatever TMPDIR says (test/e2e/tmpdir)
   cacheDirectory: '<rootDir>/node_modules/.cache/jest',
-  reporters: ['default'],
+  // the default reporter, and a progress line at least every 20 s when not in a terminal (CI)
+  reporters: ['default', '<rootDir>/test/support/progress-reporter.js'],
 };

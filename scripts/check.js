@@ -51,6 +51,15 @@ if (unknown.length) {
 }
 const chosen = wanted.length ? checks.filter((c) => wanted.includes(c.name)) : checks;
 
-Promise.all(chosen.map(run)).then((results) => {
+// never silent for long: the three take 10 s to over a minute on a cold cache
+const started = Date.now();
+const pending = new Set(chosen.map((c) => c.name));
+process.stdout.write(`checks: ${[...pending].join(', ')}\n`);
+const ticker = setInterval(
+  () => process.stdout.write(`     still running: ${[...pending].join(', ')} (${Math.round((Date.now() - started) / 1000)} s)\n`),
+  20_000,
+);
+Promise.all(chosen.map((c) => run(c).finally(() => pending.delete(c.name)))).then((results) => {
+  clearInterval(ticker);
   process.exitCode = results.every(Boolean) ? 0 : 1;
 });

@@ -323,11 +323,14 @@ function copyToCache(nativeDir: string): string {
   return path.join(cache, 'bin');
 }
 
+/** stdout only: `id` of a missing user prints "no such user" on stderr, an expected answer here */
+const QUIET = { stdio: ['ignore', 'pipe', 'ignore'] as ['ignore', 'pipe', 'ignore'] };
+
 function ensureSystemUser(): { uid: number; gid: number } {
   const lookup = () => {
     try {
-      const uid = Number(execFileSync('id', ['-u', SYSTEM_USER]).toString().trim());
-      const gid = Number(execFileSync('id', ['-g', SYSTEM_USER]).toString().trim());
+      const uid = Number(execFileSync('id', ['-u', SYSTEM_USER], QUIET).toString().trim());
+      const gid = Number(execFileSync('id', ['-g', SYSTEM_USER], QUIET).toString().trim());
       return { uid, gid };
     } catch {
       return undefined;

@@ -47,7 +47,11 @@ function idsOf(pid: number): { uid: number; gid: number } {
 /** `id -u` / `id -g` of a user (null when there is none). */
 const idOf = (flag: '-u' | '-g', user: string): number | null => {
   try {
-    return Number(execFileSync('id', [flag, user]).toString().trim());
+    return Number(
+      execFileSync('id', [flag, user], { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim(),
+    );
   } catch {
     return null;
   }
