@@ -80,17 +80,23 @@ export class CliContext {
    * the configuration says it listens (from PORT and HOST alone when the configuration is invalid).
    */
   baseUrl(): string {
+    return this.serviceUrl().url;
+  }
+
+  /** The base URL and what named it (`given`: --url or SERVICE_URL; `port`: PORT/HOST; `listening`: the data directory's service). */
+  serviceUrl(): { url: string; from: 'given' | 'public' | 'port' | 'listening' | 'default' } {
     const given = this.globals.url ?? this.env.SERVICE_URL?.trim();
-    if (given) return given.replace(/\/+$/, '');
+    if (given) return { url: given.replace(/\/+$/, ''), from: 'given' };
     const named = ['SERVICE_PUBLIC_URL', 'PORT', 'HOST'].some((k) => this.env[k]?.trim());
     const live = named ? null : this.liveService();
-    if (live) return live.url;
+    if (live) return { url: live.url, from: 'listening' };
+    const from = this.env.SERVICE_PUBLIC_URL?.trim() ? 'public' : named ? 'port' : 'default';
     try {
       const c = this.loadConfig();
-      return this.env.SERVICE_PUBLIC_URL?.trim() ? c.publicUrl : this.listensAt(c.host, c.port);
+      return { url: from === 'public' ? c.publicUrl : this.listensAt(c.host, c.port), from };
     } catch {
       const port = Number(this.env.PORT?.trim() || DEFAULT_PORT);
-      return this.listensAt(this.env.HOST?.trim() || '127.0.0.1', Number.isInteger(port) ? port : DEFAULT_PORT);
+      return { url: this.listensAt(this.env.HOST?.trim() || '127.0.0.1', Number.isInteger(port) ? port : DEFAULT_PORT), from };
     }
   }
 

@@ -139,6 +139,9 @@ describe('aos doctor', () => {
     expect(byNameOf(r).service).toMatchObject({ status: 'ok', message: expect.stringMatching(new RegExp(`^${svc.baseUrl} answers: ok`)) });
     expect(r.code).toBe(0);
     expect((await aos(['--json', 'status'], env)).code).toBe(0);
+    // an explicit --url is taken as another way to it (a proxy, another name)
+    const named = await aos(['--json', 'doctor', '--url', `http://localhost:${portOf(svc.baseUrl)}`], env);
+    expect(byNameOf(named).service).toMatchObject({ status: 'ok' });
   });
 
   it('PORT pointing away from the data directory’s service: the service check fails and names where it listens', async () => {

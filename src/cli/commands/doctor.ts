@@ -80,14 +80,19 @@ async function checkService(ctx: CliContext): Promise<Check> {
   } catch {
     health = null;
   }
-  const elsewhere = live && live.url !== api.baseUrl;
+  const differs = !!live && live.url !== api.baseUrl;
+  // PORT/HOST (or their defaults) pointing away from the data directory's service; an explicit
+  // --url, SERVICE_URL or SERVICE_PUBLIC_URL may be another way to it (a proxy)
+  const from = ctx.serviceUrl().from;
+  const elsewhere = differs && (from === 'port' || from === 'default');
+  const fix = elsewhere ? `: ${POINT}` : '';
   if (!health) {
-    if (ours && elsewhere) return { name: 'service', status: 'fail', message: `nothing answers at ${api.baseUrl}, but ${ours}: ${POINT}` };
+    if (ours && differs) return { name: 'service', status: 'fail', message: `nothing answers at ${api.baseUrl}, but ${ours}${fix}` };
     if (ours) return { name: 'service', status: 'fail', message: `${ours} but does not answer` };
     return { name: 'service', status: 'skip', message: `no service of ${ctx.dataDir} is running (nothing answers at ${api.baseUrl})` };
   }
   const answer = `${api.baseUrl} answers: ${health.status} (version ${health.version}, ${health.deploymentMode})`;
-  if (ours && elsewhere) return { name: 'service', status: 'fail', message: `${answer}, but ${ours}: ${POINT}` };
+  if (ours && elsewhere) return { name: 'service', status: 'fail', message: `${answer}, but ${ours}${fix}` };
   if (!ours)
     return {
       name: 'service',
