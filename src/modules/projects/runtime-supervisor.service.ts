@@ -35,6 +35,20 @@ const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'USER',
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Whether `p` settles within `ms`. The timer is cleared when `p` wins: a pending one (a sleep in a
+ * race) kept the process alive for the whole grace period after the service had stopped, and made
+ * a test worker overstay its end (jest's "worker failed to exit gracefully").
+ */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -187,10 +201,10 @@ export class RuntimeSupervisor implements OnApplicationShutdown {
     if (!entry) return false;
     entry.stopping = true;
     signalGroup(entry.pid, 'SIGTERM');
-    const exited = await Promise.race([entry.exited.then(() => true), sleep(graceMs).then(() => false)]);
+    const exited = await settlesWithin(entry.exited, graceMs);
     if (!exited) {
       signalGroup(entry.pid, 'SIGKILL');
-      await Promise.race([entry.exited, sleep(5000)]);
+      await settlesWithin(entry.exited, 5000);
     } else {
       // the leader is gone; make sure nothing of its group lingers
       signalGroup(entry.pid, 'SIGKILL');
