@@ -7,6 +7,7 @@ import { createSecret, dumpDatabase } from '../support/secrets';
 import { sqlAgent, sqlAgentKey } from '../support/sql';
 import { createTestApp, TestApp } from '../support/test-app';
 import { profileFor, remoteConnection } from '../support/tools';
+import { tmpPath } from '../support/tmp';
 
 /**
  * The gateway to company tool connections: an agent in a run calls a remote MCP server's tools
@@ -109,7 +110,7 @@ describe('tool gateway: company connections through /api/mcp', () => {
         .send({
           name: 'Memory',
           transport: 'local_stdio',
-          transportConfig: { command: 'npx', args: ['-y', 'server-memory'], env: { MEMORY_DIR: '/tmp/x' } },
+          transportConfig: { command: 'npx', args: ['-y', 'server-memory'], env: { MEMORY_DIR: tmpPath('x') } },
           credentialRefs: [{ name: 'key', secretId: secret.id, placement: 'env', key: 'MEMORY_KEY' }],
         })
         .expect(201);
