@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Writes the @nestjs/swagger plugin's metadata (DTO properties from TypeScript types and JSDoc) to
-// .tmp/openapi-metadata.generated.ts (git-ignored). `nest build` applies the plugin at compile time;
-// the tests run the sources through ts-jest, which cannot, so the in-process test app loads this
-// file instead (jest globalSetup runs this script). It is written outside src/ so that it never
-// makes the build (dist/) look older than the sources. The committed docs/openapi.json is made
-// from the built service, not from this (scripts/openapi.js).
+// .tmp/openapi-metadata.generated.ts (git-ignored). The build (scripts/build.js) applies the plugin
+// at compile time; jest transpiles the sources file by file (test/support/ts-transform.js), which
+// cannot, so the in-process test app loads this file instead (jest globalSetup runs this script).
+// It is written outside src/ so that it never makes the build (dist/) look older than the sources.
+// The committed docs/openapi.json is made from the built service, not from this (scripts/openapi.js).
 'use strict';
 const path = require('node:path');
 const crypto = require('node:crypto');

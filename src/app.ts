@@ -34,7 +34,7 @@ export interface CreateAppOptions {
   logger?: pino.Logger;
   /**
    * The swagger plugin's DTO metadata, for builds that did not apply the plugin at compile time
-   * (the tests run the sources through ts-jest; see scripts/openapi-metadata.js).
+   * (jest transpiles the sources file by file; see scripts/openapi-metadata.js).
    */
   openApiMetadata?: () => Promise<Record<string, unknown>>;
 }

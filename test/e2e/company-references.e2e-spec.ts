@@ -200,7 +200,7 @@ describe("every id in a request body belongs to the route's company (422 invalid
   }
 
   beforeAll(async () => {
-    // the OpenAPI document of the built service: its DTO fields come from the swagger compiler plugin (not run by ts-jest)
+    // the OpenAPI document of the built service: its DTO fields come from the swagger compiler plugin (not run by jest's transform)
     const svc = await startService({
       DATABASE_URL: await createTestDatabase(),
       SERVICE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'refs-openapi-')),

@@ -107,7 +107,7 @@ export function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-/** Runs scripts/openapi-metadata.js (ts-jest cannot apply the swagger compiler plugin that `nest build` applies). */
+/** Runs scripts/openapi-metadata.js (jest's per-file transform cannot apply the swagger compiler plugin the build applies). */
 function generateOpenApiMetadata(): Promise<void> {
   const script = path.join(__dirname, '..', '..', 'scripts', 'openapi-metadata.js');
   return new Promise((resolve, reject) => {
