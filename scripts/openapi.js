@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes docs/openapi.json: the OpenAPI document served by the built service (`nest build` output,
+// Writes docs/openapi.json: the OpenAPI document served by the built service (scripts/build.js output,
 // where the swagger compiler plugin has added response and DTO schemas). `npm run openapi` builds
 // first; `node scripts/openapi.js [outDir]` serves an existing build (default dist/). The service
 // starts on a free loopback port with a throw-away data directory (embedded PostgreSQL) unless

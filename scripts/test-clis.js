@@ -98,9 +98,15 @@ function npmInstall(prefix, spec) {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`npm install ${spec} failed (${code}):\n${out.trim()}`))));
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(installFailed(spec, code, out)))));
   });
 }
+
+/** What to do when a CLI could not be installed (the tests run the real CLIs: no registry, no tests of them). */
+const installFailed = (spec, code, out) =>
+  `test CLIs: npm install ${spec} failed (${code}). The tests run the real coding-agent CLIs, installed on first use ` +
+  `from the npm registry into ${cacheRoot()}: make the registry reachable (npm's registry and proxy settings), ` +
+  `or point TEST_CLI_CACHE at a cache filled elsewhere (\`npm run test:clis\`).\n${out.trim()}`;
 
 /** Installs one CLI into its cache folder unless it is there; resolves to its binary. */
 async function ensureOne(name, log) {

@@ -30,7 +30,7 @@ function operations(doc: any): Array<{ path: string; method: string; op: Operati
 
 /**
  * The OpenAPI document is committed (docs/openapi.json) so that every interface change shows in
- * review, and made from the built service (`nest build` output: the swagger compiler plugin adds the
+ * review, and made from the built service (scripts/build.js output: the swagger compiler plugin adds the
  * DTO and response schemas there). This starts the built service and fails when its document
  * differs; `npm run openapi` writes the new one (`UPDATE_OPENAPI=1` here does the same).
  */
