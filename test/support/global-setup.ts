@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions, runMigrations } from '../../src/database/data-source';
 import { EmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { ensureTestClis } from './clis';
+import globalTeardown from './global-teardown';
 import { copyReadable } from './readable-for-agents';
 
 export const TEMPLATE_DB = 'svc_test_template';
@@ -19,18 +20,30 @@ export default async function globalSetup(): Promise<void> {
   // the swagger plugin's DTO metadata for the served OpenAPI document, made while Postgres starts
   const metadata = generateOpenApiMetadata();
   // the pinned coding-agent CLIs, into their cache folder once (TEST_CLIS=on-demand: when a test asks)
-  const clis = process.env.TEST_CLIS === 'on-demand' ? Promise.resolve() : ensureTestClis();
+  const clis: Promise<unknown> = process.env.TEST_CLIS === 'on-demand' ? Promise.resolve() : ensureTestClis();
+  // awaited below; one failing meanwhile (no npm registry) must not crash jest before that
+  for (const p of [metadata, clis]) p.catch(() => undefined);
+  try {
+    await setUp(metadata, clis);
+  } catch (err) {
+    // jest runs no teardown after a failed setup: stop the database, remove the folders made so far
+    await globalTeardown();
+    throw err;
+  }
+}
+
+async function setUp(metadata: Promise<void>, clis: Promise<unknown>): Promise<void> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-test-pg-'));
+    (globalThis as { __PG_DIR__?: string }).__PG_DIR__ = dir;
     // a throwaway cluster: no durability across a host crash is needed, so commits skip the disk flush
     const pg = new EmbeddedPostgres({
       dataDir: path.join(dir, 'db'),
       settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
     });
     await pg.start();
-    (globalThis as { __EMBEDDED_PG__?: EmbeddedPostgres; __PG_DIR__?: string }).__EMBEDDED_PG__ = pg;
-    (globalThis as { __PG_DIR__?: string }).__PG_DIR__ = dir;
+    (globalThis as { __EMBEDDED_PG__?: EmbeddedPostgres }).__EMBEDDED_PG__ = pg;
     adminUrl = pg.url;
     process.env.TEST_PG_PASSWORD_FILE = pg.passwordFile;
   }
