@@ -1,4 +1,4 @@
-import type { ErrorTable } from './error-codes';
+import type { ErrorTable } from './error-table';
 
 /**
  * The codes of the generic helpers (src/common/errors/domain-error.ts) and of the checks every

@@ -1,4 +1,5 @@
 import { DomainError } from './domain-error';
+import type { ErrorTable } from './error-table';
 
 /**
  * Typed domain errors. Each domain declares its codes with their one status:
@@ -9,7 +10,7 @@ import { DomainError } from './domain-error';
  *
  * so a code cannot be thrown with two statuses, and the table documents what a domain may answer.
  */
-export type ErrorTable = Record<string, 400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 422 | 426 | 429 | 502 | 503>;
+export type { ErrorTable };
 
 export function domainErrors<T extends ErrorTable>(table: T) {
   return (code: keyof T & string, message: string, extra: Record<string, unknown> = {}): DomainError =>
