@@ -184,7 +184,7 @@ describe('npm run migrate', () => {
   it('applies migrations, logs in the service format and writes no key files', async () => {
     const dataDir = tmpDir();
     const built = await ensureBuiltDir();
-    const child = spawn(process.execPath, [path.join(built, 'src', 'database', 'migrate-cli.js')], {
+    const child = spawn(process.execPath, [path.join(built, 'src', 'cli', 'main.js'), 'migrate'], {
       cwd: ROOT,
       env: { ...baseEnv(), DATABASE_URL: await createTestDatabase(), SERVICE_DATA_DIR: dataDir },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -47,8 +47,8 @@ export async function tableFingerprints(url: string): Promise<Record<string, { c
 
 /** `npm run restore -- <file> --database-url <url>` (the built CLI). */
 export async function restoreCli(file: string, url: string, env: Record<string, string> = {}): Promise<string> {
-  const cli = path.join(await ensureBuiltDir(), 'src', 'database', 'restore-cli.js');
-  const { stdout } = await run(process.execPath, [cli, file, '--database-url', url], {
+  const cli = path.join(await ensureBuiltDir(), 'src', 'cli', 'main.js');
+  const { stdout } = await run(process.execPath, [cli, 'restore', file, '--database-url', url], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_EPHEMERAL_KEYS: 'true', ...env },
     timeout: 120_000,
   });

@@ -7,15 +7,13 @@ import { parse, ROOT, tsFiles } from '../support/source-files';
  * No circle between folders: the graph of src/modules/<m>, src/common/<x>, src/config,
  * src/database and src/cli built from every import of src (`import type` and `export … from`
  * included: a type-only circle is still a circle a reader walks), which must have no cycle.
- * Lint's import-x/no-cycle sees files only; this test sees folders.
+ * Lint's import-x/no-cycle sees files only, and skips `import type`; this test sees folders, and
+ * files with their type-only imports. No folder imports a higher tier.
  */
 
-/**
- * Executables outside the graph: kept at their old paths for scripts that run
- * dist/src/database/*-cli.js, they only start the CLI (`aos migrate`, `aos restore`), and nothing
- * imports them (checked below), so no folder reaches the CLI through them.
- */
-const ENTRY_POINTS = ['src/database/migrate-cli.ts', 'src/database/restore-cli.ts'];
+/** The tiers of src, lowest first: a folder imports folders of its own tier or of a lower one. */
+export const TIERS = ['config', 'database', 'common', 'modules', 'cli'];
+export const tierOf = (folder: string): number => TIERS.indexOf(folder.split('/')[0]);
 
 /** The folder a src file belongs to, or null outside the graph (src/*.ts at the top). */
 export function folderOf(file: string): string | null {
@@ -57,20 +55,43 @@ function specifiers(file: string): string[] {
   return out;
 }
 
+const resolvedImports = new Map<string, string[]>();
+/** The src files a file imports (every kind of import above), parsed once per run. */
+function importsOf(file: string): string[] {
+  let out = resolvedImports.get(file);
+  if (!out) {
+    out = specifiers(file)
+      .map((spec) => resolve(file, spec))
+      .filter((t): t is string => t !== null);
+    resolvedImports.set(file, out);
+  }
+  return out;
+}
+
 /** Folder → folder → the file imports behind that edge. */
 export function folderGraph(): Map<string, Map<string, string[]>> {
   const graph = new Map<string, Map<string, string[]>>();
   for (const file of tsFiles('src')) {
-    const from = ENTRY_POINTS.includes(file) ? null : folderOf(file);
+    const from = folderOf(file);
     if (!from) continue;
     if (!graph.has(from)) graph.set(from, new Map());
-    for (const spec of specifiers(file)) {
-      const target = resolve(file, spec);
-      const to = target ? folderOf(target) : null;
+    for (const target of importsOf(file)) {
+      const to = folderOf(target);
       if (!to || to === from) continue;
       const edges = graph.get(from) as Map<string, string[]>;
       edges.set(to, [...(edges.get(to) ?? []), `${file} -> ${target}`]);
     }
+  }
+  return graph;
+}
+
+/** File → file → the import behind that edge (every src file, `import type` included). */
+export function fileGraph(): Map<string, Map<string, string[]>> {
+  const graph = new Map<string, Map<string, string[]>>();
+  for (const file of tsFiles('src')) {
+    const edges = new Map<string, string[]>();
+    graph.set(file, edges);
+    for (const target of importsOf(file)) if (target !== file) edges.set(target, [`${file} -> ${target}`]);
   }
   return graph;
 }
@@ -110,7 +131,7 @@ export function cycles(graph: Map<string, Map<string, string[]>>): string[][] {
 }
 
 /** How a cycle's folders import each other (each edge inside it with one file import behind it). */
-function explain(graph: Map<string, Map<string, string[]>>, scc: string[]): string {
+export function explain(graph: Map<string, Map<string, string[]>>, scc: string[]): string {
   const lines = [`cycle between ${scc.join(', ')}:`];
   for (const from of scc)
     for (const [to, via] of graph.get(from) ?? [])
@@ -151,11 +172,12 @@ describe('folder import graph', () => {
     expect(graph.get('modules/issues')?.has('database')).toBe(true);
   });
 
-  it('leaves out only entry points that nothing imports', () => {
-    const importers = [...graph.values()]
-      .flatMap((edges) => [...edges.values()].flat())
-      .filter((via) => ENTRY_POINTS.some((e) => via.endsWith(`-> ${e}`)));
-    expect(importers).toEqual([]);
+  it('has no arrow from a lower tier to a higher one (config, database, common, modules, cli)', () => {
+    const upward = [...graph].flatMap(([from, edges]) =>
+      [...edges].filter(([to]) => tierOf(to) > tierOf(from)).map(([to, via]) => `${from} -> ${to}: ${via.join('; ')}`),
+    );
+    expect([...graph.keys()].filter((f) => tierOf(f) < 0)).toEqual([]);
+    expect(upward).toEqual([]);
   });
 
   it('finds a cycle when there is one', () => {
@@ -166,6 +188,12 @@ describe('folder import graph', () => {
       ['d', new Map([['a', ['w']]])],
     ]);
     expect(cycles(g)).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('has no circle between files, type-only imports included', () => {
+    const files = fileGraph();
+    const found = cycles(files).map((scc) => explain(files, scc));
+    expect(found).toEqual([]);
   });
 
   it('has no cycle between folders, type-only imports included', () => {
