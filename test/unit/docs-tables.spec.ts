@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { FOREIGN_READS, TABLE_OWNERS } from '../../src/database/table-owners';
+import { folderGraph, layers, renderModuleMap } from '../support/import-graph';
 
 const tables = require('../../scripts/docs-tables.js') as {
   DOC: string;
   render(owners: unknown, foreignReads: unknown): string;
   loadOwners(): { owners: unknown; foreignReads: unknown };
-  committedSection(doc: string): string | null;
+  committedSection(doc: string, name?: string): string | null;
 };
 
 /** docs/architecture.md's ownership table is generated from src/database/table-owners.ts (`npm run docs:tables`). */
@@ -24,5 +25,13 @@ describe('docs: table ownership', () => {
   it('is the committed section of docs/architecture.md (run `npm run docs:tables` after changing the map)', () => {
     const committed = tables.committedSection(readFileSync(tables.DOC, 'utf8'));
     expect(committed).toBe(tables.render(TABLE_OWNERS, FOREIGN_READS));
+  });
+});
+
+/** docs/architecture.md's module map is generated from the import graph of src (`npm run docs:tables`). */
+describe('docs: module map', () => {
+  it('is the committed section of docs/architecture.md (run `npm run docs:tables` after changing imports between folders)', () => {
+    const committed = tables.committedSection(readFileSync(tables.DOC, 'utf8'), 'module-map');
+    expect(committed).toBe(renderModuleMap(layers(folderGraph())));
   });
 });
