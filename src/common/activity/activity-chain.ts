@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ActivityLogRow } from './activity.entity';
 
 /**
  * The activity hash chain (version 1). Each company's records form one chain in commit order:
@@ -29,18 +30,7 @@ export interface ChainContent {
 }
 
 /** An activity_log row (as SQL returns it) as the content its digest covers. */
-export function chainContentOf(r: {
-  id: string;
-  company_id: string;
-  actor_type: string;
-  actor_id: string;
-  action: string;
-  entity_type: string;
-  entity_id: string;
-  agent_id: string | null;
-  run_id: string | null;
-  details: unknown;
-}): ChainContent {
+export function chainContentOf(r: ActivityLogRow): ChainContent {
   return {
     id: r.id,
     companyId: r.company_id,

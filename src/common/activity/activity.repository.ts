@@ -1,18 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import type { ChainContent } from './activity-chain';
 
-/** What the recorder writes: the entity's columns without creation time, and the content digest of the chain. */
-export interface ActivityRecordInput {
-  id: string;
-  companyId: string;
-  actorType: string;
-  actorId: string;
-  action: string;
-  entityType: string;
-  entityId: string;
-  agentId: string | null;
-  runId: string | null;
+/** What the recorder writes: the chain's content of the record (the entity's columns without creation time), and its digest. */
+export interface ActivityRecordInput extends ChainContent {
   details: Record<string, unknown> | null;
   /** SHA-256 of the record's canonical content (activity-chain.ts) */
   digest: Buffer;

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { ActivityLogRow } from '../../common/activity/activity.entity';
 import { CHAIN_MICROS_SQL } from '../../common/activity/activity.repository';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
@@ -10,17 +11,7 @@ export interface ChainHeadRow {
 }
 
 /** A chained record as verify and export read it (sequence and time as exact decimal strings). */
-export interface ChainRecordRow {
-  id: string;
-  company_id: string;
-  actor_type: string;
-  actor_id: string;
-  action: string;
-  entity_type: string;
-  entity_id: string;
-  agent_id: string | null;
-  run_id: string | null;
-  details: Record<string, unknown> | null;
+export interface ChainRecordRow extends ActivityLogRow {
   seq: string;
   hash: Buffer;
   prev_id: string | null;

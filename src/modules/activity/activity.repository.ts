@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { chainContentOf } from '../../common/activity/activity-chain';
-import { ActivityEntity } from '../../common/activity/activity.entity';
+import { ActivityEntity, type ActivityLogRow } from '../../common/activity/activity.entity';
 import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
@@ -14,17 +14,8 @@ export const NOT_ABOUT_HIDDEN_ISSUE = `NOT (a.entity_type = 'issue' AND EXISTS (
       SELECT 1 FROM issues i WHERE i.hidden_at IS NOT NULL AND i.company_id = a.company_id
          AND i.id = CASE WHEN a.entity_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN a.entity_id::uuid END))`;
 
-export interface ActivityRow {
-  id: string;
-  company_id: string;
-  actor_type: string;
-  actor_id: string;
-  action: string;
-  entity_type: string;
-  entity_id: string;
-  agent_id: string | null;
-  run_id: string | null;
-  details: Record<string, unknown> | null;
+/** A record of the audit page: the row, its time (as a Date and as the keyset cursor's text) and its issue. */
+export interface ActivityRow extends ActivityLogRow {
   created_at: Date;
   cursor_ts: string;
   /** the issue the record is about (entity type `issue`), for the audit view */
@@ -32,8 +23,8 @@ export interface ActivityRow {
 }
 
 /** An activity_log row (snake_case from SQL) as the entity: the chain's content of the row, and when. */
-export function toActivityEntity(r: Record<string, unknown>): ActivityEntity {
-  return { ...chainContentOf(r as Parameters<typeof chainContentOf>[0]), createdAt: r.created_at } as ActivityEntity;
+export function toActivityEntity(r: ActivityLogRow & { created_at: Date }): ActivityEntity {
+  return { ...chainContentOf(r), createdAt: r.created_at } as ActivityEntity;
 }
 
 /** Reads of the activity trail (the recorder in common/activity writes it). */
@@ -56,7 +47,7 @@ export class ActivityRepository extends CompanyScopedRepository {
     add('entity_type', f.entityType);
     add('entity_id', f.entityId);
     where.push(NOT_ABOUT_HIDDEN_ISSUE);
-    const rows = await this.rows<Record<string, unknown>>(
+    const rows = await this.rows<ActivityLogRow & { created_at: Date }>(
       companyId,
       `SELECT a.* FROM activity_log a
         WHERE ${where.join(' AND ')}
@@ -68,7 +59,7 @@ export class ActivityRepository extends CompanyScopedRepository {
 
   /** Records about one entity, newest first. */
   async findForEntity(companyId: string, entityType: string, entityId: string): Promise<ActivityEntity[]> {
-    const rows = await this.rows<Record<string, unknown>>(
+    const rows = await this.rows<ActivityLogRow & { created_at: Date }>(
       companyId,
       `SELECT * FROM activity_log WHERE company_id = $1 AND entity_type = $2 AND entity_id = $3 ORDER BY created_at DESC, id DESC`,
       [entityType, entityId],

@@ -54,7 +54,7 @@ export class ActivityService {
     const page = keysetPage(rows, limit);
     return {
       items: page.rows.map((r) => ({
-        ...toActivityResponse(toActivityEntity(r as unknown as Record<string, unknown>)),
+        ...toActivityResponse(toActivityEntity(r)),
         entity: { issue: r.issue, comment: null, document: null },
       })),
       nextCursor: page.nextCursor,
