@@ -1,27 +1,24 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { AppConfig } from '../../config/app-config';
+import { IntervalJob, JobInterval } from '../jobs/interval-job';
 import { LiveEventsRepository } from './live-events.repository';
 
 const PRUNE_EVERY_MS = 60_000;
 
 /** Drops events past the retention window (idempotent: any instance may run it). */
 @Injectable()
-export class LiveEventsJobs implements OnModuleInit, OnModuleDestroy {
-  private readonly logger = new Logger('LiveEvents');
-  private timer: NodeJS.Timeout | null = null;
-
+export class LiveEventsJobs extends IntervalJob {
   constructor(
     private readonly repo: LiveEventsRepository,
     private readonly config: AppConfig,
-  ) {}
-
-  onModuleInit(): void {
-    this.timer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-    this.timer.unref();
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super('LiveEvents', registry);
   }
 
-  onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
+  protected intervals(): JobInterval[] {
+    return [{ name: 'live-events.prune', everyMs: PRUNE_EVERY_MS, what: 'pruning live events', run: () => this.prune() }];
   }
 
   async prune(): Promise<number> {

@@ -1,5 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { IntervalJob, JobInterval } from '../../common/jobs/interval-job';
 import { AppConfig } from '../../config/app-config';
 import { ActivityChainRepository } from './activity-chain.repository';
 import { ActivityChainService } from './activity-chain.service';
@@ -11,47 +12,29 @@ const TICK = 'activity-anchors.tick';
  * wins it per interval), then signs every company chain head that moved since its last anchor.
  */
 @Injectable()
-export class ActivityAnchorsScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('ActivityAnchors');
-  private busy = false;
-  private stopped = false;
-
+export class ActivityAnchorsScheduler extends IntervalJob {
   constructor(
     private readonly config: AppConfig,
     private readonly chain: ActivityChainService,
     private readonly repo: ActivityChainRepository,
-    @Optional() private readonly registry?: SchedulerRegistry,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.registry) return;
-    const tickMs = Math.min(this.config.audit.anchorIntervalSec * 1000, 30_000);
-    this.registry.addInterval(
-      TICK,
-      setInterval(() => void this.tick(), tickMs),
-    );
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super('ActivityAnchors', registry);
   }
 
-  onApplicationShutdown(): void {
-    this.stopped = true;
-    try {
-      this.registry?.deleteInterval(TICK);
-    } catch {
-      /* not registered */
-    }
+  protected intervals(): JobInterval[] {
+    const everyMs = Math.min(this.config.audit.anchorIntervalSec * 1000, 30_000);
+    return [{ name: TICK, everyMs, what: 'activity anchoring', run: () => this.anchorRound() }];
   }
 
-  async tick(): Promise<void> {
-    if (this.busy || this.stopped) return;
-    this.busy = true;
-    try {
-      if (!(await this.repo.claimAnchorRound(this.config.heartbeat.instanceId, this.config.audit.anchorIntervalSec))) return;
-      const made = await this.chain.anchorAll();
-      if (made) this.logger.log(`anchored ${made} activity chain head(s)`);
-    } catch (err) {
-      this.logger.error(`activity anchoring failed: ${(err as Error).message}`);
-    } finally {
-      this.busy = false;
-    }
+  /** One tick, as the timer runs it. */
+  tick(): Promise<void> {
+    return this.guarded(this.intervals()[0]);
+  }
+
+  private async anchorRound(): Promise<void> {
+    if (!(await this.repo.claimAnchorRound(this.config.heartbeat.instanceId, this.config.audit.anchorIntervalSec))) return;
+    const made = await this.chain.anchorAll();
+    if (made) this.logger.log(`anchored ${made} activity chain head(s)`);
   }
 }

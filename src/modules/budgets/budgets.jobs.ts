@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
+import { IntervalJob } from '../../common/jobs/interval-job';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from './budget-enforcement.service';
@@ -27,11 +28,7 @@ export const BUDGET_WINDOW_JOB = 'budget-window-tick';
  * next month starts (the error is logged with its id).
  */
 @Injectable()
-export class BudgetsScheduler implements OnApplicationShutdown {
-  private readonly logger = new Logger('BudgetWindow');
-  private busy = false;
-  private stopped = false;
-
+export class BudgetsScheduler extends IntervalJob {
   constructor(
     private readonly db: Db,
     private readonly repo: BudgetsRepository,
@@ -42,29 +39,28 @@ export class BudgetsScheduler implements OnApplicationShutdown {
     private readonly usage: BudgetUsageService,
     private readonly activity: ActivityRecorder,
     private readonly config: AppConfig,
-  ) {}
-
-  onApplicationShutdown(): void {
-    this.stopped = true;
+  ) {
+    super('BudgetWindow');
   }
 
+  /** On the quarter minute (a cron job, where the app runs its scheduler): the window start, then the sweep, each failing alone. */
   @Cron('*/15 * * * * *', { name: BUDGET_WINDOW_JOB })
-  async onTick(): Promise<void> {
-    if (this.busy || this.stopped) return;
-    this.busy = true;
+  onTick(): Promise<void> {
+    return this.guarded({
+      name: BUDGET_WINDOW_JOB,
+      what: 'budget tick',
+      run: async () => {
+        await this.guardedStep('budget window tick', () => this.tick());
+        await this.guardedStep('budget sweep', () => this.enforceOverdue());
+      },
+    });
+  }
+
+  private async guardedStep(what: string, step: () => Promise<unknown>): Promise<void> {
     try {
-      try {
-        await this.tick();
-      } catch (err) {
-        this.logger.error(`budget window tick failed: ${(err as Error).message}`);
-      }
-      try {
-        await this.enforceOverdue();
-      } catch (err) {
-        this.logger.error(`budget sweep failed: ${(err as Error).message}`);
-      }
-    } finally {
-      this.busy = false;
+      await step();
+    } catch (err) {
+      this.logger.error(`${what} failed: ${(err as Error).message}`);
     }
   }
 

@@ -1,5 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { IntervalJob, JobInterval } from '../../common/jobs/interval-job';
 import { CronExpressionParser } from 'cron-parser';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
@@ -27,10 +28,7 @@ const KEEP_DELIVERED_MS = 24 * 3600_000;
  * One plugin's failure never stops the others.
  */
 @Injectable()
-export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('PluginsScheduler');
-  private busy = false;
-  private stopped = false;
+export class PluginsScheduler extends IntervalJob {
   private lastPrune = 0;
 
   constructor(
@@ -41,36 +39,13 @@ export class PluginsScheduler implements OnApplicationBootstrap, OnApplicationSh
     private readonly core: PluginCore,
     private readonly outbox: PluginCompanyRepository,
     private readonly supervisor: PluginSupervisor,
-    @Optional() private readonly registry?: SchedulerRegistry,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.registry) return;
-    this.registry.addInterval(
-      TICK,
-      setInterval(() => void this.guardedTick(), this.config.plugins.tickMs),
-    );
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super('PluginsScheduler', registry);
   }
 
-  onApplicationShutdown(): void {
-    this.stopped = true;
-    try {
-      this.registry?.deleteInterval(TICK);
-    } catch {
-      /* not registered */
-    }
-  }
-
-  private async guardedTick(): Promise<void> {
-    if (this.busy || this.stopped) return;
-    this.busy = true;
-    try {
-      await this.tick();
-    } catch (err) {
-      if (!this.stopped) this.logger.error(`plugins tick failed: ${(err as Error).message}`);
-    } finally {
-      this.busy = false;
-    }
+  protected intervals(): JobInterval[] {
+    return [{ name: TICK, everyMs: this.config.plugins.tickMs, what: 'plugins tick', run: () => this.tick() }];
   }
 
   async tick(now = new Date()): Promise<{ jobsRun: number; eventsDelivered: number }> {

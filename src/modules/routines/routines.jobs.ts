@@ -1,5 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { IntervalJob, JobInterval } from '../../common/jobs/interval-job';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { Clock } from '../budgets/clock.service';
@@ -28,47 +29,20 @@ export interface TickResult {
  * firing after now.
  */
 @Injectable()
-export class RoutinesScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('RoutinesScheduler');
-  private busy = false;
-  private stopped = false;
-
+export class RoutinesScheduler extends IntervalJob {
   constructor(
     private readonly db: Db,
     private readonly config: AppConfig,
     private readonly repo: RoutinesRepository,
     private readonly firing: RoutineFiring,
     private readonly clock: Clock,
-    @Optional() private readonly registry?: SchedulerRegistry,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.registry) return;
-    this.registry.addInterval(
-      TICK,
-      setInterval(() => void this.guardedTick(), this.config.routinesTickMs),
-    );
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super('RoutinesScheduler', registry);
   }
 
-  onApplicationShutdown(): void {
-    this.stopped = true;
-    try {
-      this.registry?.deleteInterval(TICK);
-    } catch {
-      /* not registered */
-    }
-  }
-
-  private async guardedTick(): Promise<void> {
-    if (this.busy || this.stopped) return;
-    this.busy = true;
-    try {
-      await this.tick();
-    } catch (err) {
-      if (!this.stopped) this.logger.error(`routines tick failed: ${(err as Error).message}`);
-    } finally {
-      this.busy = false;
-    }
+  protected intervals(): JobInterval[] {
+    return [{ name: TICK, everyMs: this.config.routinesTickMs, what: 'routines tick', run: () => this.tick() }];
   }
 
   /** Fires everything due now (in batches until none is left). */

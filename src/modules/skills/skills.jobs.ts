@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Injectable, Logger } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
+import { Injectable, Optional } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { IntervalJob, JobInterval } from '../../common/jobs/interval-job';
 import { ephemeralRoot } from './skill-delivery';
 
 /** Ephemeral skill folders older than this are removed even if their run's end was never seen here. */
@@ -13,10 +14,15 @@ const EPHEMERAL_MAX_AGE_MS = 3 * 24 * 3600 * 1000;
  * filesystem only: nothing to claim in the database.
  */
 @Injectable()
-export class SkillsJobs {
-  private readonly logger = new Logger('SkillsJobs');
+export class SkillsJobs extends IntervalJob {
+  constructor(@Optional() registry?: SchedulerRegistry) {
+    super('SkillsJobs', registry);
+  }
 
-  @Interval('skills-ephemeral-sweep', 10 * 60 * 1000)
+  protected intervals(): JobInterval[] {
+    return [{ name: 'skills-ephemeral-sweep', everyMs: 10 * 60 * 1000, what: 'skills ephemeral sweep', run: () => this.sweepEphemeral() }];
+  }
+
   sweepEphemeral(now = Date.now()): number {
     let removed = 0;
     let entries: fs.Dirent[];
