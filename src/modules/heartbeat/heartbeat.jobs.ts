@@ -1,5 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { IntervalJob, JobInterval } from '../../common/jobs/interval-job';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
 import { HeartbeatAgents } from './heartbeat-agents.port';
@@ -20,11 +21,7 @@ const REAPER = 'heartbeat.reaper';
  *   promote deferred wakes whose run is gone.
  */
 @Injectable()
-export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('HeartbeatScheduler');
-  private busy = { tick: false, reaper: false };
-  private stopped = false;
-
+export class HeartbeatScheduler extends IntervalJob {
   constructor(
     private readonly db: Db,
     private readonly config: AppConfig,
@@ -33,30 +30,16 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
     private readonly dispatcher: RunDispatcher,
     private readonly runs: RunClaimsRepository,
     private readonly agents: HeartbeatAgents,
-    @Optional() private readonly registry?: SchedulerRegistry,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.registry) return;
-    this.registry.addInterval(
-      TICK,
-      setInterval(() => void this.guarded('tick', () => this.tick()), this.config.heartbeat.tickMs),
-    );
-    this.registry.addInterval(
-      REAPER,
-      setInterval(() => void this.guarded('reaper', () => this.reap()), this.config.heartbeat.reaperMs),
-    );
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    super('HeartbeatScheduler', registry);
   }
 
-  onApplicationShutdown(): void {
-    this.stopped = true;
-    for (const name of [TICK, REAPER]) {
-      try {
-        this.registry?.deleteInterval(name);
-      } catch {
-        /* not registered */
-      }
-    }
+  protected intervals(): JobInterval[] {
+    return [
+      { name: TICK, everyMs: this.config.heartbeat.tickMs, what: 'tick', run: () => this.tick() },
+      { name: REAPER, everyMs: this.config.heartbeat.reaperMs, what: 'reaper', run: () => this.reap() },
+    ];
   }
 
   async tick(): Promise<void> {
@@ -133,17 +116,5 @@ export class HeartbeatScheduler implements OnApplicationBootstrap, OnApplication
     }
     await this.dispatcher.reapOwnOrphans();
     await this.lifecycle.promoteStrandedDeferred();
-  }
-
-  private async guarded(which: 'tick' | 'reaper', fn: () => Promise<void>): Promise<void> {
-    if (this.busy[which] || this.stopped) return;
-    this.busy[which] = true;
-    try {
-      await fn();
-    } catch (err) {
-      if (!this.stopped) this.logger.error(`${which} failed: ${(err as Error).message}`);
-    } finally {
-      this.busy[which] = false;
-    }
   }
 }
