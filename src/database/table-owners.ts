@@ -120,6 +120,33 @@ export const TABLE_OWNERS = {
 export type TableName = keyof typeof TABLE_OWNERS;
 
 /**
+ * The kinds of company records a request may name (`@RefersTo` fields, routes without
+ * `:companyId`), each with the table that holds them. The table's owner registers which company
+ * its records belong to, with a provider generated from this map
+ * (`recordCompanies('<owner>')`, src/common/references/record-company.repository.ts).
+ */
+export const RECORD_TABLES = {
+  agent: 'agents',
+  issue: 'issues',
+  project: 'projects',
+  goal: 'goals',
+  workspace: 'project_workspaces',
+  label: 'labels',
+  comment: 'issue_comments',
+  run: 'heartbeat_runs',
+  cost_event: 'cost_events',
+  attachment: 'issue_attachments',
+  asset: 'assets',
+  secret: 'company_secrets',
+  routine: 'routines',
+  approval: 'approvals',
+  document_revision: 'issue_document_revisions',
+  folder: 'folders',
+} as const satisfies Record<string, TableName>;
+
+export type RecordKind = keyof typeof RECORD_TABLES;
+
+/**
  * Database functions through which a module lets others change its tables inside their own
  * statement (a port in SQL, for a hot path where a round trip would lengthen a row lock's hold).
  * The owner's migration defines the function; only the listed modules' repositories call it

@@ -13,8 +13,8 @@ export type CompanyOf = (ids: string[]) => Promise<RecordCompany[]>;
 /**
  * Which company a record of each kind belongs to: the port of the reference check of request
  * bodies (`@RefersTo`) and of routes without `:companyId`. Each owning module registers the
- * resolver of its kinds at start-up (e.g. src/modules/issues/issue-company.repository.ts), so this
- * part of common names no domain table. A kind without a resolver knows no record.
+ * resolver of its kinds at start-up, generated from the owner map (`recordCompanies('<owner>')`,
+ * record-company.repository.ts), so this part of common names no domain table. A kind without a resolver knows no record.
  */
 @Injectable()
 export class RecordCompanyResolvers {

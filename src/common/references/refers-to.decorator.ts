@@ -1,26 +1,11 @@
 import 'reflect-metadata';
+import type { RecordKind } from '../../database/table-owners';
 
 /**
- * The kinds of company-owned records a request body may name. The module owning each kind
- * registers which company its records belong to (`RecordCompanyResolvers`).
+ * The kinds of company-owned records a body may name: the keys of RECORD_TABLES in the owner map
+ * (src/database/table-owners.ts), whose owners register which company their records belong to.
  */
-export type ReferenceKind =
-  | 'agent'
-  | 'issue'
-  | 'project'
-  | 'goal'
-  | 'workspace'
-  | 'label'
-  | 'comment'
-  | 'run'
-  | 'cost_event'
-  | 'attachment'
-  | 'asset'
-  | 'secret'
-  | 'routine'
-  | 'approval'
-  | 'document_revision'
-  | 'folder';
+export type ReferenceKind = RecordKind;
 
 /** A field's kind, or (for a free-form object such as a wake payload) the kinds of its keys. */
 export type ReferenceSpec = ReferenceKind | Record<string, ReferenceKind>;

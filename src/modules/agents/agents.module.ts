@@ -27,13 +27,13 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { AdaptersModule } from '../adapters/adapters.module';
-import { AgentCompanyRepository } from './agent-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule, AgentIdentitiesModule],
   controllers: [AgentsController, AgentRuntimeController],
   providers: [
-    AgentCompanyRepository,
+    recordCompanies('agents'),
     AgentsService,
     AgentEnvironmentService,
     AgentLookup,

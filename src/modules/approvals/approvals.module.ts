@@ -4,12 +4,12 @@ import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalsService } from './approvals.service';
 import { HiredAgents } from './hired-agents.port';
 import { AuthorizationModule } from '../authorization/authorization.module';
-import { ApprovalCompanyRepository } from './approval-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   imports: [AuthorizationModule],
   controllers: [ApprovalsController],
-  providers: [ApprovalCompanyRepository, ApprovalsService, ApprovalsRepository, HiredAgents],
+  providers: [recordCompanies('approvals'), ApprovalsService, ApprovalsRepository, HiredAgents],
   exports: [ApprovalsService, HiredAgents],
 })
 export class ApprovalsModule {}

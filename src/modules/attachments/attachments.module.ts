@@ -5,12 +5,12 @@ import { AttachmentsController } from './attachments.controller';
 import { AttachmentsRepository } from './attachments.repository';
 import { AttachmentsService } from './attachments.service';
 import { StorageModule } from '../storage/storage.module';
-import { AttachmentCompanyRepository } from './attachment-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   imports: [StorageModule, IssuesModule],
   controllers: [AttachmentsController],
-  providers: [AttachmentCompanyRepository, AttachmentsService, AttachmentsRepository],
+  providers: [recordCompanies('attachments'), AttachmentsService, AttachmentsRepository],
   exports: [AttachmentsService],
 })
 export class AttachmentsModule implements OnModuleInit {

@@ -11,14 +11,14 @@ import { RunCostBooking } from './run-cost-booking.service';
 import { RunCostsRepository } from './run-costs.repository';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
-import { CostEventCompanyRepository } from './cost-event-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 /** Cost events, cost reports and finance events. Budget enforcement comes from the global BudgetsModule. */
 @Module({
   imports: [HeartbeatModule, BudgetsModule],
   controllers: [CostsController, FinanceController],
   providers: [
-    CostEventCompanyRepository,
+    recordCompanies('costs'),
     CostsRepository,
     FinanceRepository,
     CostEventsService,

@@ -12,13 +12,13 @@ import { DocumentsService } from './documents.service';
 import { PlanDecompositionsController } from './plan-decompositions.controller';
 import { PlanDecompositionsRepository } from './plan-decompositions.repository';
 import { PlanDecompositions } from './plan-decompositions.service';
-import { DocumentRevisionCompanyRepository } from './document-revision-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   imports: [IssuesModule, InstanceModule],
   controllers: [DocumentsController, AnnotationsController, PlanDecompositionsController],
   providers: [
-    DocumentRevisionCompanyRepository,
+    recordCompanies('documents'),
     DocumentsService,
     DocumentsRepository,
     AnnotationsService,

@@ -3,7 +3,7 @@ import { FolderItemRegistry } from './folder-items';
 import { FoldersController } from './folders.controller';
 import { FoldersRepository } from './folders.repository';
 import { FoldersService } from './folders.service';
-import { FolderCompanyRepository } from './folder-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 /**
  * Folders of routines and skills. Item modules import it, check a folder with
@@ -11,7 +11,7 @@ import { FolderCompanyRepository } from './folder-company.repository';
  */
 @Module({
   controllers: [FoldersController],
-  providers: [FolderCompanyRepository, FoldersRepository, FoldersService, FolderItemRegistry],
+  providers: [recordCompanies('folders'), FoldersRepository, FoldersService, FolderItemRegistry],
   exports: [FoldersService, FolderItemRegistry],
 })
 export class FoldersModule {}

@@ -5,11 +5,11 @@ import { GoalProjectLinks } from './goal-project-links.port';
 import { GoalsController } from './goals.controller';
 import { GoalsRepository } from './goals.repository';
 import { GoalsService } from './goals.service';
-import { GoalCompanyRepository } from './goal-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   controllers: [GoalsController],
-  providers: [GoalCompanyRepository, GoalsService, GoalsRepository, CompanyReferencesRepository, CompanyReferences, GoalProjectLinks],
+  providers: [recordCompanies('goals'), GoalsService, GoalsRepository, CompanyReferencesRepository, CompanyReferences, GoalProjectLinks],
   exports: [GoalsService, CompanyReferences, GoalProjectLinks],
 })
 export class GoalsModule {}

@@ -31,7 +31,7 @@ import { WakeupQueue } from './wakeup-queue.service';
 import { WakeupRequestsRepository } from './wakeup-requests.repository';
 import { SecretsModule } from '../secrets/secrets.module';
 import { BudgetsModule } from '../budgets/budgets.module';
-import { RunCompanyRepository } from './run-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 import { RunWakeDetails } from './run-wake-details.port';
 import { RunViewsController } from './run-views.controller';
 import { RunViewsRepository } from './run-views.repository';
@@ -48,7 +48,7 @@ import { RunViewsService } from './run-views.service';
   imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
   controllers: [HeartbeatController, RunViewsController],
   providers: [
-    RunCompanyRepository,
+    recordCompanies('heartbeat'),
     WakeupQueue,
     RunLifecycle,
     RunLifecycleEvents,

@@ -39,7 +39,7 @@ import { LabelsController } from './labels.controller';
 import { LabelsService } from './labels.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
-import { IssueCompanyRepository } from './issue-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 import { RunWakeDetails } from '../heartbeat/run-wake-details.port';
 import { IssueWakeDetails } from './issue-wake-details';
 import { ProjectsModule } from '../projects/projects.module';
@@ -49,7 +49,7 @@ import { ProjectTaskCounts } from '../projects/project-task-counts.port';
   imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule, ProjectsModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],
   providers: [
-    IssueCompanyRepository,
+    recordCompanies('issues'),
     IssuesRepository,
     IssueContextRepository,
     IssueRunsRepository,

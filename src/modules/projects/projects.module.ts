@@ -14,14 +14,14 @@ import { WorkspacesRepository } from './workspaces.repository';
 import { WorkspacesService } from './workspaces.service';
 import { PreferencesModule } from '../preferences/preferences.module';
 import { SecretsModule } from '../secrets/secrets.module';
-import { ProjectCompanyRepository } from './project-company.repository';
 import { ProjectTaskCounts } from './project-task-counts.port';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule, BudgetsModule, GoalsModule],
   controllers: [ProjectsController, WorkspacesController],
   providers: [
-    ProjectCompanyRepository,
+    recordCompanies('projects'),
     ProjectsRepository,
     WorkspacesRepository,
     RuntimeOperationsRepository,

@@ -10,13 +10,13 @@ import { RoutinesRepository } from './routines.repository';
 import { RoutinesService } from './routines.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { BudgetsModule } from '../budgets/budgets.module';
-import { RoutineCompanyRepository } from './routine-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 /** Routines on a schedule: CRUD, triggers, executions, and the scheduler that fires them once across instances. */
 @Module({
   imports: [BudgetsModule, AuthorizationModule, IssuesModule, FoldersModule, AgentsModule],
   controllers: [RoutinesController],
-  providers: [RoutineCompanyRepository, RoutinesRepository, RoutinesService, RoutineFiring, RoutinesScheduler],
+  providers: [recordCompanies('routines'), RoutinesRepository, RoutinesService, RoutineFiring, RoutinesScheduler],
   exports: [RoutinesService, RoutinesScheduler],
 })
 export class RoutinesModule implements OnModuleInit {

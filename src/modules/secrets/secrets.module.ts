@@ -8,7 +8,6 @@ import { SecretsKeyCheck } from './secrets-key-check.service';
 import { SecretsRepository } from './secrets.repository';
 import { SecretsService } from './secrets.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
-import { SecretCompanyRepository } from './secret-company.repository';
 import { SecretHealthRepository } from './secret-health.repository';
 import { SecretHealthService } from './secret-health.service';
 import { SecretProposalsRepository } from './secret-proposals.repository';
@@ -17,13 +16,14 @@ import { SecretVaultController } from './secret-vault.controller';
 import { UserSecretsController } from './user-secrets.controller';
 import { UserSecretsRepository } from './user-secrets.repository';
 import { UserSecretsService } from './user-secrets.service';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 /** Global so agents, projects and the heartbeat engine can validate and resolve bindings. */
 @Module({
   imports: [AuthorizationModule],
   controllers: [SecretsController, AgentSecretsController, UserSecretsController, SecretVaultController],
   providers: [
-    SecretCompanyRepository,
+    recordCompanies('secrets'),
     SecretProviders,
     SecretsRepository,
     SecretsService,

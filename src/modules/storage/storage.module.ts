@@ -3,11 +3,11 @@ import { AssetsController } from './assets.controller';
 import { AssetsRepository } from './assets.repository';
 import { AssetsService } from './assets.service';
 import { StorageService } from './storage.service';
-import { AssetCompanyRepository } from './asset-company.repository';
+import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   controllers: [AssetsController],
-  providers: [AssetCompanyRepository, StorageService, AssetsService, AssetsRepository],
+  providers: [recordCompanies('storage'), StorageService, AssetsService, AssetsRepository],
   exports: [StorageService, AssetsService],
 })
 export class StorageModule {}
