@@ -115,6 +115,7 @@ export const TABLE_OWNERS = {
   tool_profile_entries: owned('tools'),
   tool_profile_bindings: owned('tools'),
   tool_action_requests: owned('tools'),
+  tool_invocations: owned('tools'),
 } as const satisfies Record<string, TableOwner>;
 
 export type TableName = keyof typeof TABLE_OWNERS;

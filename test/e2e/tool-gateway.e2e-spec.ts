@@ -356,6 +356,19 @@ describe('tool gateway: company connections through /api/mcp', () => {
         const r = await c.callTool({ name: 'remote__create_ticket', arguments: { title: 'Nobody answers' } });
         expect(resultText(r)).toContain('tool_call_timed_out');
         expect(remote.calls.filter((x) => x.args.title === 'Nobody answers')).toEqual([]);
+        // the run page: both calls timed out ("Timed out"), the request expired
+        const { decisions } = (await t.http.get(`/api/companies/${companyId}/tools/runs/${a.runId}/decisions`).expect(200)).body;
+        const timedOut = decisions.filter((d: { actionRequest: { id: string } | null }) => d.actionRequest?.id === row.id);
+        expect(timedOut).toHaveLength(2);
+        for (const d of timedOut)
+          expect(d).toMatchObject({
+            decision: 'require_approval',
+            outcome: 'timeout',
+            reasonCode: 'tool_call_timed_out',
+            pendingAction: null,
+            invocation: { status: 'timed_out', approvalState: 'expired' },
+            actionRequest: { status: 'expired' },
+          });
       } finally {
         await t.http.patch(`/api/tool-connections/${connection.id}`).send({ approvalTimeoutSec: 3600 }).expect(200);
       }
@@ -400,6 +413,147 @@ describe('tool gateway: company connections through /api/mcp', () => {
       expect([always.status, always.body.code]).toEqual([422, 'unsupported_option']);
       await t.http.post(`/api/tool-gateway/action-requests/${item.request.id}/decline`).send({}).expect(200);
       await sleep(0);
+    });
+  });
+
+  describe('GET /api/companies/:companyId/tools/runs/:runId/decisions (the run page)', () => {
+    let a: Awaited<ReturnType<typeof agentInRun>>;
+    let c: Client;
+    const decisions = async (runId = a.runId, company = companyId) =>
+      (await t.http.get(`/api/companies/${company}/tools/runs/${runId}/decisions`).expect(200)).body.decisions;
+    /** a call as Claude Code makes it: its tool use id in `_meta` */
+    const callAs = (toolUseId: string, name: string, args: Record<string, unknown>) =>
+      c.callTool({ name, arguments: args, _meta: { 'claudecode/toolUseId': toolUseId } });
+
+    beforeAll(async () => {
+      a = await agentInRun(t, companyId);
+      await profileFor(t, companyId, a.id, [
+        { selectorType: 'connection', connectionId: connection.id, policy: 'allow' },
+        { selectorType: 'tool_name', connectionId: connection.id, toolName: 'create_ticket', policy: 'ask' },
+        { selectorType: 'tool_name', connectionId: connection.id, toolName: 'leak_header', policy: 'deny' },
+      ]);
+      c = await connect(a.headers);
+    });
+
+    it('a run without gateway calls has none; an allowed call ("Allowed") and a denied one ("Denied") are listed in order', async () => {
+      expect(await decisions()).toEqual([]);
+      expect(resultText(await callAs('toolu_01echo', 'remote__echo', { text: 'run page' }))).toBe('echo: run page');
+      expect(resultText(await c.callTool({ name: 'remote__leak_header', arguments: {} }))).toContain('tool_denied');
+      const [allowed, denied] = await decisions();
+      expect(allowed).toMatchObject({
+        // the run page pairs the decision with the transcript's tool call by Claude Code's tool use id
+        invocation: {
+          id: 'toolu_01echo',
+          toolUseId: 'toolu_01echo',
+          invocationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          runId: a.runId,
+          agentId: a.id,
+          connectionId: connection.id,
+          toolName: 'echo',
+          agentToolName: 'remote__echo',
+          status: 'succeeded',
+          approvalState: 'not_required',
+          durationMs: expect.any(Number),
+          resultBytes: expect.any(Number),
+        },
+        decision: 'allow',
+        outcome: 'success',
+        actionRequest: null,
+        pendingAction: null,
+        denialReason: null,
+        reasonCode: null,
+        latestAuditEvent: { eventType: 'call_completed' },
+      });
+      expect(allowed.auditEvents.map((e: { eventType: string }) => e.eventType)).toEqual([
+        'policy_decision',
+        'call_started',
+        'call_completed',
+      ]);
+      expect(denied).toMatchObject({
+        invocation: { toolUseId: null, toolName: 'leak_header', status: 'denied', durationMs: null },
+        decision: 'deny',
+        outcome: 'denied',
+        reasonCode: 'tool_denied',
+        denialReason: expect.stringContaining('tool profiles'),
+      });
+      expect(denied.invocation.id).toBe(denied.invocation.invocationId);
+      // the activity record of the call names its invocation
+      const [record] = await t.dataSource.query(`SELECT details FROM activity_log WHERE action = 'tool.called' AND run_id = $1`, [a.runId]);
+      expect(record.details.invocationId).toBe(allowed.invocation.invocationId);
+    });
+
+    it('an "ask" call: "Needs approval" while pending, "Approved" once approved, "Executed" when the next call runs it', async () => {
+      const title = { title: 'Run page approves' };
+      expect(resultText(await callAs('toolu_02ask', 'remote__create_ticket', title))).toContain('approval_pending');
+      const parked = (await decisions()).find((d: { invocation: { id: string } }) => d.invocation.id === 'toolu_02ask');
+      expect(parked).toMatchObject({
+        decision: 'require_approval',
+        outcome: 'pending',
+        reasonCode: 'approval_pending',
+        invocation: { status: 'awaiting_approval', approvalState: 'pending' },
+        actionRequest: { status: 'pending', arguments: title },
+        pendingAction: { actionRequestId: parked.actionRequest.id, previewMarkdown: expect.stringContaining('create_ticket') },
+        latestAuditEvent: { eventType: 'approval_requested', actionRequestId: parked.actionRequest.id },
+      });
+      await t.http.post(`/api/tool-gateway/action-requests/${parked.actionRequest.id}/approve`).send({ companyId }).expect(200);
+      const approved = (await decisions()).find((d: { invocation: { id: string } }) => d.invocation.id === 'toolu_02ask');
+      expect(approved).toMatchObject({
+        pendingAction: null,
+        actionRequest: { status: 'approved' },
+        invocation: { approvalState: 'approved' },
+      });
+      expect(approved.latestAuditEvent).toMatchObject({ eventType: 'approval_resolved', actorUserId: expect.any(String) });
+      expect(resultText(await callAs('toolu_03ask', 'remote__create_ticket', title))).toContain('"Run page approves"');
+      const list = await decisions();
+      const [first, ran] = ['toolu_02ask', 'toolu_03ask'].map((id) =>
+        list.find((d: { invocation: { id: string } }) => d.invocation.id === id),
+      );
+      expect(first).toMatchObject({
+        outcome: 'success',
+        actionRequest: { status: 'executed' },
+        invocation: { status: 'awaiting_approval' },
+      });
+      expect(ran).toMatchObject({
+        decision: 'require_approval',
+        outcome: 'success',
+        pendingAction: null,
+        actionRequest: { id: parked.actionRequest.id, status: 'executed' },
+        invocation: { status: 'succeeded', approvalState: 'approved' },
+      });
+    });
+
+    it('an "ask" call the board declines: "Denied" with the board’s reason, and so is the same call again in the run', async () => {
+      const title = { title: 'Run page declines' };
+      await callAs('toolu_04ask', 'remote__create_ticket', title);
+      const { actionRequest } = (await decisions()).find((d: { invocation: { id: string } }) => d.invocation.id === 'toolu_04ask');
+      await t.http.post(`/api/tool-gateway/action-requests/${actionRequest.id}/decline`).send({ reason: 'Not from this run' }).expect(200);
+      expect(resultText(await callAs('toolu_05ask', 'remote__create_ticket', title))).toContain('tool_call_declined');
+      const list = await decisions();
+      for (const id of ['toolu_04ask', 'toolu_05ask'])
+        expect(list.find((d: { invocation: { id: string } }) => d.invocation.id === id)).toMatchObject({
+          decision: 'require_approval',
+          outcome: 'denied',
+          reasonCode: 'tool_call_declined',
+          denialReason: 'Not from this run',
+          pendingAction: null,
+          invocation: { status: 'denied', approvalState: 'rejected' },
+          actionRequest: { id: actionRequest.id, status: 'rejected' },
+        });
+      expect(remote.calls.filter((x) => x.args.title === 'Run page declines')).toEqual([]);
+    });
+
+    it('another company’s run, an unknown or malformed id: 404; agents (key or run token): 403', async () => {
+      const other = await createCompany(t);
+      const b = await agentInRun(t, other.id);
+      const get = (company: string, runId: string) => t.http.get(`/api/companies/${company}/tools/runs/${runId}/decisions`);
+      const notFound = await get(companyId, b.runId);
+      expect([notFound.status, notFound.body.code]).toEqual([404, 'not_found']);
+      await get(other.id, a.runId).expect(404);
+      await get(companyId, '00000000-0000-4000-8000-000000000000').expect(404);
+      await get(companyId, 'not-a-uuid').expect(404);
+      expect(await decisions(b.runId, other.id)).toEqual([]);
+      await get(companyId, a.runId).set('Authorization', `Bearer ${a.key}`).expect(403);
+      await get(companyId, a.runId).set('Authorization', `Bearer ${a.runToken}`).expect(403);
     });
   });
 });

@@ -33,6 +33,11 @@ export class HeartbeatRunsService {
     return run;
   }
 
+  /** The run if it is one of this company's (null for an unknown id, or another company's run). */
+  async findInCompany(companyId: string, runId: string): Promise<RunRow | null> {
+    return isUuid(runId) ? this.runsRepo.findById(companyId, runId) : null;
+  }
+
   async get(actor: Actor, runId: string): Promise<RunResponse> {
     return toRunResponse(await this.getAccessible(actor, runId));
   }

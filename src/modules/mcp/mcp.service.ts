@@ -33,6 +33,16 @@ export function errorResult(status: number, body: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: `Error ${status} (${code}): ${message}\n${JSON.stringify(body ?? null)}` }] };
 }
 
+/**
+ * The id the agent's runtime gave a tool call, from the request's `_meta`: Claude Code sends its
+ * tool use id as `claudecode/toolUseId`. A gateway call keeps it, so the run page pairs the call's
+ * decision with the call in the transcript. Anything else (absent, not a short string) is null.
+ */
+export function toolUseIdOf(meta: unknown): string | null {
+  const id = meta && typeof meta === 'object' ? (meta as Record<string, unknown>)['claudecode/toolUseId'] : undefined;
+  return typeof id === 'string' && id.length > 0 && id.length <= 200 ? id : null;
+}
+
 /** Who the MCP caller is, as the tools see it. */
 export function toolCaller(actor: Actor): ToolCaller {
   if (actor.kind === 'board') return { audience: 'board' };
@@ -89,7 +99,9 @@ export class McpService {
       { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await this.list(actor, caller) }));
-    server.setRequestHandler(CallToolRequestSchema, async (r) => this.call(req, actor, caller, r.params.name, r.params.arguments ?? {}));
+    server.setRequestHandler(CallToolRequestSchema, async (r) =>
+      this.call(req, actor, caller, r.params.name, r.params.arguments ?? {}, toolUseIdOf(r.params._meta)),
+    );
     return server;
   }
 
@@ -110,11 +122,18 @@ export class McpService {
     };
   }
 
-  private async call(req: FastifyRequest, actor: Actor, caller: ToolCaller, name: string, args: ToolArgs): Promise<CallToolResult> {
+  private async call(
+    req: FastifyRequest,
+    actor: Actor,
+    caller: ToolCaller,
+    name: string,
+    args: ToolArgs,
+    toolUseId: string | null = null,
+  ): Promise<CallToolResult> {
     const tool = SERVICE_TOOLS.find((t) => t.name === name && t.audiences.includes(caller.audience));
     if (!tool) {
       if (actor.kind === 'agent' && caller.audience === 'run') {
-        const viaGateway = await this.gateway.call(actor, name, args);
+        const viaGateway = await this.gateway.call(actor, name, args, toolUseId);
         if (viaGateway) return viaGateway;
       }
       return errorResult(404, { error: `No tool named ${name} for this caller (see tools/list)`, code: 'tool_not_found' });

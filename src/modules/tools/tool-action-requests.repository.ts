@@ -51,6 +51,12 @@ export class ToolActionRequestsRepository extends CompanyScopedRepository {
     return this.row(companyId, `SELECT ${REQUEST} FROM tool_action_requests r WHERE r.company_id = $1 AND r.id = $2`, [id]);
   }
 
+  /** These requests of the company (the ones a run's calls waited on). */
+  findMany(companyId: string, ids: string[]): Promise<ActionRequest[]> {
+    if (!ids.length) return Promise.resolve([]);
+    return this.rows(companyId, `SELECT ${REQUEST} FROM tool_action_requests r WHERE r.company_id = $1 AND r.id = ANY($2::uuid[])`, [ids]);
+  }
+
   /**
    * The open request of the same call (agent, connection, tool, arguments): pending and not expired,
    * or approved and not yet used. The newest one.

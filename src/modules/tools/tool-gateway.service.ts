@@ -11,9 +11,10 @@ import { RemoteMcpClient } from './remote-mcp-client';
 import { ToolActionRequestsRepository } from './tool-action-requests.repository';
 import { scrub, ToolConnectionsService } from './tool-connections.service';
 import { ToolConnectionsRepository } from './tool-connections.repository';
+import { ToolInvocationsRepository } from './tool-invocations.repository';
 import { policyFor } from './tool-policy';
 import { ToolProfilesService } from './tool-profiles.service';
-import type { ActionRequest, CatalogEntry, ToolConnection, ToolPolicy } from './tool.types';
+import type { ActionRequest, CatalogEntry, InvocationStatus, ToolConnection, ToolPolicy } from './tool.types';
 
 /** Between the agent's tool name and the connection's: `<toolPrefix>__<tool>`. */
 export const PREFIX_SEPARATOR = '__';
@@ -21,6 +22,30 @@ export const PREFIX_SEPARATOR = '__';
 const POLL_MS = 250;
 
 type Listed = CatalogEntry & { toolPrefix: string };
+
+/** One gateway call: who calls which tool of which connection, with what, and the invocation that records it. */
+interface Call {
+  agent: AgentActor;
+  c: ToolConnection;
+  toolName: string;
+  args: Record<string, unknown>;
+  /** the id the agent's runtime gave the call (Claude Code's tool use id), when it sent one */
+  toolUseId: string | null;
+  invocationId?: string;
+}
+
+/** The invocation of a call that has started (every path records one before it waits or runs). */
+function invocationOf(call: Call): string {
+  if (!call.invocationId) throw new Error('tool gateway: the call has no invocation yet');
+  return call.invocationId;
+}
+
+/** How a request that will not run ends the call that asked for it. */
+function refusalOf(r: ActionRequest): { status: InvocationStatus; reasonCode: string } {
+  if (r.status === 'rejected') return { status: 'denied', reasonCode: 'tool_call_declined' };
+  if (r.status === 'expired') return { status: 'timed_out', reasonCode: 'tool_call_timed_out' };
+  return { status: 'failed', reasonCode: 'approval_used' };
+}
 
 const text = (t: string, isError = false): CallToolResult => ({
   ...(isError ? { isError: true } : {}),
@@ -54,6 +79,7 @@ export class ToolGateway {
     private readonly repo: ToolConnectionsRepository,
     private readonly profiles: ToolProfilesService,
     private readonly requests: ToolActionRequestsRepository,
+    private readonly invocations: ToolInvocationsRepository,
     private readonly recorder: ActivityRecorder,
     private readonly events: LiveEventBus,
     private readonly config: AppConfig,
@@ -73,8 +99,16 @@ export class ToolGateway {
     }));
   }
 
-  /** A call of a connection tool; null when the name is no tool of the agent's connections. */
-  async call(agent: AgentActor, name: string, args: Record<string, unknown>): Promise<CallToolResult | null> {
+  /**
+   * A call of a connection tool; null when the name is no tool of the agent's connections. Each call
+   * is an invocation of the run (tool_invocations), from its start to its end.
+   */
+  async call(
+    agent: AgentActor,
+    name: string,
+    args: Record<string, unknown>,
+    toolUseId: string | null = null,
+  ): Promise<CallToolResult | null> {
     const cut = name.indexOf(PREFIX_SEPARATOR);
     if (cut <= 0) return null;
     const prefix = name.slice(0, cut);
@@ -84,12 +118,33 @@ export class ToolGateway {
     const policy = await this.policy(agent, entry);
     const connection = await this.repo.findConnection(agent.companyId, entry.connectionId);
     if (!connection) return null;
+    const call: Call = { agent, c: connection, toolName, args, toolUseId };
     if (policy === 'deny') {
-      await this.record(agent, connection, toolName, args, 'denied', { durationMs: 0, resultBytes: 0 });
+      call.invocationId = await this.invocation(call, 'deny', 'denied', { reasonCode: 'tool_denied' });
+      await this.record(call, 'denied', { durationMs: 0, resultBytes: 0 });
       return fail('tool_denied', `${name} is denied to you by your company's tool profiles`);
     }
-    if (policy === 'ask') return this.ask(agent, connection, toolName, args);
-    return this.forward(agent, connection, toolName, args);
+    if (policy === 'ask') return this.ask(call);
+    call.invocationId = await this.invocation(call, 'allow', 'executing');
+    return this.forward(call);
+  }
+
+  private invocation(
+    call: Call,
+    decision: 'allow' | 'require_approval' | 'deny',
+    status: InvocationStatus,
+    extra: { actionRequestId?: string; reasonCode?: string } = {},
+  ): Promise<string> {
+    return this.invocations.insert(call.c.companyId, {
+      agentId: call.agent.agentId,
+      runId: call.agent.runId ?? null,
+      connectionId: call.c.id,
+      toolName: call.toolName,
+      toolUseId: call.toolUseId,
+      decision,
+      status,
+      ...extra,
+    });
   }
 
   private async allowed(agent: AgentActor): Promise<Array<{ tool: Listed; policy: ToolPolicy }>> {
@@ -120,7 +175,6 @@ export class ToolGateway {
       catalogEntryId: t.id,
     });
   }
-
   /**
    * An "ask" call: it joins the open request of the same call (same agent, tool and arguments) or
    * opens one, then waits up to SERVICE_TOOL_APPROVAL_WAIT_SEC for the board. Approved: the call runs
@@ -128,13 +182,19 @@ export class ToolGateway {
    * a later run may ask again). Still pending: an error result telling the agent to go on and call
    * again later.
    */
-  private async ask(agent: AgentActor, c: ToolConnection, toolName: string, args: Record<string, unknown>): Promise<CallToolResult> {
-    const digest = createHash('sha256').update(canonical(args)).digest('hex');
+  private async ask(call: Call): Promise<CallToolResult> {
+    const { agent, c, toolName } = call;
+    const digest = createHash('sha256').update(canonical(call.args)).digest('hex');
     let request = await this.requests.findOpen(c.companyId, agent.agentId, c.id, toolName, digest);
     if (!request) {
       const latest = await this.requests.findLatest(c.companyId, agent.agentId, c.id, toolName, digest);
-      if (latest && latest.runId === (agent.runId ?? null) && (latest.status === 'rejected' || latest.status === 'expired'))
+      if (latest && latest.runId === (agent.runId ?? null) && (latest.status === 'rejected' || latest.status === 'expired')) {
+        await this.invocation(call, 'require_approval', refusalOf(latest).status, {
+          actionRequestId: latest.id,
+          reasonCode: refusalOf(latest).reasonCode,
+        });
         return this.refused(latest);
+      }
       request = await this.requests.insert(
         c.companyId,
         {
@@ -142,30 +202,47 @@ export class ToolGateway {
           runId: agent.runId ?? null,
           connectionId: c.id,
           toolName,
-          arguments: sanitizeDetails(args) as Record<string, unknown>,
+          arguments: sanitizeDetails(call.args) as Record<string, unknown>,
           digest,
         },
         c.approvalTimeoutSec,
       );
-      await this.record(agent, c, toolName, args, 'approval_requested', { durationMs: 0, resultBytes: 0, actionRequestId: request.id });
+      call.invocationId = await this.invocation(call, 'require_approval', 'awaiting_approval', { actionRequestId: request.id });
+      await this.record(call, 'approval_requested', { durationMs: 0, resultBytes: 0, actionRequestId: request.id });
+    } else {
+      call.invocationId = await this.invocation(call, 'require_approval', 'awaiting_approval', { actionRequestId: request.id });
     }
+    return this.await(call, request);
+  }
+
+  /** Waits for the board's decision on the call's request, then runs it, or says why not. */
+  private async await(call: Call, pending: ActionRequest): Promise<CallToolResult> {
+    const { c, toolName } = call;
+    const invocationId = invocationOf(call);
+    let request = pending;
     const deadline = Date.now() + this.config.tools.approvalWaitSec * 1000;
     while (request.status === 'pending' && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, POLL_MS));
       request = (await this.requests.find(c.companyId, request.id)) ?? request;
     }
     if (request.status === 'approved') {
-      if (!(await this.requests.consume(c.companyId, request.id)))
+      if (!(await this.requests.consume(c.companyId, request.id))) {
+        await this.invocations.finish(c.companyId, invocationId, { status: 'failed', reasonCode: 'approval_used' });
         return fail('approval_used', 'This approval was already used by another call: call again to ask anew');
-      return this.forward(agent, c, toolName, args, request.id);
+      }
+      await this.invocations.executing(c.companyId, invocationId);
+      return this.forward(call, request.id);
     }
-    if (request.status === 'pending')
+    if (request.status === 'pending') {
+      await this.invocations.finish(c.companyId, invocationId, { status: 'awaiting_approval', reasonCode: 'approval_pending' });
       return fail(
         'approval_pending',
         `Not run yet: ${c.toolPrefix}${PREFIX_SEPARATOR}${toolName} needs the board's approval (action request ${request.id}, ` +
           `open until ${request.expiresAt.toISOString()}). Go on with other work and call it again with the same arguments later; ` +
           'it runs once the board approves.',
       );
+    }
+    await this.invocations.finish(c.companyId, invocationId, refusalOf(request));
     return this.refused(request);
   }
 
@@ -184,54 +261,56 @@ export class ToolGateway {
   }
 
   /** Calls the remote server with the connection's headers; the result leaves with every secret value scrubbed. */
-  private async forward(
-    agent: AgentActor,
-    c: ToolConnection,
-    toolName: string,
-    args: Record<string, unknown>,
-    requestId?: string,
-  ): Promise<CallToolResult> {
+  private async forward(call: Call, requestId?: string): Promise<CallToolResult> {
+    const { c } = call;
     const started = Date.now();
     let secrets: string[] = [];
     let result: CallToolResult;
     let outcome: 'succeeded' | 'failed';
+    let reasonCode: string | null = null;
     try {
       const headers = await this.connections.headersFor(c);
       secrets = headers.secrets;
       const remote = await new RemoteMcpClient(endpointOutbound(this.config)).callTool(
         c.transportConfig.url ?? '',
         headers.values,
-        toolName,
-        args,
+        call.toolName,
+        call.args,
       );
       result = JSON.parse(scrub(JSON.stringify(remote), secrets)) as CallToolResult;
       outcome = result.isError ? 'failed' : 'succeeded';
+      if (result.isError) reasonCode = 'tool_error';
     } catch (err) {
       const refusal = refusalIn(err);
       const message = scrub(refusal ? refusal.message : (err as Error).message, secrets).slice(0, 1000);
-      result = fail(refusal ? 'url_not_allowed' : 'remote_unreachable', `The tool server did not answer: ${message}`);
+      reasonCode = refusal ? 'url_not_allowed' : 'remote_unreachable';
+      result = fail(reasonCode, `The tool server did not answer: ${message}`);
       outcome = 'failed';
       if (requestId) await this.requests.markFailed(c.companyId, requestId);
     }
     await this.repo.touch(c.companyId, c.id);
-    await this.record(agent, c, toolName, args, outcome, {
-      durationMs: Date.now() - started,
-      resultBytes: Buffer.byteLength(JSON.stringify(result)),
-      ...(requestId ? { actionRequestId: requestId } : {}),
-    });
+    const measured = { durationMs: Date.now() - started, resultBytes: Buffer.byteLength(JSON.stringify(result)) };
+    await this.invocations.finish(c.companyId, invocationOf(call), { status: outcome, reasonCode, ...measured });
+    await this.record(call, outcome, { ...measured, ...(requestId ? { actionRequestId: requestId } : {}) });
     return result;
   }
 
-  /** The activity record (agent, run, tool, arguments redacted, duration, result size) and the run's event. */
+  /** The activity record (agent, run, invocation, tool, arguments redacted, duration, result size) and the run's event. */
   private async record(
-    agent: AgentActor,
-    c: ToolConnection,
-    toolName: string,
-    args: Record<string, unknown>,
+    call: Call,
     outcome: 'succeeded' | 'failed' | 'denied' | 'approval_requested',
     extra: { durationMs: number; resultBytes: number; actionRequestId?: string },
   ): Promise<void> {
-    const details = { connectionId: c.id, connection: c.name, tool: toolName, arguments: args, outcome, ...extra };
+    const { agent, c } = call;
+    const details = {
+      connectionId: c.id,
+      connection: c.name,
+      tool: call.toolName,
+      arguments: call.args,
+      outcome,
+      invocationId: call.invocationId ?? null,
+      ...extra,
+    };
     await this.recorder.record({
       companyId: c.companyId,
       action: outcome === 'approval_requested' ? 'tool.approval_requested' : outcome === 'denied' ? 'tool.call_denied' : 'tool.called',
@@ -248,7 +327,7 @@ export class ToolGateway {
         eventType: 'tool.call',
         stream: 'system',
         level: outcome === 'failed' || outcome === 'denied' ? 'warn' : 'info',
-        message: `${c.toolPrefix}${PREFIX_SEPARATOR}${toolName}: ${outcome}`,
+        message: `${c.toolPrefix}${PREFIX_SEPARATOR}${call.toolName}: ${outcome}`,
         payload: sanitizeDetails(details),
         lastEventAt: new Date().toISOString(),
       });

@@ -145,3 +145,38 @@ export interface ActionRequest {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** What the agent's profiles said of a gateway call. */
+export const INVOCATION_DECISIONS = ['allow', 'require_approval', 'deny'] as const;
+export type InvocationDecision = (typeof INVOCATION_DECISIONS)[number];
+/**
+ * What became of a gateway call: `awaiting_approval` (an "ask" call waiting for the board, or one
+ * that returned "pending" to the agent), `executing` (the remote server is being called), then
+ * `succeeded` or `failed`; `denied` (by a profile, or its request was declined) and `timed_out` (its
+ * request expired) never reached the remote server.
+ */
+export const INVOCATION_STATUSES = ['awaiting_approval', 'executing', 'succeeded', 'failed', 'denied', 'timed_out'] as const;
+export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
+
+/** One call of a connection's tool through the gateway (tool_invocations). */
+export interface ToolInvocation {
+  id: string;
+  companyId: string;
+  agentId: string;
+  runId: string | null;
+  connectionId: string;
+  connectionName: string;
+  toolPrefix: string;
+  toolName: string;
+  /** the id the agent's runtime gave the call (Claude Code's tool use id), when it sent one */
+  toolUseId: string | null;
+  decision: InvocationDecision;
+  status: InvocationStatus;
+  actionRequestId: string | null;
+  reasonCode: string | null;
+  durationMs: number | null;
+  resultBytes: number | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}

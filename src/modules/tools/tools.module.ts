@@ -10,7 +10,10 @@ import { ToolAppsService } from './tool-apps.service';
 import { ToolConnectionsController } from './tool-connections.controller';
 import { ToolConnectionsRepository } from './tool-connections.repository';
 import { ToolConnectionsService } from './tool-connections.service';
+import { ToolDecisionsController } from './tool-decisions.controller';
+import { ToolDecisionsService } from './tool-decisions.service';
 import { ToolGateway } from './tool-gateway.service';
+import { ToolInvocationsRepository } from './tool-invocations.repository';
 import { ToolProfilesController } from './tool-profiles.controller';
 import { ToolProfilesRepository } from './tool-profiles.repository';
 import { ToolProfilesService } from './tool-profiles.service';
@@ -23,16 +26,18 @@ import { ToolRunServers } from './tool-run-servers';
  */
 @Module({
   imports: [HeartbeatModule, SecretsModule, LiveEventsModule],
-  controllers: [ToolConnectionsController, ToolProfilesController, ToolActionRequestsController],
+  controllers: [ToolConnectionsController, ToolProfilesController, ToolActionRequestsController, ToolDecisionsController],
   providers: [
     ToolConnectionsRepository,
     ToolProfilesRepository,
     ToolActionRequestsRepository,
+    ToolInvocationsRepository,
     ToolConnectionsService,
     ToolAppsService,
     ToolAccessService,
     ToolProfilesService,
     ToolActionRequestsService,
+    ToolDecisionsService,
     ToolGateway,
     ToolRunServers,
   ],
