@@ -1,13 +1,11 @@
 import { Controller, Get, Param } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Authorize } from '../../common/auth/authorize.decorator';
-import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { RunToolDecisionsDto } from './dto/tool-decision.dto';
 import { ToolDecisionsService } from './tool-decisions.service';
-import { TOOL_ERRORS } from './tools.errors';
 
+/** A read of the run page: it answers no domain error of its own (only access errors and 404). */
 @ApiTags('tools')
-@ApiDomainErrors(TOOL_ERRORS)
 @Controller()
 export class ToolDecisionsController {
   constructor(private readonly decisions: ToolDecisionsService) {}
