@@ -146,6 +146,14 @@ describe('the service’s MCP server in each CLI run', () => {
         [runId],
       );
       expect(record).toMatchObject({ agent_id: agent.id, details: { tool: 'echo', outcome: 'succeeded' } });
+      // the run page: the call's decision carries Claude Code's tool use id (MCP _meta), the id of the call in the run's transcript
+      const { decisions } = (await s.t.http.get(`/api/companies/${s.companyId}/tools/runs/${runId}/decisions`).expect(200)).body;
+      expect(decisions).toEqual([
+        expect.objectContaining({ decision: 'allow', outcome: 'success', invocation: expect.objectContaining({ toolName: 'echo' }) }),
+      ]);
+      expect(decisions[0].invocation.id).toMatch(/^toolu_/);
+      expect(decisions[0].invocation.id).toBe(decisions[0].invocation.toolUseId);
+      expect(await s.runLog(runId)).toContain(decisions[0].invocation.id);
       await settled(agent.id);
     } finally {
       await remote.close();
