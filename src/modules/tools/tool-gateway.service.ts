@@ -175,6 +175,7 @@ export class ToolGateway {
       catalogEntryId: t.id,
     });
   }
+
   /**
    * An "ask" call: it joins the open request of the same call (same agent, tool and arguments) or
    * opens one, then waits up to SERVICE_TOOL_APPROVAL_WAIT_SEC for the board. Approved: the call runs
@@ -189,10 +190,8 @@ export class ToolGateway {
     if (!request) {
       const latest = await this.requests.findLatest(c.companyId, agent.agentId, c.id, toolName, digest);
       if (latest && latest.runId === (agent.runId ?? null) && (latest.status === 'rejected' || latest.status === 'expired')) {
-        await this.invocation(call, 'require_approval', refusalOf(latest).status, {
-          actionRequestId: latest.id,
-          reasonCode: refusalOf(latest).reasonCode,
-        });
+        const { status, reasonCode } = refusalOf(latest);
+        await this.invocation(call, 'require_approval', status, { actionRequestId: latest.id, reasonCode });
         return this.refused(latest);
       }
       request = await this.requests.insert(
