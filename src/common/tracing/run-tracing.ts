@@ -32,13 +32,18 @@ interface OpenRun {
 
 const open = new Map<string, OpenRun>();
 
-/** The provider an adapter type talks to, as gen_ai.system names it. */
-const ADAPTER_SYSTEM: Record<string, string> = {
-  claude_local: 'anthropic',
-  codex_local: 'openai',
-  gemini_local: 'gcp.gemini',
-  opencode_local: 'opencode',
-};
+/**
+ * The provider each adapter type talks to, as gen_ai.system names it. Each executor describes its
+ * own (`genAiSystem`) and the adapters module registers it here as the executor registers: tracing
+ * sits below adapters and names no type itself.
+ */
+const genAiSystems = new Map<string, string>();
+
+/** The gen_ai.system of an adapter type's runs (null: none, e.g. a process or an external type). */
+export function registerGenAiSystem(adapterType: string, system: string | null): void {
+  if (system) genAiSystems.set(adapterType, system);
+  else genAiSystems.delete(adapterType);
+}
 
 function runAttributes(r: RunIds): Attributes {
   const a: Attributes = { 'service.company_id': r.company_id, 'service.agent_id': r.agent_id };
@@ -46,7 +51,7 @@ function runAttributes(r: RunIds): Attributes {
   if (r.issue_id) a['service.issue_id'] = r.issue_id;
   if (r.adapter_type) {
     a['service.adapter_type'] = r.adapter_type;
-    const system = ADAPTER_SYSTEM[r.adapter_type];
+    const system = genAiSystems.get(r.adapter_type);
     if (system) a['gen_ai.system'] = system;
   }
   return a;

@@ -23,6 +23,15 @@ export interface AdapterConfigSchema {
   properties: Record<string, ConfigFieldSchema>;
 }
 
+/** Keys every built-in adapter's config may carry (runtime knobs shared by the heartbeat engine). */
+export const COMMON_CONFIG_FIELDS: Record<string, ConfigFieldSchema> = {
+  env: { type: 'env', description: 'environment variables: inline strings or secret references' },
+  // the executors' rule: 0 = no limit (process, local runtimes) or the adapter's default (http, gateway_a)
+  timeoutSec: { type: 'integer', minimum: 0, description: 'run time limit in seconds; 0 = none (http, gateway_a: their default)' },
+  graceSec: { type: 'integer', minimum: 0, description: 'grace period after SIGTERM' },
+  serviceSkillSync: { type: 'object', description: 'skills sync state; desiredSkills' },
+};
+
 /** A config value the schema refuses; `field` is the dotted path inside the request body. */
 export class ConfigFieldError extends Error {
   constructor(

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { endpointOutbound, OutboundTarget } from '../../common/net/outbound-guard';
+import { registerGenAiSystem } from '../../common/tracing/run-tracing';
 import { AppConfig } from '../../config/app-config';
 import type { AdapterExecutor } from './adapter.types';
 import { CLI_RUNTIMES, CliRuntimeAdapter } from './cli-runtime.adapter';
@@ -9,19 +10,11 @@ import { ProcessAdapter } from './process.adapter';
 import { codingCliRuntimes } from './runtimes/coding-cli-runtimes';
 
 /**
- * Executors by adapter type. Built-ins are registered here; external types join with register().
- * (Which types exist and their create-time validation is the adapters module's registry.)
+ * Executors by adapter type, each with its description (label, config schema, skills delivery,
+ * tracing name). Built-ins are registered here; external types join with register(). (Which types
+ * agents may be created with is the registry's, made of these descriptions.)
  */
 const BUILT_IN = new Set<string>();
-
-/** Config fields the service itself connects to, per adapter type, with their URL schemes. */
-const OUTBOUND_URL_FIELDS: Record<string, Array<[string, string[]]>> = {
-  http: [
-    ['url', ['http:', 'https:']],
-    ['cancelUrl', ['http:', 'https:']],
-  ],
-  gateway_a: [['url', ['ws:', 'wss:']]],
-};
 
 @Injectable()
 export class AdapterExecutors {
@@ -50,12 +43,15 @@ export class AdapterExecutors {
 
   register(executor: AdapterExecutor): void {
     this.byType.set(executor.type, executor);
+    // the runs' traces name the provider (tracing sits below adapters: it is told, it does not ask)
+    registerGenAiSystem(executor.type, executor.description.genAiSystem);
   }
 
   /** Drops an external type's executor (built-in executors stay). */
   unregister(type: string): void {
     if (BUILT_IN.has(type)) return;
     this.byType.delete(type);
+    registerGenAiSystem(type, null);
   }
 
   /** Where the instance-level configuration of a type comes from (the adapters module's settings). */
@@ -79,10 +75,10 @@ export class AdapterExecutors {
    * without DNS (IP literals, localhost): refused on save. The connection is checked again.
    */
   urlRefusal(type: string, config: Record<string, unknown>): { field: string; message: string } | null {
-    for (const [field, schemes] of OUTBOUND_URL_FIELDS[type] ?? []) {
+    for (const [field, schemes] of this.byType.get(type)?.description.outboundUrlFields ?? []) {
       const v = config[field];
       if (typeof v !== 'string') continue;
-      const refused = this.outbound.guard.refusalOf(v, this.outbound.options, schemes);
+      const refused = this.outbound.guard.refusalOf(v, this.outbound.options, [...schemes]);
       if (refused) return { field, message: refused.message };
     }
     return null;

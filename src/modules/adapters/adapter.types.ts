@@ -1,5 +1,6 @@
 import type { ProcessIdentity } from '../../common/process/agent-identities';
 import type { SandboxSpec } from '../../common/process/agent-sandbox';
+import type { AdapterConfigSchema } from './adapter-config-schema';
 import type { LogStream, RunOutcome, WakeContext, WakeDetails } from './run.types';
 
 /** Everything an adapter needs to execute one run. */
@@ -65,13 +66,43 @@ export interface EnvironmentReport {
 }
 
 /**
- * The execution side of an adapter type. The registry of types and their create-time validation
- * lives in the adapters module; executors here are keyed by the same type string.
+ * How skills reach the runs of an adapter type (the skills module writes them; see
+ * skills/skill-delivery.ts): `ephemeral`, a fresh folder per run named by SERVICE_SKILLS_DIR and
+ * removed after it; `persistent_in_cwd`, kept in `<cwd>/.service/skills` and updated before each run
+ * when the agent has a `cwd` (ephemeral without one); `unsupported`, a remote that cannot receive
+ * files (the assignment is recorded only).
+ */
+export type SkillDelivery = 'ephemeral' | 'persistent_in_cwd' | 'unsupported';
+
+export const SKILL_DELIVERIES: readonly SkillDelivery[] = ['ephemeral', 'persistent_in_cwd', 'unsupported'];
+
+/**
+ * What an adapter type says of itself. The adapter list (`GET /api/adapters`), config validation on
+ * create and patch, skills delivery and the runs' traces all read it from the executor: nothing
+ * else names the types.
+ */
+export interface AdapterDescription {
+  /** the name people know it by (`GET /api/adapters` label; the board UI's adapter list) */
+  label: string;
+  /** the one schema of `adapterConfig`: checked on create and patch, served to settings forms */
+  configSchema: AdapterConfigSchema;
+  skills: SkillDelivery;
+  /** the provider its model calls go to, as OpenTelemetry's `gen_ai.system` names it; null when it makes none of its own */
+  genAiSystem: string | null;
+  /** config fields the service itself connects to, with their URL schemes (refused on save when the outbound policy refuses them) */
+  outboundUrlFields?: ReadonlyArray<readonly [field: string, schemes: readonly string[]]>;
+  /** create-time defaults (e.g. a default model, a generated device key); called on validated config */
+  createDefaults?(config: Record<string, unknown>): Record<string, unknown>;
+}
+
+/**
+ * The execution side of an adapter type, keyed by its type string, with its description. The
+ * adapters module's registry of types is made of these descriptions (built-in executors at start,
+ * external packages as they load).
  */
 export interface AdapterExecutor {
   readonly type: string;
-  /** JSON schema of adapterConfig, for settings forms */
-  readonly configSchema: Record<string, unknown>;
+  readonly description: AdapterDescription;
   /** human-readable problems of a config; empty when valid */
   validateConfig(config: Record<string, unknown>): string[];
   start(ctx: AdapterRunContext): AdapterRun;

@@ -1,5 +1,6 @@
 import type { RunOutcome } from './run.types';
-import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
+import { COMMON_CONFIG_FIELDS, type ConfigFieldSchema } from './adapter-config-schema';
+import type { AdapterDescription, AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import {
   baseChildEnv,
   buildPrompt,
@@ -15,20 +16,61 @@ import {
 
 export interface CliRuntimeDefaults {
   type: string;
+  /** the spec's placeholder letter: its label is "Generic JSON-lines CLI <letter> (spec placeholder)" */
+  letter: string;
   command: string;
   model: string;
+  /** the model is filled in when an agent is created without one */
+  modelOnCreate?: boolean;
+  /** runtime_g: a remote-capable variant (model, url, cwd) */
+  remote?: boolean;
 }
 
-/** The local CLI runtimes: same protocol, different default binaries and models. */
+/**
+ * The local CLI runtimes: same protocol, different default binaries and models. These are the
+ * spec's placeholder names (runtime_a … runtime_g): a generic JSON-lines CLI protocol
+ * (docs/runtimes.md), not a product.
+ */
 export const CLI_RUNTIMES: CliRuntimeDefaults[] = [
-  { type: 'runtime_a_local', command: 'runtime-a', model: 'runtime-a-default' },
-  { type: 'runtime_b_local', command: 'runtime-b', model: 'runtime-b-default' },
-  { type: 'runtime_c_local', command: 'runtime-c', model: 'runtime-c-default' },
-  { type: 'runtime_d_local', command: 'runtime-d', model: 'runtime-d-default' },
-  { type: 'runtime_e_local', command: 'runtime-e', model: 'runtime-e-default' },
-  { type: 'runtime_f_local', command: 'runtime-f', model: 'runtime-f-default' },
-  { type: 'runtime_g', command: 'runtime-g', model: 'runtime-g-default' },
+  { type: 'runtime_a_local', letter: 'A', command: 'runtime-a', model: 'runtime-a-default', modelOnCreate: true },
+  { type: 'runtime_b_local', letter: 'B', command: 'runtime-b', model: 'runtime-b-default', modelOnCreate: true },
+  { type: 'runtime_c_local', letter: 'C', command: 'runtime-c', model: 'runtime-c-default', modelOnCreate: true },
+  { type: 'runtime_d_local', letter: 'D', command: 'runtime-d', model: 'runtime-d-default' },
+  { type: 'runtime_e_local', letter: 'E', command: 'runtime-e', model: 'runtime-e-default' },
+  { type: 'runtime_f_local', letter: 'F', command: 'runtime-f', model: 'runtime-f-default' },
+  { type: 'runtime_g', letter: 'G', command: 'runtime-g', model: 'runtime-g-default', remote: true },
 ];
+
+/** The config fields of a local placeholder runtime (the schema agents are validated with). */
+const LOCAL_RUNTIME_FIELDS: Record<string, ConfigFieldSchema> = {
+  ...COMMON_CONFIG_FIELDS,
+  model: { type: 'string', minLength: 1 },
+  cwd: { type: 'string', minLength: 1 },
+  command: { type: 'string', minLength: 1, description: 'override of the runtime binary' },
+  extraArgs: { type: 'string-array' },
+  promptTemplate: { type: 'string' },
+  instructionsFilePath: { type: 'string' },
+  maxTurnsPerRun: { type: 'integer', minimum: 1 },
+  dangerouslySkipPermissions: { type: 'boolean' },
+};
+
+const REMOTE_RUNTIME_FIELDS: Record<string, ConfigFieldSchema> = {
+  ...COMMON_CONFIG_FIELDS,
+  model: { type: 'string', minLength: 1 },
+  url: { type: 'string', format: 'url' },
+  cwd: { type: 'string' },
+};
+
+function describe(d: CliRuntimeDefaults): AdapterDescription {
+  const model = d.model;
+  return {
+    label: `Generic JSON-lines CLI ${d.letter} (spec placeholder)`,
+    configSchema: { type: 'object', properties: d.remote ? REMOTE_RUNTIME_FIELDS : LOCAL_RUNTIME_FIELDS },
+    skills: 'persistent_in_cwd',
+    genAiSystem: null,
+    ...(d.modelOnCreate ? { createDefaults: (c: Record<string, unknown>) => (c.model === undefined ? { ...c, model } : c) } : {}),
+  };
+}
 
 const numbers = (v: unknown): Record<string, number> => {
   const out: Record<string, number> = {};
@@ -105,25 +147,11 @@ export class JsonLinesReport {
  */
 export class CliRuntimeAdapter implements AdapterExecutor {
   readonly type: string;
-  readonly configSchema: Record<string, unknown>;
+  readonly description: AdapterDescription;
 
   constructor(private readonly defaults: CliRuntimeDefaults) {
     this.type = defaults.type;
-    this.configSchema = {
-      type: 'object',
-      properties: {
-        command: { type: 'string', default: defaults.command },
-        model: { type: 'string', default: defaults.model },
-        modelArg: { type: 'string', default: '--model', description: 'flag that passes the model; empty string to omit' },
-        resumeArg: { type: 'string', description: 'flag that resumes the last session (e.g. --resume); omitted: never resume' },
-        args: { type: 'array', items: { type: 'string' } },
-        cwd: { type: 'string' },
-        env: { type: 'object' },
-        instructions: { type: 'string', description: 'agent instructions placed first in the prompt' },
-        timeoutSec: { type: 'number', minimum: 0, default: 0 },
-        graceSec: { type: 'number', minimum: 0, default: DEFAULT_GRACE_SEC },
-      },
-    };
+    this.description = describe(defaults);
   }
 
   validateConfig(c: Record<string, unknown>): string[] {

@@ -114,7 +114,8 @@ export function externalExecutor(a: LoadedAdapter): AdapterExecutor {
   const mod = a.module;
   return {
     type: mod.type,
-    configSchema: a.configSchema as unknown as Record<string, unknown>,
+    // a package describes its label and config schema; it runs in this process (no skill files, no model calls of ours to trace)
+    description: { label: a.label, configSchema: a.configSchema, skills: 'unsupported', genAiSystem: null },
     validateConfig: (config) => (typeof mod.validateConfig === 'function' ? mod.validateConfig(config) : []),
     testEnvironment: (config) =>
       typeof mod.testEnvironment === 'function' ? mod.testEnvironment(config) : Promise.resolve({ ok: true, checks: [] }),

@@ -350,8 +350,9 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
 
   private activate(row: ExternalAdapterRow, loaded: LoadedAdapter): void {
     const type = row.type;
-    this.registry.register({ type, label: loaded.label, configSchema: loaded.configSchema });
-    this.executors.register(externalExecutor(loaded));
+    const executor = externalExecutor(loaded);
+    this.registry.register({ type, label: executor.description.label, configSchema: executor.description.configSchema });
+    this.executors.register(executor);
     const previous = this.local.get(type);
     if (previous && previous.dir !== loaded.dir) fs.rmSync(previous.dir, { recursive: true, force: true });
     this.local.set(type, {

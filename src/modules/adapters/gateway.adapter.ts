@@ -1,5 +1,7 @@
 import type { RunOutcome } from './run.types';
-import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
+import { generateKeyPairSync } from 'node:crypto';
+import { COMMON_CONFIG_FIELDS } from './adapter-config-schema';
+import type { AdapterDescription, AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { refusalIn, type OutboundTarget } from '../../common/net/outbound-guard';
 import { num, outcomeFromReport, str, STRICT_OUTBOUND } from './executor-kit';
 import { connectWebSocket } from './websocket-client';
@@ -18,18 +20,28 @@ export class GatewayAdapter implements AdapterExecutor {
 
   constructor(private readonly outbound: OutboundTarget = STRICT_OUTBOUND) {}
 
-  readonly configSchema = {
-    type: 'object',
-    required: ['url'],
-    properties: {
-      url: { type: 'string', description: 'ws:// or wss:// URL of the gateway' },
-      headers: {
-        type: 'object',
-        additionalProperties: { type: 'string' },
-        description: 'sent with the upgrade request (e.g. Authorization)',
+  readonly description: AdapterDescription = {
+    label: 'WebSocket gateway (spec placeholder)',
+    configSchema: {
+      type: 'object',
+      required: ['url'],
+      properties: {
+        ...COMMON_CONFIG_FIELDS,
+        url: { type: 'string', format: 'uri-or-ws', description: 'ws:// or wss:// URL of the gateway' },
+        authToken: { type: 'string' },
+        disableDeviceAuth: { type: 'boolean' },
+        devicePrivateKeyPem: { type: 'string', minLength: 1 },
+        sessionKey: { type: 'string' },
       },
-      timeoutSec: { type: 'number', minimum: 0, default: DEFAULT_TIMEOUT_SEC },
     },
+    skills: 'unsupported',
+    genAiSystem: null,
+    outboundUrlFields: [['url', ['ws:', 'wss:']]],
+    // a device identity is generated once, unless device authentication is disabled
+    createDefaults: (c) =>
+      c.disableDeviceAuth === true || c.devicePrivateKeyPem !== undefined
+        ? c
+        : { ...c, devicePrivateKeyPem: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
   };
 
   validateConfig(c: Record<string, unknown>): string[] {

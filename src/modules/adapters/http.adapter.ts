@@ -1,7 +1,8 @@
 import type { Response } from 'undici';
 import { OutboundTarget, refusalIn } from '../../common/net/outbound-guard';
 import type { RunOutcome } from './run.types';
-import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
+import { COMMON_CONFIG_FIELDS } from './adapter-config-schema';
+import type { AdapterDescription, AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { num, outcomeFromReport, str, STRICT_OUTBOUND } from './executor-kit';
 
 const DEFAULT_SYNC_TIMEOUT_SEC = 120;
@@ -20,21 +21,25 @@ export class HttpAdapter implements AdapterExecutor {
 
   constructor(private readonly outbound: OutboundTarget = STRICT_OUTBOUND) {}
 
-  readonly configSchema = {
-    type: 'object',
-    required: ['url'],
-    properties: {
-      url: { type: 'string', format: 'uri' },
-      method: { type: 'string', enum: METHODS, default: 'POST' },
-      headers: { type: 'object', additionalProperties: { type: 'string' } },
-      mode: { type: 'string', enum: ['sync', 'async'], default: 'sync' },
-      timeoutSec: {
-        type: 'number',
-        minimum: 0,
-        description: `sync: request timeout (default ${DEFAULT_SYNC_TIMEOUT_SEC}); async: time to wait for the completion callback (default ${DEFAULT_ASYNC_TIMEOUT_SEC})`,
+  readonly description: AdapterDescription = {
+    label: 'HTTP endpoint',
+    configSchema: {
+      type: 'object',
+      required: ['url'],
+      properties: {
+        ...COMMON_CONFIG_FIELDS,
+        url: { type: 'string', format: 'url' },
+        method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH'] },
+        headers: { type: 'string-map' },
+        payloadTemplate: { type: 'object' },
       },
-      cancelUrl: { type: 'string', format: 'uri', description: 'async: POSTed `{ runId, reason }` when the run is cancelled' },
     },
+    skills: 'unsupported',
+    genAiSystem: null,
+    outboundUrlFields: [
+      ['url', ['http:', 'https:']],
+      ['cancelUrl', ['http:', 'https:']],
+    ],
   };
 
   validateConfig(c: Record<string, unknown>): string[] {

@@ -1,39 +1,24 @@
-import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
+import { COMMON_CONFIG_FIELDS } from './adapter-config-schema';
+import type { AdapterDescription, AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from './adapter.types';
 import { baseChildEnv, commandCheck, DEFAULT_GRACE_SEC, num, runChild, str, strArray, validateEnv, validateTimeouts } from './executor-kit';
-
-const ENV_SCHEMA = {
-  type: 'object',
-  additionalProperties: {
-    oneOf: [
-      { type: 'string' },
-      { type: 'object', required: ['type', 'value'], properties: { type: { const: 'plain' }, value: { type: 'string' } } },
-      {
-        type: 'object',
-        required: ['type', 'secretId'],
-        properties: {
-          type: { const: 'secret_ref' },
-          secretId: { type: 'string' },
-          version: { oneOf: [{ const: 'latest' }, { type: 'integer' }] },
-        },
-      },
-    ],
-  },
-};
 
 /** `process`: spawn `command` with `args` (no shell) in `cwd`, the wake context in SERVICE_* variables. */
 export class ProcessAdapter implements AdapterExecutor {
   readonly type = 'process';
-  readonly configSchema = {
-    type: 'object',
-    required: ['command'],
-    properties: {
-      command: { type: 'string', description: 'executable (path or name on PATH); never run through a shell' },
-      args: { type: 'array', items: { type: 'string' } },
-      cwd: { type: 'string' },
-      env: ENV_SCHEMA,
-      timeoutSec: { type: 'number', minimum: 0, default: 0, description: '0 = no timeout' },
-      graceSec: { type: 'number', minimum: 0, default: DEFAULT_GRACE_SEC, description: 'SIGTERM to SIGKILL delay' },
+  readonly description: AdapterDescription = {
+    label: 'Local process',
+    configSchema: {
+      type: 'object',
+      required: ['command'],
+      properties: {
+        ...COMMON_CONFIG_FIELDS,
+        command: { type: 'string', minLength: 1, description: 'executable (path or name on PATH); never run through a shell' },
+        args: { type: 'string-array' },
+        cwd: { type: 'string', minLength: 1 },
+      },
     },
+    skills: 'ephemeral',
+    genAiSystem: null,
   };
 
   validateConfig(c: Record<string, unknown>): string[] {

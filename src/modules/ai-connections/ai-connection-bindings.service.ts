@@ -5,7 +5,7 @@ import { endpointOutbound, type OutboundTarget } from '../../common/net/outbound
 import { AppConfig } from '../../config/app-config';
 import type { AiConnectionEnvSource, ModelHints } from '../adapters/runtimes/ai-connection-env.port';
 import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
-import { CODING_CLI_TYPES } from '../adapters/runtimes/coding-cli-runtimes';
+import { codingCliSpec } from '../adapters/runtimes/coding-cli-runtimes';
 import { modelProvider, providerForRuntime, type ModelProvider } from '../adapters/runtimes/model-providers';
 import { SecretsService } from '../secrets/secrets.service';
 import { aiConnectionError } from './ai-connections.errors';
@@ -114,7 +114,8 @@ export class AiConnectionBindings implements AiConnectionEnvSource {
   /** The env a connection gives an agent of `type`: its key as a secret reference and, unless the vendor's, its base URL. */
   envFor(c: AiConnectionRecord, type: string, field = 'aiConnection'): Record<string, unknown> {
     const p = this.provider(c);
-    if (CODING_CLI_TYPES.includes(type) && !p.runtimes.includes(type))
+    const cli = codingCliSpec(type);
+    if (cli && !cli.aiProviders.includes(p.id))
       throw aiConnectionError('ai_connection_unavailable', `A ${p.label} connection cannot run ${type} agents`, { field });
     if (!c.secretId)
       throw aiConnectionError('ai_connection_unavailable', `The key of AI connection "${c.name}" was deleted: reconnect it`, { field });
@@ -128,7 +129,9 @@ export class AiConnectionBindings implements AiConnectionEnvSource {
   private modelFor(c: AiConnectionRecord, type: string): string | null {
     if (!c.defaultModel) return null;
     const p = this.provider(c);
-    return type === 'opencode_local' && !c.defaultModel.includes('/') ? `${p.opencodePrefix}/${c.defaultModel}` : c.defaultModel;
+    return codingCliSpec(type)?.modelNamesProvider && !c.defaultModel.includes('/')
+      ? `${p.opencodePrefix}/${c.defaultModel}`
+      : c.defaultModel;
   }
 
   async configFor(
@@ -147,7 +150,7 @@ export class AiConnectionBindings implements AiConnectionEnvSource {
   /** The connection's default model and what its key may use (the provider's list; best effort). */
   async modelHints(actor: Actor, companyId: string, type: string): Promise<ModelHints> {
     const lastRunDefault = await this.lastRunDefault(companyId, type);
-    const p = providerForRuntime(type, null);
+    const p = providerForRuntime(codingCliSpec(type), null);
     const c = p ? await this.repo.defaultFor(companyId, p.id, userOf(actor)) : null;
     if (!p || !c) return { connectionDefault: null, lastRunDefault, listed: [] };
     let listed: string[] = [];

@@ -64,13 +64,13 @@ const SKILL_DELIVERY: Record<string, string> = {
   unsupported: 'the adapter cannot receive files; skill assignments are recorded only',
 };
 
-function fieldLine(name: string, f: ConfigFieldSchema, required: boolean, executorDescription?: string): string {
+function fieldLine(name: string, f: ConfigFieldSchema, required: boolean): string {
   const bits: string[] = [f.type];
   if ('enum' in f && f.enum) bits.push(`one of ${f.enum.join(', ')}`);
   if ('format' in f && f.format) bits.push(`format ${f.format}`);
   if ('minimum' in f && f.minimum !== undefined) bits.push(`minimum ${f.minimum}`);
   if ('minLength' in f && f.minLength !== undefined) bits.push(`non-empty`);
-  const desc = f.description ?? executorDescription;
+  const desc = f.description;
   return `  - ${name}${required ? ' (required)' : ''}: ${bits.join(', ')}${desc ? ` - ${desc}` : ''}`;
 }
 
@@ -91,17 +91,15 @@ export class LlmsService {
 
   private adapterSection(def: AdapterTypeDefinition): string {
     const exec = this.executors.get(def.type);
-    const execProps = (exec?.configSchema as { properties?: Record<string, { description?: string }> } | undefined)?.properties ?? {};
+    const skills = exec?.description.skills;
     const required = new Set(def.configSchema.required ?? []);
     const lines = [
       `## ${def.type} (${def.label})`,
       ``,
       `${def.builtIn ? 'Built-in' : 'External'} adapter type. adapterConfig fields:`,
-      ...Object.entries(def.configSchema.properties).map(([name, f]) =>
-        fieldLine(name, f, required.has(name), execProps[name]?.description),
-      ),
+      ...Object.entries(def.configSchema.properties).map(([name, f]) => fieldLine(name, f, required.has(name))),
       ``,
-      `Skills: mode ${syncModeOf(def.type, {})} without cwd, ${syncModeOf(def.type, { cwd: '/x' })} with cwd - ${SKILL_DELIVERY[syncModeOf(def.type, { cwd: '/x' })]}.`,
+      `Skills: mode ${syncModeOf(skills, {})} without cwd, ${syncModeOf(skills, { cwd: '/x' })} with cwd - ${SKILL_DELIVERY[syncModeOf(skills, { cwd: '/x' })]}.`,
       `Runnable here: ${exec ? 'yes' : 'no executor registered'}.`,
     ];
     return lines.join('\n');

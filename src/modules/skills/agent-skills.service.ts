@@ -8,11 +8,13 @@ import { AgentIdentities } from '../../common/process/agent-identities';
 import { AppConfig } from '../../config/app-config';
 import { isUuid } from '../../common/http/uuid';
 import { desiredSkillsOf, withDesiredSkills } from '../agents/agent-fields';
+import { AdapterExecutors } from '../adapters/adapter-executors';
+import type { SkillDelivery } from '../adapters/adapter.types';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { SkillCatalogService } from './skill-catalog.service';
 import {
-  DeliverableSkill, ephemeralDirOf, materialiseEphemeral, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf,
+  DeliverableSkill, ephemeralDirOf, materialiseEphemeral, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf, type SkillSyncMode,
   RunScratchTarget, syncPersistent, unmanagedFolders,
 } from './skill-delivery';
 import { normalizeRef } from './skill-files';
@@ -61,6 +63,7 @@ export class AgentSkillsService {
     private readonly agents: AgentLookup,
     private readonly authz: AuthorizationService,
     private readonly identities: AgentIdentities,
+    private readonly executors: AdapterExecutors,
     config: AppConfig,
   ) {
     this.paths = new PathGuard(config.pathRoots);
@@ -71,6 +74,15 @@ export class AgentSkillsService {
   /** How a company's workspace folders are read: with its agents' rights, never into protected paths. */
   private readScope(companyId: string): TreeScope {
     return { rights: tenantRights(() => this.identities.companyGid(companyId)), isProtected: this.paths.protectedCheck() };
+  }
+
+  /** How skills reach the runs of an adapter type: its executor says (none here: unsupported). */
+  private modeOf(adapterType: string, config: Record<string, unknown>): SkillSyncMode {
+    return syncModeOf(this.deliveryOf(adapterType), config);
+  }
+
+  private deliveryOf(adapterType: string): SkillDelivery | undefined {
+    return this.executors.get(adapterType)?.description.skills;
   }
 
   /**
@@ -140,7 +152,7 @@ export class AgentSkillsService {
 
   async buildSnapshot(companyId: string, adapterType: string, config: Record<string, unknown>): Promise<AgentSkillSnapshot> {
     const desired = desiredSkillsOf(config);
-    const mode = syncModeOf(adapterType, config);
+    const mode = this.modeOf(adapterType, config);
     const warnings: string[] = [];
     const { skills, missing, blocked } = await this.deliverable(companyId, desired);
     const names = runtimeNames([...skills, ...blocked]);
@@ -175,7 +187,7 @@ export class AgentSkillsService {
       }
     }
     if (mode === 'unsupported') warnings.push(`The ${adapterType} adapter cannot receive skill files; the assignment is recorded only`);
-    if (mode === 'ephemeral' && adapterType !== 'process') warnings.push('No cwd configured: skills are materialised per run instead of kept in the working directory');
+    if (mode === 'ephemeral' && this.deliveryOf(adapterType) === 'persistent_in_cwd') warnings.push('No cwd configured: skills are materialised per run instead of kept in the working directory');
     return { adapterType, supported: mode !== 'unsupported', mode, desiredSkills: desired, entries, warnings };
   }
 
@@ -187,7 +199,7 @@ export class AgentSkillsService {
     const bundled = this.catalog.bundled();
     const got = await this.repo.launchDelivery(ctx.companyId, ctx.agentId, bundled.map((c) => c.key));
     if (!got) return {};
-    const mode = syncModeOf(got.adapterType, got.adapterConfig);
+    const mode = this.modeOf(got.adapterType, got.adapterConfig);
     if (mode === 'unsupported') return {};
     const byKey = new Map(got.skills.map((s) => [s.key, s]));
     // bundled skills come from the catalog when the company has not listed its skills yet

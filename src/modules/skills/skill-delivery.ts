@@ -3,37 +3,33 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { TenantDir, TreeScope, withDir } from '../../common/fs/tenant-dir';
 import { realPathOf } from '../../common/paths/path-guard';
+import type { SkillDelivery } from '../adapters/adapter.types';
 import { isSafeRelativePath, shortHash, SKILL_MD, StoredSkillFile } from './skill-files';
 
 /**
- * How skills reach an agent's runs, per adapter type:
+ * How skills reach an agent's runs. Each adapter's executor says how (`description.skills`):
  *
- * - `process`: ephemeral. Before each run the agent's skills are written to a fresh folder
- *   (`$TMPDIR/service-run-skills/<runId>/<runtimeName>/SKILL.md …`), named by SERVICE_SKILLS_DIR,
- *   and removed when the run ends.
- * - local CLI runtimes (`runtime_a_local` … `runtime_f_local`, `runtime_g`): persistent when the
- *   agent has a `cwd`: kept in `<cwd>/.service/skills/<runtimeName>/`, updated before each run,
- *   with a manifest of what the service manages; folders the service did not write are left
+ * - `ephemeral` (`process`, the coding-agent CLIs): before each run the agent's skills are written
+ *   to a fresh folder (the run's scratch `skills/`, or `$TMPDIR/service-run-skills/<runId>/`), named
+ *   by SERVICE_SKILLS_DIR, and removed when the run ends. A coding CLI's runtime copies that folder
+ *   into the CLI's own skills folder in the agent's home (e.g. `~/.claude/skills/`) for the run.
+ * - `persistent_in_cwd` (the generic JSON-lines CLIs `runtime_a_local` … `runtime_g`): persistent
+ *   when the agent has a `cwd`: kept in `<cwd>/.service/skills/<runtimeName>/`, updated before each
+ *   run, with a manifest of what the service manages; folders the service did not write are left
  *   alone (reported as user_installed / external_unknown). Without a `cwd`: ephemeral as above.
- * - coding-agent CLIs (`claude_local`, `codex_local`, `gemini_local`, `opencode_local`): ephemeral;
- *   their runtime copies the run's folder into the CLI's own skills folder in the agent's home
- *   (e.g. `~/.claude/skills/`) for the run and removes it after.
- * - `http`, `gateway_a` and external adapters: unsupported (a remote cannot receive files); the
- *   assignment is recorded only.
+ * - `unsupported` (`http`, `gateway_a`, external adapters, a type with no executor here): a remote
+ *   cannot receive files; the assignment is recorded only.
  */
 export type SkillSyncMode = 'persistent' | 'ephemeral' | 'unsupported';
 
 export const SKILLS_DIR_ENV = 'SERVICE_SKILLS_DIR';
 export const PERSISTENT_SUBDIR = path.join('.service', 'skills');
 export const MANIFEST_FILE = '.service-managed.json';
-export const CLI_RUNTIME_TYPES = ['runtime_a_local', 'runtime_b_local', 'runtime_c_local', 'runtime_d_local', 'runtime_e_local', 'runtime_f_local', 'runtime_g'];
 
-/** the coding-agent CLIs: per run, the runtime copies the run's skills where its CLI reads them */
-export const CODING_CLI_TYPES = ['claude_local', 'codex_local', 'gemini_local', 'opencode_local'];
-
-export function syncModeOf(adapterType: string, config: Record<string, unknown>): SkillSyncMode {
-  if (adapterType === 'process' || CODING_CLI_TYPES.includes(adapterType)) return 'ephemeral';
-  if (CLI_RUNTIME_TYPES.includes(adapterType)) return typeof config.cwd === 'string' && config.cwd.length > 0 ? 'persistent' : 'ephemeral';
+/** The mode of an agent's skills: what its adapter delivers (undefined: no executor, unsupported), with its config. */
+export function syncModeOf(delivery: SkillDelivery | undefined, config: Record<string, unknown>): SkillSyncMode {
+  if (delivery === 'ephemeral') return 'ephemeral';
+  if (delivery === 'persistent_in_cwd') return typeof config.cwd === 'string' && config.cwd.length > 0 ? 'persistent' : 'ephemeral';
   return 'unsupported';
 }
 

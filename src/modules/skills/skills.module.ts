@@ -4,6 +4,7 @@ import { FolderItemRegistry } from '../folders/folder-items';
 import { FoldersModule } from '../folders/folders.module';
 import { AgentConfigService } from '../agents/agent-config.service';
 import { AccessModule } from '../access/access.module';
+import { AdaptersModule } from '../adapters/adapters.module';
 import { InvitesService } from '../access/invites.service';
 import { AgentsModule } from '../agents/agents.module';
 import { BuiltInAgentsModule } from '../built-in-agents/built-in-agents.module';
@@ -30,7 +31,7 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [AgentIdentitiesModule, HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule, FoldersModule],
+  imports: [AgentIdentitiesModule, AdaptersModule, HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule, FoldersModule],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [SkillsRepository, SkillsService, SkillCatalogService, SkillImportService, AgentSkillsService, SkillsJobs],
   exports: [SkillsService, SkillCatalogService, AgentSkillsService],

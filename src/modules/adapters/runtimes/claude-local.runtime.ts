@@ -20,8 +20,10 @@ const PERMISSION_MODES = ['acceptEdits', 'auto', 'bypassPermissions', 'default',
 
 const CLAUDE_SPEC: CliSpec = {
   type: 'claude_local',
-  label: 'Claude Code (local)',
+  label: 'Claude Code',
   provider: 'anthropic',
+  genAiSystem: 'anthropic',
+  aiProviders: ['anthropic'],
   defaultCommand: 'claude',
   defaultModel: null,
   modelEnv: 'ANTHROPIC_MODEL',

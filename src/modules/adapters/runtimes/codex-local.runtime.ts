@@ -20,8 +20,10 @@ import { SessionFileTail, sizeOf } from './session-file-tail';
 
 const CODEX_SPEC: CliSpec = {
   type: 'codex_local',
-  label: 'Codex CLI (local)',
+  label: 'Codex',
   provider: 'openai',
+  genAiSystem: 'openai',
+  aiProviders: ['openai'],
   defaultCommand: 'codex',
   defaultModel: null,
   modelEnv: null,

@@ -5,6 +5,7 @@ import { unreadableReason } from '../../../common/process/agent-user';
 import type { ConfigFieldSchema } from '../adapter-config-schema';
 import type { AdapterRunContext } from '../adapter.types';
 import { validateEnv, validateTimeouts } from '../executor-kit';
+import type { RuntimeProviders } from './model-providers';
 import type { RuntimeProbe } from './runtime-environment';
 
 /*
@@ -100,10 +101,19 @@ export function shapeChanges(before: Record<string, unknown> | null | undefined,
     .map((k) => SHAPE_NAMES[k]);
 }
 
-export interface CliSpec extends RuntimeProbe {
+/**
+ * A coding-agent CLI as its runtime file declares it: everything the service needs to list it,
+ * validate its agents' config, check its environment, trace and bill its runs.
+ */
+export interface CliSpec extends RuntimeProbe, RuntimeProviders {
+  /** the adapter type (the board UI's name for it, e.g. `claude_local`) */
   type: string;
+  /** the name people know it by (`GET /api/adapters` label) */
   label: string;
+  /** the provider its usage is booked under (cost events' provider and biller; its model turns' spans) */
   provider: string;
+  /** the run span's `gen_ai.system` (OpenTelemetry's name for the provider) */
+  genAiSystem: string;
   defaultModel: string | null;
   /** the variable the CLI reads its default model from, if any */
   modelEnv: string | null;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readAsOwner } from '../../../common/fs/agent-home';
 import * as os from 'node:os';
 import type { RunOutcome } from '../run.types';
-import type { AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
+import type { AdapterDescription, AdapterExecutor, AdapterRun, AdapterRunContext, EnvironmentReport } from '../adapter.types';
 import { baseChildEnv, buildPrompt, DEFAULT_GRACE_SEC, num, str, strArray } from '../executor-kit';
 import { CliAttempt, type AttemptResult } from './cli-attempt';
 import { runTurn } from '../../../common/tracing/run-tracing';
@@ -53,8 +53,18 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     return this.spec.type;
   }
 
-  get configSchema(): Record<string, unknown> {
-    return { type: 'object', properties: { ...CODING_CLI_FIELDS, ...this.spec.extraSchema } };
+  private described: AdapterDescription | null = null;
+
+  /** The CLI's spec says it all: its label, its config fields beyond the shared ones, its provider as traces name it. */
+  get description(): AdapterDescription {
+    this.described ??= {
+      label: this.spec.label,
+      configSchema: { type: 'object', properties: { ...CODING_CLI_FIELDS, ...this.spec.extraSchema } },
+      // the run's skills folder is copied where the CLI reads skills (deliver), for the run only
+      skills: 'ephemeral',
+      genAiSystem: this.spec.genAiSystem,
+    };
+    return this.described;
   }
 
   /** The CLI's arguments for one attempt (`resume`: the session to continue, or null for a fresh one). */

@@ -22,8 +22,10 @@ import { SessionFileTail } from './session-file-tail';
 
 const GEMINI_SPEC: CliSpec = {
   type: 'gemini_local',
-  label: 'Gemini CLI (local)',
+  label: 'Gemini CLI',
   provider: 'google',
+  genAiSystem: 'gcp.gemini',
+  aiProviders: ['gemini'],
   defaultCommand: 'gemini',
   defaultModel: null,
   modelEnv: 'GEMINI_MODEL',

@@ -18,8 +18,14 @@ export interface ModelProvider {
   api: ModelApi;
   /** the prefix of OpenCode's `<provider>/<model>` names for it */
   opencodePrefix: string;
-  /** the runtime of the board UI that uses it first (its new-agent form offers the connection there) */
-  runtimes: string[];
+}
+
+/** Which connections a coding CLI runs with (its runtime file says: `CliSpec.aiProviders`, `modelNamesProvider`). */
+export interface RuntimeProviders {
+  /** ids of MODEL_PROVIDERS whose key can run it, its own vendor first */
+  aiProviders: readonly string[];
+  /** its model names the provider (`<provider>/<model>`, OpenCode's names) */
+  modelNamesProvider?: boolean;
 }
 
 export const MODEL_PROVIDERS: Record<string, ModelProvider> = {
@@ -31,7 +37,6 @@ export const MODEL_PROVIDERS: Record<string, ModelProvider> = {
     defaultBaseUrl: 'https://api.anthropic.com',
     api: 'anthropic',
     opencodePrefix: 'anthropic',
-    runtimes: ['claude_local', 'opencode_local'],
   },
   openai: {
     id: 'openai',
@@ -41,7 +46,6 @@ export const MODEL_PROVIDERS: Record<string, ModelProvider> = {
     defaultBaseUrl: 'https://api.openai.com/v1',
     api: 'openai',
     opencodePrefix: 'openai',
-    runtimes: ['codex_local', 'opencode_local'],
   },
   gemini: {
     id: 'gemini',
@@ -51,7 +55,6 @@ export const MODEL_PROVIDERS: Record<string, ModelProvider> = {
     defaultBaseUrl: 'https://generativelanguage.googleapis.com',
     api: 'gemini',
     opencodePrefix: 'google',
-    runtimes: ['gemini_local', 'opencode_local'],
   },
   openrouter: {
     id: 'openrouter',
@@ -61,7 +64,6 @@ export const MODEL_PROVIDERS: Record<string, ModelProvider> = {
     defaultBaseUrl: 'https://openrouter.ai/api/v1',
     api: 'openai',
     opencodePrefix: 'openrouter',
-    runtimes: ['opencode_local'],
   },
 };
 
@@ -74,10 +76,11 @@ export function providerOfOpencodeModel(model: string | null | undefined): Model
   return Object.values(MODEL_PROVIDERS).find((p) => p.opencodePrefix === prefix) ?? null;
 }
 
-/** The provider a runtime reaches with a given model: the model's own for OpenCode, else the runtime's vendor. */
-export function providerForRuntime(type: string, model: string | null | undefined): ModelProvider | null {
-  if (type === 'opencode_local') return providerOfOpencodeModel(model);
-  return Object.values(MODEL_PROVIDERS).find((p) => p.runtimes[0] === type) ?? null;
+/** The provider a runtime reaches with a given model: the model's own where the model names it, else the runtime's vendor; null for no coding CLI. */
+export function providerForRuntime(runtime: RuntimeProviders | null, model: string | null | undefined): ModelProvider | null {
+  if (!runtime) return null;
+  if (runtime.modelNamesProvider) return providerOfOpencodeModel(model);
+  return modelProvider(runtime.aiProviders[0] ?? '');
 }
 
 /** The board UI names Gemini `google` in places (OpenCode's prefix); both mean the same provider. */

@@ -20,8 +20,11 @@ import { opencodeMcpConfig } from './mcp-config';
 
 const OPENCODE_SPEC: CliSpec = {
   type: 'opencode_local',
-  label: 'OpenCode (local)',
+  label: 'OpenCode',
   provider: 'opencode',
+  genAiSystem: 'opencode',
+  aiProviders: ['anthropic', 'openai', 'gemini', 'openrouter'],
+  modelNamesProvider: true,
   defaultCommand: 'opencode',
   defaultModel: null,
   modelEnv: null,

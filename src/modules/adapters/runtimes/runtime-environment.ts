@@ -7,10 +7,10 @@ import type { ProcessIdentity } from '../../../common/process/agent-identities';
 import { prepareAgentSpawn, type SandboxSpec } from '../../../common/process/agent-sandbox';
 import { refusalIn, type OutboundTarget, OutboundRefusedError } from '../../../common/net/outbound-guard';
 import { cliAccessProblem, resolveCliCommand } from './cli-command';
-import { providerOfOpencodeModel } from './model-providers';
+import { providerOfOpencodeModel, type RuntimeProviders } from './model-providers';
 
 /** What the environment test needs to know of a CLI. */
-export interface RuntimeProbe {
+export interface RuntimeProbe extends Pick<RuntimeProviders, 'modelNamesProvider'> {
   type: string;
   defaultCommand: string;
   /** any of these variables set = credentials present */
@@ -186,8 +186,8 @@ export interface EnvironmentOptions {
 
 /** The model endpoint the CLI would call and the variables its key may come from. */
 function endpointOf(spec: RuntimeProbe, config: Record<string, unknown>, text: (k: string) => string | undefined) {
-  // OpenCode's model names its provider: `anthropic/…` calls Anthropic with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-  const p = spec.type === 'opencode_local' ? providerOfOpencodeModel(typeof config.model === 'string' ? config.model : null) : null;
+  // a model that names its provider (OpenCode's `anthropic/…`) calls that provider with its key and base URL variables
+  const p = spec.modelNamesProvider ? providerOfOpencodeModel(typeof config.model === 'string' ? config.model : null) : null;
   const baseUrlEnv = p ? p.baseUrlEnv : spec.baseUrlEnv;
   const configured = baseUrlEnv ? text(baseUrlEnv)?.trim() : undefined;
   return {
