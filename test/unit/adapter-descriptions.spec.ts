@@ -73,6 +73,28 @@ describe('adapters describe themselves', () => {
     }
   });
 
+  it('every coding CLI runtime file is in the list of runtimes, with its e2e spec', () => {
+    const dir = path.join(__dirname, '../../src/modules/adapters/runtimes');
+    const listed = codingCliRuntimes().map((r) => r.constructor);
+    const unlisted: string[] = [];
+    const types: string[] = [];
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.runtime.ts') && n !== 'coding-cli.runtime.ts')) {
+      const exported = Object.values(require(path.join(dir, f)) as Record<string, unknown>);
+      const runtimes = exported.filter(
+        (v): v is typeof CodingCliRuntime => typeof v === 'function' && v.prototype instanceof CodingCliRuntime,
+      );
+      if (!runtimes.length) unlisted.push(`${f}: no class extending CodingCliRuntime`);
+      for (const R of runtimes) if (!listed.includes(R)) unlisted.push(`${f}: ${R.name} is not in RUNTIMES (coding-cli-runtimes.ts)`);
+    }
+    expect(unlisted).toEqual([]);
+    for (const r of codingCliRuntimes()) {
+      types.push(r.type);
+      const spec = path.join(__dirname, `../e2e/runtime-${r.type.replace(/_local$/, '')}.e2e-spec.ts`);
+      expect({ type: r.type, spec: fs.existsSync(spec) }).toEqual({ type: r.type, spec: true });
+    }
+    expect(new Set(types).size).toBe(types.length);
+  });
+
   it('each coding CLI names its provider for traces and connections and takes skills per run', () => {
     for (const r of codingCliRuntimes()) {
       expect(r).toBeInstanceOf(CodingCliRuntime);

@@ -14,11 +14,11 @@ import { codingCliRuntimes } from './runtimes/coding-cli-runtimes';
  * tracing name). Built-ins are registered here; external types join with register(). (Which types
  * agents may be created with is the registry's, made of these descriptions.)
  */
-const BUILT_IN = new Set<string>();
-
 @Injectable()
 export class AdapterExecutors {
   private readonly byType = new Map<string, AdapterExecutor>();
+  /** the types registered at construction (external packages cannot drop them) */
+  private readonly builtIn = new Set<string>();
 
   private readonly outbound: OutboundTarget;
 
@@ -36,7 +36,7 @@ export class AdapterExecutors {
       r.host = { cliPath: config.runtimes?.cliPath ?? [], outbound, trustedEndpoints };
       this.register(r);
     }
-    for (const t of this.byType.keys()) BUILT_IN.add(t);
+    for (const t of this.byType.keys()) this.builtIn.add(t);
   }
 
   private instanceConfigSource: (type: string) => Promise<Record<string, unknown>> = async () => ({});
@@ -49,7 +49,7 @@ export class AdapterExecutors {
 
   /** Drops an external type's executor (built-in executors stay). */
   unregister(type: string): void {
-    if (BUILT_IN.has(type)) return;
+    if (this.builtIn.has(type)) return;
     this.byType.delete(type);
     registerGenAiSystem(type, null);
   }
