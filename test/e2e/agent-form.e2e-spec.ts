@@ -147,6 +147,8 @@ describe('the agent form: env entries, environment test and detected model', () 
       });
       expect(res.body.status).toBe('pass');
       expect(check(res.body, 'adapter_endpoint_reachable').message).toContain(anthropic.url);
+      // the test prompt went through OpenCode to the Anthropic fake (its baseURL is ANTHROPIC_BASE_URL + /v1)
+      expect(check(res.body, 'adapter_hello_probe_passed')).toBeDefined();
       expect(check(res.body, 'adapter_auth_present').message).toContain('ANTHROPIC_API_KEY');
       // an OpenAI key does not make an Anthropic model work
       const wrongKey = await test('opencode_local', {

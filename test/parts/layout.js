@@ -34,6 +34,7 @@ const SOLO = new Set([
   'runtime-opencode',
   'runtime-mcp',
   'runtime-usage',
+  'runtime-hello',
   'fuzz',
   'heartbeat-crash-recovery',
   'live-events',

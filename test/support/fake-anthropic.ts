@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
-import { answerModelList } from './fake-model-list';
+import { answerModelList, refuseRejectedKey } from './fake-model-list';
 import { testCliBinary } from './clis';
 import { Markers, runIdOf, type ServedCall } from './fake-model';
 
@@ -67,6 +67,7 @@ export async function startFakeAnthropic(initial: FakeScript): Promise<FakeAnthr
     req.on('data', (d) => (data += d));
     req.on('end', () => {
       if (answerModelList('anthropic', req, res)) return;
+      if (refuseRejectedKey('anthropic', req, res)) return;
       if (req.method !== 'POST' || !(req.url ?? '').startsWith('/v1/messages') || (req.url ?? '').includes('count_tokens')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'not here' } }));

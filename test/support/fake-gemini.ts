@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
-import { answerModelList } from './fake-model-list';
+import { answerModelList, refuseRejectedKey } from './fake-model-list';
 import { testCliBinary } from './clis';
 import { Markers, runIdOf, type ServedCall } from './fake-model';
 
@@ -49,6 +49,7 @@ export async function startFakeGemini(initial: (req: GeminiRequest, index: numbe
     req.on('data', (d) => (data += d));
     req.on('end', () => {
       if (answerModelList('gemini', req, res)) return;
+      if (refuseRejectedKey('gemini', req, res)) return;
       const url = req.url ?? '';
       if (req.method !== 'POST' || !url.includes(':streamGenerateContent')) {
         res.writeHead(404, { 'content-type': 'application/json' });

@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import { listenLoopback } from './loopback';
-import { answerModelList } from './fake-model-list';
+import { answerModelList, refuseRejectedKey } from './fake-model-list';
 import { testCliBinary } from './clis';
 import { Markers, runIdOf, type ServedCall } from './fake-model';
 
@@ -54,6 +54,7 @@ export async function startFakeOpenAi(initial: (req: OpenAiRequest, index: numbe
     req.on('data', (d) => (data += d));
     req.on('end', () => {
       if (answerModelList('openai', req, res)) return;
+      if (refuseRejectedKey('openai', req, res)) return;
       if (req.method !== 'POST' || !(req.url ?? '').endsWith('/responses')) {
         res.writeHead(404, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'not here', type: 'invalid_request_error' } }));

@@ -9,6 +9,7 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { AdaptersRepository } from './adapters.repository';
 import { ExternalAdaptersService } from './external-adapters.service';
 import { AiConnectionEnv } from './runtimes/ai-connection-env.port';
+import { ProbeCosts } from './runtimes/probe-costs.port';
 
 /**
  * Adapters: the type registry (agents validate with it), the executors by type (built-in ones and
@@ -19,7 +20,15 @@ import { AiConnectionEnv } from './runtimes/ai-connection-env.port';
 @Module({
   imports: [SecretsModule, AgentIdentitiesModule],
   controllers: [AdaptersController, CompanyAdaptersController],
-  providers: [AdapterRegistry, AdapterExecutors, AdaptersRepository, ExternalAdaptersService, RuntimeSetupService, AiConnectionEnv],
-  exports: [AdapterRegistry, AdapterExecutors, ExternalAdaptersService, AiConnectionEnv],
+  providers: [
+    AdapterRegistry,
+    AdapterExecutors,
+    AdaptersRepository,
+    ExternalAdaptersService,
+    RuntimeSetupService,
+    AiConnectionEnv,
+    ProbeCosts,
+  ],
+  exports: [AdapterRegistry, AdapterExecutors, ExternalAdaptersService, AiConnectionEnv, ProbeCosts],
 })
 export class AdaptersModule {}

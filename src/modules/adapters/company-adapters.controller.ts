@@ -46,13 +46,19 @@ export class CompanyAdaptersController {
   /**
    * Environment test of a config: the CLI binary (found, version), credentials (a key in env or
    * testCredentials, or a stored login), and whether the model endpoint (its base-URL variable, else
-   * the vendor's) accepts connections; for Claude Code, when all that passed, the CLI answers a test
-   * prompt (`adapter_hello_probe_passed` / `_failed`: one short model call, the board UI's form waits
-   * for it). `status`: pass, warn or fail.
+   * the vendor's) accepts connections; for a coding CLI, when all that passed, the CLI answers a test
+   * prompt (`adapter_hello_probe_passed` / `_failed`: one short model call through the CLI, as the
+   * agent's runs make it; the board UI's form waits for it). A failed check says why (`message`), what
+   * the CLI said (`detail`) and what to check (`hint`). The prompt's usage is booked: with `agentId`
+   * (it runs as that agent) as a cost event of the agent (`billingCode` `environment_test`, no run);
+   * without (the new-agent form) as a finance event of the company (`inference_charge`, metadata
+   * `billingCode` `environment_test`). `status`: pass, warn or fail.
    */
   @Post('test-environment')
   @HttpCode(200)
-  @NoActivity('a read-only check; nothing is stored')
+  @NoActivity(
+    'a check: nothing of the config is stored (the test prompt is booked by costs, recorded as cost.reported or finance_event.created)',
+  )
   @Authorize({ callers: ['board'] })
   testEnvironment(
     @CurrentActor() actor: Actor,

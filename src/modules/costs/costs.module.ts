@@ -1,4 +1,5 @@
 import { Module, OnModuleInit } from '@nestjs/common';
+import { AdaptersModule } from '../adapters/adapters.module';
 import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { CostEventsService } from './cost-events.service';
 import { CostReportsService } from './cost-reports.service';
@@ -12,10 +13,15 @@ import { RunCostsRepository } from './run-costs.repository';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { recordCompanies } from '../../common/references/record-company.repository';
+import { ProbeCostsRegistration } from './probe-costs.port-impl';
 
-/** Cost events, cost reports and finance events. Budget enforcement comes from the global BudgetsModule. */
+/**
+ * Cost events, cost reports and finance events; runs' usage booked as cost events, and environment
+ * tests' prompts booked through adapters' ProbeCosts port. Budget enforcement comes from the global
+ * BudgetsModule.
+ */
 @Module({
-  imports: [HeartbeatModule, BudgetsModule],
+  imports: [AdaptersModule, HeartbeatModule, BudgetsModule],
   controllers: [CostsController, FinanceController],
   providers: [
     recordCompanies('costs'),
@@ -26,6 +32,7 @@ import { recordCompanies } from '../../common/references/record-company.reposito
     FinanceService,
     RunCostBooking,
     RunCostsRepository,
+    ProbeCostsRegistration,
   ],
 })
 export class CostsModule implements OnModuleInit {

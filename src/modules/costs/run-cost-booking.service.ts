@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AgentActor } from '../../common/auth/actor';
 import { Db } from '../../database/db.service';
 import type { RunFinishedEvent, RunUsageSettledEvent } from '../heartbeat/run-lifecycle-events';
 import { isUuid } from '../../common/http/uuid';
 import { CostEventsService } from './cost-events.service';
-import { BILLING_TYPES } from './dto/cost-event.dto';
+import type { ProbeUsage } from '../adapters/runtimes/probe-costs.port';
+import { BILLING_TYPES, type CreateCostEventDto } from './dto/cost-event.dto';
 import { RunCostsRepository, type RunBooked } from './run-costs.repository';
 
 const int = (v: unknown): number | undefined => (Number.isInteger(v) && (v as number) >= 0 ? (v as number) : undefined);
@@ -12,7 +14,7 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' && v.tri
 const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
 
 /** What a run's usage record says it cost, as booking needs it. */
-interface RunTarget {
+export interface RunTarget {
   inputTokens: number;
   cachedInputTokens: number;
   outputTokens: number;
@@ -26,7 +28,7 @@ interface RunTarget {
 }
 
 /** The usage record's booking target, or null when it carries nothing to book. */
-function targetOf(usage: Record<string, unknown>): RunTarget | null {
+export function targetOf(usage: Record<string, unknown>): RunTarget | null {
   const runtime = text(usage.runtime);
   const tokens = int(usage.totalTokens) ?? 0;
   const costCents = int(usage.costCents) ?? 0;
@@ -58,6 +60,9 @@ function deltaOf(t: RunTarget, booked: RunBooked): RunTarget | null {
   const money = d.pricedMicros === null ? d.cents : d.pricedMicros;
   return d.inputTokens + d.cachedInputTokens + d.outputTokens + money > 0 ? d : null;
 }
+
+/** What a usage record with no earlier events has booked. */
+const NOTHING_BOOKED: RunBooked = { events: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, pricedMicros: 0, cents: 0 };
 
 const startOfUtcDay = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
 
@@ -109,35 +114,66 @@ export class RunCostBooking {
     }
   }
 
+  /**
+   * An environment test's model call, run for an agent (the form's test prompt): booked as a cost
+   * event of that agent with no run (`billingCode` `environment_test`), reported by whoever ran the
+   * test, its priced cost carried with the agent's day like a run's.
+   */
+  async bookProbe(e: ProbeUsage & { agentId: string }): Promise<void> {
+    const t = targetOf(e.usage);
+    if (!t || !deltaOf(t, NOTHING_BOOKED)) return;
+    await this.db.transaction(async () => {
+      await this.ledger.lockAgent(e.companyId, e.agentId);
+      const now = new Date();
+      const cents = t.pricedMicros === null ? t.cents : await this.carriedCents(e, t.pricedMicros, now);
+      await this.costs.report(
+        e.actor,
+        e.companyId,
+        {
+          ...this.fields(e.agentId, e.usage, t, cents, now),
+          billingCode: 'environment_test',
+          idempotencyKey: `environment-test:${randomUUID()}`,
+        },
+        t.pricedMicros === null ? null : t.pricedMicros / 1e6,
+      );
+    });
+  }
+
   /** Whole cents for `pricedMicros` more of the agent's day: the day's priced total rounded up, less what the day booked. */
-  private async carriedCents(e: RunUsageSettledEvent, pricedMicros: number, now: Date): Promise<number> {
+  private async carriedCents(e: { companyId: string; agentId: string }, pricedMicros: number, now: Date): Promise<number> {
     const day = await this.ledger.dayCarry(e.companyId, e.agentId, startOfUtcDay(now));
     return Math.max(0, Math.ceil((day.pricedMicros + pricedMicros) / 1e6) - day.cents);
   }
 
   private async report(e: RunUsageSettledEvent, d: RunTarget, cents: number, earlier: number, now: Date): Promise<void> {
-    const usage = e.usage;
-    const projectId = typeof usage.projectId === 'string' && isUuid(usage.projectId) ? usage.projectId : undefined;
     const actor: AgentActor = { kind: 'agent', agentId: e.agentId, companyId: e.companyId, source: 'run_token', runId: e.runId };
     await this.costs.report(
       actor,
       e.companyId,
       {
-        agentId: e.agentId,
-        provider: text(usage.provider) ?? 'adapter',
-        model: text(usage.model) ?? 'unknown',
-        costCents: d.unpriced ? null : cents,
-        ...(d.unpriced ? { costStatus: 'unpriced' as const } : {}),
-        biller: text(usage.biller),
-        billingType: BILLING_TYPES.find((b) => b === usage.billingType),
-        occurredAt: now.toISOString(),
+        ...this.fields(e.agentId, e.usage, d, cents, now),
         heartbeatRunId: e.runId,
         issueId: e.issueId ?? undefined,
-        projectId,
-        ...(d.tokens ? { inputTokens: d.inputTokens, cachedInputTokens: d.cachedInputTokens, outputTokens: d.outputTokens } : {}),
         idempotencyKey: earlier === 0 ? `run:${e.runId}` : `run:${e.runId}:${earlier + 1}`,
       },
       d.pricedMicros === null ? null : d.pricedMicros / 1e6,
     );
+  }
+
+  /** The cost event of a usage record: provider, biller, model, money (or unpriced), tokens, project. */
+  private fields(agentId: string, usage: Record<string, unknown>, d: RunTarget, cents: number, now: Date): CreateCostEventDto {
+    const projectId = typeof usage.projectId === 'string' && isUuid(usage.projectId) ? usage.projectId : undefined;
+    return {
+      agentId,
+      provider: text(usage.provider) ?? 'adapter',
+      model: text(usage.model) ?? 'unknown',
+      costCents: d.unpriced ? null : cents,
+      ...(d.unpriced ? { costStatus: 'unpriced' as const } : {}),
+      biller: text(usage.biller),
+      billingType: BILLING_TYPES.find((b) => b === usage.billingType),
+      occurredAt: now.toISOString(),
+      projectId,
+      ...(d.tokens ? { inputTokens: d.inputTokens, cachedInputTokens: d.cachedInputTokens, outputTokens: d.outputTokens } : {}),
+    };
   }
 }

@@ -31,18 +31,6 @@ const CLAUDE_SPEC: CliSpec = {
   credentialFiles: ['.claude/.credentials.json'],
   baseUrlEnv: 'ANTHROPIC_BASE_URL',
   defaultBaseUrl: 'https://api.anthropic.com',
-  hello: {
-    args: ['-p', '--output-format', 'stream-json', '--verbose', '--max-turns', '1'],
-    env: { DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', DISABLE_ERROR_REPORTING: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
-    problem: (stdout) => {
-      const result = stdout
-        .split('\n')
-        .map(jsonLine)
-        .find((l) => l?.type === 'result');
-      if (!result) return 'no result from the CLI';
-      return result.is_error === true ? String(result.result ?? result.subtype ?? 'the CLI reported an error').slice(0, 300) : null;
-    },
-  },
   models: [
     { id: 'claude-opus-4-5', label: 'Claude Opus 4.5' },
     { id: 'claude-sonnet-4-5', label: 'Claude Sonnet 4.5' },

@@ -9,7 +9,8 @@ import { runTurn } from '../../../common/tracing/run-tracing';
 import { tracing } from '../../../common/tracing/tracing';
 import { parsePriceTable } from './model-prices';
 import { RunMeter, type UsageSnapshot } from './run-meter';
-import { environmentReport } from './runtime-environment';
+import { environmentReport, HELLO_PROMPT, type HelloResult } from './runtime-environment';
+import { helloContext, helloResult, type HelloRequest } from './hello-probe';
 import {
   agentCannotRead,
   CODING_CLI_FIELDS,
@@ -167,9 +168,23 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     return { done: this.execute(ctx, control), cancel };
   }
 
-  /** Prepares the run, delivers the CLI's files, runs its attempts and cleans up. */
-  private async execute(ctx: AdapterRunContext, control: StopControl): Promise<RunOutcome> {
+  /**
+   * The environment test's prompt: one short model call through the CLI as the agent's runs make it
+   * (this runtime's invocation, files and parser, the form's env, the run's identity), without the
+   * agent's instructions, skills or tools. Says what went wrong (null: it answered) and what the
+   * call used.
+   */
+  async hello(r: HelloRequest): Promise<HelloResult> {
+    const output = { stderr: '' };
+    const ctx = { ...helloContext(r, output), adapterType: this.type };
+    const outcome = await this.execute(ctx, { stopped: null, current: null }, HELLO_PROMPT);
+    return helloResult(outcome, r.env, output.stderr);
+  }
+
+  /** Prepares the run, delivers the CLI's files, runs its attempts and cleans up. `prompt` replaces the agent's (the test prompt). */
+  private async execute(ctx: AdapterRunContext, control: StopControl, prompt?: string): Promise<RunOutcome> {
     const run = this.prepare(ctx);
+    if (prompt) run.prompt = prompt;
     const meter = this.meter(run);
     let cleanup: () => void = () => undefined;
     try {

@@ -298,7 +298,8 @@ export class GeminiLocalRuntime extends CodingCliRuntime {
     const instructionsFile = path.join(dir, INSTRUCTIONS_FILE);
     if (run.instructions) writeAgentFile(instructionsFile, run.instructions, run.ctx);
     const placed = deliverSkills(run, path.join(dir, 'skills'));
-    return () => removeDelivered(run, [instructionsFile, ...placed]);
+    // only what this run wrote (the environment test's prompt writes no instructions and leaves a live run's alone)
+    return () => removeDelivered(run, [...(run.instructions ? [instructionsFile] : []), ...placed]);
   }
 
   protected parser(meter: RunMeter, run: PreparedRun): StreamParser {

@@ -65,6 +65,18 @@ const BASE_URL_ENV: Record<string, string> = {
 };
 
 /**
+ * The baseURL OpenCode's provider (the AI SDK's) takes for an endpoint the agent's env names as the
+ * other CLIs name it: ANTHROPIC_BASE_URL and GOOGLE_GEMINI_BASE_URL are the API's origin (Claude Code
+ * and Gemini CLI add the version), the SDK's baseURL includes it (`/v1`, `/v1beta`); OPENAI_BASE_URL
+ * includes `/v1` already.
+ */
+function sdkBaseUrl(provider: string, url: string): string {
+  const version = ({ anthropic: '/v1', google: '/v1beta' } as Record<string, string>)[provider];
+  const trimmed = url.replace(/\/+$/, '');
+  return version && !/\/v1(beta)?$/.test(trimmed) ? `${trimmed}${version}` : url;
+}
+
+/**
  * `opencode run --format json`: `step_start`, `text`, `tool_use`, and `step_finish` per model call with
  * that call's tokens (input uncached, output without reasoning, reasoning, cache read/write) and its
  * cost (OpenCode prices from its model list); the run is done at a `step_finish` whose reason is
@@ -161,7 +173,7 @@ export class OpenCodeLocalRuntime extends CodingCliRuntime {
       const url = run.env[envName];
       if (!url) continue;
       const p = obj(provider[id]) ?? {};
-      provider[id] = { ...p, options: { ...(obj(p.options) ?? {}), baseURL: url } };
+      provider[id] = { ...p, options: { ...(obj(p.options) ?? {}), baseURL: sdkBaseUrl(id, url) } };
     }
     if (Object.keys(provider).length) config.provider = provider;
     const mcp = opencodeMcpConfig(run);

@@ -20,20 +20,23 @@ export interface RuntimeProbe extends Pick<RuntimeProviders, 'modelNamesProvider
   /** the variable that points the CLI at another endpoint, and the endpoint otherwise */
   baseUrlEnv: string | null;
   defaultBaseUrl: string;
-  /** a one-turn test prompt through the CLI itself (the board UI's form needs it answered before it goes on) */
-  hello?: HelloProbe;
 }
 
-/** How to ask the CLI one test question: its arguments (the prompt goes to stdin), extra env, and how to tell it answered. */
-export interface HelloProbe {
-  args: string[];
-  env?: Record<string, string>;
-  /** did the CLI's stdout report an answer? null = yes, else what went wrong */
-  problem: (stdout: string) => string | null;
-}
-
+/** The environment test's prompt: one short model call through the CLI as a run makes it. */
 export const HELLO_PROMPT = 'Respond with the single word: hello';
-const HELLO_TIMEOUT_MS = 30_000;
+/** how long the test prompt may take (a CLI starts, calls the model once, answers) */
+export const HELLO_TIMEOUT_SEC = 45;
+
+/** How the test prompt went, and the call's usage record (what a run's would say) when it made one. */
+export interface HelloResult {
+  /** why the CLI did not answer, in our words (null: it answered) */
+  problem: string | null;
+  /** what the CLI itself said of it (its error, or its last line on stderr), when that adds something */
+  said?: string | null;
+  /** what the failure is about, for the hint: the credentials, the endpoint, or time */
+  cause?: 'auth' | 'endpoint' | 'timeout' | null;
+  usage: Record<string, unknown> | null;
+}
 
 export type CheckLevel = 'info' | 'warn' | 'error';
 
@@ -136,46 +139,15 @@ export function reachable(url: string, timeoutMs = 3000, outbound?: OutboundTarg
   });
 }
 
-const lastLine = (text: string): string =>
-  text
-    .trim()
-    .split('\n')
-    .filter((l) => l.trim())
-    .slice(-1)[0]
-    ?.slice(0, 300) ?? '';
-
-/** Runs the CLI once with the test prompt, as the agents' user, with the test's env (secrets resolved); null = it answered. */
-function helloProbe(command: string, probe: HelloProbe, env: Record<string, string>, sandbox: SandboxSpec | null): Promise<string | null> {
-  const runAs: ProcessIdentity | null = sandbox?.identity ?? null;
-  const secrets = Object.values(env).filter((v) => v.length >= 8);
-  const scrub = (t: string) => secrets.reduce((acc, v) => acc.split(v).join('***'), t);
-  return new Promise((resolve) => {
-    let p;
-    try {
-      p = prepareAgentSpawn(sandbox ?? { identity: null, root: '', namespaces: 'off' }, command, probe.args, {
-        timeout: HELLO_TIMEOUT_MS,
-        env: { PATH: process.env.PATH ?? '', HOME: runAs?.home ?? os.tmpdir(), ...env, ...probe.env },
-      });
-    } catch (e) {
-      resolve((e as Error).message);
-      return;
-    }
-    const child = execFile(p.command, p.args, { ...p.options, encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const problem = probe.problem(String(stdout));
-      if (!problem) resolve(null);
-      else resolve(scrub(lastLine(String(stderr)) || (err ? err.message : problem)));
-    });
-    child.stdin?.end(HELLO_PROMPT);
-  });
-}
-
 /** How the environment test runs: who runs the CLI, where it is looked for, what it may reach. */
 export interface EnvironmentOptions {
   skipEndpoint?: boolean;
   /** the identity that runs the CLI (the agent's own, or the checks' identity before an agent exists) */
   sandbox?: SandboxSpec | null;
-  /** the env with secret references resolved: given, the CLI answers a test prompt when everything else passed */
+  /** the env with secret references resolved (the key check reads inline values and references either way) */
   resolvedEnv?: Record<string, string>;
+  /** the test prompt through the binary found: given, it runs when every other check passed */
+  hello?: (binary: string) => Promise<HelloResult>;
   /** SERVICE_CLI_PATH: folders looked in before PATH for a bare command name */
   cliPath?: readonly string[];
   /** the destination policy of the endpoint probe (internal callers without it probe any endpoint) */
@@ -257,11 +229,24 @@ const originOf = (url: string): string => {
   }
 };
 
-async function endpointCheck(url: string, outbound: OutboundTarget | undefined): Promise<EnvironmentCheckResult> {
+type Endpoint = ReturnType<typeof endpointOf>;
+
+/** Where the endpoint comes from, for a hint: the form's base-URL variable, else the vendor's default. */
+const endpointSource = (e: Endpoint, text: (k: string) => string | undefined): string =>
+  e.baseUrlEnv && text(e.baseUrlEnv)?.trim() ? `${e.baseUrlEnv} of the env or AI connection` : 'the vendor endpoint';
+
+async function endpointCheck(e: Endpoint, source: string, outbound: OutboundTarget | undefined): Promise<EnvironmentCheckResult> {
+  const url = e.url;
   try {
     const problem = await reachable(url, 3000, outbound);
     return problem
-      ? { code: 'adapter_endpoint_unreachable', level: 'error', message: `${url} is not reachable`, detail: problem }
+      ? {
+          code: 'adapter_endpoint_unreachable',
+          level: 'error',
+          message: `${url} is not reachable`,
+          detail: problem,
+          hint: `the CLI would call ${url} (from ${source}): check the address, or that the server is up`,
+        }
       : { code: 'adapter_endpoint_reachable', level: 'info', message: `${url} accepts connections` };
   } catch (err) {
     if (!(err instanceof OutboundRefusedError)) throw err;
@@ -272,6 +257,37 @@ async function endpointCheck(url: string, outbound: OutboundTarget | undefined):
       detail: err.reason,
     };
   }
+}
+
+/** What to do about a failed test prompt, by its cause (`credentials`: where the key came from). */
+function helloHint(r: HelloResult, e: Endpoint, source: string, credentials: string): string | undefined {
+  if (r.cause === 'auth') return `check ${credentials}: ${e.url} refused it`;
+  if (r.cause === 'endpoint') return `check ${source}: the CLI could not talk to ${e.url}`;
+  if (r.cause === 'timeout') return `${e.url} accepted the connection but the CLI got no answer in time: check that it serves the model`;
+  return undefined;
+}
+
+/** The test prompt's check: passed with what the call used, or failed saying why (the CLI's own words as detail). */
+function helloCheck(command: string, r: HelloResult, e: Endpoint, source: string, credentials: string): EnvironmentCheckResult {
+  if (r.problem) {
+    const hint = helloHint(r, e, source, credentials);
+    return {
+      code: 'adapter_hello_probe_failed',
+      level: 'error',
+      message: `${command} did not answer a test prompt: ${r.problem}`,
+      ...(r.said ? { detail: r.said } : {}),
+      ...(hint ? { hint } : {}),
+    };
+  }
+  const u = r.usage ?? {};
+  const n = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : 0);
+  const used = n('totalTokens') ? `${n('totalTokens')} tokens${typeof u.model === 'string' ? ` of ${u.model}` : ''}` : null;
+  return {
+    code: 'adapter_hello_probe_passed',
+    level: 'info',
+    message: `${command} answered a test prompt`,
+    ...(used ? { detail: used } : {}),
+  };
 }
 
 /**
@@ -304,18 +320,13 @@ export async function environmentReport(
       message: 'no credentials',
       hint: `set ${endpoint.credentialEnv.join(' or ')} in the agent's env (a secret reference is best)`,
     });
+  const source = endpointSource(endpoint, text);
   if (!opts.skipEndpoint) {
     const trusted = opts.trustedEndpoints?.includes(originOf(endpoint.url));
-    checks.push(await endpointCheck(endpoint.url, trusted ? undefined : opts.outbound));
+    checks.push(await endpointCheck(endpoint, source, trusted ? undefined : opts.outbound));
   }
-  if (spec.hello && opts.resolvedEnv && binary && !checks.some((c) => c.level === 'error')) {
-    const problem = await helloProbe(binary, spec.hello, opts.resolvedEnv, opts.sandbox ?? null);
-    checks.push(
-      problem
-        ? { code: 'adapter_hello_probe_failed', level: 'error', message: `${command} did not answer a test prompt`, detail: problem }
-        : { code: 'adapter_hello_probe_passed', level: 'info', message: `${command} answered a test prompt` },
-    );
-  }
+  if (opts.hello && binary && !checks.some((c) => c.level === 'error'))
+    checks.push(helloCheck(command, await opts.hello(binary), endpoint, source, key ? `the key in ${key}` : `the stored login (${file})`));
   const status = checks.some((c) => c.level === 'error') ? 'fail' : checks.some((c) => c.level === 'warn') ? 'warn' : 'pass';
   return { adapterType: spec.type, testedAt: new Date().toISOString(), status, checks };
 }

@@ -20,7 +20,9 @@ import type {
 } from '../dto/runtime-setup.dto';
 import { AiConnectionEnv } from './ai-connection-env.port';
 import { CodingCliRuntime } from './coding-cli.runtime';
-import { environmentReport } from './runtime-environment';
+import type { HelloRequest } from './hello-probe';
+import { ProbeCosts } from './probe-costs.port';
+import { environmentReport, type HelloResult } from './runtime-environment';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const LOGIN_SECRET_PREFIX = 'adapter-login';
@@ -39,6 +41,7 @@ export class RuntimeSetupService {
     private readonly config: AppConfig,
     private readonly identities: AgentIdentities,
     private readonly aiConnections: AiConnectionEnv,
+    private readonly probeCosts: ProbeCosts,
   ) {}
 
   private known(type: string): void {
@@ -143,16 +146,42 @@ export class RuntimeSetupService {
     for (const [k, v] of Object.entries(dto.testCredentials ?? {}))
       if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && typeof v === 'string') extra[k] = v;
     if (executor instanceof CodingCliRuntime) {
-      const identity = this.agentIdentity(companyId && dto.agentId ? { agentId: dto.agentId, companyId } : undefined);
+      const agentId = companyId ? (dto.agentId ?? null) : null;
+      const identity = this.agentIdentity(companyId && agentId ? { agentId, companyId } : undefined);
+      const sandbox = { root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces };
+      const env = companyId ? await this.resolvedEnv(companyId, config, extra) : null;
+      // the test prompt runs with the env resolved (a reference that cannot be resolved: the other checks only)
+      const hello =
+        companyId && env
+          ? (binary: string) => this.hello(actor, executor, { binary, config, env, identity, sandbox, companyId, agentId })
+          : undefined;
       return environmentReport(executor.spec, config, extra, identity?.home ?? this.cliHome(), {
-        resolvedEnv: companyId ? ((await this.resolvedEnv(companyId, config, extra)) ?? undefined) : undefined,
-        sandbox: { identity, root: this.config.agentIdentity.root, namespaces: this.config.agentIdentity.namespaces },
+        resolvedEnv: env ?? undefined,
+        sandbox: { identity, ...sandbox },
+        hello,
         ...executor.host,
       });
     }
     const r = await executor.testEnvironment(config);
     const checks = r.checks.map((c) => ({ code: c.name, level: c.ok ? 'info' : 'error', message: c.message }));
     return { adapterType: type, testedAt: new Date().toISOString(), status: r.ok ? 'pass' : 'fail', checks };
+  }
+
+  /**
+   * The test prompt through the CLI; what it used is booked (costs: a cost event of the agent it
+   * ran for, or the company's finance event when the new-agent form runs it before any agent exists).
+   */
+  private async hello(actor: Actor, runtime: CodingCliRuntime, r: HelloRequest): Promise<HelloResult> {
+    const result = await runtime.hello(r);
+    if (result.usage)
+      await this.probeCosts.book({
+        actor,
+        companyId: r.companyId,
+        agentId: r.agentId ?? null,
+        adapterType: runtime.type,
+        usage: result.usage,
+      });
+    return result;
   }
 
   /** API-key login: the key becomes a company secret; the answer is the env binding to use. */
