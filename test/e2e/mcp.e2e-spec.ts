@@ -127,7 +127,8 @@ describe('/api/mcp: the service as an MCP server', () => {
     });
 
     it('an agent in a run (run token): its own API as tools', async () => {
-      const a = await agentInRun(t, companyId);
+      // a CEO may assign (delegate_issue; without that authority it is not listed: mcp-authority spec)
+      const a = await agentInRun(t, companyId, { role: 'ceo' });
       const c = await connect(a.headers);
       const list = await names(c);
       expect(list).toEqual(

@@ -37,6 +37,34 @@ export class AuthorizationService {
   constructor(private readonly repo: AuthorizationRepository) {}
 
   async decide(req: AuthzRequest): Promise<AuthzDecision> {
+    return this.before(req) ?? this.decideIn(await this.loadContext(req, req.actor!));
+  }
+
+  /**
+   * Whether the decision allows the action for at least one target the caller could name: is a tool
+   * that makes this decision any use to the caller (MCP tools/list)? The same decision, over the
+   * targets of the action (issue.assign: each other active agent of the company and, for a person,
+   * themself; an action without a target as it is), with the company's context loaded once.
+   */
+  async allowsSome(req: Omit<AuthzRequest, 'targetAgentId' | 'targetUserId' | 'issue'>): Promise<boolean> {
+    const early = this.before(req);
+    if (early) return early.allowed;
+    const ctx = await this.loadContext(req, req.actor!);
+    for (const target of this.targetsOf(ctx)) if ((await this.decideIn({ ...ctx, req: { ...req, ...target } })).allowed) return true;
+    return false;
+  }
+
+  private targetsOf(ctx: DecisionContext): Array<Pick<AuthzRequest, 'targetAgentId' | 'targetUserId'>> {
+    if (ctx.req.action !== 'issue.assign') return [{}];
+    const self = ctx.actor.kind === 'agent' ? ctx.actor.agentId : null;
+    const agents = [...ctx.agents.values()]
+      .filter((a) => a.id !== self && !INACTIVE_AGENT.includes(a.status))
+      .map((a) => ({ targetAgentId: a.id }));
+    return ctx.actor.kind === 'board' ? [{ targetUserId: ctx.actor.userId }, ...agents] : agents;
+  }
+
+  /** What is decided before the company's data is needed: identity, the action, the instance's board, the company boundary. */
+  private before(req: AuthzRequest): AuthzDecision | null {
     const actor = req.actor;
     if (!actor || (actor.kind === 'agent' ? !actor.agentId : !actor.userId)) return deny('deny_unauthenticated');
     if (!ACTION_PERMISSION_KEYS[req.action]) return deny('deny_unsupported_action');
@@ -45,8 +73,12 @@ export class AuthorizationService {
     if (actor.kind === 'board' && actor.isInstanceAdmin) return allow('allow_instance_admin');
     if (!isUuid(req.companyId)) return deny('deny_company_boundary');
     if (actor.kind === 'agent' && actor.companyId !== req.companyId) return deny('deny_company_boundary');
+    return null;
+  }
 
-    const ctx = await this.loadContext(req, actor);
+  /** The rest of the decision, on the company's context: membership, the target's boundary, the action's own rules. */
+  private async decideIn(ctx: DecisionContext): Promise<AuthzDecision> {
+    const { actor, req } = ctx;
     if (actor.kind === 'agent' && (!ctx.actorAgent || INACTIVE_AGENT.includes(ctx.actorAgent.status))) {
       return deny('deny_company_boundary');
     }

@@ -9,6 +9,7 @@ import { Db } from '../../database/db.service';
 import { VERSION } from '../../version';
 import { ToolGateway } from '../tools/tool-gateway.service';
 import { McpRouteCaller } from './mcp-route-caller';
+import { McpToolAuthority } from './mcp-tool-authority';
 import { inputSchemaFor, SERVICE_TOOLS, type ServiceTool, type ToolArgs, type ToolCaller } from './service-tools';
 
 /** The server's name in initialize; the CLIs' configurations call it `aos` (mcp-config.ts). */
@@ -63,6 +64,7 @@ export class McpService {
 
   constructor(
     private readonly routes: McpRouteCaller,
+    private readonly authority: McpToolAuthority,
     private readonly gateway: ToolGateway,
     private readonly db: Db,
   ) {}
@@ -105,9 +107,17 @@ export class McpService {
     return server;
   }
 
-  /** What this caller may use: the service's tools of its kind, and in a run its company's tool connections. */
+  /**
+   * What this caller may use: the service's tools of its kind whose routes' authorization allows it
+   * (a tool with an `authority`: for some target), and in a run its company's tool connections.
+   */
   async list(actor: Actor, caller: ToolCaller): Promise<Tool[]> {
-    const own = SERVICE_TOOLS.filter((t) => t.audiences.includes(caller.audience)).map((t) => this.describe(t, caller));
+    const ofKind = SERVICE_TOOLS.filter((t) => t.audiences.includes(caller.audience));
+    const allowed = await this.authority.allowed(
+      actor,
+      ofKind.flatMap((t) => (t.authority ? [t.authority] : [])),
+    );
+    const own = ofKind.filter((t) => !t.authority || allowed.has(t.authority)).map((t) => this.describe(t, caller));
     const connected = actor.kind === 'agent' && caller.audience === 'run' ? await this.gateway.toolsFor(actor) : [];
     return [...own, ...connected];
   }

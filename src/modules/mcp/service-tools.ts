@@ -1,3 +1,4 @@
+import type { AuthzAction } from '../authorization/authorization.types';
 import { ISSUE_PRIORITIES, ISSUE_STATUSES } from '../issues/issue.types';
 
 /**
@@ -10,7 +11,10 @@ import { ISSUE_PRIORITIES, ISSUE_STATUSES } from '../issues/issue.types';
  * - `board`: a board user (session, board token, or the local board of a local trusted instance).
  *
  * `tools/list` shows a caller only the tools of its kind, and each tool's routes accept that kind
- * (test/e2e/mcp.e2e-spec.ts holds the tools to the routes' declared callers).
+ * (test/e2e/mcp.e2e-spec.ts holds the tools to the routes' declared callers). A tool whose routes
+ * make an authorization decision beyond the caller's kind names it (`authority`): it is listed only
+ * when that decision allows the caller the action for some target (AuthorizationService.allowsSome).
+ * Calling a tool that is not listed is answered by its route as any REST call is.
  */
 export type ToolAudience = 'run' | 'agent' | 'board';
 
@@ -41,6 +45,8 @@ export interface ServiceTool {
   properties: Record<string, JsonSchema>;
   required?: string[];
   readOnly?: boolean;
+  /** the decision its routes make beyond the caller's kind (e.g. `issue.assign`: tasks:assign, the manager chain, a member's role) */
+  authority?: AuthzAction;
   /** the routes the call makes, in order; the result is `combine` of their answers (default: the last) */
   requests(args: ToolArgs, caller: ToolCaller): RouteRequest[];
   combine?(bodies: unknown[]): unknown;
@@ -224,6 +230,7 @@ export const SERVICE_TOOLS: ServiceTool[] = [
     description:
       'Assign an issue to an agent (assigneeAgentId) or a person (assigneeUserId); null unassigns. Needs authority to assign: a 403 names why not.',
     audiences: ['run', 'agent', 'board'],
+    authority: 'issue.assign',
     properties: {
       issueId: ISSUE_REF,
       assigneeAgentId: { type: ['string', 'null'], format: 'uuid', description: 'the agent to assign' },
@@ -264,6 +271,7 @@ export const SERVICE_TOOLS: ServiceTool[] = [
     description:
       'Split off work: create a child issue of parentId assigned to a colleague (find them with list_agents). Assigning needs authority (your manager chain, a grant, or the CEO role): a 403 names why not.',
     audiences: ['run'],
+    authority: 'issue.assign',
     properties: { ...ISSUE_PROPERTIES, assigneeAgentId: uuid('the agent who does it'), status: { ...STATUS, description: 'default todo' } },
     required: ['title', 'parentId', 'assigneeAgentId'],
     requests: (a, c) => [
