@@ -98,6 +98,32 @@ describe('agents are never the implicit local board (issue 41)', () => {
     },
   );
 
+  it('a person’s browser is the board only for pages of this machine (DNS rebinding): 403 for another Host or Origin, on the API and its live events', async () => {
+    const host = new URL(t.baseUrl!).host;
+    const evilHost = await t.http.get('/api/companies').set('Host', 'evil.example.com');
+    expect([evilHost.status, evilHost.body.code]).toEqual([403, 'host_not_allowed']);
+    const evilOrigin = await t.http
+      .post('/api/companies')
+      .set('Host', host)
+      .set('Origin', 'http://evil.example.com:3100')
+      .send({ name: 'rebound' });
+    expect([evilOrigin.status, evilOrigin.body.code]).toEqual([403, 'host_not_allowed']);
+    const opaque = await t.http.get('/api/instance/settings').set('Origin', 'null');
+    expect([opaque.status, opaque.body.code]).toEqual([403, 'host_not_allowed']);
+    const events = await t.http
+      .get(`/api/companies/${companyId}/events`)
+      .set('Host', 'evil.example.com')
+      .set('Accept', 'text/event-stream');
+    expect(events.status).toBe(403);
+    // nothing was created; this machine's own names and pages are the board
+    expect((await t.http.get('/api/companies').set('Host', host)).body.some((c: { name: string }) => c.name === 'rebound')).toBe(false);
+    await t.http
+      .get('/api/companies')
+      .set('Host', `localhost:${new URL(t.baseUrl!).port}`)
+      .set('Origin', `http://${host}`)
+      .expect(200);
+  });
+
   rootIt('authenticated mode: an agent uid is not a loopback caller of /api/metrics', async () => {
     const authed = await createTestApp({ listen: true, env: AUTHENTICATED });
     try {

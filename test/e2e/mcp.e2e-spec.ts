@@ -60,7 +60,7 @@ describe('/api/mcp: the service as an MCP server', () => {
       const host = new URL(t.baseUrl!).host;
       const evil = await t.http.post('/api/mcp').set('Host', 'evil.example.com').set('Accept', accept).send(body);
       expect(evil.status).toBe(403);
-      expect(evil.body.code).toBe('mcp_host_not_allowed');
+      expect(evil.body.code).toBe('host_not_allowed');
       const evilOrigin = await t.http
         .post('/api/mcp')
         .set('Host', host)

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig } from '../../config/app-config';
-import { unauthorized } from '../errors/domain-error';
+import { DomainError, unauthorized } from '../errors/domain-error';
+import { hostRefusal } from '../net/host-check';
 import { Actor, LOCAL_BOARD_USER_ID } from './actor';
 import { AuthRegistry } from './auth-registry';
 import { LocalPeers } from './local-peers';
@@ -41,6 +42,8 @@ export class ActorResolver {
     if (token) throw unauthorized('Invalid or revoked credentials');
     if (this.config.deploymentMode === 'local_trusted') {
       if (await this.peers.isLocalBoard(req)) {
+        const refusal = hostRefusal(req.headers.host, req.headers.origin, this.config.publicUrl);
+        if (refusal) throw new DomainError(403, 'host_not_allowed', refusal);
         return { kind: 'board', userId: LOCAL_BOARD_USER_ID, isInstanceAdmin: true, source: 'local_implicit' };
       }
       throw unauthorized(

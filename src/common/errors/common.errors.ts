@@ -12,6 +12,8 @@ export const COMMON_ERRORS = {
   malformed_json: 400,
   unauthorized: 401,
   forbidden: 403,
+  /** local trusted mode: a credential-less request whose Host or Origin does not name this machine (DNS rebinding) */
+  host_not_allowed: 403,
   not_found: 404,
   conflict: 409,
   unprocessable: 422,

@@ -5,10 +5,7 @@ import { NoActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
-import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { AppConfig } from '../../config/app-config';
-import { hostRefusal } from './mcp-host-check';
-import { MCP_ERRORS, mcpError } from './mcp.errors';
 import { McpService } from './mcp.service';
 
 const JSON_RPC = {
@@ -24,7 +21,6 @@ const JSON_RPC = {
 };
 
 @ApiTags('mcp')
-@ApiDomainErrors(MCP_ERRORS)
 @Controller('mcp')
 export class McpController {
   constructor(
@@ -54,7 +50,6 @@ export class McpController {
   @ApiResponse({ status: 406, description: 'The Accept header does not allow application/json and text/event-stream' })
   @ApiExtension('x-mcp', { transport: 'streamable-http', stateless: true })
   async post(@Req() req: FastifyRequest, @Res() reply: FastifyReply, @CurrentActor() actor: Actor): Promise<void> {
-    this.checkHost(req, actor);
     await this.mcp.handle(req, reply, actor);
   }
 
@@ -73,13 +68,6 @@ export class McpController {
   @ApiResponse({ status: 405, description: 'No session to end: this server is stateless' })
   remove(@Res() reply: FastifyReply): void {
     notAllowed(reply);
-  }
-
-  /** DNS rebinding: the local board (no credentials) answers only requests addressed to this machine. */
-  private checkHost(req: FastifyRequest, actor: Actor): void {
-    if (actor.kind !== 'board' || actor.source !== 'local_implicit') return;
-    const refusal = hostRefusal(req.headers.host, req.headers.origin, this.config.publicUrl);
-    if (refusal) throw mcpError('mcp_host_not_allowed', refusal);
   }
 }
 

@@ -12,7 +12,8 @@ function hostName(value: string): string | null {
 /**
  * Why a request without credentials (the local board) is refused, or null: its Host, and its
  * Origin when sent, must name this machine (loopback) or the service's public URL. A web page
- * whose name an attacker points at 127.0.0.1 (DNS rebinding) cannot use the local board's tools.
+ * whose name an attacker points at 127.0.0.1 (DNS rebinding) cannot act as the local board
+ * through the browser of a person on this machine (the API, its live events and /api/mcp alike).
  */
 export function hostRefusal(host: string | undefined, origin: string | undefined, publicUrl: string | undefined): string | null {
   const own = publicUrl ? hostName(publicUrl) : null;
