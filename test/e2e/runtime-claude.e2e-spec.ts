@@ -130,8 +130,10 @@ describe('claude_local: the real Claude Code CLI', () => {
       const logged = log
         .trim()
         .split('\n')
-        .filter((l) => JSON.parse(l).stream === 'stdout')
-        .map((l) => JSON.parse(JSON.parse(l).chunk).type);
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.stream === 'stdout')
+        .flatMap((e) => (e.chunk as string).trim().split('\n'))
+        .map((l) => JSON.parse(l).type);
       expect(logged).toEqual(expect.arrayContaining(['system', 'assistant', 'result']));
       expect(logged).not.toContain('stream_event');
       expect((await s.t.http.get(`/api/heartbeat-runs/${runId}`).expect(200)).body).toMatchObject({

@@ -118,6 +118,8 @@ export class CliAttempt {
   private readonly timers = new AttemptTimers();
   private readonly reporter: UsageReporter;
   private handle: AdapterRun | null = null;
+  /** stdout lines kept for the log, not yet written (keepInLog) */
+  private kept = '';
 
   constructor(
     private readonly parser: StreamParser,
@@ -153,6 +155,7 @@ export class CliAttempt {
   /** Resolves when the process has ended and the CLI's last records are read. */
   async done(): Promise<AttemptResult> {
     const outcome = await this.handle!.done;
+    this.flushKept();
     this.timers.clear();
     this.parser.poll?.();
     this.parser.close?.();
@@ -170,7 +173,7 @@ export class CliAttempt {
   }
 
   private line(line: string): void {
-    if (this.parser.keepInLog?.(line)) this.ctx.log('stdout', `${line}\n`);
+    if (this.parser.keepInLog?.(line)) this.keep(line);
     this.parser.accept(line);
     this.reporter.report(this.parser.finished);
     this.stopOnFailure();
@@ -181,6 +184,20 @@ export class CliAttempt {
         this.handle?.cancel('the CLI lingered after its final result', STOP_GRACE_SEC);
       });
     }
+  }
+
+  /** Lines kept for the log go out together, once per chunk of output (one write, not one per line). */
+  private keep(line: string): void {
+    const first = this.kept === '';
+    this.kept += `${line}\n`;
+    if (first) queueMicrotask(() => this.flushKept());
+  }
+
+  private flushKept(): void {
+    if (this.kept === '') return;
+    const text = this.kept;
+    this.kept = '';
+    this.ctx.log('stdout', text);
   }
 
   /** Usage and failures the CLI records outside its stream (a session file, a dead endpoint it retries silently). */
