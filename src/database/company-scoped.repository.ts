@@ -1,5 +1,5 @@
 import type { Client } from 'pg';
-import type { EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import type { EntityTarget, FindManyOptions, FindOneOptions, FindOptionsWhere, ObjectLiteral, Repository } from 'typeorm';
 import { Db, QueryOptions } from './db.service';
 
 /** Options of one statement. */
@@ -62,13 +62,46 @@ abstract class RepositoryBase {
   }
 
   /**
-   * The TypeORM repository of one of this module's entities. Its `where` clauses must name the
-   * company for a company-scoped entity: the ownership test cannot read them, so keep these to
-   * inserts and saves of whole entities.
+   * The TypeORM writes of one of this module's entities: `create`, `save` and `insert` of whole
+   * entities, which carry their own company id. No reads, no `where`: a read goes through the
+   * company-scoped paths or `unscoped(reason, …)`, where the ownership test can see it.
    */
-  protected orm<T extends ObjectLiteral>(entity: EntityTarget<T>): Repository<T> {
+  protected orm<T extends ObjectLiteral>(entity: EntityTarget<T>): OrmWrites<T> {
     return this.#db.repo(entity);
   }
+
+  /**
+   * TypeORM reads that do not name one company (the list of companies, a lookup by a key already
+   * proven, a sweep of this instance's runtimes). `reason` says why, as for `unscoped`; the ownership
+   * test lists it.
+   */
+  protected unscopedOrm<T extends ObjectLiteral>(reason: string, entity: EntityTarget<T>): OrmReads<T> {
+    if (reason.trim().length < 8) throw new Error(`${this.constructor.name}: unscoped ORM read without a reason`);
+    return this.#db.repo(entity);
+  }
+}
+
+/** What `orm()` offers: whole-entity writes only (see `RepositoryBase.orm`). */
+export type OrmWrites<T extends ObjectLiteral> = Pick<Repository<T>, 'create' | 'save' | 'insert'>;
+
+/** The TypeORM reads an `unscopedOrm(reason, …)` or `ormIn(companyId, …)` offers. */
+export type OrmReads<T extends ObjectLiteral> = Pick<
+  Repository<T>,
+  'find' | 'findOne' | 'findBy' | 'findOneBy' | 'findOneByOrFail' | 'count'
+>;
+
+/** The entity column that names the company: `companyId`, or `id` for the companies table itself. */
+type CompanyColumn<T> = { [K in keyof T]: T[K] extends string ? K : never }[keyof T] & string;
+
+/** `where` with the company merged into each alternative: the caller cannot leave it out or widen it. */
+function inCompany<T extends ObjectLiteral>(
+  where: FindOptionsWhere<T> | FindOptionsWhere<T>[] | undefined,
+  column: string,
+  companyId: string,
+): FindOptionsWhere<T> | FindOptionsWhere<T>[] {
+  const scope = { [column]: companyId } as FindOptionsWhere<T>;
+  if (Array.isArray(where)) return where.length ? where.map((w) => ({ ...w, ...scope })) : [scope];
+  return { ...(where ?? {}), ...scope };
 }
 
 /** Each repository's database handle, reachable only from this file. */
@@ -95,6 +128,29 @@ export abstract class CompanyScopedRepository extends RepositoryBase {
       throw new Error(`${this.constructor.name}: company-scoped statement without a companyId`);
     }
     return companyId;
+  }
+
+  /**
+   * TypeORM reads of one of this module's entities within one company: the company (column
+   * `companyId`, or `column`) is merged into every `where`, so no read here reaches another company.
+   */
+  protected ormIn<T extends ObjectLiteral>(
+    companyId: string,
+    entity: EntityTarget<T>,
+    column: CompanyColumn<T> = 'companyId' as CompanyColumn<T>,
+  ): OrmReads<T> {
+    const scoped = this.scope(companyId);
+    const repo = (handles.get(this) as Db).repo(entity);
+    const opts = <O extends FindOneOptions<T> | FindManyOptions<T>>(o: O | undefined): O =>
+      ({ ...(o ?? {}), where: inCompany(o?.where, column, scoped) }) as O;
+    return {
+      find: (o?: FindManyOptions<T>) => repo.find(opts(o)),
+      findOne: (o: FindOneOptions<T>) => repo.findOne(opts(o)),
+      findBy: (w: FindOptionsWhere<T> | FindOptionsWhere<T>[]) => repo.findBy(inCompany(w, column, scoped)),
+      findOneBy: (w: FindOptionsWhere<T> | FindOptionsWhere<T>[]) => repo.findOneBy(inCompany(w, column, scoped)),
+      findOneByOrFail: (w: FindOptionsWhere<T> | FindOptionsWhere<T>[]) => repo.findOneByOrFail(inCompany(w, column, scoped)),
+      count: (o?: FindManyOptions<T>) => repo.count(opts(o)),
+    };
   }
 
   /** Rows of a statement whose `$1` is the company id. */

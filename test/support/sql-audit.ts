@@ -7,11 +7,16 @@ import { TABLE_OWNERS, TableOwner } from '../../src/database/table-owners';
  * Reads every repository's SQL the way a reviewer would: each statement, the path it runs through
  * (company-scoped, instance-wide, `unscoped` with a reason, or a raw query), the tables it reads
  * and writes, and whether those belong to the repository's own module (src/database/table-owners.ts).
+ * The TypeORM paths count as statements too: `ormIn(companyId, Entity)` reads (scoped),
+ * `unscopedOrm(reason, Entity)` reads (unscoped) and `orm(Entity)` whole-entity writes (`orm`), each
+ * on its entity's table; their text is a stand-in (`/* orm *\/ SELECT … FROM <table>`).
  */
-export type StatementPath = 'scoped' | 'instance' | 'unscoped' | 'raw';
+export type StatementPath = 'scoped' | 'instance' | 'unscoped' | 'raw' | 'orm';
 
 export interface AuditedStatement {
   file: string;
+  /** for a TypeORM path: the entity class named */
+  entity?: string;
   line: number;
   /** the repository's module: the folder under src/modules, `common/<part>`, or `cli` */
   module: string;
@@ -92,8 +97,34 @@ function baseOf(cls: ts.ClassLikeDeclaration | undefined): string | null {
   return clause ? clause.types[0].expression.getText() : null;
 }
 
+/** Entity class name → its table and whether it has a `companyId` column (every `@Entity('…')` under src). */
+export function entityTables(root: string): Map<string, { table: string; companyColumn: boolean }> {
+  const out = new Map<string, { table: string; companyColumn: boolean }>();
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.ts')) {
+        const text = readFileSync(path, 'utf8');
+        for (const m of text.matchAll(/@Entity\('(\w+)'\)\s*export class (\w+)/g)) {
+          out.set(m[2], { table: m[1], companyColumn: /\bcompanyId\s*[:!?]/.test(text) });
+        }
+      }
+    }
+  };
+  walk(join(root, 'src'));
+  return out;
+}
+
+const ORM_METHODS: Record<string, { path: StatementPath; entityArg: number; reasonArg?: number; sql: (t: string) => string }> = {
+  orm: { path: 'orm', entityArg: 0, sql: (t) => `/* orm */ INSERT INTO ${t}` },
+  ormIn: { path: 'scoped', entityArg: 1, sql: (t) => `/* orm */ SELECT * FROM ${t}` },
+  unscopedOrm: { path: 'unscoped', entityArg: 1, reasonArg: 0, sql: (t) => `/* orm */ SELECT * FROM ${t}` },
+};
+
 export function auditRepositories(root: string): AuditedStatement[] {
   const out: AuditedStatement[] = [];
+  const entities = entityTables(root);
   for (const file of repositoryFiles(join(root, 'src'))) {
     const rel = relative(root, file);
     if (rel.startsWith(`src${sep}database${sep}`)) continue;
@@ -127,12 +158,24 @@ export function auditRepositories(root: string): AuditedStatement[] {
         if (ts.isPropertyAccessExpression(callee)) {
           const method = callee.name.text;
           const onThis = callee.expression.kind === ts.SyntaxKind.ThisKeyword;
-          if (onThis && UNSCOPED_METHODS.has(method)) record(node, 'unscoped', args[1], args[0]);
+          const orm = onThis ? ORM_METHODS[method] : undefined;
+          if (orm) {
+            const entity = args[orm.entityArg]?.getText() ?? '';
+            const table = entities.get(entity)?.table;
+            record(
+              node,
+              orm.path,
+              table ? ts.factory.createStringLiteral(orm.sql(table)) : undefined,
+              orm.reasonArg === undefined ? undefined : args[orm.reasonArg],
+            );
+            out[out.length - 1].entity = entity;
+          } else if (onThis && UNSCOPED_METHODS.has(method)) record(node, 'unscoped', args[1], args[0]);
           else if (onThis && SCOPED_METHODS.has(method)) {
             const base = baseOf(cls);
             if (base === 'CompanyScopedRepository') record(node, 'scoped', args[1]);
             else if (base === 'InstanceRepository') record(node, 'instance', args[0]);
           } else if (method === 'query') record(node, 'raw', args[0]);
+          else if (method === 'repo' || method === 'getRepository' || method === 'createQueryBuilder') record(node, 'raw', undefined);
         } else if (ts.isIdentifier(callee) && callee.text === 'returningRows') record(node, 'raw', args[1]);
       }
       ts.forEachChild(node, (child) => visit(child, cls));
@@ -143,8 +186,10 @@ export function auditRepositories(root: string): AuditedStatement[] {
 }
 
 /** Whether the statement names its tenant: the company-scoped path (checked at run time), or the column in its text. */
-export function namesCompany(s: AuditedStatement): boolean {
+export function namesCompany(s: AuditedStatement, entities?: Map<string, { companyColumn: boolean }>): boolean {
   if (s.path === 'scoped' || s.path === 'unscoped') return true;
+  // a whole-entity write carries the company in its own column (or is the company itself)
+  if (s.path === 'orm') return s.tables.includes('companies') || !!(s.entity && entities?.get(s.entity)?.companyColumn);
   return s.sql !== null && /\bcompany_id\b/.test(s.sql);
 }
 

@@ -1,7 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DATABASE_PORTS, FOREIGN_READS, TABLE_OWNERS } from '../../src/database/table-owners';
-import { AuditedStatement, auditRepositories, companyTables, foreignTables, namesCompany } from '../support/sql-audit';
+import {
+  AuditedStatement,
+  auditRepositories,
+  companyTables,
+  entityTables,
+  foreignTables,
+  namesCompany as namesCompanyIn,
+} from '../support/sql-audit';
 
 /**
  * Tenancy and table ownership by construction: every repository statement is read here against
@@ -9,13 +16,17 @@ import { AuditedStatement, auditRepositories, companyTables, foreignTables, name
  */
 const ROOT = join(__dirname, '..', '..');
 const statements = auditRepositories(ROOT);
+const entities = entityTables(ROOT);
+const namesCompany = (s: AuditedStatement) => namesCompanyIn(s, entities);
 const where = (s: AuditedStatement) => `${s.file}:${s.line}`;
 
 if (process.env.SQL_AUDIT) {
   const on = statements.filter((s) => companyTables(s).length > 0);
   const report = {
     statements: statements.length,
-    byPath: Object.fromEntries(['scoped', 'instance', 'unscoped', 'raw'].map((p) => [p, statements.filter((s) => s.path === p).length])),
+    byPath: Object.fromEntries(
+      ['scoped', 'instance', 'unscoped', 'raw', 'orm'].map((p) => [p, statements.filter((s) => s.path === p).length]),
+    ),
     unresolved: statements.filter((s) => s.sql === null).map(where),
     onCompanyTables: on.length,
     notNamingCompany: on.filter((s) => !namesCompany(s)).map((s) => `${where(s)} ${companyTables(s).join(',')}`),
@@ -42,6 +53,21 @@ describe('table ownership', () => {
 
   it('runs every statement through a base path: no raw query in a repository', () => {
     expect(statements.filter((s) => s.path === 'raw').map(where)).toEqual([]);
+  });
+
+  it('sees the TypeORM path: every orm, ormIn and unscopedOrm call names an entity of the module', () => {
+    const orm = statements.filter((s) => s.entity !== undefined);
+    expect(orm.length).toBeGreaterThan(20);
+    expect(orm.filter((s) => s.sql === null).map((s) => `${where(s)} ${s.entity}`)).toEqual([]);
+    expect(orm.filter((s) => foreignTables(s).length > 0).map((s) => `${where(s)} ${s.entity}`)).toEqual([]);
+  });
+
+  it('keeps orm() to whole-entity writes: a TypeORM read names its company (ormIn) or its reason (unscopedOrm)', () => {
+    const base = readFileSync(join(ROOT, 'src', 'database', 'company-scoped.repository.ts'), 'utf8');
+    expect(base).toMatch(/protected orm<T extends ObjectLiteral>\(entity: EntityTarget<T>\): OrmWrites<T>/);
+    expect(base).toMatch(/export type OrmWrites<T extends ObjectLiteral> = Pick<Repository<T>, 'create' \| 'save' \| 'insert'>;/);
+    const onCompanyTables = statements.filter((s) => s.path === 'orm' && companyTables(s).length > 0);
+    expect(onCompanyTables.filter((s) => !namesCompany(s)).map((s) => `${where(s)} ${s.entity}`)).toEqual([]);
   });
 
   it('gives every unscoped statement a reason a reviewer can read', () => {

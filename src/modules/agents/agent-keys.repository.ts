@@ -24,20 +24,20 @@ export class AgentKeysRepository extends CompanyScopedRepository {
     return this.orm(AgentApiKeyEntity);
   }
 
-  listForAgent(agentId: string): Promise<AgentApiKeyEntity[]> {
-    return this.entities.find({ where: { agentId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  listForAgent(companyId: string, agentId: string): Promise<AgentApiKeyEntity[]> {
+    return this.ormIn(companyId, AgentApiKeyEntity).find({ where: { agentId }, order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
   insert(values: DeepPartial<AgentApiKeyEntity>): Promise<AgentApiKeyEntity> {
     return this.entities.save(this.entities.create(values));
   }
 
-  findForAgent(agentId: string, keyId: string): Promise<AgentApiKeyEntity | null> {
-    return this.entities.findOne({ where: { id: keyId, agentId } });
+  findForAgent(companyId: string, agentId: string, keyId: string): Promise<AgentApiKeyEntity | null> {
+    return this.ormIn(companyId, AgentApiKeyEntity).findOne({ where: { id: keyId, agentId } });
   }
 
-  findByIdOrFail(keyId: string): Promise<AgentApiKeyEntity> {
-    return this.entities.findOneByOrFail({ id: keyId });
+  getInCompany(companyId: string, keyId: string): Promise<AgentApiKeyEntity> {
+    return this.ormIn(companyId, AgentApiKeyEntity).findOneByOrFail({ id: keyId });
   }
 
   /** Marks one key revoked (no-op when it already is). */

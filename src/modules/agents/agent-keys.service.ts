@@ -30,7 +30,7 @@ export class AgentKeysService {
 
   async list(actor: Actor, agentId: string): Promise<AgentKeyResponseDto[]> {
     const agent = await this.agentFor(actor, agentId);
-    const keys = await this.keys.listForAgent(agent.id);
+    const keys = await this.keys.listForAgent(agent.companyId, agent.id);
     return keys.map(toKeyResponse);
   }
 
@@ -57,11 +57,11 @@ export class AgentKeysService {
   /** Marks the key revoked (idempotent); the resolver refuses it from the next request on. */
   async revoke(actor: Actor, agentId: string, keyId: string): Promise<AgentKeyResponseDto> {
     const agent = await this.agentFor(actor, agentId);
-    const key = isUuid(keyId) ? await this.keys.findForAgent(agent.id, keyId) : null;
+    const key = isUuid(keyId) ? await this.keys.findForAgent(agent.companyId, agent.id, keyId) : null;
     if (!key) throw notFound('API key');
     if (!key.revokedAt) {
       await this.keys.revoke(agent.companyId, key.id);
     }
-    return toKeyResponse(await this.keys.findByIdOrFail(key.id));
+    return toKeyResponse(await this.keys.getInCompany(agent.companyId, key.id));
   }
 }

@@ -40,8 +40,8 @@ export class AgentLookup {
   }
 
   /** Stores an agent's adapter configuration as given (skills sync writes the desired set into it). */
-  setAdapterConfig(agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
-    return this.agents.updateAdapterConfig(agentId, adapterConfig);
+  setAdapterConfig(companyId: string, agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
+    return this.agents.updateAdapterConfig(companyId, agentId, adapterConfig);
   }
 
   /**
@@ -79,7 +79,7 @@ export class AgentLookup {
 
   /** The stored record as the caller may see it (fresh from the database unless `loaded`). */
   async view(actor: Actor, agent: AgentEntity, loaded = false): Promise<AgentResponseDto> {
-    const fresh = loaded ? agent : await this.agents.findByIdOrFail(agent.id);
+    const fresh = loaded ? agent : await this.agents.getInCompany(agent.companyId, agent.id);
     return toAgentResponse(fresh, !(await this.canReadConfig(actor, fresh)));
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Repository } from 'typeorm';
-import { CompanyScopedRepository } from '../../database/company-scoped.repository';
+import { Not } from 'typeorm';
+import { CompanyScopedRepository, OrmWrites } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { AgentEntity, AgentStatus } from './agent.entity';
 
@@ -27,25 +27,27 @@ export class AgentsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  /** The TypeORM repository of agents (this repository's own use). */
-  private get entities(): Repository<AgentEntity> {
+  /** The TypeORM writes of agents (this repository's own use). */
+  private get entities(): OrmWrites<AgentEntity> {
     return this.orm(AgentEntity);
   }
 
   /** By id in any company (the caller checks access); `lock` takes FOR NO KEY UPDATE. */
   findById(agentId: string, lock = false): Promise<AgentEntity | null> {
-    const qb = this.entities.createQueryBuilder('a').where('a.id = :id', { id: agentId });
-    if (lock) qb.setLock('for_no_key_update');
-    return qb.getOne();
+    return this.unscopedOrm('resolves the company of a route keyed by agent id (the caller checks access)', AgentEntity).findOne({
+      where: { id: agentId },
+      lock: lock ? { mode: 'for_no_key_update' } : undefined,
+    });
   }
 
-  findByIdOrFail(agentId: string): Promise<AgentEntity> {
-    return this.entities.findOneByOrFail({ id: agentId });
+  /** The company's agent by id (it must exist). */
+  getInCompany(companyId: string, agentId: string): Promise<AgentEntity> {
+    return this.ormIn(companyId, AgentEntity).findOneByOrFail({ id: agentId });
   }
 
-  /** By id within the company (any status), or null. */
-  findInCompany(companyId: string, agentId: string): Promise<AgentEntity | null> {
-    return this.entities.findOneBy({ id: agentId, companyId: this.scope(companyId) });
+  /** By id within the company (any status), or null; `lock` takes FOR NO KEY UPDATE. */
+  findInCompany(companyId: string, agentId: string, lock = false): Promise<AgentEntity | null> {
+    return this.ormIn(companyId, AgentEntity).findOne({ where: { id: agentId }, lock: lock ? { mode: 'for_no_key_update' } : undefined });
   }
 
   /** The status of the company's agent, or null (unknown, or another company's): one indexed read, no entity. */
@@ -65,28 +67,19 @@ export class AgentsRepository extends CompanyScopedRepository {
   }
 
   /** The agent holding a URL key in the company: a live one before terminated ones, then the newest. */
-  findByUrlKey(companyId: string, urlKey: string): Promise<AgentEntity | null> {
-    return this.entities
-      .createQueryBuilder('a')
-      .where('a.company_id = :scope AND a.url_key = :key', { scope: this.scope(companyId), key: urlKey })
-      .orderBy(`(a.status = 'terminated')`, 'ASC')
-      .addOrderBy('a.created_at', 'DESC')
-      .getOne();
+  async findByUrlKey(companyId: string, urlKey: string): Promise<AgentEntity | null> {
+    const holders = await this.ormIn(companyId, AgentEntity).find({ where: { urlKey }, order: { createdAt: 'DESC' } });
+    return holders.find((a) => a.status !== 'terminated') ?? holders[0] ?? null;
   }
 
   /** Every agent of the company, terminated ones included. */
   listByCompany(companyId: string): Promise<AgentEntity[]> {
-    return this.entities.find({ where: { companyId: this.scope(companyId) } });
+    return this.ormIn(companyId, AgentEntity).find();
   }
 
   /** The company's non-terminated agents, oldest first. */
   listLive(companyId: string): Promise<AgentEntity[]> {
-    return this.entities
-      .createQueryBuilder('a')
-      .where(`a.company_id = :companyId AND a.status <> 'terminated'`, { companyId: this.scope(companyId) })
-      .orderBy('a.created_at', 'ASC')
-      .addOrderBy('a.id', 'ASC')
-      .getMany();
+    return this.ormIn(companyId, AgentEntity).find({ where: { status: Not('terminated') }, order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
   /** Writes a loaded agent back (a live URL key clash surfaces as the driver's unique violation). */
@@ -157,9 +150,12 @@ export class AgentsRepository extends CompanyScopedRepository {
     ]);
   }
 
-  /** The adapter configuration as given (TypeORM update: `updated_at` moves with it). */
-  async updateAdapterConfig(agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
-    await this.entities.update({ id: agentId }, { adapterConfig: adapterConfig as never });
+  /** The adapter configuration as given (`updated_at` moves with it). */
+  async updateAdapterConfig(companyId: string, agentId: string, adapterConfig: Record<string, unknown>): Promise<void> {
+    await this.returning(companyId, `UPDATE agents SET adapter_config = $3::jsonb, updated_at = now() WHERE company_id = $1 AND id = $2`, [
+      agentId,
+      JSON.stringify(adapterConfig),
+    ]);
   }
 
   async updateBudget(companyId: string, agentId: string, budgetMonthlyCents: number): Promise<void> {

@@ -158,7 +158,7 @@ export class AgentsService {
     // every created or hired agent is a member of its company (its grants live on the membership)
     await this.access.ensureMembership(companyId, id);
     if ((dto.budgetMonthlyCents ?? 0) > 0) await this.budgets.syncMonthlyPolicy(companyId, 'agent', id, dto.budgetMonthlyCents!);
-    return this.agents.findByIdOrFail(id);
+    return this.agents.getInCompany(companyId, id);
   }
 
   /**

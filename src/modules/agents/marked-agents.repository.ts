@@ -22,7 +22,7 @@ export class MarkedAgentsRepository extends CompanyScopedRepository {
         ORDER BY created_at DESC LIMIT 1${lock ? ' FOR NO KEY UPDATE' : ''}`,
       [key],
     );
-    return row ? this.orm(AgentEntity).findOneByOrFail({ id: row.id }) : null;
+    return row ? this.ormIn(companyId, AgentEntity).findOneByOrFail({ id: row.id }) : null;
   }
 
   /** Serialises provisioning of one registry key in one company (transaction-scoped). */
@@ -37,7 +37,7 @@ export class MarkedAgentsRepository extends CompanyScopedRepository {
       `SELECT id FROM agents WHERE company_id = $1 AND status <> 'terminated' AND metadata ? '${BUILT_IN_MARKER_KEY}'`,
     );
     if (!rows.length) return [];
-    return this.orm(AgentEntity).findBy(rows.map((r) => ({ id: r.id })));
+    return this.ormIn(companyId, AgentEntity).findBy(rows.map((r) => ({ id: r.id })));
   }
 
   /** Registry defaults written back (reconcile, reset): only the given columns change. */

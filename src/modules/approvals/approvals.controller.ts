@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ApprovalsService } from './approvals.service';
 import { ApprovalResponseDto, DecideApprovalDto, ListApprovalsQueryDto } from './dto/approval.dto';
 
@@ -31,8 +32,8 @@ export class ApprovalsController {
   /** One approval with its requested configuration snapshot. */
   @Get('approvals/:approvalId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('approvalId') approvalId: string): Promise<ApprovalResponseDto> {
-    return this.approvals.get(actor, approvalId);
+  get(@RouteCompany() companyId: string | undefined, @Param('approvalId') approvalId: string): Promise<ApprovalResponseDto> {
+    return this.approvals.get(companyId, approvalId);
   }
 
   /** Approves a pending approval; a hire's agent becomes idle. 409 when already decided. */
@@ -42,10 +43,11 @@ export class ApprovalsController {
   @LogActivity('approval.approved', { entityType: 'approval', details: decisionDetails })
   approve(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('approvalId') approvalId: string,
     @Body() dto: DecideApprovalDto,
   ): Promise<ApprovalResponseDto> {
-    return this.approvals.approve(actor, approvalId, dto);
+    return this.approvals.approve(actor, companyId, approvalId, dto);
   }
 
   /** Rejects a pending approval; a hire's agent is terminated. 409 when already decided. */
@@ -55,9 +57,10 @@ export class ApprovalsController {
   @LogActivity('approval.rejected', { entityType: 'approval', details: decisionDetails })
   reject(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('approvalId') approvalId: string,
     @Body() dto: DecideApprovalDto,
   ): Promise<ApprovalResponseDto> {
-    return this.approvals.reject(actor, approvalId, dto);
+    return this.approvals.reject(actor, companyId, approvalId, dto);
   }
 }

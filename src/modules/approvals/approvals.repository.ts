@@ -30,22 +30,23 @@ export class ApprovalsRepository extends CompanyScopedRepository {
     return this.entities.save(approval);
   }
 
-  /** By id (any company; access is checked by the caller); `lock` takes FOR UPDATE. */
-  findById(approvalId: string, lock: boolean): Promise<ApprovalEntity | null> {
-    const qb = this.entities.createQueryBuilder('a').where('a.id = :id', { id: approvalId });
-    if (lock) qb.setLock('pessimistic_write');
-    return qb.getOne();
+  /** The company's approval by id, or null; `lock` takes FOR UPDATE. */
+  findInCompany(companyId: string, approvalId: string, lock: boolean): Promise<ApprovalEntity | null> {
+    return this.ormIn(companyId, ApprovalEntity).findOne({
+      where: { id: approvalId },
+      lock: lock ? { mode: 'pessimistic_write' } : undefined,
+    });
   }
 
   /** The company's approvals, newest first, optionally by status and type. */
   list(companyId: string, filter: ApprovalListFilter): Promise<ApprovalEntity[]> {
-    const qb = this.entities
-      .createQueryBuilder('a')
-      .where('a.company_id = :companyId', { companyId: this.scope(companyId) })
-      .orderBy('a.created_at', 'DESC');
-    if (filter.status) qb.andWhere('a.status = :status', { status: filter.status });
-    if (filter.type) qb.andWhere('a.type = :type', { type: filter.type });
-    return qb.getMany();
+    return this.ormIn(companyId, ApprovalEntity).find({
+      where: {
+        ...(filter.status ? { status: filter.status as ApprovalEntity['status'] } : {}),
+        ...(filter.type ? { type: filter.type as ApprovalEntity['type'] } : {}),
+      },
+      order: { createdAt: 'DESC' },
+    });
   }
 
   async hasPendingHire(agentId: string): Promise<boolean> {

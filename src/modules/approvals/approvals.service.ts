@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { WorkCancellation } from '../../common/events/work-cancellation';
 import { HiredAgents } from './hired-agents.port';
@@ -63,7 +62,6 @@ export interface ChangeApprovalInput {
 export class ApprovalsService {
   constructor(
     private readonly repo: ApprovalsRepository,
-    private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
     private readonly cancellation: WorkCancellation,
     private readonly hired: HiredAgents,
@@ -125,12 +123,13 @@ export class ApprovalsService {
     return (await this.repo.list(companyId, { status: q.status, type: q.type })).map(toApprovalResponse);
   }
 
-  async get(actor: Actor, approvalId: string): Promise<ApprovalResponseDto> {
-    return toApprovalResponse(await this.load(actor, approvalId, false));
+  /** `companyId`: the route's company (resolved and checked by the guard; undefined when it knows no such approval). */
+  async get(companyId: string | undefined, approvalId: string): Promise<ApprovalResponseDto> {
+    return toApprovalResponse(await this.load(companyId, approvalId, false));
   }
 
-  async approve(actor: Actor, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
-    const approval = await this.decide(actor, approvalId, 'approved', dto);
+  async approve(actor: Actor, companyId: string | undefined, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
+    const approval = await this.decide(actor, companyId, approvalId, 'approved', dto);
     const handler = this.handlers.get(approval.type);
     if (handler) {
       await handler.approve(approval, actor);
@@ -142,8 +141,8 @@ export class ApprovalsService {
     return toApprovalResponse(approval);
   }
 
-  async reject(actor: Actor, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
-    const approval = await this.decide(actor, approvalId, 'rejected', dto);
+  async reject(actor: Actor, companyId: string | undefined, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
+    const approval = await this.decide(actor, companyId, approvalId, 'rejected', dto);
     const handler = this.handlers.get(approval.type);
     if (handler) {
       await handler.reject?.(approval, actor);
@@ -158,8 +157,14 @@ export class ApprovalsService {
   }
 
   /** Locks the approval; only a pending one can be decided (409 otherwise). */
-  private async decide(actor: Actor, approvalId: string, status: 'approved' | 'rejected', dto: DecideApprovalDto): Promise<ApprovalEntity> {
-    const approval = await this.load(actor, approvalId, true);
+  private async decide(
+    actor: Actor,
+    companyId: string | undefined,
+    approvalId: string,
+    status: 'approved' | 'rejected',
+    dto: DecideApprovalDto,
+  ): Promise<ApprovalEntity> {
+    const approval = await this.load(companyId, approvalId, true);
     await this.authz.assert({ actor, action: 'agent.create', companyId: approval.companyId, targetAgentId: approval.agentId });
     if (approval.status !== 'pending') {
       throw approvalError('approval_already_decided', `Approval is already ${approval.status}`, { status: approval.status });
@@ -171,10 +176,9 @@ export class ApprovalsService {
     return this.repo.save(approval);
   }
 
-  private async load(actor: Actor, approvalId: string, lock: boolean): Promise<ApprovalEntity> {
-    const approval = isUuid(approvalId) ? await this.repo.findById(approvalId, lock) : null;
+  private async load(companyId: string | undefined, approvalId: string, lock: boolean): Promise<ApprovalEntity> {
+    const approval = companyId && isUuid(approvalId) ? await this.repo.findInCompany(companyId, approvalId, lock) : null;
     if (!approval) throw notFound('Approval');
-    await this.access.assertAccessToKnownCompany(actor, approval.companyId, 'Approval');
     return approval;
   }
 }

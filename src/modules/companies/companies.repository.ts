@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { In, Not } from 'typeorm';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { CompanyEntity } from './company.entity';
@@ -36,11 +37,12 @@ export class CompaniesRepository extends CompanyScopedRepository {
   }
 
   /** Oldest first; `ids` undefined means every company. */
-  list(includeArchived: boolean, ids: string[] | undefined): Promise<CompanyEntity[]> {
-    const qb = this.repo.createQueryBuilder('c').orderBy('c.created_at', 'ASC');
-    if (!includeArchived) qb.andWhere(`c.status <> 'archived'`);
-    if (ids) qb.andWhere('c.id = ANY(:ids)', { ids });
-    return qb.getMany();
+  async list(includeArchived: boolean, ids: string[] | undefined): Promise<CompanyEntity[]> {
+    if (ids && !ids.length) return [];
+    return this.unscopedOrm('the companies page: every company the caller may see (ids from its access check)', CompanyEntity).find({
+      where: { ...(includeArchived ? {} : { status: Not('archived') }), ...(ids ? { id: In(ids) } : {}) },
+      order: { createdAt: 'ASC' },
+    });
   }
 
   /** Agent (non-terminated) and issue counts per company; `ids` null means every company. */
@@ -63,12 +65,12 @@ export class CompaniesRepository extends CompanyScopedRepository {
   }
 
   findById(companyId: string): Promise<CompanyEntity | null> {
-    return this.repo.findOne({ where: { id: companyId } });
+    return this.ormIn(companyId, CompanyEntity, 'id').findOneBy({});
   }
 
   /** The company row locked for update (until commit). */
   lockById(companyId: string): Promise<CompanyEntity | null> {
-    return this.repo.createQueryBuilder('c').setLock('pessimistic_write').where('c.id = :id', { id: companyId }).getOne();
+    return this.ormIn(companyId, CompanyEntity, 'id').findOne({ where: {}, lock: { mode: 'pessimistic_write' } });
   }
 
   save(company: CompanyEntity): Promise<CompanyEntity> {
@@ -77,7 +79,7 @@ export class CompaniesRepository extends CompanyScopedRepository {
 
   /** Hard delete (the company's rows go with it through the foreign keys). */
   async delete(companyId: string): Promise<void> {
-    await this.repo.delete({ id: companyId });
+    await this.rows(companyId, `DELETE FROM companies WHERE id = $1`);
   }
 
   /** Creates of one prefix base take turns (until commit); other bases are not held up. */

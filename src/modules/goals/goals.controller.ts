@@ -3,9 +3,8 @@ import { GOAL_ERRORS } from './goals.errors';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { LogActivity } from '../../common/activity/log-activity.decorator';
-import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
-import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { CreateGoalDto, GoalResponseDto, UpdateGoalDto } from './dto/goal.dto';
 import { GoalsService } from './goals.service';
 
@@ -38,26 +37,30 @@ export class GoalsController {
     return this.goals.create(companyId, dto);
   }
 
-  /** Company access is checked after the lookup. */
+  /** The guard resolves the goal's company: 404 for an unknown goal and another company's alike. */
   @Get('goals/:goalId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('goalId') goalId: string): Promise<GoalResponseDto> {
-    return this.goals.get(actor, goalId);
+  get(@RouteCompany() companyId: string | undefined, @Param('goalId') goalId: string): Promise<GoalResponseDto> {
+    return this.goals.get(companyId, goalId);
   }
 
   /** Partial update: omitted fields stay unchanged; a new parent must not create a cycle. */
   @Patch('goals/:goalId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('goal.updated', { entityType: 'goal' })
-  update(@CurrentActor() actor: Actor, @Param('goalId') goalId: string, @Body() dto: UpdateGoalDto): Promise<GoalResponseDto> {
-    return this.goals.update(actor, goalId, dto);
+  update(
+    @RouteCompany() companyId: string | undefined,
+    @Param('goalId') goalId: string,
+    @Body() dto: UpdateGoalDto,
+  ): Promise<GoalResponseDto> {
+    return this.goals.update(companyId, goalId, dto);
   }
 
   /** Returns the deleted row; children move up to its parent, linked projects lose the link. */
   @Delete('goals/:goalId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('goal.deleted', { entityType: 'goal', details: (c) => ({ title: c.result.title }) })
-  remove(@CurrentActor() actor: Actor, @Param('goalId') goalId: string): Promise<GoalResponseDto> {
-    return this.goals.remove(actor, goalId);
+  remove(@RouteCompany() companyId: string | undefined, @Param('goalId') goalId: string): Promise<GoalResponseDto> {
+    return this.goals.remove(companyId, goalId);
   }
 }

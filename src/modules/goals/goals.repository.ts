@@ -17,44 +17,33 @@ export class GoalsRepository extends CompanyScopedRepository {
 
   /** All goals of the company, oldest first. */
   listByCompany(companyId: string): Promise<GoalEntity[]> {
-    return this.repo.find({ where: { companyId: this.scope(companyId) }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.ormIn(companyId, GoalEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
-  /** A goal by id, whatever its company (the caller checks access); `lock` takes a row lock for a change. */
-  findById(goalId: string, lock = false): Promise<GoalEntity | null> {
-    const qb = this.repo.createQueryBuilder('g').where('g.id = :goalId', { goalId });
-    if (lock) qb.setLock('pessimistic_write');
-    return qb.getOne();
-  }
-
-  /** A goal of the company, or null. */
-  findInCompany(companyId: string, goalId: string): Promise<GoalEntity | null> {
-    return this.repo.findOne({ where: { id: goalId, companyId: this.scope(companyId) } });
+  /** A goal of the company, or null; `lock` takes a row lock for a change. */
+  findInCompany(companyId: string, goalId: string, lock = false): Promise<GoalEntity | null> {
+    return this.ormIn(companyId, GoalEntity).findOne({ where: { id: goalId }, lock: lock ? { mode: 'pessimistic_write' } : undefined });
   }
 
   /** The goal flagged `isCompanyDefault`, else the oldest goal of level `company`, else null. */
   findCompanyDefault(companyId: string): Promise<GoalEntity | null> {
-    return this.repo
-      .createQueryBuilder('g')
-      .where('g.company_id = :companyId', { companyId: this.scope(companyId) })
-      .andWhere(`(g.is_company_default OR g.level = 'company')`)
-      .orderBy('g.is_company_default', 'DESC')
-      .addOrderBy('g.created_at', 'ASC')
-      .addOrderBy('g.id', 'ASC')
-      .getOne();
+    return this.ormIn(companyId, GoalEntity).findOne({
+      where: [{ isCompanyDefault: true }, { level: 'company' }],
+      order: { isCompanyDefault: 'DESC', createdAt: 'ASC', id: 'ASC' },
+    });
   }
 
   /** Inserts a goal and reads it back (timestamps as stored). */
   async insert(fields: DeepPartial<GoalEntity>): Promise<GoalEntity> {
     this.scope(fields.companyId as string | undefined);
     const goal = await this.repo.save(this.repo.create(fields));
-    return this.repo.findOneByOrFail({ id: goal.id, companyId: goal.companyId });
+    return this.ormIn(goal.companyId, GoalEntity).findOneByOrFail({ id: goal.id });
   }
 
   /** Writes a loaded goal's changes and reads it back. */
   async save(goal: GoalEntity): Promise<GoalEntity> {
     await this.repo.save(goal);
-    return this.repo.findOneByOrFail({ id: goal.id, companyId: this.scope(goal.companyId) });
+    return this.ormIn(goal.companyId, GoalEntity).findOneByOrFail({ id: goal.id });
   }
 
   /** Whether `goalId` is `parentId` itself or one of its ancestors (a new parent there would close a cycle). */

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { CompanyReferences } from './company-references';
@@ -31,7 +29,6 @@ export class GoalsService {
   constructor(
     private readonly refs: CompanyReferences,
     private readonly projectLinks: GoalProjectLinks,
-    private readonly access: CompanyAccessService,
     private readonly goals: GoalsRepository,
   ) {}
 
@@ -40,17 +37,18 @@ export class GoalsService {
     return rows.map(toGoalResponse);
   }
 
-  /** Loads a goal the caller may see: 404 unknown or another company's. */
-  async getAccessible(actor: Actor, goalId: string, lock = false): Promise<GoalEntity> {
-    if (!isUuid(goalId)) throw notFound('Goal');
-    const goal = await this.goals.findById(goalId, lock);
+  /**
+   * The goal of the route's company (resolved and checked by the guard; undefined when the path
+   * names no goal it knows): 404 unknown or another company's.
+   */
+  async getInCompany(companyId: string | undefined, goalId: string, lock = false): Promise<GoalEntity> {
+    const goal = companyId && isUuid(goalId) ? await this.goals.findInCompany(companyId, goalId, lock) : null;
     if (!goal) throw notFound('Goal');
-    await this.access.assertAccessToKnownCompany(actor, goal.companyId, 'Goal');
     return goal;
   }
 
-  async get(actor: Actor, goalId: string): Promise<GoalResponseDto> {
-    return toGoalResponse(await this.getAccessible(actor, goalId));
+  async get(companyId: string | undefined, goalId: string): Promise<GoalResponseDto> {
+    return toGoalResponse(await this.getInCompany(companyId, goalId));
   }
 
   /**
@@ -86,10 +84,10 @@ export class GoalsService {
   }
 
   /** Omitted fields stay unchanged. */
-  async update(actor: Actor, goalId: string, dto: UpdateGoalDto): Promise<GoalResponseDto> {
-    const found = await this.getAccessible(actor, goalId);
+  async update(companyId: string | undefined, goalId: string, dto: UpdateGoalDto): Promise<GoalResponseDto> {
+    const found = await this.getInCompany(companyId, goalId);
     await this.refs.lockCompanyGoals(found.companyId);
-    const goal = await this.getAccessible(actor, goalId, true);
+    const goal = await this.getInCompany(found.companyId, goalId, true);
     if (dto.parentId !== undefined && dto.parentId !== goal.parentId) {
       if (dto.parentId !== null) await this.assertParent(goal.companyId, goal.id, dto.parentId);
       goal.parentId = dto.parentId;
@@ -112,10 +110,10 @@ export class GoalsService {
    * connected); linked projects lose the link and their legacy `goalId` follows their next
    * linked goal.
    */
-  async remove(actor: Actor, goalId: string): Promise<GoalResponseDto> {
-    const found = await this.getAccessible(actor, goalId);
+  async remove(companyId: string | undefined, goalId: string): Promise<GoalResponseDto> {
+    const found = await this.getInCompany(companyId, goalId);
     await this.refs.lockCompanyGoals(found.companyId);
-    const goal = await this.getAccessible(actor, goalId, true);
+    const goal = await this.getInCompany(found.companyId, goalId, true);
     const before = toGoalResponse(goal);
     await this.goals.reparentChildren(goal.companyId, goal.id, goal.parentId);
     const linked = await this.projectLinks.owner.projectIdsOfGoal(goal.companyId, goal.id);

@@ -344,7 +344,7 @@ export class PortabilityImportService {
     };
     const id =
       item.action === 'update'
-        ? (await this.goals.update(actor, item.existingId!, { ...fields, title: g.title })).id
+        ? (await this.goals.update(cid, item.existingId!, { ...fields, title: g.title })).id
         : (await this.goals.create(cid, { ...fields, title: name })).id;
     this.remember(ids, 'goal', g.slug, id);
     await this.record(actor, cid, step, id);
@@ -368,7 +368,7 @@ export class PortabilityImportService {
     let id: string;
     let existingNames = new Set<string>();
     if (item.action === 'update') {
-      const updated = await this.projects.update(actor, item.existingId!, { ...fields, name: p.name });
+      const updated = await this.projects.update(actor, cid, item.existingId!, { ...fields, name: p.name });
       id = updated.id;
       existingNames = new Set(updated.workspaces.map((w) => w.name));
     } else {

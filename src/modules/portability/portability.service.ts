@@ -36,7 +36,7 @@ export class PortabilityService {
   /** Board, or the CEO agent of that company (the guard has checked company access). */
   async assertBoardOrCeo(actor: Actor, companyId: string): Promise<void> {
     if (actor.kind === 'board') return;
-    const agent = await this.agents.findById(actor.agentId);
+    const agent = await this.agents.inCompany(companyId, actor.agentId);
     if (!agent || agent.companyId !== companyId || agent.role !== 'ceo' || agent.status === 'terminated') {
       throw portabilityError('portability_forbidden', 'Only the board or the CEO agent of this company may do this');
     }

@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { CreateProjectDto, GetProjectQueryDto, ProjectResponseDto, UpdateProjectDto } from './dto/project.dto';
 import { ProjectsService } from './projects.service';
 import { WorkspacesService } from './workspaces.service';
@@ -49,23 +50,37 @@ export class ProjectsController {
   /** By UUID or shortname (`?companyId=` narrows a shortname to one company); an ambiguous shortname is 409. */
   @Get('projects/:projectId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('projectId') projectId: string, @Query() q: GetProjectQueryDto): Promise<ProjectResponseDto> {
-    return this.projects.get(actor, projectId, q.companyId);
+  get(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('projectId') projectId: string,
+    @Query() q: GetProjectQueryDto,
+  ): Promise<ProjectResponseDto> {
+    return this.projects.get(actor, routeCompanyId, projectId, q.companyId);
   }
 
   /** Partial update; `goalIds` preferred over the legacy `goalId`; a rename onto another project's shortname is 409. */
   @Patch('projects/:projectId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('project.updated', { entityType: 'project' })
-  update(@CurrentActor() actor: Actor, @Param('projectId') projectId: string, @Body() dto: UpdateProjectDto): Promise<ProjectResponseDto> {
-    return this.projects.update(actor, projectId, dto);
+  update(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('projectId') projectId: string,
+    @Body() dto: UpdateProjectDto,
+  ): Promise<ProjectResponseDto> {
+    return this.projects.update(actor, routeCompanyId, projectId, dto);
   }
 
   /** Returns the deleted row; its workspaces (and their runtime services) go with it. */
   @Delete('projects/:projectId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('project.deleted', { entityType: 'project', details: (c) => ({ name: c.result.name, urlKey: c.result.urlKey }) })
-  remove(@CurrentActor() actor: Actor, @Param('projectId') projectId: string): Promise<ProjectResponseDto> {
-    return this.projects.remove(actor, projectId);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('projectId') projectId: string,
+  ): Promise<ProjectResponseDto> {
+    return this.projects.remove(actor, routeCompanyId, projectId);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { In } from 'typeorm';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { ProjectGoalSummaryDto } from './dto/project.dto';
@@ -30,37 +31,34 @@ export class ProjectsRepository extends CompanyScopedRepository {
   }
 
   async listByCompany(companyId: string): Promise<ProjectEntity[]> {
-    return this.repo.find({ where: { companyId: this.scope(companyId) }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.ormIn(companyId, ProjectEntity).find({ order: { createdAt: 'ASC', id: 'ASC' } });
   }
 
-  /** A project of any company, or null (routes address projects by id; access is checked after). */
-  async findById(id: string): Promise<ProjectEntity | null> {
-    return this.repo.findOne({ where: { id } });
+  /** The company's project, or null. */
+  async findInCompany(companyId: string, id: string): Promise<ProjectEntity | null> {
+    return this.ormIn(companyId, ProjectEntity).findOneBy({ id });
   }
 
   /** A project known to exist (just written). */
   async getById(companyId: string, id: string): Promise<ProjectEntity> {
-    return this.repo.findOneByOrFail({ id, companyId: this.scope(companyId) });
+    return this.ormIn(companyId, ProjectEntity).findOneByOrFail({ id });
   }
 
   /** The project row locked for the rest of the transaction, or null. */
   async lock(companyId: string, id: string): Promise<ProjectEntity | null> {
-    return this.repo
-      .createQueryBuilder('p')
-      .setLock('pessimistic_write')
-      .where('p.id = :id AND p.company_id = :companyId', { id, companyId: this.scope(companyId) })
-      .getOne();
+    return this.ormIn(companyId, ProjectEntity).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
   }
 
   async findByUrlKey(companyId: string, urlKey: string): Promise<ProjectEntity | null> {
-    return this.repo.findOne({ where: { companyId: this.scope(companyId), urlKey } });
+    return this.ormIn(companyId, ProjectEntity).findOneBy({ urlKey });
   }
 
   /** Up to two projects with the shortname, in the given companies (undefined: any company). */
   async findByUrlKeyIn(urlKey: string, companyIds: string[] | undefined): Promise<ProjectEntity[]> {
-    const qb = this.repo.createQueryBuilder('p').where('p.url_key = :urlKey', { urlKey }).limit(2);
-    if (companyIds) qb.andWhere('p.company_id = ANY(:ids)', { ids: companyIds });
-    return qb.getMany();
+    return this.unscopedOrm('a shortname looked up in the companies the caller may see (ids from its access check)', ProjectEntity).find({
+      where: companyIds ? { urlKey, companyId: In(companyIds) } : { urlKey },
+      take: 2,
+    });
   }
 
   /** The new project's id, or undefined when the shortname is taken in the company. */

@@ -70,14 +70,15 @@ export class ProjectsService {
   /**
    * `{projectId}` is a UUID or a shortname. A shortname is looked up in `?companyId=`, else in an
    * agent caller's company, else across the companies the caller can access: more than one match
-   * is ambiguous (409). With `lock` the row is locked for the rest of the transaction.
+   * is ambiguous (409). A UUID is looked up in the route's company (`routeCompanyId`: resolved and
+   * checked by the guard; undefined when it knows no such project). With `lock` the row is locked
+   * for the rest of the transaction.
    */
-  async resolve(actor: Actor, ref: string, companyId?: string, lock = false): Promise<ProjectEntity> {
+  async resolve(actor: Actor, routeCompanyId: string | undefined, ref: string, companyId?: string, lock = false): Promise<ProjectEntity> {
     let project: ProjectEntity | null;
     if (isUuid(ref)) {
-      project = await this.repo.findById(ref);
+      project = routeCompanyId ? await this.repo.findInCompany(routeCompanyId, ref) : null;
       if (!project) throw notFound('Project');
-      await this.access.assertAccessToKnownCompany(actor, project.companyId, 'Project');
     } else {
       project = await this.findByShortname(actor, toUrlKey(ref), companyId ?? (actor.kind === 'agent' ? actor.companyId : undefined));
     }
@@ -106,8 +107,8 @@ export class ProjectsService {
     return rows[0];
   }
 
-  async get(actor: Actor, ref: string, companyId?: string): Promise<ProjectResponseDto> {
-    return (await this.toResponses([await this.resolve(actor, ref, companyId)]))[0];
+  async get(actor: Actor, routeCompanyId: string | undefined, ref: string, companyId?: string): Promise<ProjectResponseDto> {
+    return (await this.toResponses([await this.resolve(actor, routeCompanyId, ref, companyId)]))[0];
   }
 
   /** A taken shortname gets a numeric suffix (`api`, `api-2`, …); `workspace` seeds the first workspace (422 rolls everything back). */
@@ -142,8 +143,8 @@ export class ProjectsService {
     return (await this.toResponses([await this.repo.getById(companyId, id)]))[0];
   }
 
-  async update(actor: Actor, ref: string, dto: UpdateProjectDto): Promise<ProjectResponseDto> {
-    const project = await this.resolve(actor, ref, undefined, true);
+  async update(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: UpdateProjectDto): Promise<ProjectResponseDto> {
+    const project = await this.resolve(actor, routeCompanyId, ref, undefined, true);
     if (dto.name !== undefined) {
       const urlKey = toUrlKey(dto.name);
       if (urlKey !== project.urlKey) {
@@ -179,8 +180,8 @@ export class ProjectsService {
   }
 
   /** Returns the deleted row; workspaces go with it and their runtime processes are stopped. */
-  async remove(actor: Actor, ref: string): Promise<ProjectResponseDto> {
-    const project = await this.resolve(actor, ref, undefined, true);
+  async remove(actor: Actor, routeCompanyId: string | undefined, ref: string): Promise<ProjectResponseDto> {
+    const project = await this.resolve(actor, routeCompanyId, ref, undefined, true);
     const [before] = await this.toResponses([project]);
     await this.memberships.deleteMembershipsOfProject(project.id);
     await this.repo.delete(project.companyId, project.id);
@@ -208,7 +209,15 @@ export class ProjectsService {
       const own = projects.filter((p) => p.companyId === companyId).map((p) => p.id);
       goalRows.push(...(await this.repo.goalSummaries(companyId, own)));
     }
-    const workspaces = await this.workspaces.listEntities(ids);
+    const workspaces: ProjectWorkspaceEntity[] = [];
+    for (const companyId of new Set(projects.map((p) => p.companyId))) {
+      workspaces.push(
+        ...(await this.workspaces.listEntities(
+          companyId,
+          projects.filter((p) => p.companyId === companyId).map((p) => p.id),
+        )),
+      );
+    }
     const counts = new Map<string, number>();
     const budgets = new Map<string, ScopeBudget>();
     for (const companyId of new Set(projects.map((p) => p.companyId))) {
@@ -226,8 +235,8 @@ export class ProjectsService {
 
   /** One project of the company as its page shows it, or null when the company has no such project. */
   async view(companyId: string, projectId: string): Promise<ProjectResponseDto | null> {
-    const p = await this.repo.findById(projectId);
-    if (!p || p.companyId !== companyId) return null;
+    const p = await this.repo.findInCompany(companyId, projectId);
+    if (!p) return null;
     return (await this.toResponses([p]))[0];
   }
 

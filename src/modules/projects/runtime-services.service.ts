@@ -49,7 +49,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
   async perform(actor: Actor | null, project: LockedProject, workspaceId: string, action: RuntimeAction): Promise<RuntimeServiceResultDto> {
     if (!(RUNTIME_ACTIONS as readonly string[]).includes(action))
       throw projectError('invalid_action', 'action must be start, stop or restart');
-    const ws = await this.workspaces.getEntity(project.id, workspaceId, true);
+    const ws = await this.workspaces.getEntity(project.companyId, project.id, workspaceId, true);
     if (action !== 'stop') this.assertStartable(ws);
     if (ws.runtimeOwnerId && ws.runtimeOwnerId !== this.supervisor.ownerId && ws.runtimePid !== null) {
       throw projectError('runtime_owned_by_other_instance', `The runtime service is owned by instance ${ws.runtimeOwnerId}`, {
@@ -58,7 +58,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
     }
     const operation = await this.run(ws, action, actor);
     return {
-      workspace: toWorkspaceResponse(await this.workspaces.getEntity(project.id, ws.id)),
+      workspace: toWorkspaceResponse(await this.workspaces.getEntity(project.companyId, project.id, ws.id)),
       operation: toOperationResponse(operation),
     };
   }
@@ -69,7 +69,7 @@ export class RuntimeServicesService implements OnApplicationBootstrap {
     for (const ws of owned) {
       try {
         await this.db.transaction(async () => {
-          const locked = await this.workspaces.getEntity(ws.projectId, ws.id, true);
+          const locked = await this.workspaces.getEntity(ws.companyId, ws.projectId, ws.id, true);
           if (locked.desiredState === 'running' && locked.cwd && locked.runtimeConfig?.command) {
             await this.run(locked, 'reconcile', null);
           } else {

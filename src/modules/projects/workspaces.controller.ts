@@ -6,6 +6,7 @@ import { ActivityContext, LogActivity } from '../../common/activity/log-activity
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { CreateWorkspaceDto, RuntimeServiceResultDto, UpdateWorkspaceDto, WorkspaceResponseDto } from './dto/workspace.dto';
 import { ProjectsService } from './projects.service';
 import { RuntimeAction } from './runtime-service-operation.entity';
@@ -28,9 +29,13 @@ export class WorkspacesController {
   /** The project's workspaces, oldest first. */
   @Get()
   @Authorize({ callers: ['board', 'agent'] })
-  async list(@CurrentActor() actor: Actor, @Param('projectId') projectId: string): Promise<WorkspaceResponseDto[]> {
-    const project = await this.projects.resolve(actor, projectId);
-    return this.workspaces.list(project.id);
+  async list(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('projectId') projectId: string,
+  ): Promise<WorkspaceResponseDto[]> {
+    const project = await this.projects.resolve(actor, routeCompanyId, projectId);
+    return this.workspaces.list(project.companyId, project.id);
   }
 
   /** At least one of cwd or repoUrl (remote_managed: remoteWorkspaceRef or repoUrl); the first workspace is primary. */
@@ -40,10 +45,11 @@ export class WorkspacesController {
   @LogActivity('project_workspace.created', workspaceActivity)
   async create(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('projectId') projectId: string,
     @Body() dto: CreateWorkspaceDto,
   ): Promise<WorkspaceResponseDto> {
-    const project = await this.projects.resolve(actor, projectId, undefined, true);
+    const project = await this.projects.resolve(actor, routeCompanyId, projectId, undefined, true);
     return this.workspaces.create(project, dto);
   }
 
@@ -53,11 +59,12 @@ export class WorkspacesController {
   @LogActivity('project_workspace.updated', workspaceActivity)
   async update(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('projectId') projectId: string,
     @Param('workspaceId') workspaceId: string,
     @Body() dto: UpdateWorkspaceDto,
   ): Promise<WorkspaceResponseDto> {
-    const project = await this.projects.resolve(actor, projectId, undefined, true);
+    const project = await this.projects.resolve(actor, routeCompanyId, projectId, undefined, true);
     return this.workspaces.update(project, workspaceId, dto);
   }
 
@@ -70,10 +77,11 @@ export class WorkspacesController {
   })
   async remove(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('projectId') projectId: string,
     @Param('workspaceId') workspaceId: string,
   ): Promise<WorkspaceResponseDto> {
-    const project = await this.projects.resolve(actor, projectId, undefined, true);
+    const project = await this.projects.resolve(actor, routeCompanyId, projectId, undefined, true);
     return this.workspaces.remove(project, workspaceId);
   }
 
@@ -95,11 +103,12 @@ export class WorkspacesController {
   })
   async runtimeService(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('projectId') projectId: string,
     @Param('workspaceId') workspaceId: string,
     @Param('action') action: string,
   ): Promise<RuntimeServiceResultDto> {
-    const project = await this.projects.resolve(actor, projectId);
+    const project = await this.projects.resolve(actor, routeCompanyId, projectId);
     return this.runtime.perform(actor, project, workspaceId, action as RuntimeAction);
   }
 }

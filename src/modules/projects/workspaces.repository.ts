@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { DeepPartial } from 'typeorm';
+import { DeepPartial, In } from 'typeorm';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { ProjectWorkspaceEntity } from './project-workspace.entity';
@@ -23,13 +23,11 @@ export class WorkspacesRepository extends CompanyScopedRepository {
     return this.repo.create(fields);
   }
 
-  async listByProjects(projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
-    return this.repo
-      .createQueryBuilder('w')
-      .where('w.project_id = ANY(:projectIds)', { projectIds })
-      .orderBy('w.created_at', 'ASC')
-      .addOrderBy('w.id', 'ASC')
-      .getMany();
+  async listByProjects(companyId: string, projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
+    return this.ormIn(companyId, ProjectWorkspaceEntity).find({
+      where: { projectId: In(projectIds) },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
   }
 
   /** The workspace of the project, or null; `lock` locks it for the rest of the transaction. */
@@ -42,15 +40,16 @@ export class WorkspacesRepository extends CompanyScopedRepository {
     );
   }
 
-  async findInProject(projectId: string, workspaceId: string, lock: boolean): Promise<ProjectWorkspaceEntity | null> {
-    const qb = this.repo.createQueryBuilder('w').where('w.id = :workspaceId AND w.project_id = :projectId', { workspaceId, projectId });
-    if (lock) qb.setLock('pessimistic_write');
-    return qb.getOne();
+  async findInProject(companyId: string, projectId: string, workspaceId: string, lock: boolean): Promise<ProjectWorkspaceEntity | null> {
+    return this.ormIn(companyId, ProjectWorkspaceEntity).findOne({
+      where: { id: workspaceId, projectId },
+      lock: lock ? { mode: 'pessimistic_write' } : undefined,
+    });
   }
 
   /** A workspace known to exist (just written). */
   async getById(companyId: string, id: string): Promise<ProjectWorkspaceEntity> {
-    return this.repo.findOneByOrFail({ id, companyId: this.scope(companyId) });
+    return this.ormIn(companyId, ProjectWorkspaceEntity).findOneByOrFail({ id });
   }
 
   async countInProject(companyId: string, projectId: string): Promise<number> {
@@ -98,7 +97,9 @@ export class WorkspacesRepository extends CompanyScopedRepository {
 
   /** Workspaces whose runtime process an instance owns (every company: start-up reconciliation). */
   async ownedBy(ownerId: string): Promise<ProjectWorkspaceEntity[]> {
-    return this.repo.find({ where: { runtimeOwnerId: ownerId } });
+    return this.unscopedOrm("start-up: this instance's runtime processes, in every company", ProjectWorkspaceEntity).find({
+      where: { runtimeOwnerId: ownerId },
+    });
   }
 
   async clearRuntimePid(companyId: string, id: string): Promise<void> {

@@ -102,18 +102,18 @@ export class WorkspacesService {
     }
   }
 
-  async listEntities(projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
+  async listEntities(companyId: string, projectIds: string[]): Promise<ProjectWorkspaceEntity[]> {
     if (!projectIds.length) return [];
-    return this.repo.listByProjects(projectIds);
+    return this.repo.listByProjects(companyId, projectIds);
   }
 
-  async list(projectId: string): Promise<WorkspaceResponseDto[]> {
-    return (await this.listEntities([projectId])).map(toWorkspaceResponse);
+  async list(companyId: string, projectId: string): Promise<WorkspaceResponseDto[]> {
+    return (await this.listEntities(companyId, [projectId])).map(toWorkspaceResponse);
   }
 
-  async getEntity(projectId: string, workspaceId: string, lock = false): Promise<ProjectWorkspaceEntity> {
+  async getEntity(companyId: string, projectId: string, workspaceId: string, lock = false): Promise<ProjectWorkspaceEntity> {
     if (!isUuid(workspaceId)) throw notFound('Workspace');
-    const w = await this.repo.findInProject(projectId, workspaceId, lock);
+    const w = await this.repo.findInProject(companyId, projectId, workspaceId, lock);
     if (!w) throw notFound('Workspace');
     return w;
   }
@@ -149,7 +149,7 @@ export class WorkspacesService {
   }
 
   async update(project: LockedProject, workspaceId: string, dto: UpdateWorkspaceDto): Promise<WorkspaceResponseDto> {
-    const w = await this.getEntity(project.id, workspaceId, true);
+    const w = await this.getEntity(project.companyId, project.id, workspaceId, true);
     this.apply(w, dto);
     assertWorkspaceRules(w);
     if (dto.cwd !== undefined) this.assertCwdAllowed(w.cwd);
@@ -170,7 +170,7 @@ export class WorkspacesService {
 
   /** Returns the deleted row; a deleted primary hands primacy to the oldest remaining workspace; its runtime process is stopped. */
   async remove(project: LockedProject, workspaceId: string): Promise<WorkspaceResponseDto> {
-    const w = await this.getEntity(project.id, workspaceId, true);
+    const w = await this.getEntity(project.companyId, project.id, workspaceId, true);
     const before = toWorkspaceResponse(w);
     await this.repo.delete(w.companyId, w.id);
     if (w.isPrimary) {

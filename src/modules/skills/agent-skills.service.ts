@@ -132,7 +132,7 @@ export class AgentSkillsService {
     await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
     const keys = await this.resolveReferences(agent.companyId, refs);
     agent.adapterConfig = withDesiredSkills(agent.adapterConfig, keys);
-    await this.agents.setAdapterConfig(agent.id, agent.adapterConfig);
+    await this.agents.setAdapterConfig(agent.companyId, agent.id, agent.adapterConfig);
     return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
   }
 

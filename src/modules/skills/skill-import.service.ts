@@ -289,7 +289,7 @@ export class SkillImportService {
     const ids = new Set(projects.map((p) => p.id));
     for (const id of dto.projectIds ?? []) if (!ids.has(id)) throw unprocessable(`Project ${id} is not a project of this company`, 'invalid_reference', { field: 'projectIds' });
     const wanted = dto.projectIds?.length ? dto.projectIds : [...ids];
-    const all = await this.workspaces.listEntities(wanted);
+    const all = await this.workspaces.listEntities(companyId, wanted);
     if (dto.workspaceIds?.length) {
       const known = new Set(all.map((w) => w.id));
       for (const id of dto.workspaceIds) if (!known.has(id)) throw unprocessable(`Workspace ${id} is not a workspace of the selected projects`, 'invalid_reference', { field: 'workspaceIds' });
