@@ -129,15 +129,6 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
     return rows.map((r) => r.comment_id);
   }
 
-  /** A run named by a route without `:companyId` (any company; the caller checks access on its company). */
-  findForRoute(runId: string): Promise<RunRow | null> {
-    return this.unscopedRow<RunRow>(
-      'resolves the company of a route addressed by run id (access is checked on it after)',
-      'SELECT * FROM heartbeat_runs WHERE id = $1',
-      [runId],
-    );
-  }
-
   // --- the engine (in the run's company, under the agent lock) ---
 
   findById(companyId: string, runId: string): Promise<RunRow | null> {

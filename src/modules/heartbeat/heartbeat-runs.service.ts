@@ -25,11 +25,13 @@ export class HeartbeatRunsService {
     private readonly agents: HeartbeatAgents,
   ) {}
 
-  /** The run, after the caller's company access is checked; 404 for unknown ids. */
-  async getAccessible(actor: Actor, runId: string): Promise<RunRow> {
-    const run = isUuid(runId) ? await this.runsRepo.findForRoute(runId) : null;
+  /**
+   * The run of the route's company (`companyId`: resolved and checked by the guard, undefined when
+   * it knows no such run): 404 for an unknown run and another company's alike.
+   */
+  async getInRoute(companyId: string | undefined, runId: string): Promise<RunRow> {
+    const run = companyId && isUuid(runId) ? await this.runsRepo.findById(companyId, runId) : null;
     if (!run) throw notFound('Heartbeat run');
-    await this.companies.assertAccessToKnownCompany(actor, run.company_id, 'Heartbeat run');
     return run;
   }
 
@@ -38,8 +40,8 @@ export class HeartbeatRunsService {
     return isUuid(runId) ? this.runsRepo.findById(companyId, runId) : null;
   }
 
-  async get(actor: Actor, runId: string): Promise<RunResponse> {
-    return toRunResponse(await this.getAccessible(actor, runId));
+  async get(companyId: string | undefined, runId: string): Promise<RunResponse> {
+    return toRunResponse(await this.getInRoute(companyId, runId));
   }
 
   /** Newest first; filters agentId, status, issueId; keyset pages (`cursor`), or the deprecated `offset`. */
@@ -100,16 +102,16 @@ export class HeartbeatRunsService {
     }));
   }
 
-  async readLog(actor: Actor, runId: string, offset: number, limit: number): Promise<RunLogResponseDto> {
-    const run = await this.getAccessible(actor, runId);
+  async readLog(companyId: string | undefined, runId: string, offset: number, limit: number): Promise<RunLogResponseDto> {
+    const run = await this.getInRoute(companyId, runId);
     const r = this.logs.read(run.log_path, offset, limit);
     const ended = run.status !== 'queued' && run.status !== 'running';
     return { runId: run.id, offset, nextOffset: r.nextOffset, size: r.size, content: r.content, eof: ended && r.nextOffset >= r.size };
   }
 
   /** The board, or the run's own agent (any of its credentials), cancels a live run. */
-  async cancel(actor: Actor, runId: string): Promise<RunResponse> {
-    const run = await this.getAccessible(actor, runId);
+  async cancel(actor: Actor, companyId: string | undefined, runId: string): Promise<RunResponse> {
+    const run = await this.getInRoute(companyId, runId);
     if (actor.kind === 'agent' && actor.agentId !== run.agent_id) throw forbidden('An agent may cancel only its own runs');
     if (run.status !== 'queued' && run.status !== 'running') {
       throw heartbeatError('run_not_live', `Run already ended (${run.status})`, { status: run.status });
@@ -123,8 +125,8 @@ export class HeartbeatRunsService {
   }
 
   /** Async adapters report the end of a run, authenticated as that run (run token or key + run header). */
-  async complete(actor: Actor, runId: string, dto: CompleteRunDto): Promise<RunResponse> {
-    const run = await this.getAccessible(actor, runId);
+  async complete(actor: Actor, companyId: string | undefined, runId: string, dto: CompleteRunDto): Promise<RunResponse> {
+    const run = await this.getInRoute(companyId, runId);
     if (actor.kind !== 'agent' || actor.agentId !== run.agent_id || actor.runId !== run.id) {
       throw forbidden('Only the run itself may complete it (its run token, or X-Service-Run-Id naming it)');
     }

@@ -7,6 +7,7 @@ import { ApiAcceptedResponse, ApiExtraModels, ApiOkResponse, ApiTags, getSchemaP
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { AgentWakeupService } from './agent-wakeup.service';
 import {
   CompleteRunDto,
@@ -109,15 +110,19 @@ export class HeartbeatController {
   /** One run: status, why it ended (errorCode, error, exitCode), usage, result, log location. */
   @Get('heartbeat-runs/:runId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunResponse> {
-    return this.runs.get(actor, runId);
+  get(@RouteCompany() companyId: string | undefined, @Param('runId') runId: string): Promise<RunResponse> {
+    return this.runs.get(companyId, runId);
   }
 
   /** The run's NDJSON log from a byte offset (tail by passing the previous nextOffset). */
   @Get('heartbeat-runs/:runId/log')
   @Authorize({ callers: ['board', 'agent'] })
-  log(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Query() q: RunLogQueryDto): Promise<RunLogResponseDto> {
-    return this.runs.readLog(actor, runId, q.offset ?? 0, q.limitBytes ?? 65536);
+  log(
+    @RouteCompany() companyId: string | undefined,
+    @Param('runId') runId: string,
+    @Query() q: RunLogQueryDto,
+  ): Promise<RunLogResponseDto> {
+    return this.runs.readLog(companyId, runId, q.offset ?? 0, q.limitBytes ?? 65536);
   }
 
   /** Cancels a queued or running run (the board, or the run's own agent): its process group is killed, an async remote is abandoned. 409 if it already ended. */
@@ -125,8 +130,8 @@ export class HeartbeatController {
   @NoActivity('the run lifecycle records heartbeat.run_cancelled when it ends the run')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
-  cancel(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunResponse> {
-    return this.runs.cancel(actor, runId);
+  cancel(@CurrentActor() actor: Actor, @RouteCompany() companyId: string | undefined, @Param('runId') runId: string): Promise<RunResponse> {
+    return this.runs.cancel(actor, companyId, runId);
   }
 
   /** Completion callback of async adapters, authenticated as the run (run token): `{ status, summary, usage, costCents }`. */
@@ -134,8 +139,13 @@ export class HeartbeatController {
   @NoActivity('the run lifecycle records heartbeat.run_<status> when it ends the run')
   @HttpCode(200)
   @Authorize({ callers: ['agent'] })
-  complete(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Body() dto: CompleteRunDto): Promise<RunResponse> {
-    return this.runs.complete(actor, runId, dto);
+  complete(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('runId') runId: string,
+    @Body() dto: CompleteRunDto,
+  ): Promise<RunResponse> {
+    return this.runs.complete(actor, companyId, runId, dto);
   }
 
   /** Agents with timer heartbeats: interval, next due time, last run. */

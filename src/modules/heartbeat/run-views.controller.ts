@@ -1,8 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
-import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { ProviderTracesQueryDto, RunEventDto, RunEventsQueryDto, RunProviderTraceDto } from './dto/run-views.dto';
 import { HEARTBEAT_ERRORS } from './heartbeat.errors';
@@ -21,8 +20,12 @@ export class RunViewsController {
    */
   @Get('heartbeat-runs/:runId/events')
   @Authorize({ callers: ['board', 'agent'] })
-  events(@CurrentActor() actor: Actor, @Param('runId') runId: string, @Query() q: RunEventsQueryDto): Promise<RunEventDto[]> {
-    return this.views.events(actor, runId, q.afterSeq, q.limit);
+  events(
+    @RouteCompany() companyId: string | undefined,
+    @Param('runId') runId: string,
+    @Query() q: RunEventsQueryDto,
+  ): Promise<RunEventDto[]> {
+    return this.views.events(companyId, runId, q.afterSeq, q.limit);
   }
 
   /**
@@ -33,8 +36,8 @@ export class RunViewsController {
   @Get('heartbeat-runs/:runId/workspace-operations')
   @Authorize({ callers: ['board', 'agent'] })
   @ApiOkResponse({ schema: { type: 'array', items: { type: 'object' }, maxItems: 0 } })
-  async workspaceOperations(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<never[]> {
-    await this.views.assertVisible(actor, runId);
+  async workspaceOperations(@RouteCompany() companyId: string | undefined, @Param('runId') runId: string): Promise<never[]> {
+    await this.views.assertVisible(companyId, runId);
     return [];
   }
 
@@ -53,7 +56,7 @@ export class RunViewsController {
   /** The run's provider trace: no raw frames (`trace` null, `entries` []), and its OpenTelemetry trace id when it has one. */
   @Get('heartbeat-runs/:runId/provider-trace')
   @Authorize({ callers: ['board'] })
-  providerTrace(@CurrentActor() actor: Actor, @Param('runId') runId: string): Promise<RunProviderTraceDto> {
-    return this.views.providerTrace(actor, runId);
+  providerTrace(@RouteCompany() companyId: string | undefined, @Param('runId') runId: string): Promise<RunProviderTraceDto> {
+    return this.views.providerTrace(companyId, runId);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
 import { iso } from '../../database/row-mapping';
 import type { AgentRuntimeStateDto, RunEventDto, RunProviderTraceDto } from './dto/run-views.dto';
 import { HeartbeatRunsService } from './heartbeat-runs.service';
@@ -16,22 +15,22 @@ export class RunViewsService {
     private readonly repo: RunViewsRepository,
   ) {}
 
-  /** 404 unless the caller may see the run. */
-  async assertVisible(actor: Actor, runId: string): Promise<void> {
-    await this.runs.getAccessible(actor, runId);
+  /** 404 unless the run is one of the route's company (`companyId`, resolved by the guard). */
+  async assertVisible(companyId: string | undefined, runId: string): Promise<void> {
+    await this.runs.getInRoute(companyId, runId);
   }
 
   /** The run's events after `afterSeq`, at most `limit` (see runEvents). */
-  async events(actor: Actor, runId: string, afterSeq = 0, limit = 200): Promise<RunEventDto[]> {
-    const run = await this.runs.getAccessible(actor, runId);
+  async events(companyId: string | undefined, runId: string, afterSeq = 0, limit = 200): Promise<RunEventDto[]> {
+    const run = await this.runs.getInRoute(companyId, runId);
     return runEvents(run)
       .filter((e) => e.seq > afterSeq)
       .slice(0, limit);
   }
 
   /** A run's provider trace: never raw frames (see RunProviderTraceDto); its OpenTelemetry trace when it has one. */
-  async providerTrace(actor: Actor, runId: string): Promise<RunProviderTraceDto> {
-    const run = await this.runs.getAccessible(actor, runId);
+  async providerTrace(companyId: string | undefined, runId: string): Promise<RunProviderTraceDto> {
+    const run = await this.runs.getInRoute(companyId, runId);
     const m = run.trace_parent ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(run.trace_parent) : null;
     return { trace: null, entries: [], otel: m ? { traceId: m[1], traceparent: run.trace_parent! } : null };
   }
