@@ -140,6 +140,7 @@ export const RECORD_TABLES = {
   asset: 'assets',
   secret: 'company_secrets',
   routine: 'routines',
+  routine_trigger: 'routine_triggers',
   approval: 'approvals',
   document_revision: 'issue_document_revisions',
   folder: 'folders',

@@ -15,6 +15,7 @@ export const PARAM_KINDS: Record<string, ReferenceKind> = {
   labelId: 'label',
   commentId: 'comment',
   routineId: 'routine',
+  triggerId: 'routine_trigger',
   approvalId: 'approval',
   secretId: 'secret',
   attachmentId: 'attachment',
@@ -32,6 +33,7 @@ export const COLLECTION_KINDS: Record<string, ReferenceKind> = {
   labels: 'label',
   comments: 'comment',
   routines: 'routine',
+  'routine-triggers': 'routine_trigger',
   approvals: 'approval',
   secrets: 'secret',
   attachments: 'attachment',
@@ -55,6 +57,7 @@ export const KIND_LABELS: Record<ReferenceKind, string> = {
   asset: 'Asset',
   secret: 'Secret',
   routine: 'Routine',
+  routine_trigger: 'Routine trigger',
   approval: 'Approval',
   document_revision: 'Revision',
   folder: 'Folder',
@@ -90,12 +93,15 @@ export class RouteCompanyResolver implements RouteRecords {
   /**
    * For a route without `:companyId`: undefined when its path names no record; else the company
    * all named records belong to, or `{ companyId: null, label }` when one is unknown or they
-   * disagree (answered as the first unknown one: 404 with the kind's label).
+   * disagree (answered as the first unknown one: 404 with the kind's label). When records before
+   * the unknown one resolved, `within` names their company and the first one's label: a caller who
+   * cannot reach that company gets the 404 of the first record (an unknown comment of another
+   * company's issue answers like a known one).
    */
   async resolve(
     params: Record<string, string>,
     routeUrl: string | undefined,
-  ): Promise<{ companyId: string | null; label: string } | undefined> {
+  ): Promise<{ companyId: string | null; label: string; within?: { companyId: string; label: string } } | undefined> {
     const records = this.recordsOf(params, routeUrl);
     if (!records.length) return undefined;
     let company: string | null = null;
@@ -109,7 +115,10 @@ export class RouteCompanyResolver implements RouteRecords {
           this.known.set(key, owner.toLowerCase());
         }
       }
-      if (!owner || (company !== null && owner.toLowerCase() !== company)) return { companyId: null, label: KIND_LABELS[r.kind] };
+      if (!owner || (company !== null && owner.toLowerCase() !== company)) {
+        const within = company === null ? undefined : { companyId: company, label: KIND_LABELS[records[0].kind] };
+        return { companyId: null, label: KIND_LABELS[r.kind], within };
+      }
       company = owner.toLowerCase();
     }
     return { companyId: company, label: KIND_LABELS[records[0].kind] };

@@ -6,6 +6,7 @@ import { ActivityContext, LogActivity } from '../../common/activity/log-activity
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import {
   CreateRoutineDto,
   CreateTriggerDto,
@@ -66,8 +67,8 @@ export class RoutinesController {
   /** One routine with its triggers, assignee, recent executions and open issue. */
   @Get('routines/:routineId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('routineId') routineId: string): Promise<RoutineDetailResponseDto> {
-    return this.routines.get(actor, routineId);
+  get(@RouteCompany() companyId: string | undefined, @Param('routineId') routineId: string): Promise<RoutineDetailResponseDto> {
+    return this.routines.get(companyId, routineId);
   }
 
   /** Partial update; `status` pauses or resumes like the dedicated routes. */
@@ -76,18 +77,23 @@ export class RoutinesController {
   @LogActivity('routine.updated', { entityType: 'routine' })
   update(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('routineId') routineId: string,
     @Body() dto: UpdateRoutineDto,
   ): Promise<RoutineDetailResponseDto> {
-    return this.routines.update(actor, routineId, dto);
+    return this.routines.update(actor, companyId, routineId, dto);
   }
 
   /** Deletes the routine with its triggers and execution records (the issues stay); 409 for a built-in agent's routine. */
   @Delete('routines/:routineId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('routine.deleted', { entityType: 'routine', details: (c) => ({ title: c.result.title }) })
-  remove(@CurrentActor() actor: Actor, @Param('routineId') routineId: string): Promise<RoutineResponseDto> {
-    return this.routines.remove(actor, routineId);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('routineId') routineId: string,
+  ): Promise<RoutineResponseDto> {
+    return this.routines.remove(actor, companyId, routineId);
   }
 
   /** No trigger fires while paused; run now still works. */
@@ -95,8 +101,12 @@ export class RoutinesController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('routine.paused', { entityType: 'routine', details: noDetails })
-  pause(@CurrentActor() actor: Actor, @Param('routineId') routineId: string): Promise<RoutineDetailResponseDto> {
-    return this.routines.pause(actor, routineId);
+  pause(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('routineId') routineId: string,
+  ): Promise<RoutineDetailResponseDto> {
+    return this.routines.pause(actor, companyId, routineId);
   }
 
   /** Schedules restart from now: firings missed while paused are not owed. */
@@ -104,8 +114,12 @@ export class RoutinesController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('routine.resumed', { entityType: 'routine', details: noDetails })
-  resume(@CurrentActor() actor: Actor, @Param('routineId') routineId: string): Promise<RoutineDetailResponseDto> {
-    return this.routines.resume(actor, routineId);
+  resume(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('routineId') routineId: string,
+  ): Promise<RoutineDetailResponseDto> {
+    return this.routines.resume(actor, companyId, routineId);
   }
 
   /** One execution now (202): the execution record, `issue_created`, or `skipped` while the previous issue is open (skip_if_active). */
@@ -117,19 +131,23 @@ export class RoutinesController {
     entityId: (c) => c.params.routineId,
     details: (c) => ({ runId: c.result.id, status: c.result.status, issueId: c.result.linkedIssueId }),
   })
-  run(@CurrentActor() actor: Actor, @Param('routineId') routineId: string): Promise<RoutineRunResponseDto> {
-    return this.routines.runNow(actor, routineId);
+  run(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('routineId') routineId: string,
+  ): Promise<RoutineRunResponseDto> {
+    return this.routines.runNow(actor, companyId, routineId);
   }
 
   /** Executions of the routine, newest first. */
   @Get('routines/:routineId/runs')
   @Authorize({ callers: ['board', 'agent'] })
   runs(
-    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('routineId') routineId: string,
     @Query() q: ListRunsQueryDto,
   ): Promise<RoutineRunResponseDto[]> {
-    return this.routines.runs(actor, routineId, q.limit ?? 50);
+    return this.routines.runs(companyId, routineId, q.limit ?? 50);
   }
 
   /** Adds a trigger: `schedule` (cron + time zone) or `manual`. */
@@ -139,10 +157,11 @@ export class RoutinesController {
   @triggerActivity('routine.trigger_created')
   addTrigger(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('routineId') routineId: string,
     @Body() dto: CreateTriggerDto,
   ): Promise<TriggerResponseDto> {
-    return this.routines.addTrigger(actor, routineId, dto);
+    return this.routines.addTrigger(actor, companyId, routineId, dto);
   }
 
   /** Changes label, enabled, cron or time zone; the next firing is recomputed from now. */
@@ -151,16 +170,21 @@ export class RoutinesController {
   @triggerActivity('routine.trigger_updated')
   updateTrigger(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('triggerId') triggerId: string,
     @Body() dto: UpdateTriggerDto,
   ): Promise<TriggerResponseDto> {
-    return this.routines.updateTrigger(actor, triggerId, dto);
+    return this.routines.updateTrigger(actor, companyId, triggerId, dto);
   }
 
   @Delete('routine-triggers/:triggerId')
   @Authorize({ callers: ['board', 'agent'] })
   @triggerActivity('routine.trigger_deleted')
-  removeTrigger(@CurrentActor() actor: Actor, @Param('triggerId') triggerId: string): Promise<TriggerResponseDto> {
-    return this.routines.removeTrigger(actor, triggerId);
+  removeTrigger(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('triggerId') triggerId: string,
+  ): Promise<TriggerResponseDto> {
+    return this.routines.removeTrigger(actor, companyId, triggerId);
   }
 }

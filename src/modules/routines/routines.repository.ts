@@ -115,24 +115,6 @@ export class RoutinesRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  /** The company of a routine, or null (for routes addressed by routine id; access is checked after). */
-  async companyOfRoutine(routineId: string): Promise<string | null> {
-    const r = await this.unscopedRow<{ company_id: string }>(
-      'resolves the company of a route addressed by routine id (access is checked on it after)',
-      `SELECT company_id FROM routines WHERE id = $1`,
-      [routineId],
-    );
-    return r?.company_id ?? null;
-  }
-
-  companyOfTrigger(triggerId: string): Promise<{ company_id: string; routine_id: string } | null> {
-    return this.unscopedRow<{ company_id: string; routine_id: string }>(
-      'resolves the company of a route addressed by trigger id (access is checked on it after)',
-      `SELECT company_id, routine_id FROM routine_triggers WHERE id = $1`,
-      [triggerId],
-    );
-  }
-
   list(companyId: string): Promise<RoutineRow[]> {
     return this.rows<RoutineRow>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 ORDER BY created_at, id`);
   }

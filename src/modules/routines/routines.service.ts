@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
-import { DomainError, notFound } from '../../common/errors/domain-error';
+import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import { AuthorizationService } from '../authorization/authorization.service';
@@ -48,7 +47,6 @@ export class RoutinesService {
   constructor(
     private readonly repo: RoutinesRepository,
     private readonly firing: RoutineFiring,
-    private readonly access: CompanyAccessService,
     private readonly authz: AuthorizationService,
     private readonly clock: Clock,
     private readonly folders: FoldersService,
@@ -61,13 +59,14 @@ export class RoutinesService {
     return this.views(companyId, await this.repo.list(companyId));
   }
 
-  async get(actor: Actor, routineId: string): Promise<RoutineDetailResponseDto> {
-    const routine = await this.load(actor, routineId);
+  /** `companyId`: the route's company (resolved and checked by the guard; undefined when it knows no such routine). */
+  async get(companyId: string | undefined, routineId: string): Promise<RoutineDetailResponseDto> {
+    const routine = await this.load(companyId, routineId);
     return this.detail(routine);
   }
 
-  async runs(actor: Actor, routineId: string, limit = 50): Promise<RoutineRunResponseDto[]> {
-    const routine = await this.load(actor, routineId);
+  async runs(companyId: string | undefined, routineId: string, limit = 50): Promise<RoutineRunResponseDto[]> {
+    const routine = await this.load(companyId, routineId);
     const triggers = new Map((await this.repo.triggersOf(routine.company_id, [routine.id])).map((t) => [t.id, t]));
     return (await this.repo.runsOf(routine.company_id, routine.id, limit)).map((r) => toRunResponse(r, triggers));
   }
@@ -117,8 +116,8 @@ export class RoutinesService {
     return this.detail(routine);
   }
 
-  async update(actor: Actor, routineId: string, dto: UpdateRoutineDto): Promise<RoutineDetailResponseDto> {
-    const routine = await this.loadForChange(actor, routineId);
+  async update(actor: Actor, companyId: string | undefined, routineId: string, dto: UpdateRoutineDto): Promise<RoutineDetailResponseDto> {
+    const routine = await this.loadForChange(actor, companyId, routineId);
     if (dto.assigneeAgentId !== undefined || dto.projectId !== undefined) {
       await this.assertMayManage(
         actor,
@@ -157,8 +156,8 @@ export class RoutinesService {
     return this.detail(updated);
   }
 
-  async remove(actor: Actor, routineId: string): Promise<RoutineResponseDto> {
-    const routine = await this.loadForChange(actor, routineId);
+  async remove(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineResponseDto> {
+    const routine = await this.loadForChange(actor, companyId, routineId);
     if (routine.managed_by) {
       throw routineError('routine_managed', `This routine belongs to ${routine.managed_by}; disable it there instead of deleting it`, {
         managedBy: routine.managed_by,
@@ -169,13 +168,13 @@ export class RoutinesService {
     return view;
   }
 
-  async pause(actor: Actor, routineId: string): Promise<RoutineDetailResponseDto> {
-    const routine = await this.loadForChange(actor, routineId);
+  async pause(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineDetailResponseDto> {
+    const routine = await this.loadForChange(actor, companyId, routineId);
     return this.detail(await this.applyStatus(routine, 'paused', actor));
   }
 
-  async resume(actor: Actor, routineId: string): Promise<RoutineDetailResponseDto> {
-    const routine = await this.loadForChange(actor, routineId);
+  async resume(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineDetailResponseDto> {
+    const routine = await this.loadForChange(actor, companyId, routineId);
     return this.detail(await this.applyStatus(routine, 'active', actor));
   }
 
@@ -204,8 +203,8 @@ export class RoutinesService {
   }
 
   /** Run now (202): one execution, under the routine's concurrency policy, whatever its status. */
-  async runNow(actor: Actor, routineId: string): Promise<RoutineRunResponseDto> {
-    const routine = await this.loadForChange(actor, routineId);
+  async runNow(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineRunResponseDto> {
+    const routine = await this.loadForChange(actor, companyId, routineId);
     return this.runNowForCompany(routine.company_id, routine.id, actor);
   }
 
@@ -216,14 +215,14 @@ export class RoutinesService {
 
   // ---- triggers
 
-  async addTrigger(actor: Actor, routineId: string, dto: CreateTriggerDto): Promise<TriggerResponseDto> {
-    const routine = await this.loadForChange(actor, routineId);
+  async addTrigger(actor: Actor, companyId: string | undefined, routineId: string, dto: CreateTriggerDto): Promise<TriggerResponseDto> {
+    const routine = await this.loadForChange(actor, companyId, routineId);
     this.validateTrigger(dto, 'trigger');
     return toTriggerResponse(await this.insertTrigger(routine, dto, actor));
   }
 
-  async updateTrigger(actor: Actor, triggerId: string, dto: UpdateTriggerDto): Promise<TriggerResponseDto> {
-    const { routine, trigger } = await this.loadTrigger(actor, triggerId);
+  async updateTrigger(actor: Actor, companyId: string | undefined, triggerId: string, dto: UpdateTriggerDto): Promise<TriggerResponseDto> {
+    const { routine, trigger } = await this.loadTrigger(actor, companyId, triggerId);
     const cron = dto.cronExpression ?? trigger.cron_expression;
     const tz = dto.timezone ?? trigger.timezone ?? 'UTC';
     if (trigger.kind === 'schedule') {
@@ -244,8 +243,8 @@ export class RoutinesService {
     return toTriggerResponse(await this.repo.updateTrigger(routine.company_id, trigger.id, values));
   }
 
-  async removeTrigger(actor: Actor, triggerId: string): Promise<TriggerResponseDto> {
-    const { routine, trigger } = await this.loadTrigger(actor, triggerId);
+  async removeTrigger(actor: Actor, companyId: string | undefined, triggerId: string): Promise<TriggerResponseDto> {
+    const { routine, trigger } = await this.loadTrigger(actor, companyId, triggerId);
     await this.repo.removeTrigger(routine.company_id, trigger.id);
     return toTriggerResponse(trigger);
   }
@@ -365,32 +364,29 @@ export class RoutinesService {
     };
   }
 
-  /** 404 unknown or another company's routine. */
-  private async load(actor: Actor, routineId: string): Promise<RoutineRow> {
-    if (!isUuid(routineId)) throw notFound('Routine');
-    const companyId = await this.repo.companyOfRoutine(routineId);
-    if (!companyId) throw notFound('Routine');
-    await this.access.assertAccessToKnownCompany(actor, companyId, 'Routine');
-    const routine = await this.repo.get(companyId, routineId);
+  /** The routine of the route's company: 404 unknown or another company's. */
+  private async load(companyId: string | undefined, routineId: string): Promise<RoutineRow> {
+    const routine = companyId && isUuid(routineId) ? await this.repo.get(companyId, routineId) : null;
     if (!routine) throw notFound('Routine');
     return routine;
   }
 
   /** Loaded and locked for a change the caller must be allowed to make. */
-  private async loadForChange(actor: Actor, routineId: string): Promise<RoutineRow> {
-    const found = await this.load(actor, routineId);
+  private async loadForChange(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineRow> {
+    const found = await this.load(companyId, routineId);
     await this.assertMayManage(actor, found.company_id, found.assignee_agent_id, found.project_id);
     return (await this.repo.get(found.company_id, found.id, true))!;
   }
 
-  private async loadTrigger(actor: Actor, triggerId: string): Promise<{ routine: RoutineRow; trigger: TriggerRow }> {
-    if (!isUuid(triggerId)) throw notFound('Routine trigger');
-    const owner = await this.repo.companyOfTrigger(triggerId);
-    if (!owner) throw notFound('Routine trigger');
-    // another company's trigger answers like an unknown one
-    const routine = await this.loadForChange(actor, owner.routine_id).catch((err: unknown) => {
-      throw err instanceof DomainError && err.status === 404 ? notFound('Routine trigger') : err;
-    });
+  /** The trigger of the route's company and its routine, locked for a change: 404 unknown or another company's. */
+  private async loadTrigger(
+    actor: Actor,
+    companyId: string | undefined,
+    triggerId: string,
+  ): Promise<{ routine: RoutineRow; trigger: TriggerRow }> {
+    const found = companyId && isUuid(triggerId) ? await this.repo.trigger(companyId, triggerId) : null;
+    if (!found) throw notFound('Routine trigger');
+    const routine = await this.loadForChange(actor, found.company_id, found.routine_id);
     const trigger = await this.repo.trigger(routine.company_id, triggerId, true);
     if (!trigger) throw notFound('Routine trigger');
     return { routine, trigger };
