@@ -175,7 +175,7 @@ export class AiConnectionsService {
     const c = await this.load(actor, companyId, id);
     let secretId: string | undefined;
     if (dto.apiKey !== undefined) {
-      if (c.secretId) await this.secrets.rotate(actor, c.secretId, { value: dto.apiKey });
+      if (c.secretId) await this.secrets.rotate(actor, companyId, c.secretId, { value: dto.apiKey });
       else secretId = await this.storeKey(actor, companyId, c.provider, dto.name ?? c.name, dto.apiKey);
     }
     const updated = await this.repo.update(companyId, id, {
@@ -191,7 +191,7 @@ export class AiConnectionsService {
   async remove(actor: Actor, companyId: string, id: string): Promise<AiConnectionDto> {
     const c = await this.load(actor, companyId, id);
     await this.repo.delete(companyId, id);
-    if (c.secretId) await this.secrets.remove(actor, c.secretId);
+    if (c.secretId) await this.secrets.remove(actor, companyId, c.secretId);
     return this.view({ ...c, secretId: null, isDefault: false });
   }
 

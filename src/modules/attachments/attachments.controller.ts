@@ -7,6 +7,7 @@ import type { FastifyReply as Response } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { SingleFileUploadInterceptor, UploadedFile, type UploadedFile as UploadedFileType } from '../../common/http/file-upload';
 import { StorageService } from '../storage/storage.service';
 import { AttachmentRow, effectiveContentType, isInlineCapable } from './attachment.types';
@@ -63,13 +64,13 @@ export class AttachmentsController {
   @ApiProduces('application/octet-stream')
   @ApiOkResponse({ description: 'attachment bytes' })
   async content(
-    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('attachmentId') attachmentId: string,
     @Query('download') download: string | undefined,
     @Headers('range') range: string | undefined,
     @Res() res: Response,
   ): Promise<void> {
-    const a = await this.attachments.load(actor, attachmentId);
+    const a = await this.attachments.load(companyId, attachmentId);
     this.setHeaders(res, a, download === '1' || download === 'true');
     const size = a.byte_size;
     const r = parseRange(range, size);
@@ -95,8 +96,12 @@ export class AttachmentsController {
   @Delete('attachments/:attachmentId')
   @NoActivity("the service records issue.attachment_removed with the attachment's company")
   @Authorize({ callers: ['board', 'agent'] })
-  remove(@CurrentActor() actor: Actor, @Param('attachmentId') attachmentId: string): Promise<AttachmentResponseDto> {
-    return this.attachments.remove(actor, attachmentId);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('attachmentId') attachmentId: string,
+  ): Promise<AttachmentResponseDto> {
+    return this.attachments.remove(actor, companyId, attachmentId);
   }
 
   private setHeaders(res: Response, a: AttachmentRow, download: boolean): void {

@@ -33,12 +33,10 @@ export class AttachmentsRepository extends CompanyScopedRepository {
   }
 
   /** An attachment by id, whatever its company (the caller checks access). */
-  findById(attachmentId: string): Promise<AttachmentRow | null> {
-    return this.unscopedRow<AttachmentRow>(
-      'the attachment routes have no :companyId: this resolves the attachment and its company, whose access the caller checks next',
-      `${ATTACHMENT_SELECT} WHERE a.id = $1`,
-      [attachmentId],
-    );
+  findInCompany(companyId: string, attachmentId: string): Promise<AttachmentRow | null> {
+    return this.row<AttachmentRow>(companyId, `${ATTACHMENT_SELECT} WHERE a.company_id = $1 AND s.company_id = $1 AND a.id = $2`, [
+      attachmentId,
+    ]);
   }
 
   /** The attachments of an issue of the company, oldest first. */

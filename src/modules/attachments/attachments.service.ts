@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { forbidden, notFound } from '../../common/errors/domain-error';
 import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
 import { isUuid } from '../../common/http/uuid';
@@ -22,7 +21,6 @@ export class AttachmentsService {
     private readonly config: AppConfig,
     private readonly issues: IssueStore,
     private readonly assets: AssetsService,
-    private readonly access: CompanyAccessService,
     private readonly activity: ActivityRecorder,
     private readonly comments: IssueComments,
   ) {}
@@ -64,7 +62,7 @@ export class AttachmentsService {
       createdByAgentId: asset.createdByAgentId,
       createdByUserId: asset.createdByUserId,
     });
-    const row = await this.find(id);
+    const row = await this.attachments.findInCompany(companyId, id);
     await this.activity.record({
       companyId,
       action: 'issue.attachment_added',
@@ -88,17 +86,16 @@ export class AttachmentsService {
     return rows.map(toAttachmentResponse);
   }
 
-  /** 404 unknown or another company's. */
-  async load(actor: Actor, attachmentId: string): Promise<AttachmentRow> {
-    const row = await this.find(attachmentId);
+  /** The attachment of the route's company (resolved and checked by the guard; undefined when it knows no such attachment): 404 otherwise. */
+  async load(companyId: string | undefined, attachmentId: string): Promise<AttachmentRow> {
+    const row = companyId && isUuid(attachmentId) ? await this.attachments.findInCompany(companyId, attachmentId) : null;
     if (!row) throw notFound('Attachment');
-    await this.access.assertAccessToKnownCompany(actor, row.company_id, 'Attachment');
     return row;
   }
 
   /** Board callers or the uploading agent. The bytes go once the transaction commits. */
-  async remove(actor: Actor, attachmentId: string): Promise<AttachmentResponseDto> {
-    const row = await this.load(actor, attachmentId);
+  async remove(actor: Actor, companyId: string | undefined, attachmentId: string): Promise<AttachmentResponseDto> {
+    const row = await this.load(companyId, attachmentId);
     if (actor.kind === 'agent' && row.created_by_agent_id !== actor.agentId) {
       throw forbidden('Only the board or the uploader may delete an attachment', { reason: 'deny_unsupported_action' });
     }
@@ -124,10 +121,5 @@ export class AttachmentsService {
   /** Compact attachment list of an issue of the company (heartbeat context). */
   async summariesOf(companyId: string, issueId: string) {
     return attachmentSummaries(await this.attachments.listByIssue(companyId, issueId));
-  }
-
-  private async find(attachmentId: string): Promise<AttachmentRow | null> {
-    if (!isUuid(attachmentId)) return null;
-    return this.attachments.findById(attachmentId);
   }
 }

@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { CreateSecretDto, RotateSecretDto, SecretProviderDto, SecretResponseDto, UpdateSecretDto } from './dto/secret.dto';
 import { SecretsService } from './secrets.service';
 
@@ -49,8 +50,13 @@ export class SecretsController {
   @Patch('secrets/:secretId')
   @Authorize({ callers: ['board'] })
   @LogActivity('secret.updated', { entityType: 'secret', details: (c) => ({ ...secretDetails(c), changed: Object.keys(c.body) }) })
-  update(@CurrentActor() actor: Actor, @Param('secretId') secretId: string, @Body() dto: UpdateSecretDto): Promise<SecretResponseDto> {
-    return this.secrets.update(actor, secretId, dto);
+  update(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('secretId') secretId: string,
+    @Body() dto: UpdateSecretDto,
+  ): Promise<SecretResponseDto> {
+    return this.secrets.update(actor, companyId, secretId, dto);
   }
 
   /** Adds a new immutable version and advances latestVersion; `latest` references follow it. */
@@ -58,15 +64,24 @@ export class SecretsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @LogActivity('secret.rotated', { entityType: 'secret', details: secretDetails })
-  rotate(@CurrentActor() actor: Actor, @Param('secretId') secretId: string, @Body() dto: RotateSecretDto): Promise<SecretResponseDto> {
-    return this.secrets.rotate(actor, secretId, dto);
+  rotate(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('secretId') secretId: string,
+    @Body() dto: RotateSecretDto,
+  ): Promise<SecretResponseDto> {
+    return this.secrets.rotate(actor, companyId, secretId, dto);
   }
 
   /** Hard delete with all versions; references to it fail at resolution. Returns the deleted metadata. */
   @Delete('secrets/:secretId')
   @Authorize({ callers: ['board'] })
   @LogActivity('secret.deleted', { entityType: 'secret', details: secretDetails })
-  remove(@CurrentActor() actor: Actor, @Param('secretId') secretId: string): Promise<SecretResponseDto> {
-    return this.secrets.remove(actor, secretId);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('secretId') secretId: string,
+  ): Promise<SecretResponseDto> {
+    return this.secrets.remove(actor, companyId, secretId);
   }
 }

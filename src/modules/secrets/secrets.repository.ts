@@ -85,23 +85,19 @@ export class SecretsRepository extends CompanyScopedRepository {
     await this.rows(companyId, 'DELETE FROM company_secrets WHERE company_id = $1 AND id = $2', [secretId]);
   }
 
-  /** By id in any company (board routes check access after); `lock` takes FOR UPDATE. */
-  findById(secretId: string, lock: boolean): Promise<SecretEntity | null> {
-    return this.unscopedRow<SecretEntity>(
-      'a secret of a route without :companyId (/api/secrets/:id): its company is read here, then the caller checks access to it',
-      `SELECT ${SECRET} FROM company_secrets WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`,
-      [secretId],
-    );
-  }
-
   async findByIdOrFail(companyId: string, secretId: string): Promise<SecretEntity> {
     const secret = await this.findInCompany(companyId, secretId);
     if (!secret) throw new Error(`secret ${secretId} is not in company ${companyId}`);
     return secret;
   }
 
-  findInCompany(companyId: string, secretId: string): Promise<SecretEntity | null> {
-    return this.row<SecretEntity>(companyId, `SELECT ${SECRET} FROM company_secrets WHERE company_id = $1 AND id = $2`, [secretId]);
+  /** The company's secret by id, or null; `lock` takes FOR UPDATE. */
+  findInCompany(companyId: string, secretId: string, lock = false): Promise<SecretEntity | null> {
+    return this.row<SecretEntity>(
+      companyId,
+      `SELECT ${SECRET} FROM company_secrets WHERE company_id = $1 AND id = $2 ${lock ? 'FOR UPDATE' : ''}`,
+      [secretId],
+    );
   }
 
   /** Secrets of one company among `ids` (valid UUIDs, at least one). */

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
@@ -49,7 +48,6 @@ export class SecretsService {
     private readonly db: Db,
     private readonly repo: SecretsRepository,
     private readonly providers: SecretProviders,
-    private readonly companies: CompanyAccessService,
   ) {}
 
   listProviders() {
@@ -92,8 +90,8 @@ export class SecretsService {
     });
   }
 
-  async update(actor: Actor, secretId: string, dto: UpdateSecretDto): Promise<SecretResponseDto> {
-    const secret = await this.loadForBoard(actor, secretId, true);
+  async update(actor: Actor, companyId: string | undefined, secretId: string, dto: UpdateSecretDto): Promise<SecretResponseDto> {
+    const secret = await this.loadForBoard(companyId, secretId, true);
     if (dto.externalRef === null && this.providers.usable(secret.provider).descriptor.requiresExternalRef) {
       throw badRequest(
         `Provider ${secret.provider} requires externalRef`,
@@ -117,8 +115,8 @@ export class SecretsService {
   }
 
   /** New immutable version; the row lock orders concurrent rotations so versions never collide. */
-  async rotate(actor: Actor, secretId: string, dto: RotateSecretDto): Promise<SecretResponseDto> {
-    const secret = await this.loadForBoard(actor, secretId, true);
+  async rotate(actor: Actor, companyId: string | undefined, secretId: string, dto: RotateSecretDto): Promise<SecretResponseDto> {
+    const secret = await this.loadForBoard(companyId, secretId, true);
     const provider = this.providers.usable(secret.provider);
     const externalRef = dto.externalRef ?? secret.externalRef;
     const version = secret.latestVersion + 1;
@@ -140,19 +138,20 @@ export class SecretsService {
   }
 
   /** Hard delete; versions go with it (cascade). References left in configs fail at resolution. */
-  async remove(actor: Actor, secretId: string): Promise<SecretResponseDto> {
-    const secret = await this.loadForBoard(actor, secretId, true);
+  async remove(actor: Actor, companyId: string | undefined, secretId: string): Promise<SecretResponseDto> {
+    const secret = await this.loadForBoard(companyId, secretId, true);
     const response = toSecretResponse(secret);
     await this.repo.delete(secret.companyId, secret.id);
     return response;
   }
 
-  /** Loads a secret by id for a board route: 404 unknown or another company's; optionally locked FOR UPDATE. */
-  private async loadForBoard(actor: Actor, secretId: string, lock: boolean): Promise<SecretEntity> {
-    if (!isUuid(secretId)) throw notFound('Secret');
-    const secret = await this.repo.findById(secretId, lock);
+  /**
+   * The secret of the route's company (`companyId`: resolved and checked by the guard, undefined
+   * when it knows no such secret): 404 unknown or another company's; optionally locked FOR UPDATE.
+   */
+  private async loadForBoard(companyId: string | undefined, secretId: string, lock: boolean): Promise<SecretEntity> {
+    const secret = companyId && isUuid(secretId) ? await this.repo.findInCompany(companyId, secretId, lock) : null;
     if (!secret) throw notFound('Secret');
-    await this.companies.assertAccessToKnownCompany(actor, secret.companyId, 'Secret');
     return secret;
   }
 

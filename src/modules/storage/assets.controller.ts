@@ -1,9 +1,8 @@
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply as Response } from 'fastify';
-import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
-import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { AssetsService } from './assets.service';
 
 @ApiTags('assets')
@@ -16,8 +15,8 @@ export class AssetsController {
   @Authorize({ callers: ['board', 'agent'] })
   @ApiProduces('application/octet-stream')
   @ApiOkResponse({ description: 'asset bytes' })
-  async content(@CurrentActor() actor: Actor, @Param('assetId') assetId: string, @Res() res: Response): Promise<void> {
-    const asset = await this.assets.getForActor(actor, assetId);
+  async content(@RouteCompany() companyId: string | undefined, @Param('assetId') assetId: string, @Res() res: Response): Promise<void> {
+    const asset = await this.assets.getInRoute(companyId, assetId);
     res.header('Content-Type', asset.contentType);
     res.header('Content-Length', String(asset.byteSize));
     res.header('X-Content-Type-Options', 'nosniff');

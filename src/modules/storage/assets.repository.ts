@@ -30,15 +30,6 @@ export class AssetsRepository extends CompanyScopedRepository {
     return this.row<AssetEntity>(companyId, `SELECT ${COLUMNS} FROM assets WHERE company_id = $1 AND id = $2`, [assetId]);
   }
 
-  /** By id in any company (the caller checks access to its company). */
-  findById(assetId: string): Promise<AssetEntity | null> {
-    return this.unscopedRow<AssetEntity>(
-      'an asset of a route without :companyId (GET /api/assets/:id/content): its company is read here, then the caller checks access to it',
-      `SELECT ${COLUMNS} FROM assets WHERE id = $1`,
-      [assetId],
-    );
-  }
-
   async delete(companyId: string, assetId: string): Promise<void> {
     await this.rows(companyId, `DELETE FROM assets WHERE company_id = $1 AND id = $2`, [assetId]);
   }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
@@ -23,7 +22,6 @@ export class AssetsService {
     private readonly db: Db,
     private readonly assets: AssetsRepository,
     private readonly storage: StorageService,
-    private readonly access: CompanyAccessService,
   ) {}
 
   async create(input: NewAsset): Promise<AssetEntity> {
@@ -50,11 +48,10 @@ export class AssetsService {
     return this.assets.findInCompany(companyId, assetId);
   }
 
-  /** Loads an asset and checks the caller's access to its company. */
-  async getForActor(actor: Actor, assetId: string): Promise<AssetEntity> {
-    const asset = isUuid(assetId) ? await this.assets.findById(assetId) : null;
+  /** The asset of the route's company (resolved and checked by the guard; undefined when it knows no such asset): 404 otherwise. */
+  async getInRoute(companyId: string | undefined, assetId: string): Promise<AssetEntity> {
+    const asset = companyId ? await this.findInCompany(companyId, assetId) : null;
     if (!asset) throw notFound('Asset');
-    await this.access.assertAccessToKnownCompany(actor, asset.companyId, 'Asset');
     return asset;
   }
 
