@@ -5,6 +5,8 @@ import { createGoal, createProject, insertAgentWithKey } from '../support/projec
 import { createTestApp, TestApp } from '../support/test-app';
 import { AUTHENTICATED, auth, ownedCompany } from '../support/users';
 
+const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+
 /**
  * Issue 41: a tenant cannot tell another company's record from an unknown one by its id in a path.
  * Routes without `:companyId` resolve their company in the guard and answer both with the same 404;
@@ -96,5 +98,102 @@ describe('tool connections and profiles: a board member of another company gets 
       }
     }
     await t.http.get(`/api/tool-connections/${conn.body.id}`).set(auth(owner.token)).expect(200);
+  });
+});
+
+/**
+ * Issue 45: every family of routes without `:companyId` (the route snapshot lists them) resolves its
+ * company in the guard. A board member of another company gets, for a record of each family, the
+ * same 404 as for an unknown id; the owner still reaches it.
+ */
+describe('route families without :companyId: another company’s record answers like an unknown id (issue 45)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: AUTHENTICATED });
+  });
+  afterAll(() => t.close());
+
+  it('GET or PATCH of one record of each family: the 404 of an unknown id, with the family’s label', async () => {
+    const { owner } = await ownedCompany(t);
+    const company = (
+      await t.http
+        .post('/api/companies')
+        .set(auth(owner.token))
+        .send({ name: `Hires ${randomUUID().slice(0, 8)}`, requireBoardApprovalForNewAgents: true })
+    ).body as { id: string };
+    const { owner: outsider } = await ownedCompany(t);
+    const as = auth(owner.token);
+    const created = async (path: string, body: object): Promise<Record<string, any>> => {
+      const res = await t.http.post(path).set(as).send(body);
+      expect({ path, status: res.status, body: res.status === 201 ? undefined : res.body }).toEqual({ path, status: 201, body: undefined });
+      return res.body;
+    };
+    const co = `/api/companies/${company.id}`;
+    const agent = await insertAgent(t, company.id);
+    const runId = await insertRun(t, agent, 'running');
+    const issue = await createIssue(t, company.id, {}, owner.token);
+    const comment = await created(`/api/issues/${issue.id}/comments`, { body: 'hello' });
+    const goal = await created(`${co}/goals`, { title: 'G' });
+    const project = await created(`${co}/projects`, { name: `P ${randomUUID().slice(0, 8)}` });
+    const workspace = await created(`/api/projects/${project.id}/workspaces`, { name: 'w', repoUrl: 'https://example.invalid/r.git' });
+    const hire = await created(`${co}/agent-hires`, {
+      name: 'Hire',
+      role: 'general',
+      adapterType: 'process',
+      adapterConfig: { command: 'true' },
+    });
+    const routine = await created(`${co}/routines`, { title: 'Daily', assigneeAgentId: agent.id });
+    const trigger = await created(`/api/routines/${routine.id}/triggers`, { kind: 'schedule', cronExpression: '*/5 * * * *' });
+    const secret = await created(`${co}/secrets`, { name: 'S1', value: 'v' });
+    const upload = await t.http
+      .post(`${co}/issues/${issue.id}/attachments`)
+      .set(as)
+      .attach('file', Buffer.from('hi'), { filename: 'a.txt', contentType: 'text/plain' });
+    expect(upload.status).toBe(201);
+    const logo = await t.http.post(`${co}/logo`).set(as).attach('file', PNG_1PX, { filename: 'a.png', contentType: 'image/png' });
+    expect(logo.status).toBe(201);
+    const connection = await created(`${co}/tools/connections`, {
+      name: 'Memory',
+      transport: 'local_stdio',
+      transportConfig: { command: 'server-memory' },
+    });
+    const profile = await created(`${co}/tools/profiles`, { name: 'p' });
+    const entry = await created(`/api/tool-profiles/${profile.id}/entries`, {
+      selectorType: 'connection',
+      connectionId: connection.id,
+      policy: 'allow',
+    });
+
+    // [method, path with {id} for the record, the record's id, the 404's label]
+    const families: Array<['get' | 'patch', string, string, string]> = [
+      ['get', '/api/agents/{id}', agent.id, 'Agent'],
+      ['get', '/api/issues/{id}', issue.id, 'Issue'],
+      // the path's first record answers: an outsider learns nothing of the comment behind another company's issue
+      ['get', `/api/issues/${issue.id}/comments/{id}`, comment.id, 'Issue'],
+      ['get', '/api/heartbeat-runs/{id}', runId, 'Heartbeat run'],
+      ['get', '/api/goals/{id}', goal.id, 'Goal'],
+      ['get', '/api/projects/{id}', project.id, 'Project'],
+      ['patch', `/api/projects/${project.id}/workspaces/{id}`, workspace.id, 'Project'],
+      ['get', '/api/approvals/{id}', hire.approval.id, 'Approval'],
+      ['get', '/api/routines/{id}', routine.id, 'Routine'],
+      ['patch', '/api/routine-triggers/{id}', trigger.id, 'Routine trigger'],
+      ['patch', '/api/secrets/{id}', secret.id, 'Secret'],
+      ['get', '/api/attachments/{id}/content', upload.body.id, 'Attachment'],
+      ['get', '/api/assets/{id}/content', logo.body.assetId, 'Asset'],
+      ['get', '/api/tool-connections/{id}', connection.id, 'Tool connection'],
+      ['patch', '/api/tool-profiles/{id}', profile.id, 'Tool profile'],
+      ['patch', '/api/tool-profile-entries/{id}', entry.id, 'Tool profile entry'],
+    ];
+    const body = { name: 'x' };
+    for (const [method, path, id, label] of families) {
+      const known = await t.http[method](path.replace('{id}', id)).set(auth(outsider.token)).send(body);
+      const unknownId = randomUUID();
+      const unknown = await t.http[method](path.replace('{id}', unknownId)).set(auth(outsider.token)).send(body);
+      expect({ path, status: known.status }).toEqual({ path, status: 404 });
+      expect({ path, status: unknown.status }).toEqual({ path, status: 404 });
+      expect({ path, body: known.text.split(id).join('<id>') }).toEqual({ path, body: unknown.text.split(unknownId).join('<id>') });
+      expect({ path, error: known.body.error }).toEqual({ path, error: expect.stringContaining(label) });
+      if (method === 'get') await t.http.get(path.replace('{id}', id)).set(as).expect(200);
+    }
   });
 });

@@ -31,7 +31,10 @@ export interface CompanyMembershipChecker {
  * named record is unknown (or they belong to different companies), with the label of its kind.
  */
 export interface RouteRecords {
-  resolve(params: Record<string, string>, routeUrl: string | undefined): Promise<{ companyId: string | null; label: string } | undefined>;
+  resolve(
+    params: Record<string, string>,
+    routeUrl: string | undefined,
+  ): Promise<{ companyId: string | null; label: string; within?: { companyId: string; label: string } } | undefined>;
 }
 
 /**

@@ -73,6 +73,8 @@ export class AuthGuard implements CanActivate {
     if (!found) return;
     if (!found.companyId || !(await this.companies.canAccess(actor, found.companyId))) {
       if (handlerAnswers) return;
+      // the first record's company out of reach: its 404, whatever the records after it are
+      if (found.within && !(await this.companies.canAccess(actor, found.within.companyId))) throw notFound(found.within.label);
       throw notFound(found.label);
     }
     req.routeCompanyId = found.companyId;
