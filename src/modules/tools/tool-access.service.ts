@@ -24,8 +24,8 @@ export class ToolAccessService {
     private readonly requests: ToolActionRequestsRepository,
   ) {}
 
-  async installs(actor: Actor, id: string): Promise<ConnectionInstallsDto> {
-    const c = await this.connections.load(actor, id);
+  async installs(actor: Actor, companyId: string | undefined, id: string): Promise<ConnectionInstallsDto> {
+    const c = await this.connections.load(companyId, id);
     const profiles = await this.profiles.listProfiles(c.companyId);
     const active = profiles.filter((p) => p.status === 'active');
     const ids = active.map((p) => p.id);
@@ -51,8 +51,8 @@ export class ToolAccessService {
     };
   }
 
-  async grants(actor: Actor, id: string): Promise<ConnectionGrantsDto> {
-    const c = await this.connections.load(actor, id);
+  async grants(actor: Actor, companyId: string | undefined, id: string): Promise<ConnectionGrantsDto> {
+    const c = await this.connections.load(companyId, id);
     return {
       connection: { id: c.id, uid: c.toolPrefix },
       grants: [

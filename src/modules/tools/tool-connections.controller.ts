@@ -4,6 +4,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import {
   CatalogListDto,
@@ -93,8 +94,12 @@ export class ToolConnectionsController {
 
   @Get('tool-connections/:connectionId')
   @Authorize({ callers: ['board'] })
-  get(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<ToolConnectionDto> {
-    return this.connections.get(actor, id);
+  get(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<ToolConnectionDto> {
+    return this.connections.get(actor, companyId, id);
   }
 
   /** Partial update; `enabled: false` (or `status: disabled`) takes the connection's tools away from agents. */
@@ -106,25 +111,34 @@ export class ToolConnectionsController {
   })
   update(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('connectionId') id: string,
     @Body() dto: UpdateToolConnectionDto,
   ): Promise<ToolConnectionDto> {
-    return this.connections.update(actor, id, dto);
+    return this.connections.update(actor, companyId, id, dto);
   }
 
   /** Archives the connection (its records stay); agents no longer reach it. */
   @Delete('tool-connections/:connectionId')
   @Authorize({ callers: ['board'] })
   @LogActivity('tool_connection.archived', { entityType: 'tool_connection', details: connectionDetails })
-  archive(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<ToolConnectionDto> {
-    return this.connections.archive(actor, id);
+  archive(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<ToolConnectionDto> {
+    return this.connections.archive(actor, companyId, id);
   }
 
   /** The tools the remote server listed at the last refresh (`removed`: no longer listed). */
   @Get('tool-connections/:connectionId/catalog')
   @Authorize({ callers: ['board'] })
-  catalog(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<CatalogListDto> {
-    return this.connections.catalog(actor, id);
+  catalog(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<CatalogListDto> {
+    return this.connections.catalog(actor, companyId, id);
   }
 
   /** Lists the remote server's tools now (through the gateway, with the connection's secrets) and keeps them. */
@@ -137,8 +151,12 @@ export class ToolConnectionsController {
     companyId: (c) => (c.result.connection as { companyId?: string } | undefined)?.companyId,
     entityId: (c) => c.params.connectionId,
   })
-  refresh(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<HealthCheckDto> {
-    return this.connections.refresh(actor, id);
+  refresh(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<HealthCheckDto> {
+    return this.connections.refresh(actor, companyId, id);
   }
 
   /** Same as a catalog refresh: whether the server answers, and its tools. */
@@ -151,22 +169,34 @@ export class ToolConnectionsController {
     companyId: (c) => (c.result.connection as { companyId?: string } | undefined)?.companyId,
     entityId: (c) => c.params.connectionId,
   })
-  healthCheck(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<HealthCheckDto> {
-    return this.connections.refresh(actor, id);
+  healthCheck(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<HealthCheckDto> {
+    return this.connections.refresh(actor, companyId, id);
   }
 
   /** Who may use the connection: the bindings of the profiles that allow it. */
   @Get('tool-connections/:connectionId/installs')
   @Authorize({ callers: ['board'] })
-  installs(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<ConnectionInstallsDto> {
-    return this.access.installs(actor, id);
+  installs(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<ConnectionInstallsDto> {
+    return this.access.installs(actor, companyId, id);
   }
 
   /** The connection's credential: one company-wide grant naming its secrets (no personal grants). */
   @Get('tool-connections/:connectionId/grants')
   @Authorize({ callers: ['board'] })
-  grants(@CurrentActor() actor: Actor, @Param('connectionId') id: string): Promise<ConnectionGrantsDto> {
-    return this.access.grants(actor, id);
+  grants(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('connectionId') id: string,
+  ): Promise<ConnectionGrantsDto> {
+    return this.access.grants(actor, companyId, id);
   }
 
   /** Connections needing the board: a failed check, or calls waiting for approval; with totals. */

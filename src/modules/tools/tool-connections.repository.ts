@@ -86,16 +86,6 @@ export class ToolConnectionsRepository extends CompanyScopedRepository {
     return rows[0];
   }
 
-  /** Which company a connection belongs to (a by-id route checks access next), or null. */
-  async companyOfConnection(id: string): Promise<string | null> {
-    const row = await this.unscopedRow<{ companyId: string }>(
-      'by-id route: the company of a connection, whose access the caller is checked for next',
-      `SELECT company_id AS "companyId" FROM tool_connections WHERE id = $1`,
-      [id],
-    );
-    return row?.companyId ?? null;
-  }
-
   listConnections(companyId: string, opts: { includeArchived?: boolean } = {}): Promise<ToolConnection[]> {
     return this.rows(
       companyId,

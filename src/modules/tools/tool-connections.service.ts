@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isSensitiveKey } from '../../common/activity/sanitize';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { slugify } from '../../common/http/slug';
 import { isUuid } from '../../common/http/uuid';
@@ -45,7 +44,6 @@ export class ToolConnectionsService {
   constructor(
     private readonly repo: ToolConnectionsRepository,
     private readonly secrets: SecretsService,
-    private readonly access: CompanyAccessService,
     private readonly config: AppConfig,
     private readonly db: Db,
   ) {}
@@ -58,18 +56,18 @@ export class ToolConnectionsService {
     return (await this.repo.listConnections(companyId)).map(toConnectionDto);
   }
 
-  /** A connection the caller may reach: 404 for an unknown one and another company's alike. */
-  async load(actor: Actor, id: string, lock = false): Promise<ToolConnection> {
-    const companyId = isUuid(id) ? await this.repo.companyOfConnection(id) : null;
-    if (!companyId) throw notFound('Tool connection');
-    await this.access.assertAccessToKnownCompany(actor, companyId, 'Tool connection');
-    const c = await this.repo.findConnection(companyId, id, lock);
+  /**
+   * The connection of the route's company (`companyId`: resolved and checked by the guard,
+   * undefined when it knows no such connection): 404 for an unknown one and another company's alike.
+   */
+  async load(companyId: string | undefined, id: string, lock = false): Promise<ToolConnection> {
+    const c = companyId && isUuid(id) ? await this.repo.findConnection(companyId, id, lock) : null;
     if (!c) throw notFound('Tool connection');
     return c;
   }
 
-  async get(actor: Actor, id: string): Promise<ToolConnectionDto> {
-    return toConnectionDto(await this.load(actor, id));
+  async get(actor: Actor, companyId: string | undefined, id: string): Promise<ToolConnectionDto> {
+    return toConnectionDto(await this.load(companyId, id));
   }
 
   async create(
@@ -110,8 +108,8 @@ export class ToolConnectionsService {
     return toConnectionDto(created);
   }
 
-  async update(actor: Actor, id: string, dto: UpdateToolConnectionDto): Promise<ToolConnectionDto> {
-    const c = await this.load(actor, id, true);
+  async update(actor: Actor, companyId: string | undefined, id: string, dto: UpdateToolConnectionDto): Promise<ToolConnectionDto> {
+    const c = await this.load(companyId, id, true);
     if (c.status === 'archived') throw toolError('connection_archived', 'This connection is archived');
     const transportConfig = dto.transportConfig ? this.checkTransport(c.transport, dto.transportConfig) : undefined;
     const credentialRefs = dto.credentialRefs ? await this.checkCredentials(c.companyId, c.transport, dto.credentialRefs) : undefined;
@@ -131,14 +129,14 @@ export class ToolConnectionsService {
   }
 
   /** Archived: no agent reaches it any more; its records stay. */
-  async archive(actor: Actor, id: string): Promise<ToolConnectionDto> {
-    const c = await this.load(actor, id, true);
+  async archive(actor: Actor, companyId: string | undefined, id: string): Promise<ToolConnectionDto> {
+    const c = await this.load(companyId, id, true);
     await this.repo.archiveConnection(c.companyId, c.id);
     return toConnectionDto((await this.repo.findConnection(c.companyId, c.id))!);
   }
 
-  async catalog(actor: Actor, id: string): Promise<CatalogListDto> {
-    const c = await this.load(actor, id);
+  async catalog(actor: Actor, companyId: string | undefined, id: string): Promise<CatalogListDto> {
+    const c = await this.load(companyId, id);
     const entries = await this.repo.listCatalog(c.companyId, c.id);
     return { catalog: entries.map(toCatalogEntryDto), refreshedAt: c.lastCatalogRefreshAt ? c.lastCatalogRefreshAt.toISOString() : null };
   }
@@ -148,9 +146,9 @@ export class ToolConnectionsService {
    * keeps them as the catalog; the answer says whether the server was reachable. A local connection
    * has no catalog here (its command runs only inside an agent's run).
    */
-  async refresh(actor: Actor, id: string): Promise<HealthCheckDto> {
+  async refresh(actor: Actor, companyId: string | undefined, id: string): Promise<HealthCheckDto> {
     // the remote call runs outside the request's transaction (no connection held while it waits)
-    const c = await this.db.detached(() => this.load(actor, id));
+    const c = await this.db.detached(() => this.load(companyId, id));
     const outcome = await this.db.detached(() => this.fetchCatalog(c));
     const fresh = (await this.repo.findConnection(c.companyId, c.id))!;
     const catalog = (await this.repo.listCatalog(c.companyId, c.id)).filter((e) => e.status === 'active').map(toCatalogEntryDto);

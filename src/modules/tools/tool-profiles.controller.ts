@@ -4,6 +4,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import {
   BindToolProfileDto,
@@ -104,16 +105,25 @@ export class ToolProfilesController {
     entityType: 'tool_profile',
     details: (c) => ({ ...profileDetails(c), changed: Object.keys(c.body) }),
   })
-  update(@CurrentActor() actor: Actor, @Param('profileId') id: string, @Body() dto: UpdateToolProfileDto): Promise<ToolProfileDto> {
-    return this.profiles.update(actor, id, dto);
+  update(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('profileId') id: string,
+    @Body() dto: UpdateToolProfileDto,
+  ): Promise<ToolProfileDto> {
+    return this.profiles.update(actor, companyId, id, dto);
   }
 
   /** Deletes the profile with its entries and bindings. */
   @Delete('tool-profiles/:profileId')
   @Authorize({ callers: ['board'] })
   @LogActivity('tool_profile.deleted', { entityType: 'tool_profile', details: profileDetails })
-  remove(@CurrentActor() actor: Actor, @Param('profileId') id: string): Promise<ToolProfileDto> {
-    return this.profiles.remove(actor, id);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('profileId') id: string,
+  ): Promise<ToolProfileDto> {
+    return this.profiles.remove(actor, companyId, id);
   }
 
   /** One policy: `policy` allow, ask or deny (or the UI's `effect`: include = allow, exclude = deny); "ask" only for remote connections. */
@@ -121,8 +131,13 @@ export class ToolProfilesController {
   @HttpCode(201)
   @Authorize({ callers: ['board'] })
   @LogActivity('tool_profile.entry_added', { entityType: 'tool_profile', entityId: (c) => c.params.profileId, details: entryDetails })
-  addEntry(@CurrentActor() actor: Actor, @Param('profileId') id: string, @Body() dto: ProfileEntryInputDto): Promise<ProfileEntryDto> {
-    return this.profiles.addEntry(actor, id, dto);
+  addEntry(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('profileId') id: string,
+    @Body() dto: ProfileEntryInputDto,
+  ): Promise<ProfileEntryDto> {
+    return this.profiles.addEntry(actor, companyId, id, dto);
   }
 
   @Patch('tool-profile-entries/:entryId')
@@ -132,8 +147,13 @@ export class ToolProfilesController {
     entityId: (c) => c.result.profileId as string,
     details: entryDetails,
   })
-  updateEntry(@CurrentActor() actor: Actor, @Param('entryId') id: string, @Body() dto: UpdateProfileEntryDto): Promise<ProfileEntryDto> {
-    return this.profiles.updateEntry(actor, id, dto);
+  updateEntry(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('entryId') id: string,
+    @Body() dto: UpdateProfileEntryDto,
+  ): Promise<ProfileEntryDto> {
+    return this.profiles.updateEntry(actor, companyId, id, dto);
   }
 
   @Delete('tool-profile-entries/:entryId')
@@ -143,7 +163,11 @@ export class ToolProfilesController {
     entityId: (c) => c.result.profileId as string,
     details: entryDetails,
   })
-  removeEntry(@CurrentActor() actor: Actor, @Param('entryId') id: string): Promise<ProfileEntryDto> {
-    return this.profiles.removeEntry(actor, id);
+  removeEntry(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
+    @Param('entryId') id: string,
+  ): Promise<ProfileEntryDto> {
+    return this.profiles.removeEntry(actor, companyId, id);
   }
 }

@@ -66,15 +66,6 @@ export class ToolProfilesRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  async companyOf(table: 'tool_profiles' | 'tool_profile_entries', id: string): Promise<string | null> {
-    const row = await this.unscopedRow<{ companyId: string }>(
-      'by-id route: the company of a profile or entry, whose access the caller is checked for next',
-      `SELECT company_id AS "companyId" FROM ${table} WHERE id = $1`,
-      [id],
-    );
-    return row?.companyId ?? null;
-  }
-
   listProfiles(companyId: string): Promise<ToolProfile[]> {
     return this.rows(
       companyId,

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { slugify } from '../../common/http/slug';
 import { isUuid } from '../../common/http/uuid';
@@ -36,7 +35,6 @@ export class ToolProfilesService {
   constructor(
     private readonly repo: ToolProfilesRepository,
     private readonly connections: ToolConnectionsRepository,
-    private readonly access: CompanyAccessService,
     private readonly refs: RecordCompanyResolvers,
   ) {}
 
@@ -61,8 +59,8 @@ export class ToolProfilesService {
     return this.view(companyId, p);
   }
 
-  async update(actor: Actor, id: string, dto: UpdateToolProfileDto): Promise<ToolProfileDto> {
-    const p = await this.load(actor, id);
+  async update(actor: Actor, companyId: string | undefined, id: string, dto: UpdateToolProfileDto): Promise<ToolProfileDto> {
+    const p = await this.load(companyId, id);
     if (dto.profileKey && dto.profileKey !== p.profileKey && (await this.repo.keyTaken(p.companyId, dto.profileKey, p.id)))
       throw toolError('profile_key_taken', `A profile with the key ${dto.profileKey} exists`);
     const updated = await this.repo.updateProfile(p.companyId, p.id, {
@@ -77,20 +75,20 @@ export class ToolProfilesService {
   }
 
   /** Deleted with its entries and bindings; returns what it was. */
-  async remove(actor: Actor, id: string): Promise<ToolProfileDto> {
-    const p = await this.load(actor, id);
+  async remove(actor: Actor, companyId: string | undefined, id: string): Promise<ToolProfileDto> {
+    const p = await this.load(companyId, id);
     const view = await this.view(p.companyId, p);
     await this.repo.deleteProfile(p.companyId, p.id);
     return view;
   }
 
-  async addEntry(actor: Actor, profileId: string, dto: ProfileEntryInputDto): Promise<ProfileEntryDto> {
-    const p = await this.load(actor, profileId);
+  async addEntry(actor: Actor, companyId: string | undefined, profileId: string, dto: ProfileEntryInputDto): Promise<ProfileEntryDto> {
+    const p = await this.load(companyId, profileId);
     return toEntryDto(await this.repo.insertEntry(p.companyId, p.id, await this.entryFields(p.companyId, dto, '')));
   }
 
-  async updateEntry(actor: Actor, entryId: string, dto: UpdateProfileEntryDto): Promise<ProfileEntryDto> {
-    const e = await this.loadEntry(actor, entryId);
+  async updateEntry(actor: Actor, companyId: string | undefined, entryId: string, dto: UpdateProfileEntryDto): Promise<ProfileEntryDto> {
+    const e = await this.loadEntry(companyId, entryId);
     const policy = dto.policy !== undefined || dto.effect !== undefined ? policyOf(dto.policy, dto.effect) : undefined;
     if (dto.toolName !== undefined && e.selectorType !== 'tool_name')
       throw badRequest('Only a tool_name entry has a toolName', { field: 'toolName' });
@@ -99,8 +97,8 @@ export class ToolProfilesService {
     return toEntryDto(await this.repo.updateEntry(e.companyId, e.id, { policy, toolName: dto.toolName ?? undefined }));
   }
 
-  async removeEntry(actor: Actor, entryId: string): Promise<ProfileEntryDto> {
-    const e = await this.loadEntry(actor, entryId);
+  async removeEntry(actor: Actor, companyId: string | undefined, entryId: string): Promise<ProfileEntryDto> {
+    const e = await this.loadEntry(companyId, entryId);
     await this.repo.deleteEntry(e.companyId, e.id);
     return toEntryDto(e);
   }
@@ -238,11 +236,10 @@ export class ToolProfilesService {
     if (owner !== companyId) throw badReference(targetType === 'agent' ? 'targetId' : 'agentId');
   }
 
-  private async load(actor: Actor, id: string): Promise<ToolProfile> {
-    const companyId = isUuid(id) ? await this.repo.companyOf('tool_profiles', id) : null;
+  /** The profile of the route's company (resolved and checked by the guard): 404 unknown or another company's. */
+  private async load(companyId: string | undefined, id: string): Promise<ToolProfile> {
     if (!companyId) throw notFound('Tool profile');
-    await this.access.assertAccessToKnownCompany(actor, companyId, 'Tool profile');
-    return (await this.repo.findProfile(companyId, id)) ?? Promise.reject(notFound('Tool profile'));
+    return this.inCompany(companyId, id);
   }
 
   private async inCompany(companyId: string, id: string): Promise<ToolProfile> {
@@ -251,11 +248,10 @@ export class ToolProfilesService {
     return p;
   }
 
-  private async loadEntry(actor: Actor, id: string): Promise<ProfileEntry> {
-    const companyId = isUuid(id) ? await this.repo.companyOf('tool_profile_entries', id) : null;
-    if (!companyId) throw notFound('Tool profile entry');
-    await this.access.assertAccessToKnownCompany(actor, companyId, 'Tool profile entry');
-    return (await this.repo.findEntry(companyId, id)) ?? Promise.reject(notFound('Tool profile entry'));
+  /** The entry of the route's company (resolved and checked by the guard): 404 unknown or another company's. */
+  private async loadEntry(companyId: string | undefined, id: string): Promise<ProfileEntry> {
+    const e = companyId && isUuid(id) ? await this.repo.findEntry(companyId, id) : null;
+    return e ?? Promise.reject(notFound('Tool profile entry'));
   }
 
   private async view(companyId: string, p: ToolProfile): Promise<ToolProfileDto> {

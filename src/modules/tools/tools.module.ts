@@ -1,3 +1,4 @@
+import { recordCompanies } from '../../common/references/record-company.repository';
 import { Module } from '@nestjs/common';
 import { LiveEventsModule } from '../../common/events/live-events.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
@@ -28,6 +29,7 @@ import { ToolRunServers } from './tool-run-servers';
   imports: [HeartbeatModule, SecretsModule, LiveEventsModule],
   controllers: [ToolConnectionsController, ToolProfilesController, ToolActionRequestsController, ToolDecisionsController],
   providers: [
+    recordCompanies('tools'),
     ToolConnectionsRepository,
     ToolProfilesRepository,
     ToolActionRequestsRepository,
