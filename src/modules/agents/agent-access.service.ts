@@ -26,8 +26,13 @@ export class AgentAccessService {
    * PATCH permissions (board, or the company's CEO agent): canCreateAgents is stored on the agent,
    * canAssignTasks becomes membership + grant, authorizationPolicy is the agent's policy block.
    */
-  async updatePermissions(actor: Actor, agentId: string, dto: UpdateAgentPermissionsDto): Promise<AgentResponseDto> {
-    const agent = await this.lookup.byId(actor, agentId, true);
+  async updatePermissions(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    agentId: string,
+    dto: UpdateAgentPermissionsDto,
+  ): Promise<AgentResponseDto> {
+    const agent = await this.lookup.byId(routeCompanyId, agentId, true);
     await this.authz.assert({ actor, action: 'agent.permissions.update', companyId: agent.companyId, targetAgentId: agent.id });
     const permissions: Record<string, unknown> = { ...agent.permissions };
     if (dto.canCreateAgents !== undefined) permissions.canCreateAgents = dto.canCreateAgents;

@@ -60,8 +60,8 @@ export class AgentEnvironmentService {
   }
 
   /** Board callers of the company, or agents allowed to create agents (`agents:create`). Nothing is stored. */
-  async test(actor: Actor, agentId: string): Promise<AgentEnvironmentReportDto> {
-    const agent = await this.lookup.byId(actor, agentId);
+  async test(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentEnvironmentReportDto> {
+    const agent = await this.lookup.byId(routeCompanyId, agentId);
     if (actor.kind === 'agent')
       await this.authz.assert({ actor, action: 'agent.create', companyId: agent.companyId, targetAgentId: agent.id });
     const executor = this.executors.get(agent.adapterType);

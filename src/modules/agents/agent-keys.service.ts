@@ -22,21 +22,21 @@ export class AgentKeysService {
     private readonly approvals: ApprovalsService,
   ) {}
 
-  private async agentFor(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
-    const agent = await this.lookup.byId(actor, agentId, lock);
+  private async agentFor(actor: Actor, routeCompanyId: string | undefined, agentId: string, lock = false): Promise<AgentEntity> {
+    const agent = await this.lookup.byId(routeCompanyId, agentId, lock);
     await this.authz.assert({ actor, action: 'agent.keys.manage', companyId: agent.companyId, targetAgentId: agent.id });
     return agent;
   }
 
-  async list(actor: Actor, agentId: string): Promise<AgentKeyResponseDto[]> {
-    const agent = await this.agentFor(actor, agentId);
+  async list(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentKeyResponseDto[]> {
+    const agent = await this.agentFor(actor, routeCompanyId, agentId);
     const keys = await this.keys.listForAgent(agent.companyId, agent.id);
     return keys.map(toKeyResponse);
   }
 
   /** Not for pending_approval or terminated agents (409); the agent row lock orders it against terminate. */
-  async create(actor: Actor, agentId: string, name: string): Promise<CreatedAgentKeyResponseDto> {
-    const agent = await this.agentFor(actor, agentId, true);
+  async create(actor: Actor, routeCompanyId: string | undefined, agentId: string, name: string): Promise<CreatedAgentKeyResponseDto> {
+    const agent = await this.agentFor(actor, routeCompanyId, agentId, true);
     if (agent.status === 'pending_approval' || agent.status === 'terminated') {
       throw agentError('invalid_agent_status', `API keys cannot be created for a ${agent.status} agent`, { status: agent.status });
     }
@@ -55,8 +55,8 @@ export class AgentKeysService {
   }
 
   /** Marks the key revoked (idempotent); the resolver refuses it from the next request on. */
-  async revoke(actor: Actor, agentId: string, keyId: string): Promise<AgentKeyResponseDto> {
-    const agent = await this.agentFor(actor, agentId);
+  async revoke(actor: Actor, routeCompanyId: string | undefined, agentId: string, keyId: string): Promise<AgentKeyResponseDto> {
+    const agent = await this.agentFor(actor, routeCompanyId, agentId);
     const key = isUuid(keyId) ? await this.keys.findForAgent(agent.companyId, agent.id, keyId) : null;
     if (!key) throw notFound('API key');
     if (!key.revokedAt) {

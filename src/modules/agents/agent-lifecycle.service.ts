@@ -28,24 +28,24 @@ export class AgentLifecycleService {
     private readonly approvals: ApprovalsService,
   ) {}
 
-  private async loadForLifecycle(actor: Actor, agentId: string): Promise<AgentEntity> {
-    const agent = await this.lookup.byId(actor, agentId, true);
+  private async loadForLifecycle(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentEntity> {
+    const agent = await this.lookup.byId(routeCompanyId, agentId, true);
     await this.authz.assert({ actor, action: 'agent.lifecycle', companyId: agent.companyId, targetAgentId: agent.id });
     return agent;
   }
 
-  async pause(actor: Actor, agentId: string): Promise<AgentResponseDto> {
-    return this.moveTo(actor, agentId, 'paused');
+  async pause(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentResponseDto> {
+    return this.moveTo(actor, routeCompanyId, agentId, 'paused');
   }
 
-  private async moveTo(actor: Actor, agentId: string, target: AgentStatus): Promise<AgentResponseDto> {
-    const agent = await this.loadForLifecycle(actor, agentId);
+  private async moveTo(actor: Actor, routeCompanyId: string | undefined, agentId: string, target: AgentStatus): Promise<AgentResponseDto> {
+    const agent = await this.loadForLifecycle(actor, routeCompanyId, agentId);
     await this.applyStatus(agent, target);
     return this.lookup.view(actor, agent);
   }
 
-  async resume(actor: Actor, agentId: string): Promise<AgentResponseDto> {
-    const agent = await this.loadForLifecycle(actor, agentId);
+  async resume(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentResponseDto> {
+    const agent = await this.loadForLifecycle(actor, routeCompanyId, agentId);
     if (NOT_RESUMABLE.includes(agent.status))
       throw agentError('invalid_agent_status', `A ${agent.status} agent cannot be resumed`, { status: agent.status });
     // a hire paused while waiting for approval must not slip past the board
@@ -54,13 +54,13 @@ export class AgentLifecycleService {
     return this.lookup.view(actor, agent);
   }
 
-  async terminate(actor: Actor, agentId: string): Promise<AgentResponseDto> {
-    return this.moveTo(actor, agentId, 'terminated');
+  async terminate(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentResponseDto> {
+    return this.moveTo(actor, routeCompanyId, agentId, 'terminated');
   }
 
   /** Hard delete: runs, wakeups and keys go with the row (foreign keys cascade); queued work is cancelled first. */
-  async remove(actor: Actor, agentId: string): Promise<AgentResponseDto> {
-    const agent = await this.loadForLifecycle(actor, agentId);
+  async remove(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentResponseDto> {
+    const agent = await this.loadForLifecycle(actor, routeCompanyId, agentId);
     const before = await this.lookup.view(actor, agent, true);
     await this.cancellation.cancel({ companyId: agent.companyId, agentIds: [agent.id] }, 'agent_deleted');
     await this.approvals.cancelForAgent(agent.companyId, agent.id);
@@ -69,8 +69,13 @@ export class AgentLifecycleService {
     return before;
   }
 
-  async updateBudget(actor: Actor, agentId: string, budgetMonthlyCents: number): Promise<AgentResponseDto> {
-    const agent = await this.loadForLifecycle(actor, agentId);
+  async updateBudget(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    agentId: string,
+    budgetMonthlyCents: number,
+  ): Promise<AgentResponseDto> {
+    const agent = await this.loadForLifecycle(actor, routeCompanyId, agentId);
     await this.agents.updateBudget(agent.companyId, agent.id, budgetMonthlyCents);
     await this.budgets.syncMonthlyPolicy(agent.companyId, 'agent', agent.id, budgetMonthlyCents);
     return this.lookup.view(actor, agent);

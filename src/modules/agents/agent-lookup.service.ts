@@ -19,11 +19,6 @@ export class AgentLookup {
     private readonly authz: AuthorizationService,
   ) {}
 
-  /** By id without an access check (the caller has decided access), or null. */
-  findById(agentId: string): Promise<AgentEntity | null> {
-    return isUuid(agentId) ? this.agents.findById(agentId) : Promise.resolve(null);
-  }
-
   /** The status of the company's agent (any status), or null when it is unknown or another company's. */
   statusIn(companyId: string, agentId: string): Promise<string | null> {
     return isUuid(agentId) ? this.agents.statusInCompany(companyId, agentId) : Promise.resolve(null);
@@ -45,14 +40,14 @@ export class AgentLookup {
   }
 
   /**
-   * By UUID (any status), then company access: 404 unknown or another company's. `lock` takes
+   * By UUID (any status) in the route's company (`routeCompanyId`: resolved and checked by the
+   * guard, undefined when it knows no such agent): 404 unknown or another company's. `lock` takes
    * FOR NO KEY UPDATE: it serialises changes of the row without blocking foreign-key checks of
    * rows that reference it (subordinates' reportsTo, keys, runs).
    */
-  async byId(actor: Actor, agentId: string, lock = false): Promise<AgentEntity> {
-    const agent = isUuid(agentId) ? await this.agents.findById(agentId, lock) : null;
+  async byId(routeCompanyId: string | undefined, agentId: string, lock = false): Promise<AgentEntity> {
+    const agent = routeCompanyId && isUuid(agentId) ? await this.agents.findInCompany(routeCompanyId, agentId, lock) : null;
     if (!agent) throw notFound('Agent');
-    await this.access.assertAccessToKnownCompany(actor, agent.companyId, 'Agent');
     return agent;
   }
 
@@ -60,9 +55,9 @@ export class AgentLookup {
    * UUID, or a company-unique shortname (URL key) resolved in `?companyId=` or the calling
    * agent's company. A live agent wins over terminated ones holding the same key.
    */
-  async byIdOrShortname(actor: Actor, ref: string, companyId?: string): Promise<AgentEntity> {
+  async byIdOrShortname(actor: Actor, routeCompanyId: string | undefined, ref: string, companyId?: string): Promise<AgentEntity> {
     const key = ref.toLowerCase();
-    if (isUuid(ref)) return this.byId(actor, ref);
+    if (isUuid(ref)) return this.byId(routeCompanyId, ref);
     const scope = companyId ?? (actor.kind === 'agent' ? actor.companyId : undefined);
     if (!scope) throw agentError('company_required', 'A shortname needs ?companyId= (or agent authentication)', { field: 'companyId' });
     if (!isUuid(scope)) throw notFound('Agent');

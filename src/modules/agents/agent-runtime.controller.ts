@@ -3,6 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import { notFound } from '../../common/errors/domain-error';
 import { AgentRuntimeStateDto, RuntimeStateQueryDto } from '../heartbeat/dto/run-views.dto';
@@ -28,10 +29,11 @@ export class AgentRuntimeController {
   @Authorize({ callers: ['board', 'agent'] })
   async runtimeState(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('agentId') agentId: string,
     @Query() q: RuntimeStateQueryDto,
   ): Promise<AgentRuntimeStateDto> {
-    const agent = await this.lookup.byIdOrShortname(actor, agentId, q.companyId);
+    const agent = await this.lookup.byIdOrShortname(actor, routeCompanyId, agentId, q.companyId);
     // a UUID with a ?companyId= of another company does not name this agent
     if (q.companyId !== undefined && agent.companyId !== q.companyId) throw notFound('Agent');
     return this.views.runtimeState(agent);

@@ -6,6 +6,7 @@ import { ActivityContext, LogActivity, NoActivity } from '../../common/activity/
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { AgentAccessService } from './agent-access.service';
 import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentKeysService } from './agent-keys.service';
@@ -84,16 +85,26 @@ export class AgentsController {
   /** By UUID or shortname (`?companyId=` or agent auth); adds chainOfCommand and access. */
   @Get('agents/:agentId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Query() q: GetAgentQueryDto): Promise<AgentDetailResponseDto> {
-    return this.agents.get(actor, agentId, q.companyId);
+  get(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+    @Query() q: GetAgentQueryDto,
+  ): Promise<AgentDetailResponseDto> {
+    return this.agents.get(actor, routeCompanyId, agentId, q.companyId);
   }
 
   /** Partial update; `permissions` refused; adapterConfig merged unless replaceAdapterConfig; rename collision 409. */
   @Patch('agents/:agentId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.updated', { entityType: 'agent' })
-  update(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: UpdateAgentDto): Promise<AgentResponseDto> {
-    return this.agents.update(actor, agentId, dto);
+  update(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+    @Body() dto: UpdateAgentDto,
+  ): Promise<AgentResponseDto> {
+    return this.agents.update(actor, routeCompanyId, agentId, dto);
   }
 
   /** Board or the company's CEO agent; canAssignTasks writes or clears the tasks:assign grant. */
@@ -102,10 +113,11 @@ export class AgentsController {
   @LogActivity('agent.permissions_updated', { entityType: 'agent' })
   permissions(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('agentId') agentId: string,
     @Body() dto: UpdateAgentPermissionsDto,
   ): Promise<AgentResponseDto> {
-    return this.access.updatePermissions(actor, agentId, dto);
+    return this.access.updatePermissions(actor, routeCompanyId, agentId, dto);
   }
 
   /** Any state but terminated -> paused; queued and running work is cancelled. */
@@ -113,8 +125,12 @@ export class AgentsController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.paused', { entityType: 'agent', details: noDetails })
-  pause(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentResponseDto> {
-    return this.lifecycle.pause(actor, agentId);
+  pause(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentResponseDto> {
+    return this.lifecycle.pause(actor, routeCompanyId, agentId);
   }
 
   /** Back to idle; fails (409) for terminated and pending_approval agents. */
@@ -122,8 +138,12 @@ export class AgentsController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.resumed', { entityType: 'agent', details: noDetails })
-  resume(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentResponseDto> {
-    return this.lifecycle.resume(actor, agentId);
+  resume(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentResponseDto> {
+    return this.lifecycle.resume(actor, routeCompanyId, agentId);
   }
 
   /** Terminated for good; every API key revoked, work cancelled. */
@@ -131,16 +151,24 @@ export class AgentsController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.terminated', { entityType: 'agent', details: noDetails })
-  terminate(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentResponseDto> {
-    return this.lifecycle.terminate(actor, agentId);
+  terminate(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentResponseDto> {
+    return this.lifecycle.terminate(actor, routeCompanyId, agentId);
   }
 
   /** Hard delete with runs, wakeups and keys; returns the deleted record. */
   @Delete('agents/:agentId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.deleted', { entityType: 'agent', details: (c) => ({ name: c.result.name }) })
-  remove(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentResponseDto> {
-    return this.lifecycle.remove(actor, agentId);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentResponseDto> {
+    return this.lifecycle.remove(actor, routeCompanyId, agentId);
   }
 
   /**
@@ -152,15 +180,23 @@ export class AgentsController {
   @HttpCode(200)
   @NoActivity('a read-only check: nothing changes')
   @Authorize({ callers: ['board', 'agent'] })
-  testEnvironment(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentEnvironmentReportDto> {
-    return this.environment.test(actor, agentId);
+  testEnvironment(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentEnvironmentReportDto> {
+    return this.environment.test(actor, routeCompanyId, agentId);
   }
 
   /** Keys of the agent (revoked ones included); never the token. */
   @Get('agents/:agentId/keys')
   @Authorize({ callers: ['board', 'agent'] })
-  listKeys(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentKeyResponseDto[]> {
-    return this.keys.list(actor, agentId);
+  listKeys(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentKeyResponseDto[]> {
+    return this.keys.list(actor, routeCompanyId, agentId);
   }
 
   /** Returns the token once (field `token`); 409 for pending_approval and terminated agents. */
@@ -170,25 +206,36 @@ export class AgentsController {
   @LogActivity('agent.key_created', keyActivity)
   createKey(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('agentId') agentId: string,
     @Body() dto: CreateAgentKeyDto,
   ): Promise<CreatedAgentKeyResponseDto> {
-    return this.keys.create(actor, agentId, dto.name);
+    return this.keys.create(actor, routeCompanyId, agentId, dto.name);
   }
 
   /** Marks the key revoked; it stops authenticating at once. */
   @Delete('agents/:agentId/keys/:keyId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.key_revoked', keyActivity)
-  revokeKey(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Param('keyId') keyId: string): Promise<AgentKeyResponseDto> {
-    return this.keys.revoke(actor, agentId, keyId);
+  revokeKey(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+    @Param('keyId') keyId: string,
+  ): Promise<AgentKeyResponseDto> {
+    return this.keys.revoke(actor, routeCompanyId, agentId, keyId);
   }
 
   /** Sets budgetMonthlyCents and syncs the agent's monthly budget policy. */
   @Patch('agents/:agentId/budgets')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.budget_updated', { entityType: 'agent' })
-  budgets(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: UpdateAgentBudgetDto): Promise<AgentResponseDto> {
-    return this.lifecycle.updateBudget(actor, agentId, dto.budgetMonthlyCents);
+  budgets(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+    @Body() dto: UpdateAgentBudgetDto,
+  ): Promise<AgentResponseDto> {
+    return this.lifecycle.updateBudget(actor, routeCompanyId, agentId, dto.budgetMonthlyCents);
   }
 }

@@ -32,14 +32,6 @@ export class AgentsRepository extends CompanyScopedRepository {
     return this.orm(AgentEntity);
   }
 
-  /** By id in any company (the caller checks access); `lock` takes FOR NO KEY UPDATE. */
-  findById(agentId: string, lock = false): Promise<AgentEntity | null> {
-    return this.unscopedOrm('resolves the company of a route keyed by agent id (the caller checks access)', AgentEntity).findOne({
-      where: { id: agentId },
-      lock: lock ? { mode: 'for_no_key_update' } : undefined,
-    });
-  }
-
   /** The company's agent by id (it must exist). */
   getInCompany(companyId: string, agentId: string): Promise<AgentEntity> {
     return this.ormIn(companyId, AgentEntity).findOneByOrFail({ id: agentId });

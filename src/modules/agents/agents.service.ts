@@ -184,8 +184,8 @@ export class AgentsService {
     return agents.map((a) => toAgentResponse(a, !canReadAll && !(actor.kind === 'agent' && actor.agentId === a.id)));
   }
 
-  async get(actor: Actor, ref: string, companyId?: string): Promise<AgentDetailResponseDto> {
-    const agent = await this.lookup.byIdOrShortname(actor, ref, companyId);
+  async get(actor: Actor, routeCompanyId: string | undefined, ref: string, companyId?: string): Promise<AgentDetailResponseDto> {
+    const agent = await this.lookup.byIdOrShortname(actor, routeCompanyId, ref, companyId);
     // a UUID with a ?companyId= of another company does not name this agent
     if (companyId !== undefined && agent.companyId !== companyId) throw notFound('Agent');
     return this.detail(actor, agent);
@@ -193,7 +193,7 @@ export class AgentsService {
 
   async me(actor: Actor): Promise<AgentDetailResponseDto> {
     if (actor.kind !== 'agent') throw badRequest('Agent authentication required');
-    return this.detail(actor, await this.lookup.byId(actor, actor.agentId));
+    return this.detail(actor, await this.lookup.byId(actor.companyId, actor.agentId));
   }
 
   private async detail(actor: Actor, agent: AgentEntity): Promise<AgentDetailResponseDto> {
@@ -215,8 +215,8 @@ export class AgentsService {
   }
 
   /** PATCH: partial fields; permissions refused; adapterConfig merged unless replaceAdapterConfig. */
-  async update(actor: Actor, agentId: string, dto: UpdateAgentDto): Promise<AgentResponseDto> {
-    const agent = await this.lookup.byId(actor, agentId, true);
+  async update(actor: Actor, routeCompanyId: string | undefined, agentId: string, dto: UpdateAgentDto): Promise<AgentResponseDto> {
+    const agent = await this.lookup.byId(routeCompanyId, agentId, true);
     if (dto.permissions !== undefined) {
       throw agentError('permissions_not_patchable', 'permissions cannot be changed here; use PATCH /api/agents/{agentId}/permissions', {
         field: 'permissions',

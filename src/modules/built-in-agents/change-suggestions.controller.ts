@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import type { ApprovalResponseDto } from '../approvals/dto/approval.dto';
 import { ChangeSuggestionsService } from './change-suggestions.service';
 import { AgentConfigSuggestionDto, SkillSuggestionDto } from './dto/built-in-agents.dto';
@@ -31,10 +32,11 @@ export class ChangeSuggestionsController {
   })
   suggestAgentChange(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('agentId') agentId: string,
     @Body() dto: AgentConfigSuggestionDto,
   ): Promise<ApprovalResponseDto> {
-    return this.suggestions.suggestAgentChange(actor, agentId, dto);
+    return this.suggestions.suggestAgentChange(actor, routeCompanyId, agentId, dto);
   }
 
   /** Proposes new content for files of a company skill (needs `skills:suggest-changes`); a pending `skill_change` approval. */

@@ -53,8 +53,13 @@ export class ChangeSuggestionsService implements OnModuleInit {
     this.approvals.registerHandler('skill_change', { approve: (a, actor) => this.applySkillChange(a, actor) });
   }
 
-  async suggestAgentChange(actor: Actor, agentId: string, dto: AgentConfigSuggestionDto): Promise<ApprovalResponseDto> {
-    const agent = await this.lookup.byId(actor, agentId);
+  async suggestAgentChange(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    agentId: string,
+    dto: AgentConfigSuggestionDto,
+  ): Promise<ApprovalResponseDto> {
+    const agent = await this.lookup.byId(routeCompanyId, agentId);
     await this.authz.assert({ actor, action: 'agent.suggest_changes', companyId: agent.companyId, targetAgentId: agent.id });
     if (agent.status === 'terminated') throw builtInError('invalid_suggestion', 'A terminated agent cannot be changed');
     const update = toAgentUpdate(dto.changes);
@@ -99,7 +104,7 @@ export class ChangeSuggestionsService implements OnModuleInit {
 
   private async applyAgentChange(approval: ApprovalEntity, actor: Actor): Promise<void> {
     const changes = (approval.payload.changes ?? {}) as AgentConfigChangesDto;
-    await this.agents.update(actor, approval.agentId!, toAgentUpdate(changes));
+    await this.agents.update(actor, approval.companyId, approval.agentId!, toAgentUpdate(changes));
   }
 
   private async applySkillChange(approval: ApprovalEntity, actor: Actor): Promise<void> {

@@ -32,7 +32,7 @@ export class RunnerGoalService {
 
   async get(actor: Actor, ref: string): Promise<RunnerGoalDto> {
     const issue = await this.store.load(actor, ref);
-    const agent = issue.assignee_agent_id ? await this.agents.byId(actor, issue.assignee_agent_id).catch(() => null) : null;
+    const agent = issue.assignee_agent_id ? await this.agents.inCompany(issue.company_id, issue.assignee_agent_id) : null;
     const live = agent
       ? (await this.runs.live(issue.company_id, 50, { id: issue.id, checkoutRunId: issue.checkout_run_id })).find(
           (r) => r.agentId === agent.id,

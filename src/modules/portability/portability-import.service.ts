@@ -321,8 +321,8 @@ export class PortabilityImportService {
     let id: string;
     if (item.action === 'update') {
       const { desiredSkills, ...rest } = fields;
-      id = (await this.agents.update(actor, item.existingId!, { ...rest, name: a.name, replaceAdapterConfig: true })).id;
-      await this.agentSkills.sync(actor, id, desiredSkills);
+      id = (await this.agents.update(actor, cid, item.existingId!, { ...rest, name: a.name, replaceAdapterConfig: true })).id;
+      await this.agentSkills.sync(actor, cid, id, desiredSkills);
     } else {
       id = (await this.agents.create(actor, cid, { ...fields, name })).id;
     }

@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { AgentSkillSnapshot, AgentSkillsService } from './agent-skills.service';
 import { SyncAgentSkillsDto } from './dto/skill.dto';
 
@@ -22,8 +23,8 @@ export class AgentSkillsController {
    */
   @Get('agents/:agentId/skills')
   @Authorize({ callers: ['board', 'agent'] })
-  snapshot(@CurrentActor() actor: Actor, @Param('agentId') agentId: string): Promise<AgentSkillSnapshot> {
-    return this.agentSkills.snapshot(actor, agentId);
+  snapshot(@CurrentActor() actor: Actor, @RouteCompany() routeCompanyId: string | undefined, @Param('agentId') agentId: string): Promise<AgentSkillSnapshot> {
+    return this.agentSkills.snapshot(actor, routeCompanyId, agentId);
   }
 
   /**
@@ -35,7 +36,7 @@ export class AgentSkillsController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('agent.skills_synced', { entityType: 'agent', entityId: (c) => c.params.agentId, details: (c) => ({ desiredSkills: c.result.desiredSkills }) })
-  sync(@CurrentActor() actor: Actor, @Param('agentId') agentId: string, @Body() dto: SyncAgentSkillsDto): Promise<AgentSkillSnapshot> {
-    return this.agentSkills.sync(actor, agentId, dto.desiredSkills);
+  sync(@CurrentActor() actor: Actor, @RouteCompany() routeCompanyId: string | undefined, @Param('agentId') agentId: string, @Body() dto: SyncAgentSkillsDto): Promise<AgentSkillSnapshot> {
+    return this.agentSkills.sync(actor, routeCompanyId, agentId, dto.desiredSkills);
   }
 }

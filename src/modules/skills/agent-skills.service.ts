@@ -120,15 +120,15 @@ export class AgentSkillsService {
     return [...new Set(out)];
   }
 
-  async snapshot(actor: Actor, agentId: string): Promise<AgentSkillSnapshot> {
-    const agent = await this.agents.byId(actor, agentId);
+  async snapshot(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentSkillSnapshot> {
+    const agent = await this.agents.byId(routeCompanyId, agentId);
     await this.authz.assert({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id });
     return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
   }
 
   /** Replaces the agent's desired set with exactly the resolved references; returns the new snapshot. */
-  async sync(actor: Actor, agentId: string, refs: string[]): Promise<AgentSkillSnapshot> {
-    const agent = await this.agents.byId(actor, agentId, true);
+  async sync(actor: Actor, routeCompanyId: string | undefined, agentId: string, refs: string[]): Promise<AgentSkillSnapshot> {
+    const agent = await this.agents.byId(routeCompanyId, agentId, true);
     await this.authz.assert({ actor, action: 'agent.config.update', companyId: agent.companyId, targetAgentId: agent.id });
     const keys = await this.resolveReferences(agent.companyId, refs);
     agent.adapterConfig = withDesiredSkills(agent.adapterConfig, keys);
