@@ -24,10 +24,10 @@ export class AgentEngineRepository extends CompanyScopedRepository implements He
     ]);
   }
 
-  findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {
-    return this.unscopedRow<{ id: string; company_id: string; status: string }>(
-      'resolves the company of a wakeup route addressed by agent id (access is checked on it after)',
-      'SELECT id, company_id, status FROM agents WHERE id = $1',
+  findForWake(companyId: string, agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {
+    return this.row<{ id: string; company_id: string; status: string }>(
+      companyId,
+      'SELECT id, company_id, status FROM agents WHERE company_id = $1 AND id = $2',
       [agentId],
     );
   }

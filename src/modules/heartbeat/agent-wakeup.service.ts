@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { HeldWakeupDto, SkippedWakeupDto, WakeupDto, WakeupRunResponseDto } from './dto/heartbeat.dto';
@@ -15,14 +14,18 @@ import { WakeupQueue } from './wakeup-queue.service';
 export class AgentWakeupService {
   constructor(
     private readonly agents: HeartbeatAgents,
-    private readonly companies: CompanyAccessService,
     private readonly queue: WakeupQueue,
   ) {}
 
-  async wake(actor: Actor, agentId: string, dto: WakeupDto): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
-    const agent = isUuid(agentId) ? await this.agents.findForWake(agentId) : null;
+  /** `routeCompanyId`: the company the guard resolved from the path (undefined when it knows no such agent). */
+  async wake(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    agentId: string,
+    dto: WakeupDto,
+  ): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
+    const agent = routeCompanyId && isUuid(agentId) ? await this.agents.findForWake(routeCompanyId, agentId) : null;
     if (!agent) throw notFound('Agent');
-    await this.companies.assertAccessToKnownCompany(actor, agent.company_id, 'Agent');
     if (actor.kind === 'agent' && actor.agentId !== agent.id) {
       throw forbidden('Agents may only wake themselves', { reason: 'deny_unsupported_action' });
     }

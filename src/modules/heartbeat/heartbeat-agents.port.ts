@@ -24,8 +24,8 @@ export interface HeartbeatAgentStore {
    * the agent's run rows, so no two writers deadlock.
    */
   lock(companyId: string, agentId: string): Promise<AgentRow | null>;
-  /** The agent a wakeup route names (any company), or null. */
-  findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null>;
+  /** The agent a wakeup route names, in the route's company, or null. */
+  findForWake(companyId: string, agentId: string): Promise<{ id: string; company_id: string; status: string } | null>;
   /** A claimed run makes its agent `running` (from idle, active or error); whether it changed. */
   markRunning(companyId: string, agentId: string): Promise<boolean>;
   /** A `running` agent becomes `idle` or `error` (the caller holds the agent lock and has no running run left); whether it changed. */
@@ -56,8 +56,8 @@ export class HeartbeatAgents implements HeartbeatAgentStore {
     return this.impl.lock(companyId, agentId);
   }
 
-  findForWake(agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {
-    return this.impl.findForWake(agentId);
+  findForWake(companyId: string, agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {
+    return this.impl.findForWake(companyId, agentId);
   }
 
   markRunning(companyId: string, agentId: string): Promise<boolean> {

@@ -56,10 +56,11 @@ export class HeartbeatController {
   @ApiAcceptedResponse(WAKE_OUTCOME)
   wake(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('agentId') agentId: string,
     @Body() dto: WakeupDto,
   ): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
-    return this.wakeups.wake(actor, agentId, dto);
+    return this.wakeups.wake(actor, companyId, agentId, dto);
   }
 
   /**
@@ -74,10 +75,11 @@ export class HeartbeatController {
   @ApiAcceptedResponse(WAKE_OUTCOME)
   invoke(
     @CurrentActor() actor: Actor,
+    @RouteCompany() companyId: string | undefined,
     @Param('agentId') agentId: string,
     @Query() _q: InvokeQueryDto,
   ): Promise<WakeupRunResponseDto | SkippedWakeupDto | HeldWakeupDto> {
-    return this.wakeups.wake(actor, agentId, { source: 'on_demand', triggerDetail: 'manual' });
+    return this.wakeups.wake(actor, companyId, agentId, { source: 'on_demand', triggerDetail: 'manual' });
   }
 
   /** Runs of a company, newest first; filters agentId, status, issueId; keyset pages: pass the `X-Next-Cursor` header of a page as `cursor`. */
