@@ -144,6 +144,7 @@ export const RECORD_TABLES = {
   tool_connection: 'tool_connections',
   tool_profile: 'tool_profiles',
   tool_profile_entry: 'tool_profile_entries',
+  invite: 'invites',
   approval: 'approvals',
   document_revision: 'issue_document_revisions',
   folder: 'folders',

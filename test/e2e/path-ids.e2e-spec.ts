@@ -158,6 +158,7 @@ describe('route families without :companyId: another company’s record answers 
       transportConfig: { command: 'server-memory' },
     });
     const profile = await created(`${co}/tools/profiles`, { name: 'p' });
+    const invite = await created(`${co}/invites`, {});
     const entry = await created(`/api/tool-profiles/${profile.id}/entries`, {
       selectorType: 'connection',
       connectionId: connection.id,
@@ -184,6 +185,15 @@ describe('route families without :companyId: another company’s record answers 
       ['patch', '/api/tool-profiles/{id}', profile.id, 'Tool profile'],
       ['patch', '/api/tool-profile-entries/{id}', entry.id, 'Tool profile entry'],
     ];
+    // a write without a GET: revoking another company's invite is the 404 of an unknown one, and revokes nothing
+    const revoke = (id: string) => t.http.post(`/api/invites/${id}/revoke`).set(auth(outsider.token)).send({});
+    const [known, unknown] = [await revoke(invite.id), await revoke(randomUUID())];
+    expect([known.status, known.body]).toEqual([404, unknown.body]);
+    expect(known.body.error).toContain('Invite');
+    const after = (await t.http.get(`${co}/invites`).set(as).expect(200)).body;
+    expect((Array.isArray(after) ? after : after.invites).find((i: { id: string }) => i.id === invite.id)).toMatchObject({
+      revokedAt: null,
+    });
     const body = { name: 'x' };
     for (const [method, path, id, label] of families) {
       const known = await t.http[method](path.replace('{id}', id)).set(auth(outsider.token)).send(body);

@@ -1,5 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AuthRegistry } from '../../common/auth/auth-registry';
+import { recordCompanies } from '../../common/references/record-company.repository';
 import { AccessPermissions } from './access-permissions.service';
 import { AgentMembershipsRegistration } from './agent-memberships.port-impl';
 import { AgentMembershipsRepository } from './agent-memberships.repository';
@@ -23,6 +24,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
   imports: [AuthorizationModule, StorageModule, AgentsModule],
   controllers: [MembersController, InvitesController, JoinRequestsController],
   providers: [
+    recordCompanies('access'),
     MembershipsService,
     MembersService,
     AccessPermissions,

@@ -8,6 +8,7 @@ import { LogActivity, NoActivity } from '../../common/activity/log-activity.deco
 import type { Actor } from '../../common/auth/actor';
 import { Authorize, Public } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { notFound } from '../../common/errors/domain-error';
 import { AssetsService } from '../storage/assets.service';
 import {
@@ -100,8 +101,12 @@ export class InvitesController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('invite.revoked', { entityType: 'invite', details: () => ({}) })
-  revoke(@CurrentActor() actor: Actor, @Param('inviteId') inviteId: string): Promise<InviteResponseDto> {
-    return this.invites.revoke(actor, inviteId);
+  revoke(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('inviteId') inviteId: string,
+  ): Promise<InviteResponseDto> {
+    return this.invites.revoke(actor, routeCompanyId, inviteId);
   }
 
   /** The invite as its recipient sees it. 404 unknown token, 410 revoked or expired. */

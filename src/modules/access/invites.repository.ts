@@ -69,13 +69,9 @@ export class InvitesRepository extends CompanyScopedRepository {
     return this.rows<InviteRow>(companyId, `SELECT * FROM invites WHERE company_id = $1 ORDER BY created_at DESC, id`);
   }
 
-  /** An invite by id, locked for update (its company is checked by the caller). */
-  lockById(inviteId: string): Promise<InviteRow | null> {
-    return this.unscopedRow<InviteRow>(
-      'an invite of a route without :companyId (POST /api/invites/:inviteId/revoke): its company is read here, then the caller checks access to it',
-      `SELECT * FROM invites WHERE id = $1 FOR UPDATE`,
-      [inviteId],
-    );
+  /** The company's invite by id, locked for update, or null. */
+  lockInCompany(companyId: string, inviteId: string): Promise<InviteRow | null> {
+    return this.row<InviteRow>(companyId, `SELECT * FROM invites WHERE company_id = $1 AND id = $2 FOR UPDATE`, [inviteId]);
   }
 
   /** Revoking twice keeps the first revocation time. */

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { type Actor, LOCAL_BOARD_USER_ID } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { generateToken, sha256Hex, tokenDisplayPrefix, tokenKind } from '../../common/auth/tokens';
 import { DomainError, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
@@ -66,7 +65,6 @@ export class InvitesService {
     private readonly repo: InvitesRepository,
     private readonly config: AppConfig,
     private readonly permissions: AccessPermissions,
-    private readonly companies: CompanyAccessService,
   ) {}
 
   async create(actor: Actor, companyId: string, dto: CreateInviteDto): Promise<CreatedInviteResponseDto> {
@@ -103,10 +101,10 @@ export class InvitesService {
   }
 
   /** Revoking twice keeps the first revocation time. */
-  async revoke(actor: Actor, inviteId: string): Promise<InviteResponseDto> {
-    const found = isUuid(inviteId) ? await this.repo.lockById(inviteId) : undefined;
+  /** `routeCompanyId`: the company the guard resolved from the path (undefined when it knows no such invite). */
+  async revoke(actor: Actor, routeCompanyId: string | undefined, inviteId: string): Promise<InviteResponseDto> {
+    const found = routeCompanyId && isUuid(inviteId) ? await this.repo.lockInCompany(routeCompanyId, inviteId) : null;
     if (!found) throw notFound('Invite');
-    await this.companies.assertAccessToKnownCompany(actor, found.company_id, 'Invite');
     await this.permissions.assert(actor, found.company_id, 'users:invite');
     const row = await this.repo.revoke(found.company_id, inviteId);
     return toInviteResponse(row);
