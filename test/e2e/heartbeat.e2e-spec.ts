@@ -236,7 +236,12 @@ describe('heartbeat engine: wakeups and runs', () => {
       expect(run.body.logBytes).toBe(log.body.size);
       // tailing from an offset
       const tail = await t.http.get(`/api/heartbeat-runs/${runId}/log?offset=${log.body.size}`).expect(200);
-      expect(tail.body).toMatchObject({ content: '', nextOffset: log.body.size, eof: true });
+      expect(tail.body).toMatchObject({ content: '', size: log.body.size, eof: true });
+      // an ended run's log read to its end offers no next page (the board UI's "Load more log")
+      expect(tail.body).not.toHaveProperty('nextOffset');
+      expect(log.body).not.toHaveProperty('nextOffset');
+      const partial = await t.http.get(`/api/heartbeat-runs/${runId}/log?limitBytes=10`).expect(200);
+      expect(partial.body).toMatchObject({ eof: false, nextOffset: expect.any(Number) });
       const acts = await t.dataSource.query(
         `SELECT action FROM activity_log WHERE run_id = $1 AND entity_type = 'heartbeat_run' ORDER BY created_at`,
         [runId],

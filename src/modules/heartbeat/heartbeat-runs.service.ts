@@ -106,7 +106,9 @@ export class HeartbeatRunsService {
     const run = await this.getInRoute(companyId, runId);
     const r = this.logs.read(run.log_path, offset, limit);
     const ended = run.status !== 'queued' && run.status !== 'running';
-    return { runId: run.id, offset, nextOffset: r.nextOffset, size: r.size, content: r.content, eof: ended && r.nextOffset >= r.size };
+    const eof = ended && r.nextOffset >= r.size;
+    // the board UI offers "Load more log" while nextOffset is present: none once the log is final and read
+    return { runId: run.id, offset, ...(eof ? {} : { nextOffset: r.nextOffset }), size: r.size, content: r.content, eof };
   }
 
   /** The board, or the run's own agent (any of its credentials), cancels a live run. */

@@ -201,8 +201,9 @@ export class RunLogQueryDto {
 export class RunLogResponseDto {
   runId: string;
   offset: number;
-  /** pass as offset to continue */
-  nextOffset: number;
+  /** pass as offset to continue; absent once the run has ended and its log is read to the end (eof) */
+  @ApiPropertyOptional({ type: Number })
+  nextOffset?: number;
   /** current size of the log in bytes */
   size: number;
   /** whole NDJSON lines `{ ts, stream, chunk }` */
