@@ -11,7 +11,7 @@ import { CompanyReferencesModule } from './common/references/company-references.
 import { AuthGuard } from './common/auth/auth.guard';
 import { AuthModule } from './common/auth/auth.module';
 import { HttpExceptionFilter } from './common/errors/http-exception.filter';
-import { EventsModule } from './common/events/work-cancellation';
+import { EventsModule } from './common/events/events.module';
 import { LiveEventsModule } from './common/events/live-events.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';

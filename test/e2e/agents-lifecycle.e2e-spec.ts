@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { generateToken, sha256Hex } from '../../src/common/auth/tokens';
-import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation';
+import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation.port';
 import {
   agentBody,
   createAgent,

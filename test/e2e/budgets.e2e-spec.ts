@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation';
+import { CancellationScope, WorkCancellation } from '../../src/common/events/work-cancellation.port';
 import { Db } from '../../src/database/db.service';
 import { BudgetGate } from '../../src/modules/budgets/budget-gate.service';
 import { BudgetsScheduler } from '../../src/modules/budgets/budgets.jobs';

@@ -1,5 +1,5 @@
 import * as os from 'node:os';
-import { WorkCancellation } from '../../src/common/events/work-cancellation';
+import { WorkCancellation } from '../../src/common/events/work-cancellation.port';
 import { Db } from '../../src/database/db.service';
 import { createCompany } from '../support/factories';
 import {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { WorkCancellation, CancellationScope } from '../../src/common/events/work-cancellation';
+import { WorkCancellation, CancellationScope } from '../../src/common/events/work-cancellation.port';
 import { bearer, createCompany } from '../support/factories';
 import { agentHeaders, createIssue, insertAgent, insertCompany, insertGoal, insertProject, wakeups } from '../support/issues';
 import { waitFor } from '../support/heartbeat';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { FOREIGN_READS, TABLE_OWNERS } from '../../src/database/table-owners';
 import { folderGraph, layers, renderModuleMap } from '../support/import-graph';
+import { ports, registrations, renderPorts } from '../support/ports';
 
 const tables = require('../../scripts/docs-tables.js') as {
   DOC: string;
@@ -33,5 +34,13 @@ describe('docs: module map', () => {
   it('is the committed section of docs/architecture.md (run `npm run docs:tables` after changing imports between folders)', () => {
     const committed = tables.committedSection(readFileSync(tables.DOC, 'utf8'), 'module-map');
     expect(committed).toBe(renderModuleMap(layers(folderGraph())));
+  });
+});
+
+/** docs/architecture.md's Ports table is generated from the port files and their registrations (`npm run docs:tables`). */
+describe('docs: ports', () => {
+  it('is the committed section of docs/architecture.md (run `npm run docs:tables` after adding or registering a port)', () => {
+    const committed = tables.committedSection(readFileSync(tables.DOC, 'utf8'), 'ports');
+    expect(committed).toBe(renderPorts(ports(), registrations()));
   });
 });

@@ -4,7 +4,7 @@ import { AppConfig } from '../../config/app-config';
 import { DomainError, unauthorized } from '../errors/domain-error';
 import { hostRefusal } from '../net/host-check';
 import { Actor, LOCAL_BOARD_USER_ID } from './actor';
-import { AuthRegistry } from './auth-registry';
+import { AuthRegistry } from './auth-registry.port';
 import { LocalPeers } from './local-peers';
 import type { ConnectionEnds } from '../net/socket-owner';
 

@@ -4,7 +4,7 @@ import { DomainError, forbidden, notFound, unauthorized } from '../errors/domain
 import { ActorResolver } from './actor-resolver';
 import { isUuid } from '../http/uuid';
 import { Actor, RequestWithActor, RUN_ID_HEADER } from './actor';
-import { AuthRegistry } from './auth-registry';
+import { AuthRegistry } from './auth-registry.port';
 import { AUTHORIZE_KEY, AuthorizeOptions, PUBLIC_KEY } from './authorize.decorator';
 import { CompanyAccessService } from './company-access.service';
 

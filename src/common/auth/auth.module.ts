@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ActorResolver } from './actor-resolver';
-import { AuthRegistry } from './auth-registry';
+import { AuthRegistry } from './auth-registry.port';
 import { AuthGuard } from './auth.guard';
 import { AuthRepository } from './auth.repository';
 import { CompanyAccessService } from './company-access.service';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { forbidden, notFound } from '../errors/domain-error';
 import { isUuid } from '../http/uuid';
 import type { Actor } from './actor';
-import { AuthRegistry } from './auth-registry';
+import { AuthRegistry } from './auth-registry.port';
 import { AuthRepository } from './auth.repository';
 
 /** How long a company seen to exist is taken to exist without asking the database again. */

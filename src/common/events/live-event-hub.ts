@@ -1,7 +1,8 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import type { Notification } from 'pg';
 import { AppConfig } from '../../config/app-config';
 import type { Actor } from '../auth/actor';
+import { HiddenIssues } from './hidden-issues.port';
 import type { LiveEvent } from './live-event.types';
 import { EventListener, LiveEventsListenerFactory } from './live-events-listener';
 import { LIVE_EVENTS_CHANNEL, LiveEventsRepository } from './live-events.repository';
@@ -20,9 +21,6 @@ export interface LiveEventSink {
   send(events: LiveEvent[]): boolean;
   close(code: number, reason: string): void;
 }
-
-/** Which of these issues of a company are hidden (their events are not delivered). */
-export type HiddenIssueCheck = (companyId: string, issueIds: string[]) => Promise<Set<string>>;
 
 export interface LiveSubscription {
   readonly companyId: string;
@@ -72,7 +70,6 @@ export class LiveEventHub implements OnModuleDestroy {
   private connecting: Promise<void> | null = null;
   private reconnectDelay = 500;
   private stopped = false;
-  private hiddenIssues: HiddenIssueCheck = async () => new Set();
   private readonly notifyListeners = new Map<string, Array<(payload: string) => void>>();
   private watchTimer: NodeJS.Timeout | null = null;
 
@@ -80,12 +77,8 @@ export class LiveEventHub implements OnModuleDestroy {
     private readonly repo: LiveEventsRepository,
     private readonly config: AppConfig,
     private readonly listeners: LiveEventsListenerFactory,
+    @Optional() private readonly hiddenIssues: HiddenIssues = new HiddenIssues(),
   ) {}
-
-  /** The issues module says which issues are hidden. */
-  setHiddenIssueCheck(check: HiddenIssueCheck): void {
-    this.hiddenIssues = check;
-  }
 
   /** Other listeners on the hub's connection (e.g. the heartbeat engine's wake signal). */
   onNotification(channel: string, fn: (payload: string) => void): void {
@@ -286,7 +279,7 @@ export class LiveEventHub implements OnModuleDestroy {
   private async visible(companyId: string, events: LiveEvent[]): Promise<LiveEvent[]> {
     const issueIds = [...new Set(events.map(eventIssueId).filter((id): id is string => id !== undefined))];
     if (issueIds.length === 0) return events;
-    const hidden = await this.hiddenIssues(companyId, issueIds);
+    const hidden = await this.hiddenIssues.among(companyId, issueIds);
     return hidden.size === 0 ? events : events.filter((e) => !hidden.has(eventIssueId(e) ?? ''));
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { HiddenIssues } from './hidden-issues.port';
 import { LiveEventBus } from './live-event-bus';
 import { LiveEventHub } from './live-event-hub';
 import { LiveEventStreams } from './live-event-streams';
@@ -10,7 +11,7 @@ import { LiveEventsListenerFactory } from './live-events-listener';
 /** The live event bus: publish through PostgreSQL, deliver to WebSocket and SSE clients of every instance. */
 @Module({
   controllers: [LiveEventsController],
-  providers: [LiveEventsRepository, LiveEventsListenerFactory, LiveEventBus, LiveEventHub, LiveEventStreams, LiveEventsJobs],
-  exports: [LiveEventBus, LiveEventHub],
+  providers: [LiveEventsRepository, LiveEventsListenerFactory, LiveEventBus, LiveEventHub, LiveEventStreams, LiveEventsJobs, HiddenIssues],
+  exports: [LiveEventBus, LiveEventHub, HiddenIssues],
 })
 export class LiveEventsModule {}

@@ -6,7 +6,7 @@ import type { RequestWithActor } from '../auth/actor';
 import { CompanyAccessService } from '../auth/company-access.service';
 import { unprocessable } from '../errors/domain-error';
 import { isUuid } from '../http/uuid';
-import { RecordCompanyResolvers } from './record-company-resolvers';
+import { RecordCompanyResolvers } from './record-company-resolvers.port';
 import { ReferenceKind, referenceFields } from './refers-to.decorator';
 import { RouteCompanyResolver } from './route-company';
 

@@ -1,8 +1,8 @@
-import { Global, Module, OnModuleInit } from '@nestjs/common';
-import { AuthRegistry } from '../auth/auth-registry';
+import { Global, Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { RouteRecordsRegistration } from './auth-registry.port-impl';
 import { CompanyReferencesInterceptor } from './company-references.interceptor';
-import { RecordCompanyResolvers } from './record-company-resolvers';
+import { RecordCompanyResolvers } from './record-company-resolvers.port';
 import { RouteCompanyResolver } from './route-company';
 
 /**
@@ -14,17 +14,7 @@ import { RouteCompanyResolver } from './route-company';
 @Global()
 @Module({
   imports: [AuthModule],
-  providers: [RecordCompanyResolvers, CompanyReferencesInterceptor, RouteCompanyResolver],
+  providers: [RecordCompanyResolvers, CompanyReferencesInterceptor, RouteCompanyResolver, RouteRecordsRegistration],
   exports: [CompanyReferencesInterceptor, RecordCompanyResolvers, RouteCompanyResolver],
 })
-export class CompanyReferencesModule implements OnModuleInit {
-  constructor(
-    private readonly registry: AuthRegistry,
-    private readonly routes: RouteCompanyResolver,
-  ) {}
-
-  /** The guard resolves the company of routes without `:companyId` through the records' owners. */
-  onModuleInit(): void {
-    this.registry.routeRecords = this.routes;
-  }
-}
+export class CompanyReferencesModule {}

@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { RECORD_TABLES, TABLE_OWNERS, type RecordKind, type TableName } from '../../database/table-owners';
-import { RecordCompany, RecordCompanyResolvers } from './record-company-resolvers';
+import { RecordCompany, RecordCompanyResolvers } from './record-company-resolvers.port';
 
 const RESOLVE = 'which company records belong to: the reference check of request bodies and routes without :companyId';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { RouteRecords } from '../auth/auth-registry';
+import type { RouteRecords } from '../auth/auth-registry.port';
 import { isUuid } from '../http/uuid';
-import { RecordCompanyResolvers } from './record-company-resolvers';
+import { RecordCompanyResolvers } from './record-company-resolvers.port';
 import type { ReferenceKind } from './refers-to.decorator';
 
 /** Path parameters that name a company-owned record, and so the route's company. */

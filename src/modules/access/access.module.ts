@@ -1,13 +1,14 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { AuthRegistry } from '../../common/auth/auth-registry';
+import { Module } from '@nestjs/common';
 import { recordCompanies } from '../../common/references/record-company.repository';
 import { AccessPermissions } from './access-permissions.service';
 import { AgentMembershipsRegistration } from './agent-memberships.port-impl';
+import { MembershipCheckerRegistration } from './auth-registry.port-impl';
 import { AgentMembershipsRepository } from './agent-memberships.repository';
 import { AgentsModule } from '../agents/agents.module';
 import { InvitesController } from './invites.controller';
 import { InvitesRepository } from './invites.repository';
 import { InvitesService } from './invites.service';
+import { InviteSkills } from './invite-skills.port';
 import { JoinRequestsController } from './join-requests.controller';
 import { JoinRequestsRepository } from './join-requests.repository';
 import { JoinRequestsService } from './join-requests.service';
@@ -29,6 +30,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
     MembersService,
     AccessPermissions,
     InvitesService,
+    InviteSkills,
     JoinRequestsService,
     MembershipChecker,
     MembershipsRepository,
@@ -36,16 +38,8 @@ import { AuthorizationModule } from '../authorization/authorization.module';
     JoinRequestsRepository,
     AgentMembershipsRepository,
     AgentMembershipsRegistration,
+    MembershipCheckerRegistration,
   ],
-  exports: [MembershipsService, AccessPermissions, InvitesService],
+  exports: [MembershipsService, AccessPermissions, InvitesService, InviteSkills],
 })
-export class AccessModule implements OnModuleInit {
-  constructor(
-    private readonly registry: AuthRegistry,
-    private readonly checker: MembershipChecker,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.membershipChecker = this.checker;
-  }
-}
+export class AccessModule {}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type Actor, LOCAL_BOARD_USER_ID } from '../../common/auth/actor';
+import { InviteSkills, type InviteSkill } from './invite-skills.port';
 import { generateToken, sha256Hex, tokenDisplayPrefix, tokenKind } from '../../common/auth/tokens';
 import { DomainError, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
@@ -58,14 +59,17 @@ function inviterOf(r: InviteRow & { inviter_name: string | null; inviter_email: 
 /** Invites: created by holders of `users:invite`; the token is shown once and only its hash is stored. */
 @Injectable()
 export class InvitesService {
-  /** Skills beyond the onboarding ones offered at /invites/{token}/skills (the skills module adds the bundled catalog skills). */
-  extraSkills?: () => Array<{ name: string; description: string; markdown: string }>;
-
   constructor(
     private readonly repo: InvitesRepository,
     private readonly config: AppConfig,
     private readonly permissions: AccessPermissions,
+    private readonly inviteSkills: InviteSkills,
   ) {}
+
+  /** Skills beyond the onboarding ones offered at /invites/{token}/skills (the skills module adds the bundled catalog skills). */
+  get extraSkills(): (() => InviteSkill[]) | undefined {
+    return this.inviteSkills.list;
+  }
 
   async create(actor: Actor, companyId: string, dto: CreateInviteDto): Promise<CreatedInviteResponseDto> {
     await this.permissions.assert(actor, companyId, 'users:invite');

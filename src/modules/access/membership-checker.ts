@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { BoardActor } from '../../common/auth/actor';
-import type { CompanyMembershipChecker } from '../../common/auth/auth-registry';
+import type { CompanyMembershipChecker } from '../../common/auth/auth-registry.port';
 import { MembershipsService } from './memberships.service';
 
 /**

@@ -4,6 +4,7 @@ import { AdapterExecutors } from '../adapters/adapter-executors';
 import { AdapterRegistry } from '../adapters/adapter-registry.service';
 import { ancestorsOf } from '../authorization/org-chart';
 import { invalidField } from './agent-fields';
+import { DesiredSkills } from './desired-skills.port';
 import { AgentsRepository } from './agents.repository';
 
 /**
@@ -17,30 +18,21 @@ export interface EnvBindingValidator {
   validateEnv(companyId: string, env: unknown, field: string): Promise<Record<string, unknown>>;
 }
 
-/**
- * Seam for the skills feature: resolves `desiredSkills` references (id, key, unique slug) of a
- * create or hire to canonical keys, failing with `Invalid company skill selection (...)`.
- */
-export interface DesiredSkillResolver {
-  resolve(companyId: string, refs: string[]): Promise<string[]>;
-}
-
 /** Adapter type and configuration validation, and the reportsTo rules, for create and PATCH. */
 @Injectable()
 export class AgentConfigService {
   envValidator?: EnvBindingValidator;
-  skillResolver?: DesiredSkillResolver;
 
-  /** desiredSkills of a create/hire as persisted: canonical keys when the skills feature is wired. */
-  async resolveDesiredSkills(companyId: string, refs: string[] | undefined): Promise<string[] | undefined> {
-    if (refs === undefined || !this.skillResolver) return refs;
-    return this.skillResolver.resolve(companyId, refs);
+  /** desiredSkills of a create/hire as persisted: canonical keys once the skills module registered its resolver. */
+  resolveDesiredSkills(companyId: string, refs: string[] | undefined): Promise<string[] | undefined> {
+    return this.desiredSkills.resolve(companyId, refs);
   }
 
   constructor(
     private readonly agents: AgentsRepository,
     private readonly adapters: AdapterRegistry,
     private readonly executors: AdapterExecutors,
+    private readonly desiredSkills: DesiredSkills,
   ) {}
 
   assertKnownType(type: string): void {

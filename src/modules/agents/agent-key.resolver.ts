@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { unauthorized } from '../../common/errors/domain-error';
 import type { AgentActor } from '../../common/auth/actor';
-import type { CredentialResolver } from '../../common/auth/auth-registry';
+import type { CredentialResolver } from '../../common/auth/auth-registry.port';
 import { sha256Hex, tokenKind } from '../../common/auth/tokens';
 import { AgentKeysRepository } from './agent-keys.repository';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { WorkCancellation } from '../../common/events/work-cancellation';
+import { WorkCancellation } from '../../common/events/work-cancellation.port';
 import { ApprovalsService } from '../approvals/approvals.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { BudgetSyncService } from '../budgets/budget-sync.service';

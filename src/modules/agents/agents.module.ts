@@ -9,13 +9,15 @@ import { AgentKeysRepository } from './agent-keys.repository';
 import { AgentKeysService } from './agent-keys.service';
 import { AgentLifecycleService } from './agent-lifecycle.service';
 import { AgentLookup } from './agent-lookup.service';
-import { AgentScopeOwners } from './agent-scope-owners';
+import { AgentBudgetScopes } from './budget-scope-owners.port-impl';
+import { HiredAgentsRegistration } from './hired-agents.port-impl';
+import { AgentKeyRegistration } from './auth-registry.port-impl';
+import { HeartbeatAgentsRegistration } from './heartbeat-agents.port-impl';
+import { DesiredSkills } from './desired-skills.port';
 import { AgentScopesRepository } from './agent-scopes.repository';
 import { AgentMemberships } from './agent-memberships.port';
 import { AgentEngineRepository } from './agent-engine.repository';
 import { AgentKeyResolver } from './agent-key.resolver';
-import { AuthRegistry } from '../../common/auth/auth-registry';
-import { HeartbeatAgents } from '../heartbeat/heartbeat-agents.port';
 import { AgentsController } from './agents.controller';
 import { AgentEnvironmentService } from './agent-environment.service';
 import { AgentsRepository } from './agents.repository';
@@ -45,7 +47,11 @@ import { recordCompanies } from '../../common/references/record-company.reposito
     AgentsRepository,
     AgentKeysRepository,
     AgentScopesRepository,
-    AgentScopeOwners,
+    AgentBudgetScopes,
+    HiredAgentsRegistration,
+    AgentKeyRegistration,
+    HeartbeatAgentsRegistration,
+    DesiredSkills,
     AgentMemberships,
     AgentEngineRepository,
     AgentKeyResolver,
@@ -60,24 +66,17 @@ import { recordCompanies } from '../../common/references/record-company.reposito
     AgentScopesRepository,
     AgentMemberships,
     JoinedAgentsRepository,
+    DesiredSkills,
   ],
 })
 export class AgentsModule implements OnModuleInit {
   constructor(
     private readonly config: AgentConfigService,
     private readonly secretBindings: SecretBindingsService,
-    private readonly registry: AuthRegistry,
-    private readonly keyResolver: AgentKeyResolver,
-    private readonly heartbeatAgents: HeartbeatAgents,
-    private readonly engineStatements: AgentEngineRepository,
   ) {}
 
   /** Secret references in adapterConfig.env must name secrets of the agent's company (validated and normalised on save). */
   onModuleInit(): void {
-    // agent API keys (`ak` tokens) are resolved here, for the guard
-    this.registry.addResolver(this.keyResolver);
-    // the heartbeat engine's statements on the agents table (its lock, status flips, timer claims)
-    this.heartbeatAgents.register(this.engineStatements);
     this.config.envValidator = {
       validateEnv: (companyId, env, field) => this.secretBindings.validateEnvBindings(companyId, env, { field }),
     };

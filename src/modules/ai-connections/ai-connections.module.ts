@@ -1,10 +1,10 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AdaptersModule } from '../adapters/adapters.module';
-import { AiConnectionEnv } from '../adapters/runtimes/ai-connection-env.port';
 import { AgentsModule } from '../agents/agents.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { AiConnectionBindings } from './ai-connection-bindings.service';
+import { AiConnectionEnvRegistration } from './ai-connection-env.port-impl';
 import { AiConnectionsController } from './ai-connections.controller';
 import { AiConnectionsRepository } from './ai-connections.repository';
 import { AiConnectionsService } from './ai-connections.service';
@@ -18,16 +18,7 @@ import { ClaudeLoginStatusController } from './claude-login-status.controller';
 @Module({
   imports: [AdaptersModule, AgentsModule, HeartbeatModule, SecretsModule],
   controllers: [AiConnectionsController, ClaudeLoginStatusController],
-  providers: [AiConnectionsRepository, AiConnectionsService, AiConnectionBindings],
+  providers: [AiConnectionsRepository, AiConnectionsService, AiConnectionBindings, AiConnectionEnvRegistration],
   exports: [AiConnectionsService],
 })
-export class AiConnectionsModule implements OnModuleInit {
-  constructor(
-    private readonly port: AiConnectionEnv,
-    private readonly bindings: AiConnectionBindings,
-  ) {}
-
-  onModuleInit(): void {
-    this.port.register(this.bindings);
-  }
-}
+export class AiConnectionsModule {}

@@ -3,13 +3,14 @@ import { ApprovalsController } from './approvals.controller';
 import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalsService } from './approvals.service';
 import { HiredAgents } from './hired-agents.port';
+import { ApprovalHandlers } from './approval-handlers.port';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { recordCompanies } from '../../common/references/record-company.repository';
 
 @Module({
   imports: [AuthorizationModule],
   controllers: [ApprovalsController],
-  providers: [recordCompanies('approvals'), ApprovalsService, ApprovalsRepository, HiredAgents],
-  exports: [ApprovalsService, HiredAgents],
+  providers: [recordCompanies('approvals'), ApprovalsService, ApprovalsRepository, HiredAgents, ApprovalHandlers],
+  exports: [ApprovalsService, HiredAgents, ApprovalHandlers],
 })
 export class ApprovalsModule {}

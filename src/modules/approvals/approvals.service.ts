@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { notFound } from '../../common/errors/domain-error';
-import { WorkCancellation } from '../../common/events/work-cancellation';
+import { WorkCancellation } from '../../common/events/work-cancellation.port';
 import { HiredAgents } from './hired-agents.port';
 import { isUuid } from '../../common/http/uuid';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { ApprovalEntity, ApprovalType } from './approval.entity';
+import { ApprovalHandlers } from './approval-handlers.port';
 import { approvalError } from './approvals.errors';
 import { ApprovalsRepository } from './approvals.repository';
 import { ApprovalResponseDto, DecideApprovalDto, ListApprovalsQueryDto } from './dto/approval.dto';
@@ -37,15 +38,6 @@ export interface HireApprovalInput {
   requestedBy: Actor;
 }
 
-/**
- * What deciding an approval of another type does (registered by the feature that creates such
- * approvals). Called in the decision's transaction: a failing `approve` leaves the approval pending.
- */
-export interface ApprovalDecisionHandler {
-  approve(approval: ApprovalEntity, actor: Actor): Promise<void>;
-  reject?(approval: ApprovalEntity, actor: Actor): Promise<void>;
-}
-
 export interface ChangeApprovalInput {
   companyId: string;
   type: Exclude<ApprovalType, 'hire_agent'>;
@@ -65,14 +57,8 @@ export class ApprovalsService {
     private readonly authz: AuthorizationService,
     private readonly cancellation: WorkCancellation,
     private readonly hired: HiredAgents,
+    private readonly handlers: ApprovalHandlers,
   ) {}
-
-  private readonly handlers = new Map<string, ApprovalDecisionHandler>();
-
-  /** The feature that creates approvals of `type` decides what approving and rejecting them does. */
-  registerHandler(type: Exclude<ApprovalType, 'hire_agent'>, handler: ApprovalDecisionHandler): void {
-    this.handlers.set(type, handler);
-  }
 
   /** A pending approval for a suggested change (agent configuration, skill). */
   async createChangeApproval(input: ChangeApprovalInput): Promise<ApprovalEntity> {
@@ -130,7 +116,7 @@ export class ApprovalsService {
 
   async approve(actor: Actor, companyId: string | undefined, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
     const approval = await this.decide(actor, companyId, approvalId, 'approved', dto);
-    const handler = this.handlers.get(approval.type);
+    const handler = this.handlers.of(approval.type);
     if (handler) {
       await handler.approve(approval, actor);
       return toApprovalResponse(approval);
@@ -143,7 +129,7 @@ export class ApprovalsService {
 
   async reject(actor: Actor, companyId: string | undefined, approvalId: string, dto: DecideApprovalDto): Promise<ApprovalResponseDto> {
     const approval = await this.decide(actor, companyId, approvalId, 'rejected', dto);
-    const handler = this.handlers.get(approval.type);
+    const handler = this.handlers.of(approval.type);
     if (handler) {
       await handler.reject?.(approval, actor);
       return toApprovalResponse(approval);

@@ -1,6 +1,4 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { IssueReadContributions } from '../issues/issue-read-contributions';
-import { toWorkProductResponse } from './work-product.types';
+import { Module } from '@nestjs/common';
 import { AttachmentsModule } from '../attachments/attachments.module';
 import { IssuesModule } from '../issues/issues.module';
 import { ArtifactsController } from './artifacts.controller';
@@ -9,21 +7,11 @@ import { ArtifactsService } from './artifacts.service';
 import { WorkProductsController } from './work-products.controller';
 import { WorkProductsRepository } from './work-products.repository';
 import { WorkProductsService } from './work-products.service';
+import { IssueWorkProductReads } from './issue-read-contributions.port-impl';
 
 @Module({
   imports: [IssuesModule, AttachmentsModule],
   controllers: [ArtifactsController, WorkProductsController],
-  providers: [ArtifactsService, ArtifactsRepository, WorkProductsService, WorkProductsRepository],
+  providers: [ArtifactsService, ArtifactsRepository, WorkProductsService, WorkProductsRepository, IssueWorkProductReads],
 })
-export class ArtifactsModule implements OnModuleInit {
-  constructor(
-    private readonly workProducts: WorkProductsRepository,
-    private readonly issueReads: IssueReadContributions,
-  ) {}
-
-  /** The issue page lists the issue's work products. */
-  onModuleInit(): void {
-    this.issueReads.workProducts = async (companyId, issueId) =>
-      (await this.workProducts.listByIssue(companyId, issueId)).map(toWorkProductResponse);
-  }
-}
+export class ArtifactsModule {}

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
-import { WorkCancellation } from '../../common/events/work-cancellation';
+import { WorkCancellation } from '../../common/events/work-cancellation.port';
 import { Db } from '../../database/db.service';
 import { PolicyObservation, UsageDelta } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
 import { BudgetIncidentRow, BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 
 /** The observed value at which a policy warns. */
 const warnThreshold = (p: PolicyObservation): number => Math.ceil((p.amount * p.warnPercent) / 100);

@@ -8,7 +8,7 @@ import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService } from './budget-usage.service';
 import { budgetError } from './budgets.errors';
 import { BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { BudgetsRepository } from './budgets.repository';
 import { BudgetIncidentResponseDto, ResolveIncidentDto, ResolveIncidentResponseDto } from './dto/budget.dto';
 

@@ -5,7 +5,7 @@ import { BudgetUsageService, PolicyObservation } from './budget-usage.service';
 import { BudgetScope, defaultWindowKind } from './budget-windows';
 import { budgetError } from './budgets.errors';
 import { BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { BudgetsRepository } from './budgets.repository';
 import { BudgetOverviewResponseDto, BudgetPolicyResponseDto, BudgetUpdateResponseDto, UpsertBudgetPolicyDto } from './dto/budget.dto';
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BudgetScopeType } from './budget-policy.entity';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { BudgetsRepository } from './budgets.repository';
 
 /**

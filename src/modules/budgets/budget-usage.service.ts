@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../database/db.service';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { Clock } from './clock.service';
 import { BudgetMetric, BudgetScope, floorDayUtc, monthStartUtc, windowAt, WindowKind } from './budget-windows';
 import { BudgetsRepository, PolicyRow, ScopeRef, UsageDelta } from './budgets.repository';

@@ -9,7 +9,7 @@ import { BudgetUsageService } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
 import { BudgetIncidentsRepository } from './budget-incidents.repository';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { BudgetsRepository } from './budgets.repository';
 import { Clock } from './clock.service';
 

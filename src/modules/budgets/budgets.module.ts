@@ -4,7 +4,7 @@ import { BudgetGate } from './budget-gate.service';
 import { BudgetIncidentsRepository } from './budget-incidents.repository';
 import { BudgetIncidentsService } from './budget-incidents.service';
 import { BudgetPoliciesService } from './budget-policies.service';
-import { BudgetScopeOwners } from './budget-scope-owners';
+import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { BudgetSyncService } from './budget-sync.service';
 import { BudgetUsageService } from './budget-usage.service';
 import { BudgetsController } from './budgets.controller';

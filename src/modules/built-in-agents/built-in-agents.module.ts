@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ApprovalHandlersRegistration } from './approval-handlers.port-impl';
+import { SkillsBridgePort } from './skills-bridge.port';
 import { AccessModule } from '../access/access.module';
 import { AdaptersModule } from '../adapters/adapters.module';
 import { AgentsModule } from '../agents/agents.module';
@@ -20,7 +22,7 @@ import { AuthorizationModule } from '../authorization/authorization.module';
 @Module({
   imports: [AdaptersModule, AuthorizationModule, AgentsModule, ApprovalsModule, AccessModule, InstanceModule, RoutinesModule],
   controllers: [BuiltInAgentsController, ChangeSuggestionsController],
-  providers: [BuiltInAgentsService, BuiltInBundle, ChangeSuggestionsService],
-  exports: [BuiltInAgentsService],
+  providers: [BuiltInAgentsService, BuiltInBundle, ChangeSuggestionsService, SkillsBridgePort, ApprovalHandlersRegistration],
+  exports: [BuiltInAgentsService, SkillsBridgePort],
 })
 export class BuiltInAgentsModule {}

@@ -31,7 +31,7 @@ import {
   ResetResource,
   ResetResultDto,
 } from './dto/built-in-agents.dto';
-import type { SkillsBridge } from './skills-bridge';
+import { SkillsBridgePort, type SkillsBridge } from './skills-bridge.port';
 import { BuiltInBundle, markerFor, markerOf, pick, sameJson } from './built-in-bundle.service';
 
 interface Resolved {
@@ -52,9 +52,6 @@ interface Resolved {
  */
 @Injectable()
 export class BuiltInAgentsService {
-  /** set by a skills module (see SkillsBridge); absent, skills are reported pending */
-  skills?: SkillsBridge;
-
   constructor(
     private readonly settings: InstanceSettingsService,
     private readonly marked: MarkedAgentsRepository,
@@ -65,7 +62,13 @@ export class BuiltInAgentsService {
     private readonly routines: RoutinesService,
     private readonly authz: AuthorizationService,
     private readonly bundle: BuiltInBundle,
+    private readonly skillsBridge: SkillsBridgePort,
   ) {}
+
+  /** The skills module's bridge (see SkillsBridge); absent, skills are reported pending. */
+  get skills(): SkillsBridge | undefined {
+    return this.skillsBridge.bridge;
+  }
 
   /** The instance feature flag (experimental setting `builtInAgents`, default from SERVICE_ENABLE_BUILT_IN_AGENTS). */
   async assertEnabled(): Promise<void> {

@@ -8,7 +8,7 @@ import { MarkedAgentsRepository } from '../agents/marked-agents.repository';
 import { RoutinesService } from '../routines/routines.service';
 import { BuiltInAgentDefinition, managedByOf } from './built-in-agents.registry';
 import type { SkillOutcomeDto } from './dto/built-in-agents.dto';
-import type { SkillsBridge } from './skills-bridge';
+import type { SkillsBridge } from './skills-bridge.port';
 
 /** The direct counterparts a review-only built-in agent never holds. */
 const DIRECT_KEYS: PermissionKey[] = ['agents:configure', 'skills:create'];

@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { AgentConfigService } from '../agents/agent-config.service';
 import { mergeAdapterConfig, normalizeRuntimeConfig } from '../agents/agent-fields';
@@ -38,7 +38,7 @@ const SAFE_PATH = /^(?!\/)(?!.*(^|\/)\.\.(\/|$))[A-Za-z0-9._\-/]+$/;
  * user, through the same rules as a direct change); rejecting it discards it.
  */
 @Injectable()
-export class ChangeSuggestionsService implements OnModuleInit {
+export class ChangeSuggestionsService {
   constructor(
     private readonly approvals: ApprovalsService,
     private readonly agents: AgentsService,
@@ -47,11 +47,6 @@ export class ChangeSuggestionsService implements OnModuleInit {
     private readonly authz: AuthorizationService,
     private readonly builtIns: BuiltInAgentsService,
   ) {}
-
-  onModuleInit(): void {
-    this.approvals.registerHandler('agent_config_change', { approve: (a, actor) => this.applyAgentChange(a, actor) });
-    this.approvals.registerHandler('skill_change', { approve: (a, actor) => this.applySkillChange(a, actor) });
-  }
 
   async suggestAgentChange(
     actor: Actor,
@@ -102,12 +97,14 @@ export class ChangeSuggestionsService implements OnModuleInit {
     return toApprovalResponse(approval);
   }
 
-  private async applyAgentChange(approval: ApprovalEntity, actor: Actor): Promise<void> {
+  /** An approved agent configuration change, applied (the approvals port's `agent_config_change` handler). */
+  async applyAgentChange(approval: ApprovalEntity, actor: Actor): Promise<void> {
     const changes = (approval.payload.changes ?? {}) as AgentConfigChangesDto;
     await this.agents.update(actor, approval.companyId, approval.agentId!, toAgentUpdate(changes));
   }
 
-  private async applySkillChange(approval: ApprovalEntity, actor: Actor): Promise<void> {
+  /** An approved skill change, applied (the approvals port's `skill_change` handler). */
+  async applySkillChange(approval: ApprovalEntity, actor: Actor): Promise<void> {
     const skills = this.builtIns.skills;
     if (!skills) throw builtInError('skills_unavailable', 'Skills are not available on this instance');
     const p = approval.payload as { skillId: string; files: Array<{ path: string; content: string }> };

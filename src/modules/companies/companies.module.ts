@@ -6,7 +6,7 @@ import { IssueNumbersRepository } from './issue-numbers.repository';
 import { StorageModule } from '../storage/storage.module';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { AgentsModule } from '../agents/agents.module';
-import { CompanyBudgetOwner } from './company-budget.owner';
+import { CompanyBudgetOwner } from './budget-scope-owners.port-impl';
 
 @Module({
   imports: [BudgetsModule, StorageModule, AgentsModule],

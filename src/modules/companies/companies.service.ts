@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { AuthRegistry } from '../../common/auth/auth-registry';
+import { AuthRegistry } from '../../common/auth/auth-registry.port';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { forbidden, notFound } from '../../common/errors/domain-error';
-import { WorkCancellation } from '../../common/events/work-cancellation';
+import { WorkCancellation } from '../../common/events/work-cancellation.port';
 import { contentTypeAllowed, UploadedFile } from '../../common/http/file-upload';
 import { sanitizeSvg } from '../../common/http/svg-sanitizer';
 import { isUuid } from '../../common/http/uuid';

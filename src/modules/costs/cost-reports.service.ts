@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ceilDayUtc, floorDayUtc } from '../budgets/budget-windows';
 import { Clock } from '../budgets/clock.service';
 import { parseRange, Range } from './cost-range';
-import { BudgetScopeOwners } from '../budgets/budget-scope-owners';
+import { BudgetScopeOwners } from '../budgets/budget-scope-owners.port';
 import { CostsRepository, ROLLING_WINDOWS, totals, TotalsRow } from './costs.repository';
 import {
   CostByAgentModelRowDto,

@@ -1,6 +1,5 @@
-import { Module, OnModuleInit } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AdaptersModule } from '../adapters/adapters.module';
-import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
 import { CostEventsService } from './cost-events.service';
 import { CostReportsService } from './cost-reports.service';
 import { CostsController } from './costs.controller';
@@ -9,6 +8,7 @@ import { FinanceRepository } from './finance.repository';
 import { FinanceController } from './finance.controller';
 import { FinanceService } from './finance.service';
 import { RunCostBooking } from './run-cost-booking.service';
+import { RunCostHooks } from './run-lifecycle-events.port-impl';
 import { RunCostsRepository } from './run-costs.repository';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
@@ -31,18 +31,9 @@ import { ProbeCostsRegistration } from './probe-costs.port-impl';
     CostReportsService,
     FinanceService,
     RunCostBooking,
+    RunCostHooks,
     RunCostsRepository,
     ProbeCostsRegistration,
   ],
 })
-export class CostsModule implements OnModuleInit {
-  constructor(
-    private readonly runEvents: RunLifecycleEvents,
-    private readonly booking: RunCostBooking,
-  ) {}
-
-  onModuleInit(): void {
-    this.runEvents.onRunFinished((e) => this.booking.book(e));
-    this.runEvents.onUsageSettled((e) => this.booking.settle(e));
-  }
-}
+export class CostsModule {}

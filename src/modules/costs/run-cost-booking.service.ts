@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AgentActor } from '../../common/auth/actor';
 import { Db } from '../../database/db.service';
-import type { RunFinishedEvent, RunUsageSettledEvent } from '../heartbeat/run-lifecycle-events';
+import type { RunFinishedEvent, RunUsageSettledEvent } from '../heartbeat/run-lifecycle-events.port';
 import { isUuid } from '../../common/http/uuid';
 import { CostEventsService } from './cost-events.service';
 import type { ProbeUsage } from '../adapters/runtimes/probe-costs.port';

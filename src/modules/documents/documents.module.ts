@@ -1,7 +1,5 @@
+import { Module } from '@nestjs/common';
 import { InstanceModule } from '../instance/instance.module';
-import { Module, OnModuleInit } from '@nestjs/common';
-import { IssueReadContributions } from '../issues/issue-read-contributions';
-import { issueDocumentsView, planReviewThreads } from './issue-document-reads';
 import { IssuesModule } from '../issues/issues.module';
 import { AnnotationsController } from './annotations.controller';
 import { AnnotationsRepository } from './annotations.repository';
@@ -13,6 +11,7 @@ import { PlanDecompositionsController } from './plan-decompositions.controller';
 import { PlanDecompositionsRepository } from './plan-decompositions.repository';
 import { PlanDecompositions } from './plan-decompositions.service';
 import { recordCompanies } from '../../common/references/record-company.repository';
+import { IssueDocumentReads } from './issue-read-contributions.port-impl';
 
 @Module({
   imports: [IssuesModule, InstanceModule],
@@ -25,19 +24,8 @@ import { recordCompanies } from '../../common/references/record-company.reposito
     AnnotationsRepository,
     PlanDecompositionsRepository,
     PlanDecompositions,
+    IssueDocumentReads,
   ],
   exports: [DocumentsService, AnnotationsService],
 })
-export class DocumentsModule implements OnModuleInit {
-  constructor(
-    private readonly docRows: DocumentsRepository,
-    private readonly annotationRows: AnnotationsRepository,
-    private readonly issueReads: IssueReadContributions,
-  ) {}
-
-  /** The issue page and the heartbeat context show the issue's documents and the plan's open review threads. */
-  onModuleInit(): void {
-    this.issueReads.documents = (companyId, issueId) => issueDocumentsView(this.docRows, companyId, issueId);
-    this.issueReads.planReviewThreads = (companyId, issueId) => planReviewThreads(this.annotationRows, companyId, issueId);
-  }
-}
+export class DocumentsModule {}

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { FolderItemRegistry } from './folder-items';
+import { FolderItemRegistry } from './folder-items.port';
 import { FoldersController } from './folders.controller';
 import { FoldersRepository } from './folders.repository';
 import { FoldersService } from './folders.service';

@@ -13,7 +13,7 @@ import {
   MovedFolderItemResponseDto,
   UpdateFolderDto,
 } from './dto/folder.dto';
-import { FolderItemCounts, FolderItemRegistry, toFolderItemCounts } from './folder-items';
+import { FolderItemCounts, FolderItemRegistry, toFolderItemCounts } from './folder-items.port';
 import { folderError } from './folders.errors';
 import { FolderKind, FolderRecord, FoldersRepository } from './folders.repository';
 

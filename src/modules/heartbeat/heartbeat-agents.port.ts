@@ -15,7 +15,7 @@ export interface TimerAgentRow {
 /**
  * What the engine needs of the agents table, which the agents module owns. The agents module
  * imports this one (not the other way round), so it registers its implementation here at start-up
- * (AgentsModule.onModuleInit); the engine's statements on agents live in the agents module.
+ * (agents/heartbeat-agents.port-impl.ts); the engine's statements on agents live in the agents module.
  */
 export interface HeartbeatAgentStore {
   /**

@@ -1,5 +1,4 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { AuthRegistry } from '../../common/auth/auth-registry';
 import { LiveEventsModule } from '../../common/events/live-events.module';
 import { AgentIdentitiesModule } from '../../common/process/agent-identities.module';
 import { AgentIdentities } from '../../common/process/agent-identities';
@@ -15,7 +14,7 @@ import { HeartbeatController } from './heartbeat.controller';
 import { RunDispatcher } from './run-dispatcher.service';
 import { RunEnvResolver } from './run-env.service';
 import { RunExecutor } from './run-executor.service';
-import { RunLifecycleEvents } from './run-lifecycle-events';
+import { RunLifecycleEvents } from './run-lifecycle-events.port';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLiveEvents } from './run-live-events';
 import { RunLogService } from './run-log.service';
@@ -36,13 +35,17 @@ import { RunWakeDetails } from './run-wake-details.port';
 import { RunViewsController } from './run-views.controller';
 import { RunViewsRepository } from './run-views.repository';
 import { RunViewsService } from './run-views.service';
+import { RunAuthRegistration } from './auth-registry.port-impl';
+import { IssueHolds } from './issue-holds.port';
+import { LaunchContributors } from './launch-contributors.port';
+import { RunCancellation } from './work-cancellation.port-impl';
 
 /**
  * The heartbeat engine: wakeups, runs, dispatch, leases and the reaper, timers, run tokens; runs
  * execute through the adapters module's executors. Exported for other modules: WakeupQueue
- * (enqueue), RunLifecycleEvents (run-finished hook), RunEnvResolver (secret refs), RunDispatcher,
- * the HeartbeatAgents port (the agents module registers the engine's statements on its table) and
- * the RunWakeDetails port (the issues module reads what a wake names for the agent's prompt).
+ * (enqueue), RunDispatcher, RunTokenService, HeartbeatRunsService, and the ports other modules
+ * register with (the Ports table of docs/architecture.md): RunLifecycleEvents, HeartbeatAgents,
+ * RunWakeDetails, IssueHolds, LaunchContributors.
  */
 @Module({
   imports: [AdaptersModule, BudgetsModule, SecretsModule, LiveEventsModule, AgentIdentitiesModule],
@@ -74,29 +77,31 @@ import { RunViewsService } from './run-views.service';
     RunWakeDetails,
     RunViewsRepository,
     RunViewsService,
+    IssueHolds,
+    LaunchContributors,
+    RunAuthRegistration,
+    RunCancellation,
   ],
   exports: [
     WakeupQueue,
     RunLifecycleEvents,
-    RunEnvResolver,
     RunDispatcher,
     RunTokenService,
     HeartbeatRunsService,
     HeartbeatAgents,
     RunWakeDetails,
     RunViewsService,
+    IssueHolds,
+    LaunchContributors,
   ],
 })
 export class HeartbeatModule implements OnModuleInit {
   constructor(
-    private readonly registry: AuthRegistry,
-    private readonly runTokens: RunTokenResolver,
     private readonly runEnv: RunEnvResolver,
     private readonly secretBindings: SecretBindingsService,
     private readonly queue: WakeupQueue,
     private readonly externalAdapters: ExternalAdaptersService,
     private readonly identities: AgentIdentities,
-    private readonly claims: RunClaimsRepository,
   ) {}
 
   onModuleInit(): void {
@@ -106,9 +111,6 @@ export class HeartbeatModule implements OnModuleInit {
     } catch {
       /* nothing to sweep yet */
     }
-    this.registry.addResolver(this.runTokens);
-    // the guard's "is this run of the calling agent live" check
-    this.registry.runVerifier = { isLiveRun: (companyId, runId, agentId) => this.claims.isLiveRun(companyId, runId, agentId) };
     // secret bindings (delivery env|both) of the agent and the run's project, decrypted at launch
     this.runEnv.registerLaunchResolver(({ companyId, agentId, projectId }) =>
       this.secretBindings.resolveForLaunch(companyId, agentId, { projectId }),

@@ -8,7 +8,7 @@ import { HeartbeatAgents } from './heartbeat-agents.port';
 import { RunClaimsRepository } from './run-claims.repository';
 import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
 import { LocalRun, RunExecutor } from './run-executor.service';
-import { RunLifecycleEvents } from './run-lifecycle-events';
+import { RunLifecycleEvents } from './run-lifecycle-events.port';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunProcessGroups } from './run-process-groups.service';
 import { LiveEventHub } from '../../common/events/live-event-hub';

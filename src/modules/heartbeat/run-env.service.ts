@@ -1,5 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { isSecretRef } from '../secrets/secret-ref';
+import { LaunchContributors, type LaunchContext, type LaunchContribution } from './launch-contributors.port';
+
+export type { LaunchContext, LaunchContribution, LaunchEnvironmentContributor } from './launch-contributors.port';
 
 export class EnvResolutionError extends Error {
   constructor(
@@ -10,29 +13,8 @@ export class EnvResolutionError extends Error {
   }
 }
 
-export interface LaunchContext {
-  companyId: string;
-  agentId: string;
-  runId: string;
-  projectId?: string | null;
-  /** the run's private scratch folder and who owns it (files written for the run go under it) */
-  scratch?: { dir: string; uid: number | null; gid: number | null };
-}
-
 /** The whole launch environment of a run (agent and project bindings) plus the values to redact from logs. */
 export type LaunchEnvironmentResolver = (ctx: LaunchContext) => Promise<{ env: Record<string, string>; redactValues: string[] }>;
-
-/** Variables of a run's process with the secret values among them, which the run log redacts. */
-export interface LaunchContribution {
-  env: Record<string, string>;
-  redactValues: string[];
-}
-
-/**
- * Extra variables for a run's process (e.g. the skills module's SERVICE_SKILLS_DIR, the tools
- * module's local MCP servers); failures are logged, never fatal.
- */
-export type LaunchEnvironmentContributor = (ctx: LaunchContext) => Promise<Record<string, string> | LaunchContribution>;
 
 const isContribution = (v: Record<string, string> | LaunchContribution): v is LaunchContribution =>
   Array.isArray((v as LaunchContribution).redactValues) && typeof (v as LaunchContribution).env === 'object';
@@ -44,17 +26,13 @@ const isContribution = (v: Record<string, string> | LaunchContribution): v is La
 @Injectable()
 export class RunEnvResolver {
   private launchResolver?: LaunchEnvironmentResolver;
-  private readonly contributors: LaunchEnvironmentContributor[] = [];
   private readonly logger = new Logger('RunEnvResolver');
 
-  /** Adds variables to every run's launch environment (after the agent's own env). */
-  registerLaunchContributor(contributor: LaunchEnvironmentContributor): void {
-    this.contributors.push(contributor);
-  }
+  constructor(private readonly contributors: LaunchContributors) {}
 
   async resolve(env: unknown, ctx: LaunchContext): Promise<{ env: Record<string, string>; secrets: string[] }> {
     const base = await this.resolveOwn(env, ctx);
-    for (const c of this.contributors) {
+    for (const c of this.contributors.all()) {
       try {
         const added = await c(ctx);
         if (isContribution(added)) {

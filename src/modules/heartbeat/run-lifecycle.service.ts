@@ -1,21 +1,19 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
-import { CancellationScope, WorkCancellation } from '../../common/events/work-cancellation';
+import type { CancellationScope } from '../../common/events/work-cancellation.port';
 import { Db } from '../../database/db.service';
 import { HeartbeatAgents } from './heartbeat-agents.port';
+import { IssueHolds } from './issue-holds.port';
 import { RunGatesRepository } from './run-gates.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { RunOutcome, WakeContext } from '../adapters/run.types';
 import type { AgentRow, RunRow } from './heartbeat.types';
-import { RunLifecycleEvents } from './run-lifecycle-events';
+import { RunLifecycleEvents } from './run-lifecycle-events.port';
 import { RunLogService } from './run-log.service';
 import { RunLiveEvents } from './run-live-events';
 import { recordRunActivity } from './run-store';
 import { scopeFilter, WakeRow, WakeupRequestsRepository } from './wakeup-requests.repository';
-
-/** Answers the id of the hold pausing an issue's subtree, or null. */
-export type IssueHoldProbe = (issueId: string) => Promise<string | null>;
 
 export interface FinishOptions {
   actor?: Actor;
@@ -52,27 +50,22 @@ export function contextForWake(w: WakeRow): WakeContext {
  * Every method runs in the caller's transaction (or opens one) and takes the agent lock first.
  */
 @Injectable()
-export class RunLifecycle implements OnModuleInit {
+export class RunLifecycle {
   private readonly queuedListeners: Array<() => void> = [];
   private readonly endedHooks: Array<(run: RunRow) => Promise<void>> = [];
-  private readonly holdProbes: IssueHoldProbe[] = [];
 
   constructor(
     private readonly db: Db,
     private readonly recorder: ActivityRecorder,
     private readonly events: RunLifecycleEvents,
     private readonly logs: RunLogService,
-    private readonly cancellation: WorkCancellation,
+    private readonly holds: IssueHolds,
     private readonly live: RunLiveEvents,
     private readonly runs: HeartbeatRunsRepository,
     private readonly wakes: WakeupRequestsRepository,
     private readonly agents: HeartbeatAgents,
     private readonly gates: RunGatesRepository,
   ) {}
-
-  onModuleInit(): void {
-    this.cancellation.register((scope, reason) => this.cancelScope(scope, reason));
-  }
 
   onRunQueued(listener: () => void): void {
     this.queuedListeners.push(listener);
@@ -83,18 +76,9 @@ export class RunLifecycle implements OnModuleInit {
     this.endedHooks.push(hook);
   }
 
-  /** The issues module answers whether an issue's subtree is paused (its wakes wait until the hold is released). */
-  registerIssueHoldProbe(probe: IssueHoldProbe): void {
-    this.holdProbes.push(probe);
-  }
-
   /** The id of the hold pausing the issue (on it or an ancestor), or null. */
-  async issueHold(issueId: string): Promise<string | null> {
-    for (const probe of this.holdProbes) {
-      const hold = await probe(issueId);
-      if (hold) return hold;
-    }
-    return null;
+  issueHold(issueId: string): Promise<string | null> {
+    return this.holds.holdOf(issueId);
   }
 
   /** A queued run for a wake (already inserted); the dispatcher hears of it after commit. Caller holds the agent lock. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AgentActor } from '../../common/auth/actor';
-import type { CredentialResolver } from '../../common/auth/auth-registry';
+import type { CredentialResolver } from '../../common/auth/auth-registry.port';
 import { ENDED_RUN_GRACE_SEC } from '../../common/auth/authorize.decorator';
 import { unauthorized } from '../../common/errors/domain-error';
 import { RunClaimsRepository } from './run-claims.repository';

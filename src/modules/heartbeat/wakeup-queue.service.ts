@@ -11,7 +11,7 @@ import { RunGatesRepository } from './run-gates.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { WakeContext } from '../adapters/run.types';
 import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
-import { contextForWake, IssueHoldProbe, RunLifecycle } from './run-lifecycle.service';
+import { contextForWake, RunLifecycle } from './run-lifecycle.service';
 import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
 import { StoredWake, WakeRow, WakeupRequestsRepository } from './wakeup-requests.repository';
 
@@ -96,11 +96,6 @@ export class WakeupQueue {
   /** Called (after commit) whenever a run is queued, so a dispatcher can act at once. */
   onQueued(listener: () => void): void {
     this.lifecycle.onRunQueued(listener);
-  }
-
-  /** While the probe names a hold for an issue, wakes for it are deferred and not promoted (issues module: subtree holds). */
-  registerIssueHoldProbe(probe: IssueHoldProbe): void {
-    this.lifecycle.registerIssueHoldProbe(probe);
   }
 
   /** A hold was released: deferred wakes of these issues become runs (per agent and issue, as when a live run ends). */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { CancellationScope } from '../../common/events/work-cancellation';
+import type { CancellationScope } from '../../common/events/work-cancellation.port';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { currentTraceparent } from '../../common/tracing/run-tracing';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
 import type { Actor } from '../../common/auth/actor';
 import { forbidden, notFound } from '../../common/errors/domain-error';
-import { WorkCancellation } from '../../common/events/work-cancellation';
+import { WorkCancellation } from '../../common/events/work-cancellation.port';
 import { isUuid } from '../../common/http/uuid';
 import { CommentResponseDto, CreateCommentDto, ListCommentsQueryDto } from './dto/comment.dto';
 import { IssueCheckout } from './issue-checkout.service';

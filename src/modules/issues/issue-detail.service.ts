@@ -6,7 +6,7 @@ import { CommentResponseDto } from './dto/comment.dto';
 import { IssueDetailResponseDto, IssueSummaryDto, LegacyPlanDocumentDto } from './dto/issue.dto';
 import { IssueCommentsRepository, toCommentResponse } from './issue-comments.repository';
 import { IssueInteractions } from './issue-interactions.service';
-import { IssueReadContributions } from './issue-read-contributions';
+import { IssueReadContributions } from './issue-read-contributions.port';
 import { IssueStore } from './issue-store.service';
 import { IssueRow } from './issue.types';
 import { IssuesRepository } from './issues.repository';

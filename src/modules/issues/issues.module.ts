@@ -1,11 +1,8 @@
-import { LiveEventHub } from '../../common/events/live-event-hub';
 import { LiveEventsModule } from '../../common/events/live-events.module';
-import { IssueReadContributions } from './issue-read-contributions';
-import { Module, OnModuleInit } from '@nestjs/common';
-import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
+import { IssueReadContributions } from './issue-read-contributions.port';
+import { Module } from '@nestjs/common';
 import { ActivityModule } from '../activity/activity.module';
 import { AgentsModule } from '../agents/agents.module';
-import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
 import { IssueControlsController } from './issue-controls.controller';
 import { IssueInteractionsRepository } from './issue-interactions.repository';
 import { IssueInteractions } from './issue-interactions.service';
@@ -40,10 +37,13 @@ import { LabelsService } from './labels.service';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { recordCompanies } from '../../common/references/record-company.repository';
-import { RunWakeDetails } from '../heartbeat/run-wake-details.port';
 import { IssueWakeDetails } from './issue-wake-details';
 import { ProjectsModule } from '../projects/projects.module';
-import { ProjectTaskCounts } from '../projects/project-task-counts.port';
+import { HiddenIssuesRegistration } from './hidden-issues.port-impl';
+import { IssueHoldsRegistration } from './issue-holds.port-impl';
+import { ProjectTaskCountsRegistration } from './project-task-counts.port-impl';
+import { RunWakeDetailsRegistration } from './run-wake-details.port-impl';
+import { RunCheckoutRelease } from './run-lifecycle-events.port-impl';
 
 @Module({
   imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule, ProjectsModule],
@@ -77,6 +77,11 @@ import { ProjectTaskCounts } from '../projects/project-task-counts.port';
     RunnerGoalService,
     IssueReadContributions,
     IssueWakeDetails,
+    HiddenIssuesRegistration,
+    IssueHoldsRegistration,
+    RunWakeDetailsRegistration,
+    ProjectTaskCountsRegistration,
+    RunCheckoutRelease,
   ],
   exports: [
     IssueStore,
@@ -89,32 +94,4 @@ import { ProjectTaskCounts } from '../projects/project-task-counts.port';
     IssueReadContributions,
   ],
 })
-export class IssuesModule implements OnModuleInit {
-  constructor(
-    private readonly runEvents: RunLifecycleEvents,
-    private readonly checkouts: IssueCheckout,
-    private readonly hub: LiveEventHub,
-    private readonly store: IssueStore,
-    private readonly queue: WakeupQueue,
-    private readonly holds: IssueTreeHolds,
-    private readonly wakeDetails: RunWakeDetails,
-    private readonly issueWakeDetails: IssueWakeDetails,
-    private readonly taskCounts: ProjectTaskCounts,
-    private readonly lists: IssueListRepository,
-  ) {}
-
-  /** Runs that end without succeeding (including runs reaped after their instance died) release their checkouts. */
-  onModuleInit(): void {
-    // live events about hidden issues stay out of the stream, as out of the activity feed
-    this.hub.setHiddenIssueCheck((companyId, ids) => this.store.hiddenAmong(companyId, ids));
-    // wakes for issues of a paused subtree wait until the hold is released
-    this.queue.registerIssueHoldProbe(this.holds.probe);
-    // a run's prompt quotes the issue and the comments that woke its agent
-    this.wakeDetails.register((companyId, q) => this.issueWakeDetails.read(companyId, q));
-    // the projects' taskCount
-    this.taskCounts.register((companyId, ids) => this.lists.countByProject(companyId, ids));
-    this.runEvents.onRunFinished((e) =>
-      e.status === 'succeeded' ? undefined : this.checkouts.releaseRunCheckouts(e.companyId, e.runId, e.errorCode ?? e.status),
-    );
-  }
-}
+export class IssuesModule {}

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { Db } from '../../database/db.service';
-import { RunLifecycleEvents } from '../heartbeat/run-lifecycle-events';
+import type { RunFinishedEvent, RunStartedEvent } from '../heartbeat/run-lifecycle-events.port';
 import { MetricsRepository } from './metrics.repository';
 
 const SECONDS = (from: Date, to: Date) => Math.max(0, (to.getTime() - from.getTime()) / 1000);
@@ -26,7 +26,6 @@ export class MetricsService implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly repo: MetricsRepository,
-    private readonly events: RunLifecycleEvents,
     private readonly db: Db,
   ) {
     const registers = [this.registry];
@@ -107,11 +106,17 @@ export class MetricsService implements OnModuleInit {
     });
   }
 
+  /** A run this instance claimed: the time from its wake to its start (metrics/run-lifecycle-events.port-impl.ts). */
+  runStarted(e: RunStartedEvent): void {
+    this.wakeToStart.observe({ adapter_type: e.adapterType }, SECONDS(e.createdAt, e.startedAt));
+  }
+
+  /** A run that ended: how long it ran, when it started. */
+  runFinished(e: RunFinishedEvent): void {
+    if (e.startedAt && e.finishedAt) this.runDuration.observe({ status: e.status }, SECONDS(e.startedAt, e.finishedAt));
+  }
+
   onModuleInit(): void {
-    this.events.onRunStarted((e) => this.wakeToStart.observe({ adapter_type: e.adapterType }, SECONDS(e.createdAt, e.startedAt)));
-    this.events.onRunFinished((e) => {
-      if (e.startedAt && e.finishedAt) this.runDuration.observe({ status: e.status }, SECONDS(e.startedAt, e.finishedAt));
-    });
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
     fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {

@@ -2,7 +2,8 @@ import { AgentIdentitiesModule } from '../../common/process/agent-identities.mod
 import { Module } from '@nestjs/common';
 import { BudgetsModule } from '../budgets/budgets.module';
 import { GoalsModule } from '../goals/goals.module';
-import { ProjectOwners } from './project-owners';
+import { ProjectBudgetScopes } from './budget-scope-owners.port-impl';
+import { GoalProjectLinksRegistration } from './goal-project-links.port-impl';
 import { ProjectsController } from './projects.controller';
 import { ProjectsRepository } from './projects.repository';
 import { ProjectsService } from './projects.service';
@@ -29,8 +30,9 @@ import { recordCompanies } from '../../common/references/record-company.reposito
     WorkspacesService,
     RuntimeSupervisor,
     RuntimeServicesService,
-    ProjectOwners,
     ProjectTaskCounts,
+    ProjectBudgetScopes,
+    GoalProjectLinksRegistration,
   ],
   exports: [ProjectsService, WorkspacesService, ProjectTaskCounts],
 })

@@ -3,7 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { slugify } from '../../common/http/slug';
 import { isUuid } from '../../common/http/uuid';
-import { RecordCompanyResolvers } from '../../common/references/record-company-resolvers';
+import { RecordCompanyResolvers } from '../../common/references/record-company-resolvers.port';
 import type {
   BindToolProfileDto,
   CreateToolProfileDto,

@@ -1,6 +1,6 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { LOCAL_MCP_SERVERS_ENV, type LocalMcpServer } from '../adapters/runtimes/mcp-config';
-import { RunEnvResolver, type LaunchContext, type LaunchContribution } from '../heartbeat/run-env.service';
+import type { LaunchContext, LaunchContribution } from '../heartbeat/launch-contributors.port';
 import { ToolConnectionsRepository } from './tool-connections.repository';
 import { ToolConnectionsService } from './tool-connections.service';
 import { policyFor } from './tool-policy';
@@ -14,17 +14,12 @@ import { ToolProfilesService } from './tool-profiles.service';
  * Tools a profile denies by name are left out where the CLI can do so.
  */
 @Injectable()
-export class ToolRunServers implements OnModuleInit {
+export class ToolRunServers {
   constructor(
-    private readonly runEnv: RunEnvResolver,
     private readonly repo: ToolConnectionsRepository,
     private readonly connections: ToolConnectionsService,
     private readonly profiles: ToolProfilesService,
   ) {}
-
-  onModuleInit(): void {
-    this.runEnv.registerLaunchContributor((ctx) => this.forRun(ctx));
-  }
 
   async forRun(ctx: LaunchContext): Promise<LaunchContribution> {
     const locals = await this.repo.activeLocalConnections(ctx.companyId);

@@ -19,6 +19,7 @@ import { ToolProfilesController } from './tool-profiles.controller';
 import { ToolProfilesRepository } from './tool-profiles.repository';
 import { ToolProfilesService } from './tool-profiles.service';
 import { ToolRunServers } from './tool-run-servers';
+import { ToolLaunchContribution } from './launch-contributors.port-impl';
 
 /**
  * Company tool connections (MCP servers): connections and their catalogs, the gallery, profiles
@@ -42,6 +43,7 @@ import { ToolRunServers } from './tool-run-servers';
     ToolDecisionsService,
     ToolGateway,
     ToolRunServers,
+    ToolLaunchContribution,
   ],
   exports: [ToolGateway],
 })

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest as Request } from 'fastify';
 import type { BoardActor } from '../../common/auth/actor';
-import type { CredentialResolver } from '../../common/auth/auth-registry';
+import type { CredentialResolver } from '../../common/auth/auth-registry.port';
 import { sha256Hex, tokenKind } from '../../common/auth/tokens';
 import { unauthorized } from '../../common/errors/domain-error';
 import { sessionCookie } from './session-cookie';

@@ -1,7 +1,5 @@
-import { Module, OnModuleInit } from '@nestjs/common';
-import { AuthRegistry } from '../../common/auth/auth-registry';
+import { Module } from '@nestjs/common';
 import { InstanceModule } from '../instance/instance.module';
-import { InstanceUsers } from '../instance/instance-users.port';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { BoardClaimController } from './board-claim.controller';
@@ -12,6 +10,8 @@ import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 import { UserCredentialResolver } from './user-credential.resolver';
 import { UsersRepository } from './users.repository';
+import { UserCredentialRegistration } from './auth-registry.port-impl';
+import { InstanceUsersRegistration } from './instance-users.port-impl';
 
 /** Users, sessions, board tokens, board claim; registers the session and board-token resolver with the guard. */
 @Module({
@@ -27,20 +27,9 @@ import { UsersRepository } from './users.repository';
     LoginRateLimitGuard,
     BoardClaimService,
     UserCredentialResolver,
+    UserCredentialRegistration,
+    InstanceUsersRegistration,
   ],
   exports: [BoardClaimService],
 })
-export class UsersModule implements OnModuleInit {
-  constructor(
-    private readonly registry: AuthRegistry,
-    private readonly resolver: UserCredentialResolver,
-    private readonly instanceUsers: InstanceUsers,
-    private readonly users: UsersRepository,
-  ) {}
-
-  onModuleInit(): void {
-    this.registry.addResolver(this.resolver);
-    // user administration (instance) reads and writes the users table through its owner
-    this.instanceUsers.register(this.users);
-  }
-}
+export class UsersModule {}

@@ -38,9 +38,10 @@ export interface RouteRecords {
 }
 
 /**
- * The seams between the foundation's guard and the domains that own credentials:
- * agents register API keys, heartbeat registers run tokens and live runs, access registers
- * sessions, board tokens and memberships.
+ * The seams between the foundation's guard and the domains that own credentials, each filled at
+ * start-up by the owner's `auth-registry.port-impl.ts`: agents add API keys, heartbeat run tokens
+ * and live runs, users sessions and board tokens, access memberships; common/references the
+ * company of a route's records.
  */
 @Injectable()
 export class AuthRegistry {

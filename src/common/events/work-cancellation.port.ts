@@ -1,4 +1,4 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 
 export interface CancellationScope {
   companyId: string;
@@ -14,7 +14,8 @@ export type CancellationListener = (scope: CancellationScope, reason: string) =>
 /**
  * When a scope stops (agent paused or terminated, company archived, budget hard stop) its queued
  * wakeups and in-flight runs must stop too. Called inside the stopping transaction; listeners
- * (the heartbeat engine) cancel rows there and kill processes after commit.
+ * (the heartbeat engine, registered in heartbeat/work-cancellation.port-impl.ts) cancel rows
+ * there and kill processes after commit.
  */
 @Injectable()
 export class WorkCancellation {
@@ -28,7 +29,3 @@ export class WorkCancellation {
     for (const l of this.listeners) await l(scope, reason);
   }
 }
-
-@Global()
-@Module({ providers: [WorkCancellation], exports: [WorkCancellation] })
-export class EventsModule {}

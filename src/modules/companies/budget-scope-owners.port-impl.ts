@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { BudgetScopeOwners } from '../budgets/budget-scope-owners';
+import { BudgetScopeOwners } from '../budgets/budget-scope-owners.port';
 import { CompaniesRepository } from './companies.repository';
 
 /** The companies module's part of the budgets port: pause, resume, budget and spend of a company scope. */
