@@ -1,6 +1,8 @@
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
+import * as ts from 'typescript';
 import { RECORD_TABLES, TABLE_OWNERS } from '../../src/database/table-owners';
 import { crossFolder, ports, Registration, registrations } from '../support/ports';
+import { parse, tsFiles } from '../support/source-files';
 
 /**
  * Ports follow one rule (docs/architecture.md, "Ports"): the lower module declares a port in
@@ -11,12 +13,41 @@ import { crossFolder, ports, Registration, registrations } from '../support/port
 const all = ports();
 const regs = registrations();
 const where = (r: Registration) => `${r.file}:${r.line} ${r.target}.${r.slot}`;
+const src = tsFiles('src');
+const portFiles = src.filter((f) => f.endsWith('.port.ts'));
+const implFiles = src.filter((f) => f.endsWith('.port-impl.ts'));
+/** the port every registration of which is generated from the owner map (`recordCompanies('<owner>')`), not written in a port-impl */
+const GENERATED_PORTS = ['src/common/references/record-company-resolvers.port.ts'];
+const portName = (file: string) => basename(file).replace(/\.port(-impl)?\.ts$/, '');
+const exportedClasses = (file: string) =>
+  parse(file)
+    .statements.filter((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && !!s.name)
+    .filter((s) => s.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword))
+    .map((s) => (s.name as ts.Identifier).text);
 
 describe('ports', () => {
   it('finds the ports and their registrations', () => {
     expect(all.length).toBeGreaterThan(10);
     expect(regs.length).toBeGreaterThan(20);
     expect(new Set(all.map((p) => p.name)).size).toBe(all.length);
+  });
+
+  it('gives every *.port.ts its *.port-impl.ts in another folder, and every *.port-impl.ts a *.port.ts of its name', () => {
+    const implOf = (port: string) => implFiles.filter((f) => portName(f) === portName(port) && dirname(f) !== dirname(port));
+    expect(portFiles.filter((f) => !GENERATED_PORTS.includes(f) && implOf(f).length === 0)).toEqual([]);
+    expect(implFiles.filter((f) => !portFiles.some((p) => portName(p) === portName(f)))).toEqual([]);
+  });
+
+  it("lists each port-impl among the providers of its folder's module (the one place registrations happen)", () => {
+    const modules = src.filter((f) => f.endsWith('.module.ts'));
+    const unlisted = implFiles.flatMap((f) => {
+      const own = modules.filter((m) => dirname(m) === dirname(f)).map((m) => parse(m).text);
+      return exportedClasses(f)
+        .filter((cls) => !own.some((text) => new RegExp(`providers:\\s*\\[[^\\]]*\\b${cls}\\b`).test(text)))
+        .map((cls) => `${f} ${cls}`);
+    });
+    expect(implFiles.length).toBeGreaterThan(20);
+    expect(unlisted).toEqual([]);
   });
 
   it('registers with another folder only through a port, from a <name>.port-impl.ts named after it', () => {
