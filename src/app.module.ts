@@ -98,6 +98,10 @@ const DOMAIN_MODULES = [
   McpModule,
 ];
 
+/**
+ * The application: the foundation (config, database, logger, scheduler, the auth guard, activity,
+ * reference checks, live events) and one domain module per area of the spec (DOMAIN_MODULES).
+ */
 @Module({})
 export class AppModule {
   static register(config: AppConfig, dataSource: DataSource, options: { scheduler: boolean; logger: pino.Logger }): DynamicModule {

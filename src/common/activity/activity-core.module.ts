@@ -4,6 +4,10 @@ import { ActivityRecorder } from './activity-recorder.service';
 import { ActivityLogRepository } from './activity.repository';
 import { LiveEventsModule } from '../events/live-events.module';
 
+/**
+ * The activity log every mutation writes (`activity_log`, `activity_chain_heads`): the recorder and
+ * the `@LogActivity` interceptor, global so that every module records through them.
+ */
 @Global()
 @Module({
   imports: [LiveEventsModule],

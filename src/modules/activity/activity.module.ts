@@ -10,6 +10,10 @@ import { AgentActionsAuditController } from './agent-actions-audit.controller';
 import { AnchorLedger } from './anchor-ledger';
 import { AuditSigner } from './audit-signer';
 
+/**
+ * A company's activity feed and audit: the activity list, the hash chain's verification and its
+ * anchors (`activity_chain_anchors`, `activity_anchor_schedule`), the agent-actions audit.
+ */
 @Module({
   controllers: [ActivityController, ActivityChainController, AgentActionsAuditController],
   providers: [

@@ -31,6 +31,10 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
 import { AdaptersModule } from '../adapters/adapters.module';
 import { recordCompanies } from '../../common/references/record-company.repository';
 
+/**
+ * Agents and their API keys (`agents`, `agent_api_keys`): hiring, configuration, lifecycle, keys
+ * and the agent's own runtime routes; fills the ports of heartbeat, approvals and budgets for agents.
+ */
 @Module({
   imports: [AdaptersModule, HeartbeatModule, BudgetsModule, SecretsModule, AuthorizationModule, ApprovalsModule, AgentIdentitiesModule],
   controllers: [AgentsController, AgentRuntimeController],

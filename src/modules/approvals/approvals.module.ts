@@ -7,6 +7,10 @@ import { ApprovalHandlers } from './approval-handlers.port';
 import { AuthorizationModule } from '../authorization/authorization.module';
 import { recordCompanies } from '../../common/references/record-company.repository';
 
+/**
+ * Approvals (`approvals`): requests, decisions and comments; a decision runs what its type
+ * registered (the ports HiredAgents and ApprovalHandlers, filled by agents and built-in agents).
+ */
 @Module({
   imports: [AuthorizationModule],
   controllers: [ApprovalsController],

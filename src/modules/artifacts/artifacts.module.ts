@@ -9,6 +9,9 @@ import { WorkProductsRepository } from './work-products.repository';
 import { WorkProductsService } from './work-products.service';
 import { IssueWorkProductReads } from './issue-read-contributions.port-impl';
 
+/**
+ * Artifacts and issue work products (`issue_work_products`), and their part of the issue read model.
+ */
 @Module({
   imports: [IssuesModule, AttachmentsModule],
   controllers: [ArtifactsController, WorkProductsController],

@@ -7,6 +7,10 @@ import { StorageModule } from '../storage/storage.module';
 import { recordCompanies } from '../../common/references/record-company.repository';
 import { IssueAttachmentReads } from './issue-read-contributions.port-impl';
 
+/**
+ * Issue attachments (`issue_attachments`), their files kept through storage, and their part of the
+ * issue read model.
+ */
 @Module({
   imports: [StorageModule, IssuesModule],
   controllers: [AttachmentsController],

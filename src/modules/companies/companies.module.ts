@@ -8,6 +8,10 @@ import { BudgetsModule } from '../budgets/budgets.module';
 import { AgentsModule } from '../agents/agents.module';
 import { CompanyBudgetOwner } from './budget-scope-owners.port-impl';
 
+/**
+ * Companies, the tenant (`companies`): create, update, archive, branding, issue numbers; fills the
+ * budgets port for company scopes.
+ */
 @Module({
   imports: [BudgetsModule, StorageModule, AgentsModule],
   controllers: [CompaniesController],

@@ -13,6 +13,10 @@ import { PlanDecompositions } from './plan-decompositions.service';
 import { recordCompanies } from '../../common/references/record-company.repository';
 import { IssueDocumentReads } from './issue-read-contributions.port-impl';
 
+/**
+ * Issue documents, their revisions, annotation threads and plan decompositions (`issue_documents`
+ * and its children), and their part of the issue read model.
+ */
 @Module({
   imports: [IssuesModule, InstanceModule],
   controllers: [DocumentsController, AnnotationsController, PlanDecompositionsController],

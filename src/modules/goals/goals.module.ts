@@ -7,6 +7,10 @@ import { GoalsRepository } from './goals.repository';
 import { GoalsService } from './goals.service';
 import { recordCompanies } from '../../common/references/record-company.repository';
 
+/**
+ * Goals (`goals`) and the company check of the records a goal or project names; declares the
+ * GoalProjectLinks port, which projects fills.
+ */
 @Module({
   controllers: [GoalsController],
   providers: [recordCompanies('goals'), GoalsService, GoalsRepository, CompanyReferencesRepository, CompanyReferences, GoalProjectLinks],

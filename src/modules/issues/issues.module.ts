@@ -45,6 +45,10 @@ import { ProjectTaskCountsRegistration } from './project-task-counts.port-impl';
 import { RunWakeDetailsRegistration } from './run-wake-details.port-impl';
 import { RunCheckoutRelease } from './run-lifecycle-events.port-impl';
 
+/**
+ * Issues and what hangs on them (`issues`, comments, relations, labels, user states, interactions,
+ * tree holds): checkout, wakeups, the inbox; fills the engine's wake details, holds and run-end ports.
+ */
 @Module({
   imports: [HeartbeatModule, AuthorizationModule, ActivityModule, LiveEventsModule, AgentsModule, CompaniesModule, ProjectsModule],
   controllers: [IssuesController, IssueCommentsController, IssueInboxController, LabelsController, IssueControlsController],

@@ -15,6 +15,9 @@ import { PortabilityImportService } from './portability-import.service';
 import { PortabilityController } from './portability.controller';
 import { PortabilityService } from './portability.service';
 
+/**
+ * Company export and import (the portable company package), through the owning modules' services.
+ */
 @Module({
   imports: [
     AgentsModule,

@@ -5,6 +5,10 @@ import { PreferencesRepository } from './preferences.repository';
 import { ResourceMembershipsService } from './resource-memberships.service';
 import { SidebarPreferencesService } from './sidebar-preferences.service';
 
+/**
+ * A user's preferences in a company: inbox dismissals, resource memberships and the sidebar
+ * (`inbox_dismissals`, `resource_memberships`, `sidebar_preferences`).
+ */
 @Module({
   controllers: [PreferencesController],
   providers: [PreferencesRepository, ResourceMembershipsService, SidebarPreferencesService, InboxService],

@@ -18,6 +18,10 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { ProjectTaskCounts } from './project-task-counts.port';
 import { recordCompanies } from '../../common/references/record-company.repository';
 
+/**
+ * Projects, their goals and workspaces (`projects`, `project_goals`, `project_workspaces`), and the
+ * workspaces' runtime services (`runtime_service_operations`, the supervised processes).
+ */
 @Module({
   imports: [SecretsModule, PreferencesModule, AgentIdentitiesModule, BudgetsModule, GoalsModule],
   controllers: [ProjectsController, WorkspacesController],
