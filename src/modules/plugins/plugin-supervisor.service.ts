@@ -124,8 +124,10 @@ export class PluginSupervisor implements OnApplicationShutdown {
     if (slot.worker && !slot.worker.exited && slot.state === 'running') return slot.worker;
     if (slot.ready) return slot.ready;
     if (slot.restartTimer) {
+      // used while backing off after a crash: the restart happens now, counted and announced as one
       clearTimeout(slot.restartTimer);
       slot.restartTimer = null;
+      return this.restartNow(slot);
     }
     return this.start(slot);
   }
@@ -228,14 +230,25 @@ export class PluginSupervisor implements OnApplicationShutdown {
       return;
     }
     slot.plugin = current;
+    await this.restartNow(slot).catch(() => undefined); // the exit handler schedules the next attempt
+  }
+
+  /** Starts a crashed plugin's worker again: counted, logged and on the live stream once it runs. */
+  private restartNow(slot: Slot): Promise<PluginWorker> {
     slot.restarts++;
-    try {
-      await this.start(slot);
-      this.log(slot.plugin.id, { level: 'info', source: 'supervisor', message: `worker restarted (restart ${slot.restarts})` });
-      this.eventSink?.('plugin.worker.restarted', { pluginId: slot.plugin.id, pluginKey: slot.plugin.pluginKey, restarts: slot.restarts });
-    } catch {
-      /* the exit handler schedules the next attempt */
-    }
+    const ready = this.start(slot);
+    ready.then(
+      () => {
+        this.log(slot.plugin.id, { level: 'info', source: 'supervisor', message: `worker restarted (restart ${slot.restarts})` });
+        this.eventSink?.('plugin.worker.restarted', {
+          pluginId: slot.plugin.id,
+          pluginKey: slot.plugin.pluginKey,
+          restarts: slot.restarts,
+        });
+      },
+      () => undefined,
+    );
+    return ready;
   }
 
   /** Graceful stop (drain, TERM, KILL); the plugin is not restarted until used again. */
