@@ -42,6 +42,12 @@ export interface NewAnchor {
 }
 
 /** The activity chain: its heads, its records in sequence order, and the signed anchors (activity_chain_* tables). */
+/** The columns of a chain record (ChainRecordRow), as the verifier and the export read them. */
+const CHAIN_RECORD_COLUMNS = `id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
+              chain_seq::text AS seq, chain_hash AS hash, chain_prev_id AS prev_id,
+              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
+              ${CHAIN_MICROS_SQL('created_at')}::text AS micros`;
+
 @Injectable()
 export class ActivityChainRepository extends CompanyScopedRepository {
   constructor(db: Db) {
@@ -56,10 +62,7 @@ export class ActivityChainRepository extends CompanyScopedRepository {
   records(companyId: string, after: string, upTo: string, limit: number): Promise<ChainRecordRow[]> {
     return this.rows(
       companyId,
-      `SELECT id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
-              chain_seq::text AS seq, chain_hash AS hash, chain_prev_id AS prev_id,
-              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
-              ${CHAIN_MICROS_SQL('created_at')}::text AS micros
+      `SELECT ${CHAIN_RECORD_COLUMNS}
          FROM activity_log
         WHERE company_id = $1 AND chain_seq > $2::bigint AND chain_seq <= $3::bigint
         ORDER BY chain_seq LIMIT $4`,
@@ -111,10 +114,7 @@ export class ActivityChainRepository extends CompanyScopedRepository {
   beyondHead(companyId: string, limit: number): Promise<ChainRecordRow[]> {
     return this.rows(
       companyId,
-      `SELECT id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
-              chain_seq::text AS seq, chain_hash AS hash, chain_prev_id AS prev_id,
-              to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
-              ${CHAIN_MICROS_SQL('created_at')}::text AS micros
+      `SELECT ${CHAIN_RECORD_COLUMNS}
          FROM activity_log
         WHERE company_id = $1 AND chain_seq > coalesce((SELECT h.seq FROM activity_chain_heads h WHERE h.company_id = $1), 0)
         ORDER BY chain_seq LIMIT $2`,
