@@ -219,9 +219,14 @@ describe('coding CLIs: usage booked when a run is lost to its instance or stoppe
     const wake = await api('POST', `/api/agents/${agent.id}/wakeup`, { source: 'on_demand', triggerDetail: 'manual', reason: 'late' });
     const runId = wake.id as string;
     await waitFor(async () => claudeScripts.count(key) >= 2, 'the second model call in flight', 120_000);
+    // the first call's usage is on the run's row (the live usage is written every 250 ms)
+    await waitFor(async () => Number((await runOf(runId)).usage_json?.inputTokens) >= 3000, 'the first call on the run', 30_000);
     // the stop comes from the other instance; the model's answer ends 0 ms after it
     const cancelled = await other.http.post(`/api/heartbeat-runs/${runId}/cancel`).send({});
     expect(cancelled.status).toBe(200);
+    // the stop books what the run's row held then (its first call and the second's input); only then does
+    // the model answer, so the rest can only reach the books through the late settlement
+    await waitFor(async () => (await booked(runId)).events >= 1, 'the stop booked', 30_000);
     late.open();
     // the executing instance notices the stop at its keepalive, ends the CLI and books what its stream said
     const served = () => sumServed(anthropic.served, runId);
