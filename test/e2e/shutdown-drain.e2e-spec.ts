@@ -9,7 +9,7 @@ import { createCompany } from '../support/factories';
 import { hostPidOf, insertAgent, probeConfig, runRow, scratchDir, waitFor } from '../support/heartbeat';
 import { ensureBuilt, ServiceProcess, startService } from '../support/service-process';
 import { sqlRun } from '../support/sql';
-import { createTestApp, createTestDatabase } from '../support/test-app';
+import { createTestApp, createTestDatabase, type TestApp } from '../support/test-app';
 
 jest.setTimeout(180_000);
 
@@ -161,6 +161,8 @@ describe('shutting down while a claim is in flight', () => {
     const dir = scratchDir('late-claim-');
     const lock = new Client({ connectionString: a.databaseUrl });
     await lock.connect();
+    let b: TestApp | undefined;
+    let closing: Promise<void> | undefined;
     try {
       const co = await createCompany(a);
       const marker = path.join(dir, 'late.json');
@@ -172,16 +174,25 @@ describe('shutting down while a claim is in flight', () => {
       const held = await lock.query(`SELECT 1 FROM heartbeat_runs WHERE id = $1 AND status = 'queued' FOR UPDATE`, [runId]);
       expect(held.rowCount).toBe(1); // still queued: nothing claimed it before the lock
 
-      const b = await createTestApp({ databaseUrl: a.databaseUrl });
+      b = await createTestApp({ databaseUrl: a.databaseUrl });
+      // watched from outside the lock's transaction: inside it pg_stat_activity is a snapshot taken at its first read
       await waitFor(async () => {
-        const { rows } = await lock.query<{ n: number }>(
+        const rows: Array<{ n: number }> = await a.dataSource.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%UPDATE heartbeat_runs%'`,
         );
         return rows[0].n > 0;
-      }, "B's claim waiting on the run row");
+      }, "B's claim waiting on the run row").catch(async (err) => {
+        // what every backend of the database was doing, to tell a claim that never came from one that waited elsewhere
+        const rows = await a.dataSource.query(
+          `SELECT pid, state, wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) AS query
+             FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+        );
+        const d = b!.app.get(RunDispatcher);
+        throw new Error(`${(err as Error).message}; B dispatching=${d['dispatching'] !== null}; backends ${JSON.stringify(rows)}`);
+      });
       const dispatcher = b.app.get(RunDispatcher);
-      const closing = b.close();
+      closing = b.close();
       await waitFor(async () => dispatcher['stopping'], 'B shutting down');
       await lock.query('COMMIT');
       await closing;
@@ -192,6 +203,7 @@ describe('shutting down while a claim is in flight', () => {
       expect(fs.existsSync(marker)).toBe(false);
     } finally {
       await lock.end();
+      await (closing ?? b?.close());
       await a.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
