@@ -184,9 +184,18 @@ export function describeUsageFidelity(s: RuntimeSuite, driver: () => CliDriver):
         return [...status, ...compareUsage('cancelled mid-tool', r.booked, r.served, d.usageAfterTools ? 1 : 0)];
       };
       const capped = async (): Promise<string[]> => {
-        loop('capped');
-        // 3,500 tokens a call: the third crosses 10,000
-        const r = await settle(await start('capped', { runtimeConfig: { maxTokens: 10_000 } }));
+        // 3,500 tokens a call: the third crosses 10,000. The call after next (the fifth) is held until the
+        // run has ended (at most 30 s): a cap that acts within one call stops the run while it is held,
+        // however long the machine takes to deliver the stop; one that does not lets it be served
+        let ended: () => void = () => undefined;
+        const over = new Promise<void>((res) => (ended = res));
+        const timer = setTimeout(ended, 30_000);
+        scripts.set(key('capped'), (n) => (n < 4 ? d.tool('sleep 0.2', CALL) : d.held(over, d.tool('sleep 0.2', CALL))));
+        const runId = await start('capped', { runtimeConfig: { maxTokens: 10_000 } });
+        void waitRun(s.t, runId, TERMINAL, 60_000)
+          .catch(() => undefined)
+          .then(() => (clearTimeout(timer), ended()));
+        const r = await settle(runId);
         const status = r.run.error_code === 'cap_max_tokens' ? [] : [`capped: ${r.run.status} ${r.run.error_code}`];
         const late = r.served.calls > 4 ? [`capped: the cap acted ${r.served.calls - 3} calls after the crossing one`] : [];
         return [...status, ...late, ...compareUsage('capped', r.booked, r.served, 1)];
