@@ -4,8 +4,9 @@ import * as path from 'node:path';
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
 import { claudeBinary, FakeAnthropic, startFakeAnthropic } from '../support/fake-anthropic';
-import { FakeGemini, geminiBinary, startFakeGemini } from '../support/fake-gemini';
-import { codexBinary, FakeOpenAi, opencodeBinary, startFakeOpenAi } from '../support/fake-openai';
+import { FakeGemini, geminiBinary } from '../support/fake-gemini';
+import { codexBinary, FakeOpenAi, opencodeBinary } from '../support/fake-openai';
+import { startModelFakes, type ModelFakes } from '../support/model-fakes';
 import { createTestApp, TestApp } from '../support/test-app';
 
 type Rec = Record<string, any>;
@@ -21,16 +22,16 @@ describe('the agent form: env entries, environment test and detected model', () 
   let anthropic: FakeAnthropic;
   let openai: FakeOpenAi;
   let gemini: FakeGemini;
+  let fakes: ModelFakes;
 
   beforeAll(async () => {
     t = await createTestApp();
     companyId = (await createCompany(t)).id;
-    anthropic = await startFakeAnthropic(() => ({ text: 'hello', usage: { input: 2, output: 1 } }));
-    openai = await startFakeOpenAi(() => ({ text: 'hello', usage: { input: 2, output: 1 } }));
-    gemini = await startFakeGemini(() => ({ text: 'hello', usage: { prompt: 2, output: 1 } }));
+    fakes = await startModelFakes({ input: 2, output: 1 });
+    ({ anthropic, openai, gemini } = fakes);
   });
   afterAll(async () => {
-    await Promise.all([anthropic.close(), openai.close(), gemini.close()]);
+    await fakes.close();
     await t.close();
   });
 

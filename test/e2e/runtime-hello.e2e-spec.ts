@@ -1,10 +1,11 @@
 import { createAgent } from '../support/agents';
 import { createCompany } from '../support/factories';
-import { claudeBinary, startFakeAnthropic, type FakeAnthropic } from '../support/fake-anthropic';
-import { geminiBinary, startFakeGemini, type FakeGemini } from '../support/fake-gemini';
+import { claudeBinary, type FakeAnthropic } from '../support/fake-anthropic';
+import { geminiBinary, type FakeGemini } from '../support/fake-gemini';
 import type { ServedCall } from '../support/fake-model';
 import { REJECTED_KEY } from '../support/fake-model-list';
-import { codexBinary, opencodeBinary, startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
+import { codexBinary, opencodeBinary, type FakeOpenAi } from '../support/fake-openai';
+import { startModelFakes, type ModelFakes } from '../support/model-fakes';
 import { createTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -39,16 +40,16 @@ describe('the environment test’s prompt through each coding CLI', () => {
   let anthropic: FakeAnthropic;
   let openai: FakeOpenAi;
   let gemini: FakeGemini;
+  let fakes: ModelFakes;
 
   beforeAll(async () => {
     t = await createTestApp();
     companyId = (await createCompany(t)).id;
-    anthropic = await startFakeAnthropic(() => ({ text: 'hello', usage: { input: 12, output: 2 } }));
-    openai = await startFakeOpenAi(() => ({ text: 'hello', usage: { input: 40, cached: 10, output: 3 } }));
-    gemini = await startFakeGemini(() => ({ text: 'hello', usage: { prompt: 30, output: 2 } }));
+    fakes = await startModelFakes({ input: 40, cached: 10, output: 3 });
+    ({ anthropic, openai, gemini } = fakes);
   });
   afterAll(async () => {
-    await Promise.all([anthropic?.close(), openai?.close(), gemini?.close()]);
+    await fakes?.close();
     await t?.close();
   });
 

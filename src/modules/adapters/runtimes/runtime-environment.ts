@@ -80,6 +80,12 @@ const isSet = (v: unknown): boolean => {
   return !!v && typeof v === 'object' && (v as { type?: unknown }).type === 'secret_ref';
 };
 
+/**
+ * How long `--version` may take: a bundled CLI starts node twice (Gemini relaunches itself with a larger
+ * heap), 6-10 s on a busy 2-core host; a slow start is not a broken binary (the run would wait for it too).
+ */
+const VERSION_TIMEOUT_MS = 30_000;
+
 /** `<command> --version`, as the agents' user (never as the service's own, possibly root, user). */
 function version(command: string, sandbox: SandboxSpec | null): Promise<string | null> {
   return new Promise((resolve) => {
@@ -87,7 +93,7 @@ function version(command: string, sandbox: SandboxSpec | null): Promise<string |
     let p;
     try {
       p = prepareAgentSpawn(sandbox ?? { identity: null, root: '', namespaces: 'off' }, command, ['--version'], {
-        timeout: 10_000,
+        timeout: VERSION_TIMEOUT_MS,
         env: { PATH: process.env.PATH ?? '', HOME: runAs?.home ?? os.tmpdir() },
       });
     } catch {
