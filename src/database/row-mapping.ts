@@ -8,3 +8,21 @@ export function isoRequired(value: Date | string): string {
   // a Date (what the type parser gives) is formatted as it is, without a copy: a list of 50 issues formats hundreds
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
+
+/** snake_case column name as its camelCase record field: `latest_revision_id` -> `latestRevisionId`. */
+export function camelName(column: string): string {
+  return column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * A column list (`id, company_id, …`) selected as camelCase record fields (`id AS "id", company_id AS "companyId", …`),
+ * each column prefixed with `alias.` when given: repositories return typed camelCase records (issue 45.4).
+ */
+export function recordColumns(columns: string, alias?: string): string {
+  return columns
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)
+    .map((c) => `${alias ? `${alias}.` : ''}${c} AS "${camelName(c)}"`)
+    .join(', ');
+}

@@ -1,60 +1,62 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import type { AnchorSelector, AnchorState } from './anchoring';
 import type { Author } from './documents.repository';
 
-export interface ThreadRow {
+export interface AnnotationThreadRecord {
   id: string;
-  company_id: string;
-  issue_id: string;
-  document_id: string;
-  document_key: string;
+  companyId: string;
+  issueId: string;
+  documentId: string;
+  documentKey: string;
   status: 'open' | 'resolved';
-  anchor_state: AnchorState;
-  base_revision_id: string;
-  base_revision_number: number;
-  anchor_revision_id: string;
-  anchor_revision_number: number;
-  original_selector: Record<string, unknown>;
+  anchorState: AnchorState;
+  baseRevisionId: string;
+  baseRevisionNumber: number;
+  anchorRevisionId: string;
+  anchorRevisionNumber: number;
+  originalSelector: Record<string, unknown>;
   selector: AnchorSelector;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  resolved_at: Date | null;
-  resolved_by_agent_id: string | null;
-  resolved_by_user_id: string | null;
-  comment_count: number;
-  last_activity_at: Date;
-  created_at: Date;
-  updated_at: Date;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  resolvedAt: Date | null;
+  resolvedByAgentId: string | null;
+  resolvedByUserId: string | null;
+  commentCount: number;
+  lastActivityAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /** Thread columns (alias t) with the document key and comment count. */
-const THREAD_SELECT = `SELECT t.id, t.company_id, t.issue_id, t.document_id, d.key AS document_key, t.status, t.anchor_state,
-    t.base_revision_id, t.base_revision_number, t.anchor_revision_id, t.anchor_revision_number, t.original_selector, t.selector,
-    t.created_by_agent_id, t.created_by_user_id, t.resolved_at, t.resolved_by_agent_id, t.resolved_by_user_id,
-    (SELECT count(*)::int FROM document_annotation_comments c WHERE c.thread_id = t.id) AS comment_count,
-    t.last_activity_at, t.created_at, t.updated_at
+const THREAD_SELECT = `SELECT ${recordColumns(
+  `id, company_id, issue_id, document_id, status, anchor_state, base_revision_id, base_revision_number, anchor_revision_id,
+   anchor_revision_number, original_selector, selector, created_by_agent_id, created_by_user_id, resolved_at, resolved_by_agent_id,
+   resolved_by_user_id, last_activity_at, created_at, updated_at`,
+  't',
+)}, d.key AS "documentKey", (SELECT count(*)::int FROM document_annotation_comments c WHERE c.thread_id = t.id) AS "commentCount"
   FROM document_annotation_threads t JOIN issue_documents d ON d.id = t.document_id`;
 
-export interface AnnotationCommentRow {
+export interface AnnotationCommentRecord {
   id: string;
-  thread_id: string;
+  threadId: string;
   body: string;
-  author_agent_id: string | null;
-  author_user_id: string | null;
-  created_at: Date;
+  authorAgentId: string | null;
+  authorUserId: string | null;
+  createdAt: Date;
 }
 
-const ANNOTATION_COMMENT_COLUMNS = 'id, thread_id, body, author_agent_id, author_user_id, created_at';
+const ANNOTATION_COMMENT_COLUMNS = recordColumns('id, thread_id, body, author_agent_id, author_user_id, created_at');
 
 /** An open thread of a document with its comment bodies (heartbeat context). */
-export interface ReviewThreadRow {
+export interface ReviewThreadRecord {
   id: string;
   status: string;
-  anchor_state: string;
+  anchorState: string;
   exact: string;
-  last_activity_at: Date;
+  lastActivityAt: Date;
   bodies: string[];
 }
 
@@ -66,10 +68,10 @@ export class AnnotationsRepository extends CompanyScopedRepository {
   }
 
   /** Open annotation threads of an issue's document, newest activity first (heartbeat context). */
-  openThreadsOfIssueDocument(companyId: string, issueId: string, key: string): Promise<ReviewThreadRow[]> {
-    return this.rows<ReviewThreadRow>(
+  openThreadsOfIssueDocument(companyId: string, issueId: string, key: string): Promise<ReviewThreadRecord[]> {
+    return this.rows<ReviewThreadRecord>(
       companyId,
-      `SELECT t.id, t.status, t.anchor_state, t.selector->'quote'->>'exact' AS exact, t.last_activity_at,
+      `SELECT t.id, t.status, t.anchor_state AS "anchorState", t.selector->'quote'->>'exact' AS exact, t.last_activity_at AS "lastActivityAt",
               array(SELECT c.body FROM document_annotation_comments c WHERE c.thread_id = t.id ORDER BY c.created_at, c.id) AS bodies
          FROM document_annotation_threads t JOIN issue_documents d ON d.id = t.document_id
         WHERE d.company_id = $1 AND d.issue_id = $2 AND d.key = $3 AND t.status = 'open' ORDER BY t.last_activity_at DESC, t.id DESC`,
@@ -78,14 +80,14 @@ export class AnnotationsRepository extends CompanyScopedRepository {
   }
 
   /** Threads of a document (of one status unless null), newest activity first. */
-  threadsOfDocument(companyId: string, documentId: string, status: string | null): Promise<ThreadRow[]> {
+  threadsOfDocument(companyId: string, documentId: string, status: string | null): Promise<AnnotationThreadRecord[]> {
     return status === null
-      ? this.rows<ThreadRow>(
+      ? this.rows<AnnotationThreadRecord>(
           companyId,
           `${THREAD_SELECT} WHERE t.company_id = $1 AND t.document_id = $2 ORDER BY t.last_activity_at DESC, t.id DESC`,
           [documentId],
         )
-      : this.rows<ThreadRow>(
+      : this.rows<AnnotationThreadRecord>(
           companyId,
           `${THREAD_SELECT} WHERE t.company_id = $1 AND t.document_id = $2 AND t.status = $3 ORDER BY t.last_activity_at DESC, t.id DESC`,
           [documentId, status],
@@ -93,8 +95,8 @@ export class AnnotationsRepository extends CompanyScopedRepository {
   }
 
   /** A thread of the document; `lock` takes its row lock. */
-  findThread(companyId: string, documentId: string, threadId: string, lock = false): Promise<ThreadRow | null> {
-    return this.row<ThreadRow>(
+  findThread(companyId: string, documentId: string, threadId: string, lock = false): Promise<AnnotationThreadRecord | null> {
+    return this.row<AnnotationThreadRecord>(
       companyId,
       `${THREAD_SELECT} WHERE t.company_id = $1 AND t.id = $2 AND t.document_id = $3${lock ? ' FOR UPDATE OF t' : ''}`,
       [threadId, documentId],
@@ -153,8 +155,8 @@ export class AnnotationsRepository extends CompanyScopedRepository {
   }
 
   /** Every thread's selector, rows locked for re-anchoring. */
-  selectorsForUpdate(companyId: string, documentId: string): Promise<Array<Pick<ThreadRow, 'id' | 'selector'>>> {
-    return this.rows<Pick<ThreadRow, 'id' | 'selector'>>(
+  selectorsForUpdate(companyId: string, documentId: string): Promise<Array<Pick<AnnotationThreadRecord, 'id' | 'selector'>>> {
+    return this.rows<Pick<AnnotationThreadRecord, 'id' | 'selector'>>(
       companyId,
       `SELECT id, selector FROM document_annotation_threads WHERE company_id = $1 AND document_id = $2 FOR UPDATE`,
       [documentId],
@@ -180,8 +182,8 @@ export class AnnotationsRepository extends CompanyScopedRepository {
   }
 
   /** Comments of the threads, oldest first. */
-  commentsOf(companyId: string, threadIds: string[]): Promise<AnnotationCommentRow[]> {
-    return this.rows<AnnotationCommentRow>(
+  commentsOf(companyId: string, threadIds: string[]): Promise<AnnotationCommentRecord[]> {
+    return this.rows<AnnotationCommentRecord>(
       companyId,
       `SELECT ${ANNOTATION_COMMENT_COLUMNS} FROM document_annotation_comments
         WHERE company_id = $1 AND thread_id = ANY($2::uuid[]) ORDER BY created_at, id`,
@@ -189,8 +191,8 @@ export class AnnotationsRepository extends CompanyScopedRepository {
     );
   }
 
-  async insertComment(companyId: string, threadId: string, body: string, by: Author): Promise<AnnotationCommentRow> {
-    const [c] = await this.rows<AnnotationCommentRow>(
+  async insertComment(companyId: string, threadId: string, body: string, by: Author): Promise<AnnotationCommentRecord> {
+    const [c] = await this.rows<AnnotationCommentRecord>(
       companyId,
       `INSERT INTO document_annotation_comments (company_id, thread_id, body, author_agent_id, author_user_id, run_id)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${ANNOTATION_COMMENT_COLUMNS}`,

@@ -4,7 +4,6 @@ import type { Actor } from '../../common/auth/actor';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { IssueWakeups } from '../issues/issue-wakeups.service';
-import type { IssueRow } from '../issues/issue.types';
 import { normalizeMarkdown, reanchor, resolveSelector, selectorAt } from './anchoring';
 import {
   AnnotationCommentResponseDto,
@@ -12,10 +11,10 @@ import {
   CreateAnnotationThreadDto,
   ListAnnotationsQueryDto,
 } from './dto/annotation.dto';
-import { AnnotationCommentRow, AnnotationsRepository, ThreadRow } from './annotations.repository';
+import { AnnotationCommentRecord, AnnotationsRepository, AnnotationThreadRecord } from './annotations.repository';
 import { authorOf, toAnnotationCommentResponse, toThreadResponse } from './document.types';
 import { documentError } from './documents.errors';
-import type { DocumentRow, RevisionRow } from './documents.repository';
+import type { DocumentIssue, DocumentRecord, RevisionRecord } from './documents.repository';
 
 /** Agents that can be woken at all; the heartbeat engine applies its own policy on top. */
 
@@ -31,12 +30,12 @@ export class AnnotationsService {
     private readonly wakeups: IssueWakeups,
   ) {}
 
-  async threadsOf(doc: DocumentRow, q: ListAnnotationsQueryDto): Promise<AnnotationThreadResponseDto[]> {
+  async threadsOf(doc: DocumentRecord, q: ListAnnotationsQueryDto): Promise<AnnotationThreadResponseDto[]> {
     const status = q.status ?? 'all';
-    const rows = await this.annotations.threadsOfDocument(doc.company_id, doc.id, status !== 'all' ? status : null);
+    const rows = await this.annotations.threadsOfDocument(doc.companyId, doc.id, status !== 'all' ? status : null);
     const comments = q.includeComments
       ? await this.commentsOf(
-          doc.company_id,
+          doc.companyId,
           rows.map((r) => r.id),
         )
       : undefined;
@@ -44,9 +43,9 @@ export class AnnotationsService {
   }
 
   /** One thread with its comments; 404 when it is not a thread of that document. */
-  async get(doc: DocumentRow, threadId: string): Promise<AnnotationThreadResponseDto> {
+  async get(doc: DocumentRecord, threadId: string): Promise<AnnotationThreadResponseDto> {
     const t = await this.find(doc, threadId);
-    return toThreadResponse(t, (await this.commentsOf(doc.company_id, [t.id])).get(t.id) ?? []);
+    return toThreadResponse(t, (await this.commentsOf(doc.companyId, [t.id])).get(t.id) ?? []);
   }
 
   /**
@@ -55,15 +54,15 @@ export class AnnotationsService {
    */
   async create(
     actor: Actor,
-    issue: IssueRow,
-    doc: DocumentRow,
-    latest: RevisionRow,
+    issue: DocumentIssue,
+    doc: DocumentRecord,
+    latest: RevisionRecord,
     dto: CreateAnnotationThreadDto,
   ): Promise<AnnotationThreadResponseDto> {
-    if (dto.baseRevisionId !== doc.latest_revision_id || dto.baseRevisionNumber !== doc.latest_revision_number) {
+    if (dto.baseRevisionId !== doc.latestRevisionId || dto.baseRevisionNumber !== doc.latestRevisionNumber) {
       throw documentError('stale_revision', 'The base revision is not the latest revision of the document', {
-        currentRevisionId: doc.latest_revision_id,
-        currentRevisionNumber: doc.latest_revision_number,
+        currentRevisionId: doc.latestRevisionId,
+        currentRevisionNumber: doc.latestRevisionNumber,
       });
     }
     const range = resolveSelector(latest.body, dto.selector);
@@ -72,27 +71,27 @@ export class AnnotationsService {
     }
     const selector = selectorAt(latest.body, range.start, range.end, normalizeMarkdown(latest.body));
     const id = await this.annotations.insertThread(
-      issue.company_id,
+      issue.companyId,
       {
         issueId: issue.id,
         documentId: doc.id,
-        revisionId: doc.latest_revision_id,
-        revisionNumber: doc.latest_revision_number,
+        revisionId: doc.latestRevisionId,
+        revisionNumber: doc.latestRevisionNumber,
         originalSelector: dto.selector,
         selector,
       },
       authorOf(actor),
     );
-    const comment = await this.insertComment(actor, issue.company_id, id, dto.body);
+    const comment = await this.insertComment(actor, issue.companyId, id, dto.body);
     await this.activity.record({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       action: 'issue.document_annotation_thread_created',
       entityType: 'issue',
       entityId: issue.id,
       actor,
-      details: { documentId: doc.id, key: doc.key, threadId: id, commentId: comment.id, revisionId: doc.latest_revision_id },
+      details: { documentId: doc.id, key: doc.key, threadId: id, commentId: comment.id, revisionId: doc.latestRevisionId },
     });
-    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_thread_created', {
+    await this.wakeups.wakeAssignee(issue.row, actor, 'document_annotation_thread_created', {
       documentKey: doc.key,
       threadId: id,
       annotationCommentId: comment.id,
@@ -101,19 +100,25 @@ export class AnnotationsService {
   }
 
   /** A reply bumps the thread's activity time and wakes the assignee. */
-  async reply(actor: Actor, issue: IssueRow, doc: DocumentRow, threadId: string, body: string): Promise<AnnotationCommentResponseDto> {
+  async reply(
+    actor: Actor,
+    issue: DocumentIssue,
+    doc: DocumentRecord,
+    threadId: string,
+    body: string,
+  ): Promise<AnnotationCommentResponseDto> {
     const t = await this.find(doc, threadId, true);
-    const comment = await this.insertComment(actor, issue.company_id, t.id, body);
-    await this.annotations.touchThread(issue.company_id, t.id);
+    const comment = await this.insertComment(actor, issue.companyId, t.id, body);
+    await this.annotations.touchThread(issue.companyId, t.id);
     await this.activity.record({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       action: 'issue.document_annotation_comment_added',
       entityType: 'issue',
       entityId: issue.id,
       actor,
       details: { documentId: doc.id, key: doc.key, threadId: t.id, commentId: comment.id },
     });
-    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_comment_added', {
+    await this.wakeups.wakeAssignee(issue.row, actor, 'document_annotation_comment_added', {
       documentKey: doc.key,
       threadId: t.id,
       annotationCommentId: comment.id,
@@ -124,8 +129,8 @@ export class AnnotationsService {
   /** open <-> resolved; resolving stamps resolver and time, reopening clears them; same status: no-op. */
   async setStatus(
     actor: Actor,
-    issue: IssueRow,
-    doc: DocumentRow,
+    issue: DocumentIssue,
+    doc: DocumentRecord,
     threadId: string,
     status: 'open' | 'resolved',
   ): Promise<AnnotationThreadResponseDto> {
@@ -133,12 +138,12 @@ export class AnnotationsService {
     if (t.status === status) return this.get(doc, t.id);
     const who = authorOf(actor);
     const resolved = status === 'resolved';
-    await this.annotations.setThreadStatus(issue.company_id, t.id, status, resolved, {
+    await this.annotations.setThreadStatus(issue.companyId, t.id, status, resolved, {
       agentId: resolved ? who.agentId : null,
       userId: resolved ? who.userId : null,
     });
     await this.activity.record({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       action: resolved ? 'issue.document_annotation_thread_resolved' : 'issue.document_annotation_thread_reopened',
       entityType: 'issue',
       entityId: issue.id,
@@ -149,29 +154,29 @@ export class AnnotationsService {
   }
 
   /** Every thread of the document is re-anchored against the new revision (active / shifted / orphaned). */
-  async reanchorAll(doc: DocumentRow, revision: RevisionRow): Promise<void> {
-    const threads = await this.annotations.selectorsForUpdate(doc.company_id, doc.id);
+  async reanchorAll(doc: DocumentRecord, revision: RevisionRecord): Promise<void> {
+    const threads = await this.annotations.selectorsForUpdate(doc.companyId, doc.id);
     for (const t of threads) {
       const r = reanchor(t.selector, revision.body);
-      await this.annotations.reanchor(doc.company_id, t.id, r.state, r.selector, { id: revision.id, number: revision.revision_number });
+      await this.annotations.reanchor(doc.companyId, t.id, r.state, r.selector, { id: revision.id, number: revision.revisionNumber });
     }
   }
 
-  private async find(doc: DocumentRow, threadId: string, lock = false): Promise<ThreadRow> {
-    const t = isUuid(threadId) ? await this.annotations.findThread(doc.company_id, doc.id, threadId, lock) : null;
+  private async find(doc: DocumentRecord, threadId: string, lock = false): Promise<AnnotationThreadRecord> {
+    const t = isUuid(threadId) ? await this.annotations.findThread(doc.companyId, doc.id, threadId, lock) : null;
     if (!t) throw notFound('Annotation thread');
     return t;
   }
 
-  private async commentsOf(companyId: string, threadIds: string[]): Promise<Map<string, AnnotationCommentRow[]>> {
-    const out = new Map<string, AnnotationCommentRow[]>(threadIds.map((id) => [id, []]));
+  private async commentsOf(companyId: string, threadIds: string[]): Promise<Map<string, AnnotationCommentRecord[]>> {
+    const out = new Map<string, AnnotationCommentRecord[]>(threadIds.map((id) => [id, []]));
     if (!threadIds.length) return out;
     const rows = await this.annotations.commentsOf(companyId, threadIds);
-    for (const c of rows) out.get(c.thread_id)?.push(c);
+    for (const c of rows) out.get(c.threadId)?.push(c);
     return out;
   }
 
-  private async insertComment(actor: Actor, companyId: string, threadId: string, body: string): Promise<AnnotationCommentRow> {
+  private async insertComment(actor: Actor, companyId: string, threadId: string, body: string): Promise<AnnotationCommentRecord> {
     return this.annotations.insertComment(companyId, threadId, body, authorOf(actor));
   }
 }

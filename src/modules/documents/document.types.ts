@@ -1,12 +1,12 @@
 import type { Actor } from '../../common/auth/actor';
 import { iso, isoRequired } from '../../database/row-mapping';
-import type { AnnotationCommentRow, ThreadRow } from './annotations.repository';
-import type { Author, DocumentRow, RevisionRow } from './documents.repository';
+import type { AnnotationCommentRecord, AnnotationThreadRecord } from './annotations.repository';
+import type { Author, DocumentRecord, RevisionRecord } from './documents.repository';
 import type { AnnotationCommentResponseDto, AnnotationThreadResponseDto } from './dto/annotation.dto';
 import type { DocumentResponseDto, DocumentSummaryDto, RevisionResponseDto } from './dto/document.dto';
 
-export type { AnnotationCommentRow, ThreadRow } from './annotations.repository';
-export type { DocumentRow, RevisionRow } from './documents.repository';
+export type { AnnotationCommentRecord, AnnotationThreadRecord } from './annotations.repository';
+export type { DocumentRecord, RevisionRecord } from './documents.repository';
 
 /** Document keys: lowercase letters, digits, `_` and `-`. */
 export const DOCUMENT_KEY_RE = /^[a-z0-9_-]{1,64}$/;
@@ -21,97 +21,97 @@ export const authorOf = (actor: Actor): Author => ({
   runId: actor.kind === 'agent' ? (actor.runId ?? null) : null,
 });
 
-export function toDocumentResponse(d: DocumentRow, latest: Pick<RevisionRow, 'body' | 'change_summary'>): DocumentResponseDto {
+export function toDocumentResponse(d: DocumentRecord, latest: Pick<RevisionRecord, 'body' | 'changeSummary'>): DocumentResponseDto {
   return {
     id: d.id,
-    companyId: d.company_id,
-    issueId: d.issue_id,
+    companyId: d.companyId,
+    issueId: d.issueId,
     key: d.key,
     title: d.title,
     format: d.format,
     body: latest.body,
-    changeSummary: latest.change_summary,
-    latestRevisionId: d.latest_revision_id,
-    latestRevisionNumber: d.latest_revision_number,
-    lockedAt: iso(d.locked_at),
-    lockedByAgentId: d.locked_by_agent_id,
-    lockedByUserId: d.locked_by_user_id,
-    createdByAgentId: d.created_by_agent_id,
-    createdByUserId: d.created_by_user_id,
-    updatedByAgentId: d.updated_by_agent_id,
-    updatedByUserId: d.updated_by_user_id,
-    createdAt: isoRequired(d.created_at),
-    updatedAt: isoRequired(d.updated_at),
+    changeSummary: latest.changeSummary,
+    latestRevisionId: d.latestRevisionId,
+    latestRevisionNumber: d.latestRevisionNumber,
+    lockedAt: iso(d.lockedAt),
+    lockedByAgentId: d.lockedByAgentId,
+    lockedByUserId: d.lockedByUserId,
+    createdByAgentId: d.createdByAgentId,
+    createdByUserId: d.createdByUserId,
+    updatedByAgentId: d.updatedByAgentId,
+    updatedByUserId: d.updatedByUserId,
+    createdAt: isoRequired(d.createdAt),
+    updatedAt: isoRequired(d.updatedAt),
   };
 }
 
-export function toDocumentSummary(d: DocumentRow): DocumentSummaryDto {
+export function toDocumentSummary(d: DocumentRecord): DocumentSummaryDto {
   return {
     id: d.id,
     key: d.key,
     title: d.title,
     format: d.format,
-    latestRevisionId: d.latest_revision_id,
-    latestRevisionNumber: d.latest_revision_number,
-    lockedAt: iso(d.locked_at),
-    updatedAt: isoRequired(d.updated_at),
+    latestRevisionId: d.latestRevisionId,
+    latestRevisionNumber: d.latestRevisionNumber,
+    lockedAt: iso(d.lockedAt),
+    updatedAt: isoRequired(d.updatedAt),
   };
 }
 
-export function toRevisionResponse(r: RevisionRow, d: Pick<DocumentRow, 'issue_id' | 'key'>): RevisionResponseDto {
+export function toRevisionResponse(r: RevisionRecord, d: Pick<DocumentRecord, 'issueId' | 'key'>): RevisionResponseDto {
   return {
     id: r.id,
-    documentId: r.document_id,
-    issueId: d.issue_id,
+    documentId: r.documentId,
+    issueId: d.issueId,
     key: d.key,
-    revisionNumber: r.revision_number,
+    revisionNumber: r.revisionNumber,
     title: r.title,
     format: r.format,
     body: r.body,
-    changeSummary: r.change_summary,
-    baseRevisionId: r.base_revision_id,
-    restoredFromRevisionId: r.restored_from_revision_id,
-    createdByAgentId: r.created_by_agent_id,
-    createdByUserId: r.created_by_user_id,
-    createdAt: isoRequired(r.created_at),
+    changeSummary: r.changeSummary,
+    baseRevisionId: r.baseRevisionId,
+    restoredFromRevisionId: r.restoredFromRevisionId,
+    createdByAgentId: r.createdByAgentId,
+    createdByUserId: r.createdByUserId,
+    createdAt: isoRequired(r.createdAt),
   };
 }
 
-export function toAnnotationCommentResponse(c: AnnotationCommentRow): AnnotationCommentResponseDto {
+export function toAnnotationCommentResponse(c: AnnotationCommentRecord): AnnotationCommentResponseDto {
   return {
     id: c.id,
-    threadId: c.thread_id,
+    threadId: c.threadId,
     body: c.body,
-    authorAgentId: c.author_agent_id,
-    authorUserId: c.author_user_id,
-    createdAt: isoRequired(c.created_at),
+    authorAgentId: c.authorAgentId,
+    authorUserId: c.authorUserId,
+    createdAt: isoRequired(c.createdAt),
   };
 }
 
-export function toThreadResponse(t: ThreadRow, comments?: AnnotationCommentRow[]): AnnotationThreadResponseDto {
+export function toThreadResponse(t: AnnotationThreadRecord, comments?: AnnotationCommentRecord[]): AnnotationThreadResponseDto {
   return {
     id: t.id,
-    companyId: t.company_id,
-    issueId: t.issue_id,
-    documentId: t.document_id,
-    documentKey: t.document_key,
+    companyId: t.companyId,
+    issueId: t.issueId,
+    documentId: t.documentId,
+    documentKey: t.documentKey,
     status: t.status,
-    anchorState: t.anchor_state,
-    baseRevisionId: t.base_revision_id,
-    baseRevisionNumber: t.base_revision_number,
-    anchorRevisionId: t.anchor_revision_id,
-    anchorRevisionNumber: t.anchor_revision_number,
+    anchorState: t.anchorState,
+    baseRevisionId: t.baseRevisionId,
+    baseRevisionNumber: t.baseRevisionNumber,
+    anchorRevisionId: t.anchorRevisionId,
+    anchorRevisionNumber: t.anchorRevisionNumber,
     selector: t.selector as unknown as Record<string, unknown>,
-    originalSelector: t.original_selector,
-    createdByAgentId: t.created_by_agent_id,
-    createdByUserId: t.created_by_user_id,
-    resolvedAt: iso(t.resolved_at),
-    resolvedByAgentId: t.resolved_by_agent_id,
-    resolvedByUserId: t.resolved_by_user_id,
-    commentCount: t.comment_count,
-    lastActivityAt: isoRequired(t.last_activity_at),
-    createdAt: isoRequired(t.created_at),
-    updatedAt: isoRequired(t.updated_at),
+    originalSelector: t.originalSelector,
+    createdByAgentId: t.createdByAgentId,
+    createdByUserId: t.createdByUserId,
+    resolvedAt: iso(t.resolvedAt),
+    resolvedByAgentId: t.resolvedByAgentId,
+    resolvedByUserId: t.resolvedByUserId,
+    commentCount: t.commentCount,
+    lastActivityAt: isoRequired(t.lastActivityAt),
+    createdAt: isoRequired(t.createdAt),
+    updatedAt: isoRequired(t.updatedAt),
     ...(comments ? { comments: comments.map(toAnnotationCommentResponse) } : {}),
   };
 }

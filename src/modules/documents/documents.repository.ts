@@ -1,49 +1,70 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
+import type { IssueRow } from '../issues/issue.types';
 
-export interface DocumentRow {
+export interface DocumentRecord {
   id: string;
-  company_id: string;
-  issue_id: string;
+  companyId: string;
+  issueId: string;
   key: string;
   title: string | null;
   format: string;
-  latest_revision_id: string;
-  latest_revision_number: number;
-  locked_at: Date | null;
-  locked_by_agent_id: string | null;
-  locked_by_user_id: string | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  updated_by_agent_id: string | null;
-  updated_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
+  latestRevisionId: string;
+  latestRevisionNumber: number;
+  lockedAt: Date | null;
+  lockedByAgentId: string | null;
+  lockedByUserId: string | null;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  updatedByAgentId: string | null;
+  updatedByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-const DOCUMENT_COLUMNS = `id, company_id, issue_id, key, title, format, latest_revision_id, latest_revision_number, locked_at,
+const DOCUMENT_COLUMN_LIST = `id, company_id, issue_id, key, title, format, latest_revision_id, latest_revision_number, locked_at,
   locked_by_agent_id, locked_by_user_id, created_by_agent_id, created_by_user_id, updated_by_agent_id, updated_by_user_id,
   created_at, updated_at`;
+const DOCUMENT_COLUMNS = recordColumns(DOCUMENT_COLUMN_LIST);
 
-export interface RevisionRow {
+export interface RevisionRecord {
   id: string;
-  company_id: string;
-  document_id: string;
-  revision_number: number;
+  companyId: string;
+  documentId: string;
+  revisionNumber: number;
   title: string | null;
   format: string;
   body: string;
-  change_summary: string | null;
-  base_revision_id: string | null;
-  restored_from_revision_id: string | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
+  changeSummary: string | null;
+  baseRevisionId: string | null;
+  restoredFromRevisionId: string | null;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  createdAt: Date;
 }
 
-const REVISION_COLUMNS = `id, company_id, document_id, revision_number, title, format, body, change_summary, base_revision_id,
-  restored_from_revision_id, created_by_agent_id, created_by_user_id, created_at`;
+const REVISION_COLUMNS = recordColumns(`id, company_id, document_id, revision_number, title, format, body, change_summary, base_revision_id,
+  restored_from_revision_id, created_by_agent_id, created_by_user_id, created_at`);
+
+/** The issue a document hangs on, as this module reads it; `row` is the issues module's row, passed back to it as it is. */
+export interface DocumentIssue {
+  id: string;
+  companyId: string;
+  projectId: string | null;
+  goalId: string | null;
+  row: IssueRow;
+}
+
+/** The issues module still returns snake_case rows: this module reads an issue through this mapping only. */
+export const documentIssue = (row: IssueRow): DocumentIssue => ({
+  id: row.id,
+  companyId: row.company_id,
+  projectId: row.project_id,
+  goalId: row.goal_id,
+  row,
+});
 
 /** Who wrote a row: the (agent, user, run) columns every authored row carries. */
 export interface Author {
@@ -67,7 +88,7 @@ export class DocumentsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  /** The latest body of every document of a company's issues. */
+  /** The latest body of every document of a company's issues (snake_case: the portability export reads it as it is). */
   latestOfCompany(
     companyId: string,
   ): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
@@ -79,8 +100,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   /** Every document of an issue, by key. */
-  rowsOfIssue(companyId: string, issueId: string): Promise<DocumentRow[]> {
-    return this.rows<DocumentRow>(
+  rowsOfIssue(companyId: string, issueId: string): Promise<DocumentRecord[]> {
+    return this.rows<DocumentRecord>(
       companyId,
       `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE company_id = $1 AND issue_id = $2 ORDER BY key`,
       [issueId],
@@ -88,15 +109,17 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   /** Body and change summary of one revision. */
-  revisionBody(companyId: string, revisionId: string): Promise<Pick<RevisionRow, 'body' | 'change_summary'> | null> {
-    return this.row<RevisionRow>(companyId, `SELECT body, change_summary FROM issue_document_revisions WHERE company_id = $1 AND id = $2`, [
-      revisionId,
-    ]);
+  revisionBody(companyId: string, revisionId: string): Promise<Pick<RevisionRecord, 'body' | 'changeSummary'> | null> {
+    return this.row<RevisionRecord>(
+      companyId,
+      `SELECT body, change_summary AS "changeSummary" FROM issue_document_revisions WHERE company_id = $1 AND id = $2`,
+      [revisionId],
+    );
   }
 
   /** The document of an issue by key; `lock` takes its row lock. */
-  find(companyId: string, issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
-    return this.row<DocumentRow>(
+  find(companyId: string, issueId: string, key: string, lock = false): Promise<DocumentRecord | null> {
+    return this.row<DocumentRecord>(
       companyId,
       `SELECT ${DOCUMENT_COLUMNS} FROM issue_documents WHERE company_id = $1 AND issue_id = $2 AND key = $3${lock ? ' FOR UPDATE' : ''}`,
       [issueId, key],
@@ -104,8 +127,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   /** A revision of the document. */
-  revision(companyId: string, documentId: string, revisionId: string): Promise<RevisionRow | null> {
-    return this.row<RevisionRow>(
+  revision(companyId: string, documentId: string, revisionId: string): Promise<RevisionRecord | null> {
+    return this.row<RevisionRecord>(
       companyId,
       `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE company_id = $1 AND id = $2 AND document_id = $3`,
       [revisionId, documentId],
@@ -113,12 +136,10 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   /** All documents of an issue with their latest body and change summary, by key. */
-  listWithLatest(companyId: string, issueId: string): Promise<Array<DocumentRow & { body: string; change_summary: string | null }>> {
-    return this.rows<DocumentRow & { body: string; change_summary: string | null }>(
+  listWithLatest(companyId: string, issueId: string): Promise<Array<DocumentRecord & { body: string; changeSummary: string | null }>> {
+    return this.rows<DocumentRecord & { body: string; changeSummary: string | null }>(
       companyId,
-      `SELECT ${DOCUMENT_COLUMNS.split(',')
-        .map((c) => `d.${c.trim()}`)
-        .join(', ')}, r.body, r.change_summary
+      `SELECT ${recordColumns(DOCUMENT_COLUMN_LIST, 'd')}, r.body, r.change_summary AS "changeSummary"
          FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
         WHERE d.company_id = $1 AND d.issue_id = $2 ORDER BY d.key`,
       [issueId],
@@ -126,8 +147,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   /** Every revision of the document, newest first. */
-  revisionsOf(companyId: string, documentId: string): Promise<RevisionRow[]> {
-    return this.rows<RevisionRow>(
+  revisionsOf(companyId: string, documentId: string): Promise<RevisionRecord[]> {
+    return this.rows<RevisionRecord>(
       companyId,
       `SELECT ${REVISION_COLUMNS} FROM issue_document_revisions WHERE company_id = $1 AND document_id = $2 ORDER BY revision_number DESC`,
       [documentId],
@@ -139,8 +160,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
     await this.rows(companyId, `DELETE FROM issue_documents WHERE company_id = $1 AND id = $2`, [documentId]);
   }
 
-  async lock(companyId: string, documentId: string, by: { agentId: string | null; userId: string | null }): Promise<DocumentRow> {
-    const [locked] = await this.returning<DocumentRow>(
+  async lock(companyId: string, documentId: string, by: { agentId: string | null; userId: string | null }): Promise<DocumentRecord> {
+    const [locked] = await this.returning<DocumentRecord>(
       companyId,
       `UPDATE issue_documents SET locked_at = now(), locked_by_agent_id = $3, locked_by_user_id = $4
         WHERE company_id = $1 AND id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
@@ -149,8 +170,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
     return locked;
   }
 
-  async unlock(companyId: string, documentId: string): Promise<DocumentRow> {
-    const [unlocked] = await this.returning<DocumentRow>(
+  async unlock(companyId: string, documentId: string): Promise<DocumentRecord> {
+    const [unlocked] = await this.returning<DocumentRecord>(
       companyId,
       `UPDATE issue_documents SET locked_at = NULL, locked_by_agent_id = NULL, locked_by_user_id = NULL
         WHERE company_id = $1 AND id = $2 RETURNING ${DOCUMENT_COLUMNS}`,
@@ -164,8 +185,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
     companyId: string,
     d: { issueId: string; key: string; title: string | null; revisionId: string },
     by: Author,
-  ): Promise<DocumentRow | null> {
-    const [doc] = await this.rows<DocumentRow>(
+  ): Promise<DocumentRecord | null> {
+    const [doc] = await this.rows<DocumentRecord>(
       companyId,
       `INSERT INTO issue_documents (company_id, issue_id, key, title, latest_revision_id, latest_revision_number,
          created_by_agent_id, created_by_user_id, updated_by_agent_id, updated_by_user_id)
@@ -186,8 +207,8 @@ export class DocumentsRepository extends CompanyScopedRepository {
     baseRevisionId: string | null | undefined,
     next: { revisionId: string; number: number; title: string | null | undefined },
     by: Author,
-  ): Promise<DocumentRow | null> {
-    const [updated] = await this.returning<DocumentRow>(
+  ): Promise<DocumentRecord | null> {
+    const [updated] = await this.returning<DocumentRecord>(
       companyId,
       `UPDATE issue_documents
           SET latest_revision_id = $4, latest_revision_number = $5, title = CASE WHEN $6 THEN $7 ELSE title END,
@@ -199,14 +220,14 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   async insertRevision(
-    doc: Pick<DocumentRow, 'id' | 'company_id' | 'title'>,
+    doc: Pick<DocumentRecord, 'id' | 'companyId' | 'title'>,
     id: string,
     number: number,
     c: RevisionContent,
     by: Author,
-  ): Promise<RevisionRow> {
-    const [r] = await this.rows<RevisionRow>(
-      doc.company_id,
+  ): Promise<RevisionRecord> {
+    const [r] = await this.rows<RevisionRecord>(
+      doc.companyId,
       `INSERT INTO issue_document_revisions (company_id, id, document_id, revision_number, title, format, body, change_summary,
          base_revision_id, restored_from_revision_id, created_by_agent_id, created_by_user_id, run_id)
        VALUES ($1, $2, $3, $4, $5, 'markdown', $6, $7, $8, $9, $10, $11, $12) RETURNING ${REVISION_COLUMNS}`,

@@ -6,11 +6,10 @@ import { forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { iso } from '../../database/row-mapping';
 import { IssueStore } from '../issues/issue-store.service';
-import type { IssueRow } from '../issues/issue.types';
 import { AnnotationsService } from './annotations.service';
 import { authorOf, DOCUMENT_KEY_RE, MAX_DOCUMENT_BODY_BYTES, toDocumentResponse, toRevisionResponse } from './document.types';
 import { documentError } from './documents.errors';
-import { DocumentRow, DocumentsRepository, RevisionRow } from './documents.repository';
+import { DocumentIssue, documentIssue, DocumentRecord, DocumentsRepository, RevisionRecord } from './documents.repository';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
 
 interface NewContent {
@@ -27,22 +26,22 @@ export interface PutResult {
 }
 
 /** 409 `{ error: "Document is locked", key, lockedAt }` (spec, document write rule 3). */
-export const documentLocked = (d: DocumentRow) =>
+export const documentLocked = (d: DocumentRecord) =>
   documentError('document_locked', 'Document is locked', {
     key: d.key,
-    lockedAt: iso(d.locked_at),
-    lockedByAgentId: d.locked_by_agent_id,
-    lockedByUserId: d.locked_by_user_id,
+    lockedAt: iso(d.lockedAt),
+    lockedByAgentId: d.lockedByAgentId,
+    lockedByUserId: d.lockedByUserId,
   });
 
 const staleRevision = (
   message: string,
-  current: Pick<DocumentRow, 'latest_revision_id' | 'latest_revision_number'> | null,
+  current: Pick<DocumentRecord, 'latestRevisionId' | 'latestRevisionNumber'> | null,
   code: 'stale_revision' | 'document_exists' | 'base_revision_required' = 'stale_revision',
 ) =>
   documentError(code, message, {
-    currentRevisionId: current?.latest_revision_id ?? null,
-    currentRevisionNumber: current?.latest_revision_number ?? null,
+    currentRevisionId: current?.latestRevisionId ?? null,
+    currentRevisionNumber: current?.latestRevisionNumber ?? null,
   });
 
 /**
@@ -74,31 +73,36 @@ export class DocumentsService {
   }
 
   /** The issue and its document, 404 when either is missing. */
-  async load(actor: Actor, ref: string, key: string, opts: { lock?: boolean } = {}): Promise<{ issue: IssueRow; doc: DocumentRow }> {
+  async load(
+    actor: Actor,
+    ref: string,
+    key: string,
+    opts: { lock?: boolean } = {},
+  ): Promise<{ issue: DocumentIssue; doc: DocumentRecord }> {
     this.assertKey(key);
-    const issue = await this.issues.load(actor, ref);
-    const doc = await this.find(issue.company_id, issue.id, key, opts.lock);
+    const issue = documentIssue(await this.issues.load(actor, ref));
+    const doc = await this.find(issue.companyId, issue.id, key, opts.lock);
     if (!doc) throw notFound('Document');
     return { issue, doc };
   }
 
-  async find(companyId: string, issueId: string, key: string, lock = false): Promise<DocumentRow | null> {
+  async find(companyId: string, issueId: string, key: string, lock = false): Promise<DocumentRecord | null> {
     return this.documents.find(companyId, issueId, key, lock);
   }
 
-  async revision(doc: DocumentRow, revisionId = doc.latest_revision_id): Promise<RevisionRow | null> {
+  async revision(doc: DocumentRecord, revisionId = doc.latestRevisionId): Promise<RevisionRecord | null> {
     if (!isUuid(revisionId)) return null;
-    return this.documents.revision(doc.company_id, doc.id, revisionId);
+    return this.documents.revision(doc.companyId, doc.id, revisionId);
   }
 
-  async toResponse(doc: DocumentRow): Promise<DocumentResponseDto> {
+  async toResponse(doc: DocumentRecord): Promise<DocumentResponseDto> {
     return toDocumentResponse(doc, (await this.revision(doc))!);
   }
 
   /** All documents of an issue with their latest body, by key. */
   async list(actor: Actor, ref: string): Promise<DocumentResponseDto[]> {
-    const issue = await this.issues.load(actor, ref);
-    const rows = await this.documents.listWithLatest(issue.company_id, issue.id);
+    const issue = documentIssue(await this.issues.load(actor, ref));
+    const rows = await this.documents.listWithLatest(issue.companyId, issue.id);
     return rows.map((d) => toDocumentResponse(d, d));
   }
 
@@ -114,7 +118,7 @@ export class DocumentsService {
 
   async revisions(actor: Actor, ref: string, key: string): Promise<RevisionResponseDto[]> {
     const { doc } = await this.load(actor, ref, key);
-    const rows = await this.documents.revisionsOf(doc.company_id, doc.id);
+    const rows = await this.documents.revisionsOf(doc.companyId, doc.id);
     return rows.map((r) => toRevisionResponse(r, doc));
   }
 
@@ -125,8 +129,8 @@ export class DocumentsService {
   async put(actor: Actor, ref: string, key: string, dto: PutDocumentDto): Promise<PutResult> {
     this.assertKey(key);
     this.assertBody(dto.body);
-    const issue = await this.issues.load(actor, ref);
-    const doc = await this.find(issue.company_id, issue.id, key, true);
+    const issue = documentIssue(await this.issues.load(actor, ref));
+    const doc = await this.find(issue.companyId, issue.id, key, true);
     if (!doc) {
       if (dto.baseRevisionId) throw staleRevision('The document does not exist yet; omit baseRevisionId to create it', null);
       const created = await this.create(actor, issue, key, dto);
@@ -134,21 +138,21 @@ export class DocumentsService {
         // a concurrent writer created the key first: this write did not see its revision
         throw staleRevision(
           'The document was created concurrently; send its latest revision as baseRevisionId',
-          await this.find(issue.company_id, issue.id, key),
+          await this.find(issue.companyId, issue.id, key),
           'document_exists',
         );
       }
       await this.record(actor, issue, 'issue.document_created', created, { changeSummary: dto.changeSummary ?? null });
       return { document: await this.toResponse(created), created: true };
     }
-    if (doc.locked_at) {
+    if (doc.lockedAt) {
       if (actor.kind !== 'agent') throw documentLocked(doc);
       return this.redirect(actor, issue, doc, dto);
     }
     if (!dto.baseRevisionId) {
       throw staleRevision('The document exists: send its latest revision id as baseRevisionId', doc, 'base_revision_required');
     }
-    if (dto.baseRevisionId !== doc.latest_revision_id) {
+    if (dto.baseRevisionId !== doc.latestRevisionId) {
       throw staleRevision('baseRevisionId is not the latest revision of the document', doc);
     }
     const updated = await this.append(actor, doc, dto);
@@ -164,17 +168,17 @@ export class DocumentsService {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
     const old = await this.revision(doc, revisionId);
     if (!old) throw notFound('Revision');
-    if (doc.locked_at) throw documentLocked(doc);
+    if (doc.lockedAt) throw documentLocked(doc);
     const updated = await this.append(actor, doc, {
       title: old.title,
       body: old.body,
-      changeSummary: `Restored revision ${old.revision_number}`,
-      baseRevisionId: doc.latest_revision_id,
+      changeSummary: `Restored revision ${old.revisionNumber}`,
+      baseRevisionId: doc.latestRevisionId,
       restoredFromRevisionId: old.id,
     });
     await this.record(actor, issue, 'issue.document_restored', updated, {
       restoredFromRevisionId: old.id,
-      restoredFromRevisionNumber: old.revision_number,
+      restoredFromRevisionNumber: old.revisionNumber,
     });
     return this.toResponse(updated);
   }
@@ -182,9 +186,9 @@ export class DocumentsService {
   /** Board only (the route says so); removes every revision and thread. Locked: 409. */
   async remove(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
-    if (doc.locked_at) throw documentLocked(doc);
+    if (doc.lockedAt) throw documentLocked(doc);
     const out = await this.toResponse(doc);
-    await this.documents.delete(doc.company_id, doc.id);
+    await this.documents.delete(doc.companyId, doc.id);
     await this.record(actor, issue, 'issue.document_deleted', doc, {});
     return out;
   }
@@ -192,8 +196,8 @@ export class DocumentsService {
   /** Locking a locked document is a no-op. */
   async lock(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
-    if (doc.locked_at) return this.toResponse(doc);
-    const locked = await this.documents.lock(doc.company_id, doc.id, authorOf(actor));
+    if (doc.lockedAt) return this.toResponse(doc);
+    const locked = await this.documents.lock(doc.companyId, doc.id, authorOf(actor));
     await this.record(actor, issue, 'issue.document_locked', locked, {});
     return this.toResponse(locked);
   }
@@ -201,15 +205,15 @@ export class DocumentsService {
   /** Board callers unlock any lock; an agent only its own. Unlocking an unlocked document is a no-op. */
   async unlock(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
     const { issue, doc } = await this.load(actor, ref, key, { lock: true });
-    if (!doc.locked_at) return this.toResponse(doc);
-    if (actor.kind === 'agent' && doc.locked_by_agent_id !== actor.agentId) {
+    if (!doc.lockedAt) return this.toResponse(doc);
+    if (actor.kind === 'agent' && doc.lockedByAgentId !== actor.agentId) {
       throw forbidden('Only the board or the agent holding the lock may unlock this document', { reason: 'deny_unsupported_action' });
     }
-    const unlocked = await this.documents.unlock(doc.company_id, doc.id);
+    const unlocked = await this.documents.unlock(doc.companyId, doc.id);
     await this.record(actor, issue, 'issue.document_unlocked', unlocked, {
-      previousLockedAt: iso(doc.locked_at),
-      previousLockedByAgentId: doc.locked_by_agent_id,
-      previousLockedByUserId: doc.locked_by_user_id,
+      previousLockedAt: iso(doc.lockedAt),
+      previousLockedByAgentId: doc.lockedByAgentId,
+      previousLockedByUserId: doc.lockedByUserId,
     });
     return this.toResponse(unlocked);
   }
@@ -224,10 +228,10 @@ export class DocumentsService {
   }
 
   /** Inserts document and revision 1; null when the key was taken concurrently. */
-  private async create(actor: Actor, issue: IssueRow, key: string, dto: NewContent): Promise<DocumentRow | null> {
+  private async create(actor: Actor, issue: DocumentIssue, key: string, dto: NewContent): Promise<DocumentRecord | null> {
     const revisionId = randomUUID();
     const doc = await this.documents.insert(
-      issue.company_id,
+      issue.companyId,
       { issueId: issue.id, key, title: dto.title ?? null, revisionId },
       authorOf(actor),
     );
@@ -240,11 +244,11 @@ export class DocumentsService {
    * The database decides between concurrent writers: the update only applies while the document's
    * latest revision is still the writer's base, and (document, revision_number) is unique.
    */
-  private async append(actor: Actor, doc: DocumentRow, content: NewContent): Promise<DocumentRow> {
+  private async append(actor: Actor, doc: DocumentRecord, content: NewContent): Promise<DocumentRecord> {
     const revisionId = randomUUID();
-    const number = doc.latest_revision_number + 1;
+    const number = doc.latestRevisionNumber + 1;
     const updated = await this.documents.advance(
-      doc.company_id,
+      doc.companyId,
       doc.id,
       content.baseRevisionId,
       { revisionId, number, title: content.title },
@@ -253,14 +257,14 @@ export class DocumentsService {
     if (!updated)
       throw staleRevision(
         'baseRevisionId is not the latest revision of the document',
-        await this.find(doc.company_id, doc.issue_id, doc.key),
+        await this.find(doc.companyId, doc.issueId, doc.key),
       );
     const revision = await this.insertRevision(actor, updated, revisionId, number, content);
     await this.annotations.reanchorAll(updated, revision);
     return updated;
   }
 
-  private async insertRevision(actor: Actor, doc: DocumentRow, id: string, number: number, c: NewContent): Promise<RevisionRow> {
+  private async insertRevision(actor: Actor, doc: DocumentRecord, id: string, number: number, c: NewContent): Promise<RevisionRecord> {
     return this.documents.insertRevision(
       doc,
       id,
@@ -276,19 +280,19 @@ export class DocumentsService {
   }
 
   /** Agent write to a locked document: the content goes to the first free derived key (plan-2, plan-3, …). */
-  private async redirect(actor: Actor, issue: IssueRow, source: DocumentRow, dto: PutDocumentDto): Promise<PutResult> {
+  private async redirect(actor: Actor, issue: DocumentIssue, source: DocumentRecord, dto: PutDocumentDto): Promise<PutResult> {
     const stem = /^(.*)-\d+$/.exec(source.key)?.[1] ?? source.key;
     for (let attempt = 0; attempt < 20; attempt++) {
-      const newKey = await this.freeDerivedKey(issue.company_id, issue.id, stem);
+      const newKey = await this.freeDerivedKey(issue.companyId, issue.id, stem);
       const created = await this.create(actor, issue, newKey, { ...dto, title: dto.title ?? source.title, baseRevisionId: null });
       if (!created) continue; // taken concurrently: try the next number
       const redirectedFromLockedDocument = {
         sourceKey: source.key,
         key: newKey,
         newKey,
-        lockedAt: iso(source.locked_at)!,
-        lockedByAgentId: source.locked_by_agent_id,
-        lockedByUserId: source.locked_by_user_id,
+        lockedAt: iso(source.lockedAt)!,
+        lockedByAgentId: source.lockedByAgentId,
+        lockedByUserId: source.lockedByUserId,
       };
       await this.record(actor, issue, 'issue.document_created', created, {
         redirectedFromLockedDocument,
@@ -307,9 +311,15 @@ export class DocumentsService {
     return `${base}-${n}`;
   }
 
-  private async record(actor: Actor, issue: IssueRow, action: string, doc: DocumentRow, details: Record<string, unknown>): Promise<void> {
+  private async record(
+    actor: Actor,
+    issue: DocumentIssue,
+    action: string,
+    doc: DocumentRecord,
+    details: Record<string, unknown>,
+  ): Promise<void> {
     await this.activity.record({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       action,
       entityType: 'issue',
       entityId: issue.id,
@@ -317,8 +327,8 @@ export class DocumentsService {
       details: {
         documentId: doc.id,
         key: doc.key,
-        revisionId: doc.latest_revision_id,
-        revisionNumber: doc.latest_revision_number,
+        revisionId: doc.latestRevisionId,
+        revisionNumber: doc.latestRevisionNumber,
         ...details,
       },
     });

@@ -17,7 +17,7 @@ export async function issueDocumentsView(
   const plan = docs.find((d) => d.key === PLAN_KEY);
   let planDocument: DocumentResponseDto | null = null;
   if (plan) {
-    const latest = await docRows.revisionBody(companyId, plan.latest_revision_id);
+    const latest = await docRows.revisionBody(companyId, plan.latestRevisionId);
     planDocument = toDocumentResponse(plan, latest!);
   }
   return { planDocument, documentSummaries: docs.map(toDocumentSummary) };
@@ -33,9 +33,9 @@ export async function planReviewThreads(
   return rows.map((r) => ({
     id: r.id,
     status: r.status,
-    anchorState: r.anchor_state,
+    anchorState: r.anchorState,
     quote: r.exact,
-    lastActivityAt: isoRequired(r.last_activity_at),
+    lastActivityAt: isoRequired(r.lastActivityAt),
     comments: r.bodies,
   }));
 }

@@ -6,9 +6,10 @@ import { forbidden } from '../../common/errors/domain-error';
 import { documentError } from './documents.errors';
 import { IssueStore } from '../issues/issue-store.service';
 import { IssuesService } from '../issues/issues.service';
+import { documentIssue } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { AcceptPlanDto, PlanDecompositionDto } from './dto/plan-decomposition.dto';
-import { DecompositionRow, PlanDecompositionsRepository } from './plan-decompositions.repository';
+import { PlanDecompositionRecord, PlanDecompositionsRepository } from './plan-decompositions.repository';
 import { planItems } from './plan-items';
 
 export const PLAN_KEY = 'plan';
@@ -40,13 +41,13 @@ export class PlanDecompositions {
       );
     }
     const { issue, doc } = await this.documents.load(actor, ref, PLAN_KEY, { lock: true });
-    if (dto.baseRevisionId && dto.baseRevisionId !== doc.latest_revision_id) {
+    if (dto.baseRevisionId && dto.baseRevisionId !== doc.latestRevisionId) {
       throw documentError('stale_plan_revision', 'The plan changed since that revision', {
-        currentRevisionId: doc.latest_revision_id,
-        currentRevisionNumber: doc.latest_revision_number,
+        currentRevisionId: doc.latestRevisionId,
+        currentRevisionNumber: doc.latestRevisionNumber,
       });
     }
-    const accepted = await this.repo.ofRevision(issue.company_id, issue.id, doc.latest_revision_id);
+    const accepted = await this.repo.ofRevision(issue.companyId, issue.id, doc.latestRevisionId);
     if (accepted)
       throw documentError('plan_revision_already_accepted', 'This plan revision was already accepted', { decompositionId: accepted.id });
     const revision = (await this.documents.revision(doc))!;
@@ -57,21 +58,21 @@ export class PlanDecompositions {
     const children = [];
     for (const item of items) {
       children.push(
-        await this.issues.create(actor, issue.company_id, {
+        await this.issues.create(actor, issue.companyId, {
           title: item.title,
           description: item.description,
           status: dto.childStatus ?? 'todo',
           parentId: issue.id,
-          projectId: issue.project_id,
-          goalId: issue.goal_id,
+          projectId: issue.projectId,
+          goalId: issue.goalId,
         }),
       );
     }
-    const row = await this.repo.insert(issue.company_id, {
+    const row = await this.repo.insert(issue.companyId, {
       issueId: issue.id,
       documentKey: PLAN_KEY,
-      revisionId: doc.latest_revision_id,
-      revisionNumber: doc.latest_revision_number,
+      revisionId: doc.latestRevisionId,
+      revisionNumber: doc.latestRevisionNumber,
       userId: actor.userId,
       childIssueIds: children.map((c) => c.id),
     });
@@ -81,22 +82,22 @@ export class PlanDecompositions {
 
   /** Newest first. */
   async list(actor: Actor, ref: string): Promise<PlanDecompositionDto[]> {
-    const issue = await this.store.load(actor, ref);
-    const rows = await this.repo.listOfIssue(issue.company_id, issue.id);
+    const issue = documentIssue(await this.store.load(actor, ref));
+    const rows = await this.repo.listOfIssue(issue.companyId, issue.id);
     return Promise.all(rows.map((r) => this.toDto(r)));
   }
 
-  private async toDto(r: DecompositionRow): Promise<PlanDecompositionDto> {
+  private async toDto(r: PlanDecompositionRecord): Promise<PlanDecompositionDto> {
     return {
       id: r.id,
-      companyId: r.company_id,
-      issueId: r.issue_id,
-      documentKey: r.document_key,
-      revisionId: r.revision_id,
-      revisionNumber: r.revision_number,
-      acceptedByUserId: r.accepted_by_user_id,
-      acceptedAt: isoRequired(r.created_at),
-      childIssues: await this.store.summariesOf(r.company_id, r.child_issue_ids),
+      companyId: r.companyId,
+      issueId: r.issueId,
+      documentKey: r.documentKey,
+      revisionId: r.revisionId,
+      revisionNumber: r.revisionNumber,
+      acceptedByUserId: r.acceptedByUserId,
+      acceptedAt: isoRequired(r.createdAt),
+      childIssues: await this.store.summariesOf(r.companyId, r.childIssueIds),
     };
   }
 }
