@@ -14,6 +14,11 @@ export function camelName(column: string): string {
   return column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
+/** camelCase record field as its snake_case column name: `latestRevisionId` -> `latest_revision_id`. */
+export function snakeName(field: string): string {
+  return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
 /**
  * A column list (`id, company_id, …`) selected as camelCase record fields (`id AS "id", company_id AS "companyId", …`),
  * each column prefixed with `alias.` when given: repositories return typed camelCase records (issue 45.4).

@@ -6,7 +6,7 @@ import { notFound } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
 import { IssuesService } from '../issues/issues.service';
 import type { IssuePriority } from '../issues/issue.types';
-import { RoutinesRepository, RunInsert, RunRow } from './routines.repository';
+import { RoutinesRepository, RunInsert, RoutineRunRecord } from './routines.repository';
 
 export interface FiringInput {
   source: 'schedule' | 'manual';
@@ -40,7 +40,11 @@ export class RoutineFiring {
   ) {}
 
   /** The execution (read back with its issue for manual runs; for scheduled ones only id and status). */
-  async fire(companyId: string, routineId: string, input: FiringInput): Promise<Pick<RunRow, 'id' | 'status'> & Partial<RunRow>> {
+  async fire(
+    companyId: string,
+    routineId: string,
+    input: FiringInput,
+  ): Promise<Pick<RoutineRunRecord, 'id' | 'status'> & Partial<RoutineRunRecord>> {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     const actor = input.actor;
@@ -54,8 +58,8 @@ export class RoutineFiring {
       createdByAgentId: actor?.kind === 'agent' ? actor.agentId : null,
       createdByUserId: actor?.kind === 'board' ? actor.userId : null,
     };
-    const { companyStatus, agentStatus: assigneeStatus } = await this.repo.firingContext(companyId, routine.assignee_agent_id);
-    const [open] = routine.concurrency_policy === 'skip_if_active' ? await this.repo.openExecutions(companyId, [routineId]) : [];
+    const { companyStatus, agentStatus: assigneeStatus } = await this.repo.firingContext(companyId, routine.assigneeAgentId);
+    const [open] = routine.concurrencyPolicy === 'skip_if_active' ? await this.repo.openExecutions(companyId, [routineId]) : [];
     let outcome: Pick<RunInsert, 'status' | 'linkedIssueId' | 'coalescedIntoRunId' | 'failureReason'>;
     if (input.skipReason) {
       outcome = { status: 'skipped', linkedIssueId: null, coalescedIntoRunId: null, failureReason: input.skipReason };
@@ -73,7 +77,7 @@ export class RoutineFiring {
         status: 'skipped',
         linkedIssueId: null,
         coalescedIntoRunId: open.id,
-        failureReason: `previous execution's issue ${open.issue_identifier ?? open.linked_issue_id} is still open`,
+        failureReason: `previous execution's issue ${open.issueIdentifier ?? open.linkedIssueId} is still open`,
       };
     } else {
       const issue = await this.issues.createAsSystem(companyId, {
@@ -81,10 +85,10 @@ export class RoutineFiring {
         description: routine.description,
         priority: routine.priority as IssuePriority,
         status: 'todo',
-        projectId: routine.project_id,
-        goalId: routine.goal_id,
-        parentId: routine.parent_issue_id,
-        assigneeAgentId: routine.assignee_agent_id,
+        projectId: routine.projectId,
+        goalId: routine.goalId,
+        parentId: routine.parentIssueId,
+        assigneeAgentId: routine.assigneeAgentId,
         originKind: 'routine_execution',
         originId: routine.id,
       });

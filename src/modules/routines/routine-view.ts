@@ -1,93 +1,93 @@
 import { iso, isoRequired } from '../../database/row-mapping';
 import type { IssueBriefDto, RoutineResponseDto, RoutineRunResponseDto, TriggerResponseDto } from './dto/routine.dto';
-import type { RoutineRow, RunRow, TriggerRow } from './routines.repository';
+import type { RoutineRecord, RoutineRunRecord, RoutineTriggerRecord } from './routines.repository';
 
-export function toTriggerResponse(t: TriggerRow): TriggerResponseDto {
+export function toTriggerResponse(t: RoutineTriggerRecord): TriggerResponseDto {
   return {
     id: t.id,
-    companyId: t.company_id,
-    routineId: t.routine_id,
+    companyId: t.companyId,
+    routineId: t.routineId,
     kind: t.kind,
     label: t.label,
     enabled: t.enabled,
-    cronExpression: t.cron_expression,
+    cronExpression: t.cronExpression,
     timezone: t.timezone,
-    nextRunAt: iso(t.next_run_at),
-    lastFiredAt: iso(t.last_fired_at),
-    lastResult: t.last_result,
-    createdByAgentId: t.created_by_agent_id,
-    createdByUserId: t.created_by_user_id,
-    createdAt: isoRequired(t.created_at),
-    updatedAt: isoRequired(t.updated_at),
+    nextRunAt: iso(t.nextRunAt),
+    lastFiredAt: iso(t.lastFiredAt),
+    lastResult: t.lastResult,
+    createdByAgentId: t.createdByAgentId,
+    createdByUserId: t.createdByUserId,
+    createdAt: isoRequired(t.createdAt),
+    updatedAt: isoRequired(t.updatedAt),
   };
 }
 
-function issueBrief(r: RunRow): IssueBriefDto | null {
-  if (!r.linked_issue_id || !r.issue_identifier) return null;
+function issueBrief(r: RoutineRunRecord): IssueBriefDto | null {
+  if (!r.linkedIssueId || !r.issueIdentifier) return null;
   return {
-    id: r.linked_issue_id,
-    identifier: r.issue_identifier,
-    title: r.issue_title ?? '',
-    status: r.issue_status ?? '',
-    priority: r.issue_priority ?? '',
-    updatedAt: iso(r.issue_updated_at ?? null) ?? isoRequired(r.updated_at),
+    id: r.linkedIssueId,
+    identifier: r.issueIdentifier,
+    title: r.issueTitle ?? '',
+    status: r.issueStatus ?? '',
+    priority: r.issuePriority ?? '',
+    updatedAt: iso(r.issueUpdatedAt ?? null) ?? isoRequired(r.updatedAt),
   };
 }
 
-export function toRunResponse(r: RunRow, triggers: Map<string, TriggerRow> = new Map()): RoutineRunResponseDto {
-  const trigger = r.trigger_id ? triggers.get(r.trigger_id) : undefined;
+export function toRunResponse(r: RoutineRunRecord, triggers: Map<string, RoutineTriggerRecord> = new Map()): RoutineRunResponseDto {
+  const trigger = r.triggerId ? triggers.get(r.triggerId) : undefined;
   return {
     id: r.id,
-    companyId: r.company_id,
-    routineId: r.routine_id,
-    triggerId: r.trigger_id,
+    companyId: r.companyId,
+    routineId: r.routineId,
+    triggerId: r.triggerId,
     source: r.source,
     status: r.status,
-    triggeredAt: isoRequired(r.triggered_at),
-    scheduledFor: iso(r.scheduled_for),
-    missedCount: r.missed_count,
-    triggerPayload: r.trigger_payload,
-    linkedIssueId: r.linked_issue_id,
-    coalescedIntoRunId: r.coalesced_into_run_id,
-    failureReason: r.failure_reason,
-    createdAt: isoRequired(r.created_at),
-    updatedAt: isoRequired(r.updated_at),
+    triggeredAt: isoRequired(r.triggeredAt),
+    scheduledFor: iso(r.scheduledFor),
+    missedCount: r.missedCount,
+    triggerPayload: r.triggerPayload,
+    linkedIssueId: r.linkedIssueId,
+    coalescedIntoRunId: r.coalescedIntoRunId,
+    failureReason: r.failureReason,
+    createdAt: isoRequired(r.createdAt),
+    updatedAt: isoRequired(r.updatedAt),
     linkedIssue: issueBrief(r),
     trigger: trigger ? toTriggerResponse(trigger) : null,
   };
 }
 
 export function toRoutineResponse(
-  r: RoutineRow,
-  triggers: TriggerRow[],
-  lastRun: RunRow | undefined,
-  open: RunRow | undefined,
+  r: RoutineRecord,
+  triggers: RoutineTriggerRecord[],
+  lastRun: RoutineRunRecord | undefined,
+  open: RoutineRunRecord | undefined,
 ): RoutineResponseDto {
   const byId = new Map(triggers.map((t) => [t.id, t]));
   return {
     id: r.id,
-    companyId: r.company_id,
-    projectId: r.project_id,
-    goalId: r.goal_id,
-    parentIssueId: r.parent_issue_id,
-    folderId: r.folder_id,
+    companyId: r.companyId,
+    projectId: r.projectId,
+    goalId: r.goalId,
+    parentIssueId: r.parentIssueId,
+    folderId: r.folderId,
     title: r.title,
     description: r.description,
-    assigneeAgentId: r.assignee_agent_id,
+    assigneeAgentId: r.assigneeAgentId,
     priority: r.priority,
     status: r.status,
-    concurrencyPolicy: r.concurrency_policy,
-    catchUpPolicy: r.catch_up_policy,
-    routineKey: r.routine_key,
-    managedBy: r.managed_by,
-    createdByAgentId: r.created_by_agent_id,
-    createdByUserId: r.created_by_user_id,
-    updatedByAgentId: r.updated_by_agent_id,
-    updatedByUserId: r.updated_by_user_id,
-    lastTriggeredAt: iso(r.last_triggered_at),
-    lastEnqueuedAt: iso(r.last_enqueued_at),
-    createdAt: isoRequired(r.created_at),
-    updatedAt: isoRequired(r.updated_at),
+    concurrencyPolicy: r.concurrencyPolicy,
+    catchUpPolicy: r.catchUpPolicy,
+    routineKey: r.routineKey,
+    managedBy: r.managedBy,
+    createdByAgentId: r.createdByAgentId,
+    createdByUserId: r.createdByUserId,
+    updatedByAgentId: r.updatedByAgentId,
+    updatedByUserId: r.updatedByUserId,
+    lastTriggeredAt: iso(r.lastTriggeredAt),
+    lastEnqueuedAt: iso(r.lastEnqueuedAt),
+    createdAt: isoRequired(r.createdAt),
+    updatedAt: isoRequired(r.updatedAt),
     triggers: triggers.map(toTriggerResponse),
     lastRun: lastRun ? toRunResponse(lastRun, byId) : null,
     activeIssue: open ? issueBrief(open) : null,

@@ -6,7 +6,7 @@ import { Db } from '../../database/db.service';
 import { Clock } from '../budgets/clock.service';
 import { countFirings, nextFiring } from './cron';
 import { RoutineFiring } from './routine-firing.service';
-import { DueTrigger, RoutinesRepository } from './routines.repository';
+import { DueTriggerRecord, RoutinesRepository } from './routines.repository';
 
 const TICK = 'routines.tick';
 const BATCH = 200;
@@ -66,30 +66,30 @@ export class RoutinesScheduler extends IntervalJob {
     }
   }
 
-  private async fireOne(t: DueTrigger): Promise<'claimed' | 'lost' | 'failed'> {
+  private async fireOne(t: DueTriggerRecord): Promise<'claimed' | 'lost' | 'failed'> {
     const now = this.clock.now();
     let next: Date;
     let missed: number;
     try {
-      next = nextFiring(t.cron_expression, t.timezone, now);
-      missed = countFirings(t.cron_expression, t.timezone, t.next_run_at, now);
+      next = nextFiring(t.cronExpression, t.timezone, now);
+      missed = countFirings(t.cronExpression, t.timezone, t.nextRunAt, now);
     } catch (err) {
       // a schedule that no longer evaluates (e.g. a time zone the runtime dropped) stops firing
       this.logger.error(`routine trigger ${t.id}: ${(err as Error).message}; schedule disabled`);
-      await this.db.transaction(() => this.repo.claim(t.company_id, t.id, t.next_run_at, null, now)).catch(() => undefined);
+      await this.db.transaction(() => this.repo.claim(t.companyId, t.id, t.nextRunAt, null, now)).catch(() => undefined);
       return 'failed';
     }
-    const late = now.getTime() - t.next_run_at.getTime() > MISSED_GRACE_MS;
+    const late = now.getTime() - t.nextRunAt.getTime() > MISSED_GRACE_MS;
     try {
       const claimed = await this.db.transaction(async () => {
-        if (!(await this.repo.claim(t.company_id, t.id, t.next_run_at, next, now))) return false;
-        await this.firing.fire(t.company_id, t.routine_id, {
+        if (!(await this.repo.claim(t.companyId, t.id, t.nextRunAt, next, now))) return false;
+        await this.firing.fire(t.companyId, t.routineId, {
           source: 'schedule',
           triggerId: t.id,
-          scheduledFor: t.next_run_at,
+          scheduledFor: t.nextRunAt,
           missedCount: missed,
           skipReason:
-            late && t.catch_up_policy === 'skip_missed' ? 'missed while the service was down (catch-up policy skip_missed)' : undefined,
+            late && t.catchUpPolicy === 'skip_missed' ? 'missed while the service was down (catch-up policy skip_missed)' : undefined,
         });
         return true;
       });
@@ -97,16 +97,16 @@ export class RoutinesScheduler extends IntervalJob {
     } catch (err) {
       // the firing rolled back: record the failure and move the schedule on, so one broken
       // routine neither blocks the others nor retries every tick
-      this.logger.error(`routine ${t.routine_id} (company ${t.company_id}) failed to fire: ${(err as Error).message}`);
+      this.logger.error(`routine ${t.routineId} (company ${t.companyId}) failed to fire: ${(err as Error).message}`);
       await this.db
         .transaction(async () => {
-          if (!(await this.repo.claim(t.company_id, t.id, t.next_run_at, next, now))) return;
-          await this.repo.insertRun(t.company_id, {
-            routineId: t.routine_id,
+          if (!(await this.repo.claim(t.companyId, t.id, t.nextRunAt, next, now))) return;
+          await this.repo.insertRun(t.companyId, {
+            routineId: t.routineId,
             triggerId: t.id,
             source: 'schedule',
             status: 'failed',
-            scheduledFor: t.next_run_at,
+            scheduledFor: t.nextRunAt,
             missedCount: missed,
             triggerPayload: null,
             linkedIssueId: null,
@@ -115,9 +115,9 @@ export class RoutinesScheduler extends IntervalJob {
             createdByAgentId: null,
             createdByUserId: null,
           });
-          await this.repo.setTriggerResult(t.company_id, t.id, 'failed');
+          await this.repo.setTriggerResult(t.companyId, t.id, 'failed');
         })
-        .catch((e) => this.logger.error(`routine ${t.routine_id}: could not record the failure: ${(e as Error).message}`));
+        .catch((e) => this.logger.error(`routine ${t.routineId}: could not record the failure: ${(e as Error).message}`));
       return 'failed';
     }
   }

@@ -1,84 +1,89 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns, snakeName } from '../../database/row-mapping';
 
-export interface RoutineRow {
+export interface RoutineRecord {
   id: string;
-  company_id: string;
-  project_id: string | null;
-  goal_id: string | null;
-  parent_issue_id: string | null;
-  folder_id: string | null;
+  companyId: string;
+  projectId: string | null;
+  goalId: string | null;
+  parentIssueId: string | null;
+  folderId: string | null;
   title: string;
   description: string | null;
-  assignee_agent_id: string;
+  assigneeAgentId: string;
   priority: string;
   status: string;
-  concurrency_policy: string;
-  catch_up_policy: string;
-  routine_key: string | null;
-  managed_by: string | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  updated_by_agent_id: string | null;
-  updated_by_user_id: string | null;
-  last_triggered_at: Date | null;
-  last_enqueued_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+  concurrencyPolicy: string;
+  catchUpPolicy: string;
+  routineKey: string | null;
+  managedBy: string | null;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  updatedByAgentId: string | null;
+  updatedByUserId: string | null;
+  lastTriggeredAt: Date | null;
+  lastEnqueuedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-export interface TriggerRow {
+export interface RoutineTriggerRecord {
   id: string;
-  company_id: string;
-  routine_id: string;
+  companyId: string;
+  routineId: string;
   kind: string;
   label: string | null;
   enabled: boolean;
-  cron_expression: string | null;
+  cronExpression: string | null;
   timezone: string | null;
-  next_run_at: Date | null;
-  last_fired_at: Date | null;
-  last_result: string | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
+  nextRunAt: Date | null;
+  lastFiredAt: Date | null;
+  lastResult: string | null;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  updatedByAgentId: string | null;
+  updatedByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-export interface RunRow {
+export interface RoutineRunRecord {
   id: string;
-  company_id: string;
-  routine_id: string;
-  trigger_id: string | null;
+  companyId: string;
+  routineId: string;
+  triggerId: string | null;
   source: string;
   status: string;
-  triggered_at: Date;
-  scheduled_for: Date | null;
-  missed_count: number;
-  trigger_payload: Record<string, unknown> | null;
-  linked_issue_id: string | null;
-  coalesced_into_run_id: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
+  triggeredAt: Date;
+  scheduledFor: Date | null;
+  missedCount: number;
+  triggerPayload: Record<string, unknown> | null;
+  linkedIssueId: string | null;
+  coalescedIntoRunId: string | null;
+  failureReason: string | null;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
   /** joined issue summary (issues are owned by the issues module; read here for the routines pages) */
-  issue_identifier?: string | null;
-  issue_title?: string | null;
-  issue_status?: string | null;
-  issue_priority?: string | null;
-  issue_updated_at?: Date | null;
+  issueIdentifier?: string | null;
+  issueTitle?: string | null;
+  issueStatus?: string | null;
+  issuePriority?: string | null;
+  issueUpdatedAt?: Date | null;
 }
 
 /** A trigger whose firing time has come, with what its firing needs. */
-export interface DueTrigger {
+export interface DueTriggerRecord {
   id: string;
-  company_id: string;
-  routine_id: string;
-  cron_expression: string;
+  companyId: string;
+  routineId: string;
+  cronExpression: string;
   timezone: string;
-  next_run_at: Date;
-  catch_up_policy: string;
+  nextRunAt: Date;
+  catchUpPolicy: string;
 }
 
 export interface RunInsert {
@@ -98,14 +103,27 @@ export interface RunInsert {
   createdByUserId: string | null;
 }
 
-const ROUTINE_COLUMNS = `id, company_id, project_id, goal_id, parent_issue_id, folder_id, title, description, assignee_agent_id, priority, status,
+const ROUTINE_COLUMNS =
+  recordColumns(`id, company_id, project_id, goal_id, parent_issue_id, folder_id, title, description, assignee_agent_id, priority, status,
   concurrency_policy, catch_up_policy, routine_key, managed_by, created_by_agent_id, created_by_user_id, updated_by_agent_id,
-  updated_by_user_id, last_triggered_at, last_enqueued_at, created_at, updated_at`;
+  updated_by_user_id, last_triggered_at, last_enqueued_at, created_at, updated_at`);
+const TRIGGER_COLUMNS =
+  recordColumns(`id, company_id, routine_id, kind, label, enabled, cron_expression, timezone, next_run_at, last_fired_at,
+  last_result, created_by_agent_id, created_by_user_id, updated_by_agent_id, updated_by_user_id, created_at, updated_at`);
+const RUN_COLUMN_LIST = `id, company_id, routine_id, trigger_id, source, status, triggered_at, scheduled_for, missed_count, trigger_payload,
+  linked_issue_id, coalesced_into_run_id, failure_reason, created_by_agent_id, created_by_user_id, created_at, updated_at`;
+
+/** Values to write, by record field (the repository names the columns). */
+export type RoutineFields = Partial<Record<keyof RoutineRecord, unknown>>;
+export type TriggerFields = Partial<Record<keyof RoutineTriggerRecord, unknown>>;
+
+/** Record fields as column names, for the inserts and updates (the fields are this module's, never a caller's input). */
+const columnsOf = (values: RoutineFields | TriggerFields) => Object.keys(values).map(snakeName);
 
 // The runs pages show each execution's issue: a read joining the issues table for that page (the
 // routines module serves it; issues stay written only by the issues module).
-const RUN_SELECT = `SELECT rr.*, i.identifier AS issue_identifier, i.title AS issue_title, i.status AS issue_status,
-                           i.priority AS issue_priority, i.updated_at AS issue_updated_at
+const RUN_SELECT = `SELECT ${recordColumns(RUN_COLUMN_LIST, 'rr')}, i.identifier AS "issueIdentifier", i.title AS "issueTitle",
+                           i.status AS "issueStatus", i.priority AS "issuePriority", i.updated_at AS "issueUpdatedAt"
                       FROM routine_runs rr LEFT JOIN issues i ON i.id = rr.linked_issue_id`;
 
 /** The routines tables: routines, routine_triggers, routine_runs. */
@@ -115,28 +133,28 @@ export class RoutinesRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  list(companyId: string): Promise<RoutineRow[]> {
-    return this.rows<RoutineRow>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 ORDER BY created_at, id`);
+  list(companyId: string): Promise<RoutineRecord[]> {
+    return this.rows<RoutineRecord>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 ORDER BY created_at, id`);
   }
 
   /** One routine; `lock` serialises the firings and edits of that routine across instances. */
-  get(companyId: string, routineId: string, lock = false): Promise<RoutineRow | null> {
-    return this.row<RoutineRow>(
+  get(companyId: string, routineId: string, lock = false): Promise<RoutineRecord | null> {
+    return this.row<RoutineRecord>(
       companyId,
       `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
       [routineId],
     );
   }
 
-  byKey(companyId: string, routineKey: string): Promise<RoutineRow | null> {
-    return this.row<RoutineRow>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND routine_key = $2`, [
+  byKey(companyId: string, routineKey: string): Promise<RoutineRecord | null> {
+    return this.row<RoutineRecord>(companyId, `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND routine_key = $2`, [
       routineKey,
     ]);
   }
 
-  async insert(companyId: string, values: Record<string, unknown>): Promise<RoutineRow> {
-    const cols = Object.keys(values);
-    const [row] = await this.rows<RoutineRow>(
+  async insert(companyId: string, values: RoutineFields): Promise<RoutineRecord> {
+    const cols = columnsOf(values);
+    const [row] = await this.rows<RoutineRecord>(
       companyId,
       `INSERT INTO routines (company_id${cols.map((c) => `, ${c}`).join('')})
        VALUES ($1${cols.map((_, i) => `, $${i + 2}`).join('')}) RETURNING ${ROUTINE_COLUMNS}`,
@@ -145,9 +163,9 @@ export class RoutinesRepository extends CompanyScopedRepository {
     return row;
   }
 
-  async update(companyId: string, routineId: string, values: Record<string, unknown>): Promise<RoutineRow> {
-    const cols = Object.keys(values);
-    const [row] = await this.returning<RoutineRow>(
+  async update(companyId: string, routineId: string, values: RoutineFields): Promise<RoutineRecord> {
+    const cols = columnsOf(values);
+    const [row] = await this.returning<RoutineRecord>(
       companyId,
       `UPDATE routines SET ${[...cols.map((c, i) => `${c} = $${i + 3}`), 'updated_at = now()'].join(', ')}
         WHERE company_id = $1 AND id = $2 RETURNING ${ROUTINE_COLUMNS}`,
@@ -183,13 +201,13 @@ export class RoutinesRepository extends CompanyScopedRepository {
 
   /** What a firing checks first, in one round trip: the company's and the assignee's status. */
   async firingContext(companyId: string, agentId: string): Promise<{ companyStatus: string | null; agentStatus: string | null }> {
-    const r = await this.row<{ company_status: string | null; agent_status: string | null }>(
+    const r = await this.row<{ companyStatus: string | null; agentStatus: string | null }>(
       companyId,
-      `SELECT (SELECT status FROM companies WHERE id = $1) AS company_status,
-              (SELECT status FROM agents WHERE company_id = $1 AND id = $2) AS agent_status`,
+      `SELECT (SELECT status FROM companies WHERE id = $1) AS "companyStatus",
+              (SELECT status FROM agents WHERE company_id = $1 AND id = $2) AS "agentStatus"`,
       [agentId],
     );
-    return { companyStatus: r?.company_status ?? null, agentStatus: r?.agent_status ?? null };
+    return { companyStatus: r?.companyStatus ?? null, agentStatus: r?.agentStatus ?? null };
   }
 
   /** How many routines each folder holds (null: unfiled), for the folders sidebar. */
@@ -212,38 +230,40 @@ export class RoutinesRepository extends CompanyScopedRepository {
 
   // ---- triggers
 
-  triggersOf(companyId: string, routineIds: string[]): Promise<TriggerRow[]> {
+  triggersOf(companyId: string, routineIds: string[]): Promise<RoutineTriggerRecord[]> {
     if (!routineIds.length) return Promise.resolve([]);
-    return this.rows<TriggerRow>(
+    return this.rows<RoutineTriggerRecord>(
       companyId,
-      `SELECT * FROM routine_triggers WHERE company_id = $1 AND routine_id = ANY($2::uuid[]) ORDER BY created_at, id`,
+      `SELECT ${TRIGGER_COLUMNS} FROM routine_triggers WHERE company_id = $1 AND routine_id = ANY($2::uuid[]) ORDER BY created_at, id`,
       [routineIds],
     );
   }
 
-  trigger(companyId: string, triggerId: string, lock = false): Promise<TriggerRow | null> {
-    return this.row<TriggerRow>(companyId, `SELECT * FROM routine_triggers WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
-      triggerId,
-    ]);
+  trigger(companyId: string, triggerId: string, lock = false): Promise<RoutineTriggerRecord | null> {
+    return this.row<RoutineTriggerRecord>(
+      companyId,
+      `SELECT ${TRIGGER_COLUMNS} FROM routine_triggers WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [triggerId],
+    );
   }
 
-  async insertTrigger(companyId: string, values: Record<string, unknown>): Promise<TriggerRow> {
-    const cols = Object.keys(values);
-    const [row] = await this.rows<TriggerRow>(
+  async insertTrigger(companyId: string, values: TriggerFields): Promise<RoutineTriggerRecord> {
+    const cols = columnsOf(values);
+    const [row] = await this.rows<RoutineTriggerRecord>(
       companyId,
       `INSERT INTO routine_triggers (company_id${cols.map((c) => `, ${c}`).join('')})
-       VALUES ($1${cols.map((_, i) => `, $${i + 2}`).join('')}) RETURNING *`,
+       VALUES ($1${cols.map((_, i) => `, $${i + 2}`).join('')}) RETURNING ${TRIGGER_COLUMNS}`,
       Object.values(values),
     );
     return row;
   }
 
-  async updateTrigger(companyId: string, triggerId: string, values: Record<string, unknown>): Promise<TriggerRow> {
-    const cols = Object.keys(values);
-    const [row] = await this.returning<TriggerRow>(
+  async updateTrigger(companyId: string, triggerId: string, values: TriggerFields): Promise<RoutineTriggerRecord> {
+    const cols = columnsOf(values);
+    const [row] = await this.returning<RoutineTriggerRecord>(
       companyId,
       `UPDATE routine_triggers SET ${[...cols.map((c, i) => `${c} = $${i + 3}`), 'updated_at = now()'].join(', ')}
-        WHERE company_id = $1 AND id = $2 RETURNING *`,
+        WHERE company_id = $1 AND id = $2 RETURNING ${TRIGGER_COLUMNS}`,
       [triggerId, ...Object.values(values)],
     );
     return row;
@@ -264,12 +284,12 @@ export class RoutinesRepository extends CompanyScopedRepository {
 
   // ---- runs
 
-  async insertRun(companyId: string, r: RunInsert): Promise<RunRow> {
-    const [row] = await this.rows<RunRow>(
+  async insertRun(companyId: string, r: RunInsert): Promise<RoutineRunRecord> {
+    const [row] = await this.rows<RoutineRunRecord>(
       companyId,
       `INSERT INTO routine_runs (company_id, routine_id, trigger_id, source, status, scheduled_for, missed_count, trigger_payload,
                                  linked_issue_id, coalesced_into_run_id, failure_reason, created_by_agent_id, created_by_user_id, id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14::uuid, gen_random_uuid())) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce($14::uuid, gen_random_uuid())) RETURNING ${recordColumns(RUN_COLUMN_LIST)}`,
       [
         r.routineId,
         r.triggerId,
@@ -289,12 +309,12 @@ export class RoutinesRepository extends CompanyScopedRepository {
     return row;
   }
 
-  async run(companyId: string, runId: string): Promise<RunRow | null> {
-    return this.row<RunRow>(companyId, `${RUN_SELECT} WHERE rr.company_id = $1 AND rr.id = $2`, [runId]);
+  async run(companyId: string, runId: string): Promise<RoutineRunRecord | null> {
+    return this.row<RoutineRunRecord>(companyId, `${RUN_SELECT} WHERE rr.company_id = $1 AND rr.id = $2`, [runId]);
   }
 
-  runsOf(companyId: string, routineId: string, limit: number): Promise<RunRow[]> {
-    return this.rows<RunRow>(
+  runsOf(companyId: string, routineId: string, limit: number): Promise<RoutineRunRecord[]> {
+    return this.rows<RoutineRunRecord>(
       companyId,
       `${RUN_SELECT} WHERE rr.company_id = $1 AND rr.routine_id = $2 ORDER BY rr.created_at DESC, rr.id DESC LIMIT $3`,
       [routineId, limit],
@@ -302,9 +322,9 @@ export class RoutinesRepository extends CompanyScopedRepository {
   }
 
   /** The latest execution of each routine. */
-  lastRuns(companyId: string, routineIds: string[]): Promise<RunRow[]> {
+  lastRuns(companyId: string, routineIds: string[]): Promise<RoutineRunRecord[]> {
     if (!routineIds.length) return Promise.resolve([]);
-    return this.rows<RunRow>(
+    return this.rows<RoutineRunRecord>(
       companyId,
       `SELECT x.* FROM unnest($2::uuid[]) AS r(id)
          CROSS JOIN LATERAL (
@@ -318,9 +338,9 @@ export class RoutinesRepository extends CompanyScopedRepository {
    * The latest execution per routine whose issue is still open (skip-while-open, and the
    * `activeIssue` of the routines pages). Reads issue status (issues module's table) for that rule.
    */
-  openExecutions(companyId: string, routineIds: string[]): Promise<RunRow[]> {
+  openExecutions(companyId: string, routineIds: string[]): Promise<RoutineRunRecord[]> {
     if (!routineIds.length) return Promise.resolve([]);
-    return this.rows<RunRow>(
+    return this.rows<RoutineRunRecord>(
       companyId,
       `SELECT x.* FROM unnest($2::uuid[]) AS r(id)
          CROSS JOIN LATERAL (
@@ -345,10 +365,11 @@ export class RoutinesRepository extends CompanyScopedRepository {
   // ---- the scheduler (across companies: it serves every tenant; each firing then runs company-scoped)
 
   /** Triggers due now, oldest first. Without locks: each is then claimed by a conditional update. */
-  dueTriggers(limit: number, now: Date): Promise<DueTrigger[]> {
-    return this.unscoped<DueTrigger>(
+  dueTriggers(limit: number, now: Date): Promise<DueTriggerRecord[]> {
+    return this.unscoped<DueTriggerRecord>(
       "the scheduler's sweep of due triggers across companies (each firing then runs company-scoped)",
-      `SELECT t.id, t.company_id, t.routine_id, t.cron_expression, t.timezone, t.next_run_at, r.catch_up_policy
+      `SELECT t.id, t.company_id AS "companyId", t.routine_id AS "routineId", t.cron_expression AS "cronExpression", t.timezone,
+              t.next_run_at AS "nextRunAt", r.catch_up_policy AS "catchUpPolicy"
          FROM (SELECT * FROM routine_triggers WHERE next_run_at <= $2 ORDER BY next_run_at LIMIT $1) t
          JOIN routines r ON r.id = t.routine_id AND r.company_id = t.company_id
         ORDER BY t.next_run_at`,
@@ -375,8 +396,8 @@ export class RoutinesRepository extends CompanyScopedRepository {
   }
 
   /** Built-in agents: the routines one agent owns. */
-  byManager(companyId: string, managedBy: string): Promise<RoutineRow[]> {
-    return this.rows<RoutineRow>(
+  byManager(companyId: string, managedBy: string): Promise<RoutineRecord[]> {
+    return this.rows<RoutineRecord>(
       companyId,
       `SELECT ${ROUTINE_COLUMNS} FROM routines WHERE company_id = $1 AND managed_by = $2 ORDER BY created_at`,
       [managedBy],

@@ -20,7 +20,14 @@ import {
 import { RoutineFiring } from './routine-firing.service';
 import { toRoutineResponse, toRunResponse, toTriggerResponse } from './routine-view';
 import { routineError } from './routines.errors';
-import { RoutineRow, RoutinesRepository, RunRow, TriggerRow } from './routines.repository';
+import {
+  RoutineFields,
+  RoutineRecord,
+  RoutinesRepository,
+  RoutineRunRecord,
+  RoutineTriggerRecord,
+  TriggerFields,
+} from './routines.repository';
 
 /** Who acts: a caller, or the system (built-in agents provisioning, imports). */
 type By = Actor | null;
@@ -31,9 +38,9 @@ export interface ManagedRoutineFields {
   managedBy?: string;
 }
 
-const byColumns = (by: By, prefix: 'created' | 'updated') => ({
-  [`${prefix}_by_agent_id`]: by?.kind === 'agent' ? by.agentId : null,
-  [`${prefix}_by_user_id`]: by?.kind === 'board' ? by.userId : null,
+const byFields = (by: By, prefix: 'created' | 'updated') => ({
+  [`${prefix}ByAgentId` as const]: by?.kind === 'agent' ? by.agentId : null,
+  [`${prefix}ByUserId` as const]: by?.kind === 'board' ? by.userId : null,
 });
 
 /**
@@ -67,8 +74,8 @@ export class RoutinesService {
 
   async runs(companyId: string | undefined, routineId: string, limit = 50): Promise<RoutineRunResponseDto[]> {
     const routine = await this.load(companyId, routineId);
-    const triggers = new Map((await this.repo.triggersOf(routine.company_id, [routine.id])).map((t) => [t.id, t]));
-    return (await this.repo.runsOf(routine.company_id, routine.id, limit)).map((r) => toRunResponse(r, triggers));
+    const triggers = new Map((await this.repo.triggersOf(routine.companyId, [routine.id])).map((t) => [t.id, t]));
+    return (await this.repo.runsOf(routine.companyId, routine.id, limit)).map((r) => toRunResponse(r, triggers));
   }
 
   async findByKey(companyId: string, routineKey: string): Promise<RoutineResponseDto | null> {
@@ -98,19 +105,19 @@ export class RoutinesService {
     const routine = await this.repo.insert(companyId, {
       title: dto.title.trim(),
       description: dto.description ?? null,
-      assignee_agent_id: dto.assigneeAgentId,
-      project_id: dto.projectId ?? null,
-      goal_id: dto.goalId ?? null,
-      parent_issue_id: dto.parentIssueId ?? null,
-      folder_id: dto.folderId ?? null,
+      assigneeAgentId: dto.assigneeAgentId,
+      projectId: dto.projectId ?? null,
+      goalId: dto.goalId ?? null,
+      parentIssueId: dto.parentIssueId ?? null,
+      folderId: dto.folderId ?? null,
       priority: dto.priority ?? 'medium',
       status: dto.status ?? 'active',
-      concurrency_policy: dto.concurrencyPolicy ?? 'skip_if_active',
-      catch_up_policy: dto.catchUpPolicy ?? 'coalesce',
-      routine_key: managed.routineKey ?? null,
-      managed_by: managed.managedBy ?? null,
-      ...byColumns(by, 'created'),
-      ...byColumns(by, 'updated'),
+      concurrencyPolicy: dto.concurrencyPolicy ?? 'skip_if_active',
+      catchUpPolicy: dto.catchUpPolicy ?? 'coalesce',
+      routineKey: managed.routineKey ?? null,
+      managedBy: managed.managedBy ?? null,
+      ...byFields(by, 'created'),
+      ...byFields(by, 'updated'),
     });
     for (const t of dto.triggers ?? []) await this.insertTrigger(routine, t, by);
     return this.detail(routine);
@@ -121,12 +128,12 @@ export class RoutinesService {
     if (dto.assigneeAgentId !== undefined || dto.projectId !== undefined) {
       await this.assertMayManage(
         actor,
-        routine.company_id,
-        dto.assigneeAgentId ?? routine.assignee_agent_id,
-        dto.projectId !== undefined ? dto.projectId : routine.project_id,
+        routine.companyId,
+        dto.assigneeAgentId ?? routine.assigneeAgentId,
+        dto.projectId !== undefined ? dto.projectId : routine.projectId,
       );
     }
-    return this.updateForCompany(routine.company_id, routine.id, dto, actor);
+    return this.updateForCompany(routine.companyId, routine.id, dto, actor);
   }
 
   async updateForCompany(companyId: string, routineId: string, dto: UpdateRoutineDto, by: By): Promise<RoutineDetailResponseDto> {
@@ -134,23 +141,23 @@ export class RoutinesService {
     if (!routine) throw notFound('Routine');
     await this.assertReferences(companyId, dto);
     if (dto.folderId) await this.folders.assertFileable(by, companyId, 'routine', dto.folderId);
-    if (dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== routine.assignee_agent_id && !routine.managed_by) {
+    if (dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== routine.assigneeAgentId && !routine.managedBy) {
       await this.assertUsableAssignee(companyId, dto.assigneeAgentId);
     }
-    const values: Record<string, unknown> = { ...byColumns(by, 'updated') };
-    const map: Array<[keyof UpdateRoutineDto, string]> = [
-      ['title', 'title'],
-      ['description', 'description'],
-      ['assigneeAgentId', 'assignee_agent_id'],
-      ['projectId', 'project_id'],
-      ['goalId', 'goal_id'],
-      ['parentIssueId', 'parent_issue_id'],
-      ['folderId', 'folder_id'],
-      ['priority', 'priority'],
-      ['concurrencyPolicy', 'concurrency_policy'],
-      ['catchUpPolicy', 'catch_up_policy'],
+    const values: RoutineFields = { ...byFields(by, 'updated') };
+    const fields: Array<keyof UpdateRoutineDto & keyof RoutineRecord> = [
+      'title',
+      'description',
+      'assigneeAgentId',
+      'projectId',
+      'goalId',
+      'parentIssueId',
+      'folderId',
+      'priority',
+      'concurrencyPolicy',
+      'catchUpPolicy',
     ];
-    for (const [field, col] of map) if (dto[field] !== undefined) values[col] = field === 'title' ? String(dto.title).trim() : dto[field];
+    for (const field of fields) if (dto[field] !== undefined) values[field] = field === 'title' ? String(dto.title).trim() : dto[field];
     let updated = await this.repo.update(companyId, routineId, values);
     if (dto.status !== undefined && dto.status !== routine.status) updated = await this.applyStatus(updated, dto.status, by);
     return this.detail(updated);
@@ -158,13 +165,13 @@ export class RoutinesService {
 
   async remove(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineResponseDto> {
     const routine = await this.loadForChange(actor, companyId, routineId);
-    if (routine.managed_by) {
-      throw routineError('routine_managed', `This routine belongs to ${routine.managed_by}; disable it there instead of deleting it`, {
-        managedBy: routine.managed_by,
+    if (routine.managedBy) {
+      throw routineError('routine_managed', `This routine belongs to ${routine.managedBy}; disable it there instead of deleting it`, {
+        managedBy: routine.managedBy,
       });
     }
-    const [view] = await this.views(routine.company_id, [routine]);
-    await this.repo.remove(routine.company_id, routine.id);
+    const [view] = await this.views(routine.companyId, [routine]);
+    await this.repo.remove(routine.companyId, routine.id);
     return view;
   }
 
@@ -188,15 +195,15 @@ export class RoutinesService {
     return this.detail(await this.applyStatus(routine, status, by));
   }
 
-  private async applyStatus(routine: RoutineRow, status: 'active' | 'paused', by: By): Promise<RoutineRow> {
+  private async applyStatus(routine: RoutineRecord, status: 'active' | 'paused', by: By): Promise<RoutineRecord> {
     const updated =
-      routine.status === status ? routine : await this.repo.update(routine.company_id, routine.id, { status, ...byColumns(by, 'updated') });
+      routine.status === status ? routine : await this.repo.update(routine.companyId, routine.id, { status, ...byFields(by, 'updated') });
     if (status === 'paused') {
-      await this.repo.clearNextRuns(routine.company_id, routine.id);
+      await this.repo.clearNextRuns(routine.companyId, routine.id);
     } else {
       const now = this.clock.now();
-      for (const t of await this.repo.triggersOf(routine.company_id, [routine.id])) {
-        await this.repo.updateTrigger(routine.company_id, t.id, { next_run_at: this.nextFor(t, 'active', now) });
+      for (const t of await this.repo.triggersOf(routine.companyId, [routine.id])) {
+        await this.repo.updateTrigger(routine.companyId, t.id, { nextRunAt: this.nextFor(t, 'active', now) });
       }
     }
     return updated;
@@ -205,12 +212,12 @@ export class RoutinesService {
   /** Run now (202): one execution, under the routine's concurrency policy, whatever its status. */
   async runNow(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineRunResponseDto> {
     const routine = await this.loadForChange(actor, companyId, routineId);
-    return this.runNowForCompany(routine.company_id, routine.id, actor);
+    return this.runNowForCompany(routine.companyId, routine.id, actor);
   }
 
   async runNowForCompany(companyId: string, routineId: string, by: By): Promise<RoutineRunResponseDto> {
     const run = await this.firing.fire(companyId, routineId, { source: 'manual', actor: by ?? undefined });
-    return toRunResponse(run as RunRow);
+    return toRunResponse(run as RoutineRunRecord);
   }
 
   // ---- triggers
@@ -223,7 +230,7 @@ export class RoutinesService {
 
   async updateTrigger(actor: Actor, companyId: string | undefined, triggerId: string, dto: UpdateTriggerDto): Promise<TriggerResponseDto> {
     const { routine, trigger } = await this.loadTrigger(actor, companyId, triggerId);
-    const cron = dto.cronExpression ?? trigger.cron_expression;
+    const cron = dto.cronExpression ?? trigger.cronExpression;
     const tz = dto.timezone ?? trigger.timezone ?? 'UTC';
     if (trigger.kind === 'schedule') {
       assertTimeZone(tz);
@@ -231,21 +238,21 @@ export class RoutinesService {
     } else if (dto.cronExpression !== undefined || dto.timezone !== undefined) {
       throw routineError('invalid_cron_expression', 'A manual trigger has no schedule', { field: 'cronExpression' });
     }
-    const values: Record<string, unknown> = { ...byColumns(actor, 'updated') };
+    const values: TriggerFields = { ...byFields(actor, 'updated') };
     if (dto.label !== undefined) values.label = dto.label;
     if (dto.enabled !== undefined) values.enabled = dto.enabled;
     if (trigger.kind === 'schedule') {
-      values.cron_expression = cron!.trim();
+      values.cronExpression = cron!.trim();
       values.timezone = tz;
-      const next = { ...trigger, enabled: dto.enabled ?? trigger.enabled, cron_expression: cron!.trim(), timezone: tz };
-      values.next_run_at = this.nextFor(next, routine.status, this.clock.now());
+      const next = { ...trigger, enabled: dto.enabled ?? trigger.enabled, cronExpression: cron!.trim(), timezone: tz };
+      values.nextRunAt = this.nextFor(next, routine.status, this.clock.now());
     }
-    return toTriggerResponse(await this.repo.updateTrigger(routine.company_id, trigger.id, values));
+    return toTriggerResponse(await this.repo.updateTrigger(routine.companyId, trigger.id, values));
   }
 
   async removeTrigger(actor: Actor, companyId: string | undefined, triggerId: string): Promise<TriggerResponseDto> {
     const { routine, trigger } = await this.loadTrigger(actor, companyId, triggerId);
-    await this.repo.removeTrigger(routine.company_id, trigger.id);
+    await this.repo.removeTrigger(routine.companyId, trigger.id);
     return toTriggerResponse(trigger);
   }
 
@@ -260,20 +267,16 @@ export class RoutinesService {
     const routine = await this.repo.get(companyId, routineId, true);
     if (!routine) throw notFound('Routine');
     const triggers = (await this.repo.triggersOf(companyId, [routineId])).filter((t) => t.kind === 'schedule');
-    const next = this.nextFor(
-      { kind: 'schedule', enabled: true, cron_expression: cronExpression, timezone },
-      routine.status,
-      this.clock.now(),
-    );
+    const next = this.nextFor({ kind: 'schedule', enabled: true, cronExpression, timezone }, routine.status, this.clock.now());
     if (!triggers.length) {
       await this.repo.insertTrigger(companyId, {
-        routine_id: routineId,
+        routineId: routineId,
         kind: 'schedule',
         label,
         enabled: true,
-        cron_expression: cronExpression,
+        cronExpression: cronExpression,
         timezone,
-        next_run_at: next,
+        nextRunAt: next,
       });
       return;
     }
@@ -282,9 +285,9 @@ export class RoutinesService {
         await this.repo.updateTrigger(companyId, t.id, {
           label,
           enabled: true,
-          cron_expression: cronExpression,
+          cronExpression: cronExpression,
           timezone,
-          next_run_at: next,
+          nextRunAt: next,
         });
       else await this.repo.removeTrigger(companyId, t.id);
     }
@@ -302,80 +305,84 @@ export class RoutinesService {
     assertCron(t.cronExpression!, tz, `${at}.cronExpression`);
   }
 
-  private async insertTrigger(routine: RoutineRow, t: CreateTriggerDto, by: By): Promise<TriggerRow> {
+  private async insertTrigger(routine: RoutineRecord, t: CreateTriggerDto, by: By): Promise<RoutineTriggerRecord> {
     const schedule = t.kind === 'schedule';
     const row = {
       kind: t.kind,
       enabled: t.enabled ?? true,
-      cron_expression: schedule ? t.cronExpression!.trim() : null,
+      cronExpression: schedule ? t.cronExpression!.trim() : null,
       timezone: schedule ? (t.timezone ?? 'UTC') : null,
     };
-    return this.repo.insertTrigger(routine.company_id, {
-      routine_id: routine.id,
+    return this.repo.insertTrigger(routine.companyId, {
+      routineId: routine.id,
       label: t.label ?? null,
       ...row,
-      next_run_at: this.nextFor(row, routine.status, this.clock.now()),
-      ...byColumns(by, 'created'),
-      ...byColumns(by, 'updated'),
+      nextRunAt: this.nextFor(row, routine.status, this.clock.now()),
+      ...byFields(by, 'created'),
+      ...byFields(by, 'updated'),
     });
   }
 
   /** The next firing of a trigger, or null when it cannot fire (manual, disabled, routine paused). */
-  private nextFor(t: Pick<TriggerRow, 'kind' | 'enabled' | 'cron_expression' | 'timezone'>, routineStatus: string, now: Date): Date | null {
-    if (t.kind !== 'schedule' || !t.enabled || routineStatus !== 'active' || !t.cron_expression) return null;
-    return nextFiring(t.cron_expression, t.timezone ?? 'UTC', now);
+  private nextFor(
+    t: Pick<RoutineTriggerRecord, 'kind' | 'enabled' | 'cronExpression' | 'timezone'>,
+    routineStatus: string,
+    now: Date,
+  ): Date | null {
+    if (t.kind !== 'schedule' || !t.enabled || routineStatus !== 'active' || !t.cronExpression) return null;
+    return nextFiring(t.cronExpression, t.timezone ?? 'UTC', now);
   }
 
   // ---- helpers
 
-  private async views(companyId: string, routines: RoutineRow[]): Promise<RoutineResponseDto[]> {
+  private async views(companyId: string, routines: RoutineRecord[]): Promise<RoutineResponseDto[]> {
     const ids = routines.map((r) => r.id);
     const [triggers, last, open] = await Promise.all([
       this.repo.triggersOf(companyId, ids),
       this.repo.lastRuns(companyId, ids),
       this.repo.openExecutions(companyId, ids),
     ]);
-    const lastBy = new Map(last.map((r) => [r.routine_id, r]));
-    const openBy = new Map(open.map((r) => [r.routine_id, r]));
+    const lastBy = new Map(last.map((r) => [r.routineId, r]));
+    const openBy = new Map(open.map((r) => [r.routineId, r]));
     return routines.map((r) =>
       toRoutineResponse(
         r,
-        triggers.filter((t) => t.routine_id === r.id),
+        triggers.filter((t) => t.routineId === r.id),
         lastBy.get(r.id),
         openBy.get(r.id),
       ),
     );
   }
 
-  private async detail(routine: RoutineRow): Promise<RoutineDetailResponseDto> {
-    const [view] = await this.views(routine.company_id, [routine]);
+  private async detail(routine: RoutineRecord): Promise<RoutineDetailResponseDto> {
+    const [view] = await this.views(routine.companyId, [routine]);
     const triggers = new Map(view.triggers.map((t) => [t.id, t]));
-    const runs = await this.repo.runsOf(routine.company_id, routine.id, 10);
-    const agent = await this.agents.inCompany(routine.company_id, routine.assignee_agent_id);
+    const runs = await this.repo.runsOf(routine.companyId, routine.id, 10);
+    const agent = await this.agents.inCompany(routine.companyId, routine.assigneeAgentId);
     const assignee = agent && { id: agent.id, name: agent.name, role: agent.role, title: agent.title, urlKey: agent.urlKey };
     return {
       ...view,
       assignee,
       recentRuns: runs.map((r) => {
         const out = toRunResponse(r);
-        const t = r.trigger_id ? triggers.get(r.trigger_id) : undefined;
+        const t = r.triggerId ? triggers.get(r.triggerId) : undefined;
         return { ...out, trigger: t ?? null };
       }),
     };
   }
 
   /** The routine of the route's company: 404 unknown or another company's. */
-  private async load(companyId: string | undefined, routineId: string): Promise<RoutineRow> {
+  private async load(companyId: string | undefined, routineId: string): Promise<RoutineRecord> {
     const routine = companyId && isUuid(routineId) ? await this.repo.get(companyId, routineId) : null;
     if (!routine) throw notFound('Routine');
     return routine;
   }
 
   /** Loaded and locked for a change the caller must be allowed to make. */
-  private async loadForChange(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineRow> {
+  private async loadForChange(actor: Actor, companyId: string | undefined, routineId: string): Promise<RoutineRecord> {
     const found = await this.load(companyId, routineId);
-    await this.assertMayManage(actor, found.company_id, found.assignee_agent_id, found.project_id);
-    return (await this.repo.get(found.company_id, found.id, true))!;
+    await this.assertMayManage(actor, found.companyId, found.assigneeAgentId, found.projectId);
+    return (await this.repo.get(found.companyId, found.id, true))!;
   }
 
   /** The trigger of the route's company and its routine, locked for a change: 404 unknown or another company's. */
@@ -383,11 +390,11 @@ export class RoutinesService {
     actor: Actor,
     companyId: string | undefined,
     triggerId: string,
-  ): Promise<{ routine: RoutineRow; trigger: TriggerRow }> {
+  ): Promise<{ routine: RoutineRecord; trigger: RoutineTriggerRecord }> {
     const found = companyId && isUuid(triggerId) ? await this.repo.trigger(companyId, triggerId) : null;
     if (!found) throw notFound('Routine trigger');
-    const routine = await this.loadForChange(actor, found.company_id, found.routine_id);
-    const trigger = await this.repo.trigger(routine.company_id, triggerId, true);
+    const routine = await this.loadForChange(actor, found.companyId, found.routineId);
+    const trigger = await this.repo.trigger(routine.companyId, triggerId, true);
     if (!trigger) throw notFound('Routine trigger');
     return { routine, trigger };
   }
