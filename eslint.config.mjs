@@ -71,8 +71,6 @@ const ROW_READS_NOT_YET_MOVED = [
   'src/modules/attachments/attachments.controller.ts',
   'src/modules/attachments/attachments.service.ts',
   'src/modules/authorization/authorization.service.ts',
-  'src/modules/board/attention.service.ts',
-  'src/modules/board/timeline.service.ts',
   'src/modules/budgets/budget-gate.service.ts',
   'src/modules/budgets/budget-incidents.service.ts',
   'src/modules/budgets/budget-policies.service.ts',

@@ -3,85 +3,86 @@ import { CompanyScopedRepository } from '../../database/company-scoped.repositor
 import { Db } from '../../database/db.service';
 
 /** An issue as an attention item names it (with its project). */
-export interface AttentionIssueCols {
-  issue_id: string;
+export interface AttentionIssueFields {
+  issueId: string;
   identifier: string;
-  issue_title: string;
-  issue_status: string;
+  issueTitle: string;
+  issueStatus: string;
   priority: string;
-  assignee_agent_id: string | null;
-  assignee_user_id: string | null;
-  project_id: string | null;
-  project_name: string | null;
-  project_url_key: string | null;
-  project_color: string | null;
+  assigneeAgentId: string | null;
+  assigneeUserId: string | null;
+  projectId: string | null;
+  projectName: string | null;
+  projectUrlKey: string | null;
+  projectColor: string | null;
 }
 
-const ISSUE_COLS = `i.id AS issue_id, i.identifier, i.title AS issue_title, i.status AS issue_status, i.priority, i.assignee_agent_id,
-  i.assignee_user_id, i.project_id, p.name AS project_name, p.url_key AS project_url_key, p.color AS project_color`;
+const ISSUE_COLS = `i.id AS "issueId", i.identifier, i.title AS "issueTitle", i.status AS "issueStatus", i.priority,
+  i.assignee_agent_id AS "assigneeAgentId", i.assignee_user_id AS "assigneeUserId", i.project_id AS "projectId", p.name AS "projectName",
+  p.url_key AS "projectUrlKey", p.color AS "projectColor"`;
 const PROJECT_JOIN = 'LEFT JOIN projects p ON p.id = i.project_id AND p.company_id = i.company_id';
 
-export interface ApprovalAttentionRow {
+export interface ApprovalAttentionRecord {
   id: string;
   type: string;
-  agent_id: string | null;
-  agent_name: string | null;
-  requested_by_actor_type: string;
-  created_at: Date;
-  updated_at: Date;
+  agentId: string | null;
+  agentName: string | null;
+  requestedByActorType: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
-export interface JoinAttentionRow {
+export interface JoinAttentionRecord {
   id: string;
-  request_type: string;
-  agent_name: string | null;
-  user_name: string | null;
-  created_at: Date;
-  updated_at: Date;
+  requestType: string;
+  agentName: string | null;
+  userName: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
-export interface InteractionAttentionRow extends AttentionIssueCols {
+export interface InteractionAttentionRecord extends AttentionIssueFields {
   id: string;
   prompt: string;
-  agent_name: string;
-  created_at: Date;
-  updated_at: Date;
+  agentName: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
-export interface BlockedAttentionRow extends AttentionIssueCols {
-  created_at: Date;
-  updated_at: Date;
-  open_blockers: number;
-  blocks_open: number;
-  first_blocker: string | null;
+export interface BlockedAttentionRecord extends AttentionIssueFields {
+  createdAt: Date;
+  updatedAt: Date;
+  openBlockers: number;
+  blocksOpen: number;
+  firstBlocker: string | null;
 }
-export interface FailedRunAttentionRow {
+export interface FailedRunAttentionRecord {
   id: string;
   status: string;
-  error_code: string | null;
+  errorCode: string | null;
   error: string | null;
-  agent_id: string;
-  agent_name: string;
-  created_at: Date;
-  finished_at: Date;
-  issue_id: string | null;
+  agentId: string;
+  agentName: string;
+  createdAt: Date;
+  finishedAt: Date;
+  issueId: string | null;
   identifier: string | null;
-  issue_title: string | null;
-  issue_status: string | null;
+  issueTitle: string | null;
+  issueStatus: string | null;
 }
-export interface BudgetAttentionRow {
+export interface BudgetAttentionRecord {
   id: string;
   kind: string;
-  scope_type: string;
-  scope_id: string;
-  scope_name: string | null;
-  budget_amount: string | number;
-  observed_amount: string | number;
-  hold_active: boolean;
-  created_at: Date;
+  scopeType: string;
+  scopeId: string;
+  scopeName: string | null;
+  budgetAmount: string | number;
+  observedAmount: string | number;
+  holdActive: boolean;
+  createdAt: Date;
 }
-export interface AgentErrorAttentionRow {
+export interface AgentErrorAttentionRecord {
   id: string;
   name: string;
-  url_key: string;
-  updated_at: Date;
+  urlKey: string;
+  updatedAt: Date;
 }
 
 /**
@@ -95,28 +96,30 @@ export class AttentionRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  approvals(companyId: string): Promise<ApprovalAttentionRow[]> {
+  approvals(companyId: string): Promise<ApprovalAttentionRecord[]> {
     return this.rows(
       companyId,
-      `SELECT a.id, a.type, a.agent_id, g.name AS agent_name, a.requested_by_actor_type, a.created_at, a.updated_at
+      `SELECT a.id, a.type, a.agent_id AS "agentId", g.name AS "agentName", a.requested_by_actor_type AS "requestedByActorType",
+              a.created_at AS "createdAt", a.updated_at AS "updatedAt"
          FROM approvals a LEFT JOIN agents g ON g.id = a.agent_id AND g.company_id = a.company_id
         WHERE a.company_id = $1 AND a.status = 'pending'`,
     );
   }
 
-  joinRequests(companyId: string): Promise<JoinAttentionRow[]> {
+  joinRequests(companyId: string): Promise<JoinAttentionRecord[]> {
     return this.rows(
       companyId,
-      `SELECT j.id, j.request_type, j.agent_name, u.name AS user_name, j.created_at, j.updated_at
+      `SELECT j.id, j.request_type AS "requestType", j.agent_name AS "agentName", u.name AS "userName", j.created_at AS "createdAt",
+              j.updated_at AS "updatedAt"
          FROM join_requests j LEFT JOIN users u ON u.id = j.requesting_user_id
         WHERE j.company_id = $1 AND j.status = 'pending_approval'`,
     );
   }
 
-  openInteractions(companyId: string): Promise<InteractionAttentionRow[]> {
+  openInteractions(companyId: string): Promise<InteractionAttentionRecord[]> {
     return this.rows(
       companyId,
-      `SELECT x.id, x.prompt, g.name AS agent_name, x.created_at, x.updated_at, ${ISSUE_COLS}
+      `SELECT x.id, x.prompt, g.name AS "agentName", x.created_at AS "createdAt", x.updated_at AS "updatedAt", ${ISSUE_COLS}
          FROM issue_interactions x JOIN issues i ON i.id = x.issue_id AND i.company_id = x.company_id
          JOIN agents g ON g.id = x.asked_by_agent_id AND g.company_id = x.company_id ${PROJECT_JOIN}
         WHERE x.company_id = $1 AND x.status = 'pending' AND i.hidden_at IS NULL`,
@@ -124,46 +127,50 @@ export class AttentionRepository extends CompanyScopedRepository {
   }
 
   /** Blocked issues with their open blockers and the open issues they block. */
-  blockedIssues(companyId: string): Promise<BlockedAttentionRow[]> {
+  blockedIssues(companyId: string): Promise<BlockedAttentionRecord[]> {
     return this.rows(
       companyId,
-      `SELECT ${ISSUE_COLS}, i.created_at, i.updated_at,
+      `SELECT ${ISSUE_COLS}, i.created_at AS "createdAt", i.updated_at AS "updatedAt",
               (SELECT count(*)::int FROM issue_relations r JOIN issues b ON b.id = r.issue_id AND b.company_id = r.company_id
-                WHERE r.company_id = $1 AND r.related_issue_id = i.id AND r.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')) AS open_blockers,
+                WHERE r.company_id = $1 AND r.related_issue_id = i.id AND r.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')) AS "openBlockers",
               (SELECT count(*)::int FROM issue_relations r JOIN issues d ON d.id = r.related_issue_id AND d.company_id = r.company_id
-                WHERE r.company_id = $1 AND r.issue_id = i.id AND r.type = 'blocks' AND d.status NOT IN ('done', 'cancelled')) AS blocks_open,
+                WHERE r.company_id = $1 AND r.issue_id = i.id AND r.type = 'blocks' AND d.status NOT IN ('done', 'cancelled')) AS "blocksOpen",
               (SELECT b.identifier FROM issue_relations r JOIN issues b ON b.id = r.issue_id AND b.company_id = r.company_id
                 WHERE r.company_id = $1 AND r.related_issue_id = i.id AND r.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')
-                ORDER BY b.issue_number LIMIT 1) AS first_blocker
+                ORDER BY b.issue_number LIMIT 1) AS "firstBlocker"
          FROM issues i ${PROJECT_JOIN}
         WHERE i.company_id = $1 AND i.status = 'blocked' AND i.hidden_at IS NULL`,
     );
   }
 
   /** Runs that failed or timed out in the last 24 hours (by finish time), as the sidebar badge counts them. */
-  failedRuns(companyId: string): Promise<FailedRunAttentionRow[]> {
+  failedRuns(companyId: string): Promise<FailedRunAttentionRecord[]> {
     return this.rows(
       companyId,
-      `SELECT r.id, r.status, r.error_code, r.error, r.agent_id, g.name AS agent_name, r.created_at, r.finished_at,
-              i.id AS issue_id, i.identifier, i.title AS issue_title, i.status AS issue_status
+      `SELECT r.id, r.status, r.error_code AS "errorCode", r.error, r.agent_id AS "agentId", g.name AS "agentName", r.created_at AS "createdAt",
+              r.finished_at AS "finishedAt", i.id AS "issueId", i.identifier, i.title AS "issueTitle", i.status AS "issueStatus"
          FROM heartbeat_runs r JOIN agents g ON g.id = r.agent_id AND g.company_id = r.company_id
          LEFT JOIN issues i ON i.id = r.issue_id AND i.company_id = r.company_id
         WHERE r.company_id = $1 AND r.status IN ('failed', 'timed_out') AND r.finished_at > now() - interval '24 hours'`,
     );
   }
 
-  openBudgetIncidents(companyId: string): Promise<BudgetAttentionRow[]> {
+  openBudgetIncidents(companyId: string): Promise<BudgetAttentionRecord[]> {
     return this.rows(
       companyId,
-      `SELECT b.id, b.kind, b.scope_type, b.scope_id, b.budget_amount, b.observed_amount, b.hold_active, b.created_at,
+      `SELECT b.id, b.kind, b.scope_type AS "scopeType", b.scope_id AS "scopeId", b.budget_amount AS "budgetAmount",
+              b.observed_amount AS "observedAmount", b.hold_active AS "holdActive", b.created_at AS "createdAt",
               CASE b.scope_type WHEN 'company' THEN (SELECT name FROM companies WHERE id = b.scope_id)
                                 WHEN 'agent' THEN (SELECT name FROM agents WHERE id = b.scope_id AND company_id = $1)
-                                ELSE (SELECT name FROM projects WHERE id = b.scope_id AND company_id = $1) END AS scope_name
+                                ELSE (SELECT name FROM projects WHERE id = b.scope_id AND company_id = $1) END AS "scopeName"
          FROM budget_incidents b WHERE b.company_id = $1 AND (b.status = 'open' OR b.hold_active)`,
     );
   }
 
-  agentsInError(companyId: string): Promise<AgentErrorAttentionRow[]> {
-    return this.rows(companyId, `SELECT id, name, url_key, updated_at FROM agents WHERE company_id = $1 AND status = 'error'`);
+  agentsInError(companyId: string): Promise<AgentErrorAttentionRecord[]> {
+    return this.rows(
+      companyId,
+      `SELECT id, name, url_key AS "urlKey", updated_at AS "updatedAt" FROM agents WHERE company_id = $1 AND status = 'error'`,
+    );
   }
 }

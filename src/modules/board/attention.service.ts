@@ -3,7 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { isoRequired } from '../../database/row-mapping';
 import { boardUserId } from '../preferences/board-user';
 import { PreferencesRepository } from '../preferences/preferences.repository';
-import { AttentionIssueCols, AttentionRepository } from './attention.repository';
+import { AttentionIssueFields, AttentionRepository } from './attention.repository';
 import {
   ATTENTION_KINDS,
   AttentionItemDto,
@@ -19,21 +19,21 @@ const SEVERITY_ORDER: Record<string, number> = { critical: 0, high: 1, medium: 2
 const prefixOf = (identifier: string) => identifier.slice(0, identifier.lastIndexOf('-'));
 const issueHref = (identifier: string) => `/${prefixOf(identifier)}/issues/${identifier}`;
 
-function issueSubject(companyId: string, r: AttentionIssueCols): AttentionSubjectDto {
+function issueSubject(companyId: string, r: AttentionIssueFields): AttentionSubjectDto {
   return {
     kind: 'issue',
-    id: r.issue_id,
+    id: r.issueId,
     companyId,
-    title: r.issue_title,
+    title: r.issueTitle,
     identifier: r.identifier,
-    status: r.issue_status,
+    status: r.issueStatus,
     href: issueHref(r.identifier),
-    metadata: { priority: r.priority, assigneeAgentId: r.assignee_agent_id, assigneeUserId: r.assignee_user_id },
+    metadata: { priority: r.priority, assigneeAgentId: r.assigneeAgentId, assigneeUserId: r.assigneeUserId },
   };
 }
-const projectOf = (r: AttentionIssueCols) =>
-  r.project_id && r.project_name && r.project_url_key
-    ? { id: r.project_id, name: r.project_name, urlKey: r.project_url_key, color: r.project_color, icon: null }
+const projectOf = (r: AttentionIssueFields) =>
+  r.projectId && r.projectName && r.projectUrlKey
+    ? { id: r.projectId, name: r.projectName, urlKey: r.projectUrlKey, color: r.projectColor, icon: null }
     : null;
 const plain = (
   companyId: string,
@@ -122,7 +122,7 @@ export class AttentionService {
     return (await this.repo.approvals(companyId)).map((a) => {
       const what =
         a.type === 'hire_agent'
-          ? `Hire ${a.agent_name ?? 'an agent'}`
+          ? `Hire ${a.agentName ?? 'an agent'}`
           : a.type === 'skill_change'
             ? 'Skill change'
             : 'Agent configuration change';
@@ -131,18 +131,18 @@ export class AttentionService {
         sourceKind: 'approval' as const,
         subject: {
           ...plain(companyId, 'approval', a.id, what, 'pending', `/approvals/${a.id}`),
-          metadata: { type: a.type, agentId: a.agent_id },
+          metadata: { type: a.type, agentId: a.agentId },
         },
         whyNow: `${what} waits for a board decision.`,
         entryRule: 'an approval is pending',
         exitRule: 'the approval is approved, rejected or cancelled',
         severity: 'high',
-        activityAt: isoRequired(a.updated_at),
-        createdAt: isoRequired(a.created_at),
-        updatedAt: isoRequired(a.updated_at),
+        activityAt: isoRequired(a.updatedAt),
+        createdAt: isoRequired(a.createdAt),
+        updatedAt: isoRequired(a.updatedAt),
         relatedIssue: null,
         project: null,
-        detail: { kind: 'approval', type: a.type, requestedByActorType: a.requested_by_actor_type },
+        detail: { kind: 'approval', type: a.type, requestedByActorType: a.requestedByActorType },
         dismissalKey: `approval:${a.id}`,
       };
     });
@@ -150,24 +150,24 @@ export class AttentionService {
 
   private async joins(companyId: string): Promise<Draft[]> {
     return (await this.repo.joinRequests(companyId)).map((j) => {
-      const who = j.request_type === 'agent' ? (j.agent_name ?? 'An agent') : (j.user_name ?? 'A person');
+      const who = j.requestType === 'agent' ? (j.agentName ?? 'An agent') : (j.userName ?? 'A person');
       return {
         id: `join_request:${j.id}`,
         sourceKind: 'join_request' as const,
         subject: {
           ...plain(companyId, 'join_request', j.id, `${who} asks to join`, 'pending_approval', '/inbox/requests'),
-          metadata: { requestType: j.request_type },
+          metadata: { requestType: j.requestType },
         },
         whyNow: `${who} asks to join the company.`,
         entryRule: 'a join request is pending approval',
         exitRule: 'the request is approved or rejected',
         severity: 'medium',
-        activityAt: isoRequired(j.updated_at),
-        createdAt: isoRequired(j.created_at),
-        updatedAt: isoRequired(j.updated_at),
+        activityAt: isoRequired(j.updatedAt),
+        createdAt: isoRequired(j.createdAt),
+        updatedAt: isoRequired(j.updatedAt),
         relatedIssue: null,
         project: null,
-        detail: { kind: 'join_request', requestType: j.request_type },
+        detail: { kind: 'join_request', requestType: j.requestType },
         dismissalKey: `join:${j.id}`,
       };
     });
@@ -178,45 +178,45 @@ export class AttentionService {
       id: `issue_thread_interaction:${x.id}`,
       sourceKind: 'issue_thread_interaction' as const,
       subject: issueSubject(companyId, x),
-      whyNow: `${x.agent_name} asked: ${x.prompt.length > 200 ? `${x.prompt.slice(0, 199)}…` : x.prompt}`,
+      whyNow: `${x.agentName} asked: ${x.prompt.length > 200 ? `${x.prompt.slice(0, 199)}…` : x.prompt}`,
       entryRule: 'an agent asked a question on the issue',
       exitRule: 'a board user answers it',
       severity: 'high',
-      activityAt: isoRequired(x.updated_at),
-      createdAt: isoRequired(x.created_at),
-      updatedAt: isoRequired(x.updated_at),
+      activityAt: isoRequired(x.updatedAt),
+      createdAt: isoRequired(x.createdAt),
+      updatedAt: isoRequired(x.updatedAt),
       relatedIssue: issueSubject(companyId, x),
       project: projectOf(x),
-      detail: { kind: 'interaction', interactionId: x.id, prompt: x.prompt, askedBy: x.agent_name },
+      detail: { kind: 'interaction', interactionId: x.id, prompt: x.prompt, askedBy: x.agentName },
       dismissalKey: `attention:interaction:${x.id}`,
     }));
   }
 
   private async blocked(companyId: string): Promise<Draft[]> {
     return (await this.repo.blockedIssues(companyId)).map((b) => ({
-      id: `blocker_attention:${b.issue_id}`,
+      id: `blocker_attention:${b.issueId}`,
       sourceKind: 'blocker_attention' as const,
       subject: issueSubject(companyId, b),
       whyNow:
-        b.open_blockers > 0
-          ? `Waits on ${b.open_blockers} open blocker${b.open_blockers === 1 ? '' : 's'} (${b.first_blocker}); blocks ${b.blocks_open} open task${b.blocks_open === 1 ? '' : 's'}.`
-          : `Blocked with no open blocker; blocks ${b.blocks_open} open task${b.blocks_open === 1 ? '' : 's'}.`,
+        b.openBlockers > 0
+          ? `Waits on ${b.openBlockers} open blocker${b.openBlockers === 1 ? '' : 's'} (${b.firstBlocker}); blocks ${b.blocksOpen} open task${b.blocksOpen === 1 ? '' : 's'}.`
+          : `Blocked with no open blocker; blocks ${b.blocksOpen} open task${b.blocksOpen === 1 ? '' : 's'}.`,
       entryRule: 'the issue is blocked',
       exitRule: 'the issue leaves the blocked status',
-      severity: b.open_blockers === 0 || b.blocks_open > 0 ? 'high' : 'medium',
-      activityAt: isoRequired(b.updated_at),
-      createdAt: isoRequired(b.created_at),
-      updatedAt: isoRequired(b.updated_at),
+      severity: b.openBlockers === 0 || b.blocksOpen > 0 ? 'high' : 'medium',
+      activityAt: isoRequired(b.updatedAt),
+      createdAt: isoRequired(b.createdAt),
+      updatedAt: isoRequired(b.updatedAt),
       relatedIssue: issueSubject(companyId, b),
       project: projectOf(b),
       detail: {
         kind: 'blocker',
-        openBlockerCount: b.open_blockers,
-        blockedTaskCount: b.blocks_open,
-        firstBlockerIdentifier: b.first_blocker,
+        openBlockerCount: b.openBlockers,
+        blockedTaskCount: b.blocksOpen,
+        firstBlockerIdentifier: b.firstBlocker,
         images: [],
       },
-      dismissalKey: `attention:blocker:${b.issue_id}`,
+      dismissalKey: `attention:blocker:${b.issueId}`,
     }));
   }
 
@@ -225,25 +225,25 @@ export class AttentionService {
       id: `failed_run:${r.id}`,
       sourceKind: 'failed_run' as const,
       subject: {
-        ...plain(companyId, 'heartbeat_run', r.id, `${r.agent_name}: run ${r.status}`, r.status, null),
-        metadata: { agentId: r.agent_id, errorCode: r.error_code },
+        ...plain(companyId, 'heartbeat_run', r.id, `${r.agentName}: run ${r.status}`, r.status, null),
+        metadata: { agentId: r.agentId, errorCode: r.errorCode },
       },
-      whyNow: `A run of ${r.agent_name} ${r.status === 'timed_out' ? 'timed out' : 'failed'}${r.error_code ? ` (${r.error_code})` : ''}.`,
+      whyNow: `A run of ${r.agentName} ${r.status === 'timed_out' ? 'timed out' : 'failed'}${r.errorCode ? ` (${r.errorCode})` : ''}.`,
       entryRule: 'a run failed or timed out in the last 24 hours',
       exitRule: '24 hours after it ended',
       severity: 'high',
-      activityAt: isoRequired(r.finished_at),
-      createdAt: isoRequired(r.created_at),
-      updatedAt: isoRequired(r.finished_at),
+      activityAt: isoRequired(r.finishedAt),
+      createdAt: isoRequired(r.createdAt),
+      updatedAt: isoRequired(r.finishedAt),
       relatedIssue:
-        r.issue_id && r.identifier
+        r.issueId && r.identifier
           ? {
-              ...plain(companyId, 'issue', r.issue_id, r.issue_title ?? '', r.issue_status, issueHref(r.identifier)),
+              ...plain(companyId, 'issue', r.issueId, r.issueTitle ?? '', r.issueStatus, issueHref(r.identifier)),
               identifier: r.identifier,
             }
           : null,
       project: null,
-      detail: { kind: 'failed_run', runId: r.id, agentId: r.agent_id, errorCode: r.error_code, error: r.error },
+      detail: { kind: 'failed_run', runId: r.id, agentId: r.agentId, errorCode: r.errorCode, error: r.error },
       dismissalKey: `run:${r.id}`,
     }));
   }
@@ -256,27 +256,27 @@ export class AttentionService {
         companyId,
         'budget_incident',
         b.id,
-        `${b.kind === 'hard' ? 'Hard stop' : 'Budget warning'}: ${b.scope_name ?? b.scope_type}`,
-        b.hold_active ? 'paused' : 'open',
+        `${b.kind === 'hard' ? 'Hard stop' : 'Budget warning'}: ${b.scopeName ?? b.scopeType}`,
+        b.holdActive ? 'paused' : 'open',
         '/budgets',
       ),
-      whyNow: `${b.scope_name ?? b.scope_type} spent ${b.observed_amount} of ${b.budget_amount} cents${b.hold_active ? ' and is paused' : ''}.`,
+      whyNow: `${b.scopeName ?? b.scopeType} spent ${b.observedAmount} of ${b.budgetAmount} cents${b.holdActive ? ' and is paused' : ''}.`,
       entryRule: 'a budget incident is open or holds its scope paused',
       exitRule: 'the incident is resolved (keep paused, raise the budget) or its window resets',
       severity: b.kind === 'hard' ? 'critical' : 'medium',
-      activityAt: isoRequired(b.created_at),
-      createdAt: isoRequired(b.created_at),
-      updatedAt: isoRequired(b.created_at),
+      activityAt: isoRequired(b.createdAt),
+      createdAt: isoRequired(b.createdAt),
+      updatedAt: isoRequired(b.createdAt),
       relatedIssue: null,
       project: null,
       detail: {
         kind: 'budget',
         incidentKind: b.kind,
-        scopeType: b.scope_type,
-        scopeId: b.scope_id,
-        budgetCents: Number(b.budget_amount),
-        observedCents: Number(b.observed_amount),
-        paused: b.hold_active,
+        scopeType: b.scopeType,
+        scopeId: b.scopeId,
+        budgetCents: Number(b.budgetAmount),
+        observedCents: Number(b.observedAmount),
+        paused: b.holdActive,
       },
       dismissalKey: `attention:budget:${b.id}`,
     }));
@@ -286,14 +286,14 @@ export class AttentionService {
     return (await this.repo.agentsInError(companyId)).map((a) => ({
       id: `agent_error_alert:${a.id}`,
       sourceKind: 'agent_error_alert' as const,
-      subject: plain(companyId, 'agent', a.id, a.name, 'error', `/agents/${a.url_key}`),
+      subject: plain(companyId, 'agent', a.id, a.name, 'error', `/agents/${a.urlKey}`),
       whyNow: `${a.name} is in error after its last run.`,
       entryRule: 'the agent status is error',
       exitRule: 'the agent runs again successfully, or is paused or terminated',
       severity: 'high',
-      activityAt: isoRequired(a.updated_at),
-      createdAt: isoRequired(a.updated_at),
-      updatedAt: isoRequired(a.updated_at),
+      activityAt: isoRequired(a.updatedAt),
+      createdAt: isoRequired(a.updatedAt),
+      updatedAt: isoRequired(a.updatedAt),
       relatedIssue: null,
       project: null,
       detail: { kind: 'agent_error', agentId: a.id },

@@ -11,33 +11,33 @@ export interface TimelineFilter {
   issueId?: string;
 }
 
-export interface TimelineIssueRow {
+export interface TimelineIssueRecord {
   id: string;
   identifier: string;
   title: string;
-  first_at: Date;
+  firstAt: Date;
 }
 
-export interface TimelineRunRow {
+export interface TimelineRunRecord {
   id: string;
-  agent_id: string;
-  issue_id: string;
+  agentId: string;
+  issueId: string;
   status: string;
-  invocation_source: string;
-  adapter_type: string;
-  retry_of: string | null;
-  usage_json: Record<string, unknown> | null;
-  start_at: Date;
-  finished_at: Date | null;
+  invocationSource: string;
+  adapterType: string;
+  retryOf: string | null;
+  usageJson: Record<string, unknown> | null;
+  startAt: Date;
+  finishedAt: Date | null;
 }
 
-export interface TimelineActivityRow {
-  actor_type: 'user' | 'agent' | 'system';
-  actor_id: string;
+export interface TimelineActivityRecord {
+  actorType: 'user' | 'agent' | 'system';
+  actorId: string;
   action: string;
-  issue_id: string;
+  issueId: string;
   details: Record<string, unknown> | null;
-  created_at: Date;
+  createdAt: Date;
 }
 
 /** Issue actions the timeline shows (as events or hand-offs). */
@@ -55,7 +55,7 @@ export class TimelineRepository extends CompanyScopedRepository {
   }
 
   /** The issues (not hidden, matching the filters) with a run or an issue action in the window, by first such moment. */
-  issues(companyId: string, f: TimelineFilter, limit: number, offset: number): Promise<Array<TimelineIssueRow & { total: number }>> {
+  issues(companyId: string, f: TimelineFilter, limit: number, offset: number): Promise<Array<TimelineIssueRecord & { total: number }>> {
     return this.rows(
       companyId,
       `WITH hits AS (
@@ -64,7 +64,7 @@ export class TimelineRepository extends CompanyScopedRepository {
          UNION ALL
          SELECT a.entity_id, a.created_at FROM activity_log a
           WHERE a.company_id = $1 AND a.entity_type = 'issue' AND a.action = ANY($4::text[]) AND a.created_at >= $2 AND a.created_at <= $3)
-       SELECT i.id, i.identifier, i.title, min(h.at) AS first_at, count(*) OVER ()::int AS total
+       SELECT i.id, i.identifier, i.title, min(h.at) AS "firstAt", count(*) OVER ()::int AS total
          FROM hits h JOIN issues i ON i.id::text = h.issue_id AND i.company_id = $1
         WHERE i.hidden_at IS NULL
           AND ($5::uuid IS NULL OR i.project_id = $5) AND ($6::uuid IS NULL OR i.goal_id = $6) AND ($7::uuid IS NULL OR i.id = $7)
@@ -72,30 +72,31 @@ export class TimelineRepository extends CompanyScopedRepository {
                OR EXISTS (SELECT 1 FROM activity_log u WHERE u.company_id = $1 AND u.entity_type = 'issue' AND u.entity_id = i.id::text
                             AND u.actor_type = 'user' AND u.actor_id = $8))
         GROUP BY i.id, i.identifier, i.title
-        ORDER BY first_at, i.id
+        ORDER BY "firstAt", i.id
         LIMIT $9 OFFSET $10`,
       [f.from, f.to, ACTIONS, f.projectId ?? null, f.goalId ?? null, f.issueId ?? null, f.userId ?? null, limit, offset],
     );
   }
 
   /** Runs on the issues that overlap the window. */
-  runs(companyId: string, issueIds: string[], f: TimelineFilter): Promise<TimelineRunRow[]> {
+  runs(companyId: string, issueIds: string[], f: TimelineFilter): Promise<TimelineRunRecord[]> {
     return this.rows(
       companyId,
-      `SELECT r.id, r.agent_id, r.issue_id, r.status, r.invocation_source, r.adapter_type, r.usage_json, r.finished_at,
-              coalesce(r.started_at, r.created_at) AS start_at, r.context_snapshot->>'retryOfRunId' AS retry_of
+      `SELECT r.id, r.agent_id AS "agentId", r.issue_id AS "issueId", r.status, r.invocation_source AS "invocationSource",
+              r.adapter_type AS "adapterType", r.usage_json AS "usageJson", r.finished_at AS "finishedAt",
+              coalesce(r.started_at, r.created_at) AS "startAt", r.context_snapshot->>'retryOfRunId' AS "retryOf"
          FROM heartbeat_runs r
         WHERE r.company_id = $1 AND r.issue_id = ANY($2::uuid[]) AND coalesce(r.started_at, r.created_at) <= $4 AND coalesce(r.finished_at, now()) >= $3
-        ORDER BY start_at, r.id`,
+        ORDER BY "startAt", r.id`,
       [issueIds, f.from, f.to],
     );
   }
 
   /** Creations, updates and comments of the issues in the window, oldest first. */
-  activity(companyId: string, issueIds: string[], f: TimelineFilter): Promise<TimelineActivityRow[]> {
+  activity(companyId: string, issueIds: string[], f: TimelineFilter): Promise<TimelineActivityRecord[]> {
     return this.rows(
       companyId,
-      `SELECT a.actor_type, a.actor_id, a.action, a.entity_id AS issue_id, a.details, a.created_at
+      `SELECT a.actor_type AS "actorType", a.actor_id AS "actorId", a.action, a.entity_id AS "issueId", a.details, a.created_at AS "createdAt"
          FROM activity_log a
         WHERE a.company_id = $1 AND a.entity_type = 'issue' AND a.entity_id = ANY($2::text[]) AND a.action = ANY($5::text[])
           AND a.created_at >= $3 AND a.created_at <= $4

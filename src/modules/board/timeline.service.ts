@@ -3,7 +3,7 @@ import { type Actor, LOCAL_BOARD_USER_ID } from '../../common/auth/actor';
 import { badRequest } from '../../common/errors/domain-error';
 import { iso, isoRequired } from '../../database/row-mapping';
 import type { TimelineActorDto, TimelineDto, TimelineEdgeDto, TimelineEventDto, TimelineQueryDto } from './dto/timeline.dto';
-import { TimelineActivityRow, TimelineRepository } from './timeline.repository';
+import { TimelineActivityRecord, TimelineRepository } from './timeline.repository';
 
 const DAY_MS = 86_400_000;
 const DEFAULT_DAYS = 7;
@@ -42,19 +42,19 @@ export class TimelineService {
     const byId = new Map(issues.map((i) => [i.id, i]));
 
     const spans = runs.map((r) => ({
-      actorId: actorKey('agent', r.agent_id),
+      actorId: actorKey('agent', r.agentId),
       runId: r.id,
-      issueId: r.issue_id,
-      issueIdentifier: byId.get(r.issue_id)?.identifier ?? '',
-      issueTitle: byId.get(r.issue_id)?.title ?? '',
-      start: isoRequired(r.start_at),
-      end: iso(r.finished_at),
+      issueId: r.issueId,
+      issueIdentifier: byId.get(r.issueId)?.identifier ?? '',
+      issueTitle: byId.get(r.issueId)?.title ?? '',
+      start: isoRequired(r.startAt),
+      end: iso(r.finishedAt),
       status: r.status,
-      invocationSource: r.invocation_source,
-      laneHint: r.invocation_source,
-      adapterType: r.adapter_type,
-      retryOfRunId: r.retry_of,
-      usage: r.usage_json,
+      invocationSource: r.invocationSource,
+      laneHint: r.invocationSource,
+      adapterType: r.adapterType,
+      retryOfRunId: r.retryOf,
+      usage: r.usageJson,
     }));
     const events: TimelineEventDto[] = [];
     const edges: TimelineEdgeDto[] = [];
@@ -75,19 +75,19 @@ export class TimelineService {
   }
 
   /** An issue action as events (created, status change, comment) and hand-offs (a new assignee). */
-  private fromActivity(a: TimelineActivityRow, events: TimelineEventDto[], edges: TimelineEdgeDto[]): void {
-    if (a.actor_type === 'system') return;
-    const actorId = actorKey(a.actor_type, a.actor_id);
-    const at = isoRequired(a.created_at);
+  private fromActivity(a: TimelineActivityRecord, events: TimelineEventDto[], edges: TimelineEdgeDto[]): void {
+    if (a.actorType === 'system') return;
+    const actorId = actorKey(a.actorType, a.actorId);
+    const at = isoRequired(a.createdAt);
     const d = a.details ?? {};
     if (a.action === 'issue.created')
-      events.push({ actorId, kind: 'created', issueId: a.issue_id, at, status: typeof d.status === 'string' ? d.status : null });
-    else if (a.action === 'issue.comment_added') events.push({ actorId, kind: 'commented', issueId: a.issue_id, at, status: null });
-    else if (typeof d.status === 'string') events.push({ actorId, kind: 'status_changed', issueId: a.issue_id, at, status: d.status });
+      events.push({ actorId, kind: 'created', issueId: a.issueId, at, status: typeof d.status === 'string' ? d.status : null });
+    else if (a.action === 'issue.comment_added') events.push({ actorId, kind: 'commented', issueId: a.issueId, at, status: null });
+    else if (typeof d.status === 'string') events.push({ actorId, kind: 'status_changed', issueId: a.issueId, at, status: d.status });
     if (typeof d.assigneeAgentId === 'string')
-      edges.push({ fromActorId: actorId, toActorId: actorKey('agent', d.assigneeAgentId), issueId: a.issue_id, at, kind: 'assignment' });
+      edges.push({ fromActorId: actorId, toActorId: actorKey('agent', d.assigneeAgentId), issueId: a.issueId, at, kind: 'assignment' });
     else if (typeof d.assigneeUserId === 'string')
-      edges.push({ fromActorId: actorId, toActorId: actorKey('user', d.assigneeUserId), issueId: a.issue_id, at, kind: 'assignment' });
+      edges.push({ fromActorId: actorId, toActorId: actorKey('user', d.assigneeUserId), issueId: a.issueId, at, kind: 'assignment' });
   }
 
   /** The named actors, agents first; the local board (no user row) is "Local board". */
