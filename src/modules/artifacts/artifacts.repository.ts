@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import { GENERIC_CONTENT_TYPES } from '../attachments/attachment.types';
 import type { ArtifactDto } from './dto/artifact.dto';
 
@@ -60,34 +61,38 @@ const ARTIFACTS_CTE = `
        AND ($5::text IS NULL OR src.title ILIKE $5 OR src.preview_text ILIKE $5 OR i.title ILIKE $5 OR i.identifier ILIKE $5)
   )`;
 
-export interface ArtifactRow {
+/** An artifact row of `art` as its record. */
+const ARTIFACT_FIELDS = recordColumns(`id, source, media_kind, title, preview_text, content_type, doc_key, attachment_id, url, issue_id,
+  agent_id, updated_at, sort_us, issue_identifier, issue_title, project_id, project_name, agent_name, group_issue_id`);
+
+export interface ArtifactRecord {
   id: string;
   source: ArtifactDto['source'];
-  media_kind: string;
+  mediaKind: string;
   title: string;
-  preview_text: string | null;
-  content_type: string | null;
-  doc_key: string | null;
-  attachment_id: string | null;
+  previewText: string | null;
+  contentType: string | null;
+  docKey: string | null;
+  attachmentId: string | null;
   url: string | null;
-  issue_id: string;
-  agent_id: string | null;
-  updated_at: Date;
-  sort_us: string;
-  issue_identifier: string;
-  issue_title: string;
-  project_id: string | null;
-  project_name: string | null;
-  agent_name: string | null;
-  group_issue_id: string;
+  issueId: string;
+  agentId: string | null;
+  updatedAt: Date;
+  sortUs: string;
+  issueIdentifier: string;
+  issueTitle: string;
+  projectId: string | null;
+  projectName: string | null;
+  agentName: string | null;
+  groupIssueId: string;
 }
 
-export interface GroupRow {
-  group_issue_id: string;
+export interface ArtifactGroupRecord {
+  groupIssueId: string;
   count: number;
-  media_kinds: string[];
-  updated_at: Date;
-  sort_us: string;
+  mediaKinds: string[];
+  updatedAt: Date;
+  sortUs: string;
   identifier: string;
   title: string;
 }
@@ -117,11 +122,11 @@ export class ArtifactsRepository extends CompanyScopedRepository {
   }
 
   /** Up to `take` artifacts after `cursor`, newest first; only those of one group when `groupIssueId` is set. */
-  page(f: ArtifactFilter, take: number, cursor: ArtifactCursor | null, groupIssueId: string | null): Promise<ArtifactRow[]> {
-    return this.rows<ArtifactRow>(
+  page(f: ArtifactFilter, take: number, cursor: ArtifactCursor | null, groupIssueId: string | null): Promise<ArtifactRecord[]> {
+    return this.rows<ArtifactRecord>(
       f.companyId,
       `${ARTIFACTS_CTE}
-       SELECT * FROM art
+       SELECT ${ARTIFACT_FIELDS} FROM art
         WHERE ($7::bigint IS NULL OR (sort_us, id) < ($7::bigint, $8::text))
           AND ($9::uuid IS NULL OR group_issue_id = $9)
         ORDER BY sort_us DESC, id DESC LIMIT $6`,
@@ -130,14 +135,14 @@ export class ArtifactsRepository extends CompanyScopedRepository {
   }
 
   /** Up to `take` groups after `cursor`, newest first; only one when `onlyIssueId` is set. */
-  groups(f: ArtifactFilter, take: number, cursor: ArtifactCursor | null, onlyIssueId: string | null): Promise<GroupRow[]> {
-    return this.rows<GroupRow>(
+  groups(f: ArtifactFilter, take: number, cursor: ArtifactCursor | null, onlyIssueId: string | null): Promise<ArtifactGroupRecord[]> {
+    return this.rows<ArtifactGroupRecord>(
       f.companyId,
       `${ARTIFACTS_CTE}, grp AS (
          SELECT group_issue_id, count(*)::int AS count, array_agg(DISTINCT media_kind) AS media_kinds,
                 max(updated_at) AS updated_at, max(sort_us) AS sort_us
            FROM art WHERE ($9::uuid IS NULL OR group_issue_id = $9) GROUP BY group_issue_id)
-       SELECT grp.*, i.identifier, i.title FROM grp JOIN issues i ON i.id = grp.group_issue_id
+       SELECT ${recordColumns('group_issue_id, count, media_kinds, updated_at, sort_us', 'grp')}, i.identifier, i.title FROM grp JOIN issues i ON i.id = grp.group_issue_id
         WHERE ($7::bigint IS NULL OR (grp.sort_us, grp.group_issue_id::text) < ($7::bigint, $8::text))
         ORDER BY grp.sort_us DESC, grp.group_issue_id::text DESC LIMIT $6`,
       [f.groupBy, f.kind, f.projectId, f.pattern, take, cursor?.[0] ?? null, cursor?.[1] ?? null, onlyIssueId],
@@ -145,13 +150,13 @@ export class ArtifactsRepository extends CompanyScopedRepository {
   }
 
   /** The newest artifacts of each of the groups (previews), newest first. */
-  previews(f: ArtifactFilter, groupIssueIds: string[]): Promise<Array<ArtifactRow & { rn: number }>> {
-    return this.rows<ArtifactRow & { rn: number }>(
+  previews(f: ArtifactFilter, groupIssueIds: string[]): Promise<Array<ArtifactRecord & { rn: number }>> {
+    return this.rows<ArtifactRecord & { rn: number }>(
       f.companyId,
       `${ARTIFACTS_CTE}, ranked AS (
          SELECT art.*, row_number() OVER (PARTITION BY group_issue_id ORDER BY sort_us DESC, id DESC) AS rn
            FROM art WHERE group_issue_id = ANY($6::uuid[]))
-       SELECT * FROM ranked WHERE rn <= ${GROUP_PREVIEWS} ORDER BY sort_us DESC, id DESC`,
+       SELECT ${ARTIFACT_FIELDS}, rn FROM ranked WHERE rn <= ${GROUP_PREVIEWS} ORDER BY sort_us DESC, id DESC`,
       [f.groupBy, f.kind, f.projectId, f.pattern, groupIssueIds],
     );
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isoRequired } from '../../database/row-mapping';
 import { attachmentPaths } from '../attachments/attachment.types';
 import { artifactError } from './artifacts.errors';
-import { ArtifactCursor, ArtifactFilter, ArtifactRow, ArtifactsRepository } from './artifacts.repository';
+import { ArtifactCursor, ArtifactFilter, ArtifactRecord, ArtifactsRepository } from './artifacts.repository';
 import { ArtifactDto, ArtifactGroupDto, ArtifactListResponseDto, ListArtifactsQueryDto } from './dto/artifact.dto';
 
 const encodeCursor = (c: ArtifactCursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
@@ -21,24 +21,24 @@ function decodeCursor(raw: string | undefined): ArtifactCursor | null {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 
-function toArtifact(r: ArtifactRow): ArtifactDto {
-  const file = r.attachment_id ? attachmentPaths(r.attachment_id) : null;
-  const documentPath = r.doc_key ? `/api/issues/${r.issue_id}/documents/${r.doc_key}` : null;
+function toArtifact(r: ArtifactRecord): ArtifactDto {
+  const file = r.attachmentId ? attachmentPaths(r.attachmentId) : null;
+  const documentPath = r.docKey ? `/api/issues/${r.issueId}/documents/${r.docKey}` : null;
   return {
     id: r.id,
     source: r.source,
-    mediaKind: r.media_kind,
+    mediaKind: r.mediaKind,
     title: r.title,
-    previewText: r.preview_text,
-    contentType: r.content_type,
+    previewText: r.previewText,
+    contentType: r.contentType,
     contentPath: file?.contentPath ?? null,
     openPath: file?.openPath ?? documentPath ?? r.url,
     downloadPath: file?.downloadPath ?? null,
-    issue: { id: r.issue_id, identifier: r.issue_identifier, title: r.issue_title },
-    project: r.project_id ? { id: r.project_id, name: r.project_name ?? '' } : null,
-    createdByAgent: r.agent_id ? { id: r.agent_id, name: r.agent_name ?? '' } : null,
-    updatedAt: isoRequired(r.updated_at),
-    href: documentPath ?? file?.contentPath ?? r.url ?? `/api/issues/${r.issue_id}`,
+    issue: { id: r.issueId, identifier: r.issueIdentifier, title: r.issueTitle },
+    project: r.projectId ? { id: r.projectId, name: r.projectName ?? '' } : null,
+    createdByAgent: r.agentId ? { id: r.agentId, name: r.agentName ?? '' } : null,
+    updatedAt: isoRequired(r.updatedAt),
+    href: documentPath ?? file?.contentPath ?? r.url ?? `/api/issues/${r.issueId}`,
   };
 }
 
@@ -85,7 +85,7 @@ export class ArtifactsService {
     const more = rows.length > limit;
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { artifacts: page.map(toArtifact), nextCursor: more && last ? encodeCursor([last.sort_us, last.id]) : null };
+    return { artifacts: page.map(toArtifact), nextCursor: more && last ? encodeCursor([last.sortUs, last.id]) : null };
   }
 
   /** Groups newest first, each with its newest artifacts as previews. */
@@ -101,20 +101,20 @@ export class ArtifactsService {
     if (!groups.length) return [];
     const previews = await this.repo.previews(
       grouped,
-      groups.map((g) => g.group_issue_id),
+      groups.map((g) => g.groupIssueId),
     );
     return groups.map((g) => ({
-      sortUs: g.sort_us,
+      sortUs: g.sortUs,
       dto: {
-        id: `${groupBy}:${g.group_issue_id}`,
+        id: `${groupBy}:${g.groupIssueId}`,
         groupBy,
-        issue: { id: g.group_issue_id, identifier: g.identifier, title: g.title },
+        issue: { id: g.groupIssueId, identifier: g.identifier, title: g.title },
         title: g.title,
         count: g.count,
-        mediaKinds: [...g.media_kinds].sort(),
-        previewArtifacts: previews.filter((p) => p.group_issue_id === g.group_issue_id).map(toArtifact),
-        updatedAt: isoRequired(g.updated_at),
-        href: `/api/issues/${g.group_issue_id}`,
+        mediaKinds: [...g.mediaKinds].sort(),
+        previewArtifacts: previews.filter((p) => p.groupIssueId === g.groupIssueId).map(toArtifact),
+        updatedAt: isoRequired(g.updatedAt),
+        href: `/api/issues/${g.groupIssueId}`,
       },
     }));
   }

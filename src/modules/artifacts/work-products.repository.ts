@@ -1,30 +1,41 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
+import type { IssueRow } from '../issues/issue.types';
 
 /** What a work product write sets. */
 export interface WorkProductFields {
   type: string;
   title: string;
   url: string | null;
-  attachment_id: string | null;
+  attachmentId: string | null;
   status: string | null;
   summary: string | null;
   metadata: Record<string, unknown> | null;
 }
 
-export interface WorkProductRow extends WorkProductFields {
+export interface WorkProductRecord extends WorkProductFields {
   id: string;
-  company_id: string;
-  issue_id: string;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
+  companyId: string;
+  issueId: string;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-const WORK_PRODUCT_COLUMNS = `id, company_id, issue_id, type, title, url, attachment_id, status, summary, metadata,
-  created_by_agent_id, created_by_user_id, created_at, updated_at`;
+const WORK_PRODUCT_COLUMNS = recordColumns(`id, company_id, issue_id, type, title, url, attachment_id, status, summary, metadata,
+  created_by_agent_id, created_by_user_id, created_at, updated_at`);
+
+/** The issue a work product belongs to, as this module reads it. */
+export interface WorkProductIssue {
+  id: string;
+  companyId: string;
+}
+
+/** The issues module still returns snake_case rows: this module reads an issue through this mapping only. */
+export const workProductIssue = (row: IssueRow): WorkProductIssue => ({ id: row.id, companyId: row.company_id });
 
 /** The issue_work_products table. */
 @Injectable()
@@ -34,16 +45,16 @@ export class WorkProductsRepository extends CompanyScopedRepository {
   }
 
   /** Work products of one issue of the company, oldest first (also used by GET one issue). */
-  listByIssue(companyId: string, issueId: string): Promise<WorkProductRow[]> {
-    return this.rows<WorkProductRow>(
+  listByIssue(companyId: string, issueId: string): Promise<WorkProductRecord[]> {
+    return this.rows<WorkProductRecord>(
       companyId,
       `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE company_id = $1 AND issue_id = $2 ORDER BY created_at, id`,
       [issueId],
     );
   }
 
-  findInIssue(companyId: string, issueId: string, id: string): Promise<WorkProductRow | null> {
-    return this.row<WorkProductRow>(
+  findInIssue(companyId: string, issueId: string, id: string): Promise<WorkProductRecord | null> {
+    return this.row<WorkProductRecord>(
       companyId,
       `SELECT ${WORK_PRODUCT_COLUMNS} FROM issue_work_products WHERE company_id = $1 AND id = $2 AND issue_id = $3`,
       [id, issueId],
@@ -55,23 +66,23 @@ export class WorkProductsRepository extends CompanyScopedRepository {
     issueId: string,
     f: WorkProductFields,
     createdBy: { agentId: string | null; userId: string | null },
-  ): Promise<WorkProductRow> {
-    const [row] = await this.rows<WorkProductRow>(
+  ): Promise<WorkProductRecord> {
+    const [row] = await this.rows<WorkProductRecord>(
       companyId,
       `INSERT INTO issue_work_products (company_id, issue_id, type, title, url, attachment_id, status, summary, metadata, created_by_agent_id, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${WORK_PRODUCT_COLUMNS}`,
-      [issueId, f.type, f.title, f.url, f.attachment_id, f.status, f.summary, f.metadata, createdBy.agentId, createdBy.userId],
+      [issueId, f.type, f.title, f.url, f.attachmentId, f.status, f.summary, f.metadata, createdBy.agentId, createdBy.userId],
     );
     return row;
   }
 
-  async update(companyId: string, id: string, f: WorkProductFields): Promise<WorkProductRow> {
-    const [row] = await this.returning<WorkProductRow>(
+  async update(companyId: string, id: string, f: WorkProductFields): Promise<WorkProductRecord> {
+    const [row] = await this.returning<WorkProductRecord>(
       companyId,
       `UPDATE issue_work_products SET type = $3, title = $4, url = $5, attachment_id = $6, status = $7, summary = $8, metadata = $9,
               updated_at = clock_timestamp()
         WHERE company_id = $1 AND id = $2 RETURNING ${WORK_PRODUCT_COLUMNS}`,
-      [id, f.type, f.title, f.url, f.attachment_id, f.status, f.summary, f.metadata],
+      [id, f.type, f.title, f.url, f.attachmentId, f.status, f.summary, f.metadata],
     );
     return row;
   }

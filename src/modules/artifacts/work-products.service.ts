@@ -5,11 +5,10 @@ import type { Actor } from '../../common/auth/actor';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { IssueStore } from '../issues/issue-store.service';
-import type { IssueRow } from '../issues/issue.types';
 import { artifactError } from './artifacts.errors';
 import { CreateWorkProductDto, UpdateWorkProductDto, WorkProductResponseDto } from './dto/work-product.dto';
 import { toWorkProductResponse } from './work-product.types';
-import { WorkProductRow, WorkProductsRepository } from './work-products.repository';
+import { WorkProductIssue, workProductIssue, WorkProductRecord, WorkProductsRepository } from './work-products.repository';
 
 /**
  * Work products: what an issue produced (pull request, branch, preview, artifact, …) as issue-linked
@@ -26,26 +25,26 @@ export class WorkProductsService {
   ) {}
 
   async list(actor: Actor, ref: string): Promise<WorkProductResponseDto[]> {
-    const issue = await this.issues.load(actor, ref);
-    return (await this.workProducts.listByIssue(issue.company_id, issue.id)).map(toWorkProductResponse);
+    const issue = workProductIssue(await this.issues.load(actor, ref));
+    return (await this.workProducts.listByIssue(issue.companyId, issue.id)).map(toWorkProductResponse);
   }
 
   async get(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
-    const issue = await this.issues.load(actor, ref);
+    const issue = workProductIssue(await this.issues.load(actor, ref));
     return toWorkProductResponse(await this.find(issue, id));
   }
 
   async create(actor: Actor, ref: string, dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
-    const issue = await this.issues.load(actor, ref);
+    const issue = workProductIssue(await this.issues.load(actor, ref));
     await this.assertTarget(issue, dto.url ?? null, dto.attachmentId ?? null);
     const row = await this.workProducts.insert(
-      issue.company_id,
+      issue.companyId,
       issue.id,
       {
         type: dto.type,
         title: dto.title,
         url: dto.url ?? null,
-        attachment_id: dto.attachmentId ?? null,
+        attachmentId: dto.attachmentId ?? null,
         status: dto.status ?? null,
         summary: dto.summary ?? null,
         metadata: dto.metadata ?? null,
@@ -58,52 +57,52 @@ export class WorkProductsService {
 
   /** Partial; the result must still have a URL or an attachment. */
   async update(actor: Actor, ref: string, id: string, dto: UpdateWorkProductDto): Promise<WorkProductResponseDto> {
-    const issue = await this.issues.load(actor, ref);
+    const issue = workProductIssue(await this.issues.load(actor, ref));
     const current = await this.find(issue, id);
     const next = {
       type: dto.type ?? current.type,
       title: dto.title ?? current.title,
       url: dto.url !== undefined ? dto.url : current.url,
-      attachment_id: dto.attachmentId !== undefined ? dto.attachmentId : current.attachment_id,
+      attachmentId: dto.attachmentId !== undefined ? dto.attachmentId : current.attachmentId,
       status: dto.status !== undefined ? dto.status : current.status,
       summary: dto.summary !== undefined ? dto.summary : current.summary,
       metadata: dto.metadata !== undefined ? dto.metadata : current.metadata,
     };
-    await this.assertTarget(issue, next.url, next.attachment_id);
-    const row = await this.workProducts.update(issue.company_id, current.id, next);
+    await this.assertTarget(issue, next.url, next.attachmentId);
+    const row = await this.workProducts.update(issue.companyId, current.id, next);
     await this.record(actor, issue, 'issue.work_product_updated', row);
     return toWorkProductResponse(row);
   }
 
   async remove(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
-    const issue = await this.issues.load(actor, ref);
+    const issue = workProductIssue(await this.issues.load(actor, ref));
     const current = await this.find(issue, id);
-    await this.workProducts.delete(issue.company_id, current.id);
+    await this.workProducts.delete(issue.companyId, current.id);
     await this.record(actor, issue, 'issue.work_product_deleted', current);
     return toWorkProductResponse(current);
   }
 
-  private async find(issue: IssueRow, id: string): Promise<WorkProductRow> {
-    const row = isUuid(id) ? await this.workProducts.findInIssue(issue.company_id, issue.id, id) : null;
+  private async find(issue: WorkProductIssue, id: string): Promise<WorkProductRecord> {
+    const row = isUuid(id) ? await this.workProducts.findInIssue(issue.companyId, issue.id, id) : null;
     if (!row) throw notFound('Work product');
     return row;
   }
 
-  private async assertTarget(issue: IssueRow, url: string | null, attachmentId: string | null): Promise<void> {
+  private async assertTarget(issue: WorkProductIssue, url: string | null, attachmentId: string | null): Promise<void> {
     if (!url && !attachmentId)
       throw artifactError('work_product_target_required', 'A work product needs a url or an attachmentId', { field: 'url' });
-    if (attachmentId && !(await this.attachments.existsInIssue(issue.company_id, issue.id, attachmentId)))
+    if (attachmentId && !(await this.attachments.existsInIssue(issue.companyId, issue.id, attachmentId)))
       throw artifactError('invalid_attachment', 'attachmentId must be an attachment of the same issue', { field: 'attachmentId' });
   }
 
-  private async record(actor: Actor, issue: IssueRow, action: string, w: WorkProductRow): Promise<void> {
+  private async record(actor: Actor, issue: WorkProductIssue, action: string, w: WorkProductRecord): Promise<void> {
     await this.activity.record({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       action,
       entityType: 'issue',
       entityId: issue.id,
       actor,
-      details: { workProductId: w.id, type: w.type, title: w.title, url: w.url, attachmentId: w.attachment_id },
+      details: { workProductId: w.id, type: w.type, title: w.title, url: w.url, attachmentId: w.attachmentId },
     });
   }
 }
