@@ -1,8 +1,8 @@
 import { isoRequired } from '../../database/row-mapping';
-import type { AttachmentRow } from './attachments.repository';
+import type { AttachmentRecord } from './attachments.repository';
 import type { AttachmentResponseDto } from './dto/attachment.dto';
 
-export type { AttachmentRow } from './attachments.repository';
+export type { AttachmentRecord } from './attachments.repository';
 
 /** Generic stored types for which the content route infers a video type from the file extension. */
 export const GENERIC_CONTENT_TYPES = ['application/octet-stream', 'binary/octet-stream', 'application/x-binary'];
@@ -36,34 +36,34 @@ export const attachmentPaths = (id: string) => {
   return { contentPath, openPath: contentPath, downloadPath: `${contentPath}?download=1` };
 };
 
-export function toAttachmentResponse(a: AttachmentRow): AttachmentResponseDto {
+export function toAttachmentResponse(a: AttachmentRecord): AttachmentResponseDto {
   return {
     id: a.id,
-    companyId: a.company_id,
-    issueId: a.issue_id,
-    issueCommentId: a.issue_comment_id,
-    assetId: a.asset_id,
-    contentType: a.content_type,
-    byteSize: a.byte_size,
+    companyId: a.companyId,
+    issueId: a.issueId,
+    issueCommentId: a.issueCommentId,
+    assetId: a.assetId,
+    contentType: a.contentType,
+    byteSize: a.byteSize,
     sha256: a.sha256,
-    originalFilename: a.original_filename,
-    createdByAgentId: a.created_by_agent_id,
-    createdByUserId: a.created_by_user_id,
-    createdAt: isoRequired(a.created_at),
-    updatedAt: isoRequired(a.updated_at),
+    originalFilename: a.originalFilename,
+    createdByAgentId: a.createdByAgentId,
+    createdByUserId: a.createdByUserId,
+    createdAt: isoRequired(a.createdAt),
+    updatedAt: isoRequired(a.updatedAt),
     ...attachmentPaths(a.id),
   };
 }
 
 /** Compact attachment list of an issue (heartbeat context). */
-export function attachmentSummaries(rows: AttachmentRow[]) {
+export function attachmentSummaries(rows: AttachmentRecord[]) {
   return rows.map((a) => ({
     id: a.id,
-    originalFilename: a.original_filename,
-    contentType: effectiveContentType(a.content_type, a.original_filename),
-    byteSize: a.byte_size,
-    issueCommentId: a.issue_comment_id,
+    originalFilename: a.originalFilename,
+    contentType: effectiveContentType(a.contentType, a.originalFilename),
+    byteSize: a.byteSize,
+    issueCommentId: a.issueCommentId,
     contentPath: attachmentPaths(a.id).contentPath,
-    createdAt: isoRequired(a.created_at),
+    createdAt: isoRequired(a.createdAt),
   }));
 }

@@ -10,7 +10,7 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { SingleFileUploadInterceptor, UploadedFile, type UploadedFile as UploadedFileType } from '../../common/http/file-upload';
 import { StorageService } from '../storage/storage.service';
-import { AttachmentRow, effectiveContentType, isInlineCapable } from './attachment.types';
+import { AttachmentRecord, effectiveContentType, isInlineCapable } from './attachment.types';
 import { AttachmentsService } from './attachments.service';
 import { AttachmentResponseDto, UploadAttachmentDto } from './dto/attachment.dto';
 import { contentDisposition, parseRange } from './http-range';
@@ -72,7 +72,7 @@ export class AttachmentsController {
   ): Promise<void> {
     const a = await this.attachments.load(companyId, attachmentId);
     this.setHeaders(res, a, download === '1' || download === 'true');
-    const size = a.byte_size;
+    const size = a.byteSize;
     const r = parseRange(range, size);
     if (r.kind === 'unsatisfiable') {
       res.status(416).header('Content-Range', `bytes */${size}`).header('Content-Type', 'application/json; charset=utf-8');
@@ -80,7 +80,7 @@ export class AttachmentsController {
       await res.send({ error: 'Range not satisfiable', code: 'range_not_satisfiable', size });
       return;
     }
-    const stream = this.storage.read(a.storage_key, r.kind === 'partial' ? r : undefined);
+    const stream = this.storage.read(a.storageKey, r.kind === 'partial' ? r : undefined);
     if (r.kind === 'partial') {
       res
         .status(206)
@@ -104,17 +104,14 @@ export class AttachmentsController {
     return this.attachments.remove(actor, companyId, attachmentId);
   }
 
-  private setHeaders(res: Response, a: AttachmentRow, download: boolean): void {
-    const type = effectiveContentType(a.content_type, a.original_filename);
+  private setHeaders(res: Response, a: AttachmentRecord, download: boolean): void {
+    const type = effectiveContentType(a.contentType, a.originalFilename);
     res.header('Content-Type', type);
     res.header('Accept-Ranges', 'bytes');
     res.header('X-Content-Type-Options', 'nosniff');
     res.header('Cache-Control', 'private, max-age=300');
     res.header('ETag', `"${a.sha256}"`);
-    res.header(
-      'Content-Disposition',
-      contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.original_filename),
-    );
+    res.header('Content-Disposition', contentDisposition(!download && isInlineCapable(type) ? 'inline' : 'attachment', a.originalFilename));
     if (type.split(';')[0].trim().toLowerCase() === 'image/svg+xml') res.header('Content-Security-Policy', SVG_CSP);
   }
 }

@@ -1,29 +1,41 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import type { IssueRow } from '../issues/issue.types';
 
-export interface AttachmentRow {
+export interface AttachmentRecord {
   id: string;
-  company_id: string;
-  issue_id: string;
-  issue_comment_id: string | null;
-  asset_id: string;
-  content_type: string;
-  byte_size: number;
+  companyId: string;
+  issueId: string;
+  issueCommentId: string | null;
+  assetId: string;
+  contentType: string;
+  byteSize: number;
   sha256: string;
-  storage_key: string;
-  original_filename: string | null;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
+  storageKey: string;
+  originalFilename: string | null;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /** Attachment columns (alias a) with its asset's (alias s). */
 // reads assets (owned by storage; FOREIGN_READS): each attachment with its file fields, in one statement
-const ATTACHMENT_SELECT = `SELECT a.id, a.company_id, a.issue_id, a.issue_comment_id, a.asset_id, s.content_type, s.byte_size, s.sha256,
-    s.storage_key, s.original_filename, a.created_by_agent_id, a.created_by_user_id, a.created_at, a.updated_at
+const ATTACHMENT_SELECT = `SELECT a.id, a.company_id AS "companyId", a.issue_id AS "issueId", a.issue_comment_id AS "issueCommentId",
+    a.asset_id AS "assetId", s.content_type AS "contentType", s.byte_size AS "byteSize", s.sha256, s.storage_key AS "storageKey",
+    s.original_filename AS "originalFilename", a.created_by_agent_id AS "createdByAgentId", a.created_by_user_id AS "createdByUserId",
+    a.created_at AS "createdAt", a.updated_at AS "updatedAt"
   FROM issue_attachments a JOIN assets s ON s.id = a.asset_id`;
+
+/** The issue an attachment belongs to, as this module reads it. */
+export interface AttachmentIssue {
+  id: string;
+  companyId: string;
+}
+
+/** The issues module still returns snake_case rows: this module reads an issue through this mapping only. */
+export const attachmentIssue = (row: Pick<IssueRow, 'id' | 'company_id'>): AttachmentIssue => ({ id: row.id, companyId: row.company_id });
 
 /** The issue_attachments table (each row with its asset's file fields). */
 @Injectable()
@@ -33,15 +45,15 @@ export class AttachmentsRepository extends CompanyScopedRepository {
   }
 
   /** An attachment by id, whatever its company (the caller checks access). */
-  findInCompany(companyId: string, attachmentId: string): Promise<AttachmentRow | null> {
-    return this.row<AttachmentRow>(companyId, `${ATTACHMENT_SELECT} WHERE a.company_id = $1 AND s.company_id = $1 AND a.id = $2`, [
+  findInCompany(companyId: string, attachmentId: string): Promise<AttachmentRecord | null> {
+    return this.row<AttachmentRecord>(companyId, `${ATTACHMENT_SELECT} WHERE a.company_id = $1 AND s.company_id = $1 AND a.id = $2`, [
       attachmentId,
     ]);
   }
 
   /** The attachments of an issue of the company, oldest first. */
-  listByIssue(companyId: string, issueId: string): Promise<AttachmentRow[]> {
-    return this.rows<AttachmentRow>(
+  listByIssue(companyId: string, issueId: string): Promise<AttachmentRecord[]> {
+    return this.rows<AttachmentRecord>(
       companyId,
       `${ATTACHMENT_SELECT} WHERE a.company_id = $1 AND a.issue_id = $2 ORDER BY a.created_at, a.id`,
       [issueId],

@@ -8,9 +8,9 @@ import { AppConfig } from '../../config/app-config';
 import { IssueComments } from '../issues/issue-comments.service';
 import { IssueStore } from '../issues/issue-store.service';
 import { AssetsService } from '../storage/assets.service';
-import { AttachmentRow, attachmentSummaries, effectiveContentType, toAttachmentResponse } from './attachment.types';
+import { AttachmentRecord, attachmentSummaries, effectiveContentType, toAttachmentResponse } from './attachment.types';
 import { attachmentError } from './attachments.errors';
-import { AttachmentsRepository } from './attachments.repository';
+import { attachmentIssue, AttachmentsRepository } from './attachments.repository';
 import { AttachmentResponseDto } from './dto/attachment.dto';
 
 /** Files attached to issues (and optionally a comment of the issue); bytes in storage via an asset row. */
@@ -81,13 +81,13 @@ export class AttachmentsService {
   }
 
   async list(actor: Actor, issueRef: string): Promise<AttachmentResponseDto[]> {
-    const issue = await this.issues.load(actor, issueRef);
-    const rows = await this.attachments.listByIssue(issue.company_id, issue.id);
+    const issue = attachmentIssue(await this.issues.load(actor, issueRef));
+    const rows = await this.attachments.listByIssue(issue.companyId, issue.id);
     return rows.map(toAttachmentResponse);
   }
 
   /** The attachment of the route's company (resolved and checked by the guard; undefined when it knows no such attachment): 404 otherwise. */
-  async load(companyId: string | undefined, attachmentId: string): Promise<AttachmentRow> {
+  async load(companyId: string | undefined, attachmentId: string): Promise<AttachmentRecord> {
     const row = companyId && isUuid(attachmentId) ? await this.attachments.findInCompany(companyId, attachmentId) : null;
     if (!row) throw notFound('Attachment');
     return row;
@@ -96,19 +96,19 @@ export class AttachmentsService {
   /** Board callers or the uploading agent. The bytes go once the transaction commits. */
   async remove(actor: Actor, companyId: string | undefined, attachmentId: string): Promise<AttachmentResponseDto> {
     const row = await this.load(companyId, attachmentId);
-    if (actor.kind === 'agent' && row.created_by_agent_id !== actor.agentId) {
+    if (actor.kind === 'agent' && row.createdByAgentId !== actor.agentId) {
       throw forbidden('Only the board or the uploader may delete an attachment', { reason: 'deny_unsupported_action' });
     }
-    const asset = await this.assets.findInCompany(row.company_id, row.asset_id);
+    const asset = await this.assets.findInCompany(row.companyId, row.assetId);
     if (!asset) throw notFound('Attachment'); // deleted concurrently
     await this.assets.remove(asset); // cascades to the attachment row
     await this.activity.record({
-      companyId: row.company_id,
+      companyId: row.companyId,
       action: 'issue.attachment_deleted',
       entityType: 'issue',
-      entityId: row.issue_id,
+      entityId: row.issueId,
       actor,
-      details: { attachmentId: row.id, originalFilename: row.original_filename },
+      details: { attachmentId: row.id, originalFilename: row.originalFilename },
     });
     return toAttachmentResponse(row);
   }
