@@ -6,7 +6,7 @@ import { Db } from '../../database/db.service';
 import { PolicyObservation, UsageDelta } from './budget-usage.service';
 import { monthStartUtc } from './budget-windows';
 import type { BudgetScope } from './budget-windows';
-import { BudgetIncidentRow, BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
+import { BudgetIncidentRecord, BudgetIncidentsRepository, toIncidentResponse } from './budget-incidents.repository';
 import { BudgetScopeOwners } from './budget-scope-owners.port';
 
 /** The observed value at which a policy warns. */
@@ -36,8 +36,8 @@ export class BudgetEnforcementService {
   ) {}
 
   /** Evaluates the observations a cost event's accumulation returned (its scopes' active policies). */
-  async evaluate(observations: PolicyObservation[], actor?: Actor): Promise<BudgetIncidentRow[]> {
-    const opened: BudgetIncidentRow[] = [];
+  async evaluate(observations: PolicyObservation[], actor?: Actor): Promise<BudgetIncidentRecord[]> {
+    const opened: BudgetIncidentRecord[] = [];
     for (const p of observations) opened.push(...(await this.evaluatePolicy(p, actor)));
     return opened;
   }
@@ -73,9 +73,9 @@ export class BudgetEnforcementService {
   }
 
   /** Opens the incidents a policy's observed value calls for (each at most once per window and amount). */
-  async evaluatePolicy(p: PolicyObservation, actor?: Actor): Promise<BudgetIncidentRow[]> {
+  async evaluatePolicy(p: PolicyObservation, actor?: Actor): Promise<BudgetIncidentRecord[]> {
     if (!p.isActive || p.amount <= 0) return [];
-    const opened: BudgetIncidentRow[] = [];
+    const opened: BudgetIncidentRecord[] = [];
     const warnAt = warnThreshold(p);
     if (p.notifyEnabled && p.observed >= warnAt) {
       const soft = await this.openIncident(p, 'soft', warnAt);
@@ -101,7 +101,7 @@ export class BudgetEnforcementService {
     return opened;
   }
 
-  private openIncident(p: PolicyObservation, kind: 'soft' | 'hard', threshold: number): Promise<BudgetIncidentRow | null> {
+  private openIncident(p: PolicyObservation, kind: 'soft' | 'hard', threshold: number): Promise<BudgetIncidentRecord | null> {
     return this.repo.insertIncident(p.companyId, {
       policyId: p.id,
       scopeType: p.scopeType,

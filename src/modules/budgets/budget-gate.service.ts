@@ -29,7 +29,7 @@ export class BudgetGate {
       ...(projectId ? [{ scopeType: 'project' as const, scopeId: projectId }] : []),
     ];
     const holds = await this.repo.holdsOn(companyId, scopes);
-    const blockedBy = holds.map((h) => ({ scopeType: h.scope_type, scopeId: h.scope_id, policyId: h.policy_id }));
+    const blockedBy = holds.map((h) => ({ scopeType: h.scopeType, scopeId: h.scopeId, policyId: h.policyId }));
     for (const p of await this.usage.observe(companyId, { scopes, activeOnly: true })) {
       if (p.hardStopEnabled && p.observed >= p.amount) blockedBy.push({ scopeType: p.scopeType, scopeId: p.scopeId, policyId: p.id });
     }

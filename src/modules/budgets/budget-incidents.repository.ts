@@ -1,57 +1,62 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { iso, isoRequired } from '../../database/row-mapping';
+import { iso, isoRequired, recordColumns } from '../../database/row-mapping';
 import type { BudgetScope } from './budget-windows';
 import type { ScopeRef } from './budgets.repository';
 import type { BudgetIncidentResponseDto } from './dto/budget.dto';
 
-export interface BudgetIncidentRow {
+export interface BudgetIncidentRecord {
   id: string;
-  company_id: string;
-  policy_id: string;
-  scope_type: BudgetScope;
-  scope_id: string;
+  companyId: string;
+  policyId: string;
+  scopeType: BudgetScope;
+  scopeId: string;
   metric: string;
-  window_kind: string;
-  window_start: Date;
-  window_end: Date | null;
+  windowKind: string;
+  windowStart: Date;
+  windowEnd: Date | null;
   kind: 'soft' | 'hard';
   status: 'open' | 'resolved';
-  budget_amount: string;
-  threshold_amount: string;
-  observed_amount: string;
-  hold_active: boolean;
+  budgetAmount: string;
+  thresholdAmount: string;
+  observedAmount: string;
+  holdActive: boolean;
   resolution: string | null;
-  resolved_at: Date | null;
-  resolved_by_actor_type: string | null;
-  resolved_by_actor_id: string | null;
-  created_at: Date;
+  resolvedAt: Date | null;
+  resolvedByActorType: string | null;
+  resolvedByActorId: string | null;
+  createdAt: Date;
 }
 
-export function toIncidentResponse(r: BudgetIncidentRow): BudgetIncidentResponseDto {
+export function toIncidentResponse(r: BudgetIncidentRecord): BudgetIncidentResponseDto {
   return {
     id: r.id,
-    companyId: r.company_id,
-    policyId: r.policy_id,
-    scopeType: r.scope_type,
-    scopeId: r.scope_id,
+    companyId: r.companyId,
+    policyId: r.policyId,
+    scopeType: r.scopeType,
+    scopeId: r.scopeId,
     metric: r.metric,
-    windowKind: r.window_kind,
-    windowStart: isoRequired(r.window_start),
-    windowEnd: iso(r.window_end),
+    windowKind: r.windowKind,
+    windowStart: isoRequired(r.windowStart),
+    windowEnd: iso(r.windowEnd),
     kind: r.kind,
     status: r.status,
-    budgetAmount: Number(r.budget_amount),
-    thresholdAmount: Number(r.threshold_amount),
-    observedAmount: Number(r.observed_amount),
-    holdActive: r.hold_active,
+    budgetAmount: Number(r.budgetAmount),
+    thresholdAmount: Number(r.thresholdAmount),
+    observedAmount: Number(r.observedAmount),
+    holdActive: r.holdActive,
     resolution: r.resolution,
-    resolvedAt: iso(r.resolved_at),
-    resolvedBy: r.resolved_by_actor_id ? { actorType: r.resolved_by_actor_type, actorId: r.resolved_by_actor_id } : null,
-    createdAt: isoRequired(r.created_at),
+    resolvedAt: iso(r.resolvedAt),
+    resolvedBy: r.resolvedByActorId ? { actorType: r.resolvedByActorType, actorId: r.resolvedByActorId } : null,
+    createdAt: isoRequired(r.createdAt),
   };
 }
+
+const INCIDENT_COLUMNS =
+  recordColumns(`id, company_id, policy_id, scope_type, scope_id, metric, window_kind, window_start, window_end, kind,
+  status, budget_amount, threshold_amount, observed_amount, hold_active, resolution, resolved_at, resolved_by_actor_type,
+  resolved_by_actor_id, created_at`);
 
 /** The values of a new incident (the policy's window and amounts when it opened). */
 export interface IncidentInsert {
@@ -70,10 +75,10 @@ export interface IncidentInsert {
 
 /** An incident of a past monthly window that the month start lifted. */
 export interface LiftedIncident {
-  company_id: string;
-  scope_type: BudgetScope;
-  scope_id: string;
-  was_holding: boolean;
+  companyId: string;
+  scopeType: BudgetScope;
+  scopeId: string;
+  wasHolding: boolean;
   id: string;
 }
 
@@ -85,13 +90,13 @@ export class BudgetIncidentsRepository extends CompanyScopedRepository {
   }
 
   /** Opens an incident unless the policy already has one of this kind for the window and amount (null then). */
-  async insertIncident(companyId: string, i: IncidentInsert): Promise<BudgetIncidentRow | null> {
-    return this.row<BudgetIncidentRow>(
+  async insertIncident(companyId: string, i: IncidentInsert): Promise<BudgetIncidentRecord | null> {
+    return this.row<BudgetIncidentRecord>(
       companyId,
       `INSERT INTO budget_incidents (company_id, policy_id, scope_type, scope_id, metric, window_kind, window_start, window_end,
                                      kind, budget_amount, threshold_amount, observed_amount, hold_active)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-       ON CONFLICT DO NOTHING RETURNING *`,
+       ON CONFLICT DO NOTHING RETURNING ${INCIDENT_COLUMNS}`,
       [
         i.policyId,
         i.scopeType,
@@ -110,33 +115,37 @@ export class BudgetIncidentsRepository extends CompanyScopedRepository {
   }
 
   /** Incidents newest first; `active` = open or still holding. */
-  listIncidents(companyId: string, status?: 'open' | 'resolved' | 'active'): Promise<BudgetIncidentRow[]> {
+  listIncidents(companyId: string, status?: 'open' | 'resolved' | 'active'): Promise<BudgetIncidentRecord[]> {
     const filter = status === 'active' ? `AND (status = 'open' OR hold_active)` : status ? `AND status = $2` : '';
-    return this.rows<BudgetIncidentRow>(
+    return this.rows<BudgetIncidentRecord>(
       companyId,
-      `SELECT * FROM budget_incidents WHERE company_id = $1 ${filter} ORDER BY created_at DESC LIMIT 500`,
+      `SELECT ${INCIDENT_COLUMNS} FROM budget_incidents WHERE company_id = $1 ${filter} ORDER BY created_at DESC LIMIT 500`,
       status && status !== 'active' ? [status] : [],
     );
   }
 
   /** Open or still holding incidents, newest first. */
-  activeIncidents(companyId: string): Promise<BudgetIncidentRow[]> {
-    return this.rows<BudgetIncidentRow>(
+  activeIncidents(companyId: string): Promise<BudgetIncidentRecord[]> {
+    return this.rows<BudgetIncidentRecord>(
       companyId,
-      `SELECT * FROM budget_incidents WHERE company_id = $1 AND (status = 'open' OR hold_active) ORDER BY created_at DESC`,
+      `SELECT ${INCIDENT_COLUMNS} FROM budget_incidents WHERE company_id = $1 AND (status = 'open' OR hold_active) ORDER BY created_at DESC`,
     );
   }
 
-  async lockIncident(companyId: string, incidentId: string): Promise<BudgetIncidentRow | null> {
-    return this.row<BudgetIncidentRow>(companyId, `SELECT * FROM budget_incidents WHERE company_id = $1 AND id = $2 FOR UPDATE`, [
-      incidentId,
-    ]);
+  async lockIncident(companyId: string, incidentId: string): Promise<BudgetIncidentRecord | null> {
+    return this.row<BudgetIncidentRecord>(
+      companyId,
+      `SELECT ${INCIDENT_COLUMNS} FROM budget_incidents WHERE company_id = $1 AND id = $2 FOR UPDATE`,
+      [incidentId],
+    );
   }
 
-  async incidentById(companyId: string, incidentId: string): Promise<BudgetIncidentRow> {
-    return (await this.row<BudgetIncidentRow>(companyId, `SELECT * FROM budget_incidents WHERE company_id = $1 AND id = $2`, [
-      incidentId,
-    ]))!;
+  async incidentById(companyId: string, incidentId: string): Promise<BudgetIncidentRecord> {
+    return (await this.row<BudgetIncidentRecord>(
+      companyId,
+      `SELECT ${INCIDENT_COLUMNS} FROM budget_incidents WHERE company_id = $1 AND id = $2`,
+      [incidentId],
+    ))!;
   }
 
   /** The board resolved one incident (its hold stays until the window ends). */
@@ -190,10 +199,10 @@ export class BudgetIncidentsRepository extends CompanyScopedRepository {
   }
 
   /** The holds of hard incidents on any of the scopes. */
-  holdsOn(companyId: string, scopes: ScopeRef[]): Promise<Array<{ scope_type: string; scope_id: string; policy_id: string }>> {
-    return this.rows<{ scope_type: string; scope_id: string; policy_id: string }>(
+  holdsOn(companyId: string, scopes: ScopeRef[]): Promise<Array<{ scopeType: string; scopeId: string; policyId: string }>> {
+    return this.rows<{ scopeType: string; scopeId: string; policyId: string }>(
       companyId,
-      `SELECT scope_type, scope_id, policy_id FROM budget_incidents
+      `SELECT scope_type AS "scopeType", scope_id AS "scopeId", policy_id AS "policyId" FROM budget_incidents
         WHERE company_id = $1 AND hold_active AND (scope_type, scope_id) IN (SELECT * FROM unnest($2::text[], $3::uuid[]))`,
       [scopes.map((s) => s.scopeType), scopes.map((s) => s.scopeId)],
     );
@@ -201,11 +210,11 @@ export class BudgetIncidentsRepository extends CompanyScopedRepository {
 
   /** The agents of the company a hard incident of their own holds. */
   async heldAgentIds(companyId: string): Promise<string[]> {
-    const rows = await this.rows<{ scope_id: string }>(
+    const rows = await this.rows<{ scopeId: string }>(
       companyId,
-      `SELECT DISTINCT scope_id FROM budget_incidents WHERE company_id = $1 AND hold_active AND scope_type = 'agent'`,
+      `SELECT DISTINCT scope_id AS "scopeId" FROM budget_incidents WHERE company_id = $1 AND hold_active AND scope_type = 'agent'`,
     );
-    return rows.map((r) => r.scope_id);
+    return rows.map((r) => r.scopeId);
   }
 
   /** Resolves a company's incidents of monthly windows before `month` and releases their holds. */
@@ -221,7 +230,7 @@ export class BudgetIncidentsRepository extends CompanyScopedRepository {
               resolution = COALESCE(i.resolution, 'window_reset'), resolved_at = COALESCE(i.resolved_at, now()),
               resolved_by_actor_type = COALESCE(i.resolved_by_actor_type, 'system'), resolved_by_actor_id = COALESCE(i.resolved_by_actor_id, 'budget-window')
          FROM expired e WHERE i.id = e.id
-       RETURNING i.id, i.company_id, i.scope_type, i.scope_id, e.hold_active AS was_holding)
+       RETURNING i.id, i.company_id AS "companyId", i.scope_type AS "scopeType", i.scope_id AS "scopeId", e.hold_active AS "wasHolding")
        SELECT * FROM lifted`,
       [month],
     );

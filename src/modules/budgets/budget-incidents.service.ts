@@ -47,13 +47,13 @@ export class BudgetIncidentsService {
     if (!incident) throw notFound('Budget incident');
     if (incident.status !== 'open')
       throw budgetError('incident_resolved', 'This budget incident is already resolved', { status: incident.status });
-    const scope = { companyId, scopeType: incident.scope_type, scopeId: incident.scope_id };
+    const scope = { companyId, scopeType: incident.scopeType, scopeId: incident.scopeId };
     let resumed = false;
     if (dto.action === 'keep_paused') {
       await this.incidents.resolveIncident(companyId, incidentId, 'keep_paused', ...resolver(actor));
     } else {
       const amount = dto.amount as number;
-      const [policy] = await this.usage.observe(companyId, { policyId: incident.policy_id, lock: true });
+      const [policy] = await this.usage.observe(companyId, { policyId: incident.policyId, lock: true });
       if (!policy) throw notFound('Budget policy');
       if (amount <= policy.observed) {
         throw budgetError('budget_not_above_spend', `The new amount must exceed the observed ${policy.metric} (${policy.observed})`, {

@@ -106,11 +106,7 @@ export class BudgetPoliciesService {
       notifyEnabled: dto.notifyEnabled ?? null,
       isActive: dto.isActive ?? null,
     });
-    await this.sync.mirrorPolicyAmount(
-      companyId,
-      { scopeType: dto.scopeType, scopeId, metric, windowKind },
-      row.is_active ? row.amount : 0,
-    );
+    await this.sync.mirrorPolicyAmount(companyId, { scopeType: dto.scopeType, scopeId, metric, windowKind }, row.isActive ? row.amount : 0);
     const [policy] = await this.usage.observe(companyId, { policyId: row.id });
     return { policy: toPolicyResponse(policy), created: row.inserted };
   }
@@ -128,7 +124,7 @@ export class BudgetPoliciesService {
   async budgetsOf(companyId: string, scopeType: 'agent' | 'project', scopeIds: string[]): Promise<Map<string, ScopeBudget>> {
     if (!scopeIds.length) return new Map();
     const rows = await this.repo.activeBudgets(companyId, scopeType, scopeIds);
-    return new Map(rows.map((r) => [r.scope_id, { amountCents: r.amount, windowKind: r.window_kind }]));
+    return new Map(rows.map((r) => [r.scopeId, { amountCents: r.amount, windowKind: r.windowKind }]));
   }
 
   /** Policies with observed values, active incidents, paused counts and pending approvals. */
@@ -148,7 +144,7 @@ export class BudgetPoliciesService {
       activeIncidents: incidents.map(toIncidentResponse),
       pausedAgentCount: counts.agents,
       pausedProjectCount: counts.projects,
-      pendingApprovalCount: counts.approvals_table ? await this.repo.pendingApprovals(companyId) : 0,
+      pendingApprovalCount: counts.approvalsTable ? await this.repo.pendingApprovals(companyId) : 0,
     };
   }
 }

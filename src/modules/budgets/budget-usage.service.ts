@@ -3,7 +3,7 @@ import { Db } from '../../database/db.service';
 import { BudgetScopeOwners } from './budget-scope-owners.port';
 import { Clock } from './clock.service';
 import { BudgetMetric, BudgetScope, floorDayUtc, monthStartUtc, windowAt, WindowKind } from './budget-windows';
-import { BudgetsRepository, PolicyRow, ScopeRef, UsageDelta } from './budgets.repository';
+import { BudgetsRepository, PolicyRecord, ScopeRef, UsageDelta } from './budgets.repository';
 
 export type { ScopeRef, UsageDelta } from './budgets.repository';
 
@@ -81,32 +81,32 @@ export class BudgetUsageService {
     return this.toObservations(companyId, rows, now);
   }
 
-  private async toObservations(companyId: string, rows: PolicyRow[], now: Date): Promise<PolicyObservation[]> {
+  private async toObservations(companyId: string, rows: PolicyRecord[], now: Date): Promise<PolicyObservation[]> {
     const out: PolicyObservation[] = [];
     for (const r of rows) {
-      const w = windowAt(r.window_kind, now);
+      const w = windowAt(r.windowKind, now);
       let observed = 0;
       if (r.metric === 'billed_cents') observed = Number(r.billed ?? 0);
       else if (r.metric === 'total_tokens') observed = Number(r.tokens ?? 0);
-      else if (r.metric === 'run_count') observed = await this.repo.runCount(companyId, r.scope_type, r.scope_id, w.start, w.end);
+      else if (r.metric === 'run_count') observed = await this.repo.runCount(companyId, r.scopeType, r.scopeId, w.start, w.end);
       out.push({
         id: r.id,
-        companyId: r.company_id,
-        scopeType: r.scope_type,
-        scopeId: r.scope_id,
-        scopeName: r.scope_name,
+        companyId: r.companyId,
+        scopeType: r.scopeType,
+        scopeId: r.scopeId,
+        scopeName: r.scopeName,
         metric: r.metric,
-        windowKind: r.window_kind,
+        windowKind: r.windowKind,
         windowStart: w.start,
         windowEnd: w.end,
         amount: r.amount,
-        warnPercent: r.warn_percent,
-        hardStopEnabled: r.hard_stop_enabled,
-        notifyEnabled: r.notify_enabled,
-        isActive: r.is_active,
+        warnPercent: r.warnPercent,
+        hardStopEnabled: r.hardStopEnabled,
+        notifyEnabled: r.notifyEnabled,
+        isActive: r.isActive,
         observed,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
       });
     }
     return out;

@@ -120,9 +120,9 @@ export class BudgetsScheduler extends IntervalJob {
     await this.owners.agents.syncMonthlySpend(companyId, month);
     const expired = await this.incidents.liftExpiredIncidents(companyId, month);
     const scopes = new Map<string, { companyId: string; scopeType: BudgetScope; scopeId: string; incidentIds: string[] }>();
-    for (const r of expired.filter((e) => e.was_holding)) {
-      const key = `${r.scope_type}:${r.scope_id}`;
-      const s = scopes.get(key) ?? { companyId: r.company_id, scopeType: r.scope_type, scopeId: r.scope_id, incidentIds: [] };
+    for (const r of expired.filter((e) => e.wasHolding)) {
+      const key = `${r.scopeType}:${r.scopeId}`;
+      const s = scopes.get(key) ?? { companyId: r.companyId, scopeType: r.scopeType, scopeId: r.scopeId, incidentIds: [] };
       s.incidentIds.push(r.id);
       scopes.set(key, s);
     }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import { BudgetScopeType } from './budget-policy.entity';
 import { BudgetMetric, BudgetScope, LIFETIME_START, WindowKind } from './budget-windows';
 
@@ -22,23 +23,23 @@ export interface ScopeRef {
   scopeId: string;
 }
 
-export interface PolicyRow {
+export interface PolicyRecord {
   id: string;
-  company_id: string;
-  scope_type: BudgetScope;
-  scope_id: string;
-  scope_name: string | null;
+  companyId: string;
+  scopeType: BudgetScope;
+  scopeId: string;
+  scopeName: string | null;
   metric: BudgetMetric;
-  window_kind: WindowKind;
+  windowKind: WindowKind;
   amount: number;
-  warn_percent: number;
-  hard_stop_enabled: boolean;
-  notify_enabled: boolean;
-  is_active: boolean;
+  warnPercent: number;
+  hardStopEnabled: boolean;
+  notifyEnabled: boolean;
+  isActive: boolean;
   billed: string | null;
   tokens: string | null;
-  created_at: Date;
-  updated_at: Date;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface PolicyUpsert {
@@ -53,8 +54,11 @@ export interface PolicyUpsert {
   isActive: boolean | null;
 }
 
-const POLICY_COLUMNS = `p.id, p.company_id, p.scope_type, p.scope_id, p.metric, p.window_kind, p.amount, p.warn_percent,
-  p.hard_stop_enabled, p.notify_enabled, p.is_active, p.created_at, p.updated_at`;
+const POLICY_COLUMNS = recordColumns(
+  `id, company_id, scope_type, scope_id, metric, window_kind, amount, warn_percent, hard_stop_enabled, notify_enabled, is_active,
+   created_at, updated_at`,
+  'p',
+);
 
 /**
  * The budgets tables: budget_policies, budget_window_resets and the running totals of cost_usage
@@ -77,8 +81,8 @@ export class BudgetsRepository extends CompanyScopedRepository {
    * caller sends right after it take the company row, then the agent row.
    * Returns the active policies of the event's scopes with the totals this statement wrote.
    */
-  accumulate(d: UsageDelta, eventMonth: Date, currentMonth: Date, eventDay: Date): Promise<PolicyRow[]> {
-    return this.rows<PolicyRow>(
+  accumulate(d: UsageDelta, eventMonth: Date, currentMonth: Date, eventDay: Date): Promise<PolicyRecord[]> {
+    return this.rows<PolicyRecord>(
       d.companyId,
       `WITH scopes(ord, scope_type, scope_id) AS (VALUES (1, 'company', $1::uuid), (2, 'agent', $2::uuid), (3, 'project', $3::uuid)),
             windows(ord, window_kind, window_start) AS (VALUES (1, 'calendar_month_utc', $4::timestamptz), (2, 'lifetime', $5::timestamptz),
@@ -103,7 +107,7 @@ export class BudgetsRepository extends CompanyScopedRepository {
                         cu.input_tokens + cu.cached_input_tokens + cu.output_tokens AS tokens
             )
        -- the active policies of the event's scopes, observed with the totals this statement wrote
-       SELECT ${POLICY_COLUMNS}, NULL AS scope_name,
+       SELECT ${POLICY_COLUMNS}, NULL AS "scopeName",
               COALESCE(nu.billed_cents, ou.billed_cents) AS billed,
               COALESCE(nu.tokens, ou.input_tokens + ou.cached_input_tokens + ou.output_tokens) AS tokens
          FROM budget_policies p
@@ -137,7 +141,7 @@ export class BudgetsRepository extends CompanyScopedRepository {
     companyId: string,
     month: Date,
     opts: { scopes?: ScopeRef[]; activeOnly?: boolean; policyId?: string; lock?: boolean } = {},
-  ): Promise<PolicyRow[]> {
+  ): Promise<PolicyRecord[]> {
     const params: unknown[] = [companyId, month, LIFETIME_START];
     const where = ['p.company_id = $1'];
     if (opts.activeOnly) where.push('p.is_active AND p.amount > 0');
@@ -154,12 +158,12 @@ export class BudgetsRepository extends CompanyScopedRepository {
       where.push(`(p.scope_type, p.scope_id) IN (SELECT * FROM unnest($${params.length - 1}::text[], $${params.length}::uuid[]))`);
     }
     // the scope's name: reads companies, agents and projects (owned by their modules)
-    return this.rows<PolicyRow>(
+    return this.rows<PolicyRecord>(
       companyId,
       `SELECT ${POLICY_COLUMNS},
               CASE p.scope_type WHEN 'company' THEN (SELECT name FROM companies WHERE id = p.scope_id)
                                 WHEN 'agent' THEN (SELECT name FROM agents WHERE id = p.scope_id)
-                                ELSE (SELECT name FROM projects WHERE id = p.scope_id) END AS scope_name,
+                                ELSE (SELECT name FROM projects WHERE id = p.scope_id) END AS "scopeName",
               u.billed_cents AS billed, (u.input_tokens + u.cached_input_tokens + u.output_tokens) AS tokens
          FROM budget_policies p
          LEFT JOIN cost_usage u ON u.scope_type = p.scope_type AND u.scope_id = p.scope_id AND u.window_kind = p.window_kind
@@ -191,8 +195,8 @@ export class BudgetsRepository extends CompanyScopedRepository {
   // ---- policies
 
   /** Creates or updates the policy of (scope, metric, window); omitted settings keep their value or take the defaults. */
-  async upsertPolicy(companyId: string, p: PolicyUpsert): Promise<{ id: string; inserted: boolean; amount: number; is_active: boolean }> {
-    const [row] = await this.rows<{ id: string; inserted: boolean; amount: number; is_active: boolean }>(
+  async upsertPolicy(companyId: string, p: PolicyUpsert): Promise<{ id: string; inserted: boolean; amount: number; isActive: boolean }> {
+    const [row] = await this.rows<{ id: string; inserted: boolean; amount: number; isActive: boolean }>(
       companyId,
       `INSERT INTO budget_policies (company_id, scope_type, scope_id, metric, window_kind, amount, warn_percent, hard_stop_enabled, notify_enabled, is_active)
        VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, 80), COALESCE($8, true), COALESCE($9, true), COALESCE($10, true))
@@ -203,7 +207,7 @@ export class BudgetsRepository extends CompanyScopedRepository {
          notify_enabled = COALESCE($9, budget_policies.notify_enabled),
          is_active = COALESCE($10, budget_policies.is_active),
          updated_at = now()
-       RETURNING id, (xmax = 0) AS inserted, amount, is_active`,
+       RETURNING id, (xmax = 0) AS inserted, amount, is_active AS "isActive"`,
       [p.scopeType, p.scopeId, p.metric, p.windowKind, p.amount, p.warnPercent, p.hardStopEnabled, p.notifyEnabled, p.isActive],
     );
     return row;
@@ -281,9 +285,9 @@ export class BudgetsRepository extends CompanyScopedRepository {
 
   /** The active billed-cents budgets of scopes of one type (one row per scope: the first made). */
   async activeBudgets(companyId: string, scopeType: BudgetScopeType, scopeIds: string[]) {
-    return this.rows<{ scope_id: string; amount: number; window_kind: string }>(
+    return this.rows<{ scopeId: string; amount: number; windowKind: string }>(
       companyId,
-      `SELECT DISTINCT ON (scope_id) scope_id, amount, window_kind FROM budget_policies
+      `SELECT DISTINCT ON (scope_id) scope_id AS "scopeId", amount, window_kind AS "windowKind" FROM budget_policies
         WHERE company_id = $1 AND scope_type = $2 AND scope_id = ANY($3::uuid[]) AND is_active AND amount > 0 AND metric = 'billed_cents'
         ORDER BY scope_id, created_at`,
       [scopeType, scopeIds],
@@ -299,12 +303,12 @@ export class BudgetsRepository extends CompanyScopedRepository {
 
   // ---- the overview page (reads agents, projects and approvals, owned by their modules)
 
-  async pausedCounts(companyId: string): Promise<{ agents: number; projects: number; approvals_table: string | null }> {
-    const row = await this.row<{ agents: number; projects: number; approvals_table: string | null }>(
+  async pausedCounts(companyId: string): Promise<{ agents: number; projects: number; approvalsTable: string | null }> {
+    const row = await this.row<{ agents: number; projects: number; approvalsTable: string | null }>(
       companyId,
       `SELECT (SELECT count(*)::int FROM agents WHERE company_id = $1 AND status = 'paused') AS agents,
               (SELECT count(*)::int FROM projects WHERE company_id = $1 AND paused_at IS NOT NULL) AS projects,
-              to_regclass('approvals')::text AS approvals_table`,
+              to_regclass('approvals')::text AS "approvalsTable"`,
     );
     return row!;
   }
