@@ -6,12 +6,12 @@ import { GrantedSecretDto, GrantedSecretListDto, SecretValueDto } from './dto/se
 import { Delivery, isLowTrustAgent } from './secret-binding';
 import { ResolvedBinding, SecretBindingsService } from './secret-bindings.service';
 import { secretError } from './secrets.errors';
-import { SecretRunRow, SecretsRepository } from './secrets.repository';
+import { SecretRunRecord, SecretsRepository } from './secrets.repository';
 
 /** A run whose context marks it as a skill test never reads secrets. */
-export function isSkillTestRun(run: SecretRunRow): boolean {
-  const c = run.context_snapshot ?? {};
-  return run.invocation_source === 'skill_test' || c.skillTest === true || c.runKind === 'skill_test' || c.purpose === 'skill_test';
+export function isSkillTestRun(run: SecretRunRecord): boolean {
+  const c = run.contextSnapshot ?? {};
+  return run.invocationSource === 'skill_test' || c.skillTest === true || c.runKind === 'skill_test' || c.purpose === 'skill_test';
 }
 
 /** The run-bound routes: what a live run may see of its agent's bindings, and the audited value read. */
@@ -74,7 +74,7 @@ export class RunSecretsService {
     const agent = await this.repo.findAgentTrust(actor.companyId, actor.agentId);
     if (!agent || isLowTrustAgent(agent)) throw secretError('low_trust_agent_denied', 'Low-trust review agents cannot read secrets');
     await this.authz.assert({ actor, action: 'secrets.read', companyId: actor.companyId, targetAgentId: actor.agentId });
-    const projectId = run.context_snapshot?.projectId;
+    const projectId = run.contextSnapshot?.projectId;
     const { bindings } = await this.bindings.bindingsFor(actor.companyId, actor.agentId, typeof projectId === 'string' ? projectId : null);
     return bindings;
   }

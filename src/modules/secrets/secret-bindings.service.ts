@@ -198,7 +198,7 @@ export class SecretBindingsService {
       Object.assign(inline, parsed.inline);
       for (const b of parsed.bindings) byKey.set(b.key, { ...b, source: 'project' });
     }
-    const own = parseStoredEnv(agent.adapter_config?.env);
+    const own = parseStoredEnv(agent.adapterConfig?.env);
     for (const k of Object.keys(own.inline)) byKey.delete(k);
     Object.assign(inline, own.inline);
     for (const b of own.bindings) {

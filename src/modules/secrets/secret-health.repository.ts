@@ -22,10 +22,10 @@ export class SecretHealthRepository extends CompanyScopedRepository {
   }
 
   /** The environment variable names the company's env-provider secrets read (their latest external reference). */
-  envRefs(companyId: string): Promise<Array<{ name: string; external_ref: string }>> {
+  envRefs(companyId: string): Promise<Array<{ name: string; externalRef: string }>> {
     return this.rows(
       companyId,
-      `SELECT name, external_ref FROM company_secrets WHERE company_id = $1 AND provider = 'env' AND external_ref IS NOT NULL`,
+      `SELECT name, external_ref AS "externalRef" FROM company_secrets WHERE company_id = $1 AND provider = 'env' AND external_ref IS NOT NULL`,
     );
   }
 }

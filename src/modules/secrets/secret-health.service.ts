@@ -113,8 +113,8 @@ export class SecretHealthService {
   }
 
   private async envHealth(companyId: string | null): Promise<SecretProviderHealthDto> {
-    const missing = (companyId ? await this.repo.envRefs(companyId) : []).filter((r) => process.env[r.external_ref] === undefined);
-    const warnings = missing.map((m) => `Secret "${m.name}" reads ${m.external_ref}, which is not set on the service`);
+    const missing = (companyId ? await this.repo.envRefs(companyId) : []).filter((r) => process.env[r.externalRef] === undefined);
+    const warnings = missing.map((m) => `Secret "${m.name}" reads ${m.externalRef}, which is not set on the service`);
     return {
       provider: 'env',
       status: missing.length ? 'warn' : 'ok',

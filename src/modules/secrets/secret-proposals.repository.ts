@@ -2,38 +2,39 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface ProposalRow {
+export interface SecretProposalRecord {
   id: string;
-  company_id: string;
+  companyId: string;
   name: string;
   description: string | null;
   reason: string | null;
   status: 'pending' | 'approved' | 'rejected';
-  proposed_by_agent_id: string | null;
-  proposed_by_user_id: string | null;
-  agent_name: string | null;
-  run_id: string | null;
-  issue_id: string | null;
-  has_value: boolean;
-  secret_id: string | null;
-  decided_by_user_id: string | null;
-  decision_note: string | null;
-  decided_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+  proposedByAgentId: string | null;
+  proposedByUserId: string | null;
+  agentName: string | null;
+  runId: string | null;
+  issueId: string | null;
+  hasValue: boolean;
+  secretId: string | null;
+  decidedByUserId: string | null;
+  decisionNote: string | null;
+  decidedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface ProposalValue {
   ciphertext: Buffer;
   iv: Buffer;
-  auth_tag: Buffer;
-  key_fingerprint: string;
+  authTag: Buffer;
+  keyFingerprint: string;
 }
 
 /** Every column but the held value (its presence as `has_value`), with the proposing agent's name (a read of agents). */
-const SELECT = `SELECT p.id, p.company_id, p.name, p.description, p.reason, p.status, p.proposed_by_agent_id, p.proposed_by_user_id,
-  a.name AS agent_name, p.run_id, p.issue_id, p.ciphertext IS NOT NULL AS has_value, p.secret_id, p.decided_by_user_id,
-  p.decision_note, p.decided_at, p.created_at, p.updated_at
+const SELECT = `SELECT p.id, p.company_id AS "companyId", p.name, p.description, p.reason, p.status, p.proposed_by_agent_id AS "proposedByAgentId",
+  p.proposed_by_user_id AS "proposedByUserId", a.name AS "agentName", p.run_id AS "runId", p.issue_id AS "issueId",
+  p.ciphertext IS NOT NULL AS "hasValue", p.secret_id AS "secretId", p.decided_by_user_id AS "decidedByUserId",
+  p.decision_note AS "decisionNote", p.decided_at AS "decidedAt", p.created_at AS "createdAt", p.updated_at AS "updatedAt"
   FROM secret_proposals p LEFT JOIN agents a ON a.id = p.proposed_by_agent_id AND a.company_id = p.company_id`;
 
 /** secret_proposals: the held value is read only to create the secret, and wiped when the proposal is decided. */
@@ -75,14 +76,14 @@ export class SecretProposalsRepository extends CompanyScopedRepository {
         p.issueId,
         p.value?.ciphertext ?? null,
         p.value?.iv ?? null,
-        p.value?.auth_tag ?? null,
-        p.value?.key_fingerprint ?? null,
+        p.value?.authTag ?? null,
+        p.value?.keyFingerprint ?? null,
       ],
     );
     return row?.id ?? null;
   }
 
-  list(companyId: string, status: string | null): Promise<ProposalRow[]> {
+  list(companyId: string, status: string | null): Promise<SecretProposalRecord[]> {
     return this.rows(
       companyId,
       `${SELECT} WHERE p.company_id = $1 AND ($2::text IS NULL OR p.status = $2) ORDER BY p.created_at DESC, p.id`,
@@ -90,7 +91,7 @@ export class SecretProposalsRepository extends CompanyScopedRepository {
     );
   }
 
-  find(companyId: string, id: string): Promise<ProposalRow | null> {
+  find(companyId: string, id: string): Promise<SecretProposalRecord | null> {
     return this.row(companyId, `${SELECT} WHERE p.company_id = $1 AND p.id = $2`, [id]);
   }
 
@@ -98,7 +99,7 @@ export class SecretProposalsRepository extends CompanyScopedRepository {
   async lockValue(companyId: string, id: string): Promise<{ status: string; value: ProposalValue | null } | null> {
     const row = await this.row<ProposalValue & { status: string }>(
       companyId,
-      `SELECT status, ciphertext, iv, auth_tag, key_fingerprint FROM secret_proposals WHERE company_id = $1 AND id = $2 FOR UPDATE`,
+      `SELECT status, ciphertext, iv, auth_tag AS "authTag", key_fingerprint AS "keyFingerprint" FROM secret_proposals WHERE company_id = $1 AND id = $2 FOR UPDATE`,
       [id],
     );
     if (!row) return null;

@@ -9,39 +9,39 @@ import { iso, isoRequired } from '../../database/row-mapping';
 import type { SecretResponseDto } from './dto/secret.dto';
 import { ApproveSecretProposalDto, CreateSecretProposalDto, RejectSecretProposalDto, SecretProposalDto } from './dto/secret-proposal.dto';
 import { decryptValue, encryptValue } from './secret-crypto';
-import { ProposalRow, SecretProposalsRepository } from './secret-proposals.repository';
+import { SecretProposalRecord, SecretProposalsRepository } from './secret-proposals.repository';
 import { secretError } from './secrets.errors';
 import { SecretsService } from './secrets.service';
 
 const aad = (id: string) => `secret-proposal:${id}`;
 
-export function toProposal(p: ProposalRow): SecretProposalDto {
+export function toProposal(p: SecretProposalRecord): SecretProposalDto {
   return {
     id: p.id,
-    companyId: p.company_id,
+    companyId: p.companyId,
     kind: 'secret',
     status: p.status,
     proposedName: p.name,
     proposedDescription: p.description,
     reason: p.reason,
     justification: p.reason,
-    proposedBy: p.proposed_by_agent_id
-      ? { type: 'agent', id: p.proposed_by_agent_id, name: p.agent_name }
-      : { type: 'user', id: p.proposed_by_user_id ?? 'unknown', name: null },
-    proposedByAgentId: p.proposed_by_agent_id,
-    runId: p.run_id,
-    issueId: p.issue_id,
-    hasValue: p.has_value,
+    proposedBy: p.proposedByAgentId
+      ? { type: 'agent', id: p.proposedByAgentId, name: p.agentName }
+      : { type: 'user', id: p.proposedByUserId ?? 'unknown', name: null },
+    proposedByAgentId: p.proposedByAgentId,
+    runId: p.runId,
+    issueId: p.issueId,
+    hasValue: p.hasValue,
     valueFingerprintSha256: null,
     valueLength: null,
-    secretId: p.secret_id,
-    decidedByUserId: p.decided_by_user_id,
-    decisionNote: p.decision_note,
-    decidedAt: iso(p.decided_at),
+    secretId: p.secretId,
+    decidedByUserId: p.decidedByUserId,
+    decisionNote: p.decisionNote,
+    decidedAt: iso(p.decidedAt),
     target: null,
     envKeys: [],
-    createdAt: isoRequired(p.created_at),
-    updatedAt: isoRequired(p.updated_at),
+    createdAt: isoRequired(p.createdAt),
+    updatedAt: isoRequired(p.updatedAt),
   };
 }
 
@@ -68,8 +68,8 @@ export class SecretProposalsService {
           return {
             ciphertext: enc.ciphertext,
             iv: enc.iv,
-            auth_tag: enc.authTag,
-            key_fingerprint: this.config.secretsMasterKeyFingerprint,
+            authTag: enc.authTag,
+            keyFingerprint: this.config.secretsMasterKeyFingerprint,
           };
         })()
       : null;
@@ -91,7 +91,7 @@ export class SecretProposalsService {
   /** Newest first; `all` for every status. Agents see only their own proposals. */
   async list(actor: Actor, companyId: string, status: string): Promise<SecretProposalDto[]> {
     const rows = await this.repo.list(companyId, status === 'all' ? null : status);
-    return rows.filter((r) => actor.kind === 'board' || r.proposed_by_agent_id === actor.agentId).map(toProposal);
+    return rows.filter((r) => actor.kind === 'board' || r.proposedByAgentId === actor.agentId).map(toProposal);
   }
 
   /** Creates the company secret from the value given (or held) and marks the proposal approved, in one transaction. */
@@ -103,7 +103,7 @@ export class SecretProposalsService {
   ): Promise<SecretProposalDto & { secret: SecretResponseDto }> {
     const p = await this.pending(actor, companyId, id);
     const held = p.value
-      ? decryptValue(this.config.secretsMasterKey, { ciphertext: p.value.ciphertext, iv: p.value.iv, authTag: p.value.auth_tag }, aad(id))
+      ? decryptValue(this.config.secretsMasterKey, { ciphertext: p.value.ciphertext, iv: p.value.iv, authTag: p.value.authTag }, aad(id))
       : null;
     const value = dto.value ?? held;
     if (!value) {

@@ -5,14 +5,14 @@ import { SecretAccessEventEntity } from './secret-access-event.entity';
 import { SecretEntity, SecretVersionEntity } from './secret.entity';
 
 /** A run as the run-bound secret routes check it. */
-export interface SecretRunRow {
+export interface SecretRunRecord {
   status: string;
-  invocation_source: string;
-  context_snapshot: Record<string, unknown> | null;
+  invocationSource: string;
+  contextSnapshot: Record<string, unknown> | null;
 }
 
 /** An agent as the run-bound secret routes check its trust. */
-export interface SecretAgentRow {
+export interface SecretAgentRecord {
   role: string;
   metadata: Record<string, unknown> | null;
 }
@@ -122,23 +122,23 @@ export class SecretsRepository extends CompanyScopedRepository {
   }
 
   /** The run a run-bound secret request names, if it is this agent's in this company. */
-  findAgentRun(companyId: string, agentId: string, runId: string | undefined): Promise<SecretRunRow | null> {
-    return this.row<SecretRunRow>(
+  findAgentRun(companyId: string, agentId: string, runId: string | undefined): Promise<SecretRunRecord | null> {
+    return this.row<SecretRunRecord>(
       companyId,
-      `SELECT status, invocation_source, context_snapshot FROM heartbeat_runs WHERE company_id = $1 AND id = $2 AND agent_id = $3`,
+      `SELECT status, invocation_source AS "invocationSource", context_snapshot AS "contextSnapshot" FROM heartbeat_runs WHERE company_id = $1 AND id = $2 AND agent_id = $3`,
       [runId, agentId],
     );
   }
 
-  findAgentTrust(companyId: string, agentId: string): Promise<SecretAgentRow | null> {
-    return this.row<SecretAgentRow>(companyId, 'SELECT role, metadata FROM agents WHERE company_id = $1 AND id = $2', [agentId]);
+  findAgentTrust(companyId: string, agentId: string): Promise<SecretAgentRecord | null> {
+    return this.row<SecretAgentRecord>(companyId, 'SELECT role, metadata FROM agents WHERE company_id = $1 AND id = $2', [agentId]);
   }
 
   /** The agent's adapter configuration (its env bindings), or null when the company has no such agent. */
-  findAgentAdapterConfig(companyId: string, agentId: string): Promise<{ adapter_config: { env?: unknown } | null } | null> {
-    return this.row<{ adapter_config: { env?: unknown } | null }>(
+  findAgentAdapterConfig(companyId: string, agentId: string): Promise<{ adapterConfig: { env?: unknown } | null } | null> {
+    return this.row<{ adapterConfig: { env?: unknown } | null }>(
       companyId,
-      'SELECT adapter_config FROM agents WHERE company_id = $1 AND id = $2',
+      'SELECT adapter_config AS "adapterConfig" FROM agents WHERE company_id = $1 AND id = $2',
       [agentId],
     );
   }

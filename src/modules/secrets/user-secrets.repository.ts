@@ -1,29 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 
-export interface DefinitionRow {
+export interface UserSecretDefinitionRecord {
   id: string;
-  company_id: string;
+  companyId: string;
   key: string;
   name: string;
   description: string | null;
-  usage_guidance: string | null;
+  usageGuidance: string | null;
   status: string;
-  created_by_agent_id: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
+  createdByAgentId: string | null;
+  createdByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-export interface UserValueRow {
+export interface UserSecretValueRecord {
   id: string;
-  company_id: string;
-  definition_id: string;
-  user_id: string;
+  companyId: string;
+  definitionId: string;
+  userId: string;
   version: number;
-  created_at: Date;
-  updated_at: Date;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface EncryptedMaterial {
@@ -34,7 +35,10 @@ export interface EncryptedMaterial {
   valueSha256: string;
 }
 
-const VALUE_COLUMNS = 'id, company_id, definition_id, user_id, version, created_at, updated_at';
+const VALUE_COLUMNS = recordColumns('id, company_id, definition_id, user_id, version, created_at, updated_at');
+const DEFINITION_COLUMNS = recordColumns(
+  'id, company_id, key, name, description, usage_guidance, status, created_by_agent_id, created_by_user_id, created_at, updated_at',
+);
 
 /** user_secret_definitions and user_secret_values (never selecting the ciphertext for a response). */
 @Injectable()
@@ -43,12 +47,16 @@ export class UserSecretsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  definitions(companyId: string): Promise<DefinitionRow[]> {
-    return this.rows(companyId, `SELECT * FROM user_secret_definitions WHERE company_id = $1 ORDER BY name, id`);
+  definitions(companyId: string): Promise<UserSecretDefinitionRecord[]> {
+    return this.rows(companyId, `SELECT ${DEFINITION_COLUMNS} FROM user_secret_definitions WHERE company_id = $1 ORDER BY name, id`);
   }
 
-  definition(companyId: string, id: string, lock = false): Promise<DefinitionRow | null> {
-    return this.row(companyId, `SELECT * FROM user_secret_definitions WHERE company_id = $1 AND id = $2 ${lock ? 'FOR UPDATE' : ''}`, [id]);
+  definition(companyId: string, id: string, lock = false): Promise<UserSecretDefinitionRecord | null> {
+    return this.row(
+      companyId,
+      `SELECT ${DEFINITION_COLUMNS} FROM user_secret_definitions WHERE company_id = $1 AND id = $2 ${lock ? 'FOR UPDATE' : ''}`,
+      [id],
+    );
   }
 
   /** The new definition, or null when the key is taken in the company. */
@@ -63,11 +71,11 @@ export class UserSecretsRepository extends CompanyScopedRepository {
       userId: string | null;
       agentId: string | null;
     },
-  ): Promise<DefinitionRow | null> {
+  ): Promise<UserSecretDefinitionRecord | null> {
     return this.row(
       companyId,
       `INSERT INTO user_secret_definitions (company_id, key, name, description, usage_guidance, status, created_by_user_id, created_by_agent_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (company_id, key) DO NOTHING RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (company_id, key) DO NOTHING RETURNING ${DEFINITION_COLUMNS}`,
       [d.key, d.name, d.description, d.usageGuidance, d.status, d.userId, d.agentId],
     );
   }
@@ -76,15 +84,15 @@ export class UserSecretsRepository extends CompanyScopedRepository {
     companyId: string,
     id: string,
     c: { name?: string; description?: string | null; usageGuidance?: string | null; status?: string },
-  ): Promise<DefinitionRow> {
-    const [row] = await this.returning<DefinitionRow>(
+  ): Promise<UserSecretDefinitionRecord> {
+    const [row] = await this.returning<UserSecretDefinitionRecord>(
       companyId,
       `UPDATE user_secret_definitions SET
          name = coalesce($3, name),
          description = CASE WHEN $4 THEN $5 ELSE description END,
          usage_guidance = CASE WHEN $6 THEN $7 ELSE usage_guidance END,
          status = coalesce($8, status), updated_at = now()
-       WHERE company_id = $1 AND id = $2 RETURNING *`,
+       WHERE company_id = $1 AND id = $2 RETURNING ${DEFINITION_COLUMNS}`,
       [
         id,
         c.name ?? null,
@@ -104,7 +112,7 @@ export class UserSecretsRepository extends CompanyScopedRepository {
   }
 
   /** A user's values in the company, with their definitions. */
-  valuesOfUser(companyId: string, userId: string): Promise<UserValueRow[]> {
+  valuesOfUser(companyId: string, userId: string): Promise<UserSecretValueRecord[]> {
     return this.rows(
       companyId,
       `SELECT ${VALUE_COLUMNS} FROM user_secret_values WHERE company_id = $1 AND user_id = $2 ORDER BY created_at, id`,
@@ -112,7 +120,7 @@ export class UserSecretsRepository extends CompanyScopedRepository {
     );
   }
 
-  value(companyId: string, id: string, userId: string, lock = false): Promise<UserValueRow | null> {
+  value(companyId: string, id: string, userId: string, lock = false): Promise<UserSecretValueRecord | null> {
     return this.row(
       companyId,
       `SELECT ${VALUE_COLUMNS} FROM user_secret_values WHERE company_id = $1 AND id = $2 AND user_id = $3 ${lock ? 'FOR UPDATE' : ''}`,
@@ -124,7 +132,7 @@ export class UserSecretsRepository extends CompanyScopedRepository {
   insertValue(
     companyId: string,
     v: { id: string; definitionId: string; userId: string } & EncryptedMaterial,
-  ): Promise<UserValueRow | null> {
+  ): Promise<UserSecretValueRecord | null> {
     return this.row(
       companyId,
       `INSERT INTO user_secret_values (id, company_id, definition_id, user_id, version, ciphertext, iv, auth_tag, key_fingerprint, value_sha256)
@@ -133,8 +141,8 @@ export class UserSecretsRepository extends CompanyScopedRepository {
     );
   }
 
-  async rotateValue(companyId: string, id: string, version: number, m: EncryptedMaterial): Promise<UserValueRow> {
-    const [row] = await this.returning<UserValueRow>(
+  async rotateValue(companyId: string, id: string, version: number, m: EncryptedMaterial): Promise<UserSecretValueRecord> {
+    const [row] = await this.returning<UserSecretValueRecord>(
       companyId,
       `UPDATE user_secret_values SET version = $3, ciphertext = $4, iv = $5, auth_tag = $6, key_fingerprint = $7, value_sha256 = $8, updated_at = now()
         WHERE company_id = $1 AND id = $2 RETURNING ${VALUE_COLUMNS}`,

@@ -17,38 +17,38 @@ import {
 import { encryptValue, sha256OfValue } from './secret-crypto';
 import { LOCAL_ENCRYPTED } from './secret-providers';
 import { secretError } from './secrets.errors';
-import { DefinitionRow, EncryptedMaterial, UserSecretsRepository, UserValueRow } from './user-secrets.repository';
+import { UserSecretDefinitionRecord, EncryptedMaterial, UserSecretsRepository, UserSecretValueRecord } from './user-secrets.repository';
 
-export const toDefinition = (d: DefinitionRow): UserSecretDefinitionDto => ({
+export const toDefinition = (d: UserSecretDefinitionRecord): UserSecretDefinitionDto => ({
   id: d.id,
-  companyId: d.company_id,
+  companyId: d.companyId,
   key: d.key,
   name: d.name,
   description: d.description,
-  usageGuidance: d.usage_guidance,
+  usageGuidance: d.usageGuidance,
   status: d.status,
   provider: LOCAL_ENCRYPTED,
   managedMode: 'service_managed',
-  createdByUserId: d.created_by_user_id,
-  createdByAgentId: d.created_by_agent_id,
-  createdAt: isoRequired(d.created_at),
-  updatedAt: isoRequired(d.updated_at),
+  createdByUserId: d.createdByUserId,
+  createdByAgentId: d.createdByAgentId,
+  createdAt: isoRequired(d.createdAt),
+  updatedAt: isoRequired(d.updatedAt),
 });
 
-const toMine = (v: UserValueRow, d: DefinitionRow): MyUserSecretDto => ({
+const toMine = (v: UserSecretValueRecord, d: UserSecretDefinitionRecord): MyUserSecretDto => ({
   id: v.id,
-  companyId: v.company_id,
+  companyId: v.companyId,
   scope: 'user',
-  ownerUserId: v.user_id,
+  ownerUserId: v.userId,
   userSecretDefinitionId: d.id,
   key: d.key,
   name: d.name,
   provider: LOCAL_ENCRYPTED,
   status: 'active',
   latestVersion: v.version,
-  lastRotatedAt: isoRequired(v.updated_at),
-  createdAt: isoRequired(v.created_at),
-  updatedAt: isoRequired(v.updated_at),
+  lastRotatedAt: isoRequired(v.updatedAt),
+  createdAt: isoRequired(v.createdAt),
+  updatedAt: isoRequired(v.updatedAt),
 });
 
 /** The calling board user (user secrets are always one's own). */
@@ -111,7 +111,7 @@ export class UserSecretsService {
     const userId = userOf(actor);
     const defs = new Map((await this.repo.definitions(companyId)).map((d) => [d.id, d]));
     return (await this.repo.valuesOfUser(companyId, userId)).flatMap((v) => {
-      const d = defs.get(v.definition_id);
+      const d = defs.get(v.definitionId);
       return d ? [{ definition: toDefinition(d), secret: toMine(v, d) }] : [];
     });
   }
@@ -132,13 +132,13 @@ export class UserSecretsService {
 
   async rotateMine(actor: Actor, companyId: string, id: string, value: string): Promise<MyUserSecretDto> {
     const v = await this.loadMine(actor, companyId, id, true);
-    const d = await this.loadDefinition(companyId, v.definition_id);
+    const d = await this.loadDefinition(companyId, v.definitionId);
     return toMine(await this.repo.rotateValue(companyId, v.id, v.version + 1, this.encrypt(v.id, v.version + 1, value)), d);
   }
 
   async removeMine(actor: Actor, companyId: string, id: string): Promise<MyUserSecretDto> {
     const v = await this.loadMine(actor, companyId, id, true);
-    const d = await this.loadDefinition(companyId, v.definition_id);
+    const d = await this.loadDefinition(companyId, v.definitionId);
     await this.repo.deleteValue(companyId, v.id);
     return toMine(v, d);
   }
@@ -148,14 +148,14 @@ export class UserSecretsService {
     return { ...enc, keyFingerprint: this.config.secretsMasterKeyFingerprint, valueSha256: sha256OfValue(value) };
   }
 
-  private async loadDefinition(companyId: string, id: string, lock = false): Promise<DefinitionRow> {
+  private async loadDefinition(companyId: string, id: string, lock = false): Promise<UserSecretDefinitionRecord> {
     const d = isUuid(id) ? await this.repo.definition(companyId, id, lock) : null;
     if (!d) throw notFound('User secret definition');
     return d;
   }
 
   /** One of the caller's own values (another user's is unknown: 404). */
-  private async loadMine(actor: Actor, companyId: string, id: string, lock = false): Promise<UserValueRow> {
+  private async loadMine(actor: Actor, companyId: string, id: string, lock = false): Promise<UserSecretValueRecord> {
     const v = isUuid(id) ? await this.repo.value(companyId, id, userOf(actor), lock) : null;
     if (!v) throw notFound('User secret');
     return v;
