@@ -148,9 +148,21 @@ export const RECORD_TABLES = {
   approval: 'approvals',
   document_revision: 'issue_document_revisions',
   folder: 'folders',
+  tool_action_request: 'tool_action_requests',
 } as const satisfies Record<string, TableName>;
 
 export type RecordKind = keyof typeof RECORD_TABLES;
+
+/**
+ * Record kinds a path may also name by another key than their id, with its column: an issue by its
+ * identifier (`ABC-12`). The key must be unique across the instance, not just within a company, for
+ * the route's company to follow from it: `issues_identifier_key` is unique on its own (issue
+ * prefixes are unique per instance, `companies_issue_prefix_key`), so an identifier names at most
+ * one issue of all companies.
+ */
+export const RECORD_KEYS = {
+  issue: 'identifier',
+} as const satisfies Partial<Record<RecordKind, string>>;
 
 /**
  * Database functions through which a module lets others change its tables inside their own

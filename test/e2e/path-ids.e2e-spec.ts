@@ -207,3 +207,145 @@ describe('route families without :companyId: another company’s record answers 
     }
   });
 });
+
+/**
+ * Issue 45.1, the last two families: an issue named by its identifier (`ABC-12`) and an action
+ * request of an "ask" tool (`/api/tool-gateway/action-requests/:requestId`, where `:requestId`
+ * names a tool action request, not a join request) resolve their company in the guard too.
+ */
+describe('issue identifiers and tool action requests in paths: another company’s answer like unknown ones (issue 45.1)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: AUTHENTICATED });
+  });
+  afterAll(() => t.close());
+
+  /** Both answers, and their bodies with the ref the caller sent replaced. */
+  const pair = async (send: (ref: string) => Promise<{ status: number; text: string; body: any }>, known: string, unknown: string) => {
+    const [a, b] = [await send(known), await send(unknown)];
+    return { a, b, same: a.text.split(known).join('<ref>') === b.text.split(unknown).join('<ref>') };
+  };
+
+  it('an issue by identifier: another company’s is the 404 of an unknown identifier, reads and writes; the owner reaches it in any case', async () => {
+    const { company, owner } = await ownedCompany(t);
+    const { owner: outsider } = await ownedCompany(t);
+    const issue = await createIssue(t, company.id, {}, owner.token);
+    const comment = (await t.http.post(`/api/issues/${issue.id}/comments`).set(auth(owner.token)).send({ body: 'hi' }).expect(201)).body;
+    const ident = issue.identifier as string;
+    const unknownIdent = `${ident.split('-')[0]}-${987654}`;
+    for (const path of [
+      '/api/issues/{ref}',
+      '/api/issues/{ref}/comments',
+      `/api/issues/{ref}/comments/${comment.id}`,
+      '/api/issues/{ref}/documents',
+    ]) {
+      const { a, b, same } = await pair((ref) => t.http.get(path.replace('{ref}', ref)).set(auth(outsider.token)), ident, unknownIdent);
+      expect({ path, known: a.status, unknown: b.status, same }).toEqual({ path, known: 404, unknown: 404, same: true });
+      expect({ path, error: a.body.error }).toEqual({ path, error: 'Issue not found' });
+      // lower case names the same issue
+      const lower = await t.http.get(path.replace('{ref}', ident.toLowerCase())).set(auth(outsider.token));
+      expect({ path, status: lower.status, body: lower.body }).toEqual({ path, status: 404, body: a.body });
+    }
+    const patch = await pair(
+      (ref) => t.http.patch(`/api/issues/${ref}`).set(auth(outsider.token)).send({ title: 'Taken over' }),
+      ident,
+      unknownIdent,
+    );
+    expect({ known: patch.a.status, same: patch.same }).toEqual({ known: 404, same: true });
+    // an agent of another company alike
+    const agent = await insertAgent(t, (await ownedCompany(t)).company.id);
+    const byAgent = await pair((ref) => t.http.get(`/api/issues/${ref}`).set(bearer(agent.token)), ident, unknownIdent);
+    expect({ known: byAgent.a.status, same: byAgent.same }).toEqual({ known: 404, same: true });
+
+    for (const ref of [ident, ident.toLowerCase()]) {
+      const own = await t.http.get(`/api/issues/${ref}`).set(auth(owner.token)).expect(200);
+      expect({ id: own.body.id, title: own.body.title }).toEqual({ id: issue.id, title: issue.title });
+      await t.http.get(`/api/issues/${ref}/comments/${comment.id}`).set(auth(owner.token)).expect(200);
+    }
+    // the route's company is the identifier's: a body naming another company's project is refused as on the UUID route
+    const otherProject = (
+      await t.http
+        .post(`/api/companies/${(await createCompany(t, {}, owner.token)).id}/projects`)
+        .set(auth(owner.token))
+        .send({ name: `P ${randomUUID().slice(0, 8)}` })
+        .expect(201)
+    ).body;
+    for (const ref of [issue.id, ident]) {
+      const res = await t.http.patch(`/api/issues/${ref}`).set(auth(owner.token)).send({ projectId: otherProject.id });
+      expect({ ref, status: res.status, code: res.body.code, field: res.body.field }).toEqual({
+        ref,
+        status: 422,
+        code: 'invalid_reference',
+        field: 'projectId',
+      });
+    }
+    // a body the route refuses: still the 404 first for another company's identifier, as for an unknown one
+    const invalid = await pair(
+      (ref) => t.http.patch(`/api/issues/${ref}`).set(auth(outsider.token)).send({ status: 'no-such-status' }),
+      ident,
+      unknownIdent,
+    );
+    expect({ known: invalid.a.status, same: invalid.same }).toEqual({ known: 404, same: true });
+    const renamed = await t.http.patch(`/api/issues/${ident.toLowerCase()}`).set(auth(owner.token)).send({ title: 'Renamed' }).expect(200);
+    expect(renamed.body).toMatchObject({ id: issue.id, title: 'Renamed' });
+    // the owner's unknown identifier, and a ref of neither form, are the same 404
+    for (const ref of [unknownIdent, 'not-an-issue']) {
+      const res = await t.http.get(`/api/issues/${ref}`).set(auth(owner.token));
+      expect({ ref, status: res.status, error: res.body.error }).toEqual({ ref, status: 404, error: 'Issue not found' });
+    }
+  });
+
+  it('identifiers are unique across the instance, so one names at most one company’s issue (what the guard relies on)', async () => {
+    const { owner } = await ownedCompany(t);
+    const name = `Same ${randomUUID().slice(0, 8)}`;
+    const [a, b] = [await createCompany(t, { name }, owner.token), await createCompany(t, { name }, owner.token)];
+    expect(a.issuePrefix).not.toBe(b.issuePrefix);
+    const [ia, ib] = [await createIssue(t, a.id, {}, owner.token), await createIssue(t, b.id, {}, owner.token)];
+    await expect(t.dataSource.query(`UPDATE issues SET identifier = $1 WHERE id = $2`, [ia.identifier, ib.id])).rejects.toThrow(
+      /issues_identifier_key/,
+    );
+  });
+
+  it('approving or declining another company’s tool action request is the 404 of an unknown one and decides nothing', async () => {
+    const { company, owner } = await ownedCompany(t);
+    const { owner: outsider } = await ownedCompany(t);
+    const agent = await insertAgent(t, company.id);
+    const connection = (
+      await t.http
+        .post(`/api/companies/${company.id}/tools/connections`)
+        .set(auth(owner.token))
+        .send({ name: 'Memory', transport: 'local_stdio', transportConfig: { command: 'server-memory' } })
+        .expect(201)
+    ).body;
+    const [request] = await t.dataSource.query(
+      `INSERT INTO tool_action_requests (company_id, agent_id, connection_id, tool_name, arguments_digest, expires_at)
+       VALUES ($1, $2, $3, 'create_entities', 'digest', now() + interval '1 hour') RETURNING id`,
+      [company.id, agent.id, connection.id],
+    );
+    for (const verb of ['approve', 'decline']) {
+      for (const body of [{}, { companyId: company.id }]) {
+        const decide = (id: string) => t.http.post(`/api/tool-gateway/action-requests/${id}/${verb}`).set(auth(outsider.token)).send(body);
+        const { a, b, same } = await pair(decide, request.id, randomUUID());
+        expect({ verb, body, known: a.status, unknown: b.status, same }).toEqual({ verb, body, known: 404, unknown: 404, same: true });
+        expect(a.body.error).toBe('Action request not found');
+      }
+    }
+    // the company is checked first, as on every route: a body the route refuses changes nothing
+    for (const body of [{ rememberAction: true }, { companyId: 'not-a-uuid' }]) {
+      const decide = (id: string) => t.http.post(`/api/tool-gateway/action-requests/${id}/approve`).set(auth(outsider.token)).send(body);
+      const { a, b, same } = await pair(decide, request.id, randomUUID());
+      expect({ body, known: a.status, unknown: b.status, same }).toEqual({ body, known: 404, unknown: 404, same: true });
+    }
+    const pending = (await t.http.get(`/api/companies/${company.id}/tools/action-requests`).set(auth(owner.token)).expect(200)).body;
+    expect(pending.actionRequests.map((r: { request: { id: string; status: string } }) => [r.request.id, r.request.status])).toEqual([
+      [request.id, 'pending'],
+    ]);
+    // the owner naming another company in the body: the same 404
+    const { company: other } = await ownedCompany(t);
+    const wrongBody = await t.http
+      .post(`/api/tool-gateway/action-requests/${request.id}/approve`)
+      .set(auth(owner.token))
+      .send({ companyId: other.id });
+    expect([wrongBody.status, wrongBody.body.error]).toEqual([404, 'Action request not found']);
+  });
+});

@@ -10,7 +10,9 @@ export const COMPANY_SEEN_TTL_MS = 5_000;
 const MAX_SEEN = 10_000;
 
 /**
- * Tenancy: every company-scoped route and every lookup of a company-owned record passes here first.
+ * Tenancy: every company-scoped route passes here first (through the guard: a `:companyId`, or the
+ * company of the records a path names). Records are then read within that company, never loaded
+ * from any company and checked afterwards.
  *
  * That every company-scoped request first asks whether its company exists costs a database round
  * trip per request, so a company seen to exist is remembered for COMPANY_SEEN_TTL_MS. Never the
@@ -62,19 +64,7 @@ export class CompanyAccessService {
       if ((await this.accessibleCompanyIds(actor)) === undefined) throw notFound('Company');
       throw forbidden('No access to this company', { reason: 'deny_company_boundary' });
     }
-    await this.assertAccessToKnownCompany(actor, companyId);
-  }
-
-  /**
-   * For records already loaded: the record's company exists; only the caller's access is checked.
-   * With `what` (a record looked up by an id in the path) another company's record answers like an
-   * unknown one: 404 `<what> not found`; without, 403.
-   */
-  async assertAccessToKnownCompany(actor: Actor, companyId: string, what?: string): Promise<void> {
-    if (!(await this.canAccess(actor, companyId))) {
-      if (what) throw notFound(what);
-      throw forbidden('No access to this company', { reason: 'deny_company_boundary' });
-    }
+    if (!(await this.canAccess(actor, companyId))) throw forbidden('No access to this company', { reason: 'deny_company_boundary' });
   }
 
   /** Company ids a caller may list; undefined means every company. */

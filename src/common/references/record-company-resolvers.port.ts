@@ -19,9 +19,12 @@ export type CompanyOf = (ids: string[]) => Promise<RecordCompany[]>;
 @Injectable()
 export class RecordCompanyResolvers {
   private readonly byKind = new Map<ReferenceKind, CompanyOf[]>();
+  private readonly byKey = new Map<ReferenceKind, CompanyOf[]>();
 
-  register(kind: ReferenceKind, companyOf: CompanyOf): void {
+  /** `companyOfKeys`: for a kind a path may also name by another unique key (RECORD_KEYS), the lookup by that key. */
+  register(kind: ReferenceKind, companyOf: CompanyOf, companyOfKeys?: CompanyOf): void {
     this.byKind.set(kind, [...(this.byKind.get(kind) ?? []), companyOf]);
+    if (companyOfKeys) this.byKey.set(kind, [...(this.byKey.get(kind) ?? []), companyOfKeys]);
   }
 
   /** The company of each existing record among `ids` (keys in lower case). */
@@ -38,5 +41,14 @@ export class RecordCompanyResolvers {
   /** The company owning a record, or null when it does not exist. */
   async companyOf(kind: ReferenceKind, id: string): Promise<string | null> {
     return (await this.companiesOf(kind, [id])).get(id.toLowerCase()) ?? null;
+  }
+
+  /** The company owning the record of this kind with this key (an issue's identifier, as stored), or null. */
+  async companyOfKey(kind: ReferenceKind, key: string): Promise<string | null> {
+    for (const companyOf of this.byKey.get(kind) ?? []) {
+      const [found] = await companyOf([key]);
+      if (found) return found.company_id;
+    }
+    return null;
   }
 }

@@ -26,6 +26,23 @@ export const PARAM_KINDS: Record<string, ReferenceKind> = {
   assetId: 'asset',
 };
 
+/**
+ * Parameters whose name alone does not say what they name (`:requestId` is a join request on other
+ * routes): the kind of the record, by the route's path up to the parameter (after the `/api` prefix).
+ */
+export const ROUTE_PARAM_KINDS: Record<string, ReferenceKind> = {
+  '/tool-gateway/action-requests/:requestId': 'tool_action_request',
+};
+
+/**
+ * Kinds a path may also name by their key (RECORD_KEYS of the owner map), with its form and how it
+ * is stored: an issue by its identifier, `ABC-12` in any case. Identifiers are unique across the
+ * instance (issue prefixes are), so one names at most one issue of all companies.
+ */
+export const KEY_FORMS: Partial<Record<ReferenceKind, { pattern: RegExp; stored: (key: string) => string }>> = {
+  issue: { pattern: /^[A-Za-z0-9]+-\d+$/, stored: (key) => key.toUpperCase() },
+};
+
 /** `/<collection>/:id` */
 export const COLLECTION_KINDS: Record<string, ReferenceKind> = {
   agents: 'agent',
@@ -69,6 +86,7 @@ export const KIND_LABELS: Record<ReferenceKind, string> = {
   approval: 'Approval',
   document_revision: 'Revision',
   folder: 'Folder',
+  tool_action_request: 'Action request',
 };
 
 const MAX_CACHED = 50_000;
@@ -77,8 +95,9 @@ const MAX_CACHED = 50_000;
  * The company of a route without `:companyId`, from the records its path names (the guard asks
  * this once per request and answers 404 for an unknown record and another company's alike).
  *
- * Records never change company, so a company found is remembered per record (a deleted record
- * then still maps to its company: its handler answers the same 404). Absence is never remembered.
+ * Records never change company, so a company found is remembered per record id (a deleted record
+ * then still maps to its company: its handler answers the same 404). Absence is never remembered,
+ * nor the company of a key: an identifier is free again once its company is deleted.
  */
 @Injectable()
 export class RouteCompanyResolver implements RouteRecords {
@@ -86,14 +105,24 @@ export class RouteCompanyResolver implements RouteRecords {
 
   constructor(private readonly resolvers: RecordCompanyResolvers) {}
 
-  /** The record parameters of a route (uuid values of mapped names), each with its kind. */
-  recordsOf(params: Record<string, string>, routeUrl: string | undefined): Array<{ kind: ReferenceKind; id: string }> {
-    const out: Array<{ kind: ReferenceKind; id: string }> = [];
-    const segments = (routeUrl ?? '').split('/');
+  /**
+   * The record parameters of a route, each with its kind: uuid values of mapped names (PARAM_KINDS,
+   * ROUTE_PARAM_KINDS, `:id` of a known collection), and values in the form of a kind's key
+   * (`byKey`: an issue identifier, as stored). Other values name nothing here: the handler answers them.
+   */
+  recordsOf(params: Record<string, string>, routeUrl: string | undefined): Array<{ kind: ReferenceKind; id: string; byKey?: true }> {
+    const out: Array<{ kind: ReferenceKind; id: string; byKey?: true }> = [];
+    const url = routeUrl ?? '';
+    const segments = url.split('/');
     for (const [name, value] of Object.entries(params)) {
-      if (!isUuid(value)) continue;
-      const kind = PARAM_KINDS[name] ?? (name === 'id' ? COLLECTION_KINDS[segments[segments.indexOf(':id') - 1] ?? ''] : undefined);
-      if (kind) out.push({ kind, id: value.toLowerCase() });
+      const kind =
+        PARAM_KINDS[name] ??
+        routeParamKind(url, name) ??
+        (name === 'id' ? COLLECTION_KINDS[segments[segments.indexOf(':id') - 1] ?? ''] : undefined);
+      if (!kind || typeof value !== 'string') continue;
+      const key = KEY_FORMS[kind];
+      if (isUuid(value)) out.push({ kind, id: value.toLowerCase() });
+      else if (key?.pattern.test(value)) out.push({ kind, id: key.stored(value), byKey: true });
     }
     return out;
   }
@@ -115,7 +144,7 @@ export class RouteCompanyResolver implements RouteRecords {
     let company: string | null = null;
     for (const r of records) {
       const key = `${r.kind}:${r.id}`;
-      let owner: string | null | undefined = this.known.get(key);
+      let owner: string | null | undefined = r.byKey ? await this.resolvers.companyOfKey(r.kind, r.id) : this.known.get(key);
       if (owner === undefined) {
         owner = await this.resolvers.companyOf(r.kind, r.id);
         if (owner) {
@@ -131,4 +160,12 @@ export class RouteCompanyResolver implements RouteRecords {
     }
     return { companyId: company, label: KIND_LABELS[records[0].kind] };
   }
+}
+
+/** The kind ROUTE_PARAM_KINDS gives a parameter of this route, by the path up to it. */
+function routeParamKind(routeUrl: string, name: string): ReferenceKind | undefined {
+  const at = routeUrl.indexOf(`/:${name}`);
+  if (at < 0) return undefined;
+  const upTo = routeUrl.slice(0, at + name.length + 2);
+  return Object.entries(ROUTE_PARAM_KINDS).find(([path]) => upTo.endsWith(path))?.[1];
 }

@@ -6,6 +6,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { CreateWorkProductDto, UpdateWorkProductDto, WorkProductResponseDto } from './dto/work-product.dto';
 import { WorkProductsService } from './work-products.service';
 
@@ -18,18 +19,18 @@ export class WorkProductsController {
   /** Work products of the issue, oldest first. */
   @Get()
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<WorkProductResponseDto[]> {
-    return this.workProducts.list(actor, issueId);
+  list(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<WorkProductResponseDto[]> {
+    return this.workProducts.list(routeCompanyId, issueId);
   }
 
   @Get(':workProductId')
   @Authorize({ callers: ['board', 'agent'] })
   get(
-    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('workProductId') id: string,
   ): Promise<WorkProductResponseDto> {
-    return this.workProducts.get(actor, issueId, id);
+    return this.workProducts.get(routeCompanyId, issueId, id);
   }
 
   /** `type`, `title`, and a `url` and/or an `attachmentId` of the same issue. */
@@ -39,10 +40,11 @@ export class WorkProductsController {
   @Authorize({ callers: ['board', 'agent'] })
   create(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Body() dto: CreateWorkProductDto,
   ): Promise<WorkProductResponseDto> {
-    return this.workProducts.create(actor, issueId, dto);
+    return this.workProducts.create(actor, routeCompanyId, issueId, dto);
   }
 
   /** Partial update. */
@@ -51,11 +53,12 @@ export class WorkProductsController {
   @Authorize({ callers: ['board', 'agent'] })
   update(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('workProductId') id: string,
     @Body() dto: UpdateWorkProductDto,
   ): Promise<WorkProductResponseDto> {
-    return this.workProducts.update(actor, issueId, id, dto);
+    return this.workProducts.update(actor, routeCompanyId, issueId, id, dto);
   }
 
   @Delete(':workProductId')
@@ -63,9 +66,10 @@ export class WorkProductsController {
   @Authorize({ callers: ['board', 'agent'] })
   remove(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('workProductId') id: string,
   ): Promise<WorkProductResponseDto> {
-    return this.workProducts.remove(actor, issueId, id);
+    return this.workProducts.remove(actor, routeCompanyId, issueId, id);
   }
 }

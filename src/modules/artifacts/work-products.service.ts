@@ -24,18 +24,18 @@ export class WorkProductsService {
     private readonly attachments: AttachmentsService,
   ) {}
 
-  async list(actor: Actor, ref: string): Promise<WorkProductResponseDto[]> {
-    const issue = workProductIssue(await this.issues.load(actor, ref));
+  async list(routeCompanyId: string | undefined, ref: string): Promise<WorkProductResponseDto[]> {
+    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
     return (await this.workProducts.listByIssue(issue.companyId, issue.id)).map(toWorkProductResponse);
   }
 
-  async get(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(actor, ref));
+  async get(routeCompanyId: string | undefined, ref: string, id: string): Promise<WorkProductResponseDto> {
+    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
     return toWorkProductResponse(await this.find(issue, id));
   }
 
-  async create(actor: Actor, ref: string, dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(actor, ref));
+  async create(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
+    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
     await this.assertTarget(issue, dto.url ?? null, dto.attachmentId ?? null);
     const row = await this.workProducts.insert(
       issue.companyId,
@@ -56,8 +56,14 @@ export class WorkProductsService {
   }
 
   /** Partial; the result must still have a URL or an attachment. */
-  async update(actor: Actor, ref: string, id: string, dto: UpdateWorkProductDto): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(actor, ref));
+  async update(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    ref: string,
+    id: string,
+    dto: UpdateWorkProductDto,
+  ): Promise<WorkProductResponseDto> {
+    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
     const current = await this.find(issue, id);
     const next = {
       type: dto.type ?? current.type,
@@ -74,8 +80,8 @@ export class WorkProductsService {
     return toWorkProductResponse(row);
   }
 
-  async remove(actor: Actor, ref: string, id: string): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(actor, ref));
+  async remove(actor: Actor, routeCompanyId: string | undefined, ref: string, id: string): Promise<WorkProductResponseDto> {
+    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
     const current = await this.find(issue, id);
     await this.workProducts.delete(issue.companyId, current.id);
     await this.record(actor, issue, 'issue.work_product_deleted', current);

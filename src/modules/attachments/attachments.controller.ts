@@ -54,8 +54,8 @@ export class AttachmentsController {
   /** Attachments of the issue, oldest first, with contentPath, openPath and downloadPath. */
   @Get('issues/:issueId/attachments')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<AttachmentResponseDto[]> {
-    return this.attachments.list(actor, issueId);
+  list(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<AttachmentResponseDto[]> {
+    return this.attachments.list(routeCompanyId, issueId);
   }
 
   /** The bytes; `Range` (206/416); inline for images, PDF, video, audio and plain text unless `download=1`. */

@@ -33,7 +33,7 @@ export class AttachmentsService {
     file: UploadedFile,
     issueCommentId?: string,
   ): Promise<AttachmentResponseDto> {
-    const issue = await this.issues.findByRef(issueRef, { companyId });
+    const issue = await this.issues.findByRef(companyId, issueRef);
     if (!issue) throw notFound('Issue');
     const contentType = (file.mimetype || 'application/octet-stream').toLowerCase();
     const filename = file.originalname ? file.originalname.slice(0, 255) : null;
@@ -80,8 +80,8 @@ export class AttachmentsService {
     return toAttachmentResponse(row!);
   }
 
-  async list(actor: Actor, issueRef: string): Promise<AttachmentResponseDto[]> {
-    const issue = attachmentIssue(await this.issues.load(actor, issueRef));
+  async list(routeCompanyId: string | undefined, issueRef: string): Promise<AttachmentResponseDto[]> {
+    const issue = attachmentIssue(await this.issues.load(routeCompanyId, issueRef));
     const rows = await this.attachments.listByIssue(issue.companyId, issue.id);
     return rows.map(toAttachmentResponse);
   }

@@ -6,6 +6,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { AnnotationsService } from './annotations.service';
 import { DocumentsService } from './documents.service';
 import {
@@ -30,12 +31,12 @@ export class AnnotationsController {
   @Get()
   @Authorize({ callers: ['board', 'agent'] })
   async list(
-    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Query() q: ListAnnotationsQueryDto,
   ): Promise<AnnotationThreadResponseDto[]> {
-    const { doc } = await this.documents.load(actor, issueId, key);
+    const { doc } = await this.documents.load(routeCompanyId, issueId, key);
     return this.annotations.threadsOf(doc, q);
   }
 
@@ -43,12 +44,12 @@ export class AnnotationsController {
   @Get(':threadId')
   @Authorize({ callers: ['board', 'agent'] })
   async get(
-    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Param('threadId') threadId: string,
   ): Promise<AnnotationThreadResponseDto> {
-    const { doc } = await this.documents.load(actor, issueId, key);
+    const { doc } = await this.documents.load(routeCompanyId, issueId, key);
     return this.annotations.get(doc, threadId);
   }
 
@@ -59,11 +60,12 @@ export class AnnotationsController {
   @Authorize({ callers: ['board', 'agent'] })
   async create(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Body() dto: CreateAnnotationThreadDto,
   ): Promise<AnnotationThreadResponseDto> {
-    const { issue, doc } = await this.documents.load(actor, issueId, key, { lock: true });
+    const { issue, doc } = await this.documents.load(routeCompanyId, issueId, key, { lock: true });
     return this.annotations.create(actor, issue, doc, (await this.documents.revision(doc))!, dto);
   }
 
@@ -74,12 +76,13 @@ export class AnnotationsController {
   @Authorize({ callers: ['board', 'agent'] })
   async reply(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Param('threadId') threadId: string,
     @Body() dto: AnnotationCommentDto,
   ): Promise<AnnotationCommentResponseDto> {
-    const { issue, doc } = await this.documents.load(actor, issueId, key);
+    const { issue, doc } = await this.documents.load(routeCompanyId, issueId, key);
     return this.annotations.reply(actor, issue, doc, threadId, dto.body);
   }
 
@@ -89,12 +92,13 @@ export class AnnotationsController {
   @Authorize({ callers: ['board', 'agent'] })
   async update(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Param('threadId') threadId: string,
     @Body() dto: UpdateAnnotationThreadDto,
   ): Promise<AnnotationThreadResponseDto> {
-    const { issue, doc } = await this.documents.load(actor, issueId, key);
+    const { issue, doc } = await this.documents.load(routeCompanyId, issueId, key);
     return this.annotations.setStatus(actor, issue, doc, threadId, dto.status);
   }
 }

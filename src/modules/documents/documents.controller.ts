@@ -7,6 +7,7 @@ import type { FastifyReply as Response } from 'fastify';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { DocumentsService } from './documents.service';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
 
@@ -19,8 +20,8 @@ export class DocumentsController {
   /** All documents of the issue with their latest body. */
   @Get()
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<DocumentResponseDto[]> {
-    return this.documents.list(actor, issueId);
+  list(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<DocumentResponseDto[]> {
+    return this.documents.list(routeCompanyId, issueId);
   }
 
   /** Latest revision; agents get annotation threads unless `includeAnnotations=false`. */
@@ -28,11 +29,12 @@ export class DocumentsController {
   @Authorize({ callers: ['board', 'agent'] })
   get(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Query() q: GetDocumentQueryDto,
   ): Promise<DocumentResponseDto> {
-    return this.documents.get(actor, issueId, key, q);
+    return this.documents.get(actor, routeCompanyId, issueId, key, q);
   }
 
   /**
@@ -46,12 +48,13 @@ export class DocumentsController {
   @Authorize({ callers: ['board', 'agent'] })
   async put(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Body() dto: PutDocumentDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DocumentResponseDto> {
-    const r = await this.documents.put(actor, issueId, key, dto);
+    const r = await this.documents.put(actor, routeCompanyId, issueId, key, dto);
     res.status(r.created ? 201 : 200);
     return r.document;
   }
@@ -61,8 +64,13 @@ export class DocumentsController {
   @NoActivity("the service records issue.document_locked with the issue's company")
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
-  lock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
-    return this.documents.lock(actor, issueId, key);
+  lock(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+  ): Promise<DocumentResponseDto> {
+    return this.documents.lock(actor, routeCompanyId, issueId, key);
   }
 
   /** Board: any lock; agents: only their own. */
@@ -70,15 +78,24 @@ export class DocumentsController {
   @NoActivity("the service records issue.document_unlocked with the issue's company")
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
-  unlock(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
-    return this.documents.unlock(actor, issueId, key);
+  unlock(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+  ): Promise<DocumentResponseDto> {
+    return this.documents.unlock(actor, routeCompanyId, issueId, key);
   }
 
   /** Immutable revisions, newest first. */
   @Get(':key/revisions')
   @Authorize({ callers: ['board', 'agent'] })
-  revisions(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<RevisionResponseDto[]> {
-    return this.documents.revisions(actor, issueId, key);
+  revisions(
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+  ): Promise<RevisionResponseDto[]> {
+    return this.documents.revisions(routeCompanyId, issueId, key);
   }
 
   /** A new latest revision with the old revision's content; history kept. Locked: 409. */
@@ -88,18 +105,24 @@ export class DocumentsController {
   @Authorize({ callers: ['board', 'agent'] })
   restore(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('key') key: string,
     @Param('revisionId') revisionId: string,
   ): Promise<DocumentResponseDto> {
-    return this.documents.restore(actor, issueId, key, revisionId);
+    return this.documents.restore(actor, routeCompanyId, issueId, key, revisionId);
   }
 
   /** Board only; removes all revisions and threads; locked: 409. */
   @Delete(':key')
   @NoActivity("the service records issue.document_deleted with the issue's company")
   @Authorize({ callers: ['board'] })
-  remove(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('key') key: string): Promise<DocumentResponseDto> {
-    return this.documents.remove(actor, issueId, key);
+  remove(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Param('key') key: string,
+  ): Promise<DocumentResponseDto> {
+    return this.documents.remove(actor, routeCompanyId, issueId, key);
   }
 }

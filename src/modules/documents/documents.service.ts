@@ -74,13 +74,13 @@ export class DocumentsService {
 
   /** The issue and its document, 404 when either is missing. */
   async load(
-    actor: Actor,
+    routeCompanyId: string | undefined,
     ref: string,
     key: string,
     opts: { lock?: boolean } = {},
   ): Promise<{ issue: DocumentIssue; doc: DocumentRecord }> {
     this.assertKey(key);
-    const issue = documentIssue(await this.issues.load(actor, ref));
+    const issue = documentIssue(await this.issues.load(routeCompanyId, ref));
     const doc = await this.find(issue.companyId, issue.id, key, opts.lock);
     if (!doc) throw notFound('Document');
     return { issue, doc };
@@ -100,15 +100,21 @@ export class DocumentsService {
   }
 
   /** All documents of an issue with their latest body, by key. */
-  async list(actor: Actor, ref: string): Promise<DocumentResponseDto[]> {
-    const issue = documentIssue(await this.issues.load(actor, ref));
+  async list(routeCompanyId: string | undefined, ref: string): Promise<DocumentResponseDto[]> {
+    const issue = documentIssue(await this.issues.load(routeCompanyId, ref));
     const rows = await this.documents.listWithLatest(issue.companyId, issue.id);
     return rows.map((d) => toDocumentResponse(d, d));
   }
 
   /** GET one: agents get the annotation threads unless `includeAnnotations=false`; boards opt in. */
-  async get(actor: Actor, ref: string, key: string, q: GetDocumentQueryDto): Promise<DocumentResponseDto> {
-    const { doc } = await this.load(actor, ref, key);
+  async get(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    ref: string,
+    key: string,
+    q: GetDocumentQueryDto,
+  ): Promise<DocumentResponseDto> {
+    const { doc } = await this.load(routeCompanyId, ref, key);
     const out = await this.toResponse(doc);
     const withAnnotations = q.includeAnnotations ?? actor.kind === 'agent';
     if (withAnnotations)
@@ -116,8 +122,8 @@ export class DocumentsService {
     return out;
   }
 
-  async revisions(actor: Actor, ref: string, key: string): Promise<RevisionResponseDto[]> {
-    const { doc } = await this.load(actor, ref, key);
+  async revisions(routeCompanyId: string | undefined, ref: string, key: string): Promise<RevisionResponseDto[]> {
+    const { doc } = await this.load(routeCompanyId, ref, key);
     const rows = await this.documents.revisionsOf(doc.companyId, doc.id);
     return rows.map((r) => toRevisionResponse(r, doc));
   }
@@ -126,10 +132,10 @@ export class DocumentsService {
    * PUT: creates the document (no baseRevisionId) or appends a revision (baseRevisionId = latest).
    * Locked target: board callers get 409, agents are redirected to a derived key.
    */
-  async put(actor: Actor, ref: string, key: string, dto: PutDocumentDto): Promise<PutResult> {
+  async put(actor: Actor, routeCompanyId: string | undefined, ref: string, key: string, dto: PutDocumentDto): Promise<PutResult> {
     this.assertKey(key);
     this.assertBody(dto.body);
-    const issue = documentIssue(await this.issues.load(actor, ref));
+    const issue = documentIssue(await this.issues.load(routeCompanyId, ref));
     const doc = await this.find(issue.companyId, issue.id, key, true);
     if (!doc) {
       if (dto.baseRevisionId) throw staleRevision('The document does not exist yet; omit baseRevisionId to create it', null);
@@ -164,8 +170,14 @@ export class DocumentsService {
   }
 
   /** A new latest revision with the content of an older one; the history is kept. */
-  async restore(actor: Actor, ref: string, key: string, revisionId: string): Promise<DocumentResponseDto> {
-    const { issue, doc } = await this.load(actor, ref, key, { lock: true });
+  async restore(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    ref: string,
+    key: string,
+    revisionId: string,
+  ): Promise<DocumentResponseDto> {
+    const { issue, doc } = await this.load(routeCompanyId, ref, key, { lock: true });
     const old = await this.revision(doc, revisionId);
     if (!old) throw notFound('Revision');
     if (doc.lockedAt) throw documentLocked(doc);
@@ -184,8 +196,8 @@ export class DocumentsService {
   }
 
   /** Board only (the route says so); removes every revision and thread. Locked: 409. */
-  async remove(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
-    const { issue, doc } = await this.load(actor, ref, key, { lock: true });
+  async remove(actor: Actor, routeCompanyId: string | undefined, ref: string, key: string): Promise<DocumentResponseDto> {
+    const { issue, doc } = await this.load(routeCompanyId, ref, key, { lock: true });
     if (doc.lockedAt) throw documentLocked(doc);
     const out = await this.toResponse(doc);
     await this.documents.delete(doc.companyId, doc.id);
@@ -194,8 +206,8 @@ export class DocumentsService {
   }
 
   /** Locking a locked document is a no-op. */
-  async lock(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
-    const { issue, doc } = await this.load(actor, ref, key, { lock: true });
+  async lock(actor: Actor, routeCompanyId: string | undefined, ref: string, key: string): Promise<DocumentResponseDto> {
+    const { issue, doc } = await this.load(routeCompanyId, ref, key, { lock: true });
     if (doc.lockedAt) return this.toResponse(doc);
     const locked = await this.documents.lock(doc.companyId, doc.id, authorOf(actor));
     await this.record(actor, issue, 'issue.document_locked', locked, {});
@@ -203,8 +215,8 @@ export class DocumentsService {
   }
 
   /** Board callers unlock any lock; an agent only its own. Unlocking an unlocked document is a no-op. */
-  async unlock(actor: Actor, ref: string, key: string): Promise<DocumentResponseDto> {
-    const { issue, doc } = await this.load(actor, ref, key, { lock: true });
+  async unlock(actor: Actor, routeCompanyId: string | undefined, ref: string, key: string): Promise<DocumentResponseDto> {
+    const { issue, doc } = await this.load(routeCompanyId, ref, key, { lock: true });
     if (!doc.lockedAt) return this.toResponse(doc);
     if (actor.kind === 'agent' && doc.lockedByAgentId !== actor.agentId) {
       throw forbidden('Only the board or the agent holding the lock may unlock this document', { reason: 'deny_unsupported_action' });

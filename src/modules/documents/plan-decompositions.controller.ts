@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { AcceptPlanDto, PlanDecompositionDto } from './dto/plan-decomposition.dto';
 import { PlanDecompositions } from './plan-decompositions.service';
 
@@ -33,14 +34,19 @@ export class PlanDecompositionsController {
       childIssueIds: (c.result.childIssues as Array<{ id: string }>).map((i) => i.id),
     }),
   })
-  accept(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: AcceptPlanDto): Promise<PlanDecompositionDto> {
-    return this.plans.accept(actor, issueId, dto);
+  accept(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Body() dto: AcceptPlanDto,
+  ): Promise<PlanDecompositionDto> {
+    return this.plans.accept(actor, routeCompanyId, issueId, dto);
   }
 
   /** Child issues created from plans the board accepted, newest acceptance first. */
   @Get('issues/:issueId/accepted-plan-decompositions')
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<PlanDecompositionDto[]> {
-    return this.plans.list(actor, issueId);
+  list(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<PlanDecompositionDto[]> {
+    return this.plans.list(routeCompanyId, issueId);
   }
 }

@@ -32,7 +32,7 @@ export class PlanDecompositions {
     private readonly settings: InstanceSettingsService,
   ) {}
 
-  async accept(actor: Actor, ref: string, dto: AcceptPlanDto): Promise<PlanDecompositionDto> {
+  async accept(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: AcceptPlanDto): Promise<PlanDecompositionDto> {
     if (actor.kind !== 'board') throw forbidden('Only board users accept plans');
     if (!(await this.settings.experimental()).enableIssuePlanDecompositions) {
       throw documentError(
@@ -40,7 +40,7 @@ export class PlanDecompositions {
         'Plan decompositions are switched off (experimental setting enableIssuePlanDecompositions)',
       );
     }
-    const { issue, doc } = await this.documents.load(actor, ref, PLAN_KEY, { lock: true });
+    const { issue, doc } = await this.documents.load(routeCompanyId, ref, PLAN_KEY, { lock: true });
     if (dto.baseRevisionId && dto.baseRevisionId !== doc.latestRevisionId) {
       throw documentError('stale_plan_revision', 'The plan changed since that revision', {
         currentRevisionId: doc.latestRevisionId,
@@ -81,8 +81,8 @@ export class PlanDecompositions {
   }
 
   /** Newest first. */
-  async list(actor: Actor, ref: string): Promise<PlanDecompositionDto[]> {
-    const issue = documentIssue(await this.store.load(actor, ref));
+  async list(routeCompanyId: string | undefined, ref: string): Promise<PlanDecompositionDto[]> {
+    const issue = documentIssue(await this.store.load(routeCompanyId, ref));
     const rows = await this.repo.listOfIssue(issue.companyId, issue.id);
     return Promise.all(rows.map((r) => this.toDto(r)));
   }

@@ -36,8 +36,8 @@ export class IssueCheckout {
     private readonly context: IssueContextRepository,
   ) {}
 
-  async checkout(actor: Actor, ref: string, dto: CheckoutIssueDto): Promise<IssueRow> {
-    const issue = await this.store.load(actor, ref);
+  async checkout(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CheckoutIssueDto): Promise<IssueRow> {
+    const issue = await this.store.load(routeCompanyId, ref);
     let runId: string | null = null;
     if (actor.kind === 'agent') {
       if (dto.agentId !== actor.agentId) throw forbidden('Agents may only check out issues as themselves', { reason: 'deny_scope' });
@@ -71,8 +71,8 @@ export class IssueCheckout {
   }
 
   /** Back to todo without agent assignee or checkout run (the assignee user stays). */
-  async release(actor: Actor, ref: string): Promise<IssueRow> {
-    const issue = await this.store.load(actor, ref, { lock: true });
+  async release(actor: Actor, routeCompanyId: string | undefined, ref: string): Promise<IssueRow> {
+    const issue = await this.store.load(routeCompanyId, ref, { lock: true });
     if (isClosed(issue.status))
       throw issueError('issue_not_checked_out', `Issue is ${issue.status}; nothing to release`, { status: issue.status });
     if (actor.kind === 'agent') {

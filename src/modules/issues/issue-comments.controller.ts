@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { CommentResponseDto, CreateCommentDto, ListCommentsQueryDto } from './dto/comment.dto';
 import { IssueComments } from './issue-comments.service';
 
@@ -18,14 +19,22 @@ export class IssueCommentsController {
   /** Oldest first unless `order=desc`; `after`/`afterCommentId` continue after a comment; `limit` capped at 500. */
   @Get()
   @Authorize({ callers: ['board', 'agent'] })
-  list(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query() q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
-    return this.comments.list(actor, issueId, q);
+  list(
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Query() q: ListCommentsQueryDto,
+  ): Promise<CommentResponseDto[]> {
+    return this.comments.list(routeCompanyId, issueId, q);
   }
 
   @Get(':commentId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
-    return this.comments.get(actor, issueId, commentId);
+  get(
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Param('commentId') commentId: string,
+  ): Promise<CommentResponseDto> {
+    return this.comments.get(routeCompanyId, issueId, commentId);
   }
 
   /**
@@ -40,7 +49,12 @@ export class IssueCommentsController {
     entityId: (c) => c.result.issueId as string,
     details: (c) => ({ commentId: c.result.id, reopen: c.body.reopen ?? false, interrupt: c.body.interrupt ?? false }),
   })
-  create(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateCommentDto): Promise<CommentResponseDto> {
-    return this.comments.create(actor, issueId, dto);
+  create(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Body() dto: CreateCommentDto,
+  ): Promise<CommentResponseDto> {
+    return this.comments.create(actor, routeCompanyId, issueId, dto);
   }
 }

@@ -40,8 +40,8 @@ export class IssueComments {
     return (await this.comments.idOnIssue(companyId, issueId, commentId)) !== null;
   }
 
-  async list(actor: Actor, ref: string, q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
-    const issue = await this.store.load(actor, ref);
+  async list(routeCompanyId: string | undefined, ref: string, q: ListCommentsQueryDto): Promise<CommentResponseDto[]> {
+    const issue = await this.store.load(routeCompanyId, ref);
     const order = q.order === 'desc' ? 'DESC' : 'ASC';
     const limit = Math.min(q.limit ?? COMMENT_LIMIT_CAP, COMMENT_LIMIT_CAP);
     const cursor = q.afterCommentId ?? q.after;
@@ -56,24 +56,24 @@ export class IssueComments {
   }
 
   /** Comments waiting for the agent they wake: their wake is queued, deferred behind a live run, or in a run not started yet. Oldest first. */
-  async queued(actor: Actor, ref: string): Promise<CommentResponseDto[]> {
-    const issue = await this.store.load(actor, ref);
+  async queued(routeCompanyId: string | undefined, ref: string): Promise<CommentResponseDto[]> {
+    const issue = await this.store.load(routeCompanyId, ref);
     const ids = (await this.runs.pendingWakeCommentIds(issue.company_id, issue.id)).filter(isUuid);
     if (ids.length === 0) return [];
     const rows = await this.comments.manyOfIssue(issue.company_id, issue.id, ids);
     return rows.map(toCommentResponse);
   }
 
-  async get(actor: Actor, ref: string, commentId: string): Promise<CommentResponseDto> {
-    const issue = await this.store.load(actor, ref);
+  async get(routeCompanyId: string | undefined, ref: string, commentId: string): Promise<CommentResponseDto> {
+    const issue = await this.store.load(routeCompanyId, ref);
     const c = isUuid(commentId) ? await this.comments.findOfIssue(issue.company_id, issue.id, commentId) : null;
     if (!c) throw notFound('Comment');
     return toCommentResponse(c);
   }
 
   /** POST comment: accepted on open and closed issues; `reopen` acts only on done or cancelled. */
-  async create(actor: Actor, ref: string, dto: CreateCommentDto): Promise<CommentResponseDto> {
-    const issue = await this.store.load(actor, ref, { lock: true });
+  async create(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CreateCommentDto): Promise<CommentResponseDto> {
+    const issue = await this.store.load(routeCompanyId, ref, { lock: true });
     if (dto.interrupt) this.assertMayInterrupt(actor);
     await this.checkout.assertRunOwnership(actor, issue, 'comment');
     let current = issue;

@@ -6,6 +6,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import {
   AnswerInteractionDto,
   CreateInteractionDto,
@@ -38,8 +39,8 @@ export class IssueControlsController {
   /** `{ activePauseHold }`: the hold pausing this issue's subtree (on it or an ancestor), or null. */
   @Get('issues/:issueId/tree-control/state')
   @Authorize({ callers: ['board', 'agent'] })
-  treeState(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<TreeControlStateDto> {
-    return this.holds.state(actor, issueId);
+  treeState(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<TreeControlStateDto> {
+    return this.holds.state(routeCompanyId, issueId);
   }
 
   /** Pauses the issue and its descendants: their wakes are deferred and checkouts refused (409) until resumed. 409 if already paused. */
@@ -51,8 +52,13 @@ export class IssueControlsController {
     ...issueOf,
     details: (c) => ({ holdId: (c.result.activePauseHold as { id: string }).id, reason: c.body.reason ?? null }),
   })
-  pause(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: PauseTreeDto): Promise<TreeControlStateDto> {
-    return this.holds.pause(actor, issueId, dto);
+  pause(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Body() dto: PauseTreeDto,
+  ): Promise<TreeControlStateDto> {
+    return this.holds.pause(actor, routeCompanyId, issueId, dto);
   }
 
   /** Releases the hold rooted at this issue; deferred wakes of the subtree run. 409 if this issue holds none (or an ancestor holds it). */
@@ -64,15 +70,19 @@ export class IssueControlsController {
     ...issueOf,
     details: (c) => ({ holdId: c.result.releasedHoldId, promotedWakes: c.result.promotedWakes }),
   })
-  resume(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<TreeResumeResultDto> {
-    return this.holds.resume(actor, issueId);
+  resume(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+  ): Promise<TreeResumeResultDto> {
+    return this.holds.resume(actor, routeCompanyId, issueId);
   }
 
   /** Questions agents asked on the issue, oldest first, with their answers. */
   @Get('issues/:issueId/interactions')
   @Authorize({ callers: ['board', 'agent'] })
-  listInteractions(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<InteractionDto[]> {
-    return this.interactions.list(actor, issueId);
+  listInteractions(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<InteractionDto[]> {
+    return this.interactions.list(routeCompanyId, issueId);
   }
 
   /** An agent asks a human: `prompt` with `options` to pick from and/or free text (`allowFreeText`, default true without options). */
@@ -84,8 +94,13 @@ export class IssueControlsController {
     ...issueOf,
     details: (c) => ({ interactionId: c.result.id, options: c.body.options ?? null }),
   })
-  ask(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: CreateInteractionDto): Promise<InteractionDto> {
-    return this.interactions.ask(actor, issueId, dto);
+  ask(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Body() dto: CreateInteractionDto,
+  ): Promise<InteractionDto> {
+    return this.interactions.ask(actor, routeCompanyId, issueId, dto);
   }
 
   /** A board user answers once (`optionId` and/or `text`); the asking agent is woken with `interactionId` in its wake payload. 409 when already answered. */
@@ -99,17 +114,18 @@ export class IssueControlsController {
   })
   answer(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Param('interactionId') interactionId: string,
     @Body() dto: AnswerInteractionDto,
   ): Promise<InteractionDto> {
-    return this.interactions.answer(actor, issueId, interactionId, dto);
+    return this.interactions.answer(actor, routeCompanyId, issueId, interactionId, dto);
   }
 
   /** The objective the assigned agent's runtime holds for the issue, and whether its adapter supports one (none of ours does). */
   @Get('issues/:issueId/runner-goal')
   @Authorize({ callers: ['board', 'agent'] })
-  runnerGoal(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<RunnerGoalDto> {
-    return this.goals.get(actor, issueId);
+  runnerGoal(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<RunnerGoalDto> {
+    return this.goals.get(routeCompanyId, issueId);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
 import { isUuid } from '../../common/http/uuid';
 import { iso } from '../../database/row-mapping';
 import { CommentResponseDto } from './dto/comment.dto';
@@ -41,8 +40,8 @@ export class IssueDetailService {
     private readonly projects: ProjectsService,
   ) {}
 
-  async get(actor: Actor, ref: string): Promise<IssueDetailResponseDto> {
-    const issue = await this.store.load(actor, ref);
+  async get(routeCompanyId: string | undefined, ref: string): Promise<IssueDetailResponseDto> {
+    const issue = await this.store.load(routeCompanyId, ref);
     const project = await this.project(issue);
     const [base, projectView, goal, ancestors, { blockedBy, blocks }, mentionedProjects, documents, workProducts] = await Promise.all([
       this.store.toResponse(issue),
@@ -75,8 +74,8 @@ export class IssueDetailService {
   }
 
   /** What a woken agent needs to start: a reduced issue, its place, and where the conversation stands. */
-  async heartbeatContext(actor: Actor, ref: string, wakeCommentId?: string) {
-    const issue = await this.store.load(actor, ref);
+  async heartbeatContext(routeCompanyId: string | undefined, ref: string, wakeCommentId?: string) {
+    const issue = await this.store.load(routeCompanyId, ref);
     const project = await this.project(issue);
     const [goal, ancestors, blockers, cursor, wakeComment, attachments, documents, planThreads, interactions] = await Promise.all([
       this.goal(issue, project),

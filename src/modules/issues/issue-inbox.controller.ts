@@ -6,6 +6,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { BoardActor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { IssueInboxService, IssueUserStateDto } from './issue-inbox.service';
 
 @ApiTags('issues')
@@ -19,8 +20,12 @@ export class IssueInboxController {
   @NoActivity('a personal read marker of the board user, not a change to the issue')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
-  read(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
-    return this.inbox.markRead(actor, issueId);
+  read(
+    @CurrentActor() actor: BoardActor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+  ): Promise<IssueUserStateDto> {
+    return this.inbox.markRead(actor, routeCompanyId, issueId);
   }
 
   /** Board user: archives the issue from their inbox until it changes again (`inboxArchivedByUserId`). */
@@ -28,15 +33,23 @@ export class IssueInboxController {
   @NoActivity('a personal inbox state of the board user, not a change to the issue')
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
-  archive(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
-    return this.inbox.archive(actor, issueId);
+  archive(
+    @CurrentActor() actor: BoardActor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+  ): Promise<IssueUserStateDto> {
+    return this.inbox.archive(actor, routeCompanyId, issueId);
   }
 
   /** Board user: brings the issue back into their inbox. */
   @Delete('inbox-archive')
   @NoActivity('a personal inbox state of the board user, not a change to the issue')
   @Authorize({ callers: ['board'] })
-  unarchive(@CurrentActor() actor: BoardActor, @Param('issueId') issueId: string): Promise<IssueUserStateDto> {
-    return this.inbox.unarchive(actor, issueId);
+  unarchive(
+    @CurrentActor() actor: BoardActor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+  ): Promise<IssueUserStateDto> {
+    return this.inbox.unarchive(actor, routeCompanyId, issueId);
   }
 }

@@ -23,25 +23,26 @@ export class IssueInboxService {
     private readonly store: IssueStore,
   ) {}
 
-  markRead(actor: BoardActor, ref: string): Promise<IssueUserStateDto> {
-    return this.set(actor, ref, 'last_read_at', 'now()');
+  markRead(actor: BoardActor, routeCompanyId: string | undefined, ref: string): Promise<IssueUserStateDto> {
+    return this.set(actor, routeCompanyId, ref, 'last_read_at', 'now()');
   }
 
-  archive(actor: BoardActor, ref: string): Promise<IssueUserStateDto> {
-    return this.set(actor, ref, 'inbox_archived_at', 'now()');
+  archive(actor: BoardActor, routeCompanyId: string | undefined, ref: string): Promise<IssueUserStateDto> {
+    return this.set(actor, routeCompanyId, ref, 'inbox_archived_at', 'now()');
   }
 
-  unarchive(actor: BoardActor, ref: string): Promise<IssueUserStateDto> {
-    return this.set(actor, ref, 'inbox_archived_at', 'NULL');
+  unarchive(actor: BoardActor, routeCompanyId: string | undefined, ref: string): Promise<IssueUserStateDto> {
+    return this.set(actor, routeCompanyId, ref, 'inbox_archived_at', 'NULL');
   }
 
   private async set(
     actor: BoardActor,
+    routeCompanyId: string | undefined,
     ref: string,
     column: 'last_read_at' | 'inbox_archived_at',
     value: 'now()' | 'NULL',
   ): Promise<IssueUserStateDto> {
-    const issue = await this.store.load(actor, ref);
+    const issue = await this.store.load(routeCompanyId, ref);
     const row = await this.issues.setUserState(issue.company_id, issue.id, actor.userId, column, value);
     return { issueId: issue.id, userId: actor.userId, lastReadAt: iso(row.last_read_at), inboxArchivedAt: iso(row.inbox_archived_at) };
   }

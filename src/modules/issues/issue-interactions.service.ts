@@ -46,9 +46,9 @@ export class IssueInteractions {
     private readonly wakeups: IssueWakeups,
   ) {}
 
-  async ask(actor: Actor, ref: string, dto: CreateInteractionDto): Promise<InteractionDto> {
+  async ask(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CreateInteractionDto): Promise<InteractionDto> {
     if (actor.kind !== 'agent') throw forbidden('Only agents ask questions through this route');
-    const issue = await this.store.load(actor, ref);
+    const issue = await this.store.load(routeCompanyId, ref);
     const options = dto.options ?? null;
     if (options && new Set(options.map((o) => o.id)).size !== options.length) {
       throw badRequest(
@@ -76,8 +76,8 @@ export class IssueInteractions {
     return toInteraction(row);
   }
 
-  async list(actor: Actor, ref: string): Promise<InteractionDto[]> {
-    const issue = await this.store.load(actor, ref);
+  async list(routeCompanyId: string | undefined, ref: string): Promise<InteractionDto[]> {
+    const issue = await this.store.load(routeCompanyId, ref);
     return (await this.repo.listOfIssue(issue.company_id, issue.id)).map(toInteraction);
   }
 
@@ -87,9 +87,15 @@ export class IssueInteractions {
   }
 
   /** Board only. 409 once answered; 422 for an unknown option or free text where none is allowed. Wakes the asking agent. */
-  async answer(actor: Actor, ref: string, interactionId: string, dto: AnswerInteractionDto): Promise<InteractionDto> {
+  async answer(
+    actor: Actor,
+    routeCompanyId: string | undefined,
+    ref: string,
+    interactionId: string,
+    dto: AnswerInteractionDto,
+  ): Promise<InteractionDto> {
     if (actor.kind !== 'board') throw forbidden('Only board users answer interactions');
-    const issue = await this.store.load(actor, ref);
+    const issue = await this.store.load(routeCompanyId, ref);
     const found = isUuid(interactionId) ? await this.repo.find(issue.company_id, issue.id, interactionId) : null;
     if (!found) throw notFound('Interaction');
     if (found.status !== 'pending')

@@ -18,14 +18,14 @@ export class IssueRunsService {
   ) {}
 
   /** Newest first. */
-  async activityOf(actor: Actor, ref: string): Promise<ActivityResponseDto[]> {
-    const issue = await this.store.load(actor, ref);
+  async activityOf(routeCompanyId: string | undefined, ref: string): Promise<ActivityResponseDto[]> {
+    const issue = await this.store.load(routeCompanyId, ref);
     return this.activity.listForEntity(issue.company_id, 'issue', issue.id);
   }
 
   /** Heartbeat runs touching the issue, newest first. */
-  async runsOf(actor: Actor, ref: string) {
-    const issue = await this.store.load(actor, ref);
+  async runsOf(routeCompanyId: string | undefined, ref: string) {
+    const issue = await this.store.load(routeCompanyId, ref);
     const rows = await this.issues.runsTouching(issue.company_id, issue.id);
     return rows.map((r) => ({
       runId: r.id,

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { IssueResponseDto, IssueSummaryDto } from './dto/issue.dto';
@@ -11,13 +9,10 @@ import { IssueRow } from './issue.types';
 /** isUuid without type narrowing (refs are strings either way). */
 const looksLikeUuid = (s: string): boolean => isUuid(s);
 
-/** Issue rows by UUID or identifier, tenancy checks, and the label/blocker sets of a page of issues. */
+/** Issue rows of a company by UUID or identifier, and the label/blocker sets of a page of issues. */
 @Injectable()
 export class IssueStore {
-  constructor(
-    private readonly issues: IssuesRepository,
-    private readonly access: CompanyAccessService,
-  ) {}
+  constructor(private readonly issues: IssuesRepository) {}
 
   /** Which of these issues of the company are hidden (live events about them are not delivered). */
   async hiddenAmong(companyId: string, ids: string[]): Promise<Set<string>> {
@@ -26,20 +21,22 @@ export class IssueStore {
     return new Set(await this.issues.hiddenAmong(companyId, uuids));
   }
 
-  /** `{issueId}` is a UUID or an identifier such as `ABC-12` (case-insensitive). */
-  async findByRef(ref: string, opts: { lock?: boolean; companyId?: string } = {}): Promise<IssueRow | null> {
+  /** The company's issue named by `ref`: a UUID or an identifier such as `ABC-12` (case-insensitive). */
+  async findByRef(companyId: string, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRow | null> {
     const byId = looksLikeUuid(ref);
     if (!byId && !/^[A-Za-z0-9]+-\d+$/.test(ref)) return null;
     const [column, value] = byId ? (['id', ref] as const) : (['identifier', ref.toUpperCase()] as const);
-    if (opts.companyId) return this.issues.findBy(opts.companyId, column, value, !!opts.lock);
-    return this.issues.findAnyCompany(column, value, !!opts.lock);
+    return this.issues.findBy(companyId, column, value, !!opts.lock);
   }
 
-  /** 404 for an unknown issue and for one of a company the caller cannot reach. */
-  async load(actor: Actor, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRow> {
-    const row = await this.findByRef(ref, opts);
+  /**
+   * The issue `{issueId}` of a route names, in the route's company (`@RouteCompany()`: resolved from
+   * the UUID or identifier and checked by the guard, which answers an unknown issue and another
+   * company's with the same 404; undefined when the path holds neither form): 404 when not found.
+   */
+  async load(routeCompanyId: string | undefined, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRow> {
+    const row = routeCompanyId ? await this.findByRef(routeCompanyId, ref, opts) : null;
     if (!row) throw notFound('Issue');
-    await this.access.assertAccessToKnownCompany(actor, row.company_id, 'Issue');
     return row;
   }
 

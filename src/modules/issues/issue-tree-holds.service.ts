@@ -40,15 +40,15 @@ export class IssueTreeHolds {
   /** For the heartbeat engine: the hold covering an issue, by id alone. */
   readonly probe = (issueId: string): Promise<string | null> => this.repo.coveringAnyCompany(issueId);
 
-  async state(actor: Actor, ref: string): Promise<TreeControlStateDto> {
-    const issue = await this.store.load(actor, ref);
+  async state(routeCompanyId: string | undefined, ref: string): Promise<TreeControlStateDto> {
+    const issue = await this.store.load(routeCompanyId, ref);
     return this.stateOf(issue);
   }
 
   /** 409 when the subtree is already paused (by a hold on this issue or an ancestor). */
-  async pause(actor: Actor, ref: string, dto: PauseTreeDto): Promise<TreeControlStateDto> {
+  async pause(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: PauseTreeDto): Promise<TreeControlStateDto> {
     const userId = boardUser(actor);
-    const issue = await this.store.load(actor, ref);
+    const issue = await this.store.load(routeCompanyId, ref);
     const covering = await this.repo.covering(issue.company_id, issue.id);
     if (covering) throw this.alreadyPaused(covering);
     const created = await this.repo.insert(issue.company_id, issue.id, userId, dto.reason ?? null);
@@ -60,9 +60,9 @@ export class IssueTreeHolds {
   }
 
   /** Releases the hold rooted at this issue and promotes the subtree's deferred wakes; 409 when there is none here. */
-  async resume(actor: Actor, ref: string): Promise<TreeResumeResultDto> {
+  async resume(actor: Actor, routeCompanyId: string | undefined, ref: string): Promise<TreeResumeResultDto> {
     const userId = boardUser(actor);
-    const issue = await this.store.load(actor, ref);
+    const issue = await this.store.load(routeCompanyId, ref);
     const released = await this.repo.release(issue.company_id, issue.id, userId);
     if (!released) {
       const covering = await this.repo.covering(issue.company_id, issue.id);

@@ -74,23 +74,32 @@ export class IssuesController {
   /** Full record with project, goal, ancestors, blockers and documents. `{issueId}`: UUID or identifier. */
   @Get('issues/:issueId')
   @Authorize({ callers: ['board', 'agent'] })
-  get(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<IssueDetailResponseDto> {
-    return this.details.get(actor, issueId);
+  get(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<IssueDetailResponseDto> {
+    return this.details.get(routeCompanyId, issueId);
   }
 
   /** Partial update plus `comment`, `reopen`, `interrupt` (board), `hiddenAt`; `blockedByIssueIds` replaces the blockers. */
   @Patch('issues/:issueId')
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('issue.updated', { entityType: 'issue' })
-  async update(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Body() dto: UpdateIssueDto): Promise<IssueResponseDto> {
-    return this.store.toResponse(await this.issues.update(actor, issueId, dto));
+  async update(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Body() dto: UpdateIssueDto,
+  ): Promise<IssueResponseDto> {
+    return this.store.toResponse(await this.issues.update(actor, routeCompanyId, issueId, dto));
   }
 
   /** Reduced issue, ancestors, project and goal, comment cursor and the optional waking comment. */
   @Get('issues/:issueId/heartbeat-context')
   @Authorize({ callers: ['board', 'agent'] })
-  heartbeatContext(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query('wakeCommentId') wakeCommentId?: string) {
-    return this.details.heartbeatContext(actor, issueId, wakeCommentId);
+  heartbeatContext(
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Query('wakeCommentId') wakeCommentId?: string,
+  ) {
+    return this.details.heartbeatContext(routeCompanyId, issueId, wakeCommentId);
   }
 
   /** Atomic: of concurrent checkouts exactly one wins, the others get 409. Agents check out as themselves with their run. */
@@ -107,10 +116,11 @@ export class IssuesController {
   })
   async checkout(
     @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
     @Param('issueId') issueId: string,
     @Body() dto: CheckoutIssueDto,
   ): Promise<IssueResponseDto> {
-    return this.store.toResponse(await this.checkouts.checkout(actor, issueId, dto));
+    return this.store.toResponse(await this.checkouts.checkout(actor, routeCompanyId, issueId, dto));
   }
 
   /** Back to todo; clears assigneeAgentId and checkoutRunId. Agents only from the current checkout run. */
@@ -118,36 +128,44 @@ export class IssuesController {
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
   @LogActivity('issue.released', { entityType: 'issue', details: () => ({}) })
-  async release(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<IssueResponseDto> {
-    return this.store.toResponse(await this.checkouts.release(actor, issueId));
+  async release(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+  ): Promise<IssueResponseDto> {
+    return this.store.toResponse(await this.checkouts.release(actor, routeCompanyId, issueId));
   }
 
   /** Activity of the issue, newest first. */
   @Get('issues/:issueId/activity')
   @Authorize({ callers: ['board', 'agent'] })
-  activity(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<ActivityResponseDto[]> {
-    return this.runs.activityOf(actor, issueId);
+  activity(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<ActivityResponseDto[]> {
+    return this.runs.activityOf(routeCompanyId, issueId);
   }
 
   /** Heartbeat runs touching the issue (run issue, context snapshot, checkout, activity), newest first. */
   @Get('issues/:issueId/runs')
   @Authorize({ callers: ['board', 'agent'] })
-  runsOf(@CurrentActor() actor: Actor, @Param('issueId') issueId: string) {
-    return this.runs.runsOf(actor, issueId);
+  runsOf(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string) {
+    return this.runs.runsOf(routeCompanyId, issueId);
   }
 
   /** Comments not yet handed to an agent run: their wake is queued, deferred behind the live run, or in a run that has not started. Oldest first. */
   @Get('issues/:issueId/queued-comments')
   @Authorize({ callers: ['board', 'agent'] })
-  queuedComments(@CurrentActor() actor: Actor, @Param('issueId') issueId: string): Promise<CommentResponseDto[]> {
-    return this.comments.queued(actor, issueId);
+  queuedComments(@RouteCompany() routeCompanyId: string | undefined, @Param('issueId') issueId: string): Promise<CommentResponseDto[]> {
+    return this.comments.queued(routeCompanyId, issueId);
   }
 
   /** Queued and running runs for the issue (woken for it, or holding its checkout), with agent name and last output time. */
   @Get('issues/:issueId/live-runs')
   @Authorize({ callers: ['board', 'agent'] })
-  async liveRuns(@CurrentActor() actor: Actor, @Param('issueId') issueId: string, @Query() q: LiveRunsQueryDto): Promise<LiveRunDto[]> {
-    const issue = await this.store.load(actor, issueId);
+  async liveRuns(
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('issueId') issueId: string,
+    @Query() q: LiveRunsQueryDto,
+  ): Promise<LiveRunDto[]> {
+    const issue = await this.store.load(routeCompanyId, issueId);
     return this.heartbeatRuns.live(
       issue.company_id,
       q.limit ?? 200,

@@ -48,15 +48,6 @@ export class IssuesRepository extends CompanyScopedRepository {
       : this.row<IssueRow>(companyId, `SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND identifier = $2${forUpdate}`, [value]);
   }
 
-  /** The issue whose id (or upper-case identifier) is `value`, of whichever company holds it (the caller checks access next). */
-  findAnyCompany(column: 'id' | 'identifier', value: string, lock = false): Promise<IssueRow | null> {
-    const why = 'an issue route without :companyId resolves the company of the issue; the caller checks access to it next';
-    const forUpdate = lock ? ' FOR UPDATE' : '';
-    return column === 'id'
-      ? this.unscopedRow<IssueRow>(why, `SELECT ${ISSUE_COLUMNS} FROM issues WHERE id = $1${forUpdate}`, [value])
-      : this.unscopedRow<IssueRow>(why, `SELECT ${ISSUE_COLUMNS} FROM issues WHERE identifier = $1${forUpdate}`, [value]);
-  }
-
   /** Every visible issue of a company with its label names, by number (portability export). */
   allOfCompany(companyId: string, includeRoutineExecutions: boolean): Promise<Array<IssueRow & { label_names: string[] }>> {
     return this.rows<IssueRow & { label_names: string[] }>(

@@ -177,8 +177,8 @@ export class IssuesService {
     return row;
   }
 
-  async update(actor: Actor, ref: string, dto: UpdateIssueDto): Promise<IssueRow> {
-    const issue = await this.store.load(actor, ref, { lock: true });
+  async update(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: UpdateIssueDto): Promise<IssueRow> {
+    const issue = await this.store.load(routeCompanyId, ref, { lock: true });
     if (dto.interrupt) {
       if (!dto.comment) throw issueError('interrupt_requires_comment', 'interrupt requires a comment', { field: 'interrupt' });
       this.comments.assertMayInterrupt(actor);

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../common/auth/actor';
 import { AgentLookup } from '../agents/agent-lookup.service';
 import { HeartbeatRunsService } from '../heartbeat/heartbeat-runs.service';
 import { RunnerGoalCapabilityDto, RunnerGoalDto } from './dto/issue-controls.dto';
@@ -30,8 +29,8 @@ export class RunnerGoalService {
     private readonly runs: HeartbeatRunsService,
   ) {}
 
-  async get(actor: Actor, ref: string): Promise<RunnerGoalDto> {
-    const issue = await this.store.load(actor, ref);
+  async get(routeCompanyId: string | undefined, ref: string): Promise<RunnerGoalDto> {
+    const issue = await this.store.load(routeCompanyId, ref);
     const agent = issue.assignee_agent_id ? await this.agents.inCompany(issue.company_id, issue.assignee_agent_id) : null;
     const live = agent
       ? (await this.runs.live(issue.company_id, 50, { id: issue.id, checkoutRunId: issue.checkout_run_id })).find(

@@ -147,7 +147,7 @@ export class PortabilityImportService {
     for (const { issue: i, item } of steps) {
       for (const d of i.documents) {
         await this.step(item.path, 'issue', i.slug, () =>
-          this.documents.put(actor, ids.issue.get(i.slug)!, d.key, { title: d.title, format: d.format as never, body: d.body }),
+          this.documents.put(actor, cid, ids.issue.get(i.slug)!, d.key, { title: d.title, format: d.format as never, body: d.body }),
         );
       }
     }

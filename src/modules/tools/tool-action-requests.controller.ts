@@ -4,6 +4,7 @@ import { LogActivity } from '../../common/activity/log-activity.decorator';
 import type { Actor } from '../../common/auth/actor';
 import { Authorize } from '../../common/auth/authorize.decorator';
 import { CurrentActor } from '../../common/auth/current-actor.decorator';
+import { RouteCompany } from '../../common/auth/route-company.decorator';
 import { ApiDomainErrors } from '../../common/errors/api-domain-errors.decorator';
 import {
   ActionRequestDto,
@@ -46,8 +47,13 @@ export class ToolActionRequestsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @LogActivity('tool.approval_granted', { entityType: 'tool_action_request', details: decision })
-  approve(@CurrentActor() actor: Actor, @Param('requestId') id: string, @Body() dto: ApproveActionRequestDto): Promise<ActionRequestDto> {
-    return this.requests.approve(actor, id, dto);
+  approve(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('requestId') id: string,
+    @Body() dto: ApproveActionRequestDto,
+  ): Promise<ActionRequestDto> {
+    return this.requests.approve(actor, routeCompanyId, id, dto);
   }
 
   /** Refuses the call: the agent gets a tool error with the reason. 409 when decided or expired. */
@@ -55,7 +61,12 @@ export class ToolActionRequestsController {
   @HttpCode(200)
   @Authorize({ callers: ['board'] })
   @LogActivity('tool.approval_declined', { entityType: 'tool_action_request', details: decision })
-  decline(@CurrentActor() actor: Actor, @Param('requestId') id: string, @Body() dto: DeclineActionRequestDto): Promise<ActionRequestDto> {
-    return this.requests.decline(actor, id, dto);
+  decline(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('requestId') id: string,
+    @Body() dto: DeclineActionRequestDto,
+  ): Promise<ActionRequestDto> {
+    return this.requests.decline(actor, routeCompanyId, id, dto);
   }
 }

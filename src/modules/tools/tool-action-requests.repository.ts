@@ -24,15 +24,6 @@ export class ToolActionRequestsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  async companyOf(id: string): Promise<string | null> {
-    const row = await this.unscopedRow<{ companyId: string }>(
-      'by-id route: the company of an action request, whose access the caller is checked for next',
-      `SELECT company_id AS "companyId" FROM tool_action_requests WHERE id = $1`,
-      [id],
-    );
-    return row?.companyId ?? null;
-  }
-
   list(companyId: string, status: ActionRequestStatus | 'all', limit: number): Promise<ListedActionRequest[]> {
     return this.rows(
       companyId,

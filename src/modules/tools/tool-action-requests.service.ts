@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
-import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { notFound } from '../../common/errors/domain-error';
-import { isUuid } from '../../common/http/uuid';
 import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
 import type {
   ActionRequestDto,
@@ -20,7 +18,6 @@ import type { ActionRequest, ActionRequestStatus } from './tool.types';
 export class ToolActionRequestsService {
   constructor(
     private readonly repo: ToolActionRequestsRepository,
-    private readonly access: CompanyAccessService,
     private readonly wakeups: WakeupQueue,
   ) {}
 
@@ -28,22 +25,31 @@ export class ToolActionRequestsService {
     return (await this.repo.list(companyId, status, limit)).map(toActionRequestItem);
   }
 
-  /** Allows this one call; the agent's waiting call goes on, or its next identical call runs. */
-  async approve(actor: Actor, id: string, dto: ApproveActionRequestDto): Promise<ActionRequestDto> {
+  /**
+   * Allows this one call; the agent's waiting call goes on, or its next identical call runs.
+   * `routeCompanyId`: the request's company, resolved and checked by the guard (undefined when the
+   * path holds no UUID); a `companyId` in the body must name it too.
+   */
+  async approve(actor: Actor, routeCompanyId: string | undefined, id: string, dto: ApproveActionRequestDto): Promise<ActionRequestDto> {
     if (dto.rememberAction)
       throw toolError('unsupported_option', '"Always allow" is not offered: approve each call, or set the tool to allow in its profile');
-    return this.decide(actor, id, dto.companyId, 'approved', null);
+    return this.decide(actor, routeCompanyId, id, dto.companyId, 'approved', null);
   }
 
   /** Refuses the call: the agent's call ends with a tool error naming the reason. */
-  async decline(actor: Actor, id: string, dto: DeclineActionRequestDto): Promise<ActionRequestDto> {
-    return this.decide(actor, id, dto.companyId, 'rejected', dto.reason ?? null);
+  async decline(actor: Actor, routeCompanyId: string | undefined, id: string, dto: DeclineActionRequestDto): Promise<ActionRequestDto> {
+    return this.decide(actor, routeCompanyId, id, dto.companyId, 'rejected', dto.reason ?? null);
   }
 
-  private async decide(actor: Actor, id: string, companyId: string | undefined, status: 'approved' | 'rejected', reason: string | null) {
-    const owner = isUuid(id) ? await this.repo.companyOf(id) : null;
-    if (!owner || (companyId !== undefined && companyId !== owner)) throw notFound('Action request');
-    await this.access.assertAccessToKnownCompany(actor, owner, 'Action request');
+  private async decide(
+    actor: Actor,
+    owner: string | undefined,
+    id: string,
+    bodyCompanyId: string | undefined,
+    status: 'approved' | 'rejected',
+    reason: string | null,
+  ) {
+    if (!owner || (bodyCompanyId !== undefined && bodyCompanyId !== owner)) throw notFound('Action request');
     const userId = actor.kind === 'board' ? actor.userId : `agent:${actor.agentId}`;
     const decided = await this.repo.decide(owner, id, status, userId, reason);
     if (!decided) {
