@@ -38,7 +38,12 @@ module.exports = async function plugins(baseUrl, svc) {
 
   const recoveries = [];
   for (let i = 0; i < 3; i++) {
-    const before = (await api(baseUrl, 'GET', `/api/plugins/${tool.id}`)).worker;
+    // a worker is killed once it runs (after the load, or the previous recovery, it may still be starting)
+    let before = (await api(baseUrl, 'GET', `/api/plugins/${tool.id}`)).worker;
+    for (const t = Date.now(); !(before.state === 'running' && before.pid); await sleep(20)) {
+      if (Date.now() - t > 30_000) throw new Error(`worker not running: ${JSON.stringify(before)}`);
+      before = (await api(baseUrl, 'GET', `/api/plugins/${tool.id}`)).worker;
+    }
     process.kill(before.pid, 'SIGKILL');
     const t0 = Date.now();
     for (;;) {
