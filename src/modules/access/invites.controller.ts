@@ -123,7 +123,7 @@ export class InvitesController {
   @ApiOkResponse({ description: 'logo bytes' })
   async logo(@Param('token') token: string, @Res() res: Response): Promise<void> {
     const invite = await this.invites.resolve(token);
-    const asset = invite.company_logo_asset_id ? await this.assets.findInCompany(invite.company_id, invite.company_logo_asset_id) : null;
+    const asset = invite.companyLogoAssetId ? await this.assets.findInCompany(invite.companyId, invite.companyLogoAssetId) : null;
     if (!asset) throw notFound('Logo');
     res.header('Content-Type', asset.contentType);
     res.header('Content-Length', String(asset.byteSize));

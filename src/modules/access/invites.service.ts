@@ -17,43 +17,43 @@ import {
   TestResolutionResponseDto,
 } from './dto/invite.dto';
 import { inviteUrl, OnboardingContext } from './invite-onboarding';
-import { InviteRow, InvitesRepository, ResolvedInvite } from './invites.repository';
+import { InviteRecord, InvitesRepository, InviteWithInviterRecord, ResolvedInvite } from './invites.repository';
 import { accessError } from './access.errors';
 
 const DEFAULT_VALIDITY_HOURS = 168;
 
-export const inviteStatus = (row: InviteRow): 'active' | 'revoked' | 'expired' =>
-  row.revoked_at ? 'revoked' : new Date(row.expires_at).getTime() <= Date.now() ? 'expired' : 'active';
+export const inviteStatus = (row: InviteRecord): 'active' | 'revoked' | 'expired' =>
+  row.revokedAt ? 'revoked' : new Date(row.expiresAt).getTime() <= Date.now() ? 'expired' : 'active';
 
-export function toInviteResponse(row: InviteRow): InviteResponseDto {
+export function toInviteResponse(row: InviteRecord): InviteResponseDto {
   return {
     id: row.id,
-    companyId: row.company_id,
+    companyId: row.companyId,
     role: row.role,
-    allowedJoinTypes: row.allowed_join_types,
+    allowedJoinTypes: row.allowedJoinTypes,
     status: inviteStatus(row),
     message: row.message,
-    tokenPrefix: row.token_prefix,
-    expiresAt: isoRequired(row.expires_at),
-    revokedAt: iso(row.revoked_at),
-    createdByUserId: row.created_by_user_id,
-    createdByAgentId: row.created_by_agent_id,
-    createdAt: isoRequired(row.created_at),
+    tokenPrefix: row.tokenPrefix,
+    expiresAt: isoRequired(row.expiresAt),
+    revokedAt: iso(row.revokedAt),
+    createdByUserId: row.createdByUserId,
+    createdByAgentId: row.createdByAgentId,
+    createdAt: isoRequired(row.createdAt),
     state: inviteStatus(row),
     inviteType: 'company_join',
-    humanRole: row.allowed_join_types === 'agent' ? null : row.role,
+    humanRole: row.allowedJoinTypes === 'agent' ? null : row.role,
     inviteMessage: row.message,
-    invitedByUserId: row.created_by_user_id,
+    invitedByUserId: row.createdByUserId,
   };
 }
 
 const PAGE_SIZE = 50;
 
 /** The user who sent an invite: their profile, or the local board (which has no user row). */
-function inviterOf(r: InviteRow & { inviter_name: string | null; inviter_email: string | null }): InviterDto | null {
-  if (!r.created_by_user_id) return null;
-  if (r.inviter_name !== null) return { id: r.created_by_user_id, name: r.inviter_name, email: r.inviter_email };
-  return r.created_by_user_id === LOCAL_BOARD_USER_ID ? { id: LOCAL_BOARD_USER_ID, name: 'Local board', email: null } : null;
+function inviterOf(r: InviteWithInviterRecord): InviterDto | null {
+  if (!r.createdByUserId) return null;
+  if (r.inviterName !== null) return { id: r.createdByUserId, name: r.inviterName, email: r.inviterEmail };
+  return r.createdByUserId === LOCAL_BOARD_USER_ID ? { id: LOCAL_BOARD_USER_ID, name: 'Local board', email: null } : null;
 }
 
 /** Invites: created by holders of `users:invite`; the token is shown once and only its hash is stored. */
@@ -109,8 +109,8 @@ export class InvitesService {
   async revoke(actor: Actor, routeCompanyId: string | undefined, inviteId: string): Promise<InviteResponseDto> {
     const found = routeCompanyId && isUuid(inviteId) ? await this.repo.lockInCompany(routeCompanyId, inviteId) : null;
     if (!found) throw notFound('Invite');
-    await this.permissions.assert(actor, found.company_id, 'users:invite');
-    const row = await this.repo.revoke(found.company_id, inviteId);
+    await this.permissions.assert(actor, found.companyId, 'users:invite');
+    const row = await this.repo.revoke(found.companyId, inviteId);
     return toInviteResponse(row);
   }
 
@@ -135,15 +135,15 @@ export class InvitesService {
     const url = inviteUrl({ baseUrl: this.config.publicUrl, token });
     return {
       id: row.id,
-      companyId: row.company_id,
-      companyName: row.company_name,
-      companyDescription: row.company_description,
-      companyLogoUrl: row.company_logo_asset_id ? `${url}/logo` : null,
+      companyId: row.companyId,
+      companyName: row.companyName,
+      companyDescription: row.companyDescription,
+      companyLogoUrl: row.companyLogoAssetId ? `${url}/logo` : null,
       role: row.role,
-      allowedJoinTypes: row.allowed_join_types,
+      allowedJoinTypes: row.allowedJoinTypes,
       status: 'active',
       message: row.message,
-      expiresAt: isoRequired(row.expires_at),
+      expiresAt: isoRequired(row.expiresAt),
       onboardingUrl: `${url}/onboarding`,
       onboardingTextUrl: `${url}/onboarding.txt`,
       skillsIndexUrl: `${url}/skills/index`,
@@ -159,11 +159,11 @@ export class InvitesService {
       invite: {
         id: row.id,
         role: row.role,
-        allowedJoinTypes: row.allowed_join_types,
-        expiresAt: isoRequired(row.expires_at),
+        allowedJoinTypes: row.allowedJoinTypes,
+        expiresAt: isoRequired(row.expiresAt),
         message: row.message,
       },
-      company: { id: row.company_id, name: row.company_name, description: row.company_description },
+      company: { id: row.companyId, name: row.companyName, description: row.companyDescription },
     };
   }
 

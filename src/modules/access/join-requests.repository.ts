@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface JoinRequestRow {
+interface JoinRequestRow {
   id: string;
   company_id: string;
   invite_id: string | null;
@@ -20,6 +20,48 @@ export interface JoinRequestRow {
   decision_note: string | null;
   created_at: Date;
   updated_at: Date;
+}
+
+export interface JoinRequestRecord {
+  id: string;
+  companyId: string;
+  inviteId: string | null;
+  requestType: 'human' | 'agent';
+  status: 'pending_approval' | 'approved' | 'rejected';
+  requestingUserId: string | null;
+  agentName: string | null;
+  adapterType: string | null;
+  capabilities: string | null;
+  claimSecretHash: string | null;
+  apiKeyClaimedAt: Date | null;
+  createdAgentId: string | null;
+  decidedByUserId: string | null;
+  decidedAt: Date | null;
+  decisionNote: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function toRecord(r: JoinRequestRow): JoinRequestRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    inviteId: r.invite_id,
+    requestType: r.request_type,
+    status: r.status,
+    requestingUserId: r.requesting_user_id,
+    agentName: r.agent_name,
+    adapterType: r.adapter_type,
+    capabilities: r.capabilities,
+    claimSecretHash: r.claim_secret_hash,
+    apiKeyClaimedAt: r.api_key_claimed_at,
+    createdAgentId: r.created_agent_id,
+    decidedByUserId: r.decided_by_user_id,
+    decidedAt: r.decided_at,
+    decisionNote: r.decision_note,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
 
 export interface AgentJoinRequestInsert {
@@ -40,42 +82,44 @@ export class JoinRequestsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  async insertAgentRequest(companyId: string, r: AgentJoinRequestInsert): Promise<JoinRequestRow> {
+  async insertAgentRequest(companyId: string, r: AgentJoinRequestInsert): Promise<JoinRequestRecord> {
     const [row] = await this.rows<JoinRequestRow>(
       companyId,
       `INSERT INTO join_requests (company_id, invite_id, request_type, agent_name, adapter_type, capabilities, claim_secret_hash)
        VALUES ($1, $2, 'agent', $3, $4, $5, $6) RETURNING *`,
       [r.inviteId, r.agentName, r.adapterType, r.capabilities, r.claimSecretHash],
     );
-    return row;
+    return toRecord(row);
   }
 
   /** Newest first; null filters match everything. */
-  list(companyId: string, status: string | null, requestType: string | null): Promise<JoinRequestRow[]> {
-    return this.rows<JoinRequestRow>(
+  async list(companyId: string, status: string | null, requestType: string | null): Promise<JoinRequestRecord[]> {
+    const rows = await this.rows<JoinRequestRow>(
       companyId,
       `SELECT * FROM join_requests WHERE company_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR request_type = $3)
         ORDER BY created_at DESC, id`,
       [status, requestType],
     );
+    return rows.map(toRecord);
   }
 
-  async setCreatedAgent(companyId: string, requestId: string, agentId: string): Promise<JoinRequestRow> {
+  async setCreatedAgent(companyId: string, requestId: string, agentId: string): Promise<JoinRequestRecord> {
     const [updated] = await this.returning<JoinRequestRow>(
       companyId,
       `UPDATE join_requests SET created_agent_id = $3 WHERE company_id = $1 AND id = $2 RETURNING *`,
       [requestId, agentId],
     );
-    return updated;
+    return toRecord(updated);
   }
 
   /** A join request by id, locked for update. */
-  lockById(requestId: string): Promise<JoinRequestRow | null> {
-    return this.unscopedRow<JoinRequestRow>(
+  async lockById(requestId: string): Promise<JoinRequestRecord | null> {
+    const row = await this.unscopedRow<JoinRequestRow>(
       'a join request of a route without :companyId (POST /api/join-requests/:requestId/claim-api-key, proven by its claim secret): its company is read here',
       `SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`,
       [requestId],
     );
+    return row ? toRecord(row) : null;
   }
 
   async markApiKeyClaimed(companyId: string, requestId: string): Promise<void> {
@@ -93,14 +137,14 @@ export class JoinRequestsRepository extends CompanyScopedRepository {
     status: 'approved' | 'rejected',
     decidedByUserId: string | null,
     note: string | null,
-  ): Promise<JoinRequestRow | undefined> {
+  ): Promise<JoinRequestRecord | undefined> {
     const [row] = await this.returning<JoinRequestRow>(
       companyId,
       `UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
         WHERE company_id = $1 AND id = $2 AND status = 'pending_approval' RETURNING *`,
       [requestId, status, decidedByUserId, note],
     );
-    return row;
+    return row ? toRecord(row) : undefined;
   }
 
   async statusOf(companyId: string, requestId: string): Promise<string | undefined> {

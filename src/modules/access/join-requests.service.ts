@@ -11,30 +11,30 @@ import { AcceptInviteDto } from './dto/invite.dto';
 import { AcceptedJoinRequestDto, ClaimedApiKeyDto, JoinRequestResponseDto } from './dto/join-request.dto';
 import { InvitesRepository } from './invites.repository';
 import { InvitesService } from './invites.service';
-import { JoinRequestRow, JoinRequestsRepository } from './join-requests.repository';
+import { JoinRequestRecord, JoinRequestsRepository } from './join-requests.repository';
 import { JoinedAgentsRepository } from '../agents/joined-agents.repository';
 import { MemberResponse, MembershipsService } from './memberships.service';
 import type { MembershipRole } from './permission-keys';
 import { slugify } from '../../common/http/slug';
 
-function toJoinRequestResponse(r: JoinRequestRow): JoinRequestResponseDto {
+function toJoinRequestResponse(r: JoinRequestRecord): JoinRequestResponseDto {
   return {
     id: r.id,
-    companyId: r.company_id,
-    inviteId: r.invite_id,
-    requestType: r.request_type,
+    companyId: r.companyId,
+    inviteId: r.inviteId,
+    requestType: r.requestType,
     status: r.status,
-    requestingUserId: r.requesting_user_id,
-    agentName: r.agent_name,
-    adapterType: r.adapter_type,
+    requestingUserId: r.requestingUserId,
+    agentName: r.agentName,
+    adapterType: r.adapterType,
     capabilities: r.capabilities,
-    createdAgentId: r.created_agent_id,
-    decidedByUserId: r.decided_by_user_id,
-    decidedAt: iso(r.decided_at),
-    decisionNote: r.decision_note,
-    apiKeyClaimedAt: iso(r.api_key_claimed_at),
-    createdAt: isoRequired(r.created_at),
-    updatedAt: isoRequired(r.updated_at),
+    createdAgentId: r.createdAgentId,
+    decidedByUserId: r.decidedByUserId,
+    decidedAt: iso(r.decidedAt),
+    decisionNote: r.decisionNote,
+    apiKeyClaimedAt: iso(r.apiKeyClaimedAt),
+    createdAt: isoRequired(r.createdAt),
+    updatedAt: isoRequired(r.updatedAt),
   };
 }
 
@@ -61,25 +61,25 @@ export class JoinRequestsService {
   async accept(actor: Actor | undefined, token: string, dto: AcceptInviteDto): Promise<AcceptedJoinRequestDto | MemberResponse> {
     const invite = await this.invites.resolve(token, { lock: true });
     const type = dto.requestType ?? (isSignedInUser(actor) ? 'human' : 'agent');
-    if (invite.allowed_join_types !== 'both' && invite.allowed_join_types !== type) {
-      throw accessError('join_type_not_allowed', `This invite admits ${invite.allowed_join_types === 'human' ? 'humans' : 'agents'} only`);
+    if (invite.allowedJoinTypes !== 'both' && invite.allowedJoinTypes !== type) {
+      throw accessError('join_type_not_allowed', `This invite admits ${invite.allowedJoinTypes === 'human' ? 'humans' : 'agents'} only`);
     }
     if (type === 'human') {
       if (!actor) throw unauthorized('Sign in to accept an invite as a human');
       if (!isSignedInUser(actor))
         throw accessError('user_required', 'Only a signed-in user can join as a human; the local board already reaches every company');
-      const existing = await this.memberships.find(invite.company_id, 'user', actor.userId);
+      const existing = await this.memberships.find(invite.companyId, 'user', actor.userId);
       if (existing?.status === 'active') throw accessError('already_member', 'You are already a member of this company');
-      const m = await this.memberships.join(invite.company_id, 'user', actor.userId, invite.role as MembershipRole, actor);
+      const m = await this.memberships.join(invite.companyId, 'user', actor.userId, invite.role as MembershipRole, actor);
       await this.activity.record({
-        companyId: invite.company_id,
+        companyId: invite.companyId,
         action: 'company_member.joined',
         entityType: 'company_member',
         entityId: m.id,
         actor,
         details: { inviteId: invite.id, membershipRole: invite.role },
       });
-      return this.memberships.get(invite.company_id, m.id);
+      return this.memberships.get(invite.companyId, m.id);
     }
     if (!dto.agentName) {
       throw new DomainError(400, 'validation_failed', 'agentName is required for an agent join request', {
@@ -87,7 +87,7 @@ export class JoinRequestsService {
       });
     }
     const claimSecret = generateToken('cs');
-    const row = await this.repo.insertAgentRequest(invite.company_id, {
+    const row = await this.repo.insertAgentRequest(invite.companyId, {
       inviteId: invite.id,
       agentName: dto.agentName.trim(),
       adapterType: dto.adapterType ?? null,
@@ -95,7 +95,7 @@ export class JoinRequestsService {
       claimSecretHash: sha256Hex(claimSecret),
     });
     await this.activity.record({
-      companyId: invite.company_id,
+      companyId: invite.companyId,
       action: 'join_request.created',
       entityType: 'join_request',
       entityId: row.id,
@@ -103,7 +103,7 @@ export class JoinRequestsService {
       actorId: `invite:${invite.id}`,
       agentId: null,
       runId: null,
-      details: { requestType: 'agent', agentName: row.agent_name, inviteId: invite.id },
+      details: { requestType: 'agent', agentName: row.agentName, inviteId: invite.id },
     });
     return { ...toJoinRequestResponse(row), claimSecret };
   }
@@ -119,15 +119,15 @@ export class JoinRequestsService {
   async approve(actor: Actor, companyId: string, requestId: string, note?: string): Promise<JoinRequestResponseDto> {
     await this.permissions.assert(actor, companyId, 'joins:approve');
     const row = await this.decide(actor, companyId, requestId, 'approved', note);
-    if (row.request_type === 'agent') {
+    if (row.requestType === 'agent') {
       const agentId = await this.createAgent(companyId, row);
       await this.memberships.join(companyId, 'agent', agentId, 'member', actor);
       const updated = await this.repo.setCreatedAgent(companyId, row.id, agentId);
       return toJoinRequestResponse(updated);
     }
-    if (row.requesting_user_id) {
-      const role = (await this.inviteRows.roleOf(companyId, row.invite_id)) as MembershipRole | undefined;
-      await this.memberships.join(companyId, 'user', row.requesting_user_id, role ?? 'member', actor);
+    if (row.requestingUserId) {
+      const role = (await this.inviteRows.roleOf(companyId, row.inviteId)) as MembershipRole | undefined;
+      await this.memberships.join(companyId, 'user', row.requestingUserId, role ?? 'member', actor);
     }
     return toJoinRequestResponse(row);
   }
@@ -144,34 +144,34 @@ export class JoinRequestsService {
   async claimApiKey(requestId: string, claimSecret: string): Promise<ClaimedApiKeyDto> {
     const row = isUuid(requestId) ? await this.repo.lockById(requestId) : null;
     if (!row) throw notFound('Join request');
-    if (!row.claim_secret_hash || !safeEqual(sha256Hex(claimSecret), row.claim_secret_hash)) {
+    if (!row.claimSecretHash || !safeEqual(sha256Hex(claimSecret), row.claimSecretHash)) {
       throw accessError('invalid_claim_secret', 'Invalid claim secret');
     }
-    if (row.status !== 'approved' || !row.created_agent_id) {
+    if (row.status !== 'approved' || !row.createdAgentId) {
       throw accessError('join_request_not_approved', `Join request is ${row.status}; only an approved request yields a key`);
     }
-    if (row.api_key_claimed_at) throw accessError('api_key_already_claimed', 'The API key of this join request was already claimed');
-    const agentStatus = await this.joined.status(row.company_id, row.created_agent_id);
+    if (row.apiKeyClaimedAt) throw accessError('api_key_already_claimed', 'The API key of this join request was already claimed');
+    const agentStatus = await this.joined.status(row.companyId, row.createdAgentId);
     if (!agentStatus || agentStatus === 'terminated' || agentStatus === 'pending_approval') {
       throw accessError('agent_not_keyable', 'The agent of this join request cannot receive keys');
     }
-    await this.repo.markApiKeyClaimed(row.company_id, row.id);
+    await this.repo.markApiKeyClaimed(row.companyId, row.id);
     const token = generateToken('ak');
     const key = await this.joined.insertApiKey(
-      row.company_id,
-      row.created_agent_id,
+      row.companyId,
+      row.createdAgentId,
       'join-request',
       sha256Hex(token),
       tokenDisplayPrefix(token),
     );
     await this.activity.record({
-      companyId: row.company_id,
+      companyId: row.companyId,
       action: 'join_request.api_key_claimed',
       entityType: 'join_request',
       entityId: row.id,
       actorType: 'agent',
-      actorId: row.created_agent_id,
-      agentId: row.created_agent_id,
+      actorId: row.createdAgentId,
+      agentId: row.createdAgentId,
       runId: null,
       details: { keyId: key.id },
     });
@@ -184,7 +184,7 @@ export class JoinRequestsService {
     requestId: string,
     status: 'approved' | 'rejected',
     note?: string,
-  ): Promise<JoinRequestRow> {
+  ): Promise<JoinRequestRecord> {
     const row = isUuid(requestId)
       ? await this.repo.decidePending(companyId, requestId, status, actor.kind === 'board' ? actor.userId : null, note ?? null)
       : undefined;
@@ -195,15 +195,15 @@ export class JoinRequestsService {
   }
 
   /** A minimal, valid agent row; the URL key gets a numeric suffix when taken. */
-  private async createAgent(companyId: string, req: JoinRequestRow): Promise<string> {
-    const name = req.agent_name ?? 'Agent';
+  private async createAgent(companyId: string, req: JoinRequestRecord): Promise<string> {
+    const name = req.agentName ?? 'Agent';
     const base = slugify(name, 60, 'agent');
     for (let n = 1; n < 1000; n++) {
       const id = await this.joined.insertUnlessUrlKeyTaken(companyId, {
         name,
         urlKey: n === 1 ? base : `${base}-${n}`,
         capabilities: req.capabilities ?? '',
-        adapterType: req.adapter_type ?? 'process',
+        adapterType: req.adapterType ?? 'process',
         joinRequestId: req.id,
       });
       if (id) return id;

@@ -43,7 +43,7 @@ export class MembersService {
 
   async directory(companyId: string): Promise<DirectoryUserDto[]> {
     const rows = await this.repo.directory(companyId);
-    return rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, image: r.image, membershipRole: r.membership_role, status: r.status }));
+    return rows.map((r) => ({ id: r.id, name: r.name, slug: r.slug, image: r.image, membershipRole: r.membershipRole, status: r.status }));
   }
 
   async update(

@@ -5,7 +5,7 @@ import type { MembershipRole, MembershipStatus, NormalizedGrant } from './permis
 
 export type PrincipalType = 'user' | 'agent';
 
-export interface MembershipRow {
+interface MembershipRow {
   id: string;
   company_id: string;
   principal_type: PrincipalType;
@@ -16,7 +16,7 @@ export interface MembershipRow {
   updated_at: Date;
 }
 
-export interface MemberDetailRow extends MembershipRow {
+interface MemberDetailRow extends MembershipRow {
   user_name: string | null;
   user_email: string | null;
   user_slug: string | null;
@@ -25,19 +25,63 @@ export interface MemberDetailRow extends MembershipRow {
   agent_status: string | null;
 }
 
-export interface GrantRow {
-  principal_type: string;
-  principal_id: string;
-  permission_key: NormalizedGrant['permissionKey'];
+export interface MembershipRecord {
+  id: string;
+  companyId: string;
+  principalType: PrincipalType;
+  principalId: string;
+  membershipRole: MembershipRole;
+  status: MembershipStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function toRecord(r: MembershipRow): MembershipRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    principalType: r.principal_type,
+    principalId: r.principal_id,
+    membershipRole: r.membership_role,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** A membership with its principal's user or agent. */
+export interface MemberDetailRecord extends MembershipRecord {
+  userName: string | null;
+  userEmail: string | null;
+  userSlug: string | null;
+  userImage: string | null;
+  agentName: string | null;
+  agentStatus: string | null;
+}
+
+const toDetailRecord = (r: MemberDetailRow): MemberDetailRecord => ({
+  ...toRecord(r),
+  userName: r.user_name,
+  userEmail: r.user_email,
+  userSlug: r.user_slug,
+  userImage: r.user_image,
+  agentName: r.agent_name,
+  agentStatus: r.agent_status,
+});
+
+export interface GrantRecord {
+  principalType: string;
+  principalId: string;
+  permissionKey: NormalizedGrant['permissionKey'];
   scope: NormalizedGrant['scope'];
 }
 
-export interface DirectoryRow {
+export interface DirectoryRecord {
   id: string;
   name: string;
   slug: string;
   image: string | null;
-  membership_role: string;
+  membershipRole: string;
   status: string;
 }
 
@@ -57,31 +101,34 @@ export class MembershipsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  listDetailed(companyId: string): Promise<MemberDetailRow[]> {
-    return this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 ORDER BY m.created_at, m.id`);
+  async listDetailed(companyId: string): Promise<MemberDetailRecord[]> {
+    const rows = await this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 ORDER BY m.created_at, m.id`);
+    return rows.map(toDetailRecord);
   }
 
-  getDetailed(companyId: string, memberId: string): Promise<MemberDetailRow[]> {
-    return this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 AND m.id = $2`, [memberId]);
+  async getDetailed(companyId: string, memberId: string): Promise<MemberDetailRecord[]> {
+    const rows = await this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 AND m.id = $2`, [memberId]);
+    return rows.map(toDetailRecord);
   }
 
   /** The grants of the given principals (pairs of `types[i]`, `ids[i]`) in the company. */
-  grantsOf(companyId: string, types: string[], ids: string[]): Promise<GrantRow[]> {
-    return this.rows<GrantRow>(
+  grantsOf(companyId: string, types: string[], ids: string[]): Promise<GrantRecord[]> {
+    return this.rows<GrantRecord>(
       companyId,
-      `SELECT principal_type, principal_id, permission_key, scope FROM principal_permission_grants
+      `SELECT principal_type AS "principalType", principal_id AS "principalId", permission_key AS "permissionKey", scope FROM principal_permission_grants
         WHERE company_id = $1 AND (principal_type, principal_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))
         ORDER BY permission_key, created_at`,
       [types, ids],
     );
   }
 
-  find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRow | null> {
-    return this.row<MembershipRow>(
+  async find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRecord | null> {
+    const row = await this.row<MembershipRow>(
       companyId,
       `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
       [type, principalId],
     );
+    return row ? toRecord(row) : null;
   }
 
   /** Inserts an active membership or reactivates the existing one with the role; `inserted` tells which. */
@@ -90,7 +137,7 @@ export class MembershipsRepository extends CompanyScopedRepository {
     type: PrincipalType,
     principalId: string,
     role: MembershipRole,
-  ): Promise<MembershipRow & { inserted: boolean }> {
+  ): Promise<MembershipRecord & { inserted: boolean }> {
     const [row] = await this.rows<MembershipRow & { inserted: boolean }>(
       companyId,
       `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
@@ -100,7 +147,7 @@ export class MembershipsRepository extends CompanyScopedRepository {
        RETURNING *, (xmax = 0) AS inserted`,
       [type, principalId, role],
     );
-    return row;
+    return { ...toRecord(row), inserted: row.inserted };
   }
 
   async setRoleAndStatus(companyId: string, membershipId: string, role: MembershipRole, status: MembershipStatus): Promise<void> {
@@ -149,13 +196,14 @@ export class MembershipsRepository extends CompanyScopedRepository {
   }
 
   /** Memberships (any status) of a user across companies, with the company's name. */
-  companiesOfUser(userId: string): Promise<Array<MembershipRow & { company_name: string }>> {
-    return this.unscoped(
+  async companiesOfUser(userId: string): Promise<Array<MembershipRecord & { companyName: string }>> {
+    const rows = await this.unscoped<MembershipRow & { company_name: string }>(
       "a user's memberships across companies (instance user administration), with each company's name (FOREIGN_READS)",
       `SELECT m.*, c.name AS company_name FROM company_memberships m JOIN companies c ON c.id = m.company_id
         WHERE m.principal_type = 'user' AND m.principal_id = $1 ORDER BY c.name, c.id`,
       [userId],
     );
+    return rows.map((r) => ({ ...toRecord(r), companyName: r.company_name }));
   }
 
   /** Companies where the user has a membership of any status. */
@@ -169,12 +217,13 @@ export class MembershipsRepository extends CompanyScopedRepository {
   }
 
   /** Every membership of the user, locked for update (in company order). */
-  lockAllOfUser(userId: string): Promise<MembershipRow[]> {
-    return this.unscoped<MembershipRow>(
+  async lockAllOfUser(userId: string): Promise<MembershipRecord[]> {
+    const rows = await this.unscoped<MembershipRow>(
       "a user's memberships across companies, locked to replace their company access (instance user administration)",
       `SELECT * FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
       [userId],
     );
+    return rows.map(toRecord);
   }
 
   async activeCompanyIdsOfUser(userId: string): Promise<string[]> {
@@ -191,8 +240,11 @@ export class MembershipsRepository extends CompanyScopedRepository {
     await this.rows(companyId, `SELECT pg_advisory_xact_lock(hashtextextended('company_members:' || $1, 0))`);
   }
 
-  lockMember(companyId: string, memberId: string): Promise<MembershipRow | null> {
-    return this.row<MembershipRow>(companyId, `SELECT * FROM company_memberships WHERE company_id = $1 AND id = $2 FOR UPDATE`, [memberId]);
+  async lockMember(companyId: string, memberId: string): Promise<MembershipRecord | null> {
+    const row = await this.row<MembershipRow>(companyId, `SELECT * FROM company_memberships WHERE company_id = $1 AND id = $2 FOR UPDATE`, [
+      memberId,
+    ]);
+    return row ? toRecord(row) : null;
   }
 
   /** The ids of the company's active owners, their rows locked for update. */
@@ -216,10 +268,10 @@ export class MembershipsRepository extends CompanyScopedRepository {
 
   /** The company's human members with their user profile, active first. */
   // reads users (owned by users) for the member directory
-  directory(companyId: string): Promise<DirectoryRow[]> {
-    return this.rows<DirectoryRow>(
+  directory(companyId: string): Promise<DirectoryRecord[]> {
+    return this.rows<DirectoryRecord>(
       companyId,
-      `SELECT u.id, u.name, u.slug, u.image, m.membership_role, m.status
+      `SELECT u.id, u.name, u.slug, u.image, m.membership_role AS "membershipRole", m.status
          FROM company_memberships m JOIN users u ON u.id = m.principal_id
         WHERE m.company_id = $1 AND m.principal_type = 'user'
         ORDER BY (m.status = 'active') DESC, lower(u.name), u.id`,

@@ -5,7 +5,7 @@ import { isUuid } from '../../common/http/uuid';
 import { Db } from '../../database/db.service';
 import { isoRequired } from '../../database/row-mapping';
 import { accessError } from './access.errors';
-import { MemberDetailRow, MembershipRow, MembershipsRepository, PrincipalType } from './memberships.repository';
+import { MemberDetailRecord, MembershipRecord, MembershipsRepository, PrincipalType } from './memberships.repository';
 import { MembershipRole, MembershipStatus, NormalizedGrant, ROLE_DEFAULT_GRANTS } from './permission-keys';
 
 export interface MemberResponse {
@@ -48,7 +48,7 @@ export class MembershipsService {
   }
 
   /** The membership of a principal in a company, if any. */
-  async find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRow | undefined> {
+  async find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRecord | undefined> {
     return (await this.repo.find(companyId, type, principalId)) ?? undefined;
   }
 
@@ -56,7 +56,7 @@ export class MembershipsService {
    * A principal joins with a role. A new membership receives the role's default grants; an
    * existing one is reactivated with the role (its grants are left as they are).
    */
-  async join(companyId: string, type: PrincipalType, principalId: string, role: MembershipRole, by?: Actor): Promise<MembershipRow> {
+  async join(companyId: string, type: PrincipalType, principalId: string, role: MembershipRole, by?: Actor): Promise<MembershipRecord> {
     const row = await this.repo.upsertActive(companyId, type, principalId, role);
     if (row.inserted && type === 'user') {
       await this.insertGrants(
@@ -80,22 +80,22 @@ export class MembershipsService {
     return this.db.transaction(async () => {
       await this.serialize([companyId]);
       const current = await this.lock(companyId, memberId);
-      const role = change.membershipRole ?? current.membership_role;
+      const role = change.membershipRole ?? current.membershipRole;
       const status = change.status ?? current.status;
       await this.assertKeepsAnOwner(current, role, status);
-      if (role !== current.membership_role || status !== current.status) {
+      if (role !== current.membershipRole || status !== current.status) {
         await this.repo.setRoleAndStatus(companyId, current.id, role, status);
       }
       if (change.grants) {
-        await this.repo.deleteGrants(companyId, current.principal_type, current.principal_id);
-        await this.insertGrants(companyId, current.principal_type, current.principal_id, change.grants, by);
+        await this.repo.deleteGrants(companyId, current.principalType, current.principalId);
+        await this.insertGrants(companyId, current.principalType, current.principalId, change.grants, by);
       }
       return this.get(companyId, memberId);
     });
   }
 
   /** Memberships (any status) of a user across companies. */
-  async companiesOfUser(userId: string): Promise<Array<MembershipRow & { company_name: string }>> {
+  async companiesOfUser(userId: string): Promise<Array<MembershipRecord & { companyName: string }>> {
     return this.repo.companiesOfUser(userId);
   }
 
@@ -113,19 +113,19 @@ export class MembershipsService {
     await this.serialize([...wanted.keys(), ...before]);
     const current = await this.repo.lockAllOfUser(userId);
     for (const m of current) {
-      if (!wanted.has(m.company_id) && m.status === 'active') {
-        await this.assertKeepsAnOwner(m, m.membership_role, 'inactive');
-        await this.repo.deactivate(m.company_id, m.id);
+      if (!wanted.has(m.companyId) && m.status === 'active') {
+        await this.assertKeepsAnOwner(m, m.membershipRole, 'inactive');
+        await this.repo.deactivate(m.companyId, m.id);
       }
     }
     for (const [companyId, role] of wanted) {
-      const existing = current.find((m) => m.company_id === companyId);
+      const existing = current.find((m) => m.companyId === companyId);
       if (!existing) {
         await this.join(companyId, 'user', userId, role ?? 'member', by);
         continue;
       }
-      const nextRole = role ?? existing.membership_role;
-      if (existing.status !== 'active' || nextRole !== existing.membership_role) {
+      const nextRole = role ?? existing.membershipRole;
+      if (existing.status !== 'active' || nextRole !== existing.membershipRole) {
         await this.assertKeepsAnOwner(existing, nextRole, 'active');
         await this.repo.activateWithRole(companyId, existing.id, nextRole);
       }
@@ -151,7 +151,7 @@ export class MembershipsService {
     }
   }
 
-  private async lock(companyId: string, memberId: string): Promise<MembershipRow> {
+  private async lock(companyId: string, memberId: string): Promise<MembershipRecord> {
     if (!isUuid(memberId)) throw notFound('Member');
     const row = await this.repo.lockMember(companyId, memberId);
     if (!row) throw notFound('Member');
@@ -162,11 +162,11 @@ export class MembershipsService {
    * The last active owner of a company cannot be demoted or deactivated. The company's active owner
    * rows are locked, so two concurrent demotions of the last two owners cannot both succeed.
    */
-  private async assertKeepsAnOwner(current: MembershipRow, nextRole: MembershipRole, nextStatus: MembershipStatus): Promise<void> {
-    const wasOwner = current.membership_role === 'owner' && current.status === 'active';
+  private async assertKeepsAnOwner(current: MembershipRecord, nextRole: MembershipRole, nextStatus: MembershipStatus): Promise<void> {
+    const wasOwner = current.membershipRole === 'owner' && current.status === 'active';
     const staysOwner = nextRole === 'owner' && nextStatus === 'active';
     if (!wasOwner || staysOwner) return;
-    const owners = await this.repo.lockActiveOwners(current.company_id);
+    const owners = await this.repo.lockActiveOwners(current.companyId);
     if (!owners.some((id) => id !== current.id)) {
       throw accessError('last_owner', 'The last active owner of a company cannot be demoted or deactivated');
     }
@@ -183,32 +183,32 @@ export class MembershipsService {
     await this.repo.insertGrants(companyId, type, principalId, grants, actorId(by));
   }
 
-  private async withGrants(companyId: string, rows: MemberDetailRow[]): Promise<MemberResponse[]> {
+  private async withGrants(companyId: string, rows: MemberDetailRecord[]): Promise<MemberResponse[]> {
     const grants = await this.repo.grantsOf(
       companyId,
-      rows.map((r) => r.principal_type),
-      rows.map((r) => r.principal_id),
+      rows.map((r) => r.principalType),
+      rows.map((r) => r.principalId),
     );
     return rows.map((r) => ({
       id: r.id,
-      companyId: r.company_id,
-      principalType: r.principal_type,
-      principalId: r.principal_id,
-      membershipRole: r.membership_role,
+      companyId: r.companyId,
+      principalType: r.principalType,
+      principalId: r.principalId,
+      membershipRole: r.membershipRole,
       status: r.status,
       user:
-        r.principal_type === 'user' && r.user_name !== null
-          ? { id: r.principal_id, name: r.user_name, email: r.user_email, slug: r.user_slug as string, image: r.user_image }
+        r.principalType === 'user' && r.userName !== null
+          ? { id: r.principalId, name: r.userName, email: r.userEmail, slug: r.userSlug as string, image: r.userImage }
           : null,
       agent:
-        r.principal_type === 'agent' && r.agent_name !== null
-          ? { id: r.principal_id, name: r.agent_name, status: r.agent_status as string }
+        r.principalType === 'agent' && r.agentName !== null
+          ? { id: r.principalId, name: r.agentName, status: r.agentStatus as string }
           : null,
       grants: grants
-        .filter((g) => g.principal_type === r.principal_type && g.principal_id === r.principal_id)
-        .map((g) => ({ permissionKey: g.permission_key, scope: g.scope ?? null })),
-      createdAt: isoRequired(r.created_at),
-      updatedAt: isoRequired(r.updated_at),
+        .filter((g) => g.principalType === r.principalType && g.principalId === r.principalId)
+        .map((g) => ({ permissionKey: g.permissionKey, scope: g.scope ?? null })),
+      createdAt: isoRequired(r.createdAt),
+      updatedAt: isoRequired(r.updatedAt),
     }));
   }
 }

@@ -3,7 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { CompanyAccessService } from '../../common/auth/company-access.service';
 import { badRequest, notFound } from '../../common/errors/domain-error';
 import { MembershipsService } from '../access/memberships.service';
-import { toUserResponse, UserResponseDto, UserRow } from './user.types';
+import { toUserResponse, UserResponseDto, UserRecord } from './user.types';
 import { CompanyAccessResponseDto, CompanyAccessEntryDto } from './dto/admin-users.dto';
 import { instanceError } from './instance.errors';
 import { InstanceUsers } from './instance-users.port';
@@ -33,7 +33,7 @@ export class AdminUsersService {
   /** The last instance admin stays (409): an authenticated instance must keep someone who can administer it. */
   async demote(userId: string): Promise<UserResponseDto> {
     const user = await this.load(userId);
-    if (user.instance_role === null) return toUserResponse(user);
+    if (user.instanceRole === null) return toUserResponse(user);
     const admins = await this.store.users.lockInstanceAdmins();
     if (!admins.some((id) => id !== userId)) throw instanceError('last_instance_admin', 'The last instance admin cannot be demoted');
     return toUserResponse(await this.store.users.demote(userId));
@@ -44,12 +44,12 @@ export class AdminUsersService {
     const rows = await this.memberships.companiesOfUser(userId);
     return {
       userId,
-      isInstanceAdmin: user.instance_role !== null,
+      isInstanceAdmin: user.instanceRole !== null,
       companies: rows.map((m) => ({
-        companyId: m.company_id,
-        companyName: m.company_name,
+        companyId: m.companyId,
+        companyName: m.companyName,
         membershipId: m.id,
-        membershipRole: m.membership_role,
+        membershipRole: m.membershipRole,
         status: m.status,
       })),
     };
@@ -66,7 +66,7 @@ export class AdminUsersService {
     return this.companyAccess(userId);
   }
 
-  private async load(userId: string, lock = false): Promise<UserRow> {
+  private async load(userId: string, lock = false): Promise<UserRecord> {
     const row = await this.store.users.findById(userId, lock);
     if (!row) throw notFound('User');
     return row;

@@ -2,20 +2,23 @@ import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface BackupRow {
+export interface BackupRecord {
   id: string;
-  file_name: string;
+  fileName: string;
   engine: 'pg_dump' | 'builtin';
   trigger: 'manual' | 'scheduled';
   status: 'running' | 'succeeded' | 'failed' | 'deleted';
-  size_bytes: string | null;
-  duration_ms: number | null;
+  sizeBytes: string | null;
+  durationMs: number | null;
   error: string | null;
-  instance_id: string;
-  requested_by_user_id: string | null;
-  created_at: Date;
-  finished_at: Date | null;
+  instanceId: string;
+  requestedByUserId: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
 }
+
+const COLUMNS = `id, file_name AS "fileName", engine, trigger, status, size_bytes AS "sizeBytes", duration_ms AS "durationMs", error,
+  instance_id AS "instanceId", requested_by_user_id AS "requestedByUserId", created_at AS "createdAt", finished_at AS "finishedAt"`;
 
 /** Tables database_backups and database_backup_schedule. */
 @Injectable()
@@ -24,9 +27,9 @@ export class DatabaseBackupsRepository extends InstanceRepository {
     super(db);
   }
 
-  async insert(b: { fileName: string; engine: string; trigger: string; instanceId: string; userId: string | null }): Promise<BackupRow> {
-    const [row] = await this.rows<BackupRow>(
-      `INSERT INTO database_backups (file_name, engine, trigger, instance_id, requested_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+  async insert(b: { fileName: string; engine: string; trigger: string; instanceId: string; userId: string | null }): Promise<BackupRecord> {
+    const [row] = await this.rows<BackupRecord>(
+      `INSERT INTO database_backups (file_name, engine, trigger, instance_id, requested_by_user_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
       [b.fileName, b.engine, b.trigger, b.instanceId, b.userId],
     );
     return row;
@@ -35,9 +38,9 @@ export class DatabaseBackupsRepository extends InstanceRepository {
   async finish(
     id: string,
     r: { status: 'succeeded' | 'failed'; sizeBytes?: number; durationMs: number; error?: string },
-  ): Promise<BackupRow> {
-    const [row] = await this.returning<BackupRow>(
-      `UPDATE database_backups SET status = $2, size_bytes = $3, duration_ms = $4, error = $5, finished_at = now() WHERE id = $1 RETURNING *`,
+  ): Promise<BackupRecord> {
+    const [row] = await this.returning<BackupRecord>(
+      `UPDATE database_backups SET status = $2, size_bytes = $3, duration_ms = $4, error = $5, finished_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
       [id, r.status, r.sizeBytes ?? null, r.durationMs, r.error?.slice(0, 2000) ?? null],
     );
     return row;
@@ -47,16 +50,17 @@ export class DatabaseBackupsRepository extends InstanceRepository {
     if (ids.length) await this.rows(`UPDATE database_backups SET status = 'deleted' WHERE id = ANY($1::uuid[])`, [ids]);
   }
 
-  async list(limit: number): Promise<BackupRow[]> {
-    return this.rows<BackupRow>(`SELECT * FROM database_backups WHERE status <> 'deleted' ORDER BY created_at DESC, id DESC LIMIT $1`, [
-      limit,
-    ]);
+  async list(limit: number): Promise<BackupRecord[]> {
+    return this.rows<BackupRecord>(
+      `SELECT ${COLUMNS} FROM database_backups WHERE status <> 'deleted' ORDER BY created_at DESC, id DESC LIMIT $1`,
+      [limit],
+    );
   }
 
   /** Succeeded scheduled backups, newest first (retention candidates). */
-  async scheduled(): Promise<BackupRow[]> {
-    return this.rows<BackupRow>(
-      `SELECT * FROM database_backups WHERE trigger = 'scheduled' AND status = 'succeeded' ORDER BY created_at DESC, id DESC`,
+  async scheduled(): Promise<BackupRecord[]> {
+    return this.rows<BackupRecord>(
+      `SELECT ${COLUMNS} FROM database_backups WHERE trigger = 'scheduled' AND status = 'succeeded' ORDER BY created_at DESC, id DESC`,
     );
   }
 
@@ -74,9 +78,9 @@ export class DatabaseBackupsRepository extends InstanceRepository {
     return rows.length > 0;
   }
 
-  async schedule(): Promise<{ next_due_at: Date | null; last_claimed_at: Date | null; last_claimed_by: string | null }> {
-    const [row] = await this.rows<{ next_due_at: Date | null; last_claimed_at: Date | null; last_claimed_by: string | null }>(
-      `SELECT next_due_at, last_claimed_at, last_claimed_by FROM database_backup_schedule WHERE id = 1`,
+  async schedule(): Promise<{ nextDueAt: Date | null; lastClaimedAt: Date | null; lastClaimedBy: string | null }> {
+    const [row] = await this.rows<{ nextDueAt: Date | null; lastClaimedAt: Date | null; lastClaimedBy: string | null }>(
+      `SELECT next_due_at AS "nextDueAt", last_claimed_at AS "lastClaimedAt", last_claimed_by AS "lastClaimedBy" FROM database_backup_schedule WHERE id = 1`,
     );
     return row;
   }

@@ -8,25 +8,25 @@ import { Db } from '../../database/db.service';
 import { writeLogicalBackup } from '../../database/logical-backup';
 import { choosePgDump, pgDump } from '../../database/pg-dump';
 import { backupsToKeep } from './backup-retention';
-import { BackupRow, DatabaseBackupsRepository } from './database-backups.repository';
+import { BackupRecord, DatabaseBackupsRepository } from './database-backups.repository';
 import { DatabaseBackupDto } from './dto/database-backups.dto';
 import { instanceError } from './instance.errors';
 import { InstanceSettingsService } from './instance-settings.service';
 
-const toDto = (r: BackupRow, dir: string, engineNote?: string): DatabaseBackupDto => ({
+const toDto = (r: BackupRecord, dir: string, engineNote?: string): DatabaseBackupDto => ({
   id: r.id,
-  fileName: r.file_name,
+  fileName: r.fileName,
   engine: r.engine,
   trigger: r.trigger,
   status: r.status,
-  sizeBytes: r.size_bytes === null ? null : Number(r.size_bytes),
-  durationMs: r.duration_ms,
+  sizeBytes: r.sizeBytes === null ? null : Number(r.sizeBytes),
+  durationMs: r.durationMs,
   error: r.error,
-  instanceId: r.instance_id,
+  instanceId: r.instanceId,
   // the file is in the backup directory of the instance that wrote it
-  path: path.join(dir, r.file_name),
-  createdAt: r.created_at.toISOString(),
-  finishedAt: r.finished_at?.toISOString() ?? null,
+  path: path.join(dir, r.fileName),
+  createdAt: r.createdAt.toISOString(),
+  finishedAt: r.finishedAt?.toISOString() ?? null,
   ...(engineNote ? { engineNote } : {}),
 });
 
@@ -114,15 +114,15 @@ export class DatabaseBackupsService {
 
   /** Deletes scheduled backups beyond the retention; only files of this instance's backup directory are touched. */
   async applyRetention(keep: { daily: number; weekly: number; monthly: number }): Promise<string[]> {
-    const local = (await this.repo.scheduled()).filter((r) => fs.existsSync(path.join(this.dir, r.file_name)));
+    const local = (await this.repo.scheduled()).filter((r) => fs.existsSync(path.join(this.dir, r.fileName)));
     const kept = backupsToKeep(
-      local.map((r) => ({ id: r.id, createdAt: r.created_at })),
+      local.map((r) => ({ id: r.id, createdAt: r.createdAt })),
       keep,
     );
     const gone = local.filter((r) => !kept.has(r.id));
-    for (const r of gone) fs.rmSync(path.join(this.dir, r.file_name), { force: true });
+    for (const r of gone) fs.rmSync(path.join(this.dir, r.fileName), { force: true });
     await this.repo.markDeleted(gone.map((r) => r.id));
-    return gone.map((r) => r.file_name);
+    return gone.map((r) => r.fileName);
   }
 
   private get databaseUrl(): string {

@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import type { UserRow } from './user.types';
+import type { UserRecord } from './user.types';
 
 /** What user administration needs of the users table (owned by users). */
 export interface InstanceUserStore {
   /** Up to 500 users, oldest first; `pattern` (an ILIKE pattern) matches email, name or slug. */
-  list(pattern: string | null): Promise<UserRow[]>;
+  list(pattern: string | null): Promise<UserRecord[]>;
   /** `lock`: FOR UPDATE, for the rest of the transaction. */
-  findById(userId: string, lock?: boolean): Promise<UserRow | undefined>;
+  findById(userId: string, lock?: boolean): Promise<UserRecord | undefined>;
   /** An instance admin (an owner stays owner). */
-  promote(userId: string): Promise<UserRow>;
+  promote(userId: string): Promise<UserRecord>;
   /** The ids of the instance owners and admins, locked for the rest of the transaction. */
   lockInstanceAdmins(): Promise<string[]>;
-  demote(userId: string): Promise<UserRow>;
+  demote(userId: string): Promise<UserRecord>;
 }
 
 /**

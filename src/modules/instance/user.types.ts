@@ -1,22 +1,22 @@
 import { isoRequired } from '../../database/row-mapping';
 import { UserResponseDto } from './dto/user.dto';
 
-/** A row of the users table (read by users.repository.ts; user administration in instance reaches it through `InstanceUsers`). */
-export interface UserRow {
+/** A user (read by users.repository.ts; user administration in instance reaches it through `InstanceUsers`). */
+export interface UserRecord {
   id: string;
   email: string | null;
   name: string;
   slug: string;
   image: string | null;
   bio: string | null;
-  password_hash: string | null;
-  instance_role: 'owner' | 'admin' | null;
-  created_at: Date;
-  updated_at: Date;
+  passwordHash: string | null;
+  instanceRole: 'owner' | 'admin' | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 /** Never the password hash. */
-export function toUserResponse(u: UserRow): UserResponseDto {
+export function toUserResponse(u: UserRecord): UserResponseDto {
   return {
     id: u.id,
     email: u.email,
@@ -24,10 +24,10 @@ export function toUserResponse(u: UserRow): UserResponseDto {
     slug: u.slug,
     image: u.image,
     bio: u.bio,
-    isInstanceAdmin: u.instance_role !== null,
-    instanceRole: u.instance_role,
-    createdAt: isoRequired(u.created_at),
-    updatedAt: isoRequired(u.updated_at),
+    isInstanceAdmin: u.instanceRole !== null,
+    instanceRole: u.instanceRole,
+    createdAt: isoRequired(u.createdAt),
+    updatedAt: isoRequired(u.updatedAt),
   };
 }
 

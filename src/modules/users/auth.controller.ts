@@ -41,7 +41,7 @@ export class AuthController {
   }
 
   private signedIn(res: Response, s: SignedIn): SignedInDto {
-    setSessionCookie(res, s.token, new Date(s.session.expires_at), this.secureCookies);
+    setSessionCookie(res, s.token, new Date(s.session.expiresAt), this.secureCookies);
     return { user: s.user, session: toSessionResponse(s.session), token: s.token };
   }
 

@@ -7,31 +7,31 @@ import { InstanceSettingsService } from '../instance/instance-settings.service';
 import { CompanyUserProfileDto, GetSessionDto, SignInDto, SignUpDto, UpdateProfileDto } from './dto/auth.dto';
 import { LoginRateLimiter, normalizeEmail } from './login-rate-limiter';
 import { hashPassword, verifyPassword } from './password-hasher';
-import { SessionRow, toSessionResponse } from './sessions.repository';
+import { SessionRecord, toSessionResponse } from './sessions.repository';
 import { SessionsService } from './sessions.service';
-import { toUserResponse, UserResponseDto, UserRow } from '../instance/user.types';
+import { toUserResponse, UserResponseDto, UserRecord } from '../instance/user.types';
 import { slugify } from '../../common/http/slug';
 import { userError } from './users.errors';
 import { UsersRepository } from './users.repository';
 
 export interface SignedIn {
   user: UserResponseDto;
-  session: SessionRow;
+  session: SessionRecord;
   token: string;
 }
 
 /** The local trusted board has no user row until it edits its profile. */
-const LOCAL_BOARD_PROFILE: UserRow = {
+const LOCAL_BOARD_PROFILE: UserRecord = {
   id: LOCAL_BOARD_USER_ID,
   email: null,
   name: 'Local board',
   slug: LOCAL_BOARD_USER_ID,
   image: null,
   bio: null,
-  password_hash: null,
-  instance_role: 'owner',
-  created_at: new Date(0),
-  updated_at: new Date(0),
+  passwordHash: null,
+  instanceRole: 'owner',
+  createdAt: new Date(0),
+  updatedAt: new Date(0),
 };
 
 /** Sign-up, sign-in, sign-out, the session and the caller's profile (spec: Health, identity; Authentication). */
@@ -68,7 +68,7 @@ export class AuthService {
     // read outside the transaction, so that verifying (scrypt) holds no connection in a transaction
     const user = await this.db.detached(() => this.users.findByEmail(email));
     // verified even without a user (a dummy derivation), so an unknown address takes as long as a wrong password
-    if (!(await verifyPassword(dto.password, user?.password_hash)) || !user) {
+    if (!(await verifyPassword(dto.password, user?.passwordHash)) || !user) {
       throw userError('invalid_credentials', 'Invalid email or password');
     }
     await this.limiter.succeeded(email, ip);
@@ -94,7 +94,7 @@ export class AuthService {
 
   async profile(actor: BoardActor): Promise<UserResponseDto> {
     const row = await this.users.findById(actor.userId);
-    if (row) return toUserResponse(actor.source === 'local_implicit' ? { ...row, instance_role: 'owner' } : row);
+    if (row) return toUserResponse(actor.source === 'local_implicit' ? { ...row, instanceRole: 'owner' } : row);
     if (actor.source === 'local_implicit') return toUserResponse(LOCAL_BOARD_PROFILE);
     throw unauthorized('User no longer exists');
   }
@@ -122,13 +122,13 @@ export class AuthService {
       slug: row.slug,
       image: row.image,
       bio: row.bio,
-      membershipRole: row.membership_role,
-      membershipStatus: row.membership_status,
+      membershipRole: row.membershipRole,
+      membershipStatus: row.membershipStatus,
     };
   }
 
   /** Slug from the name, with a numeric suffix when taken; a taken email is 409. */
-  private async insertUser(email: string, name: string, passwordHash: string): Promise<UserRow> {
+  private async insertUser(email: string, name: string, passwordHash: string): Promise<UserRecord> {
     const slug = slugify(name, 40, 'user');
     // the local board's profile row owns its slug
     const base = slug === LOCAL_BOARD_USER_ID ? `${slug}-user` : slug;

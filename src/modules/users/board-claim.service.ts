@@ -7,7 +7,7 @@ import { iso, isoRequired } from '../../database/row-mapping';
 import { BoardClaimStatusDto } from './dto/auth.dto';
 import { toUserResponse, UserResponseDto } from '../instance/user.types';
 import { userError } from './users.errors';
-import { ClaimRow, UsersRepository } from './users.repository';
+import { ClaimRecord, UsersRepository } from './users.repository';
 
 const CLAIM_VALIDITY_HOURS = 24;
 
@@ -60,8 +60,8 @@ export class BoardClaimService implements OnApplicationBootstrap {
     const row = await this.find(token);
     return {
       status: this.statusOf(row),
-      expiresAt: isoRequired(row.expires_at),
-      claimedAt: iso(row.claimed_at),
+      expiresAt: isoRequired(row.expiresAt),
+      claimedAt: iso(row.claimedAt),
       signedIn: actor?.kind === 'board' && actor.source === 'session',
     };
   }
@@ -82,16 +82,16 @@ export class BoardClaimService implements OnApplicationBootstrap {
     return toUserResponse(await this.users.makeOwner(actor.userId));
   }
 
-  private statusOf(row: ClaimRow): 'pending' | 'claimed' | 'expired' {
-    if (row.claimed_at) return 'claimed';
-    return new Date(row.expires_at).getTime() <= Date.now() ? 'expired' : 'pending';
+  private statusOf(row: ClaimRecord): 'pending' | 'claimed' | 'expired' {
+    if (row.claimedAt) return 'claimed';
+    return new Date(row.expiresAt).getTime() <= Date.now() ? 'expired' : 'pending';
   }
 
   private hasOwner(): Promise<boolean> {
     return this.users.hasInstanceAdmin();
   }
 
-  private async find(token: string, lock = false): Promise<ClaimRow> {
+  private async find(token: string, lock = false): Promise<ClaimRecord> {
     if (tokenKind(token) !== 'bc') throw notFound('Board claim');
     const row = await this.users.findClaim(sha256Hex(token), lock);
     if (!row) throw notFound('Board claim');

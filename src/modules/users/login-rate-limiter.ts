@@ -41,9 +41,9 @@ export class LoginRateLimiter {
     await this.attempts.takeBackAttempt(`ip:${ip}`);
   }
 
-  private refuseOver(over: Array<{ retry_after: number }>): void {
+  private refuseOver(over: Array<{ retryAfter: number }>): void {
     if (!over.length) return;
-    const retryAfterSec = Math.max(1, ...over.map((r) => r.retry_after));
+    const retryAfterSec = Math.max(1, ...over.map((r) => r.retryAfter));
     throw userError('too_many_attempts', 'Too many sign-in attempts; try again later', { retryAfterSec });
   }
 }

@@ -4,12 +4,14 @@ import { Db } from '../../database/db.service';
 import { iso, isoRequired } from '../../database/row-mapping';
 import { BoardTokenResponseDto } from './dto/auth.dto';
 
-export interface SessionRow {
+export interface SessionRecord {
   id: string;
-  user_id: string;
-  expires_at: Date;
-  created_at: Date;
+  userId: string;
+  expiresAt: Date;
+  createdAt: Date;
 }
+
+const SESSION_COLUMNS = 'id, user_id AS "userId", expires_at AS "expiresAt", created_at AS "createdAt"';
 
 export interface SessionResponse {
   id: string;
@@ -18,11 +20,11 @@ export interface SessionResponse {
   createdAt: string;
 }
 
-export const toSessionResponse = (s: SessionRow): SessionResponse => ({
+export const toSessionResponse = (s: SessionRecord): SessionResponse => ({
   id: s.id,
-  userId: s.user_id,
-  expiresAt: isoRequired(s.expires_at),
-  createdAt: isoRequired(s.created_at),
+  userId: s.userId,
+  expiresAt: isoRequired(s.expiresAt),
+  createdAt: isoRequired(s.createdAt),
 });
 
 interface BoardTokenRow {
@@ -49,10 +51,10 @@ const toBoardTokenResponse = (r: BoardTokenRow): BoardTokenResponseDto => ({
 const TOKEN_COLUMNS = 'id, user_id, name, token_prefix, expires_at, revoked_at, last_used_at, created_at';
 
 /** A live credential found by its hash, with its user's instance role. */
-export interface CredentialRow {
+export interface CredentialRecord {
   id: string;
-  user_id: string;
-  instance_role: string | null;
+  userId: string;
+  instanceRole: string | null;
   /** last seen (or used) more than a minute ago, or never */
   stale: boolean;
 }
@@ -69,17 +71,17 @@ export class SessionsRepository extends InstanceRepository {
 
   // ---- user_sessions
 
-  async insertSession(userId: string, tokenHash: string, userAgent: string | null, ttlHours: number): Promise<SessionRow> {
-    const [session] = await this.rows<SessionRow>(
+  async insertSession(userId: string, tokenHash: string, userAgent: string | null, ttlHours: number): Promise<SessionRecord> {
+    const [session] = await this.rows<SessionRecord>(
       `INSERT INTO user_sessions (user_id, token_hash, user_agent, expires_at)
-       VALUES ($1, $2, $3, now() + make_interval(hours => $4)) RETURNING id, user_id, expires_at, created_at`,
+       VALUES ($1, $2, $3, now() + make_interval(hours => $4)) RETURNING ${SESSION_COLUMNS}`,
       [userId, tokenHash, userAgent, ttlHours],
     );
     return session;
   }
 
-  async findSession(sessionId: string): Promise<SessionRow | undefined> {
-    const [row] = await this.rows<SessionRow>(`SELECT id, user_id, expires_at, created_at FROM user_sessions WHERE id = $1`, [sessionId]);
+  async findSession(sessionId: string): Promise<SessionRecord | undefined> {
+    const [row] = await this.rows<SessionRecord>(`SELECT ${SESSION_COLUMNS} FROM user_sessions WHERE id = $1`, [sessionId]);
     return row;
   }
 
@@ -89,9 +91,9 @@ export class SessionsRepository extends InstanceRepository {
   }
 
   /** The unrevoked, unexpired session of a token hash. */
-  async findLiveSession(tokenHash: string): Promise<CredentialRow | undefined> {
-    const [row] = await this.rows<CredentialRow>(
-      `SELECT s.id, s.user_id, u.instance_role, (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute') AS stale
+  async findLiveSession(tokenHash: string): Promise<CredentialRecord | undefined> {
+    const [row] = await this.rows<CredentialRecord>(
+      `SELECT s.id, s.user_id AS "userId", u.instance_role AS "instanceRole", (s.last_seen_at IS NULL OR s.last_seen_at < now() - interval '1 minute') AS stale
          FROM user_sessions s JOIN users u ON u.id = s.user_id
         WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
       [tokenHash],
@@ -140,9 +142,9 @@ export class SessionsRepository extends InstanceRepository {
   }
 
   /** The unrevoked, unexpired board token of a token hash. */
-  async findLiveBoardToken(tokenHash: string): Promise<CredentialRow | undefined> {
-    const [row] = await this.rows<CredentialRow>(
-      `SELECT t.id, t.user_id, u.instance_role, (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale
+  async findLiveBoardToken(tokenHash: string): Promise<CredentialRecord | undefined> {
+    const [row] = await this.rows<CredentialRecord>(
+      `SELECT t.id, t.user_id AS "userId", u.instance_role AS "instanceRole", (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale
          FROM board_api_tokens t JOIN users u ON u.id = t.user_id
         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
       [tokenHash],

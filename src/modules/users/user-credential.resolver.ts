@@ -40,13 +40,13 @@ export class UserCredentialResolver implements CredentialResolver {
     if (!row) return null;
     // best effort, at most once a minute per credential
     if (row.stale) this.credentials.touchSession(row.id);
-    return { kind: 'board', userId: row.user_id, isInstanceAdmin: row.instance_role !== null, source: 'session', credentialId: row.id };
+    return { kind: 'board', userId: row.userId, isInstanceAdmin: row.instanceRole !== null, source: 'session', credentialId: row.id };
   }
 
   private async boardToken(token: string): Promise<BoardActor | null> {
     const row = await this.credentials.findLiveBoardToken(sha256Hex(token));
     if (!row) return null;
     if (row.stale) this.credentials.touchBoardToken(row.id);
-    return { kind: 'board', userId: row.user_id, isInstanceAdmin: row.instance_role !== null, source: 'board_token', credentialId: row.id };
+    return { kind: 'board', userId: row.userId, isInstanceAdmin: row.instanceRole !== null, source: 'board_token', credentialId: row.id };
   }
 }

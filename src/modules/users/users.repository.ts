@@ -1,18 +1,48 @@
 import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { UserRow } from '../instance/user.types';
+import { UserRecord } from '../instance/user.types';
 
-export interface ClaimRow {
+interface UserRow {
   id: string;
-  expires_at: Date;
-  claimed_at: Date | null;
+  email: string | null;
+  name: string;
+  slug: string;
+  image: string | null;
+  bio: string | null;
+  password_hash: string | null;
+  instance_role: 'owner' | 'admin' | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toUser(r: UserRow): UserRecord {
+  return {
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    slug: r.slug,
+    image: r.image,
+    bio: r.bio,
+    passwordHash: r.password_hash,
+    instanceRole: r.instance_role,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const maybeUser = (r: UserRow | undefined): UserRecord | undefined => (r ? toUser(r) : undefined);
+
+export interface ClaimRecord {
+  id: string;
+  expiresAt: Date;
+  claimedAt: Date | null;
 }
 
 export interface AttemptCount {
   key: string;
   attempts: number;
-  retry_after: number;
+  retryAfter: number;
 }
 
 export type ProfileChanges = Partial<Record<'name' | 'image' | 'bio', unknown>>;
@@ -33,9 +63,9 @@ export class UsersRepository extends InstanceRepository {
   }
 
   /** `email` already normalised (lower case). */
-  async findByEmail(email: string): Promise<UserRow | undefined> {
+  async findByEmail(email: string): Promise<UserRecord | undefined> {
     const [user] = await this.rows<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
-    return user;
+    return maybeUser(user);
   }
 
   async emailTaken(email: string): Promise<boolean> {
@@ -44,28 +74,29 @@ export class UsersRepository extends InstanceRepository {
   }
 
   /** `lock`: FOR UPDATE, for the rest of the transaction. */
-  async findById(userId: string, lock = false): Promise<UserRow | undefined> {
+  async findById(userId: string, lock = false): Promise<UserRecord | undefined> {
     const [row] = await this.rows<UserRow>(`SELECT * FROM users WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [userId]);
-    return row;
+    return maybeUser(row);
   }
 
   /** Up to 500 users, oldest first; `pattern` (an ILIKE pattern) matches email, name or slug. */
-  list(pattern: string | null): Promise<UserRow[]> {
-    return this.rows<UserRow>(
+  async list(pattern: string | null): Promise<UserRecord[]> {
+    const rows = await this.rows<UserRow>(
       `SELECT * FROM users
         WHERE $1::text IS NULL OR email ILIKE $1 OR name ILIKE $1 OR slug ILIKE $1
         ORDER BY created_at, id LIMIT 500`,
       [pattern],
     );
+    return rows.map(toUser);
   }
 
   /** An instance admin (an owner stays owner). */
-  async promote(userId: string): Promise<UserRow> {
+  async promote(userId: string): Promise<UserRecord> {
     const [row] = await this.rows<UserRow>(
       `WITH changed AS (UPDATE users SET instance_role = coalesce(instance_role, 'admin'), updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
       [userId],
     );
-    return row;
+    return toUser(row);
   }
 
   /** The ids of the instance owners and admins, locked for the rest of the transaction. */
@@ -75,21 +106,21 @@ export class UsersRepository extends InstanceRepository {
   }
 
   /** No instance role any more. */
-  async demote(userId: string): Promise<UserRow> {
+  async demote(userId: string): Promise<UserRecord> {
     const [row] = await this.rows<UserRow>(
       `WITH changed AS (UPDATE users SET instance_role = NULL, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
       [userId],
     );
-    return row;
+    return toUser(row);
   }
 
   /** The new user, or undefined when the email or slug is taken (ON CONFLICT DO NOTHING). */
-  async insertWithPassword(email: string, name: string, slug: string, passwordHash: string): Promise<UserRow | undefined> {
+  async insertWithPassword(email: string, name: string, slug: string, passwordHash: string): Promise<UserRecord | undefined> {
     const [row] = await this.rows<UserRow>(
       `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *`,
       [email, name, slug, passwordHash],
     );
-    return row;
+    return maybeUser(row);
   }
 
   /** A profile row for a user without one (the local board): its id is also its slug. */
@@ -113,7 +144,7 @@ export class UsersRepository extends InstanceRepository {
   async findCompanyProfile(
     companyId: string,
     userSlug: string,
-  ): Promise<(UserRow & { membership_role: string; membership_status: string }) | undefined> {
+  ): Promise<(UserRecord & { membershipRole: string; membershipStatus: string }) | undefined> {
     const row = await this.unscopedRow<UserRow & { membership_role: string; membership_status: string }>(
       "the profile page of a company's user: joins their membership of that company ($1) (read of access's table, FOREIGN_READS)",
       `SELECT u.*, m.membership_role, m.status AS membership_status
@@ -122,7 +153,7 @@ export class UsersRepository extends InstanceRepository {
         ORDER BY (u.slug = $2) DESC LIMIT 1`,
       [companyId, userSlug],
     );
-    return row ?? undefined;
+    return row ? { ...toUser(row), membershipRole: row.membership_role, membershipStatus: row.membership_status } : undefined;
   }
 
   /** Whether the instance has an owner or admin. */
@@ -131,12 +162,12 @@ export class UsersRepository extends InstanceRepository {
     return rows.length > 0;
   }
 
-  async makeOwner(userId: string): Promise<UserRow> {
+  async makeOwner(userId: string): Promise<UserRecord> {
     const [user] = await this.rows<UserRow>(
       `WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
       [userId],
     );
-    return user;
+    return toUser(user);
   }
 
   // ---- board_claims
@@ -153,9 +184,9 @@ export class UsersRepository extends InstanceRepository {
     await this.rows(`SELECT pg_advisory_xact_lock(hashtext('board_claim'))`);
   }
 
-  async findClaim(tokenHash: string, lock = false): Promise<ClaimRow | undefined> {
-    const [row] = await this.rows<ClaimRow>(
-      `SELECT id, expires_at, claimed_at FROM board_claims WHERE token_hash = $1 ${lock ? 'FOR UPDATE' : ''}`,
+  async findClaim(tokenHash: string, lock = false): Promise<ClaimRecord | undefined> {
+    const [row] = await this.rows<ClaimRecord>(
+      `SELECT id, expires_at AS "expiresAt", claimed_at AS "claimedAt" FROM board_claims WHERE token_hash = $1 ${lock ? 'FOR UPDATE' : ''}`,
       [tokenHash],
     );
     return row;
@@ -178,7 +209,7 @@ export class UsersRepository extends InstanceRepository {
        ON CONFLICT (key) DO UPDATE SET
          attempts = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN 1 ELSE l.attempts + 1 END,
          window_start = CASE WHEN l.window_start < now() - make_interval(secs => $2) THEN now() ELSE l.window_start END
-       RETURNING key, attempts, ceil(extract(epoch FROM l.window_start + make_interval(secs => $2) - now()))::int AS retry_after`,
+       RETURNING key, attempts, ceil(extract(epoch FROM l.window_start + make_interval(secs => $2) - now()))::int AS "retryAfter"`,
       [keys, windowSec],
       { detached: true },
     );
