@@ -62,8 +62,6 @@ const ROW_READS_NOT_YET_MOVED = [
   'src/modules/authorization/authorization.service.ts',
   'src/modules/companies/budget-scope-owners.port-impl.ts',
   'src/modules/companies/companies.service.ts',
-  'src/modules/costs/cost-events.service.ts',
-  'src/modules/costs/cost-reports.service.ts',
   'src/modules/dashboard/dashboard.service.ts',
   'src/modules/feedback/feedback.service.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',

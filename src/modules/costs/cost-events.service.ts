@@ -6,7 +6,7 @@ import { Db } from '../../database/db.service';
 import { BudgetEnforcementService } from '../budgets/budget-enforcement.service';
 import { BudgetUsageService, UsageDelta } from '../budgets/budget-usage.service';
 import { costError } from './costs.errors';
-import { CostsRepository, num, toCostEventResponse, type CostEventInsert, type CostEventRow } from './costs.repository';
+import { CostsRepository, num, toCostEventResponse, type CostEventInsert, type CostEventRecord } from './costs.repository';
 import { CostEventResponseDto, CreateCostEventDto } from './dto/cost-event.dto';
 import { costBooked } from '../../common/tracing/run-tracing';
 
@@ -68,7 +68,7 @@ export class CostEventsService {
   }
 
   /** The stored event's activity record, and its spend added to the running totals (both sent with the COMMIT). */
-  private async recorded(actor: Actor, companyId: string, row: CostEventRow): Promise<void> {
+  private async recorded(actor: Actor, companyId: string, row: CostEventRecord): Promise<void> {
     await this.db.sendWithCommit(() =>
       this.activity.record({
         companyId,
@@ -76,14 +76,14 @@ export class CostEventsService {
         entityType: 'cost_event',
         entityId: row.id,
         actor,
-        agentId: row.agent_id,
+        agentId: row.agentId,
         details: {
-          agentId: row.agent_id,
+          agentId: row.agentId,
           provider: row.provider,
           model: row.model,
-          costCents: row.cost_cents,
-          costStatus: row.cost_status,
-          heartbeatRunId: row.heartbeat_run_id,
+          costCents: row.costCents,
+          costStatus: row.costStatus,
+          heartbeatRunId: row.heartbeatRunId,
         },
       }),
     );
@@ -95,19 +95,19 @@ export class CostEventsService {
     // tick sweeps for any an interrupted process left unenforced.
     const added: UsageDelta = {
       companyId,
-      agentId: row.agent_id,
-      projectId: row.project_id,
-      occurredAt: row.occurred_at,
-      costCents: row.cost_cents,
-      inputTokens: num(row.input_tokens),
-      cachedInputTokens: num(row.cached_input_tokens),
-      outputTokens: num(row.output_tokens),
+      agentId: row.agentId,
+      projectId: row.projectId,
+      occurredAt: row.occurredAt,
+      costCents: row.costCents,
+      inputTokens: num(row.inputTokens),
+      cachedInputTokens: num(row.cachedInputTokens),
+      outputTokens: num(row.outputTokens),
     };
     await this.db.sendWithCommit(
       () => this.usage.accumulate(added),
       (observations) => this.enforcement.enforceCommitted(observations, added, actor),
     );
-    costBooked({ ...added, runId: row.heartbeat_run_id, provider: row.provider, model: row.model });
+    costBooked({ ...added, runId: row.heartbeatRunId, provider: row.provider, model: row.model });
   }
 
   /** The stored event a duplicate repeats; a key reused for another agent's event is a conflict. */
@@ -120,7 +120,7 @@ export class CostEventsService {
       occurredAt: new Date(dto.occurredAt),
     });
     if (!row) throw costError('cost_event_conflict', 'A conflicting cost event exists');
-    if (row.agent_id !== dto.agentId) throw costError('idempotency_key_reused', 'This idempotency key was used for another agent');
+    if (row.agentId !== dto.agentId) throw costError('idempotency_key_reused', 'This idempotency key was used for another agent');
     return toCostEventResponse(row);
   }
 }

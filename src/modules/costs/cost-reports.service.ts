@@ -3,7 +3,7 @@ import { ceilDayUtc, floorDayUtc } from '../budgets/budget-windows';
 import { Clock } from '../budgets/clock.service';
 import { parseRange, Range } from './cost-range';
 import { BudgetScopeOwners } from '../budgets/budget-scope-owners.port';
-import { CostsRepository, ROLLING_WINDOWS, totals, TotalsRow } from './costs.repository';
+import { CostsRepository, ROLLING_WINDOWS, ScopeTotalsRecord, totals } from './costs.repository';
 import {
   CostByAgentModelRowDto,
   CostByAgentRowDto,
@@ -54,14 +54,14 @@ export class CostReportsService {
       (
         await this.repo.agentNames(
           companyId,
-          rows.map((x) => x.scope_id),
+          rows.map((x) => x.scopeId),
         )
       ).map((a) => [a.id, a]),
     );
     return rows.map((x) => ({
-      agentId: x.scope_id,
-      agentName: names.get(x.scope_id)?.name ?? null,
-      agentStatus: names.get(x.scope_id)?.status ?? null,
+      agentId: x.scopeId,
+      agentName: names.get(x.scopeId)?.name ?? null,
+      agentStatus: names.get(x.scopeId)?.status ?? null,
       ...totals(x),
     }));
   }
@@ -71,7 +71,7 @@ export class CostReportsService {
    * running totals; a range adds the daily running totals of the whole UTC days inside it to the raw
    * events of its partial first and last day, so its cost grows with days and agents, not with events.
    */
-  private async scopeTotals(companyId: string, r: Range, scope: 'company' | 'agent'): Promise<Array<TotalsRow & { scope_id: string }>> {
+  private async scopeTotals(companyId: string, r: Range, scope: 'company' | 'agent'): Promise<ScopeTotalsRecord[]> {
     if (!r.from && !r.to) return this.repo.lifetimeTotals(companyId, scope);
     const from = r.from ?? '-infinity';
     const to = r.to ?? 'infinity';
@@ -85,7 +85,7 @@ export class CostReportsService {
   async byAgentModel(companyId: string, q: CostRangeQueryDto): Promise<CostByAgentModelRowDto[]> {
     const rows = await this.repo.totalsByAgentModel(companyId, parseRange(q));
     return rows.map((x) => ({
-      agentId: x.agent_id,
+      agentId: x.agentId,
       agentName: x.name,
       agentStatus: x.status,
       provider: x.provider,
@@ -106,7 +106,7 @@ export class CostReportsService {
 
   async byProject(companyId: string, q: CostRangeQueryDto): Promise<CostByProjectRowDto[]> {
     const rows = await this.repo.totalsByProject(companyId, parseRange(q));
-    return rows.map((x) => ({ projectId: x.project_id, projectName: x.name, ...totals(x) }));
+    return rows.map((x) => ({ projectId: x.projectId, projectName: x.name, ...totals(x) }));
   }
 
   /** Spend of the last 5 hours, 24 hours and 7 days up to (and including) the clock's now. */
@@ -135,30 +135,18 @@ export class CostReportsService {
       companyId,
       asOf: now.toISOString(),
       providers: rows.map((row) => ({
-        provider: row.provider as string,
-        biller: row.biller as string,
+        provider: row.provider,
+        biller: row.biller,
         windows: ROLLING_WINDOWS.map((w, i) => {
-          const oldest = row[`w${i}_oldest`] as Date | null;
+          const { totals: t, oldest } = row.windows[i];
           return {
-            ...this.windowDto(w, now, this.windowTotals(i, row as Record<string, string | null>)),
+            ...this.windowDto(w, now, t),
             oldestEventAt: oldest ? oldest.toISOString() : null,
             nextReleaseAt: oldest ? new Date(oldest.getTime() + w.hours * 3600e3).toISOString() : null,
           };
         }),
       })),
     };
-  }
-
-  private windowTotals(i: number, row: Record<string, string | null>): CostTotalsDto {
-    const pick = (k: string) => row[`w${i}_${k}`] ?? null;
-    return totals({
-      cost_cents: pick('cost_cents'),
-      input_tokens: pick('input_tokens'),
-      cached_input_tokens: pick('cached_input_tokens'),
-      output_tokens: pick('output_tokens'),
-      event_count: pick('event_count'),
-      unpriced_event_count: pick('unpriced_event_count'),
-    });
   }
 
   private windowDto(w: (typeof ROLLING_WINDOWS)[number], now: Date, t: CostTotalsDto): WindowSpendDto {

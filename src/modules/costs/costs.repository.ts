@@ -8,7 +8,7 @@ import type { CostEventResponseDto, CostTotalsDto } from './dto/cost-event.dto';
 
 // ---- cost events
 
-export interface CostEventRow {
+interface CostEventRow {
   id: string;
   company_id: string;
   agent_id: string;
@@ -33,9 +33,31 @@ export interface CostEventRow {
   created_at: Date;
 }
 
-export const num = (v: string | null): number | null => (v === null ? null : Number(v));
+export interface CostEventRecord {
+  id: string;
+  companyId: string;
+  agentId: string;
+  issueId: string | null;
+  projectId: string | null;
+  goalId: string | null;
+  heartbeatRunId: string | null;
+  provider: string;
+  model: string;
+  biller: string;
+  billingType: string;
+  billingCode: string | null;
+  costStatus: string;
+  costCents: number | null;
+  pricedCents: string | null;
+  inputTokens: string | null;
+  cachedInputTokens: string | null;
+  outputTokens: string | null;
+  occurredAt: Date;
+  idempotencyKey: string | null;
+  createdAt: Date;
+}
 
-export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
+function toCostEventRecord(r: CostEventRow): CostEventRecord {
   return {
     id: r.id,
     companyId: r.company_id,
@@ -51,13 +73,41 @@ export function toCostEventResponse(r: CostEventRow): CostEventResponseDto {
     billingCode: r.billing_code,
     costStatus: r.cost_status,
     costCents: r.cost_cents,
-    pricedCents: num(r.priced_cents ?? null),
-    inputTokens: num(r.input_tokens),
-    cachedInputTokens: num(r.cached_input_tokens),
-    outputTokens: num(r.output_tokens),
-    occurredAt: isoRequired(r.occurred_at),
+    pricedCents: r.priced_cents,
+    inputTokens: r.input_tokens,
+    cachedInputTokens: r.cached_input_tokens,
+    outputTokens: r.output_tokens,
+    occurredAt: r.occurred_at,
     idempotencyKey: r.idempotency_key,
-    createdAt: isoRequired(r.created_at),
+    createdAt: r.created_at,
+  };
+}
+
+export const num = (v: string | null): number | null => (v === null ? null : Number(v));
+
+export function toCostEventResponse(r: CostEventRecord): CostEventResponseDto {
+  return {
+    id: r.id,
+    companyId: r.companyId,
+    agentId: r.agentId,
+    issueId: r.issueId,
+    projectId: r.projectId,
+    goalId: r.goalId,
+    heartbeatRunId: r.heartbeatRunId,
+    provider: r.provider,
+    model: r.model,
+    biller: r.biller,
+    billingType: r.billingType,
+    billingCode: r.billingCode,
+    costStatus: r.costStatus,
+    costCents: r.costCents,
+    pricedCents: num(r.pricedCents ?? null),
+    inputTokens: num(r.inputTokens),
+    cachedInputTokens: num(r.cachedInputTokens),
+    outputTokens: num(r.outputTokens),
+    occurredAt: isoRequired(r.occurredAt),
+    idempotencyKey: r.idempotencyKey,
+    createdAt: isoRequired(r.createdAt),
   };
 }
 
@@ -87,7 +137,7 @@ export interface CostEventInsert {
 
 // ---- totals
 
-export interface TotalsRow {
+interface TotalsRow {
   cost_cents: string | null;
   input_tokens: string | null;
   cached_input_tokens: string | null;
@@ -96,7 +146,7 @@ export interface TotalsRow {
   unpriced_event_count: string | number | null;
 }
 
-export function totals(r: TotalsRow | undefined): CostTotalsDto {
+function toTotals(r: TotalsRow): CostTotalsDto {
   return {
     costCents: Number(r?.cost_cents ?? 0),
     inputTokens: Number(r?.input_tokens ?? 0),
@@ -104,6 +154,51 @@ export function totals(r: TotalsRow | undefined): CostTotalsDto {
     outputTokens: Number(r?.output_tokens ?? 0),
     eventCount: Number(r?.event_count ?? 0),
     unpricedEventCount: Number(r?.unpriced_event_count ?? 0),
+  };
+}
+
+/** The totals of a report row, zero when there is none. */
+export function totals(r: CostTotalsDto | undefined): CostTotalsDto {
+  return {
+    costCents: r?.costCents ?? 0,
+    inputTokens: r?.inputTokens ?? 0,
+    cachedInputTokens: r?.cachedInputTokens ?? 0,
+    outputTokens: r?.outputTokens ?? 0,
+    eventCount: r?.eventCount ?? 0,
+    unpricedEventCount: r?.unpricedEventCount ?? 0,
+  };
+}
+
+/** The totals of one scope (the company, or an agent). */
+export type ScopeTotalsRecord = { scopeId: string } & CostTotalsDto;
+
+const toScopeTotals = (r: TotalsRow & { scope_id: string }): ScopeTotalsRecord => ({ scopeId: r.scope_id, ...toTotals(r) });
+
+/** One provider and biller's rolling windows (in ROLLING_WINDOWS order): totals and oldest event. */
+export interface QuotaWindowsRecord {
+  provider: string;
+  biller: string;
+  windows: Array<{ totals: CostTotalsDto; oldest: Date | null }>;
+}
+
+function toQuotaWindows(row: Record<string, string | Date | null>): QuotaWindowsRecord {
+  return {
+    provider: row.provider as string,
+    biller: row.biller as string,
+    windows: ROLLING_WINDOWS.map((_w, i) => {
+      const pick = (k: string) => (row[`w${i}_${k}`] as string | null) ?? null;
+      return {
+        totals: toTotals({
+          cost_cents: pick('cost_cents'),
+          input_tokens: pick('input_tokens'),
+          cached_input_tokens: pick('cached_input_tokens'),
+          output_tokens: pick('output_tokens'),
+          event_count: pick('event_count'),
+          unpriced_event_count: pick('unpriced_event_count'),
+        }),
+        oldest: row[`w${i}_oldest`] as Date | null,
+      };
+    }),
   };
 }
 
@@ -151,8 +246,8 @@ export class CostsRepository extends CompanyScopedRepository {
    * occurredAt): no row then. The statement is written at once (the caller pipelines it after the
    * reference check).
    */
-  insertCostEvent(companyId: string, e: CostEventInsert): Promise<CostEventRow[]> {
-    return this.rows<CostEventRow>(
+  async insertCostEvent(companyId: string, e: CostEventInsert): Promise<CostEventRecord[]> {
+    const rows = await this.rows<CostEventRow>(
       companyId,
       `INSERT INTO cost_events (company_id, agent_id, issue_id, project_id, goal_id, heartbeat_run_id, provider, model, biller,
                                 billing_type, billing_code, cost_status, cost_cents, input_tokens, cached_input_tokens, output_tokens,
@@ -182,6 +277,7 @@ export class CostsRepository extends CompanyScopedRepository {
         e.pricedCents,
       ],
     );
+    return rows.map(toCostEventRecord);
   }
 
   /** Whether the run is a run of the agent in the company (reads heartbeat_runs, owned by heartbeat). */
@@ -195,11 +291,11 @@ export class CostsRepository extends CompanyScopedRepository {
   }
 
   /** The stored event a duplicate repeats (by idempotency key, or by run, provider, model and occurredAt). */
-  repeatedCostEvent(
+  async repeatedCostEvent(
     companyId: string,
     key: { idempotencyKey: string | null; runId: string | null; provider: string; model: string; occurredAt: Date },
-  ): Promise<CostEventRow | null> {
-    return this.row<CostEventRow>(
+  ): Promise<CostEventRecord | null> {
+    const row = await this.row<CostEventRow>(
       companyId,
       `SELECT * FROM cost_events
         WHERE company_id = $1
@@ -208,6 +304,7 @@ export class CostsRepository extends CompanyScopedRepository {
         LIMIT 1`,
       [key.idempotencyKey, key.runId, key.provider, key.model, key.occurredAt],
     );
+    return row ? toCostEventRecord(row) : null;
   }
 
   // ---- cost reports
@@ -222,31 +319,32 @@ export class CostsRepository extends CompanyScopedRepository {
   }
 
   /** All-time totals of the company or of each agent (reads cost_usage, owned by budgets), biggest spend first. */
-  lifetimeTotals(companyId: string, scope: 'company' | 'agent'): Promise<Array<TotalsRow & { scope_id: string }>> {
-    return this.rows(
+  async lifetimeTotals(companyId: string, scope: 'company' | 'agent'): Promise<ScopeTotalsRecord[]> {
+    const rows = await this.rows<TotalsRow & { scope_id: string }>(
       companyId,
       `SELECT u.scope_id, ${USAGE_TOTALS} FROM cost_usage u
           WHERE u.company_id = $1 AND u.scope_type = $2 AND u.window_kind = 'lifetime' AND u.window_start = $3
           ORDER BY u.billed_cents DESC, u.scope_id`,
       [scope, LIFETIME_START],
     );
+    return rows.map(toScopeTotals);
   }
 
   /**
    * Totals of a range: the daily running totals of the whole UTC days [dayFrom, dayTo) (reads cost_usage,
    * owned by budgets) plus the raw events of the partial days before and after them.
    */
-  rangeTotals(
+  async rangeTotals(
     companyId: string,
     scope: 'company' | 'agent',
     range: { from: Date | string; to: Date | string; dayFrom: Date | string; dayTo: Date | string },
-  ): Promise<Array<TotalsRow & { scope_id: string }>> {
+  ): Promise<ScopeTotalsRecord[]> {
     const key = scope === 'agent' ? 'e.agent_id' : 'e.company_id';
     const raw = (cond: string) =>
       `SELECT ${key} AS scope_id, e.cost_cents, e.input_tokens, e.cached_input_tokens, e.output_tokens, 1 AS event_count,
               (e.cost_cents IS NULL)::int AS unpriced_event_count
          FROM cost_events e WHERE e.company_id = $1 AND ${cond}`;
-    return this.rows(
+    const rows = await this.rows<TotalsRow & { scope_id: string }>(
       companyId,
       `SELECT x.scope_id, COALESCE(sum(x.cost_cents), 0) AS cost_cents, COALESCE(sum(x.input_tokens), 0) AS input_tokens,
               COALESCE(sum(x.cached_input_tokens), 0) AS cached_input_tokens, COALESCE(sum(x.output_tokens), 0) AS output_tokens,
@@ -260,33 +358,44 @@ export class CostsRepository extends CompanyScopedRepository {
         ORDER BY 2 DESC, 1`,
       [range.from, range.to, range.dayFrom, range.dayTo, scope],
     );
+    return rows.map(toScopeTotals);
   }
 
   /** Range totals per agent, provider and model, with the agent's name and status (reads agents, owned by agents). */
-  totalsByAgentModel(
+  async totalsByAgentModel(
     companyId: string,
     r: Range,
-  ): Promise<Array<{ agent_id: string; provider: string; model: string; name: string | null; status: string | null } & TotalsRow>> {
-    return this.grouped(
+  ): Promise<Array<{ agentId: string; provider: string; model: string; name: string | null; status: string | null } & CostTotalsDto>> {
+    const rows = await this.grouped<{ agent_id: string; provider: string; model: string; name: string | null; status: string | null }>(
       companyId,
       r,
       ['e.agent_id', 'e.provider', 'e.model'],
       `LEFT JOIN agents a ON a.company_id = $1 AND a.id = g.agent_id`,
       'a.name, a.status',
     );
+    return rows.map((x) => ({ agentId: x.agent_id, provider: x.provider, model: x.model, name: x.name, status: x.status, ...toTotals(x) }));
   }
 
-  totalsByProvider(companyId: string, r: Range): Promise<Array<{ provider: string } & TotalsRow>> {
-    return this.grouped(companyId, r, ['e.provider']);
+  async totalsByProvider(companyId: string, r: Range): Promise<Array<{ provider: string } & CostTotalsDto>> {
+    const rows = await this.grouped<{ provider: string }>(companyId, r, ['e.provider']);
+    return rows.map((x) => ({ provider: x.provider, ...toTotals(x) }));
   }
 
-  totalsByBiller(companyId: string, r: Range): Promise<Array<{ biller: string } & TotalsRow>> {
-    return this.grouped(companyId, r, ['e.biller']);
+  async totalsByBiller(companyId: string, r: Range): Promise<Array<{ biller: string } & CostTotalsDto>> {
+    const rows = await this.grouped<{ biller: string }>(companyId, r, ['e.biller']);
+    return rows.map((x) => ({ biller: x.biller, ...toTotals(x) }));
   }
 
   /** Range totals per project, with its name (reads projects, owned by projects). */
-  totalsByProject(companyId: string, r: Range): Promise<Array<{ project_id: string | null; name: string | null } & TotalsRow>> {
-    return this.grouped(companyId, r, ['e.project_id'], `LEFT JOIN projects p ON p.company_id = $1 AND p.id = g.project_id`, 'p.name');
+  async totalsByProject(companyId: string, r: Range): Promise<Array<{ projectId: string | null; name: string | null } & CostTotalsDto>> {
+    const rows = await this.grouped<{ project_id: string | null; name: string | null }>(
+      companyId,
+      r,
+      ['e.project_id'],
+      `LEFT JOIN projects p ON p.company_id = $1 AND p.id = g.project_id`,
+      'p.name',
+    );
+    return rows.map((x) => ({ projectId: x.project_id, name: x.name, ...toTotals(x) }));
   }
 
   /** Events of the company in the range grouped by `keys` (whitelisted columns), biggest spend first. */
@@ -306,10 +415,10 @@ export class CostsRepository extends CompanyScopedRepository {
 
   /**
    * Per provider and biller, the totals of each rolling window up to `now` (columns `w<i>_…`) with its
-   * oldest event (`w<i>_oldest`).
+   * oldest event (`w<i>_oldest`), as one entry per window.
    */
-  quotaWindows(companyId: string, since: Date, now: Date): Promise<Array<Record<string, string | Date | null>>> {
-    return this.rows<Record<string, string | Date | null>>(
+  async quotaWindows(companyId: string, since: Date, now: Date): Promise<QuotaWindowsRecord[]> {
+    const rows = await this.rows<Record<string, string | Date | null>>(
       companyId,
       `SELECT e.provider, e.biller,
               ${ROLLING_WINDOWS.map((w, i) => {
@@ -320,5 +429,6 @@ export class CostsRepository extends CompanyScopedRepository {
         GROUP BY e.provider, e.biller ORDER BY e.provider, e.biller`,
       [since, now],
     );
+    return rows.map(toQuotaWindows);
   }
 }
