@@ -48,12 +48,9 @@ const WIRE_FORMAT_READERS = [
 // take a file off this list once its module's repositories return camelCase records
 const ROW_READS_NOT_YET_MOVED = [
   'src/cli/progress.ts',
-  'src/common/activity/activity-chain.ts',
-  'src/common/activity/activity-recorder.service.ts',
   'src/common/http/keyset-cursor.ts',
   'src/common/references/record-company-resolvers.port.ts',
   'src/common/tracing/run-tracing.ts',
-  'src/modules/activity/activity-chain.service.ts',
   'src/modules/adapters/adapters.controller.ts',
   'src/modules/adapters/cli-runtime.adapter.ts',
   'src/modules/adapters/external-adapters.service.ts',

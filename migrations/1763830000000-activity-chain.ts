@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { chainContentOf, chainHash, contentDigest, GENESIS_HASH } from '../src/common/activity/activity-chain';
+import { type ChainContent, chainHash, contentDigest, GENESIS_HASH } from '../src/common/activity/activity-chain';
 
 interface LegacyRow {
   id: string;
@@ -15,6 +15,20 @@ interface LegacyRow {
   created_at: string;
   micros: string;
 }
+
+/** The content a row's digest covers (the service's repositories map their rows the same way). */
+const chainContentOf = (r: LegacyRow): ChainContent => ({
+  id: r.id,
+  companyId: r.company_id,
+  actorType: r.actor_type,
+  actorId: r.actor_id,
+  action: r.action,
+  entityType: r.entity_type,
+  entityId: r.entity_id,
+  agentId: r.agent_id,
+  runId: r.run_id,
+  details: r.details,
+});
 
 const BATCH = 2000;
 

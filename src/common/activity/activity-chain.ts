@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { ActivityLogRow } from './activity.entity';
 
 /**
  * The activity hash chain (version 1). Each company's records form one chain in commit order:
@@ -29,18 +28,18 @@ export interface ChainContent {
   details: unknown;
 }
 
-/** An activity_log row (as SQL returns it) as the content its digest covers. */
-export function chainContentOf(r: ActivityLogRow): ChainContent {
+/** The content a record's digest covers, picked from a record (in this order: the export's lines keep it). */
+export function chainContentOf(r: ChainContent): ChainContent {
   return {
     id: r.id,
-    companyId: r.company_id,
-    actorType: r.actor_type,
-    actorId: r.actor_id,
+    companyId: r.companyId,
+    actorType: r.actorType,
+    actorId: r.actorId,
     action: r.action,
-    entityType: r.entity_type,
-    entityId: r.entity_id,
-    agentId: r.agent_id,
-    runId: r.run_id,
+    entityType: r.entityType,
+    entityId: r.entityId,
+    agentId: r.agentId,
+    runId: r.runId,
     details: r.details,
   };
 }

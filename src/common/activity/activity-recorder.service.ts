@@ -64,7 +64,7 @@ export class ActivityRecorder {
   private async insertNow(row: ActivityRecordInput & { actorType: ActivityActorType }, lead?: boolean): Promise<ActivityEntity> {
     const saved = await this.repo.insert(row);
     this.publish(row, lead);
-    return this.entity(row, saved.created_at);
+    return this.entity(row, saved.createdAt);
   }
 
   private async append(rows: ActivityRecordInput[]): Promise<void> {

@@ -1,17 +1,26 @@
 import { Injectable } from '@nestjs/common';
+import type { ChainContent } from '../../common/activity/activity-chain';
 import type { ActivityLogRow } from '../../common/activity/activity.entity';
-import { CHAIN_MICROS_SQL } from '../../common/activity/activity.repository';
+import { CHAIN_MICROS_SQL, chainContentOfRow } from '../../common/activity/activity.repository';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface ChainHeadRow {
+export interface ChainHeadRecord {
   seq: string;
   hash: Buffer;
-  last_id: string;
+  lastId: string;
 }
 
 /** A chained record as verify and export read it (sequence and time as exact decimal strings). */
-export interface ChainRecordRow extends ActivityLogRow {
+export interface ChainRecord extends ChainContent {
+  seq: string;
+  hash: Buffer;
+  prevId: string | null;
+  createdAt: string;
+  micros: string;
+}
+
+interface ChainRecordRow extends ActivityLogRow {
   seq: string;
   hash: Buffer;
   prev_id: string | null;
@@ -19,16 +28,28 @@ export interface ChainRecordRow extends ActivityLogRow {
   micros: string;
 }
 
-export interface AnchorRow {
+const toChainRecord = (r: ChainRecordRow): ChainRecord => ({
+  ...chainContentOfRow(r),
+  seq: r.seq,
+  hash: r.hash,
+  prevId: r.prev_id,
+  createdAt: r.created_at,
+  micros: r.micros,
+});
+
+export interface AnchorRecord {
   id: string;
-  company_id: string;
+  companyId: string;
   seq: string;
   hash: Buffer;
-  anchored_at: Date;
-  key_id: string;
-  public_key: string;
+  anchoredAt: Date;
+  keyId: string;
+  publicKey: string;
   signature: Buffer;
 }
+
+const ANCHOR_COLUMNS = `id, company_id AS "companyId", seq::text AS seq, hash, anchored_at AS "anchoredAt", key_id AS "keyId",
+  public_key AS "publicKey", signature`;
 
 export interface NewAnchor {
   companyId: string;
@@ -42,7 +63,7 @@ export interface NewAnchor {
 }
 
 /** The activity chain: its heads, its records in sequence order, and the signed anchors (activity_chain_* tables). */
-/** The columns of a chain record (ChainRecordRow), as the verifier and the export read them. */
+/** The columns of a chain record (ChainRecordRow, mapped to ChainRecord), as the verifier and the export read them. */
 const CHAIN_RECORD_COLUMNS = `id, company_id, actor_type, actor_id, action, entity_type, entity_id, agent_id, run_id, details,
               chain_seq::text AS seq, chain_hash AS hash, chain_prev_id AS prev_id,
               to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
@@ -54,13 +75,13 @@ export class ActivityChainRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  head(companyId: string): Promise<ChainHeadRow | null> {
-    return this.row(companyId, `SELECT seq::text AS seq, hash, last_id FROM activity_chain_heads WHERE company_id = $1`);
+  head(companyId: string): Promise<ChainHeadRecord | null> {
+    return this.row(companyId, `SELECT seq::text AS seq, hash, last_id AS "lastId" FROM activity_chain_heads WHERE company_id = $1`);
   }
 
   /** Records with sequence numbers in (after, upTo], in order, at most `limit` (keyset on the unique (company_id, chain_seq) index). */
-  records(companyId: string, after: string, upTo: string, limit: number): Promise<ChainRecordRow[]> {
-    return this.rows(
+  async records(companyId: string, after: string, upTo: string, limit: number): Promise<ChainRecord[]> {
+    const rows = await this.rows<ChainRecordRow>(
       companyId,
       `SELECT ${CHAIN_RECORD_COLUMNS}
          FROM activity_log
@@ -68,6 +89,7 @@ export class ActivityChainRepository extends CompanyScopedRepository {
         ORDER BY chain_seq LIMIT $4`,
       [after, upTo, limit],
     );
+    return rows.map(toChainRecord);
   }
 
   /** The first record, if any: a company without a chain head must have none. */
@@ -77,10 +99,10 @@ export class ActivityChainRepository extends CompanyScopedRepository {
   }
 
   /** Anchors with sequence numbers in (after, upTo], in order. */
-  anchors(companyId: string, after: string, upTo: string): Promise<AnchorRow[]> {
+  anchors(companyId: string, after: string, upTo: string): Promise<AnchorRecord[]> {
     return this.rows(
       companyId,
-      `SELECT id, company_id, seq::text AS seq, hash, anchored_at, key_id, public_key, signature
+      `SELECT ${ANCHOR_COLUMNS}
          FROM activity_chain_anchors WHERE company_id = $1 AND seq > $2::bigint AND seq <= $3::bigint ORDER BY seq, anchored_at`,
       [after, upTo],
     );
@@ -111,8 +133,8 @@ export class ActivityChainRepository extends CompanyScopedRepository {
   }
 
   /** Records past the company's chain head (same snapshot rule as firstBeyondHead), for the export. */
-  beyondHead(companyId: string, limit: number): Promise<ChainRecordRow[]> {
-    return this.rows(
+  async beyondHead(companyId: string, limit: number): Promise<ChainRecord[]> {
+    const rows = await this.rows<ChainRecordRow>(
       companyId,
       `SELECT ${CHAIN_RECORD_COLUMNS}
          FROM activity_log
@@ -120,13 +142,14 @@ export class ActivityChainRepository extends CompanyScopedRepository {
         ORDER BY chain_seq LIMIT $2`,
       [limit],
     );
+    return rows.map(toChainRecord);
   }
 
   /** A page of anchors up to seq `upTo`, in (seq, id) order, after the given one. */
-  anchorPage(companyId: string, after: { seq: string; id: string } | null, upTo: string, limit: number): Promise<AnchorRow[]> {
+  anchorPage(companyId: string, after: { seq: string; id: string } | null, upTo: string, limit: number): Promise<AnchorRecord[]> {
     return this.rows(
       companyId,
-      `SELECT id, company_id, seq::text AS seq, hash, anchored_at, key_id, public_key, signature
+      `SELECT ${ANCHOR_COLUMNS}
          FROM activity_chain_anchors
         WHERE company_id = $1 AND seq <= $2::bigint AND (seq, id) > ($3::bigint, $4::uuid)
         ORDER BY seq, id LIMIT $5`,
@@ -134,22 +157,22 @@ export class ActivityChainRepository extends CompanyScopedRepository {
     );
   }
 
-  async insertAnchor(a: NewAnchor): Promise<AnchorRow> {
-    const [row] = await this.rows<AnchorRow>(
+  async insertAnchor(a: NewAnchor): Promise<AnchorRecord> {
+    const [row] = await this.rows<AnchorRecord>(
       a.companyId,
       `INSERT INTO activity_chain_anchors (company_id, seq, hash, anchored_at, key_id, public_key, signature, instance_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-       RETURNING id, company_id, seq::text AS seq, hash, anchored_at, key_id, public_key, signature`,
+       RETURNING ${ANCHOR_COLUMNS}`,
       [a.seq, a.hash, a.anchoredAt, a.keyId, a.publicKey, a.signature, a.instanceId],
     );
     return row;
   }
 
   /** Companies whose chain head is past their newest anchor (an instance sweep across companies). */
-  async unanchoredHeads(afterCompanyId: string, limit: number): Promise<Array<{ company_id: string; seq: string; hash: Buffer }>> {
+  async unanchoredHeads(afterCompanyId: string, limit: number): Promise<Array<{ companyId: string; seq: string; hash: Buffer }>> {
     return this.unscoped(
       'the anchoring sweep across companies (one instance claims the round): chain heads past their newest anchor',
-      `SELECT h.company_id, h.seq::text AS seq, h.hash FROM activity_chain_heads h
+      `SELECT h.company_id AS "companyId", h.seq::text AS seq, h.hash FROM activity_chain_heads h
         WHERE h.company_id > $1::uuid
           AND h.seq > coalesce((SELECT max(a.seq) FROM activity_chain_anchors a WHERE a.company_id = h.company_id), 0)
         ORDER BY h.company_id LIMIT $2`,

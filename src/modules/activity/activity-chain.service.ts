@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { CHAIN_VERSION, chainContentOf, chainHash, contentDigest, GENESIS_HASH } from '../../common/activity/activity-chain';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { ActivityChainRepository, AnchorRow, ChainRecordRow } from './activity-chain.repository';
+import { ActivityChainRepository, AnchorRecord, ChainRecord } from './activity-chain.repository';
 import { AnchorLedger, LedgerAnchor } from './anchor-ledger';
 import { AuditSigner } from './audit-signer';
 import type { ActivityAnchorResponseDto, ChainVerifyResponseDto } from './dto/activity-chain.dto';
@@ -21,15 +21,15 @@ export type BrokenReason =
   | 'record_beyond_head'
   | 'unchained_record';
 
-export function toAnchorResponse(a: AnchorRow): ActivityAnchorResponseDto {
+export function toAnchorResponse(a: AnchorRecord): ActivityAnchorResponseDto {
   return {
     id: a.id,
-    companyId: a.company_id,
+    companyId: a.companyId,
     seq: a.seq,
     hash: a.hash.toString('hex'),
-    anchoredAt: a.anchored_at.toISOString(),
-    keyId: a.key_id,
-    publicKey: a.public_key,
+    anchoredAt: a.anchoredAt.toISOString(),
+    keyId: a.keyId,
+    publicKey: a.publicKey,
     signature: a.signature.toString('base64'),
   };
 }
@@ -91,16 +91,16 @@ export class ActivityChainService {
       for (const r of rows) {
         const seq = BigInt(r.seq);
         // a gap: the record the next one names as its predecessor is gone
-        if (seq !== expected) return broken(r.prev_id ?? r.id, 'missing_record', expected.toString());
-        if (r.prev_id !== prevId) return broken(r.id, 'prev_mismatch', r.seq);
+        if (seq !== expected) return broken(r.prevId ?? r.id, 'missing_record', expected.toString());
+        if (r.prevId !== prevId) return broken(r.id, 'prev_mismatch', r.seq);
         const hash = chainHash(prev, contentDigest(chainContentOf(r)), seq, BigInt(r.micros));
         if (!hash.equals(r.hash)) return broken(r.id, 'hash_mismatch', r.seq);
         for (; a < anchors.length && anchors[a].seq === r.seq; a++) {
           const an = anchors[a];
           if (!an.hash.equals(hash)) return broken(r.id, 'anchor_mismatch', r.seq);
           const verdict = this.signer.check(
-            { companyId: an.company_id, seq: an.seq, hash: an.hash, anchoredAt: an.anchored_at },
-            an.key_id,
+            { companyId: an.companyId, seq: an.seq, hash: an.hash, anchoredAt: an.anchoredAt },
+            an.keyId,
             an.signature,
           );
           if (verdict === 'untrusted_key') return broken(r.id, 'anchor_untrusted_key', r.seq);
@@ -116,8 +116,8 @@ export class ActivityChainService {
       }
       if (rows.length < BATCH) break;
     }
-    if (expected - 1n < headSeq) return broken(expected === headSeq ? head.last_id : null, 'missing_record', expected.toString());
-    if (!prev.equals(head.hash) || prevId !== head.last_id) return broken(prevId, 'head_mismatch', head.seq);
+    if (expected - 1n < headSeq) return broken(expected === headSeq ? head.lastId : null, 'missing_record', expected.toString());
+    if (!prev.equals(head.hash) || prevId !== head.lastId) return broken(prevId, 'head_mismatch', head.seq);
     if (await this.repo.anchorBeyondHead(companyId)) return broken(null, 'missing_record', (headSeq + 1n).toString());
     // the database lost what this instance signed: records cut back below it, or its anchor row deleted
     if (ledger && BigInt(ledger.seq) > headSeq) return broken(null, 'missing_record', (headSeq + 1n).toString());
@@ -149,7 +149,7 @@ export class ActivityChainService {
       }) + '\n'
     );
     // the anchors first: a verifier then knows which hashes to compare while it streams the records
-    let lastAnchor: AnchorRow | null = null;
+    let lastAnchor: AnchorRecord | null = null;
     for (;;) {
       const page = await this.repo.anchorPage(companyId, lastAnchor, headSeq, BATCH);
       for (const a of page) yield JSON.stringify({ type: 'anchor', ...toAnchorResponse(a) }) + '\n';
@@ -187,18 +187,18 @@ export class ActivityChainService {
       const heads = await this.repo.unanchoredHeads(after, 500);
       for (const h of heads) {
         try {
-          await this.store(h.company_id, h.seq, h.hash);
+          await this.store(h.companyId, h.seq, h.hash);
           made++;
         } catch (err) {
-          this.logger.error(`anchoring company ${h.company_id} failed: ${(err as Error).message}`);
+          this.logger.error(`anchoring company ${h.companyId} failed: ${(err as Error).message}`);
         }
       }
       if (heads.length < 500) return made;
-      after = heads[heads.length - 1].company_id;
+      after = heads[heads.length - 1].companyId;
     }
   }
 
-  private async store(companyId: string, seq: string, hash: Buffer): Promise<AnchorRow> {
+  private async store(companyId: string, seq: string, hash: Buffer): Promise<AnchorRecord> {
     // the signature covers the time at millisecond precision, as the stored value reads back
     const anchoredAt = new Date(Date.now());
     const signature = this.signer.sign({ companyId, seq, hash, anchoredAt });
@@ -226,23 +226,23 @@ export class ActivityChainService {
 }
 
 /** The ledger's anchor is this row (same position, hash, time and signature). */
-function sameAnchor(l: LedgerAnchor, a: AnchorRow): boolean {
+function sameAnchor(l: LedgerAnchor, a: AnchorRecord): boolean {
   return (
     l.seq === a.seq &&
     l.hash === a.hash.toString('hex') &&
-    l.anchoredAt === a.anchored_at.toISOString() &&
+    l.anchoredAt === a.anchoredAt.toISOString() &&
     l.signature === a.signature.toString('base64')
   );
 }
 
 /** A record as an export line carries it (docs/audit-chain.md). */
-function recordLine(r: ChainRecordRow) {
+function recordLine(r: ChainRecord) {
   return {
     seq: r.seq,
     ...chainContentOf(r),
-    createdAt: r.created_at,
+    createdAt: r.createdAt,
     createdAtMicros: r.micros,
-    prevId: r.prev_id,
+    prevId: r.prevId,
     hash: r.hash.toString('hex'),
   };
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { chainContentOf } from '../../common/activity/activity-chain';
+import { chainContentOfRow } from '../../common/activity/activity.repository';
 import { ActivityEntity, type ActivityLogRow } from '../../common/activity/activity.entity';
 import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
@@ -24,7 +24,7 @@ export interface ActivityRow extends ActivityLogRow {
 
 /** An activity_log row (snake_case from SQL) as the entity: the chain's content of the row, and when. */
 export function toActivityEntity(r: ActivityLogRow & { created_at: Date }): ActivityEntity {
-  return { ...chainContentOf(r), createdAt: r.created_at } as ActivityEntity;
+  return { ...chainContentOfRow(r), createdAt: r.created_at } as ActivityEntity;
 }
 
 /** Reads of the activity trail (the recorder in common/activity writes it). */
