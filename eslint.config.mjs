@@ -60,7 +60,6 @@ const ROW_READS_NOT_YET_MOVED = [
   'src/modules/companies/budget-scope-owners.port-impl.ts',
   'src/modules/companies/companies.service.ts',
   'src/modules/dashboard/dashboard.service.ts',
-  'src/modules/feedback/feedback.service.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',
   'src/modules/heartbeat/heartbeat-runs.service.ts',
   'src/modules/heartbeat/heartbeat.jobs.ts',

@@ -9,7 +9,7 @@ export interface FeedbackTarget {
   runId: string | null;
 }
 
-export interface FeedbackRow {
+interface FeedbackRow {
   id: string;
   company_id: string;
   target_type: FeedbackTargetType;
@@ -25,6 +25,44 @@ export interface FeedbackRow {
   created_at: Date;
   updated_at: Date;
   payload?: Record<string, unknown> | null;
+}
+
+export interface FeedbackRecord {
+  id: string;
+  companyId: string;
+  targetType: FeedbackTargetType;
+  targetId: string;
+  vote: 'up' | 'down';
+  note: string | null;
+  issueId: string | null;
+  projectId: string | null;
+  agentId: string | null;
+  runId: string | null;
+  voterUserId: string;
+  status: 'local' | 'shared';
+  createdAt: Date;
+  updatedAt: Date;
+  payload?: Record<string, unknown> | null;
+}
+
+function toRecord(r: FeedbackRow): FeedbackRecord {
+  return {
+    id: r.id,
+    companyId: r.company_id,
+    targetType: r.target_type,
+    targetId: r.target_id,
+    vote: r.vote,
+    note: r.note,
+    issueId: r.issue_id,
+    projectId: r.project_id,
+    agentId: r.agent_id,
+    runId: r.run_id,
+    voterUserId: r.voter_user_id,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    ...(r.payload !== undefined ? { payload: r.payload } : {}),
+  };
 }
 
 export interface FeedbackFilter {
@@ -99,7 +137,7 @@ export class FeedbackRepository extends CompanyScopedRepository {
     return row;
   }
 
-  async list(companyId: string, f: FeedbackFilter): Promise<FeedbackRow[]> {
+  async list(companyId: string, f: FeedbackFilter): Promise<FeedbackRecord[]> {
     const where = ['t.company_id = $1'];
     // the company is `$1` (the scoped path puts it first): the filters' parameters start at `$2`
     const params: unknown[] = [];
@@ -116,7 +154,7 @@ export class FeedbackRepository extends CompanyScopedRepository {
     if (f.status) add(`${STATUS_SQL} = ?`, f.status);
     params.push(f.limit);
     const payload = f.includePayload ? `, ${PAYLOAD_SQL} AS payload` : '';
-    return this.rows<FeedbackRow>(
+    const rows = await this.rows<FeedbackRow>(
       companyId,
       `SELECT t.*, i.project_id, ${STATUS_SQL} AS status${payload}
          FROM feedback_traces t
@@ -127,15 +165,17 @@ export class FeedbackRepository extends CompanyScopedRepository {
         LIMIT $${params.length + 1}`,
       params,
     );
+    return rows.map(toRecord);
   }
 
-  get(companyId: string, id: string): Promise<FeedbackRow | null> {
-    return this.row<FeedbackRow>(
+  async get(companyId: string, id: string): Promise<FeedbackRecord | null> {
+    const row = await this.row<FeedbackRow>(
       companyId,
       `SELECT t.*, i.project_id, ${STATUS_SQL} AS status FROM feedback_traces t JOIN companies c ON c.id = t.company_id
          LEFT JOIN issues i ON i.id = t.issue_id WHERE t.company_id = $1 AND t.id = $2`,
       [id],
     );
+    return row ? toRecord(row) : null;
   }
 }
 

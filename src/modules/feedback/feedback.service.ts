@@ -1,27 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { notFound, unprocessable } from '../../common/errors/domain-error';
-import { FeedbackRepository, FeedbackRow } from './feedback.repository';
+import { FeedbackRepository, FeedbackRecord } from './feedback.repository';
 import { CreateFeedbackVoteDto, FeedbackTraceDto, FeedbackTraceQueryDto } from './dto/feedback.dto';
 
 const LIST_LIMIT = 500;
 
-export function toFeedbackTrace(r: FeedbackRow): FeedbackTraceDto {
+export function toFeedbackTrace(r: FeedbackRecord): FeedbackTraceDto {
   return {
     id: r.id,
-    companyId: r.company_id,
-    targetType: r.target_type,
-    targetId: r.target_id,
+    companyId: r.companyId,
+    targetType: r.targetType,
+    targetId: r.targetId,
     vote: r.vote,
     note: r.note,
     status: r.status,
-    issueId: r.issue_id,
-    projectId: r.project_id,
-    agentId: r.agent_id,
-    runId: r.run_id,
-    voterUserId: r.voter_user_id,
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
+    issueId: r.issueId,
+    projectId: r.projectId,
+    agentId: r.agentId,
+    runId: r.runId,
+    voterUserId: r.voterUserId,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
     ...(r.payload !== undefined ? { payload: r.payload ?? { deleted: true } } : {}),
   };
 }
