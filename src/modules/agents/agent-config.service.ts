@@ -101,7 +101,7 @@ export class AgentConfigService {
    */
   async assertValidManager(companyId: string, agentId: string | null, reportsTo: string): Promise<void> {
     const manager = await this.agents.findManagerCandidate(reportsTo);
-    if (!manager || manager.company_id !== companyId)
+    if (!manager || manager.companyId !== companyId)
       throw invalidField('reportsTo', 'reportsTo must be an agent of the same company', 'invalid_reports_to');
     if (manager.status === 'terminated') throw invalidField('reportsTo', 'reportsTo must not be a terminated agent', 'invalid_reports_to');
     if (agentId === null) return;

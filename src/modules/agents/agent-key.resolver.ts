@@ -23,8 +23,8 @@ export class AgentKeyResolver implements CredentialResolver {
     }
     if (row.stale) {
       // best effort, outside any request transaction; at most once a minute per key
-      void this.keys.touch(row.company_id, row.key_id).catch(() => undefined);
+      void this.keys.touch(row.companyId, row.keyId).catch(() => undefined);
     }
-    return { kind: 'agent', agentId: row.agent_id, companyId: row.company_id, source: 'api_key', keyId: row.key_id };
+    return { kind: 'agent', agentId: row.agentId, companyId: row.companyId, source: 'api_key', keyId: row.keyId };
   }
 }

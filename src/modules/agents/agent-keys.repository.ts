@@ -5,10 +5,10 @@ import { Db } from '../../database/db.service';
 import { AgentApiKeyEntity } from './agent-api-key.entity';
 
 /** A live key as authentication reads it. */
-export interface AgentKeyRow {
-  key_id: string;
-  agent_id: string;
-  company_id: string;
+export interface LiveAgentKeyRecord {
+  keyId: string;
+  agentId: string;
+  companyId: string;
   status: string;
   stale: boolean;
 }
@@ -62,10 +62,10 @@ export class AgentKeysRepository extends CompanyScopedRepository {
    * An unrevoked key by its SHA-256, with its agent's status (the authentication hot path, outside
    * any request transaction).
    */
-  findLiveByTokenHash(tokenHash: string): Promise<AgentKeyRow | null> {
-    return this.unscopedRow<AgentKeyRow>(
+  findLiveByTokenHash(tokenHash: string): Promise<LiveAgentKeyRecord | null> {
+    return this.unscopedRow<LiveAgentKeyRecord>(
       'a lookup by token hash: the key names its company (authentication, before any company is known)',
-      `SELECT k.id AS key_id, k.agent_id, k.company_id, a.status,
+      `SELECT k.id AS "keyId", k.agent_id AS "agentId", k.company_id AS "companyId", a.status,
               (k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
          FROM agent_api_keys k JOIN agents a ON a.id = k.agent_id AND a.company_id = k.company_id
         WHERE k.token_hash = $1 AND k.revoked_at IS NULL`,

@@ -113,10 +113,10 @@ export class AgentsRepository extends CompanyScopedRepository {
   }
 
   /** The company and status of a prospective manager (any company; the caller compares). */
-  findManagerCandidate(agentId: string): Promise<{ company_id: string; status: string } | null> {
-    return this.unscopedRow<{ company_id: string; status: string }>(
+  findManagerCandidate(agentId: string): Promise<{ companyId: string; status: string } | null> {
+    return this.unscopedRow<{ companyId: string; status: string }>(
       "a prospective manager named by id: its company is read so the caller can refuse another company's agent",
-      `SELECT company_id, status FROM agents WHERE id = $1`,
+      `SELECT company_id AS "companyId", status FROM agents WHERE id = $1`,
       [agentId],
     );
   }
