@@ -2,16 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface AgentRow {
+export interface AuthzAgentRecord {
   id: string;
-  reports_to: string | null;
+  reportsTo: string | null;
   status: string;
   role: string;
   permissions: Record<string, unknown> | null;
 }
 
-export interface GrantRow {
-  permission_key: string;
+export interface AuthzGrantRecord {
+  permissionKey: string;
   scope: unknown;
 }
 
@@ -28,24 +28,27 @@ export class AuthorizationRepository extends CompanyScopedRepository {
   }
 
   // reads agents (owned by agents)
-  agentsOfCompany(companyId: string): Promise<AgentRow[]> {
-    return this.rows<AgentRow>(companyId, `SELECT id, reports_to, status, role, permissions FROM agents WHERE company_id = $1`);
+  agentsOfCompany(companyId: string): Promise<AuthzAgentRecord[]> {
+    return this.rows<AuthzAgentRecord>(
+      companyId,
+      `SELECT id, reports_to AS "reportsTo", status, role, permissions FROM agents WHERE company_id = $1`,
+    );
   }
 
   // reads company_memberships (owned by access)
-  membership(companyId: string, principalType: string, principalId: string): Promise<{ membership_role: string; status: string } | null> {
-    return this.row<{ membership_role: string; status: string }>(
+  membership(companyId: string, principalType: string, principalId: string): Promise<{ membershipRole: string; status: string } | null> {
+    return this.row<{ membershipRole: string; status: string }>(
       companyId,
-      `SELECT membership_role, status FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
+      `SELECT membership_role AS "membershipRole", status FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
       [principalType, principalId],
     );
   }
 
   // reads principal_permission_grants (owned by access)
-  grants(companyId: string, principalType: string, principalId: string, permissionKeys: string[]): Promise<GrantRow[]> {
-    return this.rows<GrantRow>(
+  grants(companyId: string, principalType: string, principalId: string, permissionKeys: string[]): Promise<AuthzGrantRecord[]> {
+    return this.rows<AuthzGrantRecord>(
       companyId,
-      `SELECT permission_key, scope FROM principal_permission_grants
+      `SELECT permission_key AS "permissionKey", scope FROM principal_permission_grants
         WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3 AND permission_key = ANY($4)`,
       [principalType, principalId, permissionKeys],
     );

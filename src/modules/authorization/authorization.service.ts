@@ -3,7 +3,7 @@ import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { combinedPolicy, policyOfContainer } from './authorization-policy';
-import { AgentRow, AuthorizationRepository, GrantRow } from './authorization.repository';
+import { AuthzAgentRecord, AuthorizationRepository, AuthzGrantRecord } from './authorization.repository';
 import { ACTION_PERMISSION_KEYS, AuthzAction, AuthzDecision, AuthzRequest, DecisionReason } from './authorization.types';
 import { constraintCount, isCompanyWide, parseScope, scopeMatches } from './grant-scope';
 import { ancestorsOf } from './org-chart';
@@ -12,11 +12,11 @@ import { ancestorsOf } from './org-chart';
 interface DecisionContext {
   req: AuthzRequest;
   actor: Actor;
-  agents: Map<string, AgentRow>;
+  agents: Map<string, AuthzAgentRecord>;
   reportsTo: Map<string, string | null>;
-  actorAgent?: AgentRow;
+  actorAgent?: AuthzAgentRecord;
   membershipRole?: string;
-  grants: GrantRow[];
+  grants: AuthzGrantRecord[];
 }
 
 /** Actions only agent principals have a permission mapping for. */
@@ -132,10 +132,10 @@ export class AuthorizationService {
       req,
       actor,
       agents: byId,
-      reportsTo: new Map(agents.map((a) => [a.id, a.reports_to])),
+      reportsTo: new Map(agents.map((a) => [a.id, a.reportsTo])),
       actorAgent: actor.kind === 'agent' ? byId.get(actor.agentId) : undefined,
       // '' marks an existing but inactive membership; undefined: no row
-      membershipRole: membership ? (membership.status === 'active' ? membership.membership_role : '') : undefined,
+      membershipRole: membership ? (membership.status === 'active' ? membership.membershipRole : '') : undefined,
       grants,
     };
   }
@@ -155,7 +155,7 @@ export class AuthorizationService {
     return null;
   }
 
-  private target(ctx: DecisionContext): AgentRow | undefined {
+  private target(ctx: DecisionContext): AuthzAgentRecord | undefined {
     return ctx.req.targetAgentId ? ctx.agents.get(ctx.req.targetAgentId) : undefined;
   }
 
@@ -184,8 +184,8 @@ export class AuthorizationService {
    * least one constraint; `tasks:assign_scope` without one grants nothing.
    */
   private evaluateGrants(ctx: DecisionContext, keys: string[], projectId: string | null): { explicit: boolean; scopeMiss: boolean } {
-    const grants = ctx.grants.filter((g) => keys.includes(g.permission_key));
-    const companyWide = grants.some((g) => isCompanyWide(g.scope) && g.permission_key !== 'tasks:assign_scope');
+    const grants = ctx.grants.filter((g) => keys.includes(g.permissionKey));
+    const companyWide = grants.some((g) => isCompanyWide(g.scope) && g.permissionKey !== 'tasks:assign_scope');
     if (companyWide) return { explicit: true, scopeMiss: false };
     const scoped = grants.map((g) => parseScope(g.scope)).filter((c) => constraintCount(c) > 0 || c.unknown.length > 0);
     if (!scoped.length) return { explicit: false, scopeMiss: false };
