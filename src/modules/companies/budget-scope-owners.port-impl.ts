@@ -17,7 +17,7 @@ export class CompanyBudgetOwner implements OnModuleInit {
       resume: (companyId) => repo.resumeFromBudget(companyId),
       setMonthlyBudget: async (companyId, cents) => {
         const row = await repo.setMonthlyBudget(companyId, cents);
-        return row ? { spentMonthlyCents: row.spent_monthly_cents } : null;
+        return row ? { spentMonthlyCents: row.spentMonthlyCents } : null;
       },
       syncMonthlySpend: (companyId, month) => repo.syncMonthlySpend(companyId, month),
       lock: (companyId) => repo.lockForBudget(companyId),
@@ -25,10 +25,10 @@ export class CompanyBudgetOwner implements OnModuleInit {
         const row = await repo.budget(companyId);
         return row
           ? {
-              budgetMonthlyCents: row.budget_monthly_cents,
-              spentMonthlyCents: row.spent_monthly_cents,
+              budgetMonthlyCents: row.budgetMonthlyCents,
+              spentMonthlyCents: row.spentMonthlyCents,
               status: row.status,
-              pauseReason: row.pause_reason,
+              pauseReason: row.pauseReason,
             }
           : null;
       },

@@ -13,10 +13,10 @@ export interface CompanyInsert {
   brandColor: string | null;
 }
 
-export interface CompanyCountsRow {
+export interface CompanyCountsRecord {
   id: string;
-  agent_count: number;
-  issue_count: number;
+  agentCount: number;
+  issueCount: number;
 }
 
 /** The largest int4: spentMonthlyCents saturates there. */
@@ -47,12 +47,12 @@ export class CompaniesRepository extends CompanyScopedRepository {
 
   /** Agent (non-terminated) and issue counts per company; `ids` null means every company. */
   // reads agents (owned by agents) and issues (owned by issues) for the companies page
-  counts(ids: string[] | null): Promise<CompanyCountsRow[]> {
-    return this.unscoped<CompanyCountsRow>(
+  counts(ids: string[] | null): Promise<CompanyCountsRecord[]> {
+    return this.unscoped<CompanyCountsRecord>(
       'the companies page: counts of every company the caller may see (ids from its access check)',
       `SELECT c.id,
-              (SELECT count(*)::int FROM agents a WHERE a.company_id = c.id AND a.status <> 'terminated') AS agent_count,
-              ${this.issueCountSql()} AS issue_count
+              (SELECT count(*)::int FROM agents a WHERE a.company_id = c.id AND a.status <> 'terminated') AS "agentCount",
+              ${this.issueCountSql()} AS "issueCount"
          FROM companies c
         WHERE ($1::uuid[] IS NULL OR c.id = ANY($1::uuid[]))`,
       [ids],
@@ -134,10 +134,10 @@ export class CompaniesRepository extends CompanyScopedRepository {
   }
 
   /** Sets budgetMonthlyCents; the company's spentMonthlyCents, or null when there is no such company. */
-  setMonthlyBudget(companyId: string, cents: number): Promise<{ spent_monthly_cents: number } | null> {
-    return this.row<{ spent_monthly_cents: number }>(
+  setMonthlyBudget(companyId: string, cents: number): Promise<{ spentMonthlyCents: number } | null> {
+    return this.row<{ spentMonthlyCents: number }>(
       companyId,
-      `WITH u AS (UPDATE companies SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents) SELECT * FROM u`,
+      `WITH u AS (UPDATE companies SET budget_monthly_cents = $2, updated_at = now() WHERE id = $1 RETURNING spent_monthly_cents) SELECT spent_monthly_cents AS "spentMonthlyCents" FROM u`,
       [cents],
     );
   }
@@ -166,7 +166,11 @@ export class CompaniesRepository extends CompanyScopedRepository {
 
   budget(
     companyId: string,
-  ): Promise<{ budget_monthly_cents: number; spent_monthly_cents: number; status: string; pause_reason: string | null } | null> {
-    return this.row(companyId, `SELECT budget_monthly_cents, spent_monthly_cents, status, pause_reason FROM companies WHERE id = $1`);
+  ): Promise<{ budgetMonthlyCents: number; spentMonthlyCents: number; status: string; pauseReason: string | null } | null> {
+    return this.row(
+      companyId,
+      `SELECT budget_monthly_cents AS "budgetMonthlyCents", spent_monthly_cents AS "spentMonthlyCents", status, pause_reason AS "pauseReason"
+         FROM companies WHERE id = $1`,
+    );
   }
 }

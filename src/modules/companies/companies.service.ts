@@ -96,7 +96,7 @@ export class CompaniesService {
   async stats(actor: Actor): Promise<Record<string, CompanyStatsDto>> {
     const ids = await this.access.accessibleCompanyIds(actor);
     const rows = await this.repo.counts(ids ?? null);
-    return Object.fromEntries(rows.map((r) => [r.id, { agentCount: r.agent_count, issueCount: r.issue_count }]));
+    return Object.fromEntries(rows.map((r) => [r.id, { agentCount: r.agentCount, issueCount: r.issueCount }]));
   }
 
   async getEntity(companyId: string): Promise<CompanyEntity> {
