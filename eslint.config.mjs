@@ -54,7 +54,6 @@ const ROW_READS_NOT_YET_MOVED = [
   'src/modules/adapters/adapters.controller.ts',
   'src/modules/adapters/cli-runtime.adapter.ts',
   'src/modules/adapters/external-adapters.service.ts',
-  'src/modules/dashboard/dashboard.service.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',
   'src/modules/heartbeat/heartbeat-runs.service.ts',
   'src/modules/heartbeat/heartbeat.jobs.ts',

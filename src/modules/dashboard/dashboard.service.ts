@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { notFound } from '../../common/errors/domain-error';
-import { DashboardRepository, RunGroupRow } from './dashboard.repository';
+import { DashboardRepository, RunGroupRecord } from './dashboard.repository';
 import { DashboardResponseDto, DashboardRunDayDto } from './dto/dashboard.dto';
 
 export const RUN_ACTIVITY_DAYS = 14;
@@ -13,7 +13,7 @@ const MAX_CACHED_COMPANIES = 10_000;
 interface PastDays {
   today: number;
   at: number;
-  groups: RunGroupRow[];
+  groups: RunGroupRecord[];
 }
 
 /**
@@ -43,8 +43,8 @@ export class DashboardService {
     const openIssues = Object.entries(issues)
       .filter(([s]) => s !== 'done' && s !== 'cancelled')
       .reduce((sum, [, c]) => sum + c, 0);
-    const budget = row.budget_monthly_cents;
-    const spent = row.spent_monthly_cents;
+    const budget = row.budgetMonthlyCents;
+    const spent = row.spentMonthlyCents;
     return {
       companyId,
       agents: {
@@ -59,18 +59,18 @@ export class DashboardService {
         monthBudgetCents: budget,
         monthUtilizationPercent: budget > 0 ? Math.round((spent / budget) * 10000) / 100 : 0,
       },
-      pendingApprovals: row.pending_approvals,
+      pendingApprovals: row.pendingApprovals,
       budgets: {
-        activeIncidents: row.active_incidents,
+        activeIncidents: row.activeIncidents,
         pendingApprovals: 0,
         pausedAgents: n(agents, 'paused'),
-        pausedProjects: row.paused_projects,
+        pausedProjects: row.pausedProjects,
       },
       runActivity: runActivity(first, [...pastGroups, ...todayGroups]),
     };
   }
 
-  private async closedDays(companyId: string, first: number, today: number): Promise<RunGroupRow[]> {
+  private async closedDays(companyId: string, first: number, today: number): Promise<RunGroupRecord[]> {
     const cached = this.pastDays.get(companyId);
     if (cached && cached.today === today && Date.now() - cached.at < PAST_DAYS_TTL_MS) return cached.groups;
     const groups = await this.repo.runGroups(companyId, new Date(first), new Date(today));
@@ -82,7 +82,7 @@ export class DashboardService {
 }
 
 /** One entry per UTC day from `first` (14 days), filled from (day, status, error code, count) groups. */
-export function runActivity(first: number, groups: RunGroupRow[]): DashboardRunDayDto[] {
+export function runActivity(first: number, groups: RunGroupRecord[]): DashboardRunDayDto[] {
   const days = new Map<string, DashboardRunDayDto>();
   for (let i = 0; i < RUN_ACTIVITY_DAYS; i++) {
     const date = new Date(first + i * DAY_MS).toISOString().slice(0, 10);
@@ -95,7 +95,7 @@ export function runActivity(first: number, groups: RunGroupRow[]): DashboardRunD
     if (g.status === 'succeeded') d.succeeded += g.n;
     else if (g.status === 'failed' || g.status === 'timed_out') {
       d.failed += g.n;
-      const code = g.error_code ?? 'unknown';
+      const code = g.errorCode ?? 'unknown';
       d.failedByErrorCode[code] = (d.failedByErrorCode[code] ?? 0) + g.n;
     } else d.other += g.n;
   }
