@@ -18,9 +18,9 @@ interface DismissalRow {
 }
 
 /** A stored sidebar preferences document. */
-export interface SidebarPreferencesRow {
+export interface SidebarPreferencesRecord {
   preferences: Record<string, unknown>;
-  updated_at: Date;
+  updatedAt: Date;
 }
 
 const toDismissal = (r: DismissalRow): InboxDismissalDto => ({
@@ -130,10 +130,10 @@ export class PreferencesRepository extends CompanyScopedRepository {
   async storedMemberships(
     companyId: string,
     userId: string,
-  ): Promise<Array<{ resource_type: ResourceType; resource_id: string; state: MembershipState }>> {
+  ): Promise<Array<{ resourceType: ResourceType; resourceId: string; state: MembershipState }>> {
     return this.rows(
       companyId,
-      `SELECT resource_type, resource_id, state FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
+      `SELECT resource_type AS "resourceType", resource_id AS "resourceId", state FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
       [userId],
     );
   }
@@ -221,41 +221,41 @@ export class PreferencesRepository extends CompanyScopedRepository {
 
   // ---- sidebar preferences (the global document has no company)
 
-  async globalSidebar(userId: string): Promise<SidebarPreferencesRow | undefined> {
-    const row = await this.unscopedRow<SidebarPreferencesRow>(
+  async globalSidebar(userId: string): Promise<SidebarPreferencesRecord | undefined> {
+    const row = await this.unscopedRow<SidebarPreferencesRecord>(
       GLOBAL_SIDEBAR,
-      `SELECT preferences, updated_at FROM sidebar_preferences WHERE user_id = $1 AND company_id IS NULL`,
+      `SELECT preferences, updated_at AS "updatedAt" FROM sidebar_preferences WHERE user_id = $1 AND company_id IS NULL`,
       [userId],
     );
     return row ?? undefined;
   }
 
-  async putGlobalSidebar(userId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRow> {
-    const [row] = await this.unscoped<SidebarPreferencesRow>(
+  async putGlobalSidebar(userId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRecord> {
+    const [row] = await this.unscoped<SidebarPreferencesRecord>(
       GLOBAL_SIDEBAR,
       `INSERT INTO sidebar_preferences (user_id, company_id, preferences) VALUES ($1, NULL, $2)
        ON CONFLICT (user_id) WHERE company_id IS NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
-       RETURNING preferences, updated_at`,
+       RETURNING preferences, updated_at AS "updatedAt"`,
       [userId, JSON.stringify(preferences)],
     );
     return row;
   }
 
-  async companySidebar(userId: string, companyId: string): Promise<SidebarPreferencesRow | undefined> {
-    const row = await this.row<SidebarPreferencesRow>(
+  async companySidebar(userId: string, companyId: string): Promise<SidebarPreferencesRecord | undefined> {
+    const row = await this.row<SidebarPreferencesRecord>(
       companyId,
-      `SELECT preferences, updated_at FROM sidebar_preferences WHERE company_id = $1 AND user_id = $2`,
+      `SELECT preferences, updated_at AS "updatedAt" FROM sidebar_preferences WHERE company_id = $1 AND user_id = $2`,
       [userId],
     );
     return row ?? undefined;
   }
 
-  async putCompanySidebar(userId: string, companyId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRow> {
-    const [row] = await this.rows<SidebarPreferencesRow>(
+  async putCompanySidebar(userId: string, companyId: string, preferences: Record<string, unknown>): Promise<SidebarPreferencesRecord> {
+    const [row] = await this.rows<SidebarPreferencesRecord>(
       companyId,
       `INSERT INTO sidebar_preferences (company_id, user_id, preferences) VALUES ($1, $2, $3)
        ON CONFLICT (user_id, company_id) WHERE company_id IS NOT NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
-       RETURNING preferences, updated_at`,
+       RETURNING preferences, updated_at AS "updatedAt"`,
       [userId, JSON.stringify(preferences)],
     );
     return row;

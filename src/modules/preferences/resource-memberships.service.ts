@@ -22,8 +22,7 @@ export class ResourceMembershipsService {
     const userId = boardUserId(actor);
     const stored = await this.repo.storedMemberships(companyId, userId);
     const updatedAt = await this.repo.membershipsUpdatedAt(companyId, userId);
-    const state = (type: ResourceType, id: string) =>
-      stored.find((r) => r.resource_type === type && r.resource_id === id)?.state ?? 'joined';
+    const state = (type: ResourceType, id: string) => stored.find((r) => r.resourceType === type && r.resourceId === id)?.state ?? 'joined';
     const map = async (type: ResourceType) => {
       const ids = await this.repo.resourceIds(companyId, type);
       return Object.fromEntries(ids.map((id) => [id, state(type, id)])) as Record<string, MembershipState>;

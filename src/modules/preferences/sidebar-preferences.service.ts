@@ -9,7 +9,7 @@ import {
   GlobalSidebarPreferencesResponseDto,
 } from './dto/preferences.dto';
 import { preferencesError } from './preferences.errors';
-import { PreferencesRepository, SidebarPreferencesRow } from './preferences.repository';
+import { PreferencesRepository, SidebarPreferencesRecord } from './preferences.repository';
 
 const ids = (v: unknown): string[] => (Array.isArray(v) ? (v as string[]) : []);
 
@@ -50,23 +50,23 @@ export class SidebarPreferencesService {
     return unique;
   }
 
-  private globalResponse(row: SidebarPreferencesRow | undefined): GlobalSidebarPreferencesResponseDto {
+  private globalResponse(row: SidebarPreferencesRecord | undefined): GlobalSidebarPreferencesResponseDto {
     const p = row?.preferences ?? {};
     return {
       collapsed: p.collapsed === true,
       companyOrder: ids(p.companyOrder),
-      updatedAt: row ? isoRequired(row.updated_at) : null,
+      updatedAt: row ? isoRequired(row.updatedAt) : null,
     };
   }
 
-  private companyResponse(companyId: string, row: SidebarPreferencesRow | undefined): CompanySidebarPreferencesResponseDto {
+  private companyResponse(companyId: string, row: SidebarPreferencesRecord | undefined): CompanySidebarPreferencesResponseDto {
     const p = row?.preferences ?? {};
     return {
       companyId,
       projectOrder: ids(p.projectOrder),
       agentOrder: ids(p.agentOrder),
       collapsedSections: ids(p.collapsedSections),
-      updatedAt: row ? isoRequired(row.updated_at) : null,
+      updatedAt: row ? isoRequired(row.updatedAt) : null,
     };
   }
 }
