@@ -87,8 +87,6 @@ const ROW_READS_NOT_YET_MOVED = [
   'src/modules/issues/issues.service.ts',
   'src/modules/issues/runner-goal.service.ts',
   'src/modules/portability/portability-export.service.ts',
-  'src/modules/projects/projects.service.ts',
-  'src/modules/projects/workspaces.service.ts',
   'src/modules/skills/skill-records.ts',
   'src/modules/skills/skill-sources.ts',
 ];

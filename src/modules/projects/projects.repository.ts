@@ -128,10 +128,10 @@ export class ProjectsRepository extends CompanyScopedRepository {
   }
 
   // reads goals (owned by goals): the summaries of the linked goals, for the project pages
-  async goalSummaries(companyId: string, projectIds: string[]): Promise<Array<ProjectGoalSummaryDto & { project_id: string }>> {
-    return this.rows<ProjectGoalSummaryDto & { project_id: string }>(
+  async goalSummaries(companyId: string, projectIds: string[]): Promise<Array<ProjectGoalSummaryDto & { projectId: string }>> {
+    return this.rows<ProjectGoalSummaryDto & { projectId: string }>(
       companyId,
-      `SELECT pg.project_id, g.id, g.title, g.level, g.status
+      `SELECT pg.project_id AS "projectId", g.id, g.title, g.level, g.status
          FROM project_goals pg JOIN goals g ON g.id = pg.goal_id AND g.company_id = $1
         WHERE pg.project_id = ANY($2::uuid[]) ORDER BY pg.position, g.id`,
       [projectIds],

@@ -226,7 +226,7 @@ export class ProjectsService {
       for (const [id, b] of await this.budgets.budgetsOf(companyId, 'project', own)) budgets.set(id, b);
     }
     return projects.map((p) => {
-      const goals = goalRows.filter((g) => g.project_id === p.id).map(({ id, title, level, status }) => ({ id, title, level, status }));
+      const goals = goalRows.filter((g) => g.projectId === p.id).map(({ id, title, level, status }) => ({ id, title, level, status }));
       const own = workspaces.filter((w) => w.projectId === p.id);
       const primary = own.find((w) => w.isPrimary) ?? null;
       return this.toResponse(p, goals, own, primary, { taskCount: counts.get(p.id) ?? 0, budget: budgets.get(p.id) ?? null });

@@ -32,10 +32,10 @@ export class WorkspacesRepository extends CompanyScopedRepository {
 
   /** The workspace of the project, or null; `lock` locks it for the rest of the transaction. */
   /** The repositories the company's project workspaces name, one row per URL (its first workspace). */
-  companyRepositories(companyId: string): Promise<Array<{ repo_url: string; id: string; project_id: string; repo_ref: string | null }>> {
+  companyRepositories(companyId: string): Promise<Array<{ repoUrl: string; id: string; projectId: string; repoRef: string | null }>> {
     return this.rows(
       companyId,
-      `SELECT DISTINCT ON (repo_url) repo_url, id, project_id, repo_ref FROM project_workspaces
+      `SELECT DISTINCT ON (repo_url) repo_url AS "repoUrl", id, project_id AS "projectId", repo_ref AS "repoRef" FROM project_workspaces
         WHERE company_id = $1 AND repo_url IS NOT NULL ORDER BY repo_url, created_at, id`,
     );
   }

@@ -202,10 +202,10 @@ export class WorkspacesService {
     const rows = await this.repo.companyRepositories(companyId);
     const repositories = rows.map((r) => ({
       id: r.id,
-      url: r.repo_url,
-      name: (r.repo_url.replace(/\/+$/, '').split(/[/:]/).pop() ?? r.repo_url).replace(/\.git$/, ''),
-      defaultRef: r.repo_ref,
-      projectId: r.project_id,
+      url: r.repoUrl,
+      name: (r.repoUrl.replace(/\/+$/, '').split(/[/:]/).pop() ?? r.repoUrl).replace(/\.git$/, ''),
+      defaultRef: r.repoRef,
+      projectId: r.projectId,
     }));
     return { repositories, connectionCount: 0, failedConnectionCount: 0 };
   }
