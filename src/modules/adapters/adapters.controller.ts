@@ -10,7 +10,7 @@ import { CurrentActor } from '../../common/auth/current-actor.decorator';
 import { notFound } from '../../common/errors/domain-error';
 import { AdapterExecutors } from './adapter-executors';
 import { AdapterRegistry, AdapterTypeDefinition } from './adapter-registry.service';
-import { AdapterSettingsRow, ExternalAdapterRow } from './adapters.repository';
+import { AdapterSettingsRecord, ExternalAdapterRecord } from './adapters.repository';
 import { AdapterOverrideDto, AdapterTypeDto, InstallAdapterDto, PatchAdapterConfigDto } from './dto/adapter.dto';
 import { ExternalAdaptersService } from './external-adapters.service';
 import { RuntimeSetupService } from './runtimes/runtime-setup.service';
@@ -34,8 +34,8 @@ export class AdaptersController {
   private view(
     d: AdapterTypeDefinition | undefined,
     type: string,
-    ext: ExternalAdapterRow | null,
-    s: AdapterSettingsRow | null | undefined,
+    ext: ExternalAdapterRecord | null,
+    s: AdapterSettingsRecord | null | undefined,
   ): AdapterTypeDto {
     const builtIn = d?.builtIn ?? false;
     return {
@@ -48,18 +48,18 @@ export class AdaptersController {
       executable: !!this.executors.get(type),
       configSchema: (d?.configSchema ?? { type: 'object', properties: {} }) as unknown as Record<string, unknown>,
       instanceConfig: s?.config ?? {},
-      override: { disabled: s?.disabled ?? false, reason: s?.disabled_reason ?? null, pinnedVersion: s?.pinned_version ?? null },
+      override: { disabled: s?.disabled ?? false, reason: s?.disabledReason ?? null, pinnedVersion: s?.pinnedVersion ?? null },
       package: ext
         ? {
-            name: ext.package_name,
+            name: ext.packageName,
             version: ext.version,
-            sourceKind: ext.source_kind,
-            sourceRef: ext.source_ref,
-            hasUiParser: ext.has_ui_parser,
-            installGeneration: Number(ext.install_generation),
-            loadGeneration: Number(ext.load_generation),
-            installedAt: ext.created_at.toISOString(),
-            updatedAt: ext.updated_at.toISOString(),
+            sourceKind: ext.sourceKind,
+            sourceRef: ext.sourceRef,
+            hasUiParser: ext.hasUiParser,
+            installGeneration: Number(ext.installGeneration),
+            loadGeneration: Number(ext.loadGeneration),
+            installedAt: ext.createdAt.toISOString(),
+            updatedAt: ext.updatedAt.toISOString(),
           }
         : null,
       ...(builtIn ? { loaded: { version: VERSION, loadGeneration: 0, loadedAt: BUILT_INS_LOADED_AT } } : {}),

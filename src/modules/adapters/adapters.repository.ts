@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 
-export interface ExternalAdapterRow {
+interface ExternalAdapterRow {
   type: string;
   package_name: string;
   version: string;
@@ -21,13 +21,75 @@ export interface ExternalAdapterRow {
   updated_at: Date;
 }
 
-export interface AdapterSettingsRow {
+interface AdapterSettingsRow {
   type: string;
   config: Record<string, unknown>;
   disabled: boolean;
   disabled_reason: string | null;
   pinned_version: string | null;
   updated_at: Date;
+}
+
+const maybeExternal = (r: ExternalAdapterRow | null | undefined): ExternalAdapterRecord | null => (r ? toExternal(r) : null);
+
+export interface ExternalAdapterRecord {
+  type: string;
+  packageName: string;
+  version: string;
+  label: string;
+  sourceKind: 'local' | 'tarball' | 'npm';
+  sourceRef: string;
+  hasUiParser: boolean;
+  /** sha256 of the sealed package tree (null: installed before it was recorded; the first load records it) */
+  codeHash: string | null;
+  /** bumped by install/reinstall: every instance re-fetches the package */
+  installGeneration: string;
+  /** bumped by reload (and install/reinstall): every instance re-imports the module */
+  loadGeneration: string;
+  installedByUserId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+function toExternal(r: ExternalAdapterRow): ExternalAdapterRecord {
+  return {
+    type: r.type,
+    packageName: r.package_name,
+    version: r.version,
+    label: r.label,
+    sourceKind: r.source_kind,
+    sourceRef: r.source_ref,
+    hasUiParser: r.has_ui_parser,
+    /** sha256 of the sealed package tree (null: installed before it was recorded; the first load records it) */
+    codeHash: r.code_hash,
+    /** bumped by install/reinstall: every instance re-fetches the package */
+    installGeneration: r.install_generation,
+    /** bumped by reload (and install/reinstall): every instance re-imports the module */
+    loadGeneration: r.load_generation,
+    installedByUserId: r.installed_by_user_id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export interface AdapterSettingsRecord {
+  type: string;
+  config: Record<string, unknown>;
+  disabled: boolean;
+  disabledReason: string | null;
+  pinnedVersion: string | null;
+  updatedAt: Date;
+}
+
+function toSettings(r: AdapterSettingsRow): AdapterSettingsRecord {
+  return {
+    type: r.type,
+    config: r.config,
+    disabled: r.disabled,
+    disabledReason: r.disabled_reason,
+    pinnedVersion: r.pinned_version,
+    updatedAt: r.updated_at,
+  };
 }
 
 /** Tables external_adapters (installed packages) and adapter_settings (instance config and operator overrides of any type). */
@@ -37,16 +99,18 @@ export class AdaptersRepository extends InstanceRepository {
     super(db);
   }
 
-  listExternal(): Promise<ExternalAdapterRow[]> {
-    return this.rows<ExternalAdapterRow>(`SELECT * FROM external_adapters ORDER BY type`);
+  async listExternal(): Promise<ExternalAdapterRecord[]> {
+    return (await this.rows<ExternalAdapterRow>(`SELECT * FROM external_adapters ORDER BY type`)).map(toExternal);
   }
 
-  findExternal(type: string, lock = false): Promise<ExternalAdapterRow | null> {
-    return this.row<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [type]);
+  async findExternal(type: string, lock = false): Promise<ExternalAdapterRecord | null> {
+    return maybeExternal(
+      await this.row<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [type]),
+    );
   }
 
   /** null when the type is installed already (unique type). */
-  insertExternal(r: {
+  async insertExternal(r: {
     type: string;
     packageName: string;
     version: string;
@@ -56,12 +120,13 @@ export class AdaptersRepository extends InstanceRepository {
     hasUiParser: boolean;
     userId: string | null;
     codeHash: string;
-  }): Promise<ExternalAdapterRow | null> {
-    return this.row<ExternalAdapterRow>(
+  }): Promise<ExternalAdapterRecord | null> {
+    const row = await this.row<ExternalAdapterRow>(
       `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id, code_hash)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (type) DO NOTHING RETURNING *`,
       [r.type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.userId, r.codeHash],
     );
+    return maybeExternal(row);
   }
 
   async reinstalled(
@@ -75,22 +140,22 @@ export class AdaptersRepository extends InstanceRepository {
       hasUiParser: boolean;
       codeHash: string;
     },
-  ): Promise<ExternalAdapterRow> {
+  ): Promise<ExternalAdapterRecord> {
     const [row] = await this.returning<ExternalAdapterRow>(
       `UPDATE external_adapters SET package_name = $2, version = $3, label = $4, source_kind = $5, source_ref = $6, has_ui_parser = $7,
               code_hash = $8, install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
         WHERE type = $1 RETURNING *`,
       [type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.codeHash],
     );
-    return row;
+    return toExternal(row);
   }
 
-  async reloaded(type: string, r: { version: string; label: string; hasUiParser: boolean }): Promise<ExternalAdapterRow> {
+  async reloaded(type: string, r: { version: string; label: string; hasUiParser: boolean }): Promise<ExternalAdapterRecord> {
     const [row] = await this.returning<ExternalAdapterRow>(
       `UPDATE external_adapters SET version = $2, label = $3, has_ui_parser = $4, load_generation = load_generation + 1, updated_at = now() WHERE type = $1 RETURNING *`,
       [type, r.version, r.label, r.hasUiParser],
     );
-    return row;
+    return toExternal(row);
   }
 
   /** Records the code hash of a package installed before hashes were recorded (its first load); answers the stored hash. */
@@ -104,34 +169,35 @@ export class AdaptersRepository extends InstanceRepository {
     return row?.code_hash ?? null;
   }
 
-  async removeExternal(type: string): Promise<ExternalAdapterRow | null> {
+  async removeExternal(type: string): Promise<ExternalAdapterRecord | null> {
     const rows = await this.returning<ExternalAdapterRow>(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type]);
     await this.returning(`DELETE FROM adapter_settings WHERE type = $1`, [type]);
-    return rows[0] ?? null;
+    return maybeExternal(rows[0]);
   }
 
-  settings(type: string): Promise<AdapterSettingsRow | null> {
-    return this.row<AdapterSettingsRow>(`SELECT * FROM adapter_settings WHERE type = $1`, [type]);
+  async settings(type: string): Promise<AdapterSettingsRecord | null> {
+    const row = await this.row<AdapterSettingsRow>(`SELECT * FROM adapter_settings WHERE type = $1`, [type]);
+    return row ? toSettings(row) : null;
   }
 
-  listSettings(): Promise<AdapterSettingsRow[]> {
-    return this.rows<AdapterSettingsRow>(`SELECT * FROM adapter_settings`);
+  async listSettings(): Promise<AdapterSettingsRecord[]> {
+    return (await this.rows<AdapterSettingsRow>(`SELECT * FROM adapter_settings`)).map(toSettings);
   }
 
-  async putConfig(type: string, config: Record<string, unknown>): Promise<AdapterSettingsRow> {
+  async putConfig(type: string, config: Record<string, unknown>): Promise<AdapterSettingsRecord> {
     const [row] = await this.rows<AdapterSettingsRow>(
       `INSERT INTO adapter_settings (type, config) VALUES ($1, $2::jsonb)
        ON CONFLICT (type) DO UPDATE SET config = EXCLUDED.config, updated_at = now() RETURNING *`,
       [type, JSON.stringify(config)],
     );
-    return row;
+    return toSettings(row);
   }
 
   /** Only the fields given change (`undefined` keeps the stored value). */
   async putOverride(
     type: string,
     o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null },
-  ): Promise<AdapterSettingsRow> {
+  ): Promise<AdapterSettingsRecord> {
     const [row] = await this.rows<AdapterSettingsRow>(
       `INSERT INTO adapter_settings (type, disabled, disabled_reason, pinned_version)
        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN COALESCE($2::boolean, false) THEN $3::text END, $5::text)
@@ -143,6 +209,6 @@ export class AdaptersRepository extends InstanceRepository {
        RETURNING *`,
       [type, o.disabled ?? null, o.reason ?? null, o.reason !== undefined, o.pinnedVersion ?? null, o.pinnedVersion !== undefined],
     );
-    return row;
+    return toSettings(row);
   }
 }

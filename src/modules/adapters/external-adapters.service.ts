@@ -20,7 +20,7 @@ import { AdapterExecutors } from './adapter-executors';
 import { ConfigFieldError } from './adapter-config-schema';
 import { AdapterRegistry } from './adapter-registry.service';
 import { adapterError } from './adapters.errors';
-import { AdapterSettingsRow, AdaptersRepository, ExternalAdapterRow } from './adapters.repository';
+import { AdapterSettingsRecord, AdaptersRepository, ExternalAdapterRecord } from './adapters.repository';
 import { externalExecutor, importAdapter, LoadedAdapter, readAdapterPackage } from './external-adapter-loader';
 
 /** What this instance has loaded of an external adapter. */
@@ -122,7 +122,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
 
   // ------------------------------------------------------------------ administration
 
-  async install(actor: Actor, src: PackageSource): Promise<ExternalAdapterRow> {
+  async install(actor: Actor, src: PackageSource): Promise<ExternalAdapterRecord> {
     assertInstanceAdmin(actor);
     const staged = await this.materialize(src);
     return this.fromStaged(staged, async (loaded) => {
@@ -146,12 +146,12 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
   }
 
   /** Re-runs the install from the recorded source (npm: the pinned version, else latest). */
-  async reinstall(actor: Actor, type: string): Promise<ExternalAdapterRow> {
+  async reinstall(actor: Actor, type: string): Promise<ExternalAdapterRecord> {
     assertInstanceAdmin(actor);
     const current = await this.external(type, true);
-    const pin = (await this.repo.settings(type))?.pinned_version ?? undefined;
+    const pin = (await this.repo.settings(type))?.pinnedVersion ?? undefined;
     const src: PackageSource =
-      current.source_kind === 'npm' ? { packageName: current.package_name, version: pin } : { localPath: current.source_ref };
+      current.sourceKind === 'npm' ? { packageName: current.packageName, version: pin } : { localPath: current.sourceRef };
     const staged = await this.materialize(src);
     return this.fromStaged(staged, async (loaded) => {
       if (loaded.module.type !== type)
@@ -175,8 +175,8 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
    */
   private async fromStaged(
     staged: Sealed,
-    record: (loaded: ReturnType<typeof importAdapter>) => Promise<ExternalAdapterRow>,
-  ): Promise<ExternalAdapterRow> {
+    record: (loaded: ReturnType<typeof importAdapter>) => Promise<ExternalAdapterRecord>,
+  ): Promise<ExternalAdapterRecord> {
     try {
       const loaded = importAdapter(staged.dir);
       const row = await record(loaded);
@@ -192,12 +192,12 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
    * Re-imports the module from this instance's sealed copy (after checking its hash; edits of a
    * local source folder need a reinstall). 409 `code_tampered` when the copy changed since install.
    */
-  async reload(actor: Actor, type: string): Promise<ExternalAdapterRow> {
+  async reload(actor: Actor, type: string): Promise<ExternalAdapterRecord> {
     assertInstanceAdmin(actor);
     const current = await this.external(type, true);
     const here = this.local.get(type);
     const dir =
-      here && here.installGeneration === current.install_generation ? here.dir : (await this.materialize(this.sourceOf(current))).dir;
+      here && here.installGeneration === current.installGeneration ? here.dir : (await this.materialize(this.sourceOf(current))).dir;
     await this.checkCode(current, dir);
     const loaded = importAdapter(dir);
     if (loaded.module.type !== type)
@@ -213,17 +213,17 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
    * were recorded gets this one recorded). A mismatch: the type is unloaded here, the load error says
    * why, it is logged, and 409 `code_tampered` is thrown.
    */
-  private async checkCode(row: ExternalAdapterRow, dir: string): Promise<void> {
+  private async checkCode(row: ExternalAdapterRecord, dir: string): Promise<void> {
     let actual: string | null = null;
     try {
       actual = hashTree(dir);
     } catch {
       /* missing */
     }
-    let expected = row.code_hash;
+    let expected = row.codeHash;
     if (!expected && actual) {
       // in the caller's transaction: reload holds the row's lock
-      expected = await this.repo.recordCodeHash(row.type, row.install_generation, actual);
+      expected = await this.repo.recordCodeHash(row.type, row.installGeneration, actual);
       this.logger.log(`external adapter ${row.type}: recorded the code hash of an install made before hashes were recorded`);
     }
     if (actual && actual === expected) return;
@@ -241,7 +241,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     throw adapterError('code_tampered', `Adapter ${row.type}: ${CODE_TAMPERED_MESSAGE}`);
   }
 
-  async remove(actor: Actor, type: string): Promise<ExternalAdapterRow> {
+  async remove(actor: Actor, type: string): Promise<ExternalAdapterRecord> {
     assertInstanceAdmin(actor);
     if (this.registry.get(type)?.builtIn) throw adapterError('adapter_builtin', `Built-in adapter type ${type} cannot be deleted`);
     const row = await this.repo.removeExternal(type);
@@ -251,7 +251,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
   }
 
   /** Replaces the instance-level configuration of a type (validated against its schema; required keys may stay with the agents). */
-  async putConfig(actor: Actor, type: string, config: Record<string, unknown>): Promise<AdapterSettingsRow> {
+  async putConfig(actor: Actor, type: string, config: Record<string, unknown>): Promise<AdapterSettingsRecord> {
     assertInstanceAdmin(actor);
     this.assertKnown(type);
     let valid: Record<string, unknown>;
@@ -270,7 +270,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     actor: Actor,
     type: string,
     o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null },
-  ): Promise<AdapterSettingsRow> {
+  ): Promise<AdapterSettingsRecord> {
     assertInstanceAdmin(actor);
     this.assertKnown(type);
     if (o.pinnedVersion) {
@@ -298,11 +298,11 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     }
   }
 
-  async externals(): Promise<ExternalAdapterRow[]> {
+  async externals(): Promise<ExternalAdapterRecord[]> {
     return this.repo.listExternal();
   }
 
-  async settings(): Promise<Map<string, AdapterSettingsRow>> {
+  async settings(): Promise<Map<string, AdapterSettingsRecord>> {
     return new Map((await this.repo.listSettings()).map((s) => [s.type, s]));
   }
 
@@ -320,11 +320,11 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     for (const row of rows) {
       seen.add(row.type);
       const here = this.local.get(row.type);
-      if (here && here.installGeneration === row.install_generation && here.loadGeneration === row.load_generation) continue;
+      if (here && here.installGeneration === row.installGeneration && here.loadGeneration === row.loadGeneration) continue;
       if (this.tamperedAt.get(row.type) === this.generationOf(row)) continue;
       let fresh: string | null = null;
       try {
-        if (!here || here.installGeneration !== row.install_generation) fresh = (await this.materialize(this.sourceOf(row))).dir;
+        if (!here || here.installGeneration !== row.installGeneration) fresh = (await this.materialize(this.sourceOf(row))).dir;
         const dir = fresh ?? here!.dir;
         await this.checkCode(row, dir);
         const loaded = importAdapter(dir);
@@ -332,7 +332,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
         this.activate(row, loaded);
         fresh = null;
         this.logger.log(
-          `loaded external adapter ${row.type} ${loaded.info.version} (generation ${row.install_generation}/${row.load_generation})`,
+          `loaded external adapter ${row.type} ${loaded.info.version} (generation ${row.installGeneration}/${row.loadGeneration})`,
         );
       } catch (err) {
         if (fresh) fs.rmSync(fresh, { recursive: true, force: true });
@@ -344,11 +344,11 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     for (const type of [...this.local.keys()]) if (!seen.has(type)) this.deactivate(type);
   }
 
-  private generationOf(row: ExternalAdapterRow): string {
-    return `${row.install_generation}/${row.load_generation}`;
+  private generationOf(row: ExternalAdapterRecord): string {
+    return `${row.installGeneration}/${row.loadGeneration}`;
   }
 
-  private activate(row: ExternalAdapterRow, loaded: LoadedAdapter): void {
+  private activate(row: ExternalAdapterRecord, loaded: LoadedAdapter): void {
     const type = row.type;
     const executor = externalExecutor(loaded);
     this.registry.register({ type, label: executor.description.label, configSchema: executor.description.configSchema });
@@ -358,8 +358,8 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     this.local.set(type, {
       type,
       dir: loaded.dir,
-      installGeneration: row.install_generation,
-      loadGeneration: row.load_generation,
+      installGeneration: row.installGeneration,
+      loadGeneration: row.loadGeneration,
       version: loaded.info.version,
       uiParser: loaded.info.uiParser,
       loadedAt: new Date(),
@@ -418,12 +418,12 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
     }
   }
 
-  private sourceOf(row: ExternalAdapterRow): PackageSource {
-    if (row.source_kind === 'npm') return { packageName: row.package_name, version: row.version };
-    return { localPath: row.source_ref };
+  private sourceOf(row: ExternalAdapterRecord): PackageSource {
+    if (row.sourceKind === 'npm') return { packageName: row.packageName, version: row.version };
+    return { localPath: row.sourceRef };
   }
 
-  private async external(type: string, lock = false): Promise<ExternalAdapterRow> {
+  private async external(type: string, lock = false): Promise<ExternalAdapterRecord> {
     const row = await this.repo.findExternal(type, lock);
     if (row) return row;
     if (this.registry.get(type)?.builtIn) throw adapterError('adapter_not_external', `${type} is a built-in adapter type`);
@@ -435,7 +435,7 @@ export class ExternalAdaptersService implements OnApplicationBootstrap, OnApplic
   }
 
   private async assertPin(type: string, version: string): Promise<void> {
-    const pin = (await this.repo.settings(type))?.pinned_version;
+    const pin = (await this.repo.settings(type))?.pinnedVersion;
     if (pin && pin !== version)
       throw adapterError('adapter_version_pinned', `${type} is pinned to version ${pin}; the package is ${version}`, {
         pinnedVersion: pin,

@@ -80,7 +80,7 @@ function categoriesOf(m: Record<string, unknown>): string[] {
 export function toSkillResponse(s: SkillRecord, attachedAgentCount = 0): SkillResponseDto {
   const sourceKind = typeof s.metadata.sourceKind === 'string' ? s.metadata.sourceKind : s.sourceType;
   const [sourceLabel, sourceBadge] = s.bundled
-    ? SOURCE_LABELS.service_bundled
+    ? SOURCE_LABELS['service_bundled']
     : (SOURCE_LABELS[sourceKind] ?? SOURCE_LABELS[s.sourceType] ?? [s.sourceType, s.sourceType]);
   const text = (k: string) => (typeof s.metadata[k] === 'string' ? (s.metadata[k] as string) : null);
   const isLocal = s.sourceType === 'local_path';
