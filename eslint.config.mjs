@@ -52,7 +52,6 @@ const WIRE_FORMAT_READERS = [
 // take a file off this list once its module's repositories return camelCase records
 const ROW_READS_NOT_YET_MOVED = [
   'src/common/http/keyset-cursor.ts',
-  'src/common/references/record-company-resolvers.port.ts',
   'src/common/tracing/run-tracing.ts',
   'src/modules/heartbeat/agent-wakeup.service.ts',
   'src/modules/heartbeat/heartbeat-runs.service.ts',

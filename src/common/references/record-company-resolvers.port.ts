@@ -4,7 +4,7 @@ import type { ReferenceKind } from './refers-to.decorator';
 /** A record and the company it belongs to. */
 export interface RecordCompany {
   id: string;
-  company_id: string;
+  companyId: string;
 }
 
 /** The records among `ids` that exist, each with its company: one statement for all of them. */
@@ -33,7 +33,7 @@ export class RecordCompanyResolvers {
     if (ids.length === 0) return out;
     const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
     for (const companyOf of this.byKind.get(kind) ?? []) {
-      for (const r of await companyOf(unique)) out.set(r.id.toLowerCase(), r.company_id);
+      for (const r of await companyOf(unique)) out.set(r.id.toLowerCase(), r.companyId);
     }
     return out;
   }
@@ -47,7 +47,7 @@ export class RecordCompanyResolvers {
   async companyOfKey(kind: ReferenceKind, key: string): Promise<string | null> {
     for (const companyOf of this.byKey.get(kind) ?? []) {
       const [found] = await companyOf([key]);
-      if (found) return found.company_id;
+      if (found) return found.companyId;
     }
     return null;
   }

@@ -42,14 +42,14 @@ export function recordCompanies(owner: string): Type<OnModuleInit> {
           (ids) =>
             this.unscoped<RecordCompany>(
               RESOLVE,
-              `SELECT id::text AS id, company_id::text AS company_id FROM ${table} WHERE id = ANY($1::uuid[])`,
+              `SELECT id::text AS id, company_id::text AS "companyId" FROM ${table} WHERE id = ANY($1::uuid[])`,
               [ids],
             ),
           key
             ? (keys) =>
                 this.unscoped<RecordCompany>(
                   RESOLVE_KEY,
-                  `SELECT ${key} AS id, company_id::text AS company_id FROM ${table} WHERE ${key} = ANY($1::text[])`,
+                  `SELECT ${key} AS id, company_id::text AS "companyId" FROM ${table} WHERE ${key} = ANY($1::text[])`,
                   [keys],
                 )
             : undefined,
