@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { recordColumns } from '../../database/row-mapping';
-import type { IssueRow } from '../issues/issue.types';
+import type { IssueRecord } from '../issues/issue.types';
 
 /** What a work product write sets. */
 export interface WorkProductFields {
@@ -34,8 +34,8 @@ export interface WorkProductIssue {
   companyId: string;
 }
 
-/** The issues module still returns snake_case rows: this module reads an issue through this mapping only. */
-export const workProductIssue = (row: IssueRow): WorkProductIssue => ({ id: row.id, companyId: row.company_id });
+/** The fields of the issues module's record this module reads. */
+export const workProductIssue = (row: IssueRecord): WorkProductIssue => ({ id: row.id, companyId: row.companyId });
 
 /** The issue_work_products table. */
 @Injectable()

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import type { IssueRow } from '../issues/issue.types';
+import type { IssueRecord } from '../issues/issue.types';
 
 export interface AttachmentRecord {
   id: string;
@@ -34,8 +34,8 @@ export interface AttachmentIssue {
   companyId: string;
 }
 
-/** The issues module still returns snake_case rows: this module reads an issue through this mapping only. */
-export const attachmentIssue = (row: Pick<IssueRow, 'id' | 'company_id'>): AttachmentIssue => ({ id: row.id, companyId: row.company_id });
+/** The fields of the issues module's record this module reads. */
+export const attachmentIssue = (row: Pick<IssueRecord, 'id' | 'companyId'>): AttachmentIssue => ({ id: row.id, companyId: row.companyId });
 
 /** The issue_attachments table (each row with its asset's file fields). */
 @Injectable()

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { recordColumns } from '../../database/row-mapping';
-import type { IssueRow } from '../issues/issue.types';
+import type { IssueRecord } from '../issues/issue.types';
 
 export interface DocumentRecord {
   id: string;
@@ -48,21 +48,21 @@ export interface RevisionRecord {
 const REVISION_COLUMNS = recordColumns(`id, company_id, document_id, revision_number, title, format, body, change_summary, base_revision_id,
   restored_from_revision_id, created_by_agent_id, created_by_user_id, created_at`);
 
-/** The issue a document hangs on, as this module reads it; `row` is the issues module's row, passed back to it as it is. */
+/** The issue a document hangs on, as this module reads it; `row` is the issues module's record, passed back to it as it is. */
 export interface DocumentIssue {
   id: string;
   companyId: string;
   projectId: string | null;
   goalId: string | null;
-  row: IssueRow;
+  row: IssueRecord;
 }
 
-/** The issues module still returns snake_case rows: this module reads an issue through this mapping only. */
-export const documentIssue = (row: IssueRow): DocumentIssue => ({
+/** The fields of the issues module's record this module reads, and the record itself. */
+export const documentIssue = (row: IssueRecord): DocumentIssue => ({
   id: row.id,
-  companyId: row.company_id,
-  projectId: row.project_id,
-  goalId: row.goal_id,
+  companyId: row.companyId,
+  projectId: row.projectId,
+  goalId: row.goalId,
   row,
 });
 

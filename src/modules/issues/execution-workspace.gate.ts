@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { IssueRow } from './issue.types';
+import { IssueRecord } from './issue.types';
 
 /**
  * Seam for execution workspaces (they arrive with their own module): checkout must answer 409 when
@@ -9,14 +9,14 @@ import { IssueRow } from './issue.types';
  */
 @Injectable()
 export class ExecutionWorkspaceGate {
-  private checker?: (issue: IssueRow) => Promise<void>;
+  private checker?: (issue: IssueRecord) => Promise<void>;
 
   /** The workspaces module registers the check that throws 409 for a closed isolated workspace. */
-  register(checker: (issue: IssueRow) => Promise<void>): void {
+  register(checker: (issue: IssueRecord) => Promise<void>): void {
     this.checker = checker;
   }
 
-  async assertUsable(issue: IssueRow): Promise<void> {
-    if (issue.execution_workspace_id && this.checker) await this.checker(issue);
+  async assertUsable(issue: IssueRecord): Promise<void> {
+    if (issue.executionWorkspaceId && this.checker) await this.checker(issue);
   }
 }

@@ -7,7 +7,7 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { CheckoutIssueDto } from './dto/issue.dto';
 import { ExecutionWorkspaceGate } from './execution-workspace.gate';
 import { IssueStore } from './issue-store.service';
-import { isClosed, IssueRow } from './issue.types';
+import { isClosed, IssueRecord } from './issue.types';
 import { issueError } from './issues.errors';
 import { IssuesRepository } from './issues.repository';
 import { IssueTreeHolds } from './issue-tree-holds.service';
@@ -36,7 +36,7 @@ export class IssueCheckout {
     private readonly context: IssueContextRepository,
   ) {}
 
-  async checkout(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CheckoutIssueDto): Promise<IssueRow> {
+  async checkout(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CheckoutIssueDto): Promise<IssueRecord> {
     const issue = await this.store.load(routeCompanyId, ref);
     let runId: string | null = null;
     if (actor.kind === 'agent') {
@@ -44,19 +44,19 @@ export class IssueCheckout {
       if (!actor.runId) throw runRequired();
       runId = actor.runId;
     } else {
-      await this.assertCheckoutAgent(issue.company_id, dto.agentId);
-      if (issue.assignee_agent_id !== dto.agentId) {
+      await this.assertCheckoutAgent(issue.companyId, dto.agentId);
+      if (issue.assigneeAgentId !== dto.agentId) {
         await this.authz.assert({
           actor,
           action: 'issue.assign',
-          companyId: issue.company_id,
+          companyId: issue.companyId,
           targetAgentId: dto.agentId,
-          projectId: issue.project_id,
+          projectId: issue.projectId,
           issue: {
             id: issue.id,
-            assigneeAgentId: issue.assignee_agent_id,
-            projectId: issue.project_id,
-            executionPolicy: issue.execution_policy,
+            assigneeAgentId: issue.assigneeAgentId,
+            projectId: issue.projectId,
+            executionPolicy: issue.executionPolicy,
           },
         });
       }
@@ -64,27 +64,27 @@ export class IssueCheckout {
     await this.assertProjectActive(issue);
     await this.holds.assertNotHeld(issue);
     await this.workspaces.assertUsable(issue);
-    const won = await this.issues.checkout(issue.company_id, issue.id, dto.agentId, runId, dto.expectedStatuses);
-    if (!won) throw await this.conflictFor(issue.company_id, issue.id, dto);
-    if (won.assignee_agent_id !== issue.assignee_agent_id) await this.wakeups.assigned(won, actor);
+    const won = await this.issues.checkout(issue.companyId, issue.id, dto.agentId, runId, dto.expectedStatuses);
+    if (!won) throw await this.conflictFor(issue.companyId, issue.id, dto);
+    if (won.assigneeAgentId !== issue.assigneeAgentId) await this.wakeups.assigned(won, actor);
     return won;
   }
 
   /** Back to todo without agent assignee or checkout run (the assignee user stays). */
-  async release(actor: Actor, routeCompanyId: string | undefined, ref: string): Promise<IssueRow> {
+  async release(actor: Actor, routeCompanyId: string | undefined, ref: string): Promise<IssueRecord> {
     const issue = await this.store.load(routeCompanyId, ref, { lock: true });
     if (isClosed(issue.status))
       throw issueError('issue_not_checked_out', `Issue is ${issue.status}; nothing to release`, { status: issue.status });
     if (actor.kind === 'agent') {
-      if (issue.assignee_agent_id !== actor.agentId) throw forbidden('Only the assignee may release this issue', { reason: 'deny_scope' });
+      if (issue.assigneeAgentId !== actor.agentId) throw forbidden('Only the assignee may release this issue', { reason: 'deny_scope' });
       if (!actor.runId) throw runRequired();
-      if (issue.checkout_run_id && issue.checkout_run_id !== actor.runId) {
+      if (issue.checkoutRunId && issue.checkoutRunId !== actor.runId) {
         throw issueError('checkout_run_mismatch', 'The issue is checked out by another run of this agent', {
-          checkoutRunId: issue.checkout_run_id,
+          checkoutRunId: issue.checkoutRunId,
         });
       }
     }
-    return this.issues.releaseCheckout(issue.company_id, issue.id);
+    return this.issues.releaseCheckout(issue.companyId, issue.id);
   }
 
   /**
@@ -113,23 +113,23 @@ export class IssueCheckout {
    * its current checkout run (X-Service-Run-Id). A stale lock (run no longer live) is adopted by the
    * calling run. Other agents may neither update nor comment on it while it is checked out.
    */
-  async assertRunOwnership(actor: Actor, issue: IssueRow, _mode: 'update' | 'comment'): Promise<void> {
-    if (actor.kind !== 'agent' || issue.status !== 'in_progress' || !issue.assignee_agent_id) return;
-    if (issue.assignee_agent_id !== actor.agentId) {
-      if (!issue.checkout_run_id) return;
+  async assertRunOwnership(actor: Actor, issue: IssueRecord, _mode: 'update' | 'comment'): Promise<void> {
+    if (actor.kind !== 'agent' || issue.status !== 'in_progress' || !issue.assigneeAgentId) return;
+    if (issue.assigneeAgentId !== actor.agentId) {
+      if (!issue.checkoutRunId) return;
       throw issueError('issue_checked_out', 'The issue is checked out by another agent', {
-        assigneeAgentId: issue.assignee_agent_id,
-        checkoutRunId: issue.checkout_run_id,
+        assigneeAgentId: issue.assigneeAgentId,
+        checkoutRunId: issue.checkoutRunId,
       });
     }
     if (!actor.runId) throw runRequired();
-    if (issue.checkout_run_id === actor.runId) return;
-    if (!(await this.issues.adoptStaleCheckout(issue.company_id, issue.id, actor.runId))) {
+    if (issue.checkoutRunId === actor.runId) return;
+    if (!(await this.issues.adoptStaleCheckout(issue.companyId, issue.id, actor.runId))) {
       throw issueError('checkout_run_mismatch', 'The issue is checked out by another run of this agent', {
-        checkoutRunId: issue.checkout_run_id,
+        checkoutRunId: issue.checkoutRunId,
       });
     }
-    issue.checkout_run_id = actor.runId;
+    issue.checkoutRunId = actor.runId;
   }
 
   private async conflictFor(companyId: string, issueId: string, dto: CheckoutIssueDto): Promise<DomainError> {
@@ -142,8 +142,8 @@ export class IssueCheckout {
     }
     return issueError('checkout_conflict', 'The issue is checked out by another agent or run', {
       status: now.status,
-      assigneeAgentId: now.assignee_agent_id,
-      checkoutRunId: now.checkout_run_id,
+      assigneeAgentId: now.assigneeAgentId,
+      checkoutRunId: now.checkoutRunId,
     });
   }
 
@@ -155,9 +155,9 @@ export class IssueCheckout {
     }
   }
 
-  private async assertProjectActive(issue: IssueRow): Promise<void> {
-    if (!issue.project_id) return;
-    const p = await this.context.projectPause(issue.company_id, issue.project_id);
-    if (p?.paused_at) throw issueError('project_paused', 'The project of this issue is paused', { projectId: issue.project_id });
+  private async assertProjectActive(issue: IssueRecord): Promise<void> {
+    if (!issue.projectId) return;
+    const p = await this.context.projectPause(issue.companyId, issue.projectId);
+    if (p?.pausedAt) throw issueError('project_paused', 'The project of this issue is paused', { projectId: issue.projectId });
   }
 }

@@ -3,19 +3,19 @@ import { CompanyScopedRepository } from '../../database/company-scoped.repositor
 import { Db } from '../../database/db.service';
 import { isoRequired } from '../../database/row-mapping';
 import { CommentResponseDto } from './dto/comment.dto';
-import { COMMENT_COLUMNS, CommentRow } from './issue.types';
+import { COMMENT_RECORD_COLUMNS, CommentRecord } from './issue.types';
 
-export function toCommentResponse(c: CommentRow): CommentResponseDto {
+export function toCommentResponse(c: CommentRecord): CommentResponseDto {
   return {
     id: c.id,
-    companyId: c.company_id,
-    issueId: c.issue_id,
+    companyId: c.companyId,
+    issueId: c.issueId,
     body: c.body,
-    authorAgentId: c.author_agent_id,
-    authorUserId: c.author_user_id,
-    runId: c.run_id,
-    createdAt: isoRequired(c.created_at),
-    updatedAt: isoRequired(c.updated_at),
+    authorAgentId: c.authorAgentId,
+    authorUserId: c.authorUserId,
+    runId: c.runId,
+    createdAt: isoRequired(c.createdAt),
+    updatedAt: isoRequired(c.updatedAt),
   };
 }
 
@@ -27,21 +27,25 @@ export class IssueCommentsRepository extends CompanyScopedRepository {
   }
 
   /** Every comment of a company's issues, oldest first. */
-  allOfCompany(companyId: string): Promise<CommentRow[]> {
-    return this.rows<CommentRow>(companyId, `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 ORDER BY created_at, id`);
+  allOfCompany(companyId: string): Promise<CommentRecord[]> {
+    return this.rows<CommentRecord>(
+      companyId,
+      `SELECT ${COMMENT_RECORD_COLUMNS} FROM issue_comments WHERE company_id = $1 ORDER BY created_at, id`,
+    );
   }
 
   /** The id of the comment when it belongs to the issue (a list cursor), else null. */
   async idOnIssue(companyId: string, issueId: string, commentId: string): Promise<string | null> {
-    const c = await this.row<CommentRow>(companyId, `SELECT id FROM issue_comments WHERE company_id = $1 AND id = $2 AND issue_id = $3`, [
-      commentId,
-      issueId,
-    ]);
+    const c = await this.row<CommentRecord>(
+      companyId,
+      `SELECT id FROM issue_comments WHERE company_id = $1 AND id = $2 AND issue_id = $3`,
+      [commentId, issueId],
+    );
     return c ? c.id : null;
   }
 
   /** A page of the issue's comments, after the comment `afterId` (of this issue) when given. */
-  page(companyId: string, issueId: string, p: { order: 'ASC' | 'DESC'; limit: number; afterId?: string }): Promise<CommentRow[]> {
+  page(companyId: string, issueId: string, p: { order: 'ASC' | 'DESC'; limit: number; afterId?: string }): Promise<CommentRecord[]> {
     const params: unknown[] = [issueId, p.limit];
     let after = '';
     if (p.afterId) {
@@ -49,37 +53,37 @@ export class IssueCommentsRepository extends CompanyScopedRepository {
       // compared in SQL: timestamps keep their microseconds
       after = ` AND (created_at, id) > (SELECT created_at, id FROM issue_comments WHERE company_id = $1 AND id = $4)`;
     }
-    return this.rows<CommentRow>(
+    return this.rows<CommentRecord>(
       companyId,
-      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 AND issue_id = $2${after} ORDER BY created_at ${p.order}, id ${p.order} LIMIT $3`,
+      `SELECT ${COMMENT_RECORD_COLUMNS} FROM issue_comments WHERE company_id = $1 AND issue_id = $2${after} ORDER BY created_at ${p.order}, id ${p.order} LIMIT $3`,
       params,
     );
   }
 
   /** The issue's comments among `ids`, oldest first. */
-  manyOfIssue(companyId: string, issueId: string, ids: string[]): Promise<CommentRow[]> {
-    return this.rows<CommentRow>(
+  manyOfIssue(companyId: string, issueId: string, ids: string[]): Promise<CommentRecord[]> {
+    return this.rows<CommentRecord>(
       companyId,
-      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 AND issue_id = $2 AND id = ANY($3::uuid[]) ORDER BY created_at, id`,
+      `SELECT ${COMMENT_RECORD_COLUMNS} FROM issue_comments WHERE company_id = $1 AND issue_id = $2 AND id = ANY($3::uuid[]) ORDER BY created_at, id`,
       [issueId, ids],
     );
   }
 
   /** One comment of the issue, or null. */
-  findOfIssue(companyId: string, issueId: string, commentId: string): Promise<CommentRow | null> {
-    return this.row<CommentRow>(
+  findOfIssue(companyId: string, issueId: string, commentId: string): Promise<CommentRecord | null> {
+    return this.row<CommentRecord>(
       companyId,
-      `SELECT ${COMMENT_COLUMNS} FROM issue_comments WHERE company_id = $1 AND id = $2 AND issue_id = $3`,
+      `SELECT ${COMMENT_RECORD_COLUMNS} FROM issue_comments WHERE company_id = $1 AND id = $2 AND issue_id = $3`,
       [commentId, issueId],
     );
   }
 
   /** How many comments the issue has, and its latest. */
-  async cursorOf(companyId: string, issueId: string): Promise<{ total: number; latest_id: string | null; latest_at: Date | null }> {
-    const cursor = await this.row<{ total: number; latest_id: string | null; latest_at: Date | null }>(
+  async cursorOf(companyId: string, issueId: string): Promise<{ total: number; latestId: string | null; latestAt: Date | null }> {
+    const cursor = await this.row<{ total: number; latestId: string | null; latestAt: Date | null }>(
       companyId,
       `SELECT count(*)::int AS total,
-                (array_agg(id ORDER BY created_at DESC, id DESC))[1] AS latest_id, max(created_at) AS latest_at
+                (array_agg(id ORDER BY created_at DESC, id DESC))[1] AS "latestId", max(created_at) AS "latestAt"
            FROM issue_comments WHERE company_id = $1 AND issue_id = $2`,
       [issueId],
     );
@@ -89,11 +93,11 @@ export class IssueCommentsRepository extends CompanyScopedRepository {
   async insert(
     companyId: string,
     v: { issueId: string; body: string; authorAgentId: string | null; authorUserId: string | null; runId: string | null },
-  ): Promise<CommentRow> {
-    const [comment] = await this.rows<CommentRow>(
+  ): Promise<CommentRecord> {
+    const [comment] = await this.rows<CommentRecord>(
       companyId,
       `INSERT INTO issue_comments (company_id, issue_id, body, author_agent_id, author_user_id, run_id)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COMMENT_COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COMMENT_RECORD_COLUMNS}`,
       [v.issueId, v.body, v.authorAgentId, v.authorUserId, v.runId],
     );
     return comment;

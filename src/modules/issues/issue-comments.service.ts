@@ -7,7 +7,7 @@ import { isUuid } from '../../common/http/uuid';
 import { CommentResponseDto, CreateCommentDto, ListCommentsQueryDto } from './dto/comment.dto';
 import { IssueCheckout } from './issue-checkout.service';
 import { IssueStore } from './issue-store.service';
-import { CommentRow, isClosed, IssueRow } from './issue.types';
+import { CommentRecord, isClosed, IssueRecord } from './issue.types';
 import { IssueCommentsRepository, toCommentResponse } from './issue-comments.repository';
 import { issueError } from './issues.errors';
 import { IssuesRepository } from './issues.repository';
@@ -31,7 +31,7 @@ export class IssueComments {
   ) {}
 
   /** Every comment of a company's issues, oldest first (portability export). */
-  async allOfCompany(companyId: string): Promise<CommentRow[]> {
+  async allOfCompany(companyId: string): Promise<CommentRecord[]> {
     return this.comments.allOfCompany(companyId);
   }
 
@@ -47,26 +47,26 @@ export class IssueComments {
     const cursor = q.afterCommentId ?? q.after;
     let afterId: string | undefined;
     if (cursor) {
-      const id = await this.comments.idOnIssue(issue.company_id, issue.id, cursor);
+      const id = await this.comments.idOnIssue(issue.companyId, issue.id, cursor);
       if (!id) throw issueError('invalid_cursor', 'after/afterCommentId must name a comment of this issue', { field: 'afterCommentId' });
       afterId = id;
     }
-    const rows = await this.comments.page(issue.company_id, issue.id, { order, limit, afterId });
+    const rows = await this.comments.page(issue.companyId, issue.id, { order, limit, afterId });
     return rows.map(toCommentResponse);
   }
 
   /** Comments waiting for the agent they wake: their wake is queued, deferred behind a live run, or in a run not started yet. Oldest first. */
   async queued(routeCompanyId: string | undefined, ref: string): Promise<CommentResponseDto[]> {
     const issue = await this.store.load(routeCompanyId, ref);
-    const ids = (await this.runs.pendingWakeCommentIds(issue.company_id, issue.id)).filter(isUuid);
+    const ids = (await this.runs.pendingWakeCommentIds(issue.companyId, issue.id)).filter(isUuid);
     if (ids.length === 0) return [];
-    const rows = await this.comments.manyOfIssue(issue.company_id, issue.id, ids);
+    const rows = await this.comments.manyOfIssue(issue.companyId, issue.id, ids);
     return rows.map(toCommentResponse);
   }
 
   async get(routeCompanyId: string | undefined, ref: string, commentId: string): Promise<CommentResponseDto> {
     const issue = await this.store.load(routeCompanyId, ref);
-    const c = isUuid(commentId) ? await this.comments.findOfIssue(issue.company_id, issue.id, commentId) : null;
+    const c = isUuid(commentId) ? await this.comments.findOfIssue(issue.companyId, issue.id, commentId) : null;
     if (!c) throw notFound('Comment');
     return toCommentResponse(c);
   }
@@ -78,9 +78,9 @@ export class IssueComments {
     await this.checkout.assertRunOwnership(actor, issue, 'comment');
     let current = issue;
     if (dto.reopen && isClosed(issue.status)) {
-      current = await this.issues.reopen(issue.company_id, issue.id);
+      current = await this.issues.reopen(issue.companyId, issue.id);
       await this.recorder.record({
-        companyId: issue.company_id,
+        companyId: issue.companyId,
         action: 'issue.updated',
         entityType: 'issue',
         entityId: issue.id,
@@ -94,15 +94,15 @@ export class IssueComments {
   }
 
   /** Inserts a comment, bumps the issue's updatedAt and wakes the assignee and mentioned agents. */
-  async add(actor: Actor, issue: IssueRow, body: string, opts: { touch?: boolean } = {}): Promise<CommentRow> {
-    const comment = await this.comments.insert(issue.company_id, {
+  async add(actor: Actor, issue: IssueRecord, body: string, opts: { touch?: boolean } = {}): Promise<CommentRecord> {
+    const comment = await this.comments.insert(issue.companyId, {
       issueId: issue.id,
       body,
       authorAgentId: actor.kind === 'agent' ? actor.agentId : null,
       authorUserId: actor.kind === 'board' ? actor.userId : null,
       runId: actor.kind === 'agent' ? (actor.runId ?? null) : null,
     });
-    if (opts.touch !== false) await this.issues.touch(issue.company_id, issue.id);
+    if (opts.touch !== false) await this.issues.touch(issue.companyId, issue.id);
     await this.wakeups.commented(issue, comment, actor);
     return comment;
   }
@@ -112,20 +112,20 @@ export class IssueComments {
   }
 
   /** Cancels the assignee's active run for this issue and records the interruption. */
-  async interrupt(actor: Actor, issue: IssueRow): Promise<void> {
-    if (issue.assignee_agent_id) {
+  async interrupt(actor: Actor, issue: IssueRecord): Promise<void> {
+    if (issue.assigneeAgentId) {
       await this.cancellation.cancel(
-        { companyId: issue.company_id, agentIds: [issue.assignee_agent_id], issueId: issue.id },
+        { companyId: issue.companyId, agentIds: [issue.assigneeAgentId], issueId: issue.id },
         'issue_interrupted',
       );
     }
     await this.recorder.record({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       action: 'issue.interrupted',
       entityType: 'issue',
       entityId: issue.id,
       actor,
-      details: { assigneeAgentId: issue.assignee_agent_id, checkoutRunId: issue.checkout_run_id },
+      details: { assigneeAgentId: issue.assigneeAgentId, checkoutRunId: issue.checkoutRunId },
     });
   }
 }

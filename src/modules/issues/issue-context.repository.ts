@@ -1,27 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 
-export interface ProjectRow {
+/** A project an issue names, as issue rules and the issue detail page read it. */
+export interface IssueProjectRecord {
   id: string;
   name: string;
-  url_key: string;
+  urlKey: string;
   status: string;
-  goal_id: string | null;
+  goalId: string | null;
   color: string | null;
-  paused_at: Date | null;
-  archived_at: Date | null;
+  pausedAt: Date | null;
+  archivedAt: Date | null;
 }
 
-export interface GoalRow {
+/** A goal an issue (or its project, or its company) names. */
+export interface IssueGoalRecord {
   id: string;
   title: string;
   level: string;
   status: string;
-  parent_id: string | null;
+  parentId: string | null;
 }
 
-const PROJECT_COLUMNS = 'id, name, url_key, status, goal_id, color, paused_at, archived_at';
+const PROJECT_COLUMNS = recordColumns('id, name, url_key, status, goal_id, color, paused_at, archived_at');
+const GOAL_COLUMNS = recordColumns('id, title, level, status, parent_id');
 
 /**
  * The projects and goals an issue names, as issue rules and the issue detail page read them
@@ -35,10 +39,12 @@ export class IssueContextRepository extends CompanyScopedRepository {
   }
 
   /** When the project of the company was paused (null when active); undefined for an unknown project. */
-  async projectPause(companyId: string, projectId: string): Promise<{ paused_at: Date | null } | undefined> {
-    const p = await this.row<{ paused_at: Date | null }>(companyId, `SELECT paused_at FROM projects WHERE company_id = $1 AND id = $2`, [
-      projectId,
-    ]);
+  async projectPause(companyId: string, projectId: string): Promise<{ pausedAt: Date | null } | undefined> {
+    const p = await this.row<{ pausedAt: Date | null }>(
+      companyId,
+      `SELECT paused_at AS "pausedAt" FROM projects WHERE company_id = $1 AND id = $2`,
+      [projectId],
+    );
     return p ?? undefined;
   }
 
@@ -52,31 +58,33 @@ export class IssueContextRepository extends CompanyScopedRepository {
   }
 
   /** A project of the company, for the issue detail page. */
-  project(companyId: string, projectId: string): Promise<ProjectRow | null> {
-    return this.row<ProjectRow>(companyId, `SELECT ${PROJECT_COLUMNS} FROM projects WHERE company_id = $1 AND id = $2`, [projectId]);
+  project(companyId: string, projectId: string): Promise<IssueProjectRecord | null> {
+    return this.row<IssueProjectRecord>(companyId, `SELECT ${PROJECT_COLUMNS} FROM projects WHERE company_id = $1 AND id = $2`, [
+      projectId,
+    ]);
   }
 
   /** Projects of the company among `ids`. */
-  mentionedProjects(companyId: string, ids: string[]): Promise<ProjectRow[]> {
-    return this.rows<ProjectRow>(companyId, `SELECT ${PROJECT_COLUMNS} FROM projects WHERE company_id = $1 AND id = ANY($2::uuid[])`, [
-      ids,
-    ]);
+  mentionedProjects(companyId: string, ids: string[]): Promise<IssueProjectRecord[]> {
+    return this.rows<IssueProjectRecord>(
+      companyId,
+      `SELECT ${PROJECT_COLUMNS} FROM projects WHERE company_id = $1 AND id = ANY($2::uuid[])`,
+      [ids],
+    );
   }
 
   /** A goal of the company, for the issue detail page. */
-  goal(companyId: string, goalId: string): Promise<GoalRow | null> {
-    return this.row<GoalRow>(companyId, `SELECT id, title, level, status, parent_id FROM goals WHERE company_id = $1 AND id = $2`, [
-      goalId,
-    ]);
+  goal(companyId: string, goalId: string): Promise<IssueGoalRecord | null> {
+    return this.row<IssueGoalRecord>(companyId, `SELECT ${GOAL_COLUMNS} FROM goals WHERE company_id = $1 AND id = $2`, [goalId]);
   }
 
   /** The company's default goal: the flagged one when `flagged` (the column exists), else the oldest company-level goal. */
-  companyDefaultGoal(companyId: string, flagged: boolean): Promise<GoalRow | null> {
+  companyDefaultGoal(companyId: string, flagged: boolean): Promise<IssueGoalRecord | null> {
     const preferFlag = flagged ? 'is_company_default DESC,' : '';
     const where = preferFlag ? `(is_company_default OR level = 'company')` : `level = 'company'`;
-    return this.row<GoalRow>(
+    return this.row<IssueGoalRecord>(
       companyId,
-      `SELECT id, title, level, status, parent_id FROM goals WHERE company_id = $1 AND ${where} ORDER BY ${preferFlag} created_at, id LIMIT 1`,
+      `SELECT ${GOAL_COLUMNS} FROM goals WHERE company_id = $1 AND ${where} ORDER BY ${preferFlag} created_at, id LIMIT 1`,
     );
   }
 

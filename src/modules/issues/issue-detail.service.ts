@@ -7,16 +7,16 @@ import { IssueCommentsRepository, toCommentResponse } from './issue-comments.rep
 import { IssueInteractions } from './issue-interactions.service';
 import { IssueReadContributions } from './issue-read-contributions.port';
 import { IssueStore } from './issue-store.service';
-import { IssueRow } from './issue.types';
+import { IssueRecord } from './issue.types';
 import { IssuesRepository } from './issues.repository';
-import { GoalRow, IssueContextRepository, ProjectRow } from './issue-context.repository';
+import { IssueGoalRecord, IssueContextRepository, IssueProjectRecord } from './issue-context.repository';
 import { toIssueSummary } from './issue-view';
 import { ProjectsService } from '../projects/projects.service';
 
 const PLAN_BLOCK = /<plan>([\s\S]*?)<\/plan>/i;
 const PROJECT_LINK = /project:\/\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/gi;
 
-const toGoal = (g: GoalRow) => ({ id: g.id, title: g.title, level: g.level, status: g.status, parentId: g.parent_id });
+const toGoal = (g: IssueGoalRecord) => ({ id: g.id, title: g.title, level: g.level, status: g.status, parentId: g.parentId });
 
 /** Older issues kept their plan inside the description; it is exposed read-only. */
 export function legacyPlanOf(description: string | null): LegacyPlanDocumentDto | null {
@@ -45,16 +45,16 @@ export class IssueDetailService {
     const project = await this.project(issue);
     const [base, projectView, goal, ancestors, { blockedBy, blocks }, mentionedProjects, documents, workProducts] = await Promise.all([
       this.store.toResponse(issue),
-      project ? this.projects.view(issue.company_id, project.id) : null,
+      project ? this.projects.view(issue.companyId, project.id) : null,
       this.goal(issue, project),
       this.ancestors(issue),
-      this.issues.relatedBoth(issue.company_id, issue.id).then((r) => ({
+      this.issues.relatedBoth(issue.companyId, issue.id).then((r) => ({
         blockedBy: r.blockedBy.map(toIssueSummary),
         blocks: r.blocks.map(toIssueSummary),
       })),
       this.mentionedProjects(issue),
-      this.parts.documents(issue.company_id, issue.id),
-      this.parts.workProducts(issue.company_id, issue.id),
+      this.parts.documents(issue.companyId, issue.id),
+      this.parts.workProducts(issue.companyId, issue.id),
     ]);
     return {
       ...base,
@@ -81,12 +81,12 @@ export class IssueDetailService {
       this.goal(issue, project),
       this.ancestors(issue),
       this.related(issue, 'blockedBy'),
-      this.comments.cursorOf(issue.company_id, issue.id),
+      this.comments.cursorOf(issue.companyId, issue.id),
       this.comment(issue, wakeCommentId),
-      this.parts.attachments(issue.company_id, issue.id),
-      this.parts.documents(issue.company_id, issue.id),
-      this.parts.planReviewThreads(issue.company_id, issue.id),
-      this.interactions.ofIssue(issue.company_id, issue.id),
+      this.parts.attachments(issue.companyId, issue.id),
+      this.parts.documents(issue.companyId, issue.id),
+      this.parts.planReviewThreads(issue.companyId, issue.id),
+      this.interactions.ofIssue(issue.companyId, issue.id),
     ]);
     const plan = documents.planDocument;
     return {
@@ -97,22 +97,22 @@ export class IssueDetailService {
         description: issue.description,
         status: issue.status,
         priority: issue.priority,
-        projectId: issue.project_id,
-        goalId: issue.goal_id,
-        parentId: issue.parent_id,
-        assigneeAgentId: issue.assignee_agent_id,
-        assigneeUserId: issue.assignee_user_id,
-        checkoutRunId: issue.checkout_run_id,
+        projectId: issue.projectId,
+        goalId: issue.goalId,
+        parentId: issue.parentId,
+        assigneeAgentId: issue.assigneeAgentId,
+        assigneeUserId: issue.assigneeUserId,
+        checkoutRunId: issue.checkoutRunId,
         blockedBy: blockers,
-        updatedAt: iso(issue.updated_at),
+        updatedAt: iso(issue.updatedAt),
       },
       ancestors,
-      project: project ? { id: project.id, name: project.name, status: project.status, pausedAt: iso(project.paused_at) } : null,
+      project: project ? { id: project.id, name: project.name, status: project.status, pausedAt: iso(project.pausedAt) } : null,
       goal: goal ? { id: goal.id, title: goal.title, level: goal.level, status: goal.status } : null,
       commentCursor: {
         totalComments: cursor.total,
-        latestCommentId: cursor.latest_id,
-        latestCommentAt: iso(cursor.latest_at),
+        latestCommentId: cursor.latestId,
+        latestCommentAt: iso(cursor.latestAt),
       },
       ...(wakeComment ? { wakeComment } : {}),
       attachments,
@@ -133,23 +133,23 @@ export class IssueDetailService {
     };
   }
 
-  private async comment(issue: IssueRow, commentId?: string): Promise<CommentResponseDto | null> {
+  private async comment(issue: IssueRecord, commentId?: string): Promise<CommentResponseDto | null> {
     if (!commentId || !isUuid(commentId)) return null;
-    const c = await this.comments.findOfIssue(issue.company_id, issue.id, commentId);
+    const c = await this.comments.findOfIssue(issue.companyId, issue.id, commentId);
     return c ? toCommentResponse(c) : null;
   }
 
-  private async project(issue: IssueRow): Promise<ProjectRow | null> {
-    if (!issue.project_id) return null;
-    return this.context.project(issue.company_id, issue.project_id);
+  private async project(issue: IssueRecord): Promise<IssueProjectRecord | null> {
+    if (!issue.projectId) return null;
+    return this.context.project(issue.companyId, issue.projectId);
   }
 
   /** Precedence: the issue's own goal, else its project's goal, else (no project) the company default goal. */
-  private async goal(issue: IssueRow, project: ProjectRow | null): Promise<GoalRow | null> {
-    const goalId = issue.goal_id ?? project?.goal_id ?? null;
-    if (goalId) return this.context.goal(issue.company_id, goalId);
-    if (issue.project_id) return null;
-    return this.context.companyDefaultGoal(issue.company_id, await this.hasDefaultGoalColumn());
+  private async goal(issue: IssueRecord, project: IssueProjectRecord | null): Promise<IssueGoalRecord | null> {
+    const goalId = issue.goalId ?? project?.goalId ?? null;
+    if (goalId) return this.context.goal(issue.companyId, goalId);
+    if (issue.projectId) return null;
+    return this.context.companyDefaultGoal(issue.companyId, await this.hasDefaultGoalColumn());
   }
 
   /** `goals.is_company_default` is added by the goals module; without it the oldest company-level goal is the default. */
@@ -159,22 +159,22 @@ export class IssueDetailService {
   }
 
   /** Parents up to the root, nearest first. */
-  private async ancestors(issue: IssueRow): Promise<IssueSummaryDto[]> {
-    if (!issue.parent_id) return [];
-    const rows = await this.issues.ancestors(issue.company_id, issue.parent_id);
+  private async ancestors(issue: IssueRecord): Promise<IssueSummaryDto[]> {
+    if (!issue.parentId) return [];
+    const rows = await this.issues.ancestors(issue.companyId, issue.parentId);
     return rows.map(toIssueSummary);
   }
 
-  private async related(issue: IssueRow, dir: 'blockedBy' | 'blocks'): Promise<IssueSummaryDto[]> {
-    const rows = await this.issues.related(issue.company_id, issue.id, dir);
+  private async related(issue: IssueRecord, dir: 'blockedBy' | 'blocks'): Promise<IssueSummaryDto[]> {
+    const rows = await this.issues.related(issue.companyId, issue.id, dir);
     return rows.map(toIssueSummary);
   }
 
   /** Projects linked as `project://<id>` in the description (same company only). */
-  private async mentionedProjects(issue: IssueRow) {
+  private async mentionedProjects(issue: IssueRecord) {
     const ids = [...new Set([...(issue.description ?? '').matchAll(PROJECT_LINK)].map((m) => m[1].toLowerCase()))];
     if (!ids.length) return [];
-    const rows = await this.context.mentionedProjects(issue.company_id, ids);
-    return rows.map((p) => ({ id: p.id, name: p.name, urlKey: p.url_key, status: p.status }));
+    const rows = await this.context.mentionedProjects(issue.companyId, ids);
+    return rows.map((p) => ({ id: p.id, name: p.name, urlKey: p.urlKey, status: p.status }));
   }
 }

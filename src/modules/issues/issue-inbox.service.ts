@@ -43,7 +43,7 @@ export class IssueInboxService {
     value: 'now()' | 'NULL',
   ): Promise<IssueUserStateDto> {
     const issue = await this.store.load(routeCompanyId, ref);
-    const row = await this.issues.setUserState(issue.company_id, issue.id, actor.userId, column, value);
-    return { issueId: issue.id, userId: actor.userId, lastReadAt: iso(row.last_read_at), inboxArchivedAt: iso(row.inbox_archived_at) };
+    const row = await this.issues.setUserState(issue.companyId, issue.id, actor.userId, column, value);
+    return { issueId: issue.id, userId: actor.userId, lastReadAt: iso(row.lastReadAt), inboxArchivedAt: iso(row.inboxArchivedAt) };
   }
 }

@@ -1,25 +1,31 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 
-export interface InteractionRow {
+/** A question an agent asked a human on an issue, and its answer. */
+export interface InteractionRecord {
   id: string;
-  company_id: string;
-  issue_id: string;
+  companyId: string;
+  issueId: string;
   kind: string;
-  asked_by_agent_id: string;
-  run_id: string | null;
+  askedByAgentId: string;
+  runId: string | null;
   prompt: string;
   options: Array<{ id: string; label: string }> | null;
-  allow_free_text: boolean;
+  allowFreeText: boolean;
   status: string;
-  answer_option_id: string | null;
-  answer_text: string | null;
-  answered_by_user_id: string | null;
-  answered_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+  answerOptionId: string | null;
+  answerText: string | null;
+  answeredByUserId: string | null;
+  answeredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
+
+const INTERACTION_COLUMNS = `id, company_id, issue_id, kind, asked_by_agent_id, run_id, prompt, options, allow_free_text, status,
+  answer_option_id, answer_text, answered_by_user_id, answered_at, created_at, updated_at`;
+const INTERACTION_RECORD = recordColumns(INTERACTION_COLUMNS);
 
 /** The issue_interactions table: questions agents ask humans on issues, and their answers. */
 @Injectable()
@@ -38,31 +44,32 @@ export class IssueInteractionsRepository extends CompanyScopedRepository {
       options: Array<{ id: string; label: string }> | null;
       allowFreeText: boolean;
     },
-  ): Promise<InteractionRow> {
-    const [row] = await this.rows<InteractionRow>(
+  ): Promise<InteractionRecord> {
+    const [row] = await this.rows<InteractionRecord>(
       companyId,
       `INSERT INTO issue_interactions (company_id, issue_id, asked_by_agent_id, run_id, prompt, options, allow_free_text)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7) RETURNING ${INTERACTION_RECORD}`,
       [v.issueId, v.agentId, v.runId, v.prompt, v.options ? JSON.stringify(v.options) : null, v.allowFreeText],
     );
     return row;
   }
 
   /** Oldest first (the conversation order); at most `limit`, the newest ones when there are more. */
-  listOfIssue(companyId: string, issueId: string, limit = 500): Promise<InteractionRow[]> {
-    return this.rows<InteractionRow>(
+  listOfIssue(companyId: string, issueId: string, limit = 500): Promise<InteractionRecord[]> {
+    return this.rows<InteractionRecord>(
       companyId,
-      `SELECT * FROM (SELECT * FROM issue_interactions WHERE company_id = $1 AND issue_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3) x
-        ORDER BY created_at, id`,
+      `SELECT ${recordColumns(INTERACTION_COLUMNS, 'x')} FROM (SELECT * FROM issue_interactions WHERE company_id = $1 AND issue_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3) x
+        ORDER BY x.created_at, x.id`,
       [issueId, limit],
     );
   }
 
-  find(companyId: string, issueId: string, id: string): Promise<InteractionRow | null> {
-    return this.row<InteractionRow>(companyId, `SELECT * FROM issue_interactions WHERE company_id = $1 AND issue_id = $2 AND id = $3`, [
-      issueId,
-      id,
-    ]);
+  find(companyId: string, issueId: string, id: string): Promise<InteractionRecord | null> {
+    return this.row<InteractionRecord>(
+      companyId,
+      `SELECT ${INTERACTION_RECORD} FROM issue_interactions WHERE company_id = $1 AND issue_id = $2 AND id = $3`,
+      [issueId, id],
+    );
   }
 
   /** Answers a pending interaction; null when it was already answered (of concurrent answers exactly one wins). */
@@ -70,12 +77,12 @@ export class IssueInteractionsRepository extends CompanyScopedRepository {
     companyId: string,
     id: string,
     a: { optionId: string | null; text: string | null; userId: string },
-  ): Promise<InteractionRow | null> {
-    const [row] = await this.returning<InteractionRow>(
+  ): Promise<InteractionRecord | null> {
+    const [row] = await this.returning<InteractionRecord>(
       companyId,
       `UPDATE issue_interactions
           SET status = 'answered', answer_option_id = $3, answer_text = $4, answered_by_user_id = $5, answered_at = now(), updated_at = now()
-        WHERE company_id = $1 AND id = $2 AND status = 'pending' RETURNING *`,
+        WHERE company_id = $1 AND id = $2 AND status = 'pending' RETURNING ${INTERACTION_RECORD}`,
       [id, a.optionId, a.text, a.userId],
     );
     return row ?? null;

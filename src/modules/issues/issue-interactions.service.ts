@@ -5,32 +5,32 @@ import { badRequest, forbidden, notFound } from '../../common/errors/domain-erro
 import { issueError } from './issues.errors';
 import { isUuid } from '../../common/http/uuid';
 import { AnswerInteractionDto, CreateInteractionDto, InteractionDto } from './dto/issue-controls.dto';
-import { InteractionRow, IssueInteractionsRepository } from './issue-interactions.repository';
+import { InteractionRecord, IssueInteractionsRepository } from './issue-interactions.repository';
 import { IssueStore } from './issue-store.service';
 import { IssueWakeups } from './issue-wakeups.service';
 
-export const toInteraction = (r: InteractionRow): InteractionDto => ({
+export const toInteraction = (r: InteractionRecord): InteractionDto => ({
   id: r.id,
-  companyId: r.company_id,
-  issueId: r.issue_id,
+  companyId: r.companyId,
+  issueId: r.issueId,
   kind: r.kind,
   status: r.status,
-  askedByAgentId: r.asked_by_agent_id,
-  runId: r.run_id,
+  askedByAgentId: r.askedByAgentId,
+  runId: r.runId,
   prompt: r.prompt,
   options: r.options,
-  allowFreeText: r.allow_free_text,
+  allowFreeText: r.allowFreeText,
   answer:
     r.status === 'answered'
       ? {
-          optionId: r.answer_option_id,
-          text: r.answer_text,
-          answeredByUserId: r.answered_by_user_id!,
-          answeredAt: isoRequired(r.answered_at!),
+          optionId: r.answerOptionId,
+          text: r.answerText,
+          answeredByUserId: r.answeredByUserId!,
+          answeredAt: isoRequired(r.answeredAt!),
         }
       : null,
-  createdAt: isoRequired(r.created_at),
-  updatedAt: isoRequired(r.updated_at),
+  createdAt: isoRequired(r.createdAt),
+  updatedAt: isoRequired(r.updatedAt),
 });
 
 /**
@@ -65,7 +65,7 @@ export class IssueInteractions {
         'validation_failed',
       );
     }
-    const row = await this.repo.insert(issue.company_id, {
+    const row = await this.repo.insert(issue.companyId, {
       issueId: issue.id,
       agentId: actor.agentId,
       runId: actor.runId ?? null,
@@ -78,7 +78,7 @@ export class IssueInteractions {
 
   async list(routeCompanyId: string | undefined, ref: string): Promise<InteractionDto[]> {
     const issue = await this.store.load(routeCompanyId, ref);
-    return (await this.repo.listOfIssue(issue.company_id, issue.id)).map(toInteraction);
+    return (await this.repo.listOfIssue(issue.companyId, issue.id)).map(toInteraction);
   }
 
   /** For the heartbeat context: the issue's latest interactions with their answers. */
@@ -96,10 +96,10 @@ export class IssueInteractions {
   ): Promise<InteractionDto> {
     if (actor.kind !== 'board') throw forbidden('Only board users answer interactions');
     const issue = await this.store.load(routeCompanyId, ref);
-    const found = isUuid(interactionId) ? await this.repo.find(issue.company_id, issue.id, interactionId) : null;
+    const found = isUuid(interactionId) ? await this.repo.find(issue.companyId, issue.id, interactionId) : null;
     if (!found) throw notFound('Interaction');
     if (found.status !== 'pending')
-      throw issueError('interaction_answered', 'The interaction was already answered', { answeredAt: found.answered_at });
+      throw issueError('interaction_answered', 'The interaction was already answered', { answeredAt: found.answeredAt });
     if (dto.optionId === undefined && dto.text === undefined) {
       throw badRequest(
         'Answer with optionId or text',
@@ -110,16 +110,16 @@ export class IssueInteractions {
     if (dto.optionId !== undefined && !(found.options ?? []).some((o) => o.id === dto.optionId)) {
       throw issueError('invalid_option', 'Not an option of this question', { optionId: dto.optionId });
     }
-    if (dto.optionId === undefined && !found.allow_free_text) {
+    if (dto.optionId === undefined && !found.allowFreeText) {
       throw issueError('option_required', 'This question takes one of its options');
     }
-    const answered = await this.repo.answer(issue.company_id, found.id, {
+    const answered = await this.repo.answer(issue.companyId, found.id, {
       optionId: dto.optionId ?? null,
       text: dto.text ?? null,
       userId: actor.userId,
     });
     if (!answered) throw issueError('interaction_answered', 'The interaction was already answered');
-    await this.wakeups.interactionAnswered(issue, answered.asked_by_agent_id, answered.id, actor);
+    await this.wakeups.interactionAnswered(issue, answered.askedByAgentId, answered.id, actor);
     return toInteraction(answered);
   }
 }

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { issueSetsSql, IssueSets } from './issue-view';
-import { ISSUE_COLUMNS, issueColumns, IssueRow } from './issue.types';
+import { ISSUE_COLUMNS, issueColumns, IssueRecord, issueRecordColumns } from './issue.types';
+import { recordColumns } from '../../database/row-mapping';
 
 /** The list filters, already validated (`me` resolved to the calling user). */
 export interface IssueListFilter {
@@ -22,7 +23,7 @@ export interface IssueListFilter {
   includeRoutineExecutions: boolean;
 }
 
-export type PageRow = IssueRow & IssueSets & { priority_rank?: number; cursor_at?: string };
+export type PageRecord = IssueRecord & IssueSets & { priorityRank?: number; cursorAt?: string };
 
 /** A found issue of a search and its match tier. */
 export interface SearchHit {
@@ -45,7 +46,7 @@ export class IssueListRepository extends CompanyScopedRepository {
    * A page in priority order, with labels and blockers; after the keyset position `after`
    * (priority rank, createdAt as text, id) when given.
    */
-  page(companyId: string, f: IssueListFilter, limit: number, after?: { p?: number; c?: string; i: string }): Promise<PageRow[]> {
+  page(companyId: string, f: IssueListFilter, limit: number, after?: { p?: number; c?: string; i: string }): Promise<PageRecord[]> {
     const { where, params } = this.filter(f);
     const p = (v: unknown) => `$${params.push(v) + 1}`;
     const cols = `${issueColumns('i')}, i.priority_rank, i.created_at::text AS cursor_at`;
@@ -68,7 +69,7 @@ export class IssueListRepository extends CompanyScopedRepository {
     } else {
       sql = `SELECT ${cols} FROM issues i WHERE ${where.join(' AND ')} ${order} LIMIT ${lim}`;
     }
-    return this.rows<PageRow>(companyId, `${withSets(sql)} ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`, params);
+    return this.rows<PageRecord>(companyId, `${withSets(sql)} ORDER BY page.priority_rank, page.created_at DESC, page.id DESC`, params);
   }
 
   /**
@@ -95,7 +96,7 @@ export class IssueListRepository extends CompanyScopedRepository {
     search: string,
     limit: number,
     position: { t?: number; o?: number },
-  ): Promise<{ found: SearchHit[]; rows: Map<string, PageRow> }> {
+  ): Promise<{ found: SearchHit[]; rows: Map<string, PageRecord> }> {
     const { where, params: baseParams } = this.filter(f);
     const tiers = searchTiers(search);
     const found: SearchHit[] = [];
@@ -142,10 +143,10 @@ export class IssueListRepository extends CompanyScopedRepository {
     }
     // the page's issues whole, by id: a statement planned once (the search statements are planned every time)
     const rows = found.length
-      ? await this.rows<PageRow>(
+      ? await this.rows<PageRecord>(
           companyId,
           `SELECT page.*, ${issueSetsSql('page', '$1')}
-             FROM (SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])) page`,
+             FROM (SELECT ${issueRecordColumns()} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])) page`,
           [found.map((h) => h.id)],
         )
       : [];
@@ -192,13 +193,13 @@ export class IssueListRepository extends CompanyScopedRepository {
 
   /** Issues (hidden ones excepted) of each of the projects, for the projects' `taskCount`. */
   async countByProject(companyId: string, projectIds: string[]): Promise<Map<string, number>> {
-    const rows = await this.rows<{ project_id: string; n: number }>(
+    const rows = await this.rows<{ projectId: string; n: number }>(
       companyId,
-      `SELECT project_id, count(*)::int AS n FROM issues
+      `SELECT project_id AS "projectId", count(*)::int AS n FROM issues
         WHERE company_id = $1 AND project_id = ANY($2::uuid[]) AND hidden_at IS NULL GROUP BY project_id`,
       [projectIds],
     );
-    return new Map(rows.map((r) => [r.project_id, r.n]));
+    return new Map(rows.map((r) => [r.projectId, r.n]));
   }
 }
 
@@ -247,8 +248,9 @@ const SEARCH_GROUPS = [
   [2, 3],
 ];
 
-/** A page's rows (alias `page`) with their labels and blockers, read in the same statement. */
-const withSets = (sql: string) => `SELECT page.*, ${issueSetsSql('page', 'page.company_id')} FROM (${sql}) page`;
+/** A page's rows (alias `page`) as records with their labels and blockers, read in the same statement. */
+const withSets = (sql: string) =>
+  `SELECT ${recordColumns(`${ISSUE_COLUMNS}, priority_rank, cursor_at`, 'page')}, ${issueSetsSql('page', 'page.company_id')} FROM (${sql}) page`;
 
 /**
  * Words of the query as prefix terms, all required: `fix log-in` -> `'fix':* & 'log-in':*`. Each word

@@ -4,7 +4,7 @@ import { badRequest, forbidden } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { issueError } from './issues.errors';
 import { IssueResponseDto, ListIssuesQueryDto } from './dto/issue.dto';
-import { IssueListFilter, IssueListRepository, PageRow } from './issue-list.repository';
+import { IssueListFilter, IssueListRepository, PageRecord } from './issue-list.repository';
 import { toIssueResponse } from './issue-view';
 import { ISSUE_STATUSES } from './issue.types';
 
@@ -76,14 +76,14 @@ export class IssueListService {
 
     const rows = await this.repo.page(companyId, filter, limit, cursor.i ? { p: cursor.p, c: cursor.c, i: cursor.i } : undefined);
     const last = rows[rows.length - 1];
-    const nextCursor = rows.length === limit ? encodeCursor({ p: last.priority_rank, c: last.cursor_at, i: last.id }) : null;
+    const nextCursor = rows.length === limit ? encodeCursor({ p: last.priorityRank, c: last.cursorAt, i: last.id }) : null;
     return { items: rows.map(toPageItem), nextCursor };
   }
 
   /** Best match first (see IssueListRepository.search); the cursor holds the tier of the page's last issue and how many of that tier's issues were shown. */
   private async searchPage(companyId: string, filter: IssueListFilter, search: string, limit: number, cursor: Cursor): Promise<IssuePage> {
     const { found, rows: byId } = await this.repo.search(companyId, filter, search, limit, { t: cursor.t, o: cursor.o });
-    const items = found.flatMap((f) => (byId.has(f.id) ? [toPageItem(byId.get(f.id) as PageRow)] : []));
+    const items = found.flatMap((f) => (byId.has(f.id) ? [toPageItem(byId.get(f.id) as PageRecord)] : []));
     let nextCursor: string | null = null;
     if (found.length === limit) {
       const t = found[found.length - 1].tier;
@@ -108,7 +108,7 @@ export class IssueListService {
   }
 }
 
-const toPageItem = (r: PageRow) => toIssueResponse(r, r.labels, r.blockers);
+const toPageItem = (r: PageRecord) => toIssueResponse(r, r.labels, r.blockers);
 
 function encodeCursor(c: Cursor): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');

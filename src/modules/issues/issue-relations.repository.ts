@@ -38,15 +38,15 @@ export class IssueRelationsRepository extends CompanyScopedRepository {
   }
 
   /** The issue's blockers become exactly `blockerIds`. */
-  async replaceBlockers(issue: { id: string; company_id: string }, blockerIds: string[]): Promise<void> {
+  async replaceBlockers(issue: { id: string; companyId: string }, blockerIds: string[]): Promise<void> {
     await this.rows(
-      issue.company_id,
+      issue.companyId,
       `DELETE FROM issue_relations WHERE company_id = $1 AND related_issue_id = $2 AND type = 'blocks' AND NOT (issue_id = ANY($3::uuid[]))`,
       [issue.id, blockerIds],
     );
     if (blockerIds.length) {
       await this.rows(
-        issue.company_id,
+        issue.companyId,
         `INSERT INTO issue_relations (company_id, issue_id, related_issue_id, type)
          SELECT $1, b, $2, 'blocks' FROM unnest($3::uuid[]) AS b
          ON CONFLICT (issue_id, related_issue_id, type) DO NOTHING`,

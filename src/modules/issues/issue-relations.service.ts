@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../../common/http/uuid';
 import { IssueRelationsRepository } from './issue-relations.repository';
-import { IssueRow } from './issue.types';
+import { IssueRecord } from './issue.types';
 import { issueError } from './issues.errors';
 import { LabelsRepository } from './labels.repository';
 
@@ -35,13 +35,13 @@ export class IssueRelations {
   }
 
   /** Replaces the blockers of `issue` (PATCH semantics). */
-  async replaceBlockers(issue: Pick<IssueRow, 'id' | 'company_id'>, refs: string[]): Promise<void> {
-    const blockerIds = await this.resolveIds(issue.company_id, refs, 'blockedByIssueIds');
+  async replaceBlockers(issue: Pick<IssueRecord, 'id' | 'companyId'>, refs: string[]): Promise<void> {
+    const blockerIds = await this.resolveIds(issue.companyId, refs, 'blockedByIssueIds');
     if (blockerIds.includes(issue.id)) throw issueError('blocker_self', 'An issue cannot block itself', { field: 'blockedByIssueIds' });
-    await this.graph.lockGraph(issue.company_id);
+    await this.graph.lockGraph(issue.companyId);
     if (blockerIds.length) {
       // a cycle exists if a new blocker is already (transitively) blocked by this issue
-      const cycle = await this.graph.blockerCycle(issue.company_id, issue.id, blockerIds);
+      const cycle = await this.graph.blockerCycle(issue.companyId, issue.id, blockerIds);
       if (cycle)
         throw issueError('blocker_cycle', 'blockedByIssueIds would create a blocking cycle', {
           field: 'blockedByIssueIds',
@@ -62,9 +62,9 @@ export class IssueRelations {
     return parentId;
   }
 
-  async replaceLabels(issue: Pick<IssueRow, 'id' | 'company_id'>, labelIds: string[]): Promise<void> {
+  async replaceLabels(issue: Pick<IssueRecord, 'id' | 'companyId'>, labelIds: string[]): Promise<void> {
     const ids = [...new Set(labelIds)];
-    if (ids.length && (await this.labels.countOfCompany(issue.company_id, ids)) !== ids.length)
+    if (ids.length && (await this.labels.countOfCompany(issue.companyId, ids)) !== ids.length)
       throw issueError('invalid_reference', 'labelIds: unknown label(s) in this company', { field: 'labelIds' });
     await this.labels.replaceOfIssue(issue, ids);
   }

@@ -1,27 +1,36 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { issueColumns, IssueRow } from './issue.types';
+import { recordColumns } from '../../database/row-mapping';
+import { IssueRecord, issueRecordColumns } from './issue.types';
 
-export interface IssueRunRow {
+/** A heartbeat run touching an issue, as the issue's run list reads it. */
+export interface IssueRunRecord {
   id: string;
   status: string;
-  agent_id: string;
-  adapter_type: string;
-  started_at: Date | null;
-  finished_at: Date | null;
-  created_at: Date;
-  invocation_source: string;
-  usage_json: unknown;
-  result_json: unknown;
-  log_bytes: string | number;
+  agentId: string;
+  adapterType: string;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  createdAt: Date;
+  invocationSource: string;
+  usageJson: unknown;
+  resultJson: unknown;
+  /** bigint: text as the driver returns it */
+  logBytes: string | number;
 }
 
-export type InboxLiteRow = IssueRow & {
-  blocker_ids: string[];
-  run_id: string | null;
-  run_status: string | null;
-  run_started_at: Date | null;
+const ISSUE_RUN_COLUMNS = recordColumns(
+  'id, status, agent_id, adapter_type, started_at, finished_at, created_at, invocation_source, usage_json, result_json, log_bytes',
+  'r',
+);
+
+/** An open assignment of the agent's inbox: the issue, its open blockers and its live run. */
+export type InboxLiteRecord = IssueRecord & {
+  blockerIds: string[];
+  runId: string | null;
+  runStatus: string | null;
+  runStartedAt: Date | null;
 };
 
 /** SQL: the run's context snapshot names issue `i` (directly, or in the wakeup payload it carries). */
@@ -43,10 +52,10 @@ export class IssueRunsRepository extends CompanyScopedRepository {
   }
 
   /** Heartbeat runs touching the issue, newest first (at most 200). */
-  runsTouching(companyId: string, issueId: string): Promise<IssueRunRow[]> {
-    return this.rows<IssueRunRow>(
+  runsTouching(companyId: string, issueId: string): Promise<IssueRunRecord[]> {
+    return this.rows<IssueRunRecord>(
       companyId,
-      `SELECT r.* FROM heartbeat_runs r, issues i
+      `SELECT ${ISSUE_RUN_COLUMNS} FROM heartbeat_runs r, issues i
         WHERE i.company_id = $1 AND i.id = $2 AND r.company_id = $1 AND ${RUN_TOUCHES_ISSUE}
         ORDER BY r.created_at DESC, r.id DESC LIMIT 200`,
       [issueId],
@@ -54,10 +63,10 @@ export class IssueRunsRepository extends CompanyScopedRepository {
   }
 
   /** The issues a run of the company touched, most recently updated first. */
-  touchedByRun(companyId: string, runId: string): Promise<IssueRow[]> {
-    return this.rows<IssueRow>(
+  touchedByRun(companyId: string, runId: string): Promise<IssueRecord[]> {
+    return this.rows<IssueRecord>(
       companyId,
-      `SELECT ${issueColumns('i')} FROM heartbeat_runs r JOIN issues i ON i.company_id = r.company_id
+      `SELECT ${issueRecordColumns('i')} FROM heartbeat_runs r JOIN issues i ON i.company_id = r.company_id
         WHERE r.company_id = $1 AND r.id = $2 AND (r.issue_id = i.id OR ${RUN_CONTEXT_NAMES_ISSUE} OR i.checkout_run_id = r.id
           OR i.id::text IN (SELECT a.entity_id FROM activity_log a WHERE a.run_id = r.id AND a.entity_type = 'issue'))
         ORDER BY i.updated_at DESC`,
@@ -66,13 +75,13 @@ export class IssueRunsRepository extends CompanyScopedRepository {
   }
 
   /** The agent's open assignments, priority first, with their live run and open blockers. */
-  inboxLite(companyId: string, agentId: string): Promise<InboxLiteRow[]> {
-    return this.rows<InboxLiteRow>(
+  inboxLite(companyId: string, agentId: string): Promise<InboxLiteRecord[]> {
+    return this.rows<InboxLiteRecord>(
       companyId,
-      `SELECT ${issueColumns('i')},
+      `SELECT ${issueRecordColumns('i')},
               coalesce((SELECT array_agg(b.id ORDER BY b.created_at, b.id) FROM issue_relations rel JOIN issues b ON b.id = rel.issue_id
-                         WHERE rel.related_issue_id = i.id AND rel.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')), '{}') AS blocker_ids,
-              run.id AS run_id, run.status AS run_status, run.started_at AS run_started_at
+                         WHERE rel.related_issue_id = i.id AND rel.type = 'blocks' AND b.status NOT IN ('done', 'cancelled')), '{}') AS "blockerIds",
+              run.id AS "runId", run.status AS "runStatus", run.started_at AS "runStartedAt"
          FROM issues i
          LEFT JOIN LATERAL (
            SELECT r.id, r.status, r.started_at FROM heartbeat_runs r

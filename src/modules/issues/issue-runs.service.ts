@@ -20,25 +20,25 @@ export class IssueRunsService {
   /** Newest first. */
   async activityOf(routeCompanyId: string | undefined, ref: string): Promise<ActivityResponseDto[]> {
     const issue = await this.store.load(routeCompanyId, ref);
-    return this.activity.listForEntity(issue.company_id, 'issue', issue.id);
+    return this.activity.listForEntity(issue.companyId, 'issue', issue.id);
   }
 
   /** Heartbeat runs touching the issue, newest first. */
   async runsOf(routeCompanyId: string | undefined, ref: string) {
     const issue = await this.store.load(routeCompanyId, ref);
-    const rows = await this.issues.runsTouching(issue.company_id, issue.id);
+    const rows = await this.issues.runsTouching(issue.companyId, issue.id);
     return rows.map((r) => ({
       runId: r.id,
       status: r.status,
-      agentId: r.agent_id,
-      adapterType: r.adapter_type,
-      startedAt: iso(r.started_at),
-      finishedAt: iso(r.finished_at),
-      createdAt: iso(r.created_at),
-      invocationSource: r.invocation_source,
-      usageJson: r.usage_json ?? null,
-      resultJson: r.result_json ?? null,
-      logBytes: Number(r.log_bytes ?? 0),
+      agentId: r.agentId,
+      adapterType: r.adapterType,
+      startedAt: iso(r.startedAt),
+      finishedAt: iso(r.finishedAt),
+      createdAt: iso(r.createdAt),
+      invocationSource: r.invocationSource,
+      usageJson: r.usageJson ?? null,
+      resultJson: r.resultJson ?? null,
+      logBytes: Number(r.logBytes ?? 0),
     }));
   }
 
@@ -66,14 +66,14 @@ export class IssueRunsService {
       title: r.title,
       status: r.status,
       priority: r.priority,
-      projectId: r.project_id,
-      goalId: r.goal_id,
-      parentId: r.parent_id,
-      updatedAt: iso(r.updated_at),
-      activeRun: r.run_id ? { id: r.run_id, status: r.run_status, startedAt: iso(r.run_started_at) } : null,
-      dependencyReady: r.blocker_ids.length === 0,
-      unresolvedBlockerCount: r.blocker_ids.length,
-      unresolvedBlockerIssueIds: r.blocker_ids,
+      projectId: r.projectId,
+      goalId: r.goalId,
+      parentId: r.parentId,
+      updatedAt: iso(r.updatedAt),
+      activeRun: r.runId ? { id: r.runId, status: r.runStatus, startedAt: iso(r.runStartedAt) } : null,
+      dependencyReady: r.blockerIds.length === 0,
+      unresolvedBlockerCount: r.blockerIds.length,
+      unresolvedBlockerIssueIds: r.blockerIds,
     }));
   }
 }

@@ -4,12 +4,12 @@ import { isUuid } from '../../common/http/uuid';
 import { IssueResponseDto, IssueSummaryDto } from './dto/issue.dto';
 import { IssuesRepository } from './issues.repository';
 import { IssueSets, toIssueResponse, toIssueSummary } from './issue-view';
-import { IssueRow } from './issue.types';
+import { IssueRecord } from './issue.types';
 
 /** isUuid without type narrowing (refs are strings either way). */
 const looksLikeUuid = (s: string): boolean => isUuid(s);
 
-/** Issue rows of a company by UUID or identifier, and the label/blocker sets of a page of issues. */
+/** Issue records of a company by UUID or identifier, and the label/blocker sets of a page of issues. */
 @Injectable()
 export class IssueStore {
   constructor(private readonly issues: IssuesRepository) {}
@@ -22,7 +22,7 @@ export class IssueStore {
   }
 
   /** The company's issue named by `ref`: a UUID or an identifier such as `ABC-12` (case-insensitive). */
-  async findByRef(companyId: string, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRow | null> {
+  async findByRef(companyId: string, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRecord | null> {
     const byId = looksLikeUuid(ref);
     if (!byId && !/^[A-Za-z0-9]+-\d+$/.test(ref)) return null;
     const [column, value] = byId ? (['id', ref] as const) : (['identifier', ref.toUpperCase()] as const);
@@ -34,7 +34,7 @@ export class IssueStore {
    * the UUID or identifier and checked by the guard, which answers an unknown issue and another
    * company's with the same 404; undefined when the path holds neither form): 404 when not found.
    */
-  async load(routeCompanyId: string | undefined, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRow> {
+  async load(routeCompanyId: string | undefined, ref: string, opts: { lock?: boolean } = {}): Promise<IssueRecord> {
     const row = routeCompanyId ? await this.findByRef(routeCompanyId, ref, opts) : null;
     if (!row) throw notFound('Issue');
     return row;
@@ -44,7 +44,7 @@ export class IssueStore {
   async allOfCompany(
     companyId: string,
     opts: { includeRoutineExecutions?: boolean } = {},
-  ): Promise<Array<IssueRow & { label_names: string[] }>> {
+  ): Promise<Array<IssueRecord & { labelNames: string[] }>> {
     return this.issues.allOfCompany(companyId, !!opts.includeRoutineExecutions);
   }
 
@@ -57,30 +57,30 @@ export class IssueStore {
   }
 
   /** Labels and blocker ids of a page of issues, in one query per company (a page is of one company). */
-  async setsOf(rows: Array<Pick<IssueRow, 'id' | 'company_id'>>): Promise<Map<string, IssueSets>> {
+  async setsOf(rows: Array<Pick<IssueRecord, 'id' | 'companyId'>>): Promise<Map<string, IssueSets>> {
     const byCompany = new Map<string, string[]>();
     for (const r of rows) {
-      const ids = byCompany.get(r.company_id);
+      const ids = byCompany.get(r.companyId);
       if (ids) ids.push(r.id);
-      else byCompany.set(r.company_id, [r.id]);
+      else byCompany.set(r.companyId, [r.id]);
     }
     const sets = new Map<string, IssueSets>();
     for (const [companyId, ids] of byCompany) for (const [id, s] of await this.issues.setsOf(companyId, ids)) sets.set(id, s);
     return sets;
   }
 
-  /** Response objects for rows, with their labels and blockers (two queries for the whole page). */
-  async toResponses(rows: IssueRow[]): Promise<IssueResponseDto[]> {
+  /** Response objects for records, with their labels and blockers (two queries for the whole page). */
+  async toResponses(rows: IssueRecord[]): Promise<IssueResponseDto[]> {
     const sets = await this.setsOf(rows);
     return rows.map((r) => toIssueResponse(r, sets.get(r.id)?.labels ?? [], sets.get(r.id)?.blockers ?? []));
   }
 
-  async toResponse(row: IssueRow): Promise<IssueResponseDto> {
+  async toResponse(row: IssueRecord): Promise<IssueResponseDto> {
     return (await this.toResponses([row]))[0];
   }
 
   /** A fresh issue without labels or blockers needs no further query. */
-  async toCreatedResponse(row: IssueRow, dto: { labelIds?: string[]; blockedByIssueIds?: string[] }): Promise<IssueResponseDto> {
+  async toCreatedResponse(row: IssueRecord, dto: { labelIds?: string[]; blockedByIssueIds?: string[] }): Promise<IssueResponseDto> {
     if (dto.labelIds?.length || dto.blockedByIssueIds?.length) return this.toResponse(row);
     return toIssueResponse(row, [], []);
   }

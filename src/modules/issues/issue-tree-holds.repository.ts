@@ -1,17 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 
-export interface TreeHoldRow {
+/** A subtree pause hold, with the identifier of its root issue. */
+export interface TreeHoldRecord {
   id: string;
-  company_id: string;
-  root_issue_id: string;
-  root_identifier: string;
+  companyId: string;
+  rootIssueId: string;
+  rootIdentifier: string;
   reason: string | null;
-  created_by_user_id: string;
-  created_at: Date;
-  released_at: Date | null;
-  released_by_user_id: string | null;
+  createdByUserId: string;
+  createdAt: Date;
+  releasedAt: Date | null;
+  releasedByUserId: string | null;
 }
 
 /** Ancestors are followed at most this deep (the issue tree is far shallower; a guard, not a rule). */
@@ -32,11 +34,12 @@ export class IssueTreeHoldsRepository extends CompanyScopedRepository {
   }
 
   /** The active hold covering the issue (on it or its nearest held ancestor), or null. */
-  covering(companyId: string, issueId: string): Promise<TreeHoldRow | null> {
+  covering(companyId: string, issueId: string): Promise<TreeHoldRecord | null> {
     return this.row(
       companyId,
       `${CHAIN}
-       SELECT h.*, i.identifier AS root_identifier
+       SELECT ${recordColumns('id, company_id, root_issue_id, reason, created_by_user_id, created_at, released_at, released_by_user_id', 'h')},
+              i.identifier AS "rootIdentifier"
          FROM chain c JOIN issue_tree_holds h ON h.root_issue_id = c.id AND h.released_at IS NULL
          JOIN issues i ON i.id = h.root_issue_id
         WHERE h.company_id = $1
@@ -61,7 +64,7 @@ export class IssueTreeHoldsRepository extends CompanyScopedRepository {
   }
 
   /** A new active hold; null when the root already has one (unique partial index). */
-  async insert(companyId: string, rootIssueId: string, userId: string, reason: string | null): Promise<TreeHoldRow | null> {
+  async insert(companyId: string, rootIssueId: string, userId: string, reason: string | null): Promise<TreeHoldRecord | null> {
     const [row] = await this.rows<{ id: string }>(
       companyId,
       `INSERT INTO issue_tree_holds (company_id, root_issue_id, created_by_user_id, reason) VALUES ($1, $2, $3, $4)

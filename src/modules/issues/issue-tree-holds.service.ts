@@ -6,17 +6,17 @@ import { issueError } from './issues.errors';
 import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
 import { PauseTreeDto, TreeControlStateDto, TreeHoldDto, TreeResumeResultDto } from './dto/issue-controls.dto';
 import { IssueStore } from './issue-store.service';
-import { IssueTreeHoldsRepository, TreeHoldRow } from './issue-tree-holds.repository';
-import type { IssueRow } from './issue.types';
+import { IssueTreeHoldsRepository, TreeHoldRecord } from './issue-tree-holds.repository';
+import type { IssueRecord } from './issue.types';
 
-const toHold = (h: TreeHoldRow, issueId: string): TreeHoldDto => ({
+const toHold = (h: TreeHoldRecord, issueId: string): TreeHoldDto => ({
   id: h.id,
-  rootIssueId: h.root_issue_id,
-  rootIssueIdentifier: h.root_identifier,
-  inherited: h.root_issue_id !== issueId,
+  rootIssueId: h.rootIssueId,
+  rootIssueIdentifier: h.rootIdentifier,
+  inherited: h.rootIssueId !== issueId,
   reason: h.reason,
-  createdByUserId: h.created_by_user_id,
-  createdAt: isoRequired(h.created_at),
+  createdByUserId: h.createdByUserId,
+  createdAt: isoRequired(h.createdAt),
 });
 
 const boardUser = (actor: Actor) => {
@@ -49,53 +49,53 @@ export class IssueTreeHolds {
   async pause(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: PauseTreeDto): Promise<TreeControlStateDto> {
     const userId = boardUser(actor);
     const issue = await this.store.load(routeCompanyId, ref);
-    const covering = await this.repo.covering(issue.company_id, issue.id);
+    const covering = await this.repo.covering(issue.companyId, issue.id);
     if (covering) throw this.alreadyPaused(covering);
-    const created = await this.repo.insert(issue.company_id, issue.id, userId, dto.reason ?? null);
+    const created = await this.repo.insert(issue.companyId, issue.id, userId, dto.reason ?? null);
     if (!created) {
-      const now = await this.repo.covering(issue.company_id, issue.id);
+      const now = await this.repo.covering(issue.companyId, issue.id);
       throw now ? this.alreadyPaused(now) : issueError('issue_tree_already_paused', 'The subtree was paused concurrently');
     }
-    return { issueId: issue.id, companyId: issue.company_id, activePauseHold: toHold(created, issue.id) };
+    return { issueId: issue.id, companyId: issue.companyId, activePauseHold: toHold(created, issue.id) };
   }
 
   /** Releases the hold rooted at this issue and promotes the subtree's deferred wakes; 409 when there is none here. */
   async resume(actor: Actor, routeCompanyId: string | undefined, ref: string): Promise<TreeResumeResultDto> {
     const userId = boardUser(actor);
     const issue = await this.store.load(routeCompanyId, ref);
-    const released = await this.repo.release(issue.company_id, issue.id, userId);
+    const released = await this.repo.release(issue.companyId, issue.id, userId);
     if (!released) {
-      const covering = await this.repo.covering(issue.company_id, issue.id);
+      const covering = await this.repo.covering(issue.companyId, issue.id);
       if (covering) {
         throw issueError('issue_tree_held_by_ancestor', 'The subtree is paused by a hold on an ancestor; resume it there', {
           holdId: covering.id,
-          rootIssueId: covering.root_issue_id,
+          rootIssueId: covering.rootIssueId,
         });
       }
       throw issueError('issue_tree_not_paused', 'The subtree of this issue is not paused');
     }
     // issues still covered by another hold (an ancestor's) stay deferred: the engine asks the probe again
-    const promotedWakes = await this.queue.promoteDeferredOfIssues(await this.repo.subtree(issue.company_id, issue.id));
+    const promotedWakes = await this.queue.promoteDeferredOfIssues(await this.repo.subtree(issue.companyId, issue.id));
     return { ...(await this.stateOf(issue)), releasedHoldId: released.id, promotedWakes };
   }
 
   /** Checkout guard: 409 `issue_tree_paused` while a hold covers the issue. */
-  async assertNotHeld(issue: Pick<IssueRow, 'id' | 'company_id'>): Promise<void> {
-    const hold = await this.repo.covering(issue.company_id, issue.id);
+  async assertNotHeld(issue: Pick<IssueRecord, 'id' | 'companyId'>): Promise<void> {
+    const hold = await this.repo.covering(issue.companyId, issue.id);
     if (hold) {
       throw issueError('issue_tree_paused', "The issue's subtree is paused; it cannot be checked out until the hold is released", {
         holdId: hold.id,
-        rootIssueId: hold.root_issue_id,
+        rootIssueId: hold.rootIssueId,
       });
     }
   }
 
-  private async stateOf(issue: Pick<IssueRow, 'id' | 'company_id'>): Promise<TreeControlStateDto> {
-    const hold = await this.repo.covering(issue.company_id, issue.id);
-    return { issueId: issue.id, companyId: issue.company_id, activePauseHold: hold ? toHold(hold, issue.id) : null };
+  private async stateOf(issue: Pick<IssueRecord, 'id' | 'companyId'>): Promise<TreeControlStateDto> {
+    const hold = await this.repo.covering(issue.companyId, issue.id);
+    return { issueId: issue.id, companyId: issue.companyId, activePauseHold: hold ? toHold(hold, issue.id) : null };
   }
 
-  private alreadyPaused(h: TreeHoldRow) {
-    return issueError('issue_tree_already_paused', 'The subtree is already paused', { holdId: h.id, rootIssueId: h.root_issue_id });
+  private alreadyPaused(h: TreeHoldRecord) {
+    return issueError('issue_tree_already_paused', 'The subtree is already paused', { holdId: h.id, rootIssueId: h.rootIssueId });
   }
 }

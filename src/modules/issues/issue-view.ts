@@ -1,56 +1,56 @@
 import { iso, isoRequired } from '../../database/row-mapping';
 import { IssueResponseDto, IssueSummaryDto, LabelSummaryDto } from './dto/issue.dto';
-import { IssueRow } from './issue.types';
+import { IssueRecord } from './issue.types';
 
-export function toIssueResponse(r: IssueRow, labels: LabelSummaryDto[], blockedByIssueIds: string[]): IssueResponseDto {
+export function toIssueResponse(r: IssueRecord, labels: LabelSummaryDto[], blockedByIssueIds: string[]): IssueResponseDto {
   return {
     id: r.id,
-    companyId: r.company_id,
+    companyId: r.companyId,
     identifier: r.identifier,
-    issueNumber: r.issue_number,
+    issueNumber: r.issueNumber,
     title: r.title,
     description: r.description,
     status: r.status,
     priority: r.priority,
-    projectId: r.project_id,
-    goalId: r.goal_id,
-    parentId: r.parent_id,
+    projectId: r.projectId,
+    goalId: r.goalId,
+    parentId: r.parentId,
     blockedByIssueIds,
     labelIds: labels.map((l) => l.id),
     labels,
-    assigneeAgentId: r.assignee_agent_id,
-    assigneeUserId: r.assignee_user_id,
-    checkoutRunId: r.checkout_run_id,
-    executionPolicy: r.execution_policy,
-    executionWorkspaceId: r.execution_workspace_id,
-    executionWorkspacePreference: r.execution_workspace_preference,
-    executionWorkspaceSettings: r.execution_workspace_settings,
-    inheritExecutionWorkspaceFromIssueId: r.inherit_execution_workspace_from_issue_id,
-    hiddenAt: iso(r.hidden_at),
-    originKind: r.origin_kind,
-    originId: r.origin_id,
-    createdByAgentId: r.created_by_agent_id,
-    createdByUserId: r.created_by_user_id,
-    startedAt: iso(r.started_at),
-    completedAt: iso(r.completed_at),
-    cancelledAt: iso(r.cancelled_at),
-    createdAt: isoRequired(r.created_at),
-    updatedAt: isoRequired(r.updated_at),
+    assigneeAgentId: r.assigneeAgentId,
+    assigneeUserId: r.assigneeUserId,
+    checkoutRunId: r.checkoutRunId,
+    executionPolicy: r.executionPolicy,
+    executionWorkspaceId: r.executionWorkspaceId,
+    executionWorkspacePreference: r.executionWorkspacePreference,
+    executionWorkspaceSettings: r.executionWorkspaceSettings,
+    inheritExecutionWorkspaceFromIssueId: r.inheritExecutionWorkspaceFromIssueId,
+    hiddenAt: iso(r.hiddenAt),
+    originKind: r.originKind,
+    originId: r.originId,
+    createdByAgentId: r.createdByAgentId,
+    createdByUserId: r.createdByUserId,
+    startedAt: iso(r.startedAt),
+    completedAt: iso(r.completedAt),
+    cancelledAt: iso(r.cancelledAt),
+    createdAt: isoRequired(r.createdAt),
+    updatedAt: isoRequired(r.updatedAt),
   };
 }
 
-export function toIssueSummary(r: IssueRow): IssueSummaryDto {
+export function toIssueSummary(r: IssueRecord): IssueSummaryDto {
   return {
     id: r.id,
     identifier: r.identifier,
     title: r.title,
     status: r.status,
     priority: r.priority,
-    assigneeAgentId: r.assignee_agent_id,
-    projectId: r.project_id,
-    goalId: r.goal_id,
-    parentId: r.parent_id,
-    updatedAt: isoRequired(r.updated_at),
+    assigneeAgentId: r.assigneeAgentId,
+    projectId: r.projectId,
+    goalId: r.goalId,
+    parentId: r.parentId,
+    updatedAt: isoRequired(r.updatedAt),
   };
 }
 

@@ -21,7 +21,7 @@ export class IssueWakeDetails {
     const issue = q.issueId ? await this.issues.findBy(companyId, 'id', q.issueId) : null;
     const rows = issue && q.commentIds.length ? await this.comments.manyOfIssue(companyId, issue.id, q.commentIds) : [];
     const names = new Map<string, string | null>();
-    for (const id of new Set(rows.map((r) => r.author_agent_id).filter((x): x is string => !!x)))
+    for (const id of new Set(rows.map((r) => r.authorAgentId).filter((x): x is string => !!x)))
       names.set(id, (await this.agents.inCompany(companyId, id))?.name ?? null);
     return {
       issue: issue && {
@@ -30,17 +30,17 @@ export class IssueWakeDetails {
         title: issue.title,
         status: issue.status,
         description: issue.description,
-        originKind: issue.origin_kind,
-        originId: issue.origin_id,
+        originKind: issue.originKind,
+        originId: issue.originId,
       },
       comments: rows.map((c) => ({
         id: c.id,
-        issueId: c.issue_id,
+        issueId: c.issueId,
         body: c.body,
-        author: c.author_agent_id
-          ? { kind: 'agent' as const, id: c.author_agent_id, name: names.get(c.author_agent_id) ?? null }
-          : { kind: 'user' as const, id: c.author_user_id ?? 'unknown', name: null },
-        createdAt: isoRequired(c.created_at),
+        author: c.authorAgentId
+          ? { kind: 'agent' as const, id: c.authorAgentId, name: names.get(c.authorAgentId) ?? null }
+          : { kind: 'user' as const, id: c.authorUserId ?? 'unknown', name: null },
+        createdAt: isoRequired(c.createdAt),
       })),
     };
   }

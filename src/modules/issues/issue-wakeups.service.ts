@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../common/auth/actor';
 import { WakeupQueue } from '../heartbeat/wakeup-queue.service';
-import { CommentRow, isClosed, IssueRow } from './issue.types';
+import { CommentRecord, isClosed, IssueRecord } from './issue.types';
 import { IssuesRepository } from './issues.repository';
 import { IssueAgents } from './issue-agents';
 
@@ -20,14 +20,14 @@ export class IssueWakeups {
   ) {}
 
   /** The new assignee of an actionable issue learns of it, unless it assigned itself. */
-  async assigned(issue: IssueRow, actor?: Actor): Promise<void> {
+  async assigned(issue: IssueRecord, actor?: Actor): Promise<void> {
     if (!this.wakesAssignee(issue, actor)) return;
-    await this.enqueue(issue, issue.assignee_agent_id!, actor, { source: 'assignment', reason: 'issue_assigned' });
+    await this.enqueue(issue, issue.assigneeAgentId!, actor, { source: 'assignment', reason: 'issue_assigned' });
   }
 
   /** Whether `assigned` wakes the issue's assignee: an agent other than the actor, on an open issue out of the backlog. */
-  wakesAssignee(issue: Pick<IssueRow, 'assignee_agent_id' | 'status'>, actor?: Actor): boolean {
-    const agentId = issue.assignee_agent_id;
+  wakesAssignee(issue: Pick<IssueRecord, 'assigneeAgentId' | 'status'>, actor?: Actor): boolean {
+    const agentId = issue.assigneeAgentId;
     if (!agentId || agentId === actorAgentId(actor)) return false;
     return issue.status !== 'backlog' && !isClosed(issue.status);
   }
@@ -36,34 +36,34 @@ export class IssueWakeups {
    * A comment wakes the assignee (unless the issue stays closed) and every `@AgentName` mentioned in
    * it; the author is never woken by its own comment and each agent is woken once.
    */
-  async commented(issue: IssueRow, comment: CommentRow, actor: Actor): Promise<void> {
+  async commented(issue: IssueRecord, comment: CommentRecord, actor: Actor): Promise<void> {
     const author = actorAgentId(actor);
     const woken = new Set<string>(author ? [author] : []);
-    for (const agentId of await this.mentionedAgentIds(issue.company_id, comment.body)) {
+    for (const agentId of await this.mentionedAgentIds(issue.companyId, comment.body)) {
       if (woken.has(agentId)) continue;
       woken.add(agentId);
       await this.enqueue(issue, agentId, actor, { reason: 'mentioned', commentId: comment.id });
     }
-    const assignee = issue.assignee_agent_id;
+    const assignee = issue.assigneeAgentId;
     if (assignee && !woken.has(assignee) && !isClosed(issue.status) && (await this.isWakeable(assignee))) {
       await this.enqueue(issue, assignee, actor, { reason: 'issue_commented', commentId: comment.id });
     }
   }
 
   /** `closed` just became done or cancelled: wake the assignee of each issue it blocked that has no open blocker left. */
-  async blockerClosed(closed: IssueRow, actor: Actor): Promise<void> {
+  async blockerClosed(closed: IssueRecord, actor: Actor): Promise<void> {
     // The open issues it blocks are locked first (in id order). Two of an issue's last blockers
     // closing at once then take turns here, and the second one's check below (a statement after the
     // lock, so it reads what committed meanwhile) sees the first one closed: without the lock each
     // saw the other still open and nobody woke the assignee.
-    const blocked = (await this.issues.related(closed.company_id, closed.id, 'blocks'))
-      .filter((i) => i.assignee_agent_id && !isClosed(i.status))
+    const blocked = (await this.issues.related(closed.companyId, closed.id, 'blocks'))
+      .filter((i) => i.assigneeAgentId && !isClosed(i.status))
       .map((i) => i.id)
       .sort();
-    for (const id of blocked) await this.issues.findBy(closed.company_id, 'id', id, true);
-    const ready = await this.issues.unblockedBy(closed.company_id, closed.id);
+    for (const id of blocked) await this.issues.findBy(closed.companyId, 'id', id, true);
+    const ready = await this.issues.unblockedBy(closed.companyId, closed.id);
     for (const issue of ready) {
-      await this.enqueue(issue, issue.assignee_agent_id!, actor, { reason: 'blocker_resolved', extra: { blockerIssueId: closed.id } });
+      await this.enqueue(issue, issue.assigneeAgentId!, actor, { reason: 'blocker_resolved', extra: { blockerIssueId: closed.id } });
     }
   }
 
@@ -77,19 +77,19 @@ export class IssueWakeups {
 
   /** The issue's assignee agent learns of something on the issue, unless the actor is that agent. */
   async wakeAssignee(
-    issue: Pick<IssueRow, 'id' | 'company_id' | 'assignee_agent_id'>,
+    issue: Pick<IssueRecord, 'id' | 'companyId' | 'assigneeAgentId'>,
     actor: Actor,
     reason: string,
     extra: Record<string, unknown> = {},
   ): Promise<void> {
-    const agentId = issue.assignee_agent_id;
+    const agentId = issue.assigneeAgentId;
     if (!agentId || (actor.kind === 'agent' && actor.agentId === agentId) || !(await this.isWakeable(agentId))) return;
     await this.enqueue(issue, agentId, actor, { reason, extra });
   }
 
   /** A board user answered the agent's question on the issue: the agent learns of it (payload `interactionId`). */
   async interactionAnswered(
-    issue: Pick<IssueRow, 'id' | 'company_id'>,
+    issue: Pick<IssueRecord, 'id' | 'companyId'>,
     agentId: string,
     interactionId: string,
     actor: Actor,
@@ -103,14 +103,14 @@ export class IssueWakeups {
   }
 
   private async enqueue(
-    issue: Pick<IssueRow, 'id' | 'company_id'>,
+    issue: Pick<IssueRecord, 'id' | 'companyId'>,
     agentId: string,
     actor: Actor | undefined,
     w: { source?: 'assignment' | 'automation'; reason: string; commentId?: string; extra?: Record<string, unknown> },
   ): Promise<void> {
     const source = w.source ?? 'automation';
     await this.queue.enqueue({
-      companyId: issue.company_id,
+      companyId: issue.companyId,
       agentId,
       source,
       triggerDetail: source === 'automation' ? 'system' : null,

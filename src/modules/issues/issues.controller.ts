@@ -166,12 +166,7 @@ export class IssuesController {
     @Query() q: LiveRunsQueryDto,
   ): Promise<LiveRunDto[]> {
     const issue = await this.store.load(routeCompanyId, issueId);
-    return this.heartbeatRuns.live(
-      issue.company_id,
-      q.limit ?? 200,
-      { id: issue.id, checkoutRunId: issue.checkout_run_id },
-      q.minCount ?? 0,
-    );
+    return this.heartbeatRuns.live(issue.companyId, q.limit ?? 200, { id: issue.id, checkoutRunId: issue.checkoutRunId }, q.minCount ?? 0);
   }
 
   /** Compact summaries of the issues a run touched; an unknown run, and another company's, have none (empty array). */

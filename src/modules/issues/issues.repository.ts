@@ -1,12 +1,27 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { ISSUE_COLUMNS, issueColumns, IssueRow } from './issue.types';
+import { recordColumns, snakeName } from '../../database/row-mapping';
+import { IssueFields, issueRecordColumns, IssueRecord } from './issue.types';
 import { IssueSets, issueSetsSql } from './issue-view';
 
 /** SQL: the checkout run of the `issues` row is not live (finished, failed, cancelled, timed out, or missing). */
 // reads heartbeat_runs (owned by heartbeat; FOREIGN_READS): the liveness of the checkout run, in the checkout's own UPDATE
 const CHECKOUT_RUN_STALE = `NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.id = issues.checkout_run_id AND r.status IN ('queued','running'))`;
+
+const ISSUE_RECORD = issueRecordColumns();
+
+/** Numbers taken from the company's issue counter, as issue rules read them. */
+export interface TakenIssueNumbers {
+  issuePrefix: string;
+  first: number;
+}
+
+/** The companies module still returns its counter's numbers in snake_case: issues read them through this mapping only. */
+export const takenIssueNumbers = (n: { issue_prefix: string; first: number }): TakenIssueNumbers => ({
+  issuePrefix: n.issue_prefix,
+  first: n.first,
+});
 
 /** One issue of a package import, numbered. */
 export interface ImportedIssueValues {
@@ -41,27 +56,29 @@ export class IssuesRepository extends CompanyScopedRepository {
   }
 
   /** The issue of the company whose id (or upper-case identifier) is `value`. */
-  findBy(companyId: string, column: 'id' | 'identifier', value: string, lock = false): Promise<IssueRow | null> {
+  findBy(companyId: string, column: 'id' | 'identifier', value: string, lock = false): Promise<IssueRecord | null> {
     const forUpdate = lock ? ' FOR UPDATE' : '';
     return column === 'id'
-      ? this.row<IssueRow>(companyId, `SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = $2${forUpdate}`, [value])
-      : this.row<IssueRow>(companyId, `SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND identifier = $2${forUpdate}`, [value]);
+      ? this.row<IssueRecord>(companyId, `SELECT ${ISSUE_RECORD} FROM issues WHERE company_id = $1 AND id = $2${forUpdate}`, [value])
+      : this.row<IssueRecord>(companyId, `SELECT ${ISSUE_RECORD} FROM issues WHERE company_id = $1 AND identifier = $2${forUpdate}`, [
+          value,
+        ]);
   }
 
   /** Every visible issue of a company with its label names, by number (portability export). */
-  allOfCompany(companyId: string, includeRoutineExecutions: boolean): Promise<Array<IssueRow & { label_names: string[] }>> {
-    return this.rows<IssueRow & { label_names: string[] }>(
+  allOfCompany(companyId: string, includeRoutineExecutions: boolean): Promise<Array<IssueRecord & { labelNames: string[] }>> {
+    return this.rows<IssueRecord & { labelNames: string[] }>(
       companyId,
-      `SELECT ${issueColumns('i')},
-              array(SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id ORDER BY lower(l.name)) AS label_names
+      `SELECT ${issueRecordColumns('i')},
+              array(SELECT l.name FROM issue_labels il JOIN labels l ON l.id = il.label_id WHERE il.issue_id = i.id ORDER BY lower(l.name)) AS "labelNames"
          FROM issues i WHERE i.company_id = $1 AND i.hidden_at IS NULL ${includeRoutineExecutions ? '' : `AND i.origin_kind <> 'routine_execution'`}
         ORDER BY i.issue_number`,
     );
   }
 
   /** Issues of the company among `ids` (any order). */
-  findManyOfCompany(companyId: string, ids: string[]): Promise<IssueRow[]> {
-    return this.rows<IssueRow>(companyId, `SELECT ${ISSUE_COLUMNS} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])`, [ids]);
+  findManyOfCompany(companyId: string, ids: string[]): Promise<IssueRecord[]> {
+    return this.rows<IssueRecord>(companyId, `SELECT ${ISSUE_RECORD} FROM issues WHERE company_id = $1 AND id = ANY($2::uuid[])`, [ids]);
   }
 
   /** Labels and blocker ids of a page of issues of the company, in one query. */
@@ -92,27 +109,27 @@ export class IssuesRepository extends CompanyScopedRepository {
    * src/database/table-owners.ts), whose row lock serialises concurrent creates until commit. Null
    * for an unknown company.
    */
-  async insertNumbered(companyId: string, changes: Record<string, unknown>): Promise<IssueRow | null> {
-    const cols = Object.keys(changes);
-    const [row] = await this.rows<IssueRow>(
+  async insertNumbered(companyId: string, fields: IssueFields): Promise<IssueRecord | null> {
+    const cols = Object.keys(fields).map(snakeName);
+    const [row] = await this.rows<IssueRecord>(
       companyId,
       `WITH n AS (SELECT issue_prefix, first FROM take_issue_numbers($1, 1))
        INSERT INTO issues (company_id, issue_number, identifier${cols.map((c) => `, ${c}`).join('')})
        SELECT $1, n.first, n.issue_prefix || '-' || n.first${cols.map((_, i) => `, $${i + 2}`).join('')} FROM n
-       RETURNING ${ISSUE_COLUMNS}`,
-      Object.values(changes),
+       RETURNING ${ISSUE_RECORD}`,
+      Object.values(fields),
     );
     return row ?? null;
   }
 
-  /** Sets the given columns (and updated_at) of an issue of the company. */
-  async updateColumns(companyId: string, issueId: string, changes: Record<string, unknown>): Promise<IssueRow> {
-    const keys = Object.keys(changes);
-    const [row] = await this.returning<IssueRow>(
+  /** Sets the given fields (and updated_at) of an issue of the company. */
+  async updateFields(companyId: string, issueId: string, fields: IssueFields): Promise<IssueRecord> {
+    const keys = Object.keys(fields).map(snakeName);
+    const [row] = await this.returning<IssueRecord>(
       companyId,
       `UPDATE issues SET ${[...keys.map((k, i) => `${k} = $${i + 3}`), 'updated_at = now()'].join(', ')}
-          WHERE company_id = $1 AND id = $2 RETURNING ${ISSUE_COLUMNS}`,
-      [issueId, ...Object.values(changes)],
+          WHERE company_id = $1 AND id = $2 RETURNING ${ISSUE_RECORD}`,
+      [issueId, ...Object.values(fields)],
     );
     return row;
   }
@@ -154,11 +171,11 @@ export class IssuesRepository extends CompanyScopedRepository {
   }
 
   /** Back to todo from done or cancelled (a comment with `reopen`). */
-  async reopen(companyId: string, issueId: string): Promise<IssueRow> {
-    const [row] = await this.returning<IssueRow>(
+  async reopen(companyId: string, issueId: string): Promise<IssueRecord> {
+    const [row] = await this.returning<IssueRecord>(
       companyId,
       `UPDATE issues SET status = 'todo', completed_at = NULL, cancelled_at = NULL, updated_at = now()
-        WHERE company_id = $1 AND id = $2 RETURNING ${ISSUE_COLUMNS}`,
+        WHERE company_id = $1 AND id = $2 RETURNING ${ISSUE_RECORD}`,
       [issueId],
     );
     return row;
@@ -178,26 +195,26 @@ export class IssuesRepository extends CompanyScopedRepository {
     agentId: string,
     runId: string | null,
     expectedStatuses: string[],
-  ): Promise<IssueRow | null> {
-    const [won] = await this.returning<IssueRow>(
+  ): Promise<IssueRecord | null> {
+    const [won] = await this.returning<IssueRecord>(
       companyId,
       `UPDATE issues SET status = 'in_progress', assignee_agent_id = $3, checkout_run_id = $4,
               started_at = coalesce(started_at, now()), completed_at = NULL, cancelled_at = NULL, updated_at = now()
         WHERE company_id = $1 AND id = $2 AND status = ANY($5::text[])
           AND (assignee_agent_id IS NULL OR assignee_agent_id = $3)
           AND (checkout_run_id IS NULL OR checkout_run_id IS NOT DISTINCT FROM $4::uuid OR ${CHECKOUT_RUN_STALE})
-        RETURNING ${ISSUE_COLUMNS}`,
+        RETURNING ${ISSUE_RECORD}`,
       [issueId, agentId, runId, expectedStatuses],
     );
     return won ?? null;
   }
 
   /** Back to todo without agent assignee or checkout run. */
-  async releaseCheckout(companyId: string, issueId: string): Promise<IssueRow> {
-    const [row] = await this.returning<IssueRow>(
+  async releaseCheckout(companyId: string, issueId: string): Promise<IssueRecord> {
+    const [row] = await this.returning<IssueRecord>(
       companyId,
       `UPDATE issues SET status = 'todo', assignee_agent_id = NULL, checkout_run_id = NULL, updated_at = now()
-        WHERE company_id = $1 AND id = $2 RETURNING ${ISSUE_COLUMNS}`,
+        WHERE company_id = $1 AND id = $2 RETURNING ${ISSUE_RECORD}`,
       [issueId],
     );
     return row;
@@ -224,10 +241,10 @@ export class IssuesRepository extends CompanyScopedRepository {
   }
 
   /** Status and checkout owner as they are now. */
-  async checkoutState(companyId: string, issueId: string): Promise<Pick<IssueRow, 'status' | 'assignee_agent_id' | 'checkout_run_id'>> {
-    const now = await this.row<IssueRow>(
+  async checkoutState(companyId: string, issueId: string): Promise<Pick<IssueRecord, 'status' | 'assigneeAgentId' | 'checkoutRunId'>> {
+    const now = await this.row<IssueRecord>(
       companyId,
-      `SELECT status, assignee_agent_id, checkout_run_id FROM issues WHERE company_id = $1 AND id = $2`,
+      `SELECT status, assignee_agent_id AS "assigneeAgentId", checkout_run_id AS "checkoutRunId" FROM issues WHERE company_id = $1 AND id = $2`,
       [issueId],
     );
     return now!;
@@ -236,47 +253,47 @@ export class IssuesRepository extends CompanyScopedRepository {
   // ---- trees and blockers (reads)
 
   /** The issue `parentId` and its parents up to the root, nearest first. */
-  ancestors(companyId: string, parentId: string): Promise<IssueRow[]> {
-    return this.rows<IssueRow>(
+  ancestors(companyId: string, parentId: string): Promise<IssueRecord[]> {
+    return this.rows<IssueRecord>(
       companyId,
       `WITH RECURSIVE up AS (
          SELECT i.*, 1 AS depth FROM issues i WHERE i.company_id = $1 AND i.id = $2
          UNION ALL
          SELECT i.*, up.depth + 1 FROM issues i JOIN up ON i.id = up.parent_id WHERE i.company_id = $1 AND up.depth < 100)
-       SELECT ${issueColumns('up')} FROM up ORDER BY depth`,
+       SELECT ${issueRecordColumns('up')} FROM up ORDER BY depth`,
       [parentId],
     );
   }
 
   /** The issues blocking this one (`blockedBy`) or blocked by it (`blocks`), oldest relation first. */
-  related(companyId: string, issueId: string, dir: 'blockedBy' | 'blocks'): Promise<IssueRow[]> {
+  related(companyId: string, issueId: string, dir: 'blockedBy' | 'blocks'): Promise<IssueRecord[]> {
     const [mine, other] = dir === 'blockedBy' ? ['related_issue_id', 'issue_id'] : ['issue_id', 'related_issue_id'];
-    return this.rows<IssueRow>(
+    return this.rows<IssueRecord>(
       companyId,
-      `SELECT ${issueColumns('i')} FROM issue_relations r JOIN issues i ON i.id = r.${other}
+      `SELECT ${issueRecordColumns('i')} FROM issue_relations r JOIN issues i ON i.id = r.${other}
         WHERE r.company_id = $1 AND r.${mine} = $2 AND r.type = 'blocks' ORDER BY r.created_at, i.id`,
       [issueId],
     );
   }
 
   /** Both sides of an issue's blocking relations in one statement: the issues blocking it, and those it blocks. */
-  async relatedBoth(companyId: string, issueId: string): Promise<{ blockedBy: IssueRow[]; blocks: IssueRow[] }> {
-    const rows = await this.rows<IssueRow & { blocks_it: boolean }>(
+  async relatedBoth(companyId: string, issueId: string): Promise<{ blockedBy: IssueRecord[]; blocks: IssueRecord[] }> {
+    const rows = await this.rows<IssueRecord & { blocksIt: boolean }>(
       companyId,
-      `SELECT r.related_issue_id = $2 AS blocks_it, ${issueColumns('i')} FROM issue_relations r
+      `SELECT r.related_issue_id = $2 AS "blocksIt", ${issueRecordColumns('i')} FROM issue_relations r
          JOIN issues i ON i.id = CASE WHEN r.related_issue_id = $2 THEN r.issue_id ELSE r.related_issue_id END
         WHERE r.company_id = $1 AND (r.related_issue_id = $2 OR r.issue_id = $2) AND r.type = 'blocks'
         ORDER BY r.created_at, i.id`,
       [issueId],
     );
-    return { blockedBy: rows.filter((r) => r.blocks_it), blocks: rows.filter((r) => !r.blocks_it) };
+    return { blockedBy: rows.filter((r) => r.blocksIt), blocks: rows.filter((r) => !r.blocksIt) };
   }
 
   /** Open issues with an assignee agent that `closedId` blocked and that have no open blocker left. */
-  unblockedBy(companyId: string, closedId: string): Promise<IssueRow[]> {
-    return this.rows<IssueRow>(
+  unblockedBy(companyId: string, closedId: string): Promise<Array<Pick<IssueRecord, 'id' | 'companyId' | 'status' | 'assigneeAgentId'>>> {
+    return this.rows<IssueRecord>(
       companyId,
-      `SELECT i.id, i.company_id, i.status, i.assignee_agent_id FROM issue_relations r JOIN issues i ON i.id = r.related_issue_id
+      `SELECT ${recordColumns('id, company_id, status, assignee_agent_id', 'i')} FROM issue_relations r JOIN issues i ON i.id = r.related_issue_id
         WHERE r.company_id = $1 AND r.issue_id = $2 AND r.type = 'blocks' AND i.assignee_agent_id IS NOT NULL AND i.status NOT IN ('done', 'cancelled')
           AND NOT EXISTS (
             SELECT 1 FROM issue_relations o JOIN issues b ON b.id = o.issue_id
@@ -294,12 +311,12 @@ export class IssuesRepository extends CompanyScopedRepository {
     userId: string,
     column: 'last_read_at' | 'inbox_archived_at',
     value: 'now()' | 'NULL',
-  ): Promise<{ last_read_at: Date | null; inbox_archived_at: Date | null }> {
-    const [row] = await this.rows<{ last_read_at: Date | null; inbox_archived_at: Date | null }>(
+  ): Promise<{ lastReadAt: Date | null; inboxArchivedAt: Date | null }> {
+    const [row] = await this.rows<{ lastReadAt: Date | null; inboxArchivedAt: Date | null }>(
       companyId,
       `INSERT INTO issue_user_states (issue_id, user_id, company_id, ${column}) VALUES ($2, $3, $1, ${value})
        ON CONFLICT (issue_id, user_id) DO UPDATE SET ${column} = ${value}
-       RETURNING last_read_at, inbox_archived_at`,
+       RETURNING last_read_at AS "lastReadAt", inbox_archived_at AS "inboxArchivedAt"`,
       [issueId, userId],
     );
     return row;

@@ -11,36 +11,36 @@ import { IssueCheckout } from './issue-checkout.service';
 import { IssueComments } from './issue-comments.service';
 import { IssueRelations } from './issue-relations.service';
 import { IssueStore } from './issue-store.service';
-import { isClosed, IssueRow, IssueStatus } from './issue.types';
+import { isClosed, IssueFields, IssueRecord, IssueStatus } from './issue.types';
 import { IssueCommentsRepository } from './issue-comments.repository';
 import { issueError } from './issues.errors';
-import { IssuesRepository } from './issues.repository';
+import { IssuesRepository, TakenIssueNumbers, takenIssueNumbers } from './issues.repository';
 import { LabelsRepository } from './labels.repository';
 import { IssueWakeups } from './issue-wakeups.service';
 import { IssueAgents } from './issue-agents';
 import { IssueContextRepository } from './issue-context.repository';
 
-/** Request fields stored as plain columns (camelCase field -> column). */
-const SCALAR_COLUMNS: Record<string, string> = {
-  title: 'title',
-  description: 'description',
-  priority: 'priority',
-  projectId: 'project_id',
-  goalId: 'goal_id',
-  assigneeAgentId: 'assignee_agent_id',
-  assigneeUserId: 'assignee_user_id',
-  executionPolicy: 'execution_policy',
-  executionWorkspaceId: 'execution_workspace_id',
-  executionWorkspacePreference: 'execution_workspace_preference',
-  executionWorkspaceSettings: 'execution_workspace_settings',
-  hiddenAt: 'hidden_at',
-  originKind: 'origin_kind',
-  originId: 'origin_id',
-};
+/** Request fields stored as they are (the request field is the record field). */
+const SCALAR_FIELDS = [
+  'title',
+  'description',
+  'priority',
+  'projectId',
+  'goalId',
+  'assigneeAgentId',
+  'assigneeUserId',
+  'executionPolicy',
+  'executionWorkspaceId',
+  'executionWorkspacePreference',
+  'executionWorkspaceSettings',
+  'hiddenAt',
+  'originKind',
+  'originId',
+] as const;
 
 const WORKSPACE_FIELDS = ['executionWorkspaceId', 'executionWorkspacePreference', 'executionWorkspaceSettings'] as const;
 
-type Changes = Record<string, unknown>;
+type Changes = IssueFields;
 
 /** An issue of a package import, its references already resolved to records of the company. */
 export interface ImportedIssue {
@@ -78,7 +78,7 @@ export class IssuesService {
     private readonly db: Db,
   ) {}
 
-  async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+  async create(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRecord> {
     return this.insert(actor, companyId, dto);
   }
 
@@ -89,7 +89,7 @@ export class IssuesService {
    * the company's issue counter row, which every create of the company queues on, is then locked
    * only while Postgres runs them, never while this process serves other requests.
    */
-  async createRecorded(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+  async createRecorded(actor: Actor, companyId: string, dto: CreateIssueDto): Promise<IssueRecord> {
     return this.insert(actor, companyId, dto, { ...dto });
   }
 
@@ -97,7 +97,7 @@ export class IssuesService {
    * An issue the service itself creates for work authorized earlier (a routine firing: its
    * assignment was checked when the routine was saved). Same placement rules and assignee wakeup.
    */
-  async createAsSystem(companyId: string, dto: CreateIssueDto): Promise<IssueRow> {
+  async createAsSystem(companyId: string, dto: CreateIssueDto): Promise<IssueRecord> {
     return this.insert(null, companyId, dto);
   }
 
@@ -118,7 +118,7 @@ export class IssuesService {
     for (let start = 0; start < items.length; start += 1000) {
       const batch = items.slice(start, start + 1000);
       await this.issues.insertImported(companyId, {
-        prefix: c.issue_prefix,
+        prefix: c.issuePrefix,
         agentId,
         userId,
         now,
@@ -128,20 +128,25 @@ export class IssuesService {
       if (labels.length) await this.labelRows.insertImported(companyId, labels);
       const comments = batch.flatMap((i) => i.comments.map((body): [string, string] => [i.id, body]));
       if (comments.length) await this.commentRows.insertImported(companyId, agentId, userId, comments);
-      batch.forEach((i, k) => identifiers.set(i.id, `${c.issue_prefix}-${first + start + k}`));
+      batch.forEach((i, k) => identifiers.set(i.id, `${c.issuePrefix}-${first + start + k}`));
     }
     return identifiers;
   }
 
-  private async insert(actor: Actor | null, companyId: string, dto: CreateIssueDto, recorded?: Record<string, unknown>): Promise<IssueRow> {
+  private async insert(
+    actor: Actor | null,
+    companyId: string,
+    dto: CreateIssueDto,
+    recorded?: Record<string, unknown>,
+  ): Promise<IssueRecord> {
     const changes = await this.prepare(actor, companyId, null, dto);
     const status: IssueStatus = dto.status ?? 'backlog';
     const id = randomUUID();
     Object.assign(changes, statusTimestamps(status), {
       id,
       status,
-      created_by_agent_id: actor?.kind === 'agent' ? actor.agentId : null,
-      created_by_user_id: actor?.kind === 'board' ? actor.userId : null,
+      createdByAgentId: actor?.kind === 'agent' ? actor.agentId : null,
+      createdByUserId: actor?.kind === 'board' ? actor.userId : null,
     });
     // numbered inside the INSERT: the counter's row lock serialises concurrent creates of the company
     // until the transaction commits, so numbers are unique and gap-free
@@ -152,7 +157,7 @@ export class IssuesService {
         { lead: true },
       );
     const wakes = this.wakeups.wakesAssignee(
-      { assignee_agent_id: (changes.assignee_agent_id as string | undefined) ?? null, status },
+      { assigneeAgentId: (changes.assigneeAgentId as string | undefined) ?? null, status },
       actor ?? undefined,
     );
     if (recorded && !wakes && !dto.labelIds?.length && !dto.blockedByIssueIds?.length) {
@@ -171,37 +176,37 @@ export class IssuesService {
     return row;
   }
 
-  /** The row an INSERT numbered from the company's counter returned; none when the company is unknown. */
-  private stored(row: IssueRow | null): IssueRow {
+  /** The record an INSERT numbered from the company's counter returned; none when the company is unknown. */
+  private stored(row: IssueRecord | null): IssueRecord {
     if (!row) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
     return row;
   }
 
-  async update(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: UpdateIssueDto): Promise<IssueRow> {
+  async update(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: UpdateIssueDto): Promise<IssueRecord> {
     const issue = await this.store.load(routeCompanyId, ref, { lock: true });
     if (dto.interrupt) {
       if (!dto.comment) throw issueError('interrupt_requires_comment', 'interrupt requires a comment', { field: 'interrupt' });
       this.comments.assertMayInterrupt(actor);
     }
     await this.checkout.assertRunOwnership(actor, issue, 'update');
-    const changes = await this.prepare(actor, issue.company_id, issue, dto);
+    const changes = await this.prepare(actor, issue.companyId, issue, dto);
     let status = dto.status;
     if (status === undefined && dto.comment && dto.reopen && isClosed(issue.status)) status = 'todo';
     if (status !== undefined && status !== issue.status) {
       Object.assign(changes, { status }, statusTimestamps(status, issue));
       // a checkout lives only while the issue is in progress
-      if (status !== 'in_progress') changes.checkout_run_id = null;
+      if (status !== 'in_progress') changes.checkoutRunId = null;
     }
-    if ('assignee_agent_id' in changes && changes.assignee_agent_id !== issue.assignee_agent_id) changes.checkout_run_id = null;
+    if ('assigneeAgentId' in changes && changes.assigneeAgentId !== issue.assigneeAgentId) changes.checkoutRunId = null;
     let row = issue;
     if (Object.keys(changes).length || dto.labelIds || dto.blockedByIssueIds)
-      row = await this.issues.updateColumns(issue.company_id, issue.id, changes);
+      row = await this.issues.updateFields(issue.companyId, issue.id, changes);
     if (dto.labelIds) await this.relations.replaceLabels(row, dto.labelIds);
     if (dto.blockedByIssueIds) await this.relations.replaceBlockers(row, dto.blockedByIssueIds);
     if (dto.comment) {
       const comment = await this.comments.add(actor, row, dto.comment, { touch: false });
       await this.recorder.record({
-        companyId: row.company_id,
+        companyId: row.companyId,
         action: 'issue.comment_added',
         entityType: 'issue',
         entityId: row.id,
@@ -211,7 +216,7 @@ export class IssuesService {
       if (dto.interrupt) await this.comments.interrupt(actor, row);
     }
     if (row.status !== issue.status && isClosed(row.status)) await this.wakeups.blockerClosed(row, actor);
-    const assigneeChanged = row.assignee_agent_id !== issue.assignee_agent_id;
+    const assigneeChanged = row.assigneeAgentId !== issue.assigneeAgentId;
     const leftBacklog = issue.status === 'backlog' && row.status !== 'backlog';
     if (assigneeChanged || leftBacklog) await this.wakeups.assigned(row, actor);
     return row;
@@ -221,19 +226,19 @@ export class IssuesService {
   private async prepare(
     actor: Actor | null,
     companyId: string,
-    issue: IssueRow | null,
+    issue: IssueRecord | null,
     dto: IssueFieldsDto & { title?: string },
   ): Promise<Changes> {
     const changes: Changes = {};
     const body = dto as Record<string, unknown>;
-    for (const [field, col] of Object.entries(SCALAR_COLUMNS)) {
-      if (body[field] !== undefined) changes[col] = body[field];
+    for (const field of SCALAR_FIELDS) {
+      if (body[field] !== undefined) changes[field] = body[field];
     }
-    if (typeof dto.hiddenAt === 'string') changes.hidden_at = new Date(dto.hiddenAt);
+    if (typeof dto.hiddenAt === 'string') changes.hiddenAt = new Date(dto.hiddenAt);
     if (dto.projectId) await this.assertInCompany('projects', companyId, dto.projectId, 'projectId');
     if (dto.goalId) await this.assertInCompany('goals', companyId, dto.goalId, 'goalId');
     if (dto.parentId !== undefined) {
-      changes.parent_id = dto.parentId === null ? null : await this.relations.resolveParent(companyId, issue?.id ?? null, dto.parentId);
+      changes.parentId = dto.parentId === null ? null : await this.relations.resolveParent(companyId, issue?.id ?? null, dto.parentId);
     }
     if (dto.inheritExecutionWorkspaceFromIssueId !== undefined) await this.inheritWorkspace(companyId, dto, changes);
     if (actor) await this.checkAssignment(actor, companyId, issue, dto);
@@ -244,22 +249,22 @@ export class IssuesService {
   private async inheritWorkspace(companyId: string, dto: IssueFieldsDto, changes: Changes): Promise<void> {
     const ref = dto.inheritExecutionWorkspaceFromIssueId;
     if (ref === null || ref === undefined) {
-      changes.inherit_execution_workspace_from_issue_id = null;
+      changes.inheritExecutionWorkspaceFromIssueId = null;
       return;
     }
     const [sourceId] = await this.relations.resolveIds(companyId, [ref], 'inheritExecutionWorkspaceFromIssueId');
     // resolveIds found it in the company
     const src = (await this.issues.findBy(companyId, 'id', sourceId))!;
-    changes.inherit_execution_workspace_from_issue_id = src.id;
+    changes.inheritExecutionWorkspaceFromIssueId = src.id;
     for (const field of WORKSPACE_FIELDS) {
-      if (dto[field] === undefined) changes[SCALAR_COLUMNS[field]] = src[SCALAR_COLUMNS[field] as keyof IssueRow];
+      if (dto[field] === undefined) changes[field] = src[field];
     }
   }
 
   /** Assignee fields change only through the authorization decision; the agent must be usable in the company. */
-  private async checkAssignment(actor: Actor, companyId: string, issue: IssueRow | null, dto: IssueFieldsDto): Promise<void> {
-    const agentChanges = dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== (issue?.assignee_agent_id ?? null);
-    const userChanges = dto.assigneeUserId !== undefined && dto.assigneeUserId !== (issue?.assignee_user_id ?? null);
+  private async checkAssignment(actor: Actor, companyId: string, issue: IssueRecord | null, dto: IssueFieldsDto): Promise<void> {
+    const agentChanges = dto.assigneeAgentId !== undefined && dto.assigneeAgentId !== (issue?.assigneeAgentId ?? null);
+    const userChanges = dto.assigneeUserId !== undefined && dto.assigneeUserId !== (issue?.assigneeUserId ?? null);
     if (!agentChanges && !userChanges) return;
     if (agentChanges && dto.assigneeAgentId) {
       const agent = await this.agents.statusIn(companyId, dto.assigneeAgentId);
@@ -273,7 +278,7 @@ export class IssuesService {
         });
       }
     }
-    const projectId = dto.projectId !== undefined ? dto.projectId : (issue?.project_id ?? null);
+    const projectId = dto.projectId !== undefined ? dto.projectId : (issue?.projectId ?? null);
     await this.authz.assert({
       actor,
       action: 'issue.assign',
@@ -282,16 +287,16 @@ export class IssuesService {
       targetUserId: userChanges ? dto.assigneeUserId : undefined,
       projectId,
       issue: issue
-        ? { id: issue.id, assigneeAgentId: issue.assignee_agent_id, projectId: issue.project_id, executionPolicy: issue.execution_policy }
+        ? { id: issue.id, assigneeAgentId: issue.assigneeAgentId, projectId: issue.projectId, executionPolicy: issue.executionPolicy }
         : null,
     });
   }
 
   /** Numbers from the company's issue counter (owned by companies); an unknown company is a bad reference. */
-  private async takeNumbers(companyId: string, count: number): Promise<{ issue_prefix: string; first: number }> {
+  private async takeNumbers(companyId: string, count: number): Promise<TakenIssueNumbers> {
     const n = await this.numbers.take(companyId, count);
     if (!n) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
-    return n;
+    return takenIssueNumbers(n);
   }
 
   private async assertInCompany(table: 'projects' | 'goals', companyId: string, id: string, field: string): Promise<void> {
@@ -301,12 +306,12 @@ export class IssuesService {
 }
 
 /** started/completed/cancelled timestamps follow the status. */
-function statusTimestamps(status: IssueStatus, before?: IssueRow): Changes {
+function statusTimestamps(status: IssueStatus, before?: IssueRecord): Changes {
   const now = new Date();
   const out: Changes = {
-    completed_at: status === 'done' ? now : null,
-    cancelled_at: status === 'cancelled' ? now : null,
+    completedAt: status === 'done' ? now : null,
+    cancelledAt: status === 'cancelled' ? now : null,
   };
-  if (status === 'in_progress' && !before?.started_at) out.started_at = now;
+  if (status === 'in_progress' && !before?.startedAt) out.startedAt = now;
   return out;
 }

@@ -79,15 +79,15 @@ export class LabelsRepository extends CompanyScopedRepository {
   }
 
   /** The issue's labels become exactly `ids` (labels of its company). */
-  async replaceOfIssue(issue: { id: string; company_id: string }, ids: string[]): Promise<void> {
+  async replaceOfIssue(issue: { id: string; companyId: string }, ids: string[]): Promise<void> {
     await this.rows(
-      issue.company_id,
+      issue.companyId,
       `DELETE FROM issue_labels WHERE company_id = $1 AND issue_id = $2 AND NOT (label_id = ANY($3::uuid[]))`,
       [issue.id, ids],
     );
     if (ids.length) {
       await this.rows(
-        issue.company_id,
+        issue.companyId,
         `INSERT INTO issue_labels (issue_id, label_id, company_id) SELECT $2, l, $1 FROM unnest($3::uuid[]) AS l ON CONFLICT DO NOTHING`,
         [issue.id, ids],
       );

@@ -31,9 +31,9 @@ export class RunnerGoalService {
 
   async get(routeCompanyId: string | undefined, ref: string): Promise<RunnerGoalDto> {
     const issue = await this.store.load(routeCompanyId, ref);
-    const agent = issue.assignee_agent_id ? await this.agents.inCompany(issue.company_id, issue.assignee_agent_id) : null;
+    const agent = issue.assigneeAgentId ? await this.agents.inCompany(issue.companyId, issue.assigneeAgentId) : null;
     const live = agent
-      ? (await this.runs.live(issue.company_id, 50, { id: issue.id, checkoutRunId: issue.checkout_run_id })).find(
+      ? (await this.runs.live(issue.companyId, 50, { id: issue.id, checkoutRunId: issue.checkoutRunId })).find(
           (r) => r.agentId === agent.id,
         )
       : undefined;

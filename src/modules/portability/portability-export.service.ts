@@ -218,11 +218,11 @@ export class PortabilityExportService {
         description: r.description,
         status: r.status,
         priority: r.priority,
-        assignee: r.assignee_agent_id ? (slugs.agent.get(r.assignee_agent_id) ?? null) : null,
-        project: r.project_id ? (slugs.project.get(r.project_id) ?? null) : null,
-        goal: r.goal_id ? (slugs.goal.get(r.goal_id) ?? null) : null,
-        parent: r.parent_id ? (slugById.get(r.parent_id) ?? null) : null,
-        labels: r.label_names,
+        assignee: r.assigneeAgentId ? (slugs.agent.get(r.assigneeAgentId) ?? null) : null,
+        project: r.projectId ? (slugs.project.get(r.projectId) ?? null) : null,
+        goal: r.goalId ? (slugs.goal.get(r.goalId) ?? null) : null,
+        parent: r.parentId ? (slugById.get(r.parentId) ?? null) : null,
+        labels: r.labelNames,
         comments: [],
         documents: [],
       };
@@ -230,8 +230,8 @@ export class PortabilityExportService {
       byIssue.set(r.id, issue);
     }
     for (const c of await this.comments.allOfCompany(companyId)) {
-      byIssue.get(c.issue_id)?.comments.push({
-        author: c.author_agent_id ? (slugs.agent.get(c.author_agent_id) ?? null) : c.author_user_id ? 'board' : null,
+      byIssue.get(c.issueId)?.comments.push({
+        author: c.authorAgentId ? (slugs.agent.get(c.authorAgentId) ?? null) : c.authorUserId ? 'board' : null,
         body: c.body,
       });
     }
