@@ -1,27 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { isoRequired } from '../../database/row-mapping';
+import { isoRequired, recordColumns } from '../../database/row-mapping';
 import { LabelResponseDto } from './dto/label.dto';
 
-export interface LabelRow {
+/** A company label. */
+export interface LabelRecord {
   id: string;
-  company_id: string;
+  companyId: string;
   name: string;
   color: string | null;
-  created_at: Date;
-  updated_at: Date;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-const COLS = 'id, company_id, name, color, created_at, updated_at';
+const COLS = recordColumns('id, company_id, name, color, created_at, updated_at');
 
-export const toLabel = (l: LabelRow): LabelResponseDto => ({
+export const toLabel = (l: LabelRecord): LabelResponseDto => ({
   id: l.id,
-  companyId: l.company_id,
+  companyId: l.companyId,
   name: l.name,
   color: l.color,
-  createdAt: isoRequired(l.created_at),
-  updatedAt: isoRequired(l.updated_at),
+  createdAt: isoRequired(l.createdAt),
+  updatedAt: isoRequired(l.updatedAt),
 });
 
 /** The labels table and the issue_labels links. */
@@ -31,13 +32,13 @@ export class LabelsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  listOfCompany(companyId: string): Promise<LabelRow[]> {
-    return this.rows<LabelRow>(companyId, `SELECT ${COLS} FROM labels WHERE company_id = $1 ORDER BY lower(name)`);
+  listOfCompany(companyId: string): Promise<LabelRecord[]> {
+    return this.rows<LabelRecord>(companyId, `SELECT ${COLS} FROM labels WHERE company_id = $1 ORDER BY lower(name)`);
   }
 
   /** A new label; null when the name is taken (unique index). */
-  insert(companyId: string, name: string, color: string | null): Promise<LabelRow | null> {
-    return this.row<LabelRow>(
+  insert(companyId: string, name: string, color: string | null): Promise<LabelRecord | null> {
+    return this.row<LabelRecord>(
       companyId,
       `INSERT INTO labels (company_id, name, color) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING ${COLS}`,
       [name, color],
@@ -54,8 +55,12 @@ export class LabelsRepository extends CompanyScopedRepository {
   }
 
   /** Sets the name when given and the color when `setColor`. */
-  async update(companyId: string, labelId: string, v: { name: string | null; setColor: boolean; color: string | null }): Promise<LabelRow> {
-    const [row] = await this.returning<LabelRow>(
+  async update(
+    companyId: string,
+    labelId: string,
+    v: { name: string | null; setColor: boolean; color: string | null },
+  ): Promise<LabelRecord> {
+    const [row] = await this.returning<LabelRecord>(
       companyId,
       `UPDATE labels SET name = coalesce($3, name), color = CASE WHEN $4 THEN $5 ELSE color END, updated_at = now()
         WHERE company_id = $1 AND id = $2 RETURNING ${COLS}`,
@@ -68,8 +73,8 @@ export class LabelsRepository extends CompanyScopedRepository {
     await this.rows(companyId, `DELETE FROM labels WHERE company_id = $1 AND id = $2`, [labelId]);
   }
 
-  find(companyId: string, labelId: string): Promise<LabelRow | null> {
-    return this.row<LabelRow>(companyId, `SELECT ${COLS} FROM labels WHERE company_id = $1 AND id = $2`, [labelId]);
+  find(companyId: string, labelId: string): Promise<LabelRecord | null> {
+    return this.row<LabelRecord>(companyId, `SELECT ${COLS} FROM labels WHERE company_id = $1 AND id = $2`, [labelId]);
   }
 
   /** How many of `ids` are labels of the company. */

@@ -3,7 +3,7 @@ import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { CreateLabelDto, LabelResponseDto, UpdateLabelDto } from './dto/label.dto';
 import { issueError } from './issues.errors';
-import { LabelRow, LabelsRepository, toLabel } from './labels.repository';
+import { LabelRecord, LabelsRepository, toLabel } from './labels.repository';
 
 /** Company labels; names are unique per company, case-insensitively (409 on collision). */
 @Injectable()
@@ -41,7 +41,7 @@ export class LabelsService {
     return toLabel(before);
   }
 
-  private async find(companyId: string, labelId: string): Promise<LabelRow> {
+  private async find(companyId: string, labelId: string): Promise<LabelRecord> {
     const row = isUuid(labelId) ? await this.labels.find(companyId, labelId) : null;
     if (!row) throw notFound('Label');
     return row;
