@@ -68,7 +68,6 @@ const ROW_READS_NOT_YET_MOVED = [
   'src/modules/heartbeat/run-usage-monitor.service.ts',
   'src/modules/heartbeat/run-views.service.ts',
   'src/modules/heartbeat/wakeup-queue.service.ts',
-  'src/modules/portability/portability-export.service.ts',
 ];
 const GLOBAL_DOMAIN_MODULE = {
   selector: "Decorator[expression.callee.name='Global']",

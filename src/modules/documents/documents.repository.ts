@@ -58,6 +58,15 @@ export interface DocumentIssue {
 }
 
 /** The fields of the issues module's record this module reads, and the record itself. */
+/** A document's latest body, with its issue (the portability export's read). */
+export interface LatestDocument {
+  issueId: string;
+  key: string;
+  title: string | null;
+  format: string;
+  body: string;
+}
+
 export const documentIssue = (row: IssueRecord): DocumentIssue => ({
   id: row.id,
   companyId: row.companyId,
@@ -89,12 +98,10 @@ export class DocumentsRepository extends CompanyScopedRepository {
   }
 
   /** The latest body of every document of a company's issues (snake_case: the portability export reads it as it is). */
-  latestOfCompany(
-    companyId: string,
-  ): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
+  latestOfCompany(companyId: string): Promise<LatestDocument[]> {
     return this.rows(
       companyId,
-      `SELECT d.issue_id, d.key, d.title, d.format, r.body FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
+      `SELECT d.issue_id AS "issueId", d.key, d.title, d.format, r.body FROM issue_documents d JOIN issue_document_revisions r ON r.id = d.latest_revision_id
         WHERE d.company_id = $1 ORDER BY d.issue_id, d.key`,
     );
   }

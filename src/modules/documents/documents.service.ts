@@ -9,7 +9,14 @@ import { IssueStore } from '../issues/issue-store.service';
 import { AnnotationsService } from './annotations.service';
 import { authorOf, DOCUMENT_KEY_RE, MAX_DOCUMENT_BODY_BYTES, toDocumentResponse, toRevisionResponse } from './document.types';
 import { documentError } from './documents.errors';
-import { DocumentIssue, documentIssue, DocumentRecord, DocumentsRepository, RevisionRecord } from './documents.repository';
+import {
+  DocumentIssue,
+  documentIssue,
+  DocumentRecord,
+  DocumentsRepository,
+  type LatestDocument,
+  RevisionRecord,
+} from './documents.repository';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
 
 interface NewContent {
@@ -66,9 +73,7 @@ export class DocumentsService {
   }
 
   /** The latest body of every document of a company's issues (portability export). */
-  async latestOfCompany(
-    companyId: string,
-  ): Promise<Array<{ issue_id: string; key: string; title: string | null; format: string; body: string }>> {
+  async latestOfCompany(companyId: string): Promise<LatestDocument[]> {
     return this.documents.latestOfCompany(companyId);
   }
 

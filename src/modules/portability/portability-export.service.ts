@@ -236,7 +236,7 @@ export class PortabilityExportService {
       });
     }
     for (const d of await this.documents.latestOfCompany(companyId)) {
-      byIssue.get(d.issue_id)?.documents.push({ key: d.key, title: d.title, format: d.format, body: d.body });
+      byIssue.get(d.issueId)?.documents.push({ key: d.key, title: d.title, format: d.format, body: d.body });
     }
     return issues;
   }
