@@ -53,21 +53,6 @@ const WIRE_FORMAT_READERS = [
 const ROW_READS_NOT_YET_MOVED = [
   'src/common/http/keyset-cursor.ts',
   'src/common/tracing/run-tracing.ts',
-  'src/modules/heartbeat/agent-wakeup.service.ts',
-  'src/modules/heartbeat/heartbeat-runs.service.ts',
-  'src/modules/heartbeat/heartbeat.jobs.ts',
-  'src/modules/heartbeat/heartbeat.types.ts',
-  'src/modules/heartbeat/run-dispatcher.service.ts',
-  'src/modules/heartbeat/run-events.ts',
-  'src/modules/heartbeat/run-executor.service.ts',
-  'src/modules/heartbeat/run-lifecycle.service.ts',
-  'src/modules/heartbeat/run-live-events.ts',
-  'src/modules/heartbeat/run-process-groups.service.ts',
-  'src/modules/heartbeat/run-retry.service.ts',
-  'src/modules/heartbeat/run-store.ts',
-  'src/modules/heartbeat/run-usage-monitor.service.ts',
-  'src/modules/heartbeat/run-views.service.ts',
-  'src/modules/heartbeat/wakeup-queue.service.ts',
 ];
 const GLOBAL_DOMAIN_MODULE = {
   selector: "Decorator[expression.callee.name='Global']",

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import type { HeartbeatAgentStore, TimerAgentRow } from '../heartbeat/heartbeat-agents.port';
-import type { AgentRow } from '../heartbeat/heartbeat.types';
+import { recordColumns } from '../../database/row-mapping';
+import type { AgentRef, HeartbeatAgentStore, TimerAgentRecord } from '../heartbeat/heartbeat-agents.port';
+import type { EngineAgentRecord } from '../heartbeat/heartbeat.types';
 
-const ENGINE_COLUMNS = `id, company_id, name, role, title, capabilities, status, adapter_type, adapter_config, runtime_config, metadata,
-  budget_monthly_cents, spent_monthly_cents`;
+const ENGINE_COLUMNS = recordColumns(`id, company_id, name, role, title, capabilities, status, adapter_type, adapter_config, runtime_config,
+  metadata, budget_monthly_cents, spent_monthly_cents`);
 
 /**
  * The heartbeat engine's statements on the agents table (its per-agent lock, status flips of
@@ -18,16 +19,18 @@ export class AgentEngineRepository extends CompanyScopedRepository implements He
     super(db);
   }
 
-  lock(companyId: string, agentId: string): Promise<AgentRow | null> {
-    return this.row<AgentRow>(companyId, `SELECT ${ENGINE_COLUMNS} FROM agents WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE`, [
-      agentId,
-    ]);
+  lock(companyId: string, agentId: string): Promise<EngineAgentRecord | null> {
+    return this.row<EngineAgentRecord>(
+      companyId,
+      `SELECT ${ENGINE_COLUMNS} FROM agents WHERE company_id = $1 AND id = $2 FOR NO KEY UPDATE`,
+      [agentId],
+    );
   }
 
-  findForWake(companyId: string, agentId: string): Promise<{ id: string; company_id: string; status: string } | null> {
-    return this.row<{ id: string; company_id: string; status: string }>(
+  findForWake(companyId: string, agentId: string): Promise<(AgentRef & { status: string }) | null> {
+    return this.row<AgentRef & { status: string }>(
       companyId,
-      'SELECT id, company_id, status FROM agents WHERE company_id = $1 AND id = $2',
+      'SELECT id, company_id AS "companyId", status FROM agents WHERE company_id = $1 AND id = $2',
       [agentId],
     );
   }
@@ -51,31 +54,31 @@ export class AgentEngineRepository extends CompanyScopedRepository implements He
     return rows.length > 0;
   }
 
-  claimDueTimers(): Promise<Array<{ id: string; company_id: string }>> {
-    return this.unscopedReturning<{ id: string; company_id: string }>(
+  claimDueTimers(): Promise<AgentRef[]> {
+    return this.unscopedReturning<AgentRef>(
       "the timer sweep: claims due agents across companies (each wake then runs in the agent's company)",
       `UPDATE agents a SET heartbeat_last_fired_at = now()
            FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() ORDER BY heartbeat_next_due_at LIMIT 100 FOR NO KEY UPDATE SKIP LOCKED) d
-          WHERE a.id = d.id RETURNING a.id, a.company_id`,
+          WHERE a.id = d.id RETURNING a.id, a.company_id AS "companyId"`,
     );
   }
 
-  async claimOneDueTimer(skip: string[]): Promise<{ id: string; company_id: string } | null> {
-    const [row] = await this.unscopedReturning<{ id: string; company_id: string }>(
+  async claimOneDueTimer(skip: string[]): Promise<AgentRef | null> {
+    const [row] = await this.unscopedReturning<AgentRef>(
       'the timer sweep, one agent at a time after a failed batch (across companies, like claimDueTimers)',
       `UPDATE agents a SET heartbeat_last_fired_at = now()
            FROM (SELECT id FROM agents WHERE heartbeat_next_due_at <= now() AND NOT (id = ANY($1::uuid[]))
                   ORDER BY heartbeat_next_due_at LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED) d
-          WHERE a.id = d.id RETURNING a.id, a.company_id`,
+          WHERE a.id = d.id RETURNING a.id, a.company_id AS "companyId"`,
       [skip],
     );
     return row ?? null;
   }
 
-  timerAgents(companyIds: string[] | null): Promise<TimerAgentRow[]> {
-    return this.unscoped<TimerAgentRow>(
+  timerAgents(companyIds: string[] | null): Promise<TimerAgentRecord[]> {
+    return this.unscoped<TimerAgentRecord>(
       "the instance heartbeat page: agents of the companies the caller can access (all of them for an instance admin's null)",
-      `SELECT a.id, a.company_id, a.name, a.status, a.runtime_config, a.heartbeat_next_due_at, a.heartbeat_last_fired_at
+      `SELECT ${recordColumns('id, company_id, name, status, runtime_config, heartbeat_next_due_at, heartbeat_last_fired_at', 'a')}
          FROM agents a
         WHERE a.status <> 'terminated' AND jsonb_typeof(a.runtime_config->'heartbeat') = 'object'
           AND a.runtime_config->'heartbeat'->>'enabled' = 'true'

@@ -33,7 +33,7 @@ export class AgentWakeupService {
       throw heartbeatError('agent_not_wakeable', `Agent is ${agent.status} and cannot be woken`, { status: agent.status });
     }
     const result = await this.queue.enqueue({
-      companyId: agent.company_id,
+      companyId: agent.companyId,
       agentId: agent.id,
       source: dto.source ?? 'on_demand',
       triggerDetail: dto.triggerDetail ?? (actor.kind === 'board' ? 'manual' : null),

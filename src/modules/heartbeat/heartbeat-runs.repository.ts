@@ -3,10 +3,24 @@ import type { KeysetCursor } from '../../common/http/keyset-cursor';
 import { isUuid } from '../../common/http/uuid';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import type { RunOutcome, WakeContext } from '../adapters/run.types';
-import type { AgentRow, RunRow } from './heartbeat.types';
-import type { ScopeFilter, WakeRow } from './wakeup-requests.repository';
+import type { EngineAgentRecord, RunRecord } from './heartbeat.types';
+import type { ScopeFilter, WakeRecord } from './wakeup-requests.repository';
 import { startRunTrace } from '../../common/tracing/run-tracing';
+
+/** The heartbeat_runs columns of a RunRecord. */
+const RUN_COLUMNS = `id, company_id, agent_id, wakeup_request_id, status, invocation_source, trigger_detail, adapter_type, issue_id,
+  context_snapshot, started_at, finished_at, exit_code, error_code, error, usage_json, result_json, log_path, log_bytes, last_output_at,
+  claimed_by, lease_expires_at, trace_parent, created_at, updated_at`;
+
+const RUN_RECORD = recordColumns(RUN_COLUMNS);
+const RUN_RECORD_R = recordColumns(RUN_COLUMNS, 'r');
+
+/** RUN_COLUMNS selected as RunRecord fields (prefixed with `r.` for the alias `r`), for SELECT and RETURNING. */
+export function runRecordColumns(alias?: 'r'): string {
+  return alias ? RUN_RECORD_R : RUN_RECORD;
+}
 
 export interface RunListFilter {
   agentId?: string;
@@ -17,33 +31,33 @@ export interface RunListFilter {
 }
 
 /** A live run with its agent, for the board's live views. */
-export interface LiveRunRow {
+export interface LiveRunRecord {
   id: string;
-  company_id: string;
-  agent_id: string;
-  agent_name: string;
-  adapter_type: string;
+  companyId: string;
+  agentId: string;
+  agentName: string;
+  adapterType: string;
   status: string;
-  invocation_source: string;
-  trigger_detail: string | null;
-  issue_id: string | null;
-  comment_id: string | null;
-  wake_reason: string | null;
-  log_bytes: string | number;
-  last_output_at: Date | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-  created_at: Date;
+  invocationSource: string;
+  triggerDetail: string | null;
+  issueId: string | null;
+  commentId: string | null;
+  wakeReason: string | null;
+  logBytes: string | number;
+  lastOutputAt: Date | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  createdAt: Date;
 }
 
 /** An agent's latest run, for the instance heartbeat page. */
-export interface LatestRunRow {
-  agent_id: string;
+export interface LatestRunRecord {
+  agentId: string;
   id: string;
   status: string;
-  invocation_source: string;
-  created_at: Date;
-  finished_at: Date | null;
+  invocationSource: string;
+  createdAt: Date;
+  finishedAt: Date | null;
 }
 
 /** How a run is ended (see RunLifecycle.finishRun). */
@@ -67,7 +81,7 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** Newest first; one row more than `limit` tells the caller there is a next page. */
-  list(companyId: string, f: RunListFilter): Promise<Array<RunRow & { cursor_ts: string }>> {
+  list(companyId: string, f: RunListFilter): Promise<Array<RunRecord & { cursorTs: string }>> {
     const params: unknown[] = [];
     const where = ['r.company_id = $1'];
     const add = (sql: (n: number) => string, ...values: unknown[]) => {
@@ -81,7 +95,7 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
     if (f.after) add((n) => `(r.created_at, r.id) < ($${n}::timestamptz, $${n + 1}::uuid)`, f.after.createdAt, f.after.id);
     return this.rows(
       companyId,
-      `SELECT r.*, r.created_at::text AS cursor_ts FROM heartbeat_runs r
+      `SELECT ${runRecordColumns('r')}, r.created_at::text AS "cursorTs" FROM heartbeat_runs r
         WHERE ${where.join(' AND ')}
         ORDER BY r.created_at DESC, r.id DESC LIMIT ${f.limit + 1}`,
       params,
@@ -92,7 +106,7 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   live(
     companyId: string,
     opts: { issueId?: string; checkoutRunId?: string | null; limit: number; finished?: boolean },
-  ): Promise<LiveRunRow[]> {
+  ): Promise<LiveRunRecord[]> {
     const params: unknown[] = [opts.limit];
     let issueFilter = '';
     if (opts.issueId) {
@@ -102,9 +116,11 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
     const status = opts.finished ? `r.status NOT IN ('queued', 'running')` : `r.status IN ('queued', 'running')`;
     return this.rows(
       companyId,
-      `SELECT r.id, r.company_id, r.agent_id, a.name AS agent_name, r.adapter_type, r.status, r.invocation_source, r.trigger_detail,
-              r.issue_id, r.context_snapshot->>'commentId' AS comment_id, r.context_snapshot->>'reason' AS wake_reason,
-              r.log_bytes, r.last_output_at, r.started_at, r.finished_at, r.created_at
+      `SELECT r.id, r.company_id AS "companyId", r.agent_id AS "agentId", a.name AS "agentName", r.adapter_type AS "adapterType", r.status,
+              r.invocation_source AS "invocationSource", r.trigger_detail AS "triggerDetail", r.issue_id AS "issueId",
+              r.context_snapshot->>'commentId' AS "commentId", r.context_snapshot->>'reason' AS "wakeReason",
+              r.log_bytes AS "logBytes", r.last_output_at AS "lastOutputAt", r.started_at AS "startedAt", r.finished_at AS "finishedAt",
+              r.created_at AS "createdAt"
          FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id
         WHERE r.company_id = $1 AND ${status} ${issueFilter}
         ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
@@ -131,37 +147,37 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
 
   // --- the engine (in the run's company, under the agent lock) ---
 
-  findById(companyId: string, runId: string): Promise<RunRow | null> {
-    return this.row<RunRow>(companyId, 'SELECT * FROM heartbeat_runs WHERE company_id = $1 AND id = $2', [runId]);
+  findById(companyId: string, runId: string): Promise<RunRecord | null> {
+    return this.row<RunRecord>(companyId, `SELECT ${runRecordColumns()} FROM heartbeat_runs WHERE company_id = $1 AND id = $2`, [runId]);
   }
 
   /** The company and agent of a run named by id (ending a run: the reaper, cancellation and the executor hold its id). */
-  refOf(runId: string): Promise<{ company_id: string; agent_id: string } | null> {
-    return this.unscopedRow<{ company_id: string; agent_id: string }>(
+  refOf(runId: string): Promise<{ companyId: string; agentId: string } | null> {
+    return this.unscopedRow<{ companyId: string; agentId: string }>(
       'resolves the company and agent of a run named by id, before its agent lock is taken',
-      'SELECT company_id, agent_id FROM heartbeat_runs WHERE id = $1',
+      'SELECT company_id AS "companyId", agent_id AS "agentId" FROM heartbeat_runs WHERE id = $1',
       [runId],
     );
   }
 
   /** A queued run for a wake. */
-  async insertQueued(agent: AgentRow, wake: WakeRow, context: WakeContext): Promise<RunRow> {
-    const [run] = await this.rows<RunRow>(
-      agent.company_id,
+  async insertQueued(agent: EngineAgentRecord, wake: WakeRecord, context: WakeContext): Promise<RunRecord> {
+    const [run] = await this.rows<RunRecord>(
+      agent.companyId,
       `INSERT INTO heartbeat_runs (company_id, agent_id, wakeup_request_id, invocation_source, trigger_detail, adapter_type, issue_id, context_snapshot,
                                    trace_parent)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${runRecordColumns()}`,
       [
         agent.id,
         wake.id,
         wake.source,
-        wake.trigger_detail,
-        agent.adapter_type,
-        wake.issue_id,
+        wake.triggerDetail,
+        agent.adapterType,
+        wake.issueId,
         context,
         startRunTrace(
-          { company_id: agent.company_id, agent_id: agent.id, issue_id: wake.issue_id, adapter_type: agent.adapter_type },
-          wake.trace_parent,
+          { company_id: agent.companyId, agent_id: agent.id, issue_id: wake.issueId, adapter_type: agent.adapterType },
+          wake.traceParent,
           wake.source,
         ),
       ],
@@ -170,8 +186,8 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** Ends a live run with its outcome; null when it had already ended (or, for the reaper, its lease was renewed). */
-  async finish(companyId: string, runId: string, outcome: RunOutcome, p: FinishRunParams): Promise<RunRow | null> {
-    const [run] = await this.returning<RunRow>(
+  async finish(companyId: string, runId: string, outcome: RunOutcome, p: FinishRunParams): Promise<RunRecord | null> {
+    const [run] = await this.returning<RunRecord>(
       companyId,
       `UPDATE heartbeat_runs
             SET status = $3, finished_at = now(), exit_code = $4, error_code = $5, error = $6,
@@ -180,7 +196,7 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
                 last_output_at = CASE WHEN $9 > log_bytes THEN now() ELSE last_output_at END
           WHERE company_id = $1 AND id = $2 AND agent_id = $10 AND status IN ('queued','running')
                 ${p.onlyIfLeaseExpired ? 'AND lease_expires_at < now()' : ''}
-          RETURNING *`,
+          RETURNING ${runRecordColumns()}`,
       [
         runId,
         outcome.status,
@@ -208,11 +224,11 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
    * The usage the process of an ended run reported to its end (it had been ended elsewhere: the
    * usage stored then was the live one). Null when the run is unknown or still live.
    */
-  async settleUsage(companyId: string, runId: string, usage: Record<string, unknown>): Promise<RunRow | null> {
-    const [row] = await this.returning<RunRow>(
+  async settleUsage(companyId: string, runId: string, usage: Record<string, unknown>): Promise<RunRecord | null> {
+    const [row] = await this.returning<RunRecord>(
       companyId,
       `UPDATE heartbeat_runs SET usage_json = $3, updated_at = now()
-        WHERE company_id = $1 AND id = $2 AND status NOT IN ('queued','running') RETURNING *`,
+        WHERE company_id = $1 AND id = $2 AND status NOT IN ('queued','running') RETURNING ${runRecordColumns()}`,
       [runId, usage],
     );
     return row ?? null;
@@ -223,18 +239,18 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
    * primary one first), for cost attribution and the CLI runtimes' working directory.
    */
   // reads issues, projects and project_workspaces (owned by issues and projects; see FOREIGN_READS)
-  async projectContext(run: RunRow): Promise<{ projectId: string | null; cwd: string | null }> {
-    const p = run.context_snapshot.projectId;
+  async projectContext(run: RunRecord): Promise<{ projectId: string | null; cwd: string | null }> {
+    const p = run.contextSnapshot.projectId;
     const wakeProject = typeof p === 'string' && isUuid(p) ? p : null;
     const row = await this.row<{ project_id: string; cwd: string | null }>(
-      run.company_id,
+      run.companyId,
       `SELECT p.id AS project_id,
               (SELECT w.cwd FROM project_workspaces w WHERE w.project_id = p.id AND w.company_id = p.company_id AND w.cwd IS NOT NULL
                 ORDER BY w.is_primary DESC, w.created_at LIMIT 1) AS cwd
          FROM projects p
         WHERE p.company_id = $1
           AND p.id = COALESCE($2::uuid, (SELECT i.project_id FROM issues i WHERE i.id = $3 AND i.company_id = $1))`,
-      [wakeProject, run.issue_id],
+      [wakeProject, run.issueId],
     );
     return { projectId: row?.project_id ?? null, cwd: row?.cwd ?? null };
   }
@@ -267,39 +283,39 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** The agent's oldest live run on the issue. */
-  oldestLiveOnIssue(companyId: string, agentId: string, issueId: string): Promise<RunRow | null> {
-    return this.row<RunRow>(
+  oldestLiveOnIssue(companyId: string, agentId: string, issueId: string): Promise<RunRecord | null> {
+    return this.row<RunRecord>(
       companyId,
-      `SELECT * FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status IN ('queued','running')
+      `SELECT ${runRecordColumns()} FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status IN ('queued','running')
         ORDER BY created_at LIMIT 1`,
       [agentId, issueId],
     );
   }
 
   /** The agent's oldest live run. */
-  oldestLiveOfAgent(companyId: string, agentId: string): Promise<RunRow | null> {
-    return this.row<RunRow>(
+  oldestLiveOfAgent(companyId: string, agentId: string): Promise<RunRecord | null> {
+    return this.row<RunRecord>(
       companyId,
-      `SELECT * FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
+      `SELECT ${runRecordColumns()} FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND status IN ('queued','running') ORDER BY created_at LIMIT 1`,
       [agentId],
     );
   }
 
   /** The agent's oldest queued run without an issue. */
-  oldestQueuedWithoutIssue(companyId: string, agentId: string): Promise<RunRow | null> {
-    return this.row<RunRow>(
+  oldestQueuedWithoutIssue(companyId: string, agentId: string): Promise<RunRecord | null> {
+    return this.row<RunRecord>(
       companyId,
-      `SELECT * FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id IS NULL AND status = 'queued'
+      `SELECT ${runRecordColumns()} FROM heartbeat_runs WHERE company_id = $1 AND agent_id = $2 AND issue_id IS NULL AND status = 'queued'
         ORDER BY created_at LIMIT 1`,
       [agentId],
     );
   }
 
   /** The live run on the issue of the deferred wake's agent (what a replayed deferred wake waits for). */
-  async liveForDeferredWake(companyId: string, wakeId: string, issueId: string): Promise<RunRow | undefined> {
-    const live = await this.row<RunRow>(
+  async liveForDeferredWake(companyId: string, wakeId: string, issueId: string): Promise<RunRecord | undefined> {
+    const live = await this.row<RunRecord>(
       companyId,
-      `SELECT r.* FROM heartbeat_runs r JOIN agent_wakeup_requests w ON w.agent_id = r.agent_id AND w.company_id = r.company_id
+      `SELECT ${runRecordColumns('r')} FROM heartbeat_runs r JOIN agent_wakeup_requests w ON w.agent_id = r.agent_id AND w.company_id = r.company_id
           WHERE r.company_id = $1 AND w.id = $2 AND r.issue_id = $3 AND r.status IN ('queued','running') ORDER BY r.created_at LIMIT 1`,
       [wakeId, issueId],
     );
@@ -342,15 +358,15 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
    * what shaped it (`sessionShape`: model, instructions hash, adapter type, folder) when it said.
    */
   async lastSession(
-    run: RunRow,
+    run: RunRecord,
   ): Promise<{ id: string; shape: Record<string, unknown> | null; totals: Record<string, unknown> | null } | null> {
     const row = await this.row<{ sid: string | null; shape: unknown; totals: unknown }>(
-      run.company_id,
+      run.companyId,
       `SELECT result_json->>'sessionId' AS sid, result_json->'sessionShape' AS shape, result_json->'sessionTotals' AS totals FROM heartbeat_runs
         WHERE company_id = $1 AND agent_id = $2 AND id <> $3 AND status = 'succeeded' AND adapter_type = $4
           AND issue_id IS NOT DISTINCT FROM $5 AND result_json ? 'sessionId'
         ORDER BY finished_at DESC LIMIT 1`,
-      [run.agent_id, run.id, run.adapter_type, run.issue_id],
+      [run.agentId, run.id, run.adapterType, run.issueId],
       { detached: true },
     );
     if (!row?.sid) return null;
@@ -359,12 +375,13 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
   }
 
   /** The latest run of each agent (the instance heartbeat page; the agents come from the agents module's answer). */
-  latestOfAgents(agentIds: string[]): Promise<LatestRunRow[]> {
+  latestOfAgents(agentIds: string[]): Promise<LatestRunRecord[]> {
     if (agentIds.length === 0) return Promise.resolve([]);
-    return this.unscoped<LatestRunRow>(
+    return this.unscoped<LatestRunRecord>(
       'the instance heartbeat page: latest runs of agents the caller may see, listed already (possibly in several companies)',
       `SELECT lr.* FROM unnest($1::uuid[]) AS a(id)
-         CROSS JOIN LATERAL (SELECT r.agent_id, r.id, r.status, r.invocation_source, r.created_at, r.finished_at
+         CROSS JOIN LATERAL (SELECT r.agent_id AS "agentId", r.id, r.status, r.invocation_source AS "invocationSource",
+                                    r.created_at AS "createdAt", r.finished_at AS "finishedAt"
                                FROM heartbeat_runs r WHERE r.agent_id = a.id ORDER BY r.created_at DESC LIMIT 1) lr`,
       [agentIds],
     );

@@ -10,7 +10,7 @@ import { CompleteRunDto, ListRunsQueryDto, LiveRunDto, RunLogResponseDto, Schedu
 import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository, RunListFilter } from './heartbeat-runs.repository';
 import { heartbeatError } from './heartbeat.errors';
-import { heartbeatPolicy, RunResponse, RunRow, toRunResponse } from './heartbeat.types';
+import { heartbeatPolicy, RunResponse, RunRecord, toRunResponse } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLogService } from './run-log.service';
 
@@ -29,14 +29,14 @@ export class HeartbeatRunsService {
    * The run of the route's company (`companyId`: resolved and checked by the guard, undefined when
    * it knows no such run): 404 for an unknown run and another company's alike.
    */
-  async getInRoute(companyId: string | undefined, runId: string): Promise<RunRow> {
+  async getInRoute(companyId: string | undefined, runId: string): Promise<RunRecord> {
     const run = companyId && isUuid(runId) ? await this.runsRepo.findById(companyId, runId) : null;
     if (!run) throw notFound('Heartbeat run');
     return run;
   }
 
   /** The run if it is one of this company's (null for an unknown id, or another company's run). */
-  async findInCompany(companyId: string, runId: string): Promise<RunRow | null> {
+  async findInCompany(companyId: string, runId: string): Promise<RunRecord | null> {
     return isUuid(runId) ? this.runsRepo.findById(companyId, runId) : null;
   }
 
@@ -57,7 +57,7 @@ export class HeartbeatRunsService {
         const rows = await this.runsRepo.list(companyId, { ...filter, limit: step, after });
         if (rows.length <= step) return { items: [], nextCursor: null };
         const last = rows[step - 1];
-        after = { createdAt: last.cursor_ts, id: last.id };
+        after = { createdAt: last.cursorTs, id: last.id };
         skipped += step;
       }
       return this.page(companyId, { ...filter, after });
@@ -84,27 +84,27 @@ export class HeartbeatRunsService {
     if (fill > 0) rows.push(...(await this.runsRepo.live(companyId, { ...scope, limit: fill, finished: true })));
     return rows.map((r) => ({
       id: r.id,
-      companyId: r.company_id,
+      companyId: r.companyId,
       status: r.status,
-      agentId: r.agent_id,
-      agentName: r.agent_name,
-      adapterType: r.adapter_type,
-      invocationSource: r.invocation_source,
-      triggerDetail: r.trigger_detail,
-      wakeReason: r.wake_reason,
-      issueId: r.issue_id,
-      contextCommentId: r.comment_id,
-      startedAt: iso(r.started_at),
-      finishedAt: iso(r.finished_at),
-      createdAt: isoRequired(r.created_at),
-      logBytes: Number(r.log_bytes ?? 0),
-      lastOutputAt: iso(r.last_output_at),
+      agentId: r.agentId,
+      agentName: r.agentName,
+      adapterType: r.adapterType,
+      invocationSource: r.invocationSource,
+      triggerDetail: r.triggerDetail,
+      wakeReason: r.wakeReason,
+      issueId: r.issueId,
+      contextCommentId: r.commentId,
+      startedAt: iso(r.startedAt),
+      finishedAt: iso(r.finishedAt),
+      createdAt: isoRequired(r.createdAt),
+      logBytes: Number(r.logBytes ?? 0),
+      lastOutputAt: iso(r.lastOutputAt),
     }));
   }
 
   async readLog(companyId: string | undefined, runId: string, offset: number, limit: number): Promise<RunLogResponseDto> {
     const run = await this.getInRoute(companyId, runId);
-    const r = this.logs.read(run.log_path, offset, limit);
+    const r = this.logs.read(run.logPath, offset, limit);
     const ended = run.status !== 'queued' && run.status !== 'running';
     const eof = ended && r.nextOffset >= r.size;
     // the board UI offers "Load more log" while nextOffset is present: none once the log is final and read
@@ -114,7 +114,7 @@ export class HeartbeatRunsService {
   /** The board, or the run's own agent (any of its credentials), cancels a live run. */
   async cancel(actor: Actor, companyId: string | undefined, runId: string): Promise<RunResponse> {
     const run = await this.getInRoute(companyId, runId);
-    if (actor.kind === 'agent' && actor.agentId !== run.agent_id) throw forbidden('An agent may cancel only its own runs');
+    if (actor.kind === 'agent' && actor.agentId !== run.agentId) throw forbidden('An agent may cancel only its own runs');
     if (run.status !== 'queued' && run.status !== 'running') {
       throw heartbeatError('run_not_live', `Run already ended (${run.status})`, { status: run.status });
     }
@@ -123,13 +123,13 @@ export class HeartbeatRunsService {
         ? { errorCode: 'cancelled_by_agent', error: 'cancelled by its agent' }
         : { errorCode: 'cancelled_by_board', error: 'cancelled by the board' };
     const ended = await this.lifecycle.finishRun(run.id, { status: 'cancelled', ...by }, { actor });
-    return toRunResponse(ended ?? (await this.runsRepo.findById(run.company_id, run.id))!);
+    return toRunResponse(ended ?? (await this.runsRepo.findById(run.companyId, run.id))!);
   }
 
   /** Async adapters report the end of a run, authenticated as that run (run token or key + run header). */
   async complete(actor: Actor, companyId: string | undefined, runId: string, dto: CompleteRunDto): Promise<RunResponse> {
     const run = await this.getInRoute(companyId, runId);
-    if (actor.kind !== 'agent' || actor.agentId !== run.agent_id || actor.runId !== run.id) {
+    if (actor.kind !== 'agent' || actor.agentId !== run.agentId || actor.runId !== run.id) {
       throw forbidden('Only the run itself may complete it (its run token, or X-Service-Run-Id naming it)');
     }
     if (run.status !== 'running' && run.status !== 'queued') {
@@ -156,26 +156,26 @@ export class HeartbeatRunsService {
   async schedulerHeartbeats(actor: Actor): Promise<SchedulerHeartbeatDto[]> {
     const ids = await this.companies.accessibleCompanyIds(actor);
     const agents = await this.agents.timerAgents(ids ?? null);
-    const latest = new Map((await this.runsRepo.latestOfAgents(agents.map((a) => a.id))).map((r) => [r.agent_id, r]));
+    const latest = new Map((await this.runsRepo.latestOfAgents(agents.map((a) => a.id))).map((r) => [r.agentId, r]));
     return agents.map((r) => {
-      const p = heartbeatPolicy(r.runtime_config);
+      const p = heartbeatPolicy(r.runtimeConfig);
       const run = latest.get(r.id);
       return {
         agentId: r.id,
-        companyId: r.company_id,
+        companyId: r.companyId,
         agentName: r.name,
         agentStatus: r.status,
         enabled: p.enabled,
         intervalSec: p.intervalSec,
-        nextDueAt: iso(r.heartbeat_next_due_at),
-        lastFiredAt: iso(r.heartbeat_last_fired_at),
+        nextDueAt: iso(r.heartbeatNextDueAt),
+        lastFiredAt: iso(r.heartbeatLastFiredAt),
         lastRun: run
           ? {
               id: run.id,
               status: run.status,
-              invocationSource: run.invocation_source,
-              createdAt: isoRequired(run.created_at),
-              finishedAt: iso(run.finished_at),
+              invocationSource: run.invocationSource,
+              createdAt: isoRequired(run.createdAt),
+              finishedAt: iso(run.finishedAt),
             }
           : null,
       };

@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { IntervalJob, JobInterval } from '../../common/jobs/interval-job';
 import { AppConfig } from '../../config/app-config';
 import { Db } from '../../database/db.service';
-import { HeartbeatAgents } from './heartbeat-agents.port';
+import { type AgentRef, HeartbeatAgents } from './heartbeat-agents.port';
 import { RunClaimsRepository } from './run-claims.repository';
 import { RunDispatcher } from './run-dispatcher.service';
 import { RunLifecycle } from './run-lifecycle.service';
@@ -80,7 +80,7 @@ export class HeartbeatScheduler extends IntervalJob {
             await this.wakeForTimer(a);
           } catch (err) {
             failed.push(a.id);
-            this.logger.error(`timer wake of agent ${a.id} (company ${a.company_id}) failed: ${(err as Error).message}`);
+            this.logger.error(`timer wake of agent ${a.id} (company ${a.companyId}) failed: ${(err as Error).message}`);
             throw err;
           }
           return true;
@@ -95,9 +95,9 @@ export class HeartbeatScheduler extends IntervalJob {
     return fired;
   }
 
-  private wakeForTimer(a: { id: string; company_id: string }): Promise<unknown> {
+  private wakeForTimer(a: AgentRef): Promise<unknown> {
     return this.queue.enqueue({
-      companyId: a.company_id,
+      companyId: a.companyId,
       agentId: a.id,
       source: 'timer',
       triggerDetail: 'system',

@@ -3,88 +3,88 @@ import type { RunResponseDto } from './dto/heartbeat.dto';
 import type { RunStatus, WakeContext } from '../adapters/run.types';
 
 /**
- * Shapes shared by the heartbeat engine: run rows as read from SQL, the run response, the agent's
+ * Shapes shared by the heartbeat engine: run records as the repositories return them, the run response, the agent's
  * heartbeat policy (statuses, the wake context and outcomes are the executors': adapters/run.types.ts).
  */
 
-/** A heartbeat_runs row (snake_case from SQL). */
-export interface RunRow {
+/** A heartbeat_runs row as a record (the repositories select RUN_COLUMNS as these fields). */
+export interface RunRecord {
   id: string;
-  company_id: string;
-  agent_id: string;
-  wakeup_request_id: string | null;
+  companyId: string;
+  agentId: string;
+  wakeupRequestId: string | null;
   status: RunStatus;
-  invocation_source: string;
-  trigger_detail: string | null;
-  adapter_type: string;
-  issue_id: string | null;
-  context_snapshot: WakeContext;
-  started_at: Date | null;
-  finished_at: Date | null;
-  exit_code: number | null;
-  error_code: string | null;
+  invocationSource: string;
+  triggerDetail: string | null;
+  adapterType: string;
+  issueId: string | null;
+  contextSnapshot: WakeContext;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  exitCode: number | null;
+  errorCode: string | null;
   error: string | null;
-  usage_json: Record<string, unknown> | null;
-  result_json: Record<string, unknown> | null;
-  log_path: string | null;
-  log_bytes: string | number;
+  usageJson: Record<string, unknown> | null;
+  resultJson: Record<string, unknown> | null;
+  logPath: string | null;
+  logBytes: string | number;
   /** when the run's log last grew (the owner's keepalive notices it) */
-  last_output_at?: Date | null;
-  claimed_by: string | null;
-  lease_expires_at: Date | null;
+  lastOutputAt: Date | null;
+  claimedBy: string | null;
+  leaseExpiresAt: Date | null;
   /** W3C traceparent of the run's trace (docs/tracing.md); null when tracing was off at the wake */
-  trace_parent?: string | null;
-  created_at: Date;
-  updated_at: Date;
+  traceParent: string | null;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
-/** The agents columns the engine reads. */
-export interface AgentRow {
+/** The agent as the engine reads it (locked per wake and claim; agents/agent-engine.repository.ts selects it). */
+export interface EngineAgentRecord {
   id: string;
-  company_id: string;
+  companyId: string;
   name: string;
   role: string;
   title: string | null;
   capabilities: string;
   status: string;
-  adapter_type: string;
-  adapter_config: Record<string, unknown>;
-  runtime_config: Record<string, unknown>;
+  adapterType: string;
+  adapterConfig: Record<string, unknown>;
+  runtimeConfig: Record<string, unknown>;
   metadata: Record<string, unknown>;
-  budget_monthly_cents: number;
-  spent_monthly_cents: number;
+  budgetMonthlyCents: number;
+  spentMonthlyCents: number;
 }
 
 /** The run record of the API. The log path is relative to the data directory. */
-export function toRunResponse(r: RunRow): RunResponseDto {
+export function toRunResponse(r: RunRecord): RunResponseDto {
   return {
     id: r.id,
     runId: r.id,
-    companyId: r.company_id,
-    agentId: r.agent_id,
-    wakeupRequestId: r.wakeup_request_id,
+    companyId: r.companyId,
+    agentId: r.agentId,
+    wakeupRequestId: r.wakeupRequestId,
     status: r.status,
-    invocationSource: r.invocation_source,
-    triggerDetail: r.trigger_detail,
-    adapterType: r.adapter_type,
-    issueId: r.issue_id,
-    contextSnapshot: r.context_snapshot,
-    startedAt: iso(r.started_at),
-    finishedAt: iso(r.finished_at),
-    exitCode: r.exit_code,
-    errorCode: r.error_code,
+    invocationSource: r.invocationSource,
+    triggerDetail: r.triggerDetail,
+    adapterType: r.adapterType,
+    issueId: r.issueId,
+    contextSnapshot: r.contextSnapshot,
+    startedAt: iso(r.startedAt),
+    finishedAt: iso(r.finishedAt),
+    exitCode: r.exitCode,
+    errorCode: r.errorCode,
     error: r.error,
-    usageJson: r.usage_json,
-    resultJson: r.result_json,
-    logPath: r.log_path,
-    logStore: r.log_path ? 'local_file' : null,
-    logRef: r.log_path,
-    logBytes: Number(r.log_bytes),
-    lastOutputAt: iso(r.last_output_at ?? null),
-    claimedBy: r.claimed_by,
-    leaseExpiresAt: iso(r.lease_expires_at),
-    createdAt: isoRequired(r.created_at),
-    updatedAt: isoRequired(r.updated_at),
+    usageJson: r.usageJson,
+    resultJson: r.resultJson,
+    logPath: r.logPath,
+    logStore: r.logPath ? 'local_file' : null,
+    logRef: r.logPath,
+    logBytes: Number(r.logBytes),
+    lastOutputAt: iso(r.lastOutputAt ?? null),
+    claimedBy: r.claimedBy,
+    leaseExpiresAt: iso(r.leaseExpiresAt),
+    createdAt: isoRequired(r.createdAt),
+    updatedAt: isoRequired(r.updatedAt),
   };
 }
 export type RunResponse = RunResponseDto;

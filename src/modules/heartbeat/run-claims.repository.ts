@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import type { RunRow } from './heartbeat.types';
+import type { RunRecord } from './heartbeat.types';
+import { runRecordColumns } from './heartbeat-runs.repository';
 
 /**
  * heartbeat_runs as the dispatcher and the reaper see it: claims across companies, leases, the
@@ -16,10 +17,10 @@ export class RunClaimsRepository extends CompanyScopedRepository {
 
   /** The oldest queued run of each agent under its concurrency limit, oldest first. */
   // reads agents (owned by agents): the dispatcher's claim, see FOREIGN_READS
-  claimCandidates(limit: number): Promise<Array<{ id: string; company_id: string; agent_id: string; created_at: Date }>> {
-    return this.unscoped<{ id: string; company_id: string; agent_id: string; created_at: Date }>(
+  claimCandidates(limit: number): Promise<Array<{ id: string; companyId: string; agentId: string; createdAt: Date }>> {
+    return this.unscoped<{ id: string; companyId: string; agentId: string; createdAt: Date }>(
       "the dispatcher's claim: queued runs of every company, fairly by agent",
-      `SELECT * FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.company_id, r.agent_id, r.created_at
+      `SELECT c.id, c.company_id AS "companyId", c.agent_id AS "agentId", c.created_at AS "createdAt" FROM (SELECT DISTINCT ON (r.agent_id) r.id, r.company_id, r.agent_id, r.created_at
                         FROM heartbeat_runs r JOIN agents a ON a.id = r.agent_id AND a.company_id = r.company_id
         WHERE r.status = 'queued'
           AND (SELECT count(*) FROM heartbeat_runs x WHERE x.agent_id = r.agent_id AND x.status = 'running')
@@ -35,10 +36,10 @@ export class RunClaimsRepository extends CompanyScopedRepository {
   async queuedForClaim(
     companyId: string,
     runId: string,
-  ): Promise<{ company_id: string; context_snapshot: { projectId?: unknown } } | undefined> {
-    const queued = await this.row<{ company_id: string; context_snapshot: { projectId?: unknown } }>(
+  ): Promise<{ companyId: string; contextSnapshot: { projectId?: unknown } } | undefined> {
+    const queued = await this.row<{ companyId: string; contextSnapshot: { projectId?: unknown } }>(
       companyId,
-      `SELECT company_id, context_snapshot FROM heartbeat_runs WHERE company_id = $1 AND id = $2 AND status = 'queued'`,
+      `SELECT company_id AS "companyId", context_snapshot AS "contextSnapshot" FROM heartbeat_runs WHERE company_id = $1 AND id = $2 AND status = 'queued'`,
       [runId],
     );
     return queued ?? undefined;
@@ -54,13 +55,13 @@ export class RunClaimsRepository extends CompanyScopedRepository {
   }
 
   /** queued -> running for this instance, with a lease and the log path; null if another claimed it first. */
-  async claim(companyId: string, runId: string, instanceId: string, leaseSec: number, logPath: string): Promise<RunRow | null> {
-    const [run] = await this.returning<RunRow>(
+  async claim(companyId: string, runId: string, instanceId: string, leaseSec: number, logPath: string): Promise<RunRecord | null> {
+    const [run] = await this.returning<RunRecord>(
       companyId,
       `UPDATE heartbeat_runs
           SET status = 'running', started_at = now(), claimed_by = $3, lease_expires_at = now() + make_interval(secs => $4),
               log_path = $5, updated_at = now()
-        WHERE company_id = $1 AND id = $2 AND status = 'queued' RETURNING *`,
+        WHERE company_id = $1 AND id = $2 AND status = 'queued' RETURNING ${runRecordColumns()}`,
       [runId, instanceId, leaseSec, logPath],
     );
     return run ?? null;
@@ -81,20 +82,20 @@ export class RunClaimsRepository extends CompanyScopedRepository {
   }
 
   /** Status and claimer of the runs this instance executes (any company). */
-  ownership(ids: string[]): Promise<Array<{ id: string; status: string; claimed_by: string | null }>> {
-    return this.unscoped<{ id: string; status: string; claimed_by: string | null }>(
+  ownership(ids: string[]): Promise<Array<{ id: string; status: string; claimedBy: string | null }>> {
+    return this.unscoped<{ id: string; status: string; claimedBy: string | null }>(
       "this instance's lease renewal: who holds the runs it executes, in any company",
-      `SELECT id, status, claimed_by FROM heartbeat_runs WHERE id = ANY($1::uuid[])`,
+      `SELECT id, status, claimed_by AS "claimedBy" FROM heartbeat_runs WHERE id = ANY($1::uuid[])`,
       [ids],
       { detached: true },
     );
   }
 
   /** Running runs claimed by some instance, started more than 2 seconds ago. */
-  runningClaimed(): Promise<Array<{ id: string; claimed_by: string }>> {
-    return this.unscoped<{ id: string; claimed_by: string }>(
+  runningClaimed(): Promise<Array<{ id: string; claimedBy: string }>> {
+    return this.unscoped<{ id: string; claimedBy: string }>(
       "the reaper's sweep for runs of lost instances, across companies",
-      `SELECT id, claimed_by FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
+      `SELECT id, claimed_by AS "claimedBy" FROM heartbeat_runs WHERE status = 'running' AND claimed_by IS NOT NULL AND started_at < now() - interval '2 seconds'`,
       [],
       { detached: true },
     );

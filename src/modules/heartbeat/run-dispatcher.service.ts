@@ -6,7 +6,7 @@ import { Db } from '../../database/db.service';
 import { BudgetGate } from '../budgets/budget-gate.service';
 import { HeartbeatAgents } from './heartbeat-agents.port';
 import { RunClaimsRepository } from './run-claims.repository';
-import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
+import { EngineAgentRecord, heartbeatPolicy, RunRecord } from './heartbeat.types';
 import { LocalRun, RunExecutor } from './run-executor.service';
 import { RunLifecycleEvents } from './run-lifecycle-events.port';
 import { RunLifecycle } from './run-lifecycle.service';
@@ -17,6 +17,19 @@ import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
 import { runClaimed } from '../../common/tracing/run-tracing';
 
 const CLAIM_PARALLELISM = 6;
+
+/** The run as the run tracing names it (common/tracing takes the run's ids by column name). */
+function traceIds(run: RunRecord) {
+  return {
+    id: run.id,
+    company_id: run.companyId,
+    agent_id: run.agentId,
+    issue_id: run.issueId,
+    adapter_type: run.adapterType,
+    trace_parent: run.traceParent,
+    created_at: run.createdAt,
+  };
+}
 
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
 export { isDeadLocalOwner };
@@ -166,8 +179,8 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     })();
   }
 
-  private start({ run, agent }: { run: RunRow; agent: AgentRow }): void {
-    runClaimed(run, this.instanceId);
+  private start({ run, agent }: { run: RunRecord; agent: EngineAgentRecord }): void {
+    runClaimed(traceIds(run), this.instanceId);
     const local = this.executor.launch(run, agent, () => this.stopping);
     this.local.set(run.id, local);
     void local.done.finally(() => {
@@ -187,7 +200,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const queue = [...candidates];
     const worker = async () => {
       for (let c = queue.shift(); c && !this.stopping && !this.claimsStopped; c = queue.shift()) {
-        const claim = await this.db.transaction(() => this.tryClaim(c.company_id, c.id, c.agent_id));
+        const claim = await this.db.transaction(() => this.tryClaim(c.companyId, c.id, c.agentId));
         // claimed while the instance began shutting down: handed back, no process started for it
         if (claim && this.stopping) await this.handBack(claim.run.id, 0);
         else if (claim) {
@@ -200,7 +213,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     return claimed;
   }
 
-  private async tryClaim(companyId: string, runId: string, agentId: string): Promise<{ run: RunRow; agent: AgentRow } | null> {
+  private async tryClaim(companyId: string, runId: string, agentId: string): Promise<{ run: RunRecord; agent: EngineAgentRecord } | null> {
     const agent = await this.agents.lock(companyId, agentId);
     if (!agent) return null;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) {
@@ -212,10 +225,10 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       return null;
     }
     // a run never starts for a scope already over its hard limit (budget check before each claim)
-    const queued = await this.runs.queuedForClaim(agent.company_id, runId);
+    const queued = await this.runs.queuedForClaim(agent.companyId, runId);
     if (!queued) return null;
-    const projectId = typeof queued.context_snapshot?.projectId === 'string' ? queued.context_snapshot.projectId : null;
-    if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agentId, projectId)).allowed) {
+    const projectId = typeof queued.contextSnapshot?.projectId === 'string' ? queued.contextSnapshot.projectId : null;
+    if (!(await this.budgetGate.checkBeforeRun(agent.companyId, agentId, projectId)).allowed) {
       await this.lifecycle.finishRun(
         runId,
         { status: 'cancelled', errorCode: 'budget', error: 'budget hard stop: the scope is over its limit' },
@@ -223,28 +236,28 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       );
       return null;
     }
-    if ((await this.runs.countRunning(agent.company_id, agentId)) >= heartbeatPolicy(agent.runtime_config).maxConcurrentRuns) return null;
+    if ((await this.runs.countRunning(agent.companyId, agentId)) >= heartbeatPolicy(agent.runtimeConfig).maxConcurrentRuns) return null;
     const run = await this.runs.claim(
-      agent.company_id,
+      agent.companyId,
       runId,
       this.instanceId,
       this.config.heartbeat.leaseSec,
-      this.lifecycle.logPathFor(agent.company_id, runId),
+      this.lifecycle.logPathFor(agent.companyId, runId),
     );
     if (!run) return null;
-    const agentChanged = await this.agents.markRunning(agent.company_id, agentId);
+    const agentChanged = await this.agents.markRunning(agent.companyId, agentId);
     this.live.status(run);
-    this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapter_type });
-    if (agentChanged) this.live.agentStatus(run.company_id, agentId, 'running', 'running');
-    await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapter_type });
+    this.live.event(run, 'lifecycle', 'run started', { claimedBy: this.instanceId, adapterType: run.adapterType });
+    if (agentChanged) this.live.agentStatus(run.companyId, agentId, 'running', 'running');
+    await recordRunActivity(this.recorder, 'heartbeat.run_started', run, { claimedBy: this.instanceId, adapterType: run.adapterType });
     this.db.afterCommit(() =>
       this.events.emitStarted({
         runId: run.id,
-        companyId: run.company_id,
-        agentId: run.agent_id,
-        adapterType: run.adapter_type,
-        createdAt: run.created_at,
-        startedAt: run.started_at ?? new Date(),
+        companyId: run.companyId,
+        agentId: run.agentId,
+        adapterType: run.adapterType,
+        createdAt: run.createdAt,
+        startedAt: run.startedAt ?? new Date(),
       }),
     );
     return { run, agent };
@@ -263,8 +276,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
         const r = byId.get(id);
         // gone (agent or company deleted), ended, or taken over by the reaper: stop the process here
         if (!r) this.local.get(id)?.cancel('run deleted');
-        else if (r.status !== 'running' || r.claimed_by !== this.instanceId)
-          this.local.get(id)?.cancel(`run ended elsewhere (${r.status})`);
+        else if (r.status !== 'running' || r.claimedBy !== this.instanceId) this.local.get(id)?.cancel(`run ended elsewhere (${r.status})`);
       }
     } catch (err) {
       if (!this.stopping) this.logger.error(`lease renewal failed: ${(err as Error).message}`);
@@ -281,12 +293,12 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
     const rows = await this.runs.runningClaimed();
     let n = 0;
     for (const r of rows) {
-      const mine = r.claimed_by === this.instanceId && !this.local.has(r.id);
-      if (!mine && !isDeadLocalOwner(r.claimed_by)) continue;
+      const mine = r.claimedBy === this.instanceId && !this.local.has(r.id);
+      if (!mine && !isDeadLocalOwner(r.claimedBy)) continue;
       const ended = await this.lifecycle.finishRun(r.id, {
         status: 'failed',
         errorCode: 'orphaned_run',
-        error: `no process behind the run: instance ${r.claimed_by} restarted or lost it`,
+        error: `no process behind the run: instance ${r.claimedBy} restarted or lost it`,
       });
       if (ended) n++;
     }

@@ -1,30 +1,30 @@
 import { iso, isoRequired } from '../../database/row-mapping';
 import type { RunEventDto } from './dto/run-views.dto';
-import type { RunRow } from './heartbeat.types';
+import type { RunRecord } from './heartbeat.types';
 
 type Draft = Omit<RunEventDto, 'id' | 'seq' | 'companyId' | 'runId' | 'agentId' | 'stream' | 'color'>;
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-function queued(run: RunRow): Draft {
-  const c = run.context_snapshot as Record<string, unknown>;
+function queued(run: RunRecord): Draft {
+  const c = run.contextSnapshot as Record<string, unknown>;
   const reason = typeof c.reason === 'string' ? c.reason : null;
   return {
     eventType: 'lifecycle',
     level: 'info',
-    message: `run queued (${run.invocation_source}${reason ? `: ${reason}` : ''})`,
+    message: `run queued (${run.invocationSource}${reason ? `: ${reason}` : ''})`,
     payload: {
-      invocationSource: run.invocation_source,
-      triggerDetail: run.trigger_detail,
+      invocationSource: run.invocationSource,
+      triggerDetail: run.triggerDetail,
       reason,
-      issueId: run.issue_id,
-      wakeupRequestId: run.wakeup_request_id,
+      issueId: run.issueId,
+      wakeupRequestId: run.wakeupRequestId,
     },
-    createdAt: isoRequired(run.created_at),
+    createdAt: isoRequired(run.createdAt),
   };
 }
 
-function usage(run: RunRow, u: Record<string, unknown>, at: Date): Draft {
+function usage(run: RunRecord, u: Record<string, unknown>, at: Date): Draft {
   const [input, cached, output] = ['inputTokens', 'cachedInputTokens', 'outputTokens'].map((k) => num(u[k]) ?? 0);
   const cost = num(u.costCents);
   return {
@@ -42,14 +42,14 @@ function usage(run: RunRow, u: Record<string, unknown>, at: Date): Draft {
   };
 }
 
-function ended(run: RunRow, at: Date): Draft {
+function ended(run: RunRecord, at: Date): Draft {
   const failed = run.status === 'failed' || run.status === 'timed_out';
-  const why = run.error ?? run.error_code;
+  const why = run.error ?? run.errorCode;
   return {
     eventType: 'lifecycle',
     level: failed ? 'error' : run.status === 'cancelled' ? 'warn' : 'info',
-    message: `run ${run.status}${run.exit_code !== null ? ` (exit code ${run.exit_code})` : ''}${why ? `: ${why}` : ''}`,
-    payload: { status: run.status, exitCode: run.exit_code, errorCode: run.error_code, error: run.error, finishedAt: iso(at) },
+    message: `run ${run.status}${run.exitCode !== null ? ` (exit code ${run.exitCode})` : ''}${why ? `: ${why}` : ''}`,
+    payload: { status: run.status, exitCode: run.exitCode, errorCode: run.errorCode, error: run.error, finishedAt: iso(at) },
     createdAt: isoRequired(at),
   };
 }
@@ -60,25 +60,25 @@ function ended(run: RunRow, at: Date): Draft {
  * with the stream). Queued (why, for which issue), started, the usage the run reported, ended
  * (status, exit code, error code and error). Output is the run's log, not an event.
  */
-export function runEvents(run: RunRow): RunEventDto[] {
+export function runEvents(run: RunRecord): RunEventDto[] {
   const out: Draft[] = [queued(run)];
-  if (run.started_at) {
+  if (run.startedAt) {
     out.push({
       eventType: 'lifecycle',
       level: 'info',
       message: 'run started',
-      payload: { adapterType: run.adapter_type, claimedBy: run.claimed_by },
-      createdAt: isoRequired(run.started_at),
+      payload: { adapterType: run.adapterType, claimedBy: run.claimedBy },
+      createdAt: isoRequired(run.startedAt),
     });
   }
-  if (run.usage_json && run.finished_at) out.push(usage(run, run.usage_json, run.finished_at));
-  if (run.finished_at) out.push(ended(run, run.finished_at));
+  if (run.usageJson && run.finishedAt) out.push(usage(run, run.usageJson, run.finishedAt));
+  if (run.finishedAt) out.push(ended(run, run.finishedAt));
   return out.map((e, i) => ({
     id: i + 1,
     seq: i + 1,
-    companyId: run.company_id,
+    companyId: run.companyId,
     runId: run.id,
-    agentId: run.agent_id,
+    agentId: run.agentId,
     stream: 'system',
     color: null,
     ...e,

@@ -6,7 +6,7 @@ import { AdapterExecutors } from '../adapters/adapter-executors';
 import type { AdapterExecutor, AdapterRun, AdapterRunContext } from '../adapters/adapter.types';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { RunOutcome } from '../adapters/run.types';
-import type { AgentRow, RunRow } from './heartbeat.types';
+import type { EngineAgentRecord, RunRecord } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunLiveEvents } from './run-live-events';
 import { RunLogService, RunLogWriter } from './run-log.service';
@@ -29,14 +29,14 @@ export interface LocalRun {
 }
 
 /** The SERVICE_* variables of a local process: where the API is, who it is, and why it was woken. */
-export function serviceEnv(run: RunRow, apiUrl: string, token: string, resumeSessionId: string | null): Record<string, string> {
-  const c = run.context_snapshot;
+export function serviceEnv(run: RunRecord, apiUrl: string, token: string, resumeSessionId: string | null): Record<string, string> {
+  const c = run.contextSnapshot;
   const env: Record<string, string> = {
     SERVICE_API_URL: apiUrl,
     SERVICE_API_KEY: token,
     SERVICE_RUN_ID: run.id,
-    SERVICE_AGENT_ID: run.agent_id,
-    SERVICE_COMPANY_ID: run.company_id,
+    SERVICE_AGENT_ID: run.agentId,
+    SERVICE_COMPANY_ID: run.companyId,
     SERVICE_WAKE_SOURCE: c.source,
     SERVICE_WAKE_PAYLOAD_JSON: JSON.stringify(c.payload ?? {}),
   };
@@ -58,8 +58,8 @@ class LaunchedRun {
   scratchMade = false;
 
   constructor(
-    readonly run: RunRow,
-    readonly agent: AgentRow,
+    readonly run: RunRecord,
+    readonly agent: EngineAgentRecord,
     readonly processes: RunProcessTracker,
   ) {}
 
@@ -112,8 +112,8 @@ export class RunExecutor {
     private readonly wakeDetails: RunWakeDetails,
   ) {}
 
-  launch(run: RunRow, agent: AgentRow, isStopping: () => boolean): LocalRun {
-    const l = new LaunchedRun(run, agent, this.processGroups.track(run.company_id, run.id));
+  launch(run: RunRecord, agent: EngineAgentRecord, isStopping: () => boolean): LocalRun {
+    const l = new LaunchedRun(run, agent, this.processGroups.track(run.companyId, run.id));
     return { runId: run.id, cancel: (reason) => l.cancel(reason), logBytes: () => l.logBytes, done: this.runToEnd(l, isStopping) };
   }
 
@@ -132,10 +132,10 @@ export class RunExecutor {
 
   /** The run's executor and the agent's effective config, or the outcome that ends the run before it starts. */
   private async prepare(l: LaunchedRun): Promise<PreparedLaunch | RunOutcome> {
-    const type = l.run.adapter_type;
+    const type = l.run.adapterType;
     const executor = this.executors.get(type);
     if (!executor) return { status: 'failed', errorCode: 'adapter_not_found', error: `no executor for adapter type ${type}` };
-    const config = await this.executors.effectiveConfig(type, l.agent.adapter_config ?? {});
+    const config = await this.executors.effectiveConfig(type, l.agent.adapterConfig ?? {});
     const problems = executor.validateConfig(config);
     if (problems.length) return { status: 'failed', errorCode: 'adapter_config_invalid', error: problems.join('; ') };
     return { executor, config };
@@ -146,30 +146,30 @@ export class RunExecutor {
     const { run, agent } = l;
     const project = await this.runs.projectContext(run);
     // the agent's own OS identity and the run's private scratch (removed when the run ends)
-    const runAs = this.identities.forAgent(run.agent_id, run.company_id);
+    const runAs = this.identities.forAgent(run.agentId, run.companyId);
     const scratch = this.identities.createRunScratch(run.id, runAs);
     l.scratchMade = true;
     const resolved = await this.envResolver.resolve(config.env, {
-      companyId: run.company_id,
-      agentId: run.agent_id,
+      companyId: run.companyId,
+      agentId: run.agentId,
       runId: run.id,
       projectId: project.projectId,
       scratch: { dir: scratch.dir, uid: runAs?.uid ?? null, gid: runAs?.gid ?? null },
     });
-    const token = this.tokens.issue({ agentId: run.agent_id, companyId: run.company_id, runId: run.id });
-    const writer = this.logs.open(run.company_id, run.id, [token, ...resolved.secrets], this.live.logSink(run));
+    const token = this.tokens.issue({ agentId: run.agentId, companyId: run.companyId, runId: run.id });
+    const writer = this.logs.open(run.companyId, run.id, [token, ...resolved.secrets], this.live.logSink(run));
     l.writer = writer;
-    const session = run.context_snapshot.forceFreshSession ? null : await this.runs.lastSession(run);
+    const session = run.contextSnapshot.forceFreshSession ? null : await this.runs.lastSession(run);
     const apiUrl = this.config.publicUrl;
     return {
       runId: run.id,
-      agentId: run.agent_id,
-      companyId: run.company_id,
-      adapterType: run.adapter_type,
+      agentId: run.agentId,
+      companyId: run.companyId,
+      adapterType: run.adapterType,
       config,
       configEnv: resolved.env,
       agent: { name: agent.name, role: agent.role, title: agent.title, capabilities: agent.capabilities, metadata: agent.metadata },
-      context: run.context_snapshot,
+      context: run.contextSnapshot,
       wake: await this.wake(run),
       serviceEnv: { ...serviceEnv(run, apiUrl, token, session?.id ?? null), TMPDIR: scratch.tmp },
       apiUrl,
@@ -191,8 +191,8 @@ export class RunExecutor {
   }
 
   /** What the wake names (issue, comments) for the prompt; a run whose wake cannot be read still runs. */
-  private wake(run: RunRow) {
-    return this.wakeDetails.read(run.company_id, run.context_snapshot).catch((err: Error) => {
+  private wake(run: RunRecord) {
+    return this.wakeDetails.read(run.companyId, run.contextSnapshot).catch((err: Error) => {
       this.logger.warn(`what woke run ${run.id} is not readable: ${err.message}`);
       return null;
     });
@@ -232,11 +232,11 @@ export class RunExecutor {
    * settled (booked beyond what was booked at the end). An instance that is shutting down has
    * handed its runs back: it only settles.
    */
-  private async finish(run: RunRow, outcome: RunOutcome, logBytes: number, stopping: boolean): Promise<void> {
+  private async finish(run: RunRecord, outcome: RunOutcome, logBytes: number, stopping: boolean): Promise<void> {
     runFinished(run.id, outcome);
     try {
-      const ended = stopping ? null : await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agent_id, logBytes });
-      if (!ended) await this.lifecycle.settleUsage(run.id, run.company_id, outcome.usage);
+      const ended = stopping ? null : await this.lifecycle.finishRun(run.id, outcome, { agentId: run.agentId, logBytes });
+      if (!ended) await this.lifecycle.settleUsage(run.id, run.companyId, outcome.usage);
     } catch (err) {
       this.logger.error(`could not record the end of run ${run.id}: ${(err as Error).message}`);
     }

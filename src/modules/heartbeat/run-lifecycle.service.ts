@@ -8,12 +8,12 @@ import { IssueHolds } from './issue-holds.port';
 import { RunGatesRepository } from './run-gates.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { RunOutcome, WakeContext } from '../adapters/run.types';
-import type { AgentRow, RunRow } from './heartbeat.types';
+import type { EngineAgentRecord, RunRecord } from './heartbeat.types';
 import { RunLifecycleEvents } from './run-lifecycle-events.port';
 import { RunLogService } from './run-log.service';
 import { RunLiveEvents } from './run-live-events';
 import { recordRunActivity } from './run-store';
-import { scopeFilter, WakeRow, WakeupRequestsRepository } from './wakeup-requests.repository';
+import { scopeFilter, WakeRecord, WakeupRequestsRepository } from './wakeup-requests.repository';
 
 export interface FinishOptions {
   actor?: Actor;
@@ -31,15 +31,15 @@ export interface FinishOptions {
 const commentIdOf = (payload: Record<string, unknown>): string | null => (typeof payload.commentId === 'string' ? payload.commentId : null);
 
 /** The context snapshot of a run created for a wake. */
-export function contextForWake(w: WakeRow): WakeContext {
+export function contextForWake(w: WakeRecord): WakeContext {
   return {
     source: w.source,
-    triggerDetail: w.trigger_detail,
+    triggerDetail: w.triggerDetail,
     reason: w.reason,
     payload: w.payload ?? {},
-    issueId: w.issue_id,
+    issueId: w.issueId,
     commentId: commentIdOf(w.payload ?? {}),
-    forceFreshSession: w.force_fresh_session,
+    forceFreshSession: w.forceFreshSession,
     wakeupRequestIds: [w.id],
   };
 }
@@ -52,7 +52,7 @@ export function contextForWake(w: WakeRow): WakeContext {
 @Injectable()
 export class RunLifecycle {
   private readonly queuedListeners: Array<() => void> = [];
-  private readonly endedHooks: Array<(run: RunRow) => Promise<void>> = [];
+  private readonly endedHooks: Array<(run: RunRecord) => Promise<void>> = [];
 
   constructor(
     private readonly db: Db,
@@ -72,7 +72,7 @@ export class RunLifecycle {
   }
 
   /** Called in the transaction that ends a run (agent lock held), before deferred wakes are promoted (e.g. re-queueing a lost run). */
-  onRunEnded(hook: (run: RunRow) => Promise<void>): void {
+  onRunEnded(hook: (run: RunRecord) => Promise<void>): void {
     this.endedHooks.push(hook);
   }
 
@@ -82,14 +82,14 @@ export class RunLifecycle {
   }
 
   /** A queued run for a wake (already inserted); the dispatcher hears of it after commit. Caller holds the agent lock. */
-  async createRun(agent: AgentRow, wake: WakeRow, context: WakeContext): Promise<RunRow> {
+  async createRun(agent: EngineAgentRecord, wake: WakeRecord, context: WakeContext): Promise<RunRecord> {
     const run = await this.runs.insertQueued(agent, wake, context);
-    await this.wakes.markClaimed(run.company_id, wake.id, run.id);
+    await this.wakes.markClaimed(run.companyId, wake.id, run.id);
     await recordRunActivity(this.recorder, 'heartbeat.run_queued', run, {
       source: wake.source,
-      triggerDetail: wake.trigger_detail,
+      triggerDetail: wake.triggerDetail,
       reason: wake.reason,
-      issueId: wake.issue_id,
+      issueId: wake.issueId,
     });
     this.db.afterCommit(() => this.queuedListeners.forEach((l) => l()));
     this.live.queued(run);
@@ -98,57 +98,57 @@ export class RunLifecycle {
   }
 
   /** Ends a live run (no-op if it already ended). Returns the ended row, or null. */
-  async finishRun(runId: string, outcome: RunOutcome, opts: FinishOptions = {}): Promise<RunRow | null> {
+  async finishRun(runId: string, outcome: RunOutcome, opts: FinishOptions = {}): Promise<RunRecord | null> {
     return this.db.transaction(async () => {
       const ref = await this.runs.refOf(runId);
       if (!ref) return null;
-      const agentId = opts.agentId ?? ref.agent_id;
-      await this.agents.lock(ref.company_id, agentId);
-      const run = await this.runs.finish(ref.company_id, runId, outcome, {
+      const agentId = opts.agentId ?? ref.agentId;
+      await this.agents.lock(ref.companyId, agentId);
+      const run = await this.runs.finish(ref.companyId, runId, outcome, {
         agentId,
         logBytes: opts.logBytes ?? 0,
         onlyIfLeaseExpired: opts.onlyIfLeaseExpired,
       });
       if (!run) {
-        if (opts.logBytes) await this.runs.raiseLogBytes(ref.company_id, runId, opts.logBytes);
+        if (opts.logBytes) await this.runs.raiseLogBytes(ref.companyId, runId, opts.logBytes);
         return null;
       }
-      await this.wakes.settleForRun(run.company_id, runId, opts.wakeCancelReason ?? null);
+      await this.wakes.settleForRun(run.companyId, runId, opts.wakeCancelReason ?? null);
       const failed = run.status === 'failed' || run.status === 'timed_out';
       // the agent lock is held and only a claim (under that lock) makes a run `running`: no run starts in between
       const agentChanged =
-        !(await this.runs.anyRunning(run.company_id, run.agent_id)) &&
-        (await this.agents.settleIfRunning(run.company_id, run.agent_id, failed ? 'error' : 'idle'));
+        !(await this.runs.anyRunning(run.companyId, run.agentId)) &&
+        (await this.agents.settleIfRunning(run.companyId, run.agentId, failed ? 'error' : 'idle'));
       this.live.status(run);
-      this.live.event(run, 'lifecycle', `run ${run.status}`, { status: run.status, exitCode: run.exit_code, errorCode: run.error_code });
-      if (agentChanged) this.live.agentStatus(run.company_id, run.agent_id, failed ? 'error' : 'idle', run.status);
+      this.live.event(run, 'lifecycle', `run ${run.status}`, { status: run.status, exitCode: run.exitCode, errorCode: run.errorCode });
+      if (agentChanged) this.live.agentStatus(run.companyId, run.agentId, failed ? 'error' : 'idle', run.status);
       await recordRunActivity(
         this.recorder,
         `heartbeat.run_${run.status}`,
         run,
         {
           status: run.status,
-          errorCode: run.error_code,
+          errorCode: run.errorCode,
           error: run.error,
-          exitCode: run.exit_code,
+          exitCode: run.exitCode,
         },
         opts.actor,
       );
       for (const hook of this.endedHooks) await hook(run);
-      if (opts.promote !== false) await this.promoteDeferred(run.company_id, run.agent_id, run.issue_id);
+      if (opts.promote !== false) await this.promoteDeferred(run.companyId, run.agentId, run.issueId);
       this.db.afterCommit(() =>
         this.events.emitFinished({
           runId: run.id,
-          companyId: run.company_id,
-          agentId: run.agent_id,
-          issueId: run.issue_id,
+          companyId: run.companyId,
+          agentId: run.agentId,
+          issueId: run.issueId,
           status: run.status as RunOutcome['status'],
-          errorCode: run.error_code,
-          usage: run.usage_json,
-          result: run.result_json,
-          createdAt: run.created_at,
-          startedAt: run.started_at,
-          finishedAt: run.finished_at,
+          errorCode: run.errorCode,
+          usage: run.usageJson,
+          result: run.resultJson,
+          createdAt: run.createdAt,
+          startedAt: run.startedAt,
+          finishedAt: run.finishedAt,
         }),
       );
       return run;
@@ -164,14 +164,14 @@ export class RunLifecycle {
     if (!usage || !(Number(usage.totalTokens) > 0 || Number(usage.costCents) > 0)) return;
     const run = await this.runs.settleUsage(companyId, runId, usage);
     if (!run) return;
-    await this.events.emitUsageSettled({ runId, companyId, agentId: run.agent_id, issueId: run.issue_id, usage });
+    await this.events.emitUsageSettled({ runId, companyId, agentId: run.agentId, issueId: run.issueId, usage });
   }
 
   /**
    * Deferred wakes of one agent and issue become one new run once no run of that agent is live on
    * that issue: the oldest wake owns the run, the others are coalesced into it. Caller holds the agent lock.
    */
-  async promoteDeferred(companyId: string, agentId: string, issueId: string | null): Promise<RunRow | null> {
+  async promoteDeferred(companyId: string, agentId: string, issueId: string | null): Promise<RunRecord | null> {
     if (!issueId) return null;
     const wakes = await this.wakes.deferredOf(companyId, agentId, issueId);
     if (wakes.length === 0) return null;
@@ -195,7 +195,7 @@ export class RunLifecycle {
     const run = await this.createRun(agent, first, context);
     if (rest.length) {
       await this.wakes.markManyCoalesced(
-        run.company_id,
+        run.companyId,
         rest.map((w) => w.id),
         run.id,
       );
@@ -209,8 +209,8 @@ export class RunLifecycle {
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await this.agents.lock(p.company_id, p.agent_id);
-        return this.promoteDeferred(p.company_id, p.agent_id, p.issue_id);
+        await this.agents.lock(p.companyId, p.agentId);
+        return this.promoteDeferred(p.companyId, p.agentId, p.issueId);
       });
       if (run) n++;
     }

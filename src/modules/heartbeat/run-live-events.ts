@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LiveEventBus } from '../../common/events/live-event-bus';
 import { iso } from '../../database/row-mapping';
-import type { RunRow } from './heartbeat.types';
+import type { RunRecord } from './heartbeat.types';
 import type { LogStream } from '../adapters/run.types';
 
 /** Output of one run is published at most this often per stream (chunks in between are joined). */
@@ -24,7 +24,7 @@ function tail(text: string): string {
 /** NOTIFY channel: a run was queued; every instance's dispatcher looks for claimable runs at once. */
 export const RUN_QUEUED_CHANNEL = 'heartbeat_run_queued';
 
-type RunRef = Pick<RunRow, 'id' | 'company_id' | 'agent_id' | 'issue_id'>;
+type RunRef = Pick<RunRecord, 'id' | 'companyId' | 'agentId' | 'issueId'>;
 
 /** Publishes the engine's changes on the live stream: runs queued, run status, run output and lifecycle events, agent status. */
 @Injectable()
@@ -36,38 +36,38 @@ export class RunLiveEvents {
     return this.bus.signal(RUN_QUEUED_CHANNEL);
   }
 
-  queued(run: RunRow): void {
-    this.bus.publish(run.company_id, 'heartbeat.run.queued', {
+  queued(run: RunRecord): void {
+    this.bus.publish(run.companyId, 'heartbeat.run.queued', {
       runId: run.id,
-      agentId: run.agent_id,
-      issueId: run.issue_id,
-      invocationSource: run.invocation_source,
-      triggerDetail: run.trigger_detail,
-      wakeupRequestId: run.wakeup_request_id,
+      agentId: run.agentId,
+      issueId: run.issueId,
+      invocationSource: run.invocationSource,
+      triggerDetail: run.triggerDetail,
+      wakeupRequestId: run.wakeupRequestId,
     });
   }
 
-  status(run: RunRow): void {
-    this.bus.publish(run.company_id, 'heartbeat.run.status', {
+  status(run: RunRecord): void {
+    this.bus.publish(run.companyId, 'heartbeat.run.status', {
       runId: run.id,
-      agentId: run.agent_id,
-      issueId: run.issue_id,
+      agentId: run.agentId,
+      issueId: run.issueId,
       status: run.status,
-      invocationSource: run.invocation_source,
-      triggerDetail: run.trigger_detail,
+      invocationSource: run.invocationSource,
+      triggerDetail: run.triggerDetail,
       error: run.error,
-      errorCode: run.error_code,
-      exitCode: run.exit_code,
-      startedAt: iso(run.started_at),
-      finishedAt: iso(run.finished_at),
+      errorCode: run.errorCode,
+      exitCode: run.exitCode,
+      startedAt: iso(run.startedAt),
+      finishedAt: iso(run.finishedAt),
     });
   }
 
   event(run: RunRef, eventType: string, message: string, payload: Record<string, unknown> | null = null): void {
-    this.bus.publish(run.company_id, 'heartbeat.run.event', {
+    this.bus.publish(run.companyId, 'heartbeat.run.event', {
       runId: run.id,
-      agentId: run.agent_id,
-      issueId: run.issue_id,
+      agentId: run.agentId,
+      issueId: run.issueId,
       eventType,
       stream: 'system',
       level: 'info',
@@ -104,10 +104,10 @@ export class RunLiveEvents {
             text = text.slice(nl + 1);
           }
         }
-        this.bus.publish(run.company_id, 'heartbeat.run.log', {
+        this.bus.publish(run.companyId, 'heartbeat.run.log', {
           runId: run.id,
-          agentId: run.agent_id,
-          issueId: run.issue_id,
+          agentId: run.agentId,
+          issueId: run.issueId,
           ts: new Date().toISOString(),
           seq: ++seq,
           stream,

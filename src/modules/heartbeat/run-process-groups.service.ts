@@ -52,22 +52,22 @@ export class RunProcessGroups {
   async killStale(instanceId: string, localRunIds: string[]): Promise<number> {
     const rows = await this.repo.groupsOnHost(thisHost(), localRunIds);
     const stale = rows.filter((r) => {
-      if (!r.claimed_by) return true;
-      if (r.claimed_by === instanceId) return !r.started_at || Date.now() - new Date(r.started_at).getTime() > LAUNCH_SLACK_MS;
-      return isGoneLocalOwner(r.claimed_by, r.started_at);
+      if (!r.claimedBy) return true;
+      if (r.claimedBy === instanceId) return !r.startedAt || Date.now() - new Date(r.startedAt).getTime() > LAUNCH_SLACK_MS;
+      return isGoneLocalOwner(r.claimedBy, r.startedAt);
     });
     let killed = 0;
     await Promise.all(
       stale.map(async (r) => {
-        const pgid = Number(r.process_group_id);
-        const ticks = r.process_start_ticks === null ? null : Number(r.process_start_ticks);
+        const pgid = Number(r.processGroupId);
+        const ticks = r.processStartTicks === null ? null : Number(r.processStartTicks);
         if (isRecordedGroup(pgid, ticks)) {
           killed++;
-          const grace = Number(r.grace_sec);
-          this.logger.warn(`killing process group ${pgid} left by run ${r.id} (its instance ${r.claimed_by ?? '?'} is gone)`);
+          const grace = Number(r.graceSec);
+          this.logger.warn(`killing process group ${pgid} left by run ${r.id} (its instance ${r.claimedBy ?? '?'} is gone)`);
           await terminateGroup(pgid, (Number.isFinite(grace) && grace >= 0 ? grace : DEFAULT_GRACE_SEC) * 1000);
         }
-        await this.repo.forgetGroup(r.company_id, r.id, pgid);
+        await this.repo.forgetGroup(r.companyId, r.id, pgid);
       }),
     );
     return killed;

@@ -2,23 +2,20 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import type { WakeContext } from '../adapters/run.types';
-import type { RunRow } from './heartbeat.types';
-import type { WakeRow } from './wakeup-requests.repository';
+import type { RunRecord } from './heartbeat.types';
+import { WAKE_RECORD_COLUMNS, type WakeRecord } from './wakeup-requests.repository';
 
 /** A recorded process group of a run on this host. */
 export interface RecordedGroup {
   id: string;
-  company_id: string;
+  companyId: string;
   status: string;
-  claimed_by: string | null;
-  started_at: Date | null;
-  process_group_id: number;
-  process_start_ticks: string | null;
-  grace_sec: string | null;
+  claimedBy: string | null;
+  startedAt: Date | null;
+  processGroupId: number;
+  processStartTicks: string | null;
+  graceSec: string | null;
 }
-
-/** A wake request re-queued for a run lost with its instance: the columns a run is created from. */
-export type RetryWakeRow = WakeRow;
 
 const SOURCES = ['timer', 'assignment', 'on_demand', 'automation'];
 const TRIGGERS = ['manual', 'ping', 'callback', 'system'];
@@ -59,8 +56,8 @@ export class RunRecoveryRepository extends CompanyScopedRepository {
   groupsOnHost(host: string, exceptRunIds: string[]): Promise<RecordedGroup[]> {
     return this.unscoped<RecordedGroup>(
       "the recovery sweep of this host's process groups, across companies",
-      `SELECT r.id, r.company_id, r.status, r.claimed_by, r.started_at, r.process_group_id, r.process_start_ticks,
-              a.adapter_config->>'graceSec' AS grace_sec
+      `SELECT r.id, r.company_id AS "companyId", r.status, r.claimed_by AS "claimedBy", r.started_at AS "startedAt",
+              r.process_group_id AS "processGroupId", r.process_start_ticks AS "processStartTicks", a.adapter_config->>'graceSec' AS "graceSec"
          FROM heartbeat_runs r LEFT JOIN agents a ON a.id = r.agent_id AND a.company_id = r.company_id
         WHERE r.process_host = $1 AND r.process_group_id IS NOT NULL AND NOT (r.id = ANY($2::uuid[]))
         LIMIT 500`,
@@ -81,21 +78,21 @@ export class RunRecoveryRepository extends CompanyScopedRepository {
   }
 
   /** A copy of the lost run's wake, pointing at it; `deferred` waits for the agent's live run on the issue. */
-  async insertRetryWake(run: RunRow, context: WakeContext, status: 'queued' | 'deferred'): Promise<RetryWakeRow> {
-    const [row] = await this.rows<RetryWakeRow>(
-      run.company_id,
+  async insertRetryWake(run: RunRecord, context: WakeContext, status: 'queued' | 'deferred'): Promise<WakeRecord> {
+    const [row] = await this.rows<WakeRecord>(
+      run.companyId,
       `INSERT INTO agent_wakeup_requests
          (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, force_fresh_session, status,
           requested_by_actor_type, requested_by_actor_id, retry_of_run_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'system', 'heartbeat_retry', $10)
-       RETURNING id, source, trigger_detail, reason, payload, issue_id, force_fresh_session`,
+       RETURNING ${WAKE_RECORD_COLUMNS}`,
       [
-        run.agent_id,
-        wakeSource(context.source ?? run.invocation_source),
-        wakeTrigger(context.triggerDetail ?? run.trigger_detail),
+        run.agentId,
+        wakeSource(context.source ?? run.invocationSource),
+        wakeTrigger(context.triggerDetail ?? run.triggerDetail),
         context.reason ?? null,
         context.payload ?? {},
-        run.issue_id,
+        run.issueId,
         context.forceFreshSession === true,
         status,
         run.id,

@@ -4,7 +4,7 @@ import { BudgetGate } from '../budgets/budget-gate.service';
 import { HeartbeatAgents } from './heartbeat-agents.port';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { WakeContext } from '../adapters/run.types';
-import type { RunRow } from './heartbeat.types';
+import type { RunRecord } from './heartbeat.types';
 import { RunLifecycle } from './run-lifecycle.service';
 import { RunRecoveryRepository } from './run-recovery.repository';
 import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
@@ -35,19 +35,19 @@ export class RunRetry implements OnModuleInit {
     this.lifecycle.onRunEnded((run) => this.retryLost(run));
   }
 
-  async retryLost(run: RunRow): Promise<void> {
-    if (run.status !== 'failed' || !run.error_code || !INSTANCE_LOSS_CODES.includes(run.error_code)) return;
-    const context = run.context_snapshot ?? ({} as WakeContext);
-    const wakeIds = [...(context.wakeupRequestIds ?? []), ...(run.wakeup_request_id ? [run.wakeup_request_id] : [])];
+  async retryLost(run: RunRecord): Promise<void> {
+    if (run.status !== 'failed' || !run.errorCode || !INSTANCE_LOSS_CODES.includes(run.errorCode)) return;
+    const context = run.contextSnapshot ?? ({} as WakeContext);
+    const wakeIds = [...(context.wakeupRequestIds ?? []), ...(run.wakeupRequestId ? [run.wakeupRequestId] : [])];
     const skip = (reason: string) =>
-      recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.error_code });
-    if (await this.repo.isRetry(run.company_id, wakeIds)) return void (await skip('already_retried'));
-    const agent = await this.agents.lock(run.company_id, run.agent_id);
+      recordRunActivity(this.recorder, 'heartbeat.run_retry_skipped', run, { reason, errorCode: run.errorCode });
+    if (await this.repo.isRetry(run.companyId, wakeIds)) return void (await skip('already_retried'));
+    const agent = await this.agents.lock(run.companyId, run.agentId);
     if (!agent) return;
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return void (await skip(`agent_${agent.status}`));
     const projectId = typeof context.projectId === 'string' ? context.projectId : null;
-    if (!(await this.budgetGate.checkBeforeRun(run.company_id, run.agent_id, projectId)).allowed) return void (await skip('budget'));
-    const deferred = !!run.issue_id && (await this.runs.hasLiveOnIssue(run.company_id, run.agent_id, run.issue_id));
+    if (!(await this.budgetGate.checkBeforeRun(run.companyId, run.agentId, projectId)).allowed) return void (await skip('budget'));
+    const deferred = !!run.issueId && (await this.runs.hasLiveOnIssue(run.companyId, run.agentId, run.issueId));
     const wake = await this.repo.insertRetryWake(run, context, deferred ? 'deferred' : 'queued');
     let newRunId: string | null = null;
     if (!deferred) {
@@ -55,7 +55,7 @@ export class RunRetry implements OnModuleInit {
       newRunId = (await this.lifecycle.createRun(agent, wake, retryContext)).id;
     }
     await recordRunActivity(this.recorder, 'heartbeat.run_retried', run, {
-      errorCode: run.error_code,
+      errorCode: run.errorCode,
       wakeupRequestId: wake.id,
       newRunId,
       deferred,

@@ -1,6 +1,6 @@
 import type { Actor } from '../../common/auth/actor';
 import { ActivityRecorder } from '../../common/activity/activity-recorder.service';
-import type { RunRow } from './heartbeat.types';
+import type { RunRecord } from './heartbeat.types';
 
 /** Statuses in which an agent may not run; a wake of such an agent is refused (route) or skipped. */
 export const NOT_RUNNABLE_AGENT_STATUSES = ['paused', 'terminated', 'pending_approval'];
@@ -9,17 +9,17 @@ export const NOT_RUNNABLE_AGENT_STATUSES = ['paused', 'terminated', 'pending_app
 export function recordRunActivity(
   recorder: ActivityRecorder,
   action: string,
-  run: Pick<RunRow, 'id' | 'company_id' | 'agent_id'>,
+  run: Pick<RunRecord, 'id' | 'companyId' | 'agentId'>,
   details: Record<string, unknown>,
   actor?: Actor,
 ) {
   return recorder.record({
-    companyId: run.company_id,
+    companyId: run.companyId,
     action,
     entityType: 'heartbeat_run',
     entityId: run.id,
     actor,
-    agentId: run.agent_id,
+    agentId: run.agentId,
     runId: run.id,
     details,
   });

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { BudgetUsageService, type ScopeRef } from '../budgets/budget-usage.service';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
-import type { AgentRow, RunRow } from './heartbeat.types';
+import type { EngineAgentRecord, RunRecord } from './heartbeat.types';
 import { RunLiveEvents } from './run-live-events';
 
 /** A per-run cap of the agent's runtimeConfig, and the run's stop code when it is crossed. */
@@ -55,8 +55,8 @@ export class RunUsageMonitor {
   ) {}
 
   /** `stop` is called once, with the cap or budget crossed. */
-  watch(run: RunRow, agent: AgentRow, projectId: string | null, stop: (s: RunStop) => void): UsageWatch {
-    return new RunWatch(run, agent.runtime_config ?? {}, projectId, stop, this.runs, this.live, this.budgets, this.logger);
+  watch(run: RunRecord, agent: EngineAgentRecord, projectId: string | null, stop: (s: RunStop) => void): UsageWatch {
+    return new RunWatch(run, agent.runtimeConfig ?? {}, projectId, stop, this.runs, this.live, this.budgets, this.logger);
   }
 }
 
@@ -74,7 +74,7 @@ class RunWatch implements UsageWatch {
   private lastPersist = 0;
 
   constructor(
-    private readonly run: RunRow,
+    private readonly run: RunRecord,
     private readonly rc: Record<string, unknown>,
     private readonly projectId: string | null,
     private readonly stop: (s: RunStop) => void,
@@ -123,12 +123,12 @@ class RunWatch implements UsageWatch {
   private readBudgets(): Promise<void> {
     const run = this.run;
     const scopes: ScopeRef[] = [
-      { scopeType: 'company', scopeId: run.company_id },
-      { scopeType: 'agent', scopeId: run.agent_id },
+      { scopeType: 'company', scopeId: run.companyId },
+      { scopeType: 'agent', scopeId: run.agentId },
       ...(this.projectId ? [{ scopeType: 'project' as const, scopeId: this.projectId }] : []),
     ];
     return (this.reading ??= this.budgets
-      .observe(run.company_id, { scopes, activeOnly: true })
+      .observe(run.companyId, { scopes, activeOnly: true })
       .then((policies) => {
         this.hardStops = policies
           .filter((p) => p.hardStopEnabled && (p.metric === 'billed_cents' || p.metric === 'total_tokens'))
@@ -164,7 +164,7 @@ class RunWatch implements UsageWatch {
   private persist(): void {
     this.persistTimer = null;
     this.lastPersist = Date.now();
-    if (this.latest) void this.runs.setLiveUsage(this.run.company_id, this.run.id, this.latest).catch(() => undefined);
+    if (this.latest) void this.runs.setLiveUsage(this.run.companyId, this.run.id, this.latest).catch(() => undefined);
   }
 
   private check(u: Record<string, unknown>): void {

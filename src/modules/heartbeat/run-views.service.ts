@@ -31,8 +31,8 @@ export class RunViewsService {
   /** A run's provider trace: never raw frames (see RunProviderTraceDto); its OpenTelemetry trace when it has one. */
   async providerTrace(companyId: string | undefined, runId: string): Promise<RunProviderTraceDto> {
     const run = await this.runs.getInRoute(companyId, runId);
-    const m = run.trace_parent ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(run.trace_parent) : null;
-    return { trace: null, entries: [], otel: m ? { traceId: m[1], traceparent: run.trace_parent! } : null };
+    const m = run.traceParent ? /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(run.traceParent) : null;
+    return { trace: null, entries: [], otel: m ? { traceId: m[1], traceparent: run.traceParent! } : null };
   }
 
   /** The runtime state of an agent the caller may see (the agents module resolves it and checks access). */
@@ -44,25 +44,25 @@ export class RunViewsService {
   }): Promise<AgentRuntimeStateDto> {
     const t = await this.repo.runtimeTotals(agent.companyId, agent.id, agent.adapterType);
     const lastError =
-      t?.last_status && ['failed', 'timed_out', 'cancelled'].includes(t.last_status) ? (t.last_error ?? t.last_error_code) : null;
+      t?.lastStatus && ['failed', 'timed_out', 'cancelled'].includes(t.lastStatus) ? (t.lastError ?? t.lastErrorCode) : null;
     return {
       agentId: agent.id,
       companyId: agent.companyId,
       adapterType: agent.adapterType,
-      sessionId: t?.session_id ?? null,
-      sessionDisplayId: t?.session_id ?? null,
-      lastRunId: t?.last_id ?? null,
-      lastRunStatus: t?.last_status ?? null,
-      lastRunAt: iso(t?.last_at ?? null),
+      sessionId: t?.sessionId ?? null,
+      sessionDisplayId: t?.sessionId ?? null,
+      lastRunId: t?.lastId ?? null,
+      lastRunStatus: t?.lastStatus ?? null,
+      lastRunAt: iso(t?.lastAt ?? null),
       lastError,
-      runCount: t?.run_count ?? 0,
-      totalInputTokens: n(t?.input_tokens),
-      totalCachedInputTokens: n(t?.cached_input_tokens),
-      totalOutputTokens: n(t?.output_tokens),
-      totalCostCents: n(t?.cost_cents),
+      runCount: t?.runCount ?? 0,
+      totalInputTokens: n(t?.inputTokens),
+      totalCachedInputTokens: n(t?.cachedInputTokens),
+      totalOutputTokens: n(t?.outputTokens),
+      totalCostCents: n(t?.costCents),
       spentMonthlyCents: agent.spentMonthlyCents,
-      createdAt: iso(t?.first_at ?? null),
-      updatedAt: iso(t?.last_updated_at ?? null),
+      createdAt: iso(t?.firstAt ?? null),
+      updatedAt: iso(t?.lastUpdatedAt ?? null),
     };
   }
 }

@@ -10,10 +10,10 @@ import { HeartbeatAgents } from './heartbeat-agents.port';
 import { RunGatesRepository } from './run-gates.repository';
 import { HeartbeatRunsRepository } from './heartbeat-runs.repository';
 import type { WakeContext } from '../adapters/run.types';
-import { AgentRow, heartbeatPolicy, RunRow } from './heartbeat.types';
+import { EngineAgentRecord, heartbeatPolicy, RunRecord } from './heartbeat.types';
 import { contextForWake, RunLifecycle } from './run-lifecycle.service';
 import { NOT_RUNNABLE_AGENT_STATUSES } from './run-store';
-import { StoredWake, WakeRow, WakeupRequestsRepository } from './wakeup-requests.repository';
+import { StoredWake, WakeRecord, WakeupRequestsRepository } from './wakeup-requests.repository';
 
 export type WakeupSource = 'timer' | 'assignment' | 'on_demand' | 'automation';
 export type WakeupTriggerDetail = 'manual' | 'ping' | 'callback' | 'system';
@@ -41,7 +41,7 @@ export interface WakeupResult {
   /** queued: a new run; coalesced: merged into a queued (or, for timers, live) run; deferred: runs after the live run on the issue ends */
   status: WakeupOutcome;
   /** the run that will handle the wake (for deferred: the live run it waits for) */
-  run?: RunRow;
+  run?: RunRecord;
   skipReason?: string;
   /** the idempotency key matched an earlier wake; this is that wake's result */
   replayed?: boolean;
@@ -105,8 +105,8 @@ export class WakeupQueue {
     let n = 0;
     for (const p of pairs) {
       const run = await this.db.transaction(async () => {
-        await this.agents.lock(p.company_id, p.agent_id);
-        return this.lifecycle.promoteDeferred(p.company_id, p.agent_id, p.issue_id);
+        await this.agents.lock(p.companyId, p.agentId);
+        return this.lifecycle.promoteDeferred(p.companyId, p.agentId, p.issueId);
       });
       if (run) n++;
     }
@@ -138,23 +138,23 @@ export class WakeupQueue {
   }
 
   /** The wake's agent, locked (the engine's per-agent mutex); 404 when it is not the company's. */
-  private async lockedAgent(input: WakeupInput): Promise<AgentRow> {
+  private async lockedAgent(input: WakeupInput): Promise<EngineAgentRecord> {
     const agent = isUuid(input.companyId) ? await this.agents.lock(input.companyId, input.agentId) : null;
-    if (!agent || agent.company_id !== input.companyId) throw notFound('Agent');
+    if (!agent || agent.companyId !== input.companyId) throw notFound('Agent');
     return agent;
   }
 
   /** An earlier wake with the same idempotency key: its result again. */
-  private async replayed(agent: AgentRow, key: string): Promise<WakeupResult | null> {
-    const prior = await this.wakes.findByIdempotencyKey(agent.company_id, agent.id, key);
-    return prior ? this.replay(agent.company_id, prior) : null;
+  private async replayed(agent: EngineAgentRecord, key: string): Promise<WakeupResult | null> {
+    const prior = await this.wakes.findByIdempotencyKey(agent.companyId, agent.id, key);
+    return prior ? this.replay(agent.companyId, prior) : null;
   }
 
   /** The durable row of the wake: queued, or skipped with its reason. */
-  private insertWake(agent: AgentRow, input: WakeupInput, w: WakeFields, skipReason: string | null): Promise<WakeRow> {
+  private insertWake(agent: EngineAgentRecord, input: WakeupInput, w: WakeFields, skipReason: string | null): Promise<WakeRecord> {
     const actor = input.requestedBy;
     return this.wakes.insert({
-      companyId: agent.company_id,
+      companyId: agent.companyId,
       agentId: agent.id,
       source: input.source,
       triggerDetail: input.triggerDetail ?? null,
@@ -170,7 +170,13 @@ export class WakeupQueue {
     });
   }
 
-  private async skipped(agent: AgentRow, input: WakeupInput, wake: WakeRow, w: WakeFields, skipReason: string): Promise<WakeupResult> {
+  private async skipped(
+    agent: EngineAgentRecord,
+    input: WakeupInput,
+    wake: WakeRecord,
+    w: WakeFields,
+    skipReason: string,
+  ): Promise<WakeupResult> {
     const action = skipReason === 'wake_loop_suppressed' ? 'heartbeat.wake_loop_suppressed' : 'heartbeat.wakeup_skipped';
     const details = { source: input.source, reason: input.reason ?? null, issueId: w.issueId, skipReason };
     await this.recordWake(action, agent, wake.id, details, input.requestedBy);
@@ -178,10 +184,10 @@ export class WakeupQueue {
   }
 
   /** A wake for an issue whose subtree is paused waits (deferred) until the hold is released. */
-  private async held(agent: AgentRow, input: WakeupInput, wake: WakeRow, w: WakeFields): Promise<WakeupResult | null> {
+  private async held(agent: EngineAgentRecord, input: WakeupInput, wake: WakeRecord, w: WakeFields): Promise<WakeupResult | null> {
     const heldBy = w.issueId ? await this.lifecycle.issueHold(w.issueId) : null;
     if (!heldBy) return null;
-    await this.wakes.markDeferred(agent.company_id, wake.id);
+    await this.wakes.markDeferred(agent.companyId, wake.id);
     const details = { heldBy, deferReason: 'issue_tree_held', source: input.source, issueId: w.issueId };
     await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, details, input.requestedBy);
     return { wakeupId: wake.id, status: 'deferred', heldBy };
@@ -191,8 +197,8 @@ export class WakeupQueue {
    * A live run the wake joins: coalesced into it while it is queued (or any live run, for a timer), or
    * deferred behind the one on its issue (never two concurrent runs of one agent on one issue).
    */
-  private async joined(agent: AgentRow, input: WakeupInput, wake: WakeRow, w: WakeFields): Promise<WakeupResult | null> {
-    const live = await this.liveRunToJoin(agent.company_id, agent.id, input.source, w.issueId);
+  private async joined(agent: EngineAgentRecord, input: WakeupInput, wake: WakeRecord, w: WakeFields): Promise<WakeupResult | null> {
+    const live = await this.liveRunToJoin(agent.companyId, agent.id, input.source, w.issueId);
     if (!live) return null;
     const actor = input.requestedBy;
     if (live.status === 'queued' || input.source === 'timer') {
@@ -204,44 +210,44 @@ export class WakeupQueue {
         { runId: live.id, source: input.source, issueId: w.issueId },
         actor,
       );
-      return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(agent.company_id, live.id)) ?? live };
+      return { wakeupId: wake.id, status: 'coalesced', run: (await this.reload(agent.companyId, live.id)) ?? live };
     }
     if (!w.issueId) return null;
-    await this.wakes.markDeferred(agent.company_id, wake.id);
+    await this.wakes.markDeferred(agent.companyId, wake.id);
     const details = { waitingForRunId: live.id, source: input.source, issueId: w.issueId };
     await this.recordWake('heartbeat.wakeup_deferred', agent, wake.id, details, actor);
     return { wakeupId: wake.id, status: 'deferred', run: live };
   }
 
   /** A new queued run for the wake (its activity and live events are recorded by the lifecycle). */
-  private async created(agent: AgentRow, wake: WakeRow): Promise<WakeupResult> {
+  private async created(agent: EngineAgentRecord, wake: WakeRecord): Promise<WakeupResult> {
     const run = await this.lifecycle.createRun(agent, wake, contextForWake(wake));
     return { wakeupId: wake.id, status: 'queued', run };
   }
 
   /** Why this wake must not run, or null. Order: the agent, the own-comment rule, policy, budget, loop, idleness. */
   private async skipReason(
-    agent: AgentRow,
+    agent: EngineAgentRecord,
     input: WakeupInput,
     issueId: string | null,
     payload: Record<string, unknown>,
   ): Promise<string | null> {
     if (NOT_RUNNABLE_AGENT_STATUSES.includes(agent.status)) return `agent_${agent.status}`;
     for (const check of this.skipChecks) {
-      const reason = await check(agent.adapter_type);
+      const reason = await check(agent.adapterType);
       if (reason) return reason;
     }
     const author =
       input.commentAuthorAgentId ??
       (input.requestedBy?.kind === 'agent' && typeof payload.commentId === 'string' ? input.requestedBy.agentId : null);
     if (author === agent.id) return 'self_comment';
-    const policy = heartbeatPolicy(agent.runtime_config);
+    const policy = heartbeatPolicy(agent.runtimeConfig);
     if (input.source === 'timer' && !policy.enabled) return 'heartbeat_disabled';
     if (input.source !== 'timer' && !policy.wakeOnDemand) return 'wake_on_demand_disabled';
     const blocked = await this.budgetOrCompanyBlock(agent, typeof payload.projectId === 'string' ? payload.projectId : null);
     if (blocked) return blocked;
     if (issueId) {
-      const recent = await this.wakes.countRecentOnIssue(agent.company_id, agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec);
+      const recent = await this.wakes.countRecentOnIssue(agent.companyId, agent.id, issueId, this.config.heartbeat.wakeLoopWindowSec);
       if (recent >= this.config.heartbeat.wakeLoopLimit) return 'wake_loop_suppressed';
     }
     if (input.source === 'timer' && policy.skipWhenIdle && !(await this.hasActionableWork(agent))) return 'no_actionable_work';
@@ -249,30 +255,30 @@ export class WakeupQueue {
   }
 
   /** A scope held by a hard budget incident or at its hard limit (BudgetGate), or over its monthly budget: `budget`. */
-  private async budgetOrCompanyBlock(agent: AgentRow, projectId: string | null): Promise<string | null> {
-    if (agent.budget_monthly_cents > 0 && agent.spent_monthly_cents >= agent.budget_monthly_cents) return 'budget';
-    if (!(await this.budgetGate.checkBeforeRun(agent.company_id, agent.id, projectId)).allowed) return 'budget';
-    const co = await this.gates.companyRunGate(agent.company_id);
+  private async budgetOrCompanyBlock(agent: EngineAgentRecord, projectId: string | null): Promise<string | null> {
+    if (agent.budgetMonthlyCents > 0 && agent.spentMonthlyCents >= agent.budgetMonthlyCents) return 'budget';
+    if (!(await this.budgetGate.checkBeforeRun(agent.companyId, agent.id, projectId)).allowed) return 'budget';
+    const co = await this.gates.companyRunGate(agent.companyId);
     if (co?.over) return 'budget';
     if (co && co.status !== 'active') return `company_${co.status}`;
     return null;
   }
 
   /** Assigned todo/in_progress issues (read from the issues table when it exists), or a registered probe. */
-  private async hasActionableWork(agent: AgentRow): Promise<boolean> {
+  private async hasActionableWork(agent: EngineAgentRecord): Promise<boolean> {
     if (this.probes.length) {
-      for (const p of this.probes) if (await p({ id: agent.id, companyId: agent.company_id })) return true;
+      for (const p of this.probes) if (await p({ id: agent.id, companyId: agent.companyId })) return true;
       return false;
     }
     if (!(await this.gates.issuesTableExists())) return false;
-    return this.gates.hasOpenAssignedIssue(agent.company_id, agent.id);
+    return this.gates.hasOpenAssignedIssue(agent.companyId, agent.id);
   }
 
   /**
    * The run a new wake joins. Issue wakes: the agent's live run on that issue. Timer wakes: any
    * live run of the agent. Other wakes: a run of the agent without an issue that has not started yet.
    */
-  private async liveRunToJoin(companyId: string, agentId: string, source: string, issueId: string | null): Promise<RunRow | null> {
+  private async liveRunToJoin(companyId: string, agentId: string, source: string, issueId: string | null): Promise<RunRecord | null> {
     return issueId
       ? this.runs.oldestLiveOnIssue(companyId, agentId, issueId)
       : source === 'timer'
@@ -281,31 +287,31 @@ export class WakeupQueue {
   }
 
   /** Merges a wake into a live run's context: the newest comment wins, every wake is listed. */
-  private async coalesce(run: RunRow, wakeId: string, context: WakeContext): Promise<void> {
+  private async coalesce(run: RunRecord, wakeId: string, context: WakeContext): Promise<void> {
     const entry = { wakeupRequestId: wakeId, source: context.source, reason: context.reason, payload: context.payload };
-    await this.runs.coalesceWake(run.company_id, run.id, wakeId, entry, context.commentId);
-    await this.wakes.markCoalesced(run.company_id, wakeId, run.id);
+    await this.runs.coalesceWake(run.companyId, run.id, wakeId, entry, context.commentId);
+    await this.wakes.markCoalesced(run.companyId, wakeId, run.id);
   }
 
   private async replay(companyId: string, prior: StoredWake): Promise<WakeupResult> {
-    const run = prior.run_id ? await this.reload(companyId, prior.run_id) : null;
+    const run = prior.runId ? await this.reload(companyId, prior.runId) : null;
     if (prior.status === 'skipped' || prior.status === 'cancelled') {
-      return { wakeupId: prior.id, status: 'skipped', skipReason: prior.skip_reason ?? prior.status, replayed: true };
+      return { wakeupId: prior.id, status: 'skipped', skipReason: prior.skipReason ?? prior.status, replayed: true };
     }
-    if (prior.status === 'deferred' && prior.issue_id) {
-      const live = await this.runs.liveForDeferredWake(companyId, prior.id, prior.issue_id);
+    if (prior.status === 'deferred' && prior.issueId) {
+      const live = await this.runs.liveForDeferredWake(companyId, prior.id, prior.issueId);
       return { wakeupId: prior.id, status: 'deferred', run: live, replayed: true };
     }
     return { wakeupId: prior.id, status: prior.status === 'coalesced' ? 'coalesced' : 'queued', run: run ?? undefined, replayed: true };
   }
 
-  private async reload(companyId: string, runId: string): Promise<RunRow | null> {
+  private async reload(companyId: string, runId: string): Promise<RunRecord | null> {
     return this.runs.findById(companyId, runId);
   }
 
-  private recordWake(action: string, agent: AgentRow, wakeId: string, details: Record<string, unknown>, actor?: Actor) {
+  private recordWake(action: string, agent: EngineAgentRecord, wakeId: string, details: Record<string, unknown>, actor?: Actor) {
     return this.recorder.record({
-      companyId: agent.company_id,
+      companyId: agent.companyId,
       action,
       entityType: 'agent_wakeup_request',
       entityId: wakeId,

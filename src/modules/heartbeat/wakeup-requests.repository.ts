@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { CancellationScope } from '../../common/events/work-cancellation.port';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import { currentTraceparent } from '../../common/tracing/run-tracing';
 
 const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
@@ -10,26 +11,29 @@ const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
 export interface StoredWake {
   id: string;
   status: string;
-  skip_reason: string | null;
-  run_id: string | null;
-  issue_id: string | null;
+  skipReason: string | null;
+  runId: string | null;
+  issueId: string | null;
 }
 
 /** The columns a run is created from (its context snapshot and trigger). */
-export interface WakeRow {
+export interface WakeRecord {
   id: string;
   source: string;
-  trigger_detail: string | null;
+  triggerDetail: string | null;
   reason: string | null;
   payload: Record<string, unknown>;
-  issue_id: string | null;
-  force_fresh_session: boolean;
+  issueId: string | null;
+  forceFreshSession: boolean;
   /** W3C traceparent of what caused the wake (tracing on) */
-  trace_parent?: string | null;
+  traceParent?: string | null;
 }
 
-/** A wake as inserted (every column). */
-export type InsertedWake = StoredWake & WakeRow;
+/** The columns of a WakeRecord, selected as its fields. */
+export const WAKE_RECORD_COLUMNS = recordColumns('id, source, trigger_detail, reason, payload, issue_id, force_fresh_session');
+
+/** A wake as inserted. */
+export type InsertedWake = StoredWake & WakeRecord;
 
 export interface NewWake {
   companyId: string;
@@ -83,9 +87,9 @@ function projectIssuesSql(issuesTableExists: boolean, paramIndex: number): strin
 
 /** A deferred (agent, issue) pair and its company. */
 export interface DeferredPair {
-  company_id: string;
-  agent_id: string;
-  issue_id: string;
+  companyId: string;
+  agentId: string;
+  issueId: string;
 }
 
 /**
@@ -104,7 +108,7 @@ export class WakeupRequestsRepository extends CompanyScopedRepository {
   findByIdempotencyKey(companyId: string, agentId: string, key: string): Promise<StoredWake | null> {
     return this.row<StoredWake>(
       companyId,
-      `SELECT id, status, skip_reason, run_id, issue_id FROM agent_wakeup_requests
+      `SELECT ${recordColumns('id, status, skip_reason, run_id, issue_id')} FROM agent_wakeup_requests
             WHERE company_id = $1 AND agent_id = $2 AND idempotency_key = $3 AND created_at > now() - ${IDEMPOTENCY_WINDOW}
             ORDER BY created_at LIMIT 1`,
       [agentId, key],
@@ -117,7 +121,8 @@ export class WakeupRequestsRepository extends CompanyScopedRepository {
       `INSERT INTO agent_wakeup_requests
            (company_id, agent_id, source, trigger_detail, reason, payload, issue_id, idempotency_key, force_fresh_session,
             status, skip_reason, requested_by_actor_type, requested_by_actor_id, trace_parent)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         RETURNING ${recordColumns('id, status, skip_reason, run_id, issue_id, source, trigger_detail, reason, payload, force_fresh_session, trace_parent')}`,
       [
         w.agentId,
         w.source,
@@ -192,10 +197,10 @@ export class WakeupRequestsRepository extends CompanyScopedRepository {
   }
 
   /** Deferred wakes of one agent and issue, oldest first. */
-  deferredOf(companyId: string, agentId: string, issueId: string): Promise<WakeRow[]> {
-    return this.rows<WakeRow>(
+  deferredOf(companyId: string, agentId: string, issueId: string): Promise<WakeRecord[]> {
+    return this.rows<WakeRecord>(
       companyId,
-      `SELECT id, source, trigger_detail, reason, payload, issue_id, force_fresh_session FROM agent_wakeup_requests
+      `SELECT ${WAKE_RECORD_COLUMNS} FROM agent_wakeup_requests
         WHERE company_id = $1 AND agent_id = $2 AND issue_id = $3 AND status = 'deferred' ORDER BY created_at`,
       [agentId, issueId],
     );
@@ -205,7 +210,8 @@ export class WakeupRequestsRepository extends CompanyScopedRepository {
   deferredPairsOfIssues(issueIds: string[]): Promise<DeferredPair[]> {
     return this.unscoped<DeferredPair>(
       'issues named by id by the issues module (a released hold): their deferred wakes, with the company each names',
-      `SELECT DISTINCT company_id, agent_id, issue_id FROM agent_wakeup_requests WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
+      `SELECT DISTINCT company_id AS "companyId", agent_id AS "agentId", issue_id AS "issueId" FROM agent_wakeup_requests
+        WHERE status = 'deferred' AND issue_id = ANY($1::uuid[])`,
       [issueIds],
     );
   }
@@ -215,7 +221,7 @@ export class WakeupRequestsRepository extends CompanyScopedRepository {
     // in random order: pairs that stay deferred (their issue's subtree is paused) must not crowd out the others
     return this.unscoped<DeferredPair>(
       "the reaper's sweep for stranded deferred wakes, across companies",
-      `SELECT company_id, agent_id, issue_id FROM (
+      `SELECT company_id AS "companyId", agent_id AS "agentId", issue_id AS "issueId" FROM (
          SELECT DISTINCT w.company_id, w.agent_id, w.issue_id FROM agent_wakeup_requests w
           WHERE w.status = 'deferred' AND w.issue_id IS NOT NULL
             AND NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.agent_id = w.agent_id AND r.issue_id = w.issue_id AND r.status IN ('queued','running'))
