@@ -80,7 +80,7 @@ export function toRunResponse(r: RunRecord): RunResponseDto {
     logStore: r.logPath ? 'local_file' : null,
     logRef: r.logPath,
     logBytes: Number(r.logBytes),
-    lastOutputAt: iso(r.lastOutputAt ?? null),
+    lastOutputAt: iso(r.lastOutputAt),
     claimedBy: r.claimedBy,
     leaseExpiresAt: iso(r.leaseExpiresAt),
     createdAt: isoRequired(r.createdAt),
