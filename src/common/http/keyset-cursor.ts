@@ -27,16 +27,10 @@ export function decodeCursor(s: string): KeysetCursor {
   return { createdAt, id };
 }
 
-/**
- * Splits `limit + 1` rows into a page and the next page's cursor (null on the last page); the
- * position is a record's `cursorTs` (or a row's `cursor_ts`, while rows still move to records).
- */
-export function keysetPage<R extends { id: string } & ({ cursorTs: string } | { cursor_ts: string })>(
-  rows: R[],
-  limit: number,
-): { rows: R[]; nextCursor: string | null } {
+/** Splits `limit + 1` records into a page and the next page's cursor (null on the last page). */
+export function keysetPage<R extends { id: string; cursorTs: string }>(rows: R[], limit: number): { rows: R[]; nextCursor: string | null } {
   if (rows.length <= limit) return { rows, nextCursor: null };
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { rows: page, nextCursor: encodeCursor({ createdAt: 'cursorTs' in last ? last.cursorTs : last.cursor_ts, id: last.id }) };
+  return { rows: page, nextCursor: encodeCursor({ createdAt: last.cursorTs, id: last.id }) };
 }

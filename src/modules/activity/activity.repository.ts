@@ -17,7 +17,7 @@ export const NOT_ABOUT_HIDDEN_ISSUE = `NOT (a.entity_type = 'issue' AND EXISTS (
 /** A record of the audit page: the row, its time (as a Date and as the keyset cursor's text) and its issue. */
 export interface ActivityRow extends ActivityLogRow {
   created_at: Date;
-  cursor_ts: string;
+  cursorTs: string;
   /** the issue the record is about (entity type `issue`), for the audit view */
   issue: { id: string; identifier: string; title: string; status: string } | null;
 }
@@ -111,7 +111,7 @@ export class ActivityRepository extends CompanyScopedRepository {
     add((n) => `a.created_at < $${n}::timestamptz`, opts.to);
     return this.rows(
       companyId,
-      `SELECT a.*, a.created_at::text AS cursor_ts,
+      `SELECT a.*, a.created_at::text AS "cursorTs",
               CASE WHEN i.id IS NOT NULL THEN json_build_object('id', i.id, 'identifier', i.identifier, 'title', i.title, 'status', i.status) END AS issue
          FROM activity_log a
          LEFT JOIN issues i ON a.entity_type = 'issue' AND i.company_id = a.company_id
