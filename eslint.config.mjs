@@ -48,9 +48,6 @@ const WIRE_FORMAT_READERS = [
   'src/modules/adapters/runtimes/hello-probe.ts',
   'src/modules/skills/skill-sources.ts',
 ];
-// files that still read rows by column name, being moved to typed records module by module (issue 45.4):
-// take a file off this list once its module's repositories return camelCase records
-const ROW_READS_NOT_YET_MOVED = ['src/common/tracing/run-tracing.ts'];
 const GLOBAL_DOMAIN_MODULE = {
   selector: "Decorator[expression.callee.name='Global']",
   message: 'Domain modules are not @Global: consumers import the module they use.',
@@ -112,7 +109,7 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY, ORM_OUTSIDE_REPOSITORY, ...SNAKE_CASE_READS] },
   },
   {
-    files: [...WIRE_FORMAT_READERS, ...ROW_READS_NOT_YET_MOVED],
+    files: WIRE_FORMAT_READERS,
     rules: { 'no-restricted-syntax': ['error', SQL_OUTSIDE_REPOSITORY, ORM_OUTSIDE_REPOSITORY] },
   },
   {

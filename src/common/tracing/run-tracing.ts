@@ -12,10 +12,10 @@ import { Tracing, tracing } from './tracing';
 
 export interface RunIds {
   id?: string;
-  company_id: string;
-  agent_id: string;
-  issue_id?: string | null;
-  adapter_type?: string | null;
+  companyId: string;
+  agentId: string;
+  issueId?: string | null;
+  adapterType?: string | null;
 }
 
 interface OpenRun {
@@ -46,12 +46,12 @@ export function registerGenAiSystem(adapterType: string, system: string | null):
 }
 
 function runAttributes(r: RunIds): Attributes {
-  const a: Attributes = { 'service.company_id': r.company_id, 'service.agent_id': r.agent_id };
+  const a: Attributes = { 'service.company_id': r.companyId, 'service.agent_id': r.agentId };
   if (r.id) a['service.run_id'] = r.id;
-  if (r.issue_id) a['service.issue_id'] = r.issue_id;
-  if (r.adapter_type) {
-    a['service.adapter_type'] = r.adapter_type;
-    const system = genAiSystems.get(r.adapter_type);
+  if (r.issueId) a['service.issue_id'] = r.issueId;
+  if (r.adapterType) {
+    a['service.adapter_type'] = r.adapterType;
+    const system = genAiSystems.get(r.adapterType);
     if (system) a['gen_ai.system'] = system;
   }
   return a;
@@ -94,12 +94,12 @@ export function startRunTrace(run: RunIds, cause: string | null | undefined, sou
 }
 
 /** The run was claimed on this instance: `heartbeat.run.queued` (since it was queued) and the open `heartbeat.run` span. */
-export function runClaimed(run: RunIds & { id: string; trace_parent?: string | null; created_at?: Date | null }, instanceId: string): void {
+export function runClaimed(run: RunIds & { id: string; traceParent?: string | null; createdAt?: Date | null }, instanceId: string): void {
   const t = tracing();
   if (!t) return;
-  const parent = contextOf(t, run.trace_parent);
+  const parent = contextOf(t, run.traceParent);
   const attrs = { ...runAttributes(run), 'service.instance_id': instanceId };
-  t.tracer.startSpan('heartbeat.run.queued', { startTime: run.created_at ?? undefined, attributes: attrs }, parent).end();
+  t.tracer.startSpan('heartbeat.run.queued', { startTime: run.createdAt ?? undefined, attributes: attrs }, parent).end();
   const span = t.tracer.startSpan('heartbeat.run', { attributes: attrs }, parent);
   open.set(run.id, {
     span,
@@ -205,6 +205,8 @@ export function runTurn(
 }
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/** A number of a run's usage report, which an external adapter may spell in its own snake_case. */
+const reported = (u: Record<string, unknown>, name: string, wireName: string): number | null => num(u[name]) ?? num(u[wireName]);
 
 /** The run ended: the process span and the run span close, with its usage (reported at the end, or booked during the run). */
 export function runFinished(
@@ -217,9 +219,9 @@ export function runFinished(
   open.delete(runId);
   r.process?.end();
   const u = outcome.usage ?? {};
-  const input = num(u.inputTokens) ?? num(u.input_tokens) ?? r.inputTokens;
-  const output = num(u.outputTokens) ?? num(u.output_tokens) ?? r.outputTokens;
-  const cached = num(u.cachedInputTokens) ?? num(u.cached_input_tokens) ?? r.cachedInputTokens;
+  const input = reported(u, 'inputTokens', 'input_tokens') ?? r.inputTokens;
+  const output = reported(u, 'outputTokens', 'output_tokens') ?? r.outputTokens;
+  const cached = reported(u, 'cachedInputTokens', 'cached_input_tokens') ?? r.cachedInputTokens;
   const cost = num(u.costCents) ?? r.costCents;
   const model = typeof u.model === 'string' ? u.model : r.models.size === 1 ? [...r.models][0] : null;
   const attrs: Attributes = {

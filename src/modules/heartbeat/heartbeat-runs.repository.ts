@@ -176,7 +176,7 @@ export class HeartbeatRunsRepository extends CompanyScopedRepository {
         wake.issueId,
         context,
         startRunTrace(
-          { company_id: agent.companyId, agent_id: agent.id, issue_id: wake.issueId, adapter_type: agent.adapterType },
+          { companyId: agent.companyId, agentId: agent.id, issueId: wake.issueId, adapterType: agent.adapterType },
           wake.traceParent,
           wake.source,
         ),

@@ -18,19 +18,6 @@ import { runClaimed } from '../../common/tracing/run-tracing';
 
 const CLAIM_PARALLELISM = 6;
 
-/** The run as the run tracing names it (common/tracing takes the run's ids by column name). */
-function traceIds(run: RunRecord) {
-  return {
-    id: run.id,
-    company_id: run.companyId,
-    agent_id: run.agentId,
-    issue_id: run.issueId,
-    adapter_type: run.adapterType,
-    trace_parent: run.traceParent,
-    created_at: run.createdAt,
-  };
-}
-
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
 export { isDeadLocalOwner };
 
@@ -180,7 +167,7 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private start({ run, agent }: { run: RunRecord; agent: EngineAgentRecord }): void {
-    runClaimed(traceIds(run), this.instanceId);
+    runClaimed(run, this.instanceId);
     const local = this.executor.launch(run, agent, () => this.stopping);
     this.local.set(run.id, local);
     void local.done.finally(() => {

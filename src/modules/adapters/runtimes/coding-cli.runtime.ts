@@ -213,7 +213,7 @@ export abstract class CodingCliRuntime implements AdapterExecutor {
     if (tracing())
       meter.onTurn = (turn) =>
         runTurn(
-          { id: ctx.runId, company_id: ctx.companyId, agent_id: ctx.agentId, adapter_type: this.spec.type },
+          { id: ctx.runId, companyId: ctx.companyId, agentId: ctx.agentId, adapterType: this.spec.type },
           { ...turn, system: this.spec.provider },
         );
     return meter;
