@@ -10,6 +10,19 @@ const counts = () => {
   for (const r of process.getActiveResourcesInfo()) m.set(r, (m.get(r) ?? 0) + 1);
   return m;
 };
+/** The command lines of this worker's child processes (Linux /proc). */
+const childCommands = () => {
+  const fs = require('node:fs');
+  try {
+    return fs
+      .readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pid) => `${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 200)}`);
+  } catch {
+    return [];
+  }
+};
 /** what ends on its own soon after a file ends (a socket closing, a timer of a closed pool) */
 const SETTLE_MS = 1500;
 const WATCHED = new Set(['TCPServerWrap', 'TCPSocketWrap', 'PipeWrap', 'ProcessWrap', 'Timeout', 'FSEventWrap', 'PipeServerWrap']);
@@ -36,6 +49,7 @@ class LeakCheckEnvironment extends TestEnvironment {
       if (extra.length === 0 || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 100).unref());
     }
+    if (extra.some((e) => e.startsWith('ProcessWrap'))) extra.push(`children: ${childCommands().join(' | ')}`);
     if (extra.length)
       process.stderr.write(`leak check: ${require('node:path').relative(process.cwd(), this.testPath)} left ${extra.join(', ')}\n`);
     await super.teardown();
