@@ -19,15 +19,24 @@ export function snakeName(field: string): string {
   return field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/** recordColumns' answers by alias and column list (a repository asks with the same few lists on every statement). */
+const selectLists = new Map<string, string>();
+
 /**
  * A column list (`id, company_id, …`) selected as camelCase record fields (`id AS "id", company_id AS "companyId", …`),
  * each column prefixed with `alias.` when given: repositories return typed camelCase records (issue 45.4).
  */
 export function recordColumns(columns: string, alias?: string): string {
-  return columns
-    .split(',')
-    .map((c) => c.trim())
-    .filter(Boolean)
-    .map((c) => `${alias ? `${alias}.` : ''}${c} AS "${camelName(c)}"`)
-    .join(', ');
+  const key = `${alias ?? ''}|${columns}`;
+  let list = selectLists.get(key);
+  if (list === undefined) {
+    list = columns
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean)
+      .map((c) => `${alias ? `${alias}.` : ''}${c} AS "${camelName(c)}"`)
+      .join(', ');
+    selectLists.set(key, list);
+  }
+  return list;
 }
