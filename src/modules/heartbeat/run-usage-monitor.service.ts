@@ -11,8 +11,13 @@ const CAPS = [
   { key: 'maxTurns', code: 'cap_max_turns', usage: 'turns', unit: 'turns' },
 ] as const;
 
-/** The run's usage is written to its row at most this often (the last update before the end always is). */
+/** Live usage events at most this often; the last update before the end always goes out. */
 const USAGE_EVENT_MS = 100;
+/**
+ * A model call's growing usage is written to the run's row at most this often; a call that completed
+ * (the turn count grew) is written at once, so an instance killed mid-run loses at most the call it
+ * was reading (OpenCode reports a call only after its tools: fast tools put several in 250 ms).
+ */
 const PERSIST_MS = 250;
 /** hard-stop budgets are re-read this often while a run spends */
 const BUDGET_REFRESH_MS = 5_000;
@@ -71,6 +76,9 @@ class RunWatch implements UsageWatch {
   private lastEventAt = 0;
   private eventTimer: NodeJS.Timeout | null = null;
   private persistTimer: NodeJS.Timeout | null = null;
+  /** the usage write in flight, and whether a newer usage waits for it */
+  private writing: Promise<void> | null = null;
+  private rewrite = false;
   private lastPersist = 0;
 
   constructor(
@@ -93,12 +101,14 @@ class RunWatch implements UsageWatch {
 
   onUsage(u: Record<string, unknown>): void {
     if (this.stopped) return;
+    const newTurn = numberOf(u.turns) > numberOf(this.latest?.turns);
     this.latest = u;
     // one live event per turn, but a burst of turns (thousands of lines in a second) is joined:
     // at most one event per USAGE_EVENT_MS with the running totals, the last one always sent
     if (u.final === true || Date.now() - this.lastEventAt >= USAGE_EVENT_MS) this.publish(u);
     else this.eventTimer ??= this.after(USAGE_EVENT_MS - (Date.now() - this.lastEventAt), () => this.latest && this.publish(this.latest));
-    this.persistTimer ??= this.after(Math.max(0, PERSIST_MS - (Date.now() - this.lastPersist)), () => this.persist());
+    if (newTurn) this.persist();
+    else this.persistTimer ??= this.after(Math.max(0, PERSIST_MS - (Date.now() - this.lastPersist)), () => this.persist());
     this.check(u);
     if (Date.now() - this.budgetsReadAt > BUDGET_REFRESH_MS)
       void this.readBudgets().then(() => !this.stopped && this.latest && this.check(this.latest));
@@ -161,10 +171,22 @@ class RunWatch implements UsageWatch {
     });
   }
 
+  /** Writes the latest usage to the run's row; one write at a time, in order (a newer one waits and writes the latest). */
   private persist(): void {
+    this.clear(this.persistTimer);
     this.persistTimer = null;
     this.lastPersist = Date.now();
-    if (this.latest) void this.runs.setLiveUsage(this.run.companyId, this.run.id, this.latest).catch(() => undefined);
+    if (this.writing) {
+      this.rewrite = true;
+      return;
+    }
+    this.writing = (async () => {
+      do {
+        this.rewrite = false;
+        const u = this.latest;
+        if (u) await this.runs.setLiveUsage(this.run.companyId, this.run.id, u).catch(() => undefined);
+      } while (this.rewrite);
+    })().finally(() => (this.writing = null));
   }
 
   private check(u: Record<string, unknown>): void {
