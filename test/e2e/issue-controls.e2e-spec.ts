@@ -103,7 +103,9 @@ describe('issue controls', () => {
 
     it('keeps held wakes deferred when the live run they waited for ends; resume runs them', async () => {
       const { root, child } = await tree();
-      const agent = await insertAgent(t, companyId);
+      // the live run lasts until it is cancelled, whether it is still queued then or a dispatch pass (kicked by
+      // another test's run on this shared app) has started it
+      const agent = await insertAgent(t, companyId, { adapterConfig: { command: 'sleep', args: ['60'] } });
       const live = await sqlRun(t, companyId, agent.id, { status: 'queued', issueId: child.id });
       await t.http.post(`/api/issues/${root.id}/tree-control/pause`).send({}).expect(200);
       const held = await wake(t, agent.id, wakeBody({ payload: { issueId: child.id } })).expect(202);
@@ -120,6 +122,9 @@ describe('issue controls', () => {
       expect(await runs()).toBe(0);
       await t.http.post(`/api/issues/${root.id}/tree-control/resume`).expect(200);
       expect(await runs()).toBe(1);
+      // the resumed run (sleep 60) is not left running for the tests after this one
+      const [resumedRun] = await t.dataSource.query(`SELECT id FROM heartbeat_runs WHERE agent_id = $1 AND id <> $2`, [agent.id, live]);
+      await t.http.post(`/api/heartbeat-runs/${resumedRun.id}/cancel`).expect(200);
     });
 
     it('is board-only for pause and resume; another company gets 403, unknown issues 404', async () => {
