@@ -241,7 +241,7 @@ describe('plugins', () => {
     process.kill(before.pid, 'SIGKILL');
     const after = await waitFor(async () => {
       const h = (await t.http.get(`/api/plugins/${p.id}`).expect(200)).body.worker;
-      return h.state === 'running' && h.pid !== before.pid ? h : null;
+      return h.state === 'running' && h.pid && h.pid !== before.pid ? h : null;
     });
     expect(after.restarts).toBe(1);
     // the crash and the restart are on the company's live stream

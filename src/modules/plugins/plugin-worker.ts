@@ -121,7 +121,9 @@ export class PluginWorker {
 
   /**
    * The worker's process id as the host sees it. In its PID namespace the spawned process is the
-   * sandbox (unshare, then the namespace's init): the worker is the init's one child.
+   * sandbox (unshare, then the namespace's init): the worker is the init's one child. Undefined while
+   * that chain is not whole (the worker not started yet, or gone while the sandbox is still exiting):
+   * the init's own pid is never reported as the worker's.
    */
   get pid(): number | undefined {
     const pid = this.child.pid;
@@ -129,7 +131,7 @@ export class PluginWorker {
     let cur = pid;
     for (let depth = 0; depth < 2; depth++) {
       const children = childrenOf(cur);
-      if (children.length !== 1) return depth === 0 ? pid : cur;
+      if (children.length !== 1) return depth === 0 ? pid : undefined;
       cur = children[0];
     }
     return cur;
