@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { Client } from 'pg';
 import { RunDispatcher } from '../../src/modules/heartbeat/run-dispatcher.service';
 import { createCompany } from '../support/factories';
-import { hostPidOf, insertAgent, probeConfig, runRow, scratchDir, waitFor } from '../support/heartbeat';
+import { alive, hostPidOf, insertAgent, probeConfig, probeHostPid, runRow, scratchDir, waitFor, wakeRun } from '../support/heartbeat';
 import { ensureBuilt, ServiceProcess, startService } from '../support/service-process';
 import { sqlRun } from '../support/sql';
 import { createTestApp, createTestDatabase, type TestApp } from '../support/test-app';
@@ -90,7 +90,10 @@ describe('graceful drain on SIGTERM (SERVICE_SHUTDOWN_GRACE_SEC)', () => {
 });
 
 describe('start-up checks', () => {
-  beforeAll(() => ensureBuilt());
+  let mainJs: string;
+  beforeAll(async () => {
+    mainJs = await ensureBuilt();
+  });
 
   it('a port in use is one fatal line before anything is initialised (no database cluster created)', async () => {
     const blocker = net.createServer();
@@ -98,7 +101,7 @@ describe('start-up checks', () => {
     const port = (blocker.address() as net.AddressInfo).port;
     const dataDir = tmpDir('port-');
     try {
-      const res = spawnSync(process.execPath, [path.join(__dirname, '..', '..', 'dist', 'src', 'main.js')], {
+      const res = spawnSync(process.execPath, [mainJs], {
         env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', SERVICE_DATA_DIR: dataDir },
         encoding: 'utf8',
         timeout: 30_000,
@@ -205,6 +208,43 @@ describe('shutting down while a claim is in flight', () => {
       await lock.end();
       await (closing ?? b?.close());
       await a.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('closing the instance while a run is in its grace period', () => {
+  it('kills an agent process that ignores SIGTERM before the shutdown ends, whatever its graceSec', async () => {
+    const t = await createTestApp();
+    const dir = scratchDir('close-grace-');
+    let closed = false;
+    try {
+      const co = await createCompany(t);
+      const out = path.join(dir, 'stubborn.json');
+      const agent = await insertAgent(t, co.id, {
+        adapterConfig: { ...probeConfig(out, 'sleep', ['ignore-term']), timeoutSec: 300, graceSec: 120 },
+      });
+      const runId = await wakeRun(t, agent.id);
+      const pid = await probeHostPid(out);
+      await waitFor(async () => (await runRow(t, runId)).status === 'running', 'run running');
+      const began = Date.now();
+      await t.close();
+      closed = true;
+      // SIGTERM (ignored), 2 s, then SIGKILL: gone when close() returns, long before its 120 s grace
+      expect(alive(pid)).toBe(false);
+      expect(Date.now() - began).toBeLessThan(60_000);
+      const rows = await (async () => {
+        const c = new Client({ connectionString: t.databaseUrl });
+        await c.connect();
+        try {
+          return (await c.query(`SELECT status, error_code FROM heartbeat_runs WHERE id = $1`, [runId])).rows;
+        } finally {
+          await c.end();
+        }
+      })();
+      expect(rows).toEqual([{ status: 'failed', error_code: 'instance_shutdown' }]);
+    } finally {
+      if (!closed) await t.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -100,6 +100,8 @@ class ChildRun {
   private readonly timers: NodeJS.Timeout[] = [];
   private ending: 'timeout' | 'cancel' | null = null;
   private cancelReason = '';
+  /** when the group gets its SIGKILL once terminating (epoch ms) */
+  private killAt = Infinity;
   private settled = false;
   private closed = false;
 
@@ -126,7 +128,7 @@ class ChildRun {
   }
 
   cancel(reason: string, graceSec?: number): void {
-    this.cancelReason = reason;
+    if (!this.ending) this.cancelReason = reason;
     this.terminate('cancel', graceSec ?? this.o.graceSec);
   }
 
@@ -151,17 +153,24 @@ class ChildRun {
     child.on('exit', (code, signal) => this.exited(code, signal));
   }
 
+  /** SIGTERM to the group, SIGKILL after graceSec; asked again with a shorter grace, the SIGKILL comes sooner. */
   private terminate(why: 'timeout' | 'cancel', graceSec = this.o.graceSec): void {
-    if (this.ending || this.settled) return;
-    this.ending = why;
-    this.o.log(
-      'system',
-      why === 'timeout'
-        ? `timeout after ${this.o.timeoutSec}s: SIGTERM to the process group\n`
-        : `cancelled (${this.cancelReason}): SIGTERM to the process group\n`,
-    );
-    signalGroup(this.child, 'SIGTERM');
+    if (this.settled) return;
+    if (!this.ending) {
+      this.ending = why;
+      this.o.log(
+        'system',
+        why === 'timeout'
+          ? `timeout after ${this.o.timeoutSec}s: SIGTERM to the process group\n`
+          : `cancelled (${this.cancelReason}): SIGTERM to the process group\n`,
+      );
+      signalGroup(this.child, 'SIGTERM');
+    }
+    const killAt = Date.now() + graceSec * 1000;
+    if (killAt >= this.killAt) return;
+    this.killAt = killAt;
     this.after(graceSec * 1000, () => {
+      if (this.settled) return;
       this.o.log('system', `still alive after ${graceSec}s grace: SIGKILL\n`);
       signalGroup(this.child, 'SIGKILL');
     });

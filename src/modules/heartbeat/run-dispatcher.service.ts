@@ -17,6 +17,9 @@ import { NOT_RUNNABLE_AGENT_STATUSES, recordRunActivity } from './run-store';
 import { runClaimed } from '../../common/tracing/run-tracing';
 
 const CLAIM_PARALLELISM = 6;
+/** at shutdown, how long the runs handed back get to end on their SIGTERM, then on their SIGKILL */
+const SHUTDOWN_TERM_WAIT_MS = 2000;
+const SHUTDOWN_KILL_WAIT_MS = 1000;
 
 /** Whether a lease owner id (`host-pid[-suffix]`) names a process of this host that is gone. */
 export { isDeadLocalOwner };
@@ -85,7 +88,12 @@ export class RunDispatcher implements OnApplicationBootstrap, OnApplicationShutd
       await this.handBack(r.runId, r.logBytes());
       r.cancel('instance_shutdown');
     }
-    await Promise.race([Promise.all(runs.map((r) => r.done)), new Promise((res) => setTimeout(res, 2000).unref())]);
+    const ended = Promise.all(runs.map((r) => r.done.catch(() => undefined)));
+    await Promise.race([ended, new Promise((res) => setTimeout(res, SHUTDOWN_TERM_WAIT_MS).unref())]);
+    // a process still in its grace period would outlive the instance's shutdown (in production its
+    // exit takes it along; an embedding process, a test worker, keeps running): SIGKILL what is left
+    for (const r of runs) r.cancel('instance_shutdown', 0);
+    await Promise.race([ended, new Promise((res) => setTimeout(res, SHUTDOWN_KILL_WAIT_MS).unref())]);
   }
 
   /** A run this instance will not execute because it is shutting down: failed as instance_shutdown (retried once). */

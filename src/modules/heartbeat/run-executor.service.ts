@@ -23,7 +23,8 @@ const CAP_STOP_GRACE_SEC = 1;
 /** A run executing on this instance. */
 export interface LocalRun {
   runId: string;
-  cancel(reason: string): void;
+  /** `graceSec` overrides the agent's SIGTERM→SIGKILL delay (0: at once), also when already cancelled */
+  cancel(reason: string, graceSec?: number): void;
   logBytes(): number;
   done: Promise<void>;
 }
@@ -63,10 +64,11 @@ class LaunchedRun {
     readonly processes: RunProcessTracker,
   ) {}
 
-  cancel(reason: string): void {
-    if (this.cancelled) return;
-    this.cancelled = reason;
-    this.handle?.cancel(reason);
+  /** `graceSec` shortens the SIGTERM→SIGKILL delay, also of a run already being cancelled */
+  cancel(reason: string, graceSec?: number): void {
+    if (this.cancelled && graceSec === undefined) return;
+    this.cancelled ??= reason;
+    this.handle?.cancel(reason, graceSec);
   }
 
   get logBytes(): number {
@@ -114,7 +116,12 @@ export class RunExecutor {
 
   launch(run: RunRecord, agent: EngineAgentRecord, isStopping: () => boolean): LocalRun {
     const l = new LaunchedRun(run, agent, this.processGroups.track(run.companyId, run.id));
-    return { runId: run.id, cancel: (reason) => l.cancel(reason), logBytes: () => l.logBytes, done: this.runToEnd(l, isStopping) };
+    return {
+      runId: run.id,
+      cancel: (reason, graceSec) => l.cancel(reason, graceSec),
+      logBytes: () => l.logBytes,
+      done: this.runToEnd(l, isStopping),
+    };
   }
 
   private async runToEnd(l: LaunchedRun, isStopping: () => boolean): Promise<void> {
