@@ -1,47 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { isoRequired } from '../../database/row-mapping';
+import { isoRequired, recordColumns } from '../../database/row-mapping';
 import type { GrantDto, MembershipDto } from '../agents/dto/agent.dto';
 import type { AgentMembershipStore } from '../agents/agent-memberships.port';
+import { MEMBERSHIP_COLUMNS } from './memberships.repository';
 
-interface MembershipRow {
-  id: string;
-  company_id: string;
-  principal_type: string;
-  principal_id: string;
-  membership_role: string;
-  status: string;
-  created_at: Date;
-  updated_at: Date;
-}
+/** The membership as selected: the DTO with its timestamps still Dates. */
+type SelectedMembership = Omit<MembershipDto, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
+/** The grant as selected: the DTO with its timestamp still a Date and its scope maybe missing. */
+type SelectedGrant = Omit<GrantDto, 'createdAt' | 'scope'> & { scope: unknown; createdAt: Date };
 
-interface GrantRow {
-  id: string;
-  permission_key: string;
-  scope: unknown;
-  granted_by: string | null;
-  created_at: Date;
-}
+const MEMBERSHIP_SELECT = recordColumns(MEMBERSHIP_COLUMNS);
+const GRANT_COLUMNS = recordColumns('id, permission_key, scope, granted_by, created_at');
 
-const toMembership = (m: MembershipRow): MembershipDto => ({
-  id: m.id,
-  companyId: m.company_id,
-  principalType: m.principal_type,
-  principalId: m.principal_id,
-  membershipRole: m.membership_role,
-  status: m.status,
-  createdAt: isoRequired(m.created_at),
-  updatedAt: isoRequired(m.updated_at),
+const toMembership = (m: SelectedMembership): MembershipDto => ({
+  ...m,
+  createdAt: isoRequired(m.createdAt),
+  updatedAt: isoRequired(m.updatedAt),
 });
 
-const toGrant = (g: GrantRow): GrantDto => ({
-  id: g.id,
-  permissionKey: g.permission_key,
-  scope: g.scope ?? null,
-  grantedBy: g.granted_by,
-  createdAt: isoRequired(g.created_at),
-});
+const toGrant = (g: SelectedGrant): GrantDto => ({ ...g, scope: g.scope ?? null, createdAt: isoRequired(g.createdAt) });
 
 /**
  * An agent's company membership and permission grants, as the agents routes read and change them
@@ -55,18 +34,18 @@ export class AgentMembershipsRepository extends CompanyScopedRepository implemen
   }
 
   async findMembership(companyId: string, agentId: string): Promise<MembershipDto | null> {
-    const m = await this.row<MembershipRow>(
+    const m = await this.row<SelectedMembership>(
       companyId,
-      `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
+      `SELECT ${MEMBERSHIP_SELECT} FROM company_memberships WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2`,
       [agentId],
     );
     return m ? toMembership(m) : null;
   }
 
   async listGrants(companyId: string, agentId: string): Promise<GrantDto[]> {
-    const grants = await this.rows<GrantRow>(
+    const grants = await this.rows<SelectedGrant>(
       companyId,
-      `SELECT id, permission_key, scope, granted_by, created_at FROM principal_permission_grants
+      `SELECT ${GRANT_COLUMNS} FROM principal_permission_grants
         WHERE company_id = $1 AND principal_type = 'agent' AND principal_id = $2 ORDER BY created_at, id`,
       [agentId],
     );

@@ -1,26 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-
-interface JoinRequestRow {
-  id: string;
-  company_id: string;
-  invite_id: string | null;
-  request_type: 'human' | 'agent';
-  status: 'pending_approval' | 'approved' | 'rejected';
-  requesting_user_id: string | null;
-  agent_name: string | null;
-  adapter_type: string | null;
-  capabilities: string | null;
-  claim_secret_hash: string | null;
-  api_key_claimed_at: Date | null;
-  created_agent_id: string | null;
-  decided_by_user_id: string | null;
-  decided_at: Date | null;
-  decision_note: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+import { recordColumns } from '../../database/row-mapping';
 
 export interface JoinRequestRecord {
   id: string;
@@ -42,27 +23,10 @@ export interface JoinRequestRecord {
   updatedAt: Date;
 }
 
-function toRecord(r: JoinRequestRow): JoinRequestRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    inviteId: r.invite_id,
-    requestType: r.request_type,
-    status: r.status,
-    requestingUserId: r.requesting_user_id,
-    agentName: r.agent_name,
-    adapterType: r.adapter_type,
-    capabilities: r.capabilities,
-    claimSecretHash: r.claim_secret_hash,
-    apiKeyClaimedAt: r.api_key_claimed_at,
-    createdAgentId: r.created_agent_id,
-    decidedByUserId: r.decided_by_user_id,
-    decidedAt: r.decided_at,
-    decisionNote: r.decision_note,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+const COLS = recordColumns(
+  'id, company_id, invite_id, request_type, status, requesting_user_id, agent_name, adapter_type, capabilities, claim_secret_hash, ' +
+    'api_key_claimed_at, created_agent_id, decided_by_user_id, decided_at, decision_note, created_at, updated_at',
+);
 
 export interface AgentJoinRequestInsert {
   inviteId: string;
@@ -83,43 +47,41 @@ export class JoinRequestsRepository extends CompanyScopedRepository {
   }
 
   async insertAgentRequest(companyId: string, r: AgentJoinRequestInsert): Promise<JoinRequestRecord> {
-    const [row] = await this.rows<JoinRequestRow>(
+    const [row] = await this.rows<JoinRequestRecord>(
       companyId,
       `INSERT INTO join_requests (company_id, invite_id, request_type, agent_name, adapter_type, capabilities, claim_secret_hash)
-       VALUES ($1, $2, 'agent', $3, $4, $5, $6) RETURNING *`,
+       VALUES ($1, $2, 'agent', $3, $4, $5, $6) RETURNING ${COLS}`,
       [r.inviteId, r.agentName, r.adapterType, r.capabilities, r.claimSecretHash],
     );
-    return toRecord(row);
+    return row;
   }
 
   /** Newest first; null filters match everything. */
-  async list(companyId: string, status: string | null, requestType: string | null): Promise<JoinRequestRecord[]> {
-    const rows = await this.rows<JoinRequestRow>(
+  list(companyId: string, status: string | null, requestType: string | null): Promise<JoinRequestRecord[]> {
+    return this.rows<JoinRequestRecord>(
       companyId,
-      `SELECT * FROM join_requests WHERE company_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR request_type = $3)
+      `SELECT ${COLS} FROM join_requests WHERE company_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR request_type = $3)
         ORDER BY created_at DESC, id`,
       [status, requestType],
     );
-    return rows.map(toRecord);
   }
 
   async setCreatedAgent(companyId: string, requestId: string, agentId: string): Promise<JoinRequestRecord> {
-    const [updated] = await this.returning<JoinRequestRow>(
+    const [updated] = await this.returning<JoinRequestRecord>(
       companyId,
-      `UPDATE join_requests SET created_agent_id = $3 WHERE company_id = $1 AND id = $2 RETURNING *`,
+      `UPDATE join_requests SET created_agent_id = $3 WHERE company_id = $1 AND id = $2 RETURNING ${COLS}`,
       [requestId, agentId],
     );
-    return toRecord(updated);
+    return updated;
   }
 
   /** A join request by id, locked for update. */
-  async lockById(requestId: string): Promise<JoinRequestRecord | null> {
-    const row = await this.unscopedRow<JoinRequestRow>(
+  lockById(requestId: string): Promise<JoinRequestRecord | null> {
+    return this.unscopedRow<JoinRequestRecord>(
       'a join request of a route without :companyId (POST /api/join-requests/:requestId/claim-api-key, proven by its claim secret): its company is read here',
-      `SELECT * FROM join_requests WHERE id = $1 FOR UPDATE`,
+      `SELECT ${COLS} FROM join_requests WHERE id = $1 FOR UPDATE`,
       [requestId],
     );
-    return row ? toRecord(row) : null;
   }
 
   async markApiKeyClaimed(companyId: string, requestId: string): Promise<void> {
@@ -138,13 +100,13 @@ export class JoinRequestsRepository extends CompanyScopedRepository {
     decidedByUserId: string | null,
     note: string | null,
   ): Promise<JoinRequestRecord | undefined> {
-    const [row] = await this.returning<JoinRequestRow>(
+    const [row] = await this.returning<JoinRequestRecord>(
       companyId,
       `UPDATE join_requests SET status = $3, decided_by_user_id = $4, decided_at = now(), decision_note = $5, updated_at = now()
-        WHERE company_id = $1 AND id = $2 AND status = 'pending_approval' RETURNING *`,
+        WHERE company_id = $1 AND id = $2 AND status = 'pending_approval' RETURNING ${COLS}`,
       [requestId, status, decidedByUserId, note],
     );
-    return row ? toRecord(row) : undefined;
+    return row;
   }
 
   async statusOf(companyId: string, requestId: string): Promise<string | undefined> {

@@ -1,29 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import type { MembershipRole, MembershipStatus, NormalizedGrant } from './permission-keys';
 
 export type PrincipalType = 'user' | 'agent';
-
-interface MembershipRow {
-  id: string;
-  company_id: string;
-  principal_type: PrincipalType;
-  principal_id: string;
-  membership_role: MembershipRole;
-  status: MembershipStatus;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface MemberDetailRow extends MembershipRow {
-  user_name: string | null;
-  user_email: string | null;
-  user_slug: string | null;
-  user_image: string | null;
-  agent_name: string | null;
-  agent_status: string | null;
-}
 
 export interface MembershipRecord {
   id: string;
@@ -36,19 +17,6 @@ export interface MembershipRecord {
   updatedAt: Date;
 }
 
-function toRecord(r: MembershipRow): MembershipRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    principalType: r.principal_type,
-    principalId: r.principal_id,
-    membershipRole: r.membership_role,
-    status: r.status,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
 /** A membership with its principal's user or agent. */
 export interface MemberDetailRecord extends MembershipRecord {
   userName: string | null;
@@ -58,16 +26,6 @@ export interface MemberDetailRecord extends MembershipRecord {
   agentName: string | null;
   agentStatus: string | null;
 }
-
-const toDetailRecord = (r: MemberDetailRow): MemberDetailRecord => ({
-  ...toRecord(r),
-  userName: r.user_name,
-  userEmail: r.user_email,
-  userSlug: r.user_slug,
-  userImage: r.user_image,
-  agentName: r.agent_name,
-  agentStatus: r.agent_status,
-});
 
 export interface GrantRecord {
   principalType: string;
@@ -85,11 +43,15 @@ export interface DirectoryRecord {
   status: string;
 }
 
+/** company_memberships' columns, as MembershipRecord's fields by recordColumns. */
+export const MEMBERSHIP_COLUMNS = 'id, company_id, principal_type, principal_id, membership_role, status, created_at, updated_at';
+const COLS = recordColumns(MEMBERSHIP_COLUMNS);
+
 // the members pages show each principal's user or agent: a read joining users (owned by users)
 // and agents (owned by agents) for those pages (FOREIGN_READS)
 const MEMBER_SELECT = `
-  SELECT m.*, u.name AS user_name, u.email AS user_email, u.slug AS user_slug, u.image AS user_image,
-         a.name AS agent_name, a.status AS agent_status
+  SELECT ${recordColumns(MEMBERSHIP_COLUMNS, 'm')}, u.name AS "userName", u.email AS "userEmail", u.slug AS "userSlug",
+         u.image AS "userImage", a.name AS "agentName", a.status AS "agentStatus"
     FROM company_memberships m
     LEFT JOIN users u ON m.principal_type = 'user' AND u.id = m.principal_id
     LEFT JOIN agents a ON m.principal_type = 'agent' AND a.id::text = m.principal_id`;
@@ -101,14 +63,12 @@ export class MembershipsRepository extends CompanyScopedRepository {
     super(db);
   }
 
-  async listDetailed(companyId: string): Promise<MemberDetailRecord[]> {
-    const rows = await this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 ORDER BY m.created_at, m.id`);
-    return rows.map(toDetailRecord);
+  listDetailed(companyId: string): Promise<MemberDetailRecord[]> {
+    return this.rows<MemberDetailRecord>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 ORDER BY m.created_at, m.id`);
   }
 
-  async getDetailed(companyId: string, memberId: string): Promise<MemberDetailRecord[]> {
-    const rows = await this.rows<MemberDetailRow>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 AND m.id = $2`, [memberId]);
-    return rows.map(toDetailRecord);
+  getDetailed(companyId: string, memberId: string): Promise<MemberDetailRecord[]> {
+    return this.rows<MemberDetailRecord>(companyId, `${MEMBER_SELECT} WHERE m.company_id = $1 AND m.id = $2`, [memberId]);
   }
 
   /** The grants of the given principals (pairs of `types[i]`, `ids[i]`) in the company. */
@@ -122,13 +82,12 @@ export class MembershipsRepository extends CompanyScopedRepository {
     );
   }
 
-  async find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRecord | null> {
-    const row = await this.row<MembershipRow>(
+  find(companyId: string, type: PrincipalType, principalId: string): Promise<MembershipRecord | null> {
+    return this.row<MembershipRecord>(
       companyId,
-      `SELECT * FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
+      `SELECT ${COLS} FROM company_memberships WHERE company_id = $1 AND principal_type = $2 AND principal_id = $3`,
       [type, principalId],
     );
-    return row ? toRecord(row) : null;
   }
 
   /** Inserts an active membership or reactivates the existing one with the role; `inserted` tells which. */
@@ -138,16 +97,16 @@ export class MembershipsRepository extends CompanyScopedRepository {
     principalId: string,
     role: MembershipRole,
   ): Promise<MembershipRecord & { inserted: boolean }> {
-    const [row] = await this.rows<MembershipRow & { inserted: boolean }>(
+    const [row] = await this.rows<MembershipRecord & { inserted: boolean }>(
       companyId,
       `INSERT INTO company_memberships (company_id, principal_type, principal_id, membership_role, status)
        VALUES ($1, $2, $3, $4, 'active')
        ON CONFLICT (company_id, principal_type, principal_id)
        DO UPDATE SET membership_role = EXCLUDED.membership_role, status = 'active', updated_at = now()
-       RETURNING *, (xmax = 0) AS inserted`,
+       RETURNING ${COLS}, (xmax = 0) AS inserted`,
       [type, principalId, role],
     );
-    return { ...toRecord(row), inserted: row.inserted };
+    return row;
   }
 
   async setRoleAndStatus(companyId: string, membershipId: string, role: MembershipRole, status: MembershipStatus): Promise<void> {
@@ -196,43 +155,41 @@ export class MembershipsRepository extends CompanyScopedRepository {
   }
 
   /** Memberships (any status) of a user across companies, with the company's name. */
-  async companiesOfUser(userId: string): Promise<Array<MembershipRecord & { companyName: string }>> {
-    const rows = await this.unscoped<MembershipRow & { company_name: string }>(
+  companiesOfUser(userId: string): Promise<Array<MembershipRecord & { companyName: string }>> {
+    return this.unscoped<MembershipRecord & { companyName: string }>(
       "a user's memberships across companies (instance user administration), with each company's name (FOREIGN_READS)",
-      `SELECT m.*, c.name AS company_name FROM company_memberships m JOIN companies c ON c.id = m.company_id
+      `SELECT ${recordColumns(MEMBERSHIP_COLUMNS, 'm')}, c.name AS "companyName" FROM company_memberships m JOIN companies c ON c.id = m.company_id
         WHERE m.principal_type = 'user' AND m.principal_id = $1 ORDER BY c.name, c.id`,
       [userId],
     );
-    return rows.map((r) => ({ ...toRecord(r), companyName: r.company_name }));
   }
 
   /** Companies where the user has a membership of any status. */
   async companyIdsOfUser(userId: string): Promise<string[]> {
-    const rows = await this.unscoped<{ company_id: string }>(
+    const rows = await this.unscoped<{ companyId: string }>(
       "a user's memberships across companies (instance user administration)",
-      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
+      `SELECT company_id AS "companyId" FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1`,
       [userId],
     );
-    return rows.map((r) => r.company_id);
+    return rows.map((r) => r.companyId);
   }
 
   /** Every membership of the user, locked for update (in company order). */
-  async lockAllOfUser(userId: string): Promise<MembershipRecord[]> {
-    const rows = await this.unscoped<MembershipRow>(
+  lockAllOfUser(userId: string): Promise<MembershipRecord[]> {
+    return this.unscoped<MembershipRecord>(
       "a user's memberships across companies, locked to replace their company access (instance user administration)",
-      `SELECT * FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
+      `SELECT ${COLS} FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 ORDER BY company_id FOR UPDATE`,
       [userId],
     );
-    return rows.map(toRecord);
   }
 
   async activeCompanyIdsOfUser(userId: string): Promise<string[]> {
-    const rows = await this.unscoped<{ company_id: string }>(
+    const rows = await this.unscoped<{ companyId: string }>(
       'the companies a signed-in user is an active member of (their access, across companies)',
-      `SELECT company_id FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 AND status = 'active'`,
+      `SELECT company_id AS "companyId" FROM company_memberships WHERE principal_type = 'user' AND principal_id = $1 AND status = 'active'`,
       [userId],
     );
-    return rows.map((r) => r.company_id);
+    return rows.map((r) => r.companyId);
   }
 
   /** Role and status changes of a company's members take turns: a transaction-scoped advisory lock. */
@@ -240,11 +197,10 @@ export class MembershipsRepository extends CompanyScopedRepository {
     await this.rows(companyId, `SELECT pg_advisory_xact_lock(hashtextextended('company_members:' || $1, 0))`);
   }
 
-  async lockMember(companyId: string, memberId: string): Promise<MembershipRecord | null> {
-    const row = await this.row<MembershipRow>(companyId, `SELECT * FROM company_memberships WHERE company_id = $1 AND id = $2 FOR UPDATE`, [
+  lockMember(companyId: string, memberId: string): Promise<MembershipRecord | null> {
+    return this.row<MembershipRecord>(companyId, `SELECT ${COLS} FROM company_memberships WHERE company_id = $1 AND id = $2 FOR UPDATE`, [
       memberId,
     ]);
-    return row ? toRecord(row) : null;
   }
 
   /** The ids of the company's active owners, their rows locked for update. */
@@ -258,12 +214,12 @@ export class MembershipsRepository extends CompanyScopedRepository {
 
   /** The role of the user's active membership, if any. */
   async activeUserRole(companyId: string, userId: string): Promise<string | null> {
-    const m = await this.row<{ membership_role: string }>(
+    const m = await this.row<{ membershipRole: string }>(
       companyId,
-      `SELECT membership_role FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
+      `SELECT membership_role AS "membershipRole" FROM company_memberships WHERE company_id = $1 AND principal_type = 'user' AND principal_id = $2 AND status = 'active'`,
       [userId],
     );
-    return m?.membership_role ?? null;
+    return m?.membershipRole ?? null;
   }
 
   /** The company's human members with their user profile, active first. */
