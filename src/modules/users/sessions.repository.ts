@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { iso, isoRequired } from '../../database/row-mapping';
+import { iso, isoRequired, recordColumns } from '../../database/row-mapping';
 import { BoardTokenResponseDto } from './dto/auth.dto';
 
 export interface SessionRecord {
@@ -11,7 +11,7 @@ export interface SessionRecord {
   createdAt: Date;
 }
 
-const SESSION_COLUMNS = 'id, user_id AS "userId", expires_at AS "expiresAt", created_at AS "createdAt"';
+const SESSION_COLUMNS = recordColumns('id, user_id, expires_at, created_at');
 
 export interface SessionResponse {
   id: string;
@@ -27,28 +27,24 @@ export const toSessionResponse = (s: SessionRecord): SessionResponse => ({
   createdAt: isoRequired(s.createdAt),
 });
 
-interface BoardTokenRow {
-  id: string;
-  user_id: string;
-  name: string;
-  token_prefix: string;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  last_used_at: Date | null;
-  created_at: Date;
-}
+/** A board token as selected: its response with the timestamps still Dates. */
+type SelectedBoardToken = Omit<BoardTokenResponseDto, 'expiresAt' | 'revokedAt' | 'lastUsedAt' | 'createdAt'> & {
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  createdAt: Date;
+};
 
-const toBoardTokenResponse = (r: BoardTokenRow): BoardTokenResponseDto => ({
-  id: r.id,
-  name: r.name,
-  tokenPrefix: r.token_prefix,
-  expiresAt: iso(r.expires_at),
-  revokedAt: iso(r.revoked_at),
-  lastUsedAt: iso(r.last_used_at),
-  createdAt: isoRequired(r.created_at),
+const toBoardTokenResponse = (t: SelectedBoardToken): BoardTokenResponseDto => ({
+  ...t,
+  expiresAt: iso(t.expiresAt),
+  revokedAt: iso(t.revokedAt),
+  lastUsedAt: iso(t.lastUsedAt),
+  createdAt: isoRequired(t.createdAt),
 });
 
-const TOKEN_COLUMNS = 'id, user_id, name, token_prefix, expires_at, revoked_at, last_used_at, created_at';
+// never token_hash
+const TOKEN_COLUMNS = recordColumns('id, name, token_prefix, expires_at, revoked_at, last_used_at, created_at');
 
 /** A live credential found by its hash, with its user's instance role. */
 export interface CredentialRecord {
@@ -116,7 +112,7 @@ export class SessionsRepository extends InstanceRepository {
     tokenPrefix: string;
     expiresInDays: number | null;
   }): Promise<BoardTokenResponseDto> {
-    const [row] = await this.rows<BoardTokenRow>(
+    const [row] = await this.rows<SelectedBoardToken>(
       `INSERT INTO board_api_tokens (user_id, name, token_hash, token_prefix, expires_at)
        VALUES ($1, $2, $3, $4, CASE WHEN $5::int IS NULL THEN NULL ELSE now() + make_interval(days => $5::int) END) RETURNING ${TOKEN_COLUMNS}`,
       [t.userId, t.name, t.tokenHash, t.tokenPrefix, t.expiresInDays],
@@ -125,7 +121,7 @@ export class SessionsRepository extends InstanceRepository {
   }
 
   async listBoardTokens(userId: string): Promise<BoardTokenResponseDto[]> {
-    const rows = await this.rows<BoardTokenRow>(
+    const rows = await this.rows<SelectedBoardToken>(
       `SELECT ${TOKEN_COLUMNS} FROM board_api_tokens WHERE user_id = $1 ORDER BY created_at DESC, id`,
       [userId],
     );
@@ -134,7 +130,7 @@ export class SessionsRepository extends InstanceRepository {
 
   /** The revoked token, or undefined when the user has no token of that id. Revoking twice keeps the first time. */
   async revokeBoardToken(tokenId: string, userId: string): Promise<BoardTokenResponseDto | undefined> {
-    const [row] = await this.rows<BoardTokenRow>(
+    const [row] = await this.rows<SelectedBoardToken>(
       `WITH changed AS (UPDATE board_api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND user_id = $2 RETURNING ${TOKEN_COLUMNS}) SELECT * FROM changed`,
       [tokenId, userId],
     );

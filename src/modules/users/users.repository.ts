@@ -1,37 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import { UserRecord } from '../instance/user.types';
 
-interface UserRow {
-  id: string;
-  email: string | null;
-  name: string;
-  slug: string;
-  image: string | null;
-  bio: string | null;
-  password_hash: string | null;
-  instance_role: 'owner' | 'admin' | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-function toUser(r: UserRow): UserRecord {
-  return {
-    id: r.id,
-    email: r.email,
-    name: r.name,
-    slug: r.slug,
-    image: r.image,
-    bio: r.bio,
-    passwordHash: r.password_hash,
-    instanceRole: r.instance_role,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
-
-const maybeUser = (r: UserRow | undefined): UserRecord | undefined => (r ? toUser(r) : undefined);
+const USER_COLUMNS = 'id, email, name, slug, image, bio, password_hash, instance_role, created_at, updated_at';
+const COLS = recordColumns(USER_COLUMNS);
 
 export interface ClaimRecord {
   id: string;
@@ -64,8 +38,8 @@ export class UsersRepository extends InstanceRepository {
 
   /** `email` already normalised (lower case). */
   async findByEmail(email: string): Promise<UserRecord | undefined> {
-    const [user] = await this.rows<UserRow>(`SELECT * FROM users WHERE lower(email) = $1`, [email]);
-    return maybeUser(user);
+    const [user] = await this.rows<UserRecord>(`SELECT ${COLS} FROM users WHERE lower(email) = $1`, [email]);
+    return user;
   }
 
   async emailTaken(email: string): Promise<boolean> {
@@ -75,28 +49,23 @@ export class UsersRepository extends InstanceRepository {
 
   /** `lock`: FOR UPDATE, for the rest of the transaction. */
   async findById(userId: string, lock = false): Promise<UserRecord | undefined> {
-    const [row] = await this.rows<UserRow>(`SELECT * FROM users WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [userId]);
-    return maybeUser(row);
+    const [row] = await this.rows<UserRecord>(`SELECT ${COLS} FROM users WHERE id = $1 ${lock ? 'FOR UPDATE' : ''}`, [userId]);
+    return row;
   }
 
   /** Up to 500 users, oldest first; `pattern` (an ILIKE pattern) matches email, name or slug. */
-  async list(pattern: string | null): Promise<UserRecord[]> {
-    const rows = await this.rows<UserRow>(
-      `SELECT * FROM users
+  list(pattern: string | null): Promise<UserRecord[]> {
+    return this.rows<UserRecord>(
+      `SELECT ${COLS} FROM users
         WHERE $1::text IS NULL OR email ILIKE $1 OR name ILIKE $1 OR slug ILIKE $1
         ORDER BY created_at, id LIMIT 500`,
       [pattern],
     );
-    return rows.map(toUser);
   }
 
   /** An instance admin (an owner stays owner). */
-  async promote(userId: string): Promise<UserRecord> {
-    const [row] = await this.rows<UserRow>(
-      `WITH changed AS (UPDATE users SET instance_role = coalesce(instance_role, 'admin'), updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-      [userId],
-    );
-    return toUser(row);
+  promote(userId: string): Promise<UserRecord> {
+    return this.setInstanceRole(userId, `coalesce(instance_role, 'admin')`);
   }
 
   /** The ids of the instance owners and admins, locked for the rest of the transaction. */
@@ -106,21 +75,17 @@ export class UsersRepository extends InstanceRepository {
   }
 
   /** No instance role any more. */
-  async demote(userId: string): Promise<UserRecord> {
-    const [row] = await this.rows<UserRow>(
-      `WITH changed AS (UPDATE users SET instance_role = NULL, updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
-      [userId],
-    );
-    return toUser(row);
+  demote(userId: string): Promise<UserRecord> {
+    return this.setInstanceRole(userId, 'NULL');
   }
 
   /** The new user, or undefined when the email or slug is taken (ON CONFLICT DO NOTHING). */
   async insertWithPassword(email: string, name: string, slug: string, passwordHash: string): Promise<UserRecord | undefined> {
-    const [row] = await this.rows<UserRow>(
-      `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING *`,
+    const [row] = await this.rows<UserRecord>(
+      `INSERT INTO users (email, name, slug, password_hash) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING ${COLS}`,
       [email, name, slug, passwordHash],
     );
-    return maybeUser(row);
+    return row;
   }
 
   /** A profile row for a user without one (the local board): its id is also its slug. */
@@ -145,15 +110,15 @@ export class UsersRepository extends InstanceRepository {
     companyId: string,
     userSlug: string,
   ): Promise<(UserRecord & { membershipRole: string; membershipStatus: string }) | undefined> {
-    const row = await this.unscopedRow<UserRow & { membership_role: string; membership_status: string }>(
+    const row = await this.unscopedRow<UserRecord & { membershipRole: string; membershipStatus: string }>(
       "the profile page of a company's user: joins their membership of that company ($1) (read of access's table, FOREIGN_READS)",
-      `SELECT u.*, m.membership_role, m.status AS membership_status
+      `SELECT ${recordColumns(USER_COLUMNS, 'u')}, m.membership_role AS "membershipRole", m.status AS "membershipStatus"
          FROM users u JOIN company_memberships m ON m.principal_type = 'user' AND m.principal_id = u.id AND m.company_id = $1
         WHERE u.slug = $2 OR u.id = $2
         ORDER BY (u.slug = $2) DESC LIMIT 1`,
       [companyId, userSlug],
     );
-    return row ? { ...toUser(row), membershipRole: row.membership_role, membershipStatus: row.membership_status } : undefined;
+    return row ?? undefined;
   }
 
   /** Whether the instance has an owner or admin. */
@@ -162,12 +127,17 @@ export class UsersRepository extends InstanceRepository {
     return rows.length > 0;
   }
 
-  async makeOwner(userId: string): Promise<UserRecord> {
-    const [user] = await this.rows<UserRow>(
-      `WITH changed AS (UPDATE users SET instance_role = 'owner', updated_at = now() WHERE id = $1 RETURNING *) SELECT * FROM changed`,
+  makeOwner(userId: string): Promise<UserRecord> {
+    return this.setInstanceRole(userId, `'owner'`);
+  }
+
+  /** The user with `instance_role` set to the SQL expression `role` (a constant of this class). */
+  private async setInstanceRole(userId: string, role: string): Promise<UserRecord> {
+    const [row] = await this.rows<UserRecord>(
+      `WITH changed AS (UPDATE users SET instance_role = ${role}, updated_at = now() WHERE id = $1 RETURNING ${COLS}) SELECT * FROM changed`,
       [userId],
     );
-    return toUser(user);
+    return row;
   }
 
   // ---- board_claims
