@@ -1,21 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { iso, isoRequired } from '../../database/row-mapping';
+import { iso, isoRequired, recordColumns } from '../../database/row-mapping';
 import type { InboxDismissalDto, MembershipState } from './dto/preferences.dto';
 
 export type ResourceType = 'project' | 'agent';
-
-interface DismissalRow {
-  id: string;
-  company_id: string;
-  user_id: string;
-  item_key: string;
-  kind: string;
-  snoozed_until: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** A stored sidebar preferences document. */
 export interface SidebarPreferencesRecord {
@@ -23,16 +12,23 @@ export interface SidebarPreferencesRecord {
   updatedAt: Date;
 }
 
-const toDismissal = (r: DismissalRow): InboxDismissalDto => ({
-  id: r.id,
-  companyId: r.company_id,
-  userId: r.user_id,
-  itemKey: r.item_key,
-  kind: r.kind,
-  snoozedUntil: iso(r.snoozed_until),
-  createdAt: isoRequired(r.created_at),
-  updatedAt: isoRequired(r.updated_at),
+/** A dismissal as selected: its response with the timestamps still Dates. */
+type SelectedDismissal = Omit<InboxDismissalDto, 'snoozedUntil' | 'createdAt' | 'updatedAt'> & {
+  snoozedUntil: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+const DISMISSAL_COLUMNS = recordColumns('id, company_id, user_id, item_key, kind, snoozed_until, created_at, updated_at');
+
+const toDismissal = (d: SelectedDismissal): InboxDismissalDto => ({
+  ...d,
+  snoozedUntil: iso(d.snoozedUntil),
+  createdAt: isoRequired(d.createdAt),
+  updatedAt: isoRequired(d.updatedAt),
 });
+
+const SIDEBAR_COLUMNS = recordColumns('preferences, updated_at');
 
 /** A dismissal hides its item until it is deleted; a snooze only until `snoozedUntil`. */
 const ACTIVE = `(kind = 'dismiss' OR snoozed_until > now())`;
@@ -50,9 +46,9 @@ export class PreferencesRepository extends CompanyScopedRepository {
   // ---- inbox dismissals
 
   async activeDismissals(companyId: string, userId: string): Promise<InboxDismissalDto[]> {
-    const rows = await this.rows<DismissalRow>(
+    const rows = await this.rows<SelectedDismissal>(
       companyId,
-      `SELECT * FROM inbox_dismissals WHERE company_id = $1 AND user_id = $2 AND ${ACTIVE} ORDER BY updated_at DESC, id`,
+      `SELECT ${DISMISSAL_COLUMNS} FROM inbox_dismissals WHERE company_id = $1 AND user_id = $2 AND ${ACTIVE} ORDER BY updated_at DESC, id`,
       [userId],
     );
     return rows.map(toDismissal);
@@ -66,11 +62,11 @@ export class PreferencesRepository extends CompanyScopedRepository {
     kind: string,
     snoozedUntil: string | null,
   ): Promise<InboxDismissalDto> {
-    const [row] = await this.rows<DismissalRow>(
+    const [row] = await this.rows<SelectedDismissal>(
       companyId,
       `INSERT INTO inbox_dismissals (company_id, user_id, item_key, kind, snoozed_until) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (company_id, user_id, item_key) DO UPDATE SET kind = EXCLUDED.kind, snoozed_until = EXCLUDED.snoozed_until, updated_at = now()
-       RETURNING *`,
+       RETURNING ${DISMISSAL_COLUMNS}`,
       [userId, itemKey, kind, snoozedUntil],
     );
     return toDismissal(row);
@@ -140,12 +136,12 @@ export class PreferencesRepository extends CompanyScopedRepository {
 
   /** When the user's memberships last changed, or null. */
   async membershipsUpdatedAt(companyId: string, userId: string): Promise<string | null> {
-    const [{ updated_at }] = await this.rows<{ updated_at: Date | null }>(
+    const [{ updatedAt }] = await this.rows<{ updatedAt: Date | null }>(
       companyId,
-      `SELECT max(updated_at) AS updated_at FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
+      `SELECT max(updated_at) AS "updatedAt" FROM resource_memberships WHERE company_id = $1 AND user_id = $2`,
       [userId],
     );
-    return iso(updated_at);
+    return iso(updatedAt);
   }
 
   // the resources a user may join or leave read projects (owned by projects) and agents (owned by agents): FOREIGN_READS
@@ -202,12 +198,12 @@ export class PreferencesRepository extends CompanyScopedRepository {
     type: ResourceType,
     resourceId: string,
   ): Promise<{ state: MembershipState; updatedAt: string } | null> {
-    const row = await this.row<{ state: MembershipState; updated_at: Date }>(
+    const row = await this.row<{ state: MembershipState; updatedAt: Date }>(
       companyId,
-      `SELECT state, updated_at FROM resource_memberships WHERE company_id = $1 AND user_id = $2 AND resource_type = $3 AND resource_id = $4`,
+      `SELECT state, updated_at AS "updatedAt" FROM resource_memberships WHERE company_id = $1 AND user_id = $2 AND resource_type = $3 AND resource_id = $4`,
       [userId, type, resourceId],
     );
-    return row ? { state: row.state, updatedAt: isoRequired(row.updated_at) } : null;
+    return row ? { state: row.state, updatedAt: isoRequired(row.updatedAt) } : null;
   }
 
   /** Every user's membership of a project that is being deleted (its id is unique across companies). */
@@ -224,7 +220,7 @@ export class PreferencesRepository extends CompanyScopedRepository {
   async globalSidebar(userId: string): Promise<SidebarPreferencesRecord | undefined> {
     const row = await this.unscopedRow<SidebarPreferencesRecord>(
       GLOBAL_SIDEBAR,
-      `SELECT preferences, updated_at AS "updatedAt" FROM sidebar_preferences WHERE user_id = $1 AND company_id IS NULL`,
+      `SELECT ${SIDEBAR_COLUMNS} FROM sidebar_preferences WHERE user_id = $1 AND company_id IS NULL`,
       [userId],
     );
     return row ?? undefined;
@@ -235,7 +231,7 @@ export class PreferencesRepository extends CompanyScopedRepository {
       GLOBAL_SIDEBAR,
       `INSERT INTO sidebar_preferences (user_id, company_id, preferences) VALUES ($1, NULL, $2)
        ON CONFLICT (user_id) WHERE company_id IS NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
-       RETURNING preferences, updated_at AS "updatedAt"`,
+       RETURNING ${SIDEBAR_COLUMNS}`,
       [userId, JSON.stringify(preferences)],
     );
     return row;
@@ -244,7 +240,7 @@ export class PreferencesRepository extends CompanyScopedRepository {
   async companySidebar(userId: string, companyId: string): Promise<SidebarPreferencesRecord | undefined> {
     const row = await this.row<SidebarPreferencesRecord>(
       companyId,
-      `SELECT preferences, updated_at AS "updatedAt" FROM sidebar_preferences WHERE company_id = $1 AND user_id = $2`,
+      `SELECT ${SIDEBAR_COLUMNS} FROM sidebar_preferences WHERE company_id = $1 AND user_id = $2`,
       [userId],
     );
     return row ?? undefined;
@@ -255,7 +251,7 @@ export class PreferencesRepository extends CompanyScopedRepository {
       companyId,
       `INSERT INTO sidebar_preferences (company_id, user_id, preferences) VALUES ($1, $2, $3)
        ON CONFLICT (user_id, company_id) WHERE company_id IS NOT NULL DO UPDATE SET preferences = EXCLUDED.preferences, updated_at = now()
-       RETURNING preferences, updated_at AS "updatedAt"`,
+       RETURNING ${SIDEBAR_COLUMNS}`,
       [userId, JSON.stringify(preferences)],
     );
     return row;
