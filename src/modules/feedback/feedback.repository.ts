@@ -1,30 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import type { FeedbackTargetType } from './dto/feedback.dto';
 
 export interface FeedbackTarget {
   issueId: string | null;
   agentId: string | null;
   runId: string | null;
-}
-
-interface FeedbackRow {
-  id: string;
-  company_id: string;
-  target_type: FeedbackTargetType;
-  target_id: string;
-  vote: 'up' | 'down';
-  note: string | null;
-  issue_id: string | null;
-  project_id: string | null;
-  agent_id: string | null;
-  run_id: string | null;
-  voter_user_id: string;
-  status: 'local' | 'shared';
-  created_at: Date;
-  updated_at: Date;
-  payload?: Record<string, unknown> | null;
 }
 
 export interface FeedbackRecord {
@@ -43,26 +26,6 @@ export interface FeedbackRecord {
   createdAt: Date;
   updatedAt: Date;
   payload?: Record<string, unknown> | null;
-}
-
-function toRecord(r: FeedbackRow): FeedbackRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    targetType: r.target_type,
-    targetId: r.target_id,
-    vote: r.vote,
-    note: r.note,
-    issueId: r.issue_id,
-    projectId: r.project_id,
-    agentId: r.agent_id,
-    runId: r.run_id,
-    voterUserId: r.voter_user_id,
-    status: r.status,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    ...(r.payload !== undefined ? { payload: r.payload } : {}),
-  };
 }
 
 export interface FeedbackFilter {
@@ -89,30 +52,27 @@ export class FeedbackRepository extends CompanyScopedRepository {
   }
 
   /** The rated output, if it exists in the company: its issue, author agent and run. */
-  async target(companyId: string, type: FeedbackTargetType, id: string): Promise<FeedbackTarget | null> {
-    type Row = { issue_id: string | null; agent_id: string | null; run_id: string | null };
-    let row: Row | null;
+  target(companyId: string, type: FeedbackTargetType, id: string): Promise<FeedbackTarget | null> {
     if (type === 'comment') {
-      row = await this.row<Row>(
+      return this.row<FeedbackTarget>(
         companyId,
-        `SELECT issue_id, author_agent_id AS agent_id, run_id FROM issue_comments WHERE company_id = $1 AND id = $2`,
-        [id],
-      );
-    } else if (type === 'document_revision') {
-      row = await this.row<Row>(
-        companyId,
-        `SELECT d.issue_id, r.created_by_agent_id AS agent_id, r.run_id FROM issue_document_revisions r
-           JOIN issue_documents d ON d.id = r.document_id WHERE r.company_id = $1 AND r.id = $2`,
-        [id],
-      );
-    } else {
-      row = await this.row<Row>(
-        companyId,
-        `SELECT issue_id, agent_id, id AS run_id FROM heartbeat_runs WHERE company_id = $1 AND id = $2`,
+        `SELECT issue_id AS "issueId", author_agent_id AS "agentId", run_id AS "runId" FROM issue_comments WHERE company_id = $1 AND id = $2`,
         [id],
       );
     }
-    return row ? { issueId: row.issue_id, agentId: row.agent_id, runId: row.run_id } : null;
+    if (type === 'document_revision') {
+      return this.row<FeedbackTarget>(
+        companyId,
+        `SELECT d.issue_id AS "issueId", r.created_by_agent_id AS "agentId", r.run_id AS "runId" FROM issue_document_revisions r
+           JOIN issue_documents d ON d.id = r.document_id WHERE r.company_id = $1 AND r.id = $2`,
+        [id],
+      );
+    }
+    return this.row<FeedbackTarget>(
+      companyId,
+      `SELECT issue_id AS "issueId", agent_id AS "agentId", id AS "runId" FROM heartbeat_runs WHERE company_id = $1 AND id = $2`,
+      [id],
+    );
   }
 
   /** Inserts the caller's vote, or replaces it (one vote per user and target). `created` tells which. */
@@ -137,7 +97,7 @@ export class FeedbackRepository extends CompanyScopedRepository {
     return row;
   }
 
-  async list(companyId: string, f: FeedbackFilter): Promise<FeedbackRecord[]> {
+  list(companyId: string, f: FeedbackFilter): Promise<FeedbackRecord[]> {
     const where = ['t.company_id = $1'];
     // the company is `$1` (the scoped path puts it first): the filters' parameters start at `$2`
     const params: unknown[] = [];
@@ -154,9 +114,9 @@ export class FeedbackRepository extends CompanyScopedRepository {
     if (f.status) add(`${STATUS_SQL} = ?`, f.status);
     params.push(f.limit);
     const payload = f.includePayload ? `, ${PAYLOAD_SQL} AS payload` : '';
-    const rows = await this.rows<FeedbackRow>(
+    return this.rows<FeedbackRecord>(
       companyId,
-      `SELECT t.*, i.project_id, ${STATUS_SQL} AS status${payload}
+      `SELECT ${TRACE_COLUMNS}${payload}
          FROM feedback_traces t
          JOIN companies c ON c.id = t.company_id
          LEFT JOIN issues i ON i.id = t.issue_id
@@ -165,17 +125,15 @@ export class FeedbackRepository extends CompanyScopedRepository {
         LIMIT $${params.length + 1}`,
       params,
     );
-    return rows.map(toRecord);
   }
 
-  async get(companyId: string, id: string): Promise<FeedbackRecord | null> {
-    const row = await this.row<FeedbackRow>(
+  get(companyId: string, id: string): Promise<FeedbackRecord | null> {
+    return this.row<FeedbackRecord>(
       companyId,
-      `SELECT t.*, i.project_id, ${STATUS_SQL} AS status FROM feedback_traces t JOIN companies c ON c.id = t.company_id
+      `SELECT ${TRACE_COLUMNS} FROM feedback_traces t JOIN companies c ON c.id = t.company_id
          LEFT JOIN issues i ON i.id = t.issue_id WHERE t.company_id = $1 AND t.id = $2`,
       [id],
     );
-    return row ? toRecord(row) : null;
   }
 }
 
@@ -184,6 +142,10 @@ export class FeedbackRepository extends CompanyScopedRepository {
  * vote was last recorded: consent is not retroactive, and withdrawing it makes every trace local.
  */
 const STATUS_SQL = `(CASE WHEN c.feedback_sharing_enabled IS TRUE AND c.feedback_sharing_consented_at <= t.updated_at THEN 'shared' ELSE 'local' END)`;
+
+/** A trace as its record (`t` the trace, `i` its issue, `c` its company): the project is its issue's, the status from the consent. */
+const TRACE_COLUMNS = `${recordColumns('id, company_id, target_type, target_id, vote, note, issue_id', 't')}, i.project_id AS "projectId",
+  ${recordColumns('agent_id, run_id, voter_user_id', 't')}, ${STATUS_SQL} AS status, ${recordColumns('created_at, updated_at', 't')}`;
 
 /** The rated content, read at list time (a deleted target gives null). */
 const PAYLOAD_SQL = `(CASE t.target_type
