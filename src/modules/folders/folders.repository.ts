@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { isoRequired } from '../../database/row-mapping';
+import { isoRequired, recordColumns } from '../../database/row-mapping';
 
 export const FOLDER_KINDS = ['routine', 'skill'] as const;
 export type FolderKind = (typeof FOLDER_KINDS)[number];
@@ -21,39 +21,14 @@ export interface FolderRecord {
   updatedAt: string;
 }
 
-interface FolderRow {
-  id: string;
-  company_id: string;
-  kind: FolderKind;
-  name: string;
-  parent_id: string | null;
-  color: string | null;
-  position: number;
-  owner_user_id: string | null;
-  system_key: string | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A folder as selected: its record with the timestamps still Dates. */
+type SelectedFolder = Omit<FolderRecord, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
 
-const COLUMNS = `id, company_id, kind, name, parent_id, color, position, owner_user_id, system_key, created_by_user_id, created_at, updated_at`;
+const COLUMNS = recordColumns(
+  'id, company_id, kind, name, parent_id, color, position, owner_user_id, system_key, created_by_user_id, created_at, updated_at',
+);
 
-function toRecord(r: FolderRow): FolderRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    kind: r.kind,
-    name: r.name,
-    parentId: r.parent_id,
-    color: r.color,
-    position: r.position,
-    ownerUserId: r.owner_user_id,
-    systemKey: r.system_key,
-    createdByUserId: r.created_by_user_id,
-    createdAt: isoRequired(r.created_at),
-    updatedAt: isoRequired(r.updated_at),
-  };
-}
+const toRecord = (f: SelectedFolder): FolderRecord => ({ ...f, createdAt: isoRequired(f.createdAt), updatedAt: isoRequired(f.updatedAt) });
 
 export interface FolderInsert {
   kind: FolderKind;
@@ -74,7 +49,7 @@ export class FoldersRepository extends CompanyScopedRepository {
 
   /** The folders of one kind a user sees: the shared ones and their own (agents: shared only). */
   async visible(companyId: string, kind: FolderKind, userId: string | null): Promise<FolderRecord[]> {
-    const rows = await this.rows<FolderRow>(
+    const rows = await this.rows<SelectedFolder>(
       companyId,
       `SELECT ${COLUMNS} FROM folders
         WHERE company_id = $1 AND kind = $2 AND (owner_user_id IS NULL OR owner_user_id = $3)
@@ -85,7 +60,7 @@ export class FoldersRepository extends CompanyScopedRepository {
   }
 
   async get(companyId: string, id: string, lock = false): Promise<FolderRecord | null> {
-    const r = await this.row<FolderRow>(
+    const r = await this.row<SelectedFolder>(
       companyId,
       `SELECT ${COLUMNS} FROM folders WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
       [id],
@@ -94,7 +69,7 @@ export class FoldersRepository extends CompanyScopedRepository {
   }
 
   async findMy(companyId: string, kind: FolderKind, userId: string): Promise<FolderRecord | null> {
-    const r = await this.row<FolderRow>(
+    const r = await this.row<SelectedFolder>(
       companyId,
       `SELECT ${COLUMNS} FROM folders WHERE company_id = $1 AND kind = $2 AND owner_user_id = $3 AND system_key = 'my'`,
       [kind, userId],
@@ -124,7 +99,7 @@ export class FoldersRepository extends CompanyScopedRepository {
 
   /** A new folder at the end of its siblings; null when a personal "my" folder already exists. */
   async insert(companyId: string, f: FolderInsert): Promise<FolderRecord | null> {
-    const [row] = await this.rows<FolderRow>(
+    const [row] = await this.rows<SelectedFolder>(
       companyId,
       `INSERT INTO folders (company_id, kind, name, parent_id, color, owner_user_id, system_key, created_by_user_id, position)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
@@ -138,7 +113,7 @@ export class FoldersRepository extends CompanyScopedRepository {
   }
 
   async update(companyId: string, id: string, values: { name?: string; color?: string | null }): Promise<FolderRecord> {
-    const [row] = await this.returning<FolderRow>(
+    const [row] = await this.returning<SelectedFolder>(
       companyId,
       `UPDATE folders SET name = CASE WHEN $3::boolean THEN $4 ELSE name END,
                           color = CASE WHEN $5::boolean THEN $6 ELSE color END,
@@ -177,7 +152,7 @@ export class FoldersRepository extends CompanyScopedRepository {
        UPDATE folders SET owner_user_id = $3, updated_at = now() WHERE company_id = $1 AND id IN (SELECT id FROM sub)`,
       [id, ownerUserId],
     );
-    const [row] = await this.returning<FolderRow>(
+    const [row] = await this.returning<SelectedFolder>(
       companyId,
       `UPDATE folders SET parent_id = $3, position = $4, updated_at = now() WHERE company_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [id, parentId, position],
