@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { iso, isoRequired } from '../../database/row-mapping';
+import { iso, isoRequired, recordColumns } from '../../database/row-mapping';
 import type { AuditResult } from './skill-audit';
 import type { InventoryEntry, SkillFileKind, StoredSkillFile, TrustLevel } from './skill-files';
 
@@ -31,55 +31,27 @@ export interface SkillRecord {
 /** What a write sets (id and timestamps are the database's). */
 export type SkillWrite = Omit<SkillRecord, 'id' | 'companyId' | 'folderId' | 'createdAt' | 'updatedAt'>;
 
-interface SkillRow {
-  id: string;
-  company_id: string;
-  key: string;
-  slug: string;
-  name: string;
-  description: string | null;
-  source_type: string;
-  source_locator: string | null;
-  source_ref: string | null;
-  trust_level: TrustLevel;
-  compatibility: string;
-  file_inventory: InventoryEntry[];
-  metadata: Record<string, unknown>;
-  content_hash: string;
-  audit: AuditResult | null;
-  bundled: boolean;
-  folder_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  inserted?: boolean;
-}
+/** A skill as selected: its record with the timestamps still Dates and the JSON documents maybe null. */
+type SelectedSkill = Omit<SkillRecord, 'fileInventory' | 'metadata' | 'createdAt' | 'updatedAt'> & {
+  fileInventory: InventoryEntry[] | null;
+  metadata: Record<string, unknown> | null;
+  createdAt: Date;
+  updatedAt: Date | null;
+};
 
-const COLUMNS = `id, company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level, compatibility,
-  file_inventory, metadata, content_hash, audit, bundled, folder_id, created_at, updated_at`;
+const COLUMNS = recordColumns(`id, company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level, compatibility,
+  file_inventory, metadata, content_hash, audit, bundled, folder_id, created_at, updated_at`);
 
-function toRecord(r: SkillRow): SkillRecord {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    key: r.key,
-    slug: r.slug,
-    name: r.name,
-    description: r.description,
-    sourceType: r.source_type,
-    sourceLocator: r.source_locator,
-    sourceRef: r.source_ref,
-    trustLevel: r.trust_level,
-    compatibility: r.compatibility,
-    fileInventory: r.file_inventory ?? [],
-    metadata: r.metadata ?? {},
-    contentHash: r.content_hash,
-    audit: r.audit,
-    bundled: r.bundled,
-    folderId: r.folder_id,
-    createdAt: isoRequired(r.created_at),
-    updatedAt: iso(r.updated_at) ?? isoRequired(r.created_at),
-  };
-}
+/** A stored file of a skill, as StoredSkillFile. */
+const FILE_COLUMNS = recordColumns('path, kind, size_bytes, sha256, content');
+
+const toRecord = (s: SelectedSkill): SkillRecord => ({
+  ...s,
+  fileInventory: s.fileInventory ?? [],
+  metadata: s.metadata ?? {},
+  createdAt: isoRequired(s.createdAt),
+  updatedAt: iso(s.updatedAt) ?? isoRequired(s.createdAt),
+});
 
 /** The only place `company_skills` and `company_skill_files` are read and written. */
 @Injectable()
@@ -89,7 +61,7 @@ export class SkillsRepository extends CompanyScopedRepository {
   }
 
   async list(companyId: string): Promise<SkillRecord[]> {
-    const rows = await this.rows<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 ORDER BY bundled DESC, name, id`);
+    const rows = await this.rows<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 ORDER BY bundled DESC, name, id`);
     return rows.map(toRecord);
   }
 
@@ -100,7 +72,7 @@ export class SkillsRepository extends CompanyScopedRepository {
    * folder's path from the skill folders (a read of the folders module's table, for the sidebar).
    */
   async listJson(companyId: string): Promise<string> {
-    const rows = await this.rows<{ list_json: string; n: number; folder_id: string | null; folder_path: string | null }>(
+    const rows = await this.rows<{ listJson: string; n: number; folderId: string | null; folderPath: string | null }>(
       companyId,
       `WITH RECURSIVE usage AS (
          SELECT k AS key, count(DISTINCT a.id)::int AS n
@@ -113,13 +85,13 @@ export class SkillsRepository extends CompanyScopedRepository {
          SELECT id, name::text AS path FROM folders WHERE company_id = $1 AND kind = 'skill' AND parent_id IS NULL
          UNION ALL
          SELECT f.id, fp.path || '/' || f.name FROM folders f JOIN fp ON f.parent_id = fp.id WHERE f.company_id = $1)
-       SELECT s.list_json, coalesce(u.n, 0) AS n, s.folder_id, fp.path AS folder_path
+       SELECT s.list_json AS "listJson", coalesce(u.n, 0) AS n, s.folder_id AS "folderId", fp.path AS "folderPath"
          FROM company_skills s LEFT JOIN usage u ON u.key = s.key LEFT JOIN fp ON fp.id = s.folder_id
         WHERE s.company_id = $1
         ORDER BY s.bundled DESC, s.name, s.id`,
     );
     const entry = (r: (typeof rows)[number]) =>
-      `${r.list_json.slice(0, -1)},"attachedAgentCount":${Number(r.n)},"folderId":${JSON.stringify(r.folder_id)},"folderPath":${JSON.stringify(r.folder_path)}}`;
+      `${r.listJson.slice(0, -1)},"attachedAgentCount":${Number(r.n)},"folderId":${JSON.stringify(r.folderId)},"folderPath":${JSON.stringify(r.folderPath)}}`;
     return `[${rows.map(entry).join(',')}]`;
   }
 
@@ -140,12 +112,12 @@ export class SkillsRepository extends CompanyScopedRepository {
 
   /** Key, hash and bundled flag of the given keys (the bundled-skills check on every list). */
   async hashesOf(companyId: string, keys: string[]): Promise<Map<string, { contentHash: string; bundled: boolean }>> {
-    const rows = await this.rows<{ key: string; content_hash: string; bundled: boolean }>(
+    const rows = await this.rows<{ key: string; contentHash: string; bundled: boolean }>(
       companyId,
-      `SELECT key, content_hash, bundled FROM company_skills WHERE company_id = $1 AND key = ANY($2)`,
+      `SELECT key, content_hash AS "contentHash", bundled FROM company_skills WHERE company_id = $1 AND key = ANY($2)`,
       [keys],
     );
-    return new Map(rows.map((r) => [r.key, { contentHash: r.content_hash, bundled: r.bundled }]));
+    return new Map(rows.map(({ key, ...hash }) => [key, hash]));
   }
 
   /** Skills a reference list can name: by id, key or slug (the candidates of reference resolution). */
@@ -158,12 +130,12 @@ export class SkillsRepository extends CompanyScopedRepository {
   }
 
   async byId(companyId: string, id: string, lock = false): Promise<SkillRecord | null> {
-    const r = await this.row<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const r = await this.row<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [id]);
     return r ? toRecord(r) : null;
   }
 
   async byKey(companyId: string, key: string): Promise<SkillRecord | null> {
-    const r = await this.row<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = $2`, [key]);
+    const r = await this.row<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = $2`, [key]);
     return r ? toRecord(r) : null;
   }
 
@@ -174,7 +146,7 @@ export class SkillsRepository extends CompanyScopedRepository {
 
   async byKeys(companyId: string, keys: string[]): Promise<SkillRecord[]> {
     if (!keys.length) return [];
-    const rows = await this.rows<SkillRow>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = ANY($2)`, [keys]);
+    const rows = await this.rows<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = ANY($2)`, [keys]);
     return rows.map(toRecord);
   }
 
@@ -187,7 +159,7 @@ export class SkillsRepository extends CompanyScopedRepository {
    * so concurrent writes of one skill apply one after the other. Returns the row and whether it is new.
    */
   async upsert(companyId: string, w: SkillWrite, files: StoredSkillFile[]): Promise<{ skill: SkillRecord; created: boolean }> {
-    const [row] = await this.rows<SkillRow>(
+    const [row] = await this.rows<SelectedSkill & { inserted: boolean }>(
       companyId,
       `INSERT INTO company_skills (company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level,
                                    compatibility, file_inventory, metadata, content_hash, audit, bundled)
@@ -204,12 +176,13 @@ export class SkillsRepository extends CompanyScopedRepository {
       ],
     );
     await this.replaceFiles(companyId, row.id, files);
-    return { skill: toRecord(row), created: row.inserted === true };
+    const { inserted, ...skill } = row;
+    return { skill: toRecord(skill), created: inserted === true };
   }
 
   /** Insert only; null when the key exists (the caller reports the conflict). */
   async insertNew(companyId: string, w: SkillWrite, files: StoredSkillFile[]): Promise<SkillRecord | null> {
-    const [row] = await this.rows<SkillRow>(
+    const [row] = await this.rows<SelectedSkill>(
       companyId,
       `INSERT INTO company_skills (company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level,
                                    compatibility, file_inventory, metadata, content_hash, audit, bundled)
@@ -242,35 +215,33 @@ export class SkillsRepository extends CompanyScopedRepository {
     return rows.length > 0;
   }
 
-  async files(companyId: string, skillId: string): Promise<StoredSkillFile[]> {
-    const rows = await this.rows<{ path: string; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null }>(
+  files(companyId: string, skillId: string): Promise<StoredSkillFile[]> {
+    return this.rows<StoredSkillFile>(
       companyId,
-      `SELECT path, kind, size_bytes, sha256, content FROM company_skill_files WHERE company_id = $1 AND skill_id = $2 ORDER BY path`,
+      `SELECT ${FILE_COLUMNS} FROM company_skill_files WHERE company_id = $1 AND skill_id = $2 ORDER BY path`,
       [skillId],
     );
-    return rows.map((r) => ({ path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content }));
   }
 
   /** Files of several skills at once (delivery), keyed by skill id. */
   async filesOf(companyId: string, skillIds: string[]): Promise<Map<string, StoredSkillFile[]>> {
     const out = new Map<string, StoredSkillFile[]>(skillIds.map((id) => [id, []]));
     if (!skillIds.length) return out;
-    const rows = await this.rows<{ skill_id: string; path: string; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null }>(
+    const rows = await this.rows<StoredSkillFile & { skillId: string }>(
       companyId,
-      `SELECT skill_id, path, kind, size_bytes, sha256, content FROM company_skill_files WHERE company_id = $1 AND skill_id = ANY($2) ORDER BY path`,
+      `SELECT skill_id AS "skillId", ${FILE_COLUMNS} FROM company_skill_files WHERE company_id = $1 AND skill_id = ANY($2) ORDER BY path`,
       [skillIds],
     );
-    for (const r of rows) out.get(r.skill_id)?.push({ path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content });
+    for (const { skillId, ...file } of rows) out.get(skillId)?.push(file);
     return out;
   }
 
-  async file(companyId: string, skillId: string, path: string): Promise<StoredSkillFile | null> {
-    const r = await this.row<{ path: string; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null }>(
+  file(companyId: string, skillId: string, path: string): Promise<StoredSkillFile | null> {
+    return this.row<StoredSkillFile>(
       companyId,
-      `SELECT path, kind, size_bytes, sha256, content FROM company_skill_files WHERE company_id = $1 AND skill_id = $2 AND path = $3`,
+      `SELECT ${FILE_COLUMNS} FROM company_skill_files WHERE company_id = $1 AND skill_id = $2 AND path = $3`,
       [skillId, path],
     );
-    return r ? { path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content } : null;
   }
 
   async setAudit(companyId: string, id: string, audit: AuditResult): Promise<void> {
@@ -290,12 +261,12 @@ export class SkillsRepository extends CompanyScopedRepository {
     skills: Array<{ id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }>;
   } | null> {
     const rows = await this.rows<{
-      adapter_type: string; adapter_config: Record<string, unknown>; skill_id: string | null; key: string; slug: string; content_hash: string;
-      verdict: string | null; path: string | null; kind: SkillFileKind; size_bytes: number; sha256: string; content: string | null;
+      adapterType: string; adapterConfig: Record<string, unknown>; skillId: string | null; key: string; slug: string; contentHash: string;
+      verdict: string | null; path: string | null; kind: SkillFileKind; sizeBytes: number; sha256: string; content: string | null;
     }>(
       companyId,
-      `SELECT a.adapter_type, a.adapter_config, s.id AS skill_id, s.key, s.slug, s.content_hash, s.audit->>'verdict' AS verdict,
-              f.path, f.kind, f.size_bytes, f.sha256, f.content
+      `SELECT a.adapter_type AS "adapterType", a.adapter_config AS "adapterConfig", s.id AS "skillId", s.key, s.slug,
+              s.content_hash AS "contentHash", s.audit->>'verdict' AS verdict, ${recordColumns('path, kind, size_bytes, sha256, content', 'f')}
          FROM agents a
          LEFT JOIN company_skills s ON s.company_id = a.company_id AND (s.key = ANY($3::text[]) OR s.key IN (
               SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.adapter_config->'serviceSkillSync'->'desiredSkills') = 'array'
@@ -307,12 +278,12 @@ export class SkillsRepository extends CompanyScopedRepository {
     if (!rows.length) return null;
     const skills = new Map<string, { id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }>();
     for (const r of rows) {
-      if (!r.skill_id) continue;
-      let sk = skills.get(r.skill_id);
-      if (!sk) skills.set(r.skill_id, (sk = { id: r.skill_id, key: r.key, slug: r.slug, contentHash: r.content_hash, verdict: r.verdict, files: [] }));
-      if (r.path) sk.files.push({ path: r.path, kind: r.kind, sizeBytes: r.size_bytes, sha256: r.sha256, content: r.content });
+      if (!r.skillId) continue;
+      let sk = skills.get(r.skillId);
+      if (!sk) skills.set(r.skillId, (sk = { id: r.skillId, key: r.key, slug: r.slug, contentHash: r.contentHash, verdict: r.verdict, files: [] }));
+      if (r.path) sk.files.push({ path: r.path, kind: r.kind, sizeBytes: r.sizeBytes, sha256: r.sha256, content: r.content });
     }
-    return { adapterType: rows[0].adapter_type, adapterConfig: rows[0].adapter_config ?? {}, skills: [...skills.values()] };
+    return { adapterType: rows[0].adapterType, adapterConfig: rows[0].adapterConfig ?? {}, skills: [...skills.values()] };
   }
 
   /**
@@ -320,13 +291,13 @@ export class SkillsRepository extends CompanyScopedRepository {
    * pages (usage counts, detail usage): the agents module owns the table; this is read-only.
    */
   async agentDesiredKeys(companyId: string): Promise<Array<{ id: string; name: string; urlKey: string; adapterType: string; status: string; keys: string[] }>> {
-    const rows = await this.rows<{ id: string; name: string; url_key: string; adapter_type: string; status: string; keys: string[] | null }>(
+    const rows = await this.rows<{ id: string; name: string; urlKey: string; adapterType: string; status: string; keys: string[] | null }>(
       companyId,
-      `SELECT id, name, url_key, adapter_type, status,
+      `SELECT id, name, url_key AS "urlKey", adapter_type AS "adapterType", status,
               ARRAY(SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(adapter_config->'serviceSkillSync'->'desiredSkills') = 'array'
                                                           THEN adapter_config->'serviceSkillSync'->'desiredSkills' ELSE '[]'::jsonb END)) AS keys
          FROM agents WHERE company_id = $1 AND status <> 'terminated' ORDER BY created_at, id`,
     );
-    return rows.map((r) => ({ id: r.id, name: r.name, urlKey: r.url_key, adapterType: r.adapter_type, status: r.status, keys: r.keys ?? [] }));
+    return rows.map((r) => ({ ...r, keys: r.keys ?? [] }));
   }
 }
