@@ -1,58 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { isoRequired } from '../../database/row-mapping';
+import { isoRequired, recordColumns } from '../../database/row-mapping';
 import type { FinanceEventResponseDto, FinanceTotalsDto } from './dto/finance-event.dto';
 
 /** SQL filter on `e.occurred_at` with the range as parameters $2 and $3. */
 const RANGE_SQL = `($2::timestamptz IS NULL OR e.occurred_at >= $2) AND ($3::timestamptz IS NULL OR e.occurred_at < $3)`;
 
-export interface FinanceEventRow {
+export interface FinanceEventRecord {
   id: string;
-  company_id: string;
+  companyId: string;
   kind: string;
   direction: string;
-  amount_cents: string;
-  currency: string;
-  estimated: boolean;
-  biller: string | null;
-  provider: string | null;
-  agent_id: string | null;
-  cost_event_id: string | null;
-  description: string | null;
-  external_ref: string | null;
-  idempotency_key: string | null;
-  metadata: Record<string, unknown> | null;
-  occurred_at: Date;
-  created_at: Date;
-}
-
-export function toFinanceEventResponse(r: FinanceEventRow): FinanceEventResponseDto {
-  return {
-    id: r.id,
-    companyId: r.company_id,
-    kind: r.kind,
-    direction: r.direction,
-    amountCents: Number(r.amount_cents),
-    currency: r.currency,
-    estimated: r.estimated,
-    biller: r.biller,
-    provider: r.provider,
-    agentId: r.agent_id,
-    costEventId: r.cost_event_id,
-    description: r.description,
-    externalRef: r.external_ref,
-    idempotencyKey: r.idempotency_key,
-    metadata: r.metadata,
-    occurredAt: isoRequired(r.occurred_at),
-    createdAt: isoRequired(r.created_at),
-  };
-}
-
-export interface FinanceEventInsert {
-  kind: string;
-  direction: string;
-  amountCents: number;
+  /** bigint, as Postgres gives it: text */
+  amountCents: string;
   currency: string;
   estimated: boolean;
   biller: string | null;
@@ -64,11 +25,27 @@ export interface FinanceEventInsert {
   idempotencyKey: string | null;
   metadata: Record<string, unknown> | null;
   occurredAt: Date;
-  createdByActorType: 'agent' | 'user';
-  createdByActorId: string;
+  createdAt: Date;
 }
 
-export interface FinanceTotalsRow {
+/** The stored event's record fields, in the order of its answer. */
+const FINANCE_COLUMN_LIST = `id, company_id, kind, direction, amount_cents, currency, estimated, biller, provider, agent_id,
+  cost_event_id, description, external_ref, idempotency_key, metadata, occurred_at, created_at`;
+const FINANCE_EVENT_COLUMNS = recordColumns(FINANCE_COLUMN_LIST);
+
+export function toFinanceEventResponse(r: FinanceEventRecord): FinanceEventResponseDto {
+  return { ...r, amountCents: Number(r.amountCents), occurredAt: isoRequired(r.occurredAt), createdAt: isoRequired(r.createdAt) };
+}
+
+/** A new event: the record's fields less those the database sets, its amount as a number, and who created it. */
+export type FinanceEventInsert = Omit<FinanceEventRecord, 'id' | 'companyId' | 'createdAt' | 'amountCents'> & {
+  amountCents: number;
+  createdByActorType: 'agent' | 'user';
+  createdByActorId: string;
+};
+
+/** A currency's sums as Postgres gives them (sum() as numeric and count() as bigint: text). */
+export interface FinanceSums {
   currency: string;
   debit: string;
   credit: string;
@@ -76,7 +53,7 @@ export interface FinanceTotalsRow {
   n: string;
 }
 
-export function financeTotals(r: FinanceTotalsRow): FinanceTotalsDto {
+export function financeTotals(r: FinanceSums): FinanceTotalsDto {
   const debit = Number(r.debit);
   const credit = Number(r.credit);
   return {
@@ -118,13 +95,13 @@ export class FinanceRepository extends CompanyScopedRepository {
   }
 
   /** Stores a finance event unless its idempotency key was used (null then). */
-  insertFinanceEvent(companyId: string, f: FinanceEventInsert): Promise<FinanceEventRow | null> {
-    return this.row<FinanceEventRow>(
+  insertFinanceEvent(companyId: string, f: FinanceEventInsert): Promise<FinanceEventRecord | null> {
+    return this.row<FinanceEventRecord>(
       companyId,
       `INSERT INTO finance_events (company_id, kind, direction, amount_cents, currency, estimated, biller, provider, agent_id, cost_event_id,
                                    description, external_ref, idempotency_key, metadata, occurred_at, created_by_actor_type, created_by_actor_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-       ON CONFLICT DO NOTHING RETURNING *`,
+       ON CONFLICT DO NOTHING RETURNING ${FINANCE_EVENT_COLUMNS}`,
       [
         f.kind,
         f.direction,
@@ -146,20 +123,22 @@ export class FinanceRepository extends CompanyScopedRepository {
     );
   }
 
-  financeEventByKey(companyId: string, idempotencyKey: string | undefined): Promise<FinanceEventRow | null> {
-    return this.row<FinanceEventRow>(companyId, `SELECT * FROM finance_events WHERE company_id = $1 AND idempotency_key = $2`, [
-      idempotencyKey,
-    ]);
+  financeEventByKey(companyId: string, idempotencyKey: string | undefined): Promise<FinanceEventRecord | null> {
+    return this.row<FinanceEventRecord>(
+      companyId,
+      `SELECT ${FINANCE_EVENT_COLUMNS} FROM finance_events WHERE company_id = $1 AND idempotency_key = $2`,
+      [idempotencyKey],
+    );
   }
 
   /** Newest first, with optional range, kind and direction filters. */
   listFinanceEvents(
     companyId: string,
     q: { from: Date | null; to: Date | null; kind: string | null; direction: string | null; limit: number },
-  ): Promise<FinanceEventRow[]> {
-    return this.rows<FinanceEventRow>(
+  ): Promise<FinanceEventRecord[]> {
+    return this.rows<FinanceEventRecord>(
       companyId,
-      `SELECT * FROM finance_events e WHERE e.company_id = $1 AND ${RANGE_SQL}
+      `SELECT ${recordColumns(FINANCE_COLUMN_LIST, 'e')} FROM finance_events e WHERE e.company_id = $1 AND ${RANGE_SQL}
           AND ($4::text IS NULL OR e.kind = $4) AND ($5::text IS NULL OR e.direction = $5)
         ORDER BY e.occurred_at DESC, e.id DESC LIMIT $6`,
       [q.from, q.to, q.kind, q.direction, q.limit],
@@ -167,13 +146,8 @@ export class FinanceRepository extends CompanyScopedRepository {
   }
 
   /** Debit, credit and estimated sums per currency and the given grouping columns (whitelisted by callers). */
-  financeTotals<K extends object>(
-    companyId: string,
-    from: Date | null,
-    to: Date | null,
-    keys: string[],
-  ): Promise<Array<K & FinanceTotalsRow>> {
-    return this.rows<K & FinanceTotalsRow>(
+  financeTotals<K extends object>(companyId: string, from: Date | null, to: Date | null, keys: string[]): Promise<Array<K & FinanceSums>> {
+    return this.rows<K & FinanceSums>(
       companyId,
       `SELECT ${TOTALS_SQL}${keys.map((k) => `, ${k}`).join('')} FROM finance_events e
         WHERE e.company_id = $1 AND ${RANGE_SQL}
