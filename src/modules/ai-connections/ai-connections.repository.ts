@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import { iso, isoRequired } from '../../database/row-mapping';
+import { iso, isoRequired, recordColumns } from '../../database/row-mapping';
 
 export type AiOwnership = 'personal' | 'shared';
 export type AiTestStatus = 'pass' | 'fail';
@@ -26,47 +26,23 @@ export interface AiConnectionRecord {
   updatedAt: string;
 }
 
-interface AiConnectionRow {
-  id: string;
-  company_id: string;
-  provider: string;
-  method: 'api_key';
-  name: string;
-  ownership: AiOwnership;
-  owner_user_id: string | null;
-  secret_id: string | null;
-  base_url: string | null;
-  default_model: string | null;
-  is_default: boolean;
-  last_test_status: AiTestStatus | null;
-  last_test_message: string | null;
-  last_tested_at: Date | null;
-  created_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+const COLUMNS =
+  recordColumns(`id, company_id, provider, method, name, ownership, owner_user_id, secret_id, base_url, default_model, is_default,
+  last_test_status, last_test_message, last_tested_at, created_by_user_id, created_at, updated_at`);
 
-const COLUMNS = `id, company_id, provider, method, name, ownership, owner_user_id, secret_id, base_url, default_model, is_default,
-  last_test_status, last_test_message, last_tested_at, created_by_user_id, created_at, updated_at`;
+/** A record as selected: its timestamps as the database gives them. */
+type SelectedConnection = Omit<AiConnectionRecord, 'lastTestedAt' | 'createdAt' | 'updatedAt'> & {
+  lastTestedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+};
 
-const toRecord = (r: AiConnectionRow): AiConnectionRecord => ({
-  id: r.id,
-  companyId: r.company_id,
-  provider: r.provider,
-  method: r.method,
-  name: r.name,
-  ownership: r.ownership,
-  ownerUserId: r.owner_user_id,
-  secretId: r.secret_id,
-  baseUrl: r.base_url,
-  defaultModel: r.default_model,
-  isDefault: r.is_default,
-  lastTestStatus: r.last_test_status,
-  lastTestMessage: r.last_test_message,
-  lastTestedAt: iso(r.last_tested_at),
-  createdByUserId: r.created_by_user_id,
-  createdAt: isoRequired(r.created_at),
-  updatedAt: isoRequired(r.updated_at),
+/** The record's timestamps in ISO 8601. */
+const toRecord = (r: SelectedConnection): AiConnectionRecord => ({
+  ...r,
+  lastTestedAt: iso(r.lastTestedAt),
+  createdAt: isoRequired(r.createdAt),
+  updatedAt: isoRequired(r.updatedAt),
 });
 
 export interface AiConnectionInsert {
@@ -96,7 +72,7 @@ export class AiConnectionsRepository extends CompanyScopedRepository {
 
   /** The connections a user may use: the company's shared ones and their own personal ones (agents and others: shared only). */
   async visible(companyId: string, userId: string | null): Promise<AiConnectionRecord[]> {
-    const rows = await this.rows<AiConnectionRow>(
+    const rows = await this.rows<SelectedConnection>(
       companyId,
       `SELECT ${COLUMNS} FROM ai_connections
         WHERE company_id = $1 AND (ownership = 'shared' OR owner_user_id = $2)
@@ -107,7 +83,7 @@ export class AiConnectionsRepository extends CompanyScopedRepository {
   }
 
   async get(companyId: string, id: string, lock = false): Promise<AiConnectionRecord | null> {
-    const r = await this.row<AiConnectionRow>(
+    const r = await this.row<SelectedConnection>(
       companyId,
       `SELECT ${COLUMNS} FROM ai_connections WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
       [id],
@@ -117,7 +93,7 @@ export class AiConnectionsRepository extends CompanyScopedRepository {
 
   /** The default of a provider for a user: their personal default, else the company's shared default. */
   async defaultFor(companyId: string, provider: string, userId: string | null): Promise<AiConnectionRecord | null> {
-    const r = await this.row<AiConnectionRow>(
+    const r = await this.row<SelectedConnection>(
       companyId,
       `SELECT ${COLUMNS} FROM ai_connections
         WHERE company_id = $1 AND provider = $2 AND is_default AND (owner_user_id = $3 OR ownership = 'shared')
@@ -129,7 +105,7 @@ export class AiConnectionsRepository extends CompanyScopedRepository {
   }
 
   async insert(companyId: string, c: AiConnectionInsert): Promise<AiConnectionRecord> {
-    const [row] = await this.rows<AiConnectionRow>(
+    const [row] = await this.rows<SelectedConnection>(
       companyId,
       `INSERT INTO ai_connections (company_id, provider, name, ownership, owner_user_id, secret_id, base_url, default_model, created_by_user_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -140,7 +116,7 @@ export class AiConnectionsRepository extends CompanyScopedRepository {
   }
 
   async update(companyId: string, id: string, ch: AiConnectionChanges): Promise<AiConnectionRecord> {
-    const [row] = await this.returning<AiConnectionRow>(
+    const [row] = await this.returning<SelectedConnection>(
       companyId,
       `UPDATE ai_connections SET
           name = CASE WHEN $3 THEN $4 ELSE name END,
