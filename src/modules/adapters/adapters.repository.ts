@@ -1,36 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InstanceRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-
-interface ExternalAdapterRow {
-  type: string;
-  package_name: string;
-  version: string;
-  label: string;
-  source_kind: 'local' | 'tarball' | 'npm';
-  source_ref: string;
-  has_ui_parser: boolean;
-  /** sha256 of the sealed package tree (null: installed before it was recorded; the first load records it) */
-  code_hash: string | null;
-  /** bumped by install/reinstall: every instance re-fetches the package */
-  install_generation: string;
-  /** bumped by reload (and install/reinstall): every instance re-imports the module */
-  load_generation: string;
-  installed_by_user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface AdapterSettingsRow {
-  type: string;
-  config: Record<string, unknown>;
-  disabled: boolean;
-  disabled_reason: string | null;
-  pinned_version: string | null;
-  updated_at: Date;
-}
-
-const maybeExternal = (r: ExternalAdapterRow | null | undefined): ExternalAdapterRecord | null => (r ? toExternal(r) : null);
+import { recordColumns } from '../../database/row-mapping';
 
 export interface ExternalAdapterRecord {
   type: string;
@@ -51,26 +22,8 @@ export interface ExternalAdapterRecord {
   updatedAt: Date;
 }
 
-function toExternal(r: ExternalAdapterRow): ExternalAdapterRecord {
-  return {
-    type: r.type,
-    packageName: r.package_name,
-    version: r.version,
-    label: r.label,
-    sourceKind: r.source_kind,
-    sourceRef: r.source_ref,
-    hasUiParser: r.has_ui_parser,
-    /** sha256 of the sealed package tree (null: installed before it was recorded; the first load records it) */
-    codeHash: r.code_hash,
-    /** bumped by install/reinstall: every instance re-fetches the package */
-    installGeneration: r.install_generation,
-    /** bumped by reload (and install/reinstall): every instance re-imports the module */
-    loadGeneration: r.load_generation,
-    installedByUserId: r.installed_by_user_id,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
-}
+const EXTERNAL_COLUMNS = recordColumns(`type, package_name, version, label, source_kind, source_ref, has_ui_parser, code_hash,
+  install_generation, load_generation, installed_by_user_id, created_at, updated_at`);
 
 export interface AdapterSettingsRecord {
   type: string;
@@ -81,16 +34,7 @@ export interface AdapterSettingsRecord {
   updatedAt: Date;
 }
 
-function toSettings(r: AdapterSettingsRow): AdapterSettingsRecord {
-  return {
-    type: r.type,
-    config: r.config,
-    disabled: r.disabled,
-    disabledReason: r.disabled_reason,
-    pinnedVersion: r.pinned_version,
-    updatedAt: r.updated_at,
-  };
-}
+const SETTINGS_COLUMNS = recordColumns('type, config, disabled, disabled_reason, pinned_version, updated_at');
 
 /** Tables external_adapters (installed packages) and adapter_settings (instance config and operator overrides of any type). */
 @Injectable()
@@ -99,18 +43,19 @@ export class AdaptersRepository extends InstanceRepository {
     super(db);
   }
 
-  async listExternal(): Promise<ExternalAdapterRecord[]> {
-    return (await this.rows<ExternalAdapterRow>(`SELECT * FROM external_adapters ORDER BY type`)).map(toExternal);
+  listExternal(): Promise<ExternalAdapterRecord[]> {
+    return this.rows<ExternalAdapterRecord>(`SELECT ${EXTERNAL_COLUMNS} FROM external_adapters ORDER BY type`);
   }
 
-  async findExternal(type: string, lock = false): Promise<ExternalAdapterRecord | null> {
-    return maybeExternal(
-      await this.row<ExternalAdapterRow>(`SELECT * FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`, [type]),
+  findExternal(type: string, lock = false): Promise<ExternalAdapterRecord | null> {
+    return this.row<ExternalAdapterRecord>(
+      `SELECT ${EXTERNAL_COLUMNS} FROM external_adapters WHERE type = $1 ${lock ? 'FOR UPDATE' : ''}`,
+      [type],
     );
   }
 
   /** null when the type is installed already (unique type). */
-  async insertExternal(r: {
+  insertExternal(r: {
     type: string;
     packageName: string;
     version: string;
@@ -121,12 +66,11 @@ export class AdaptersRepository extends InstanceRepository {
     userId: string | null;
     codeHash: string;
   }): Promise<ExternalAdapterRecord | null> {
-    const row = await this.row<ExternalAdapterRow>(
+    return this.row<ExternalAdapterRecord>(
       `INSERT INTO external_adapters (type, package_name, version, label, source_kind, source_ref, has_ui_parser, installed_by_user_id, code_hash)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (type) DO NOTHING RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (type) DO NOTHING RETURNING ${EXTERNAL_COLUMNS}`,
       [r.type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.userId, r.codeHash],
     );
-    return maybeExternal(row);
   }
 
   async reinstalled(
@@ -141,21 +85,22 @@ export class AdaptersRepository extends InstanceRepository {
       codeHash: string;
     },
   ): Promise<ExternalAdapterRecord> {
-    const [row] = await this.returning<ExternalAdapterRow>(
+    const [row] = await this.returning<ExternalAdapterRecord>(
       `UPDATE external_adapters SET package_name = $2, version = $3, label = $4, source_kind = $5, source_ref = $6, has_ui_parser = $7,
               code_hash = $8, install_generation = install_generation + 1, load_generation = load_generation + 1, updated_at = now()
-        WHERE type = $1 RETURNING *`,
+        WHERE type = $1 RETURNING ${EXTERNAL_COLUMNS}`,
       [type, r.packageName, r.version, r.label, r.sourceKind, r.sourceRef, r.hasUiParser, r.codeHash],
     );
-    return toExternal(row);
+    return row;
   }
 
   async reloaded(type: string, r: { version: string; label: string; hasUiParser: boolean }): Promise<ExternalAdapterRecord> {
-    const [row] = await this.returning<ExternalAdapterRow>(
-      `UPDATE external_adapters SET version = $2, label = $3, has_ui_parser = $4, load_generation = load_generation + 1, updated_at = now() WHERE type = $1 RETURNING *`,
+    const [row] = await this.returning<ExternalAdapterRecord>(
+      `UPDATE external_adapters SET version = $2, label = $3, has_ui_parser = $4, load_generation = load_generation + 1, updated_at = now()
+        WHERE type = $1 RETURNING ${EXTERNAL_COLUMNS}`,
       [type, r.version, r.label, r.hasUiParser],
     );
-    return toExternal(row);
+    return row;
   }
 
   /** Records the code hash of a package installed before hashes were recorded (its first load); answers the stored hash. */
@@ -165,32 +110,36 @@ export class AdaptersRepository extends InstanceRepository {
       installGeneration,
       hash,
     ]);
-    const row = await this.row<{ code_hash: string | null }>(`SELECT code_hash FROM external_adapters WHERE type = $1`, [type]);
-    return row?.code_hash ?? null;
+    const row = await this.row<{ codeHash: string | null }>(`SELECT code_hash AS "codeHash" FROM external_adapters WHERE type = $1`, [
+      type,
+    ]);
+    return row?.codeHash ?? null;
   }
 
   async removeExternal(type: string): Promise<ExternalAdapterRecord | null> {
-    const rows = await this.returning<ExternalAdapterRow>(`DELETE FROM external_adapters WHERE type = $1 RETURNING *`, [type]);
+    const [row] = await this.returning<ExternalAdapterRecord>(
+      `DELETE FROM external_adapters WHERE type = $1 RETURNING ${EXTERNAL_COLUMNS}`,
+      [type],
+    );
     await this.returning(`DELETE FROM adapter_settings WHERE type = $1`, [type]);
-    return maybeExternal(rows[0]);
+    return row ?? null;
   }
 
-  async settings(type: string): Promise<AdapterSettingsRecord | null> {
-    const row = await this.row<AdapterSettingsRow>(`SELECT * FROM adapter_settings WHERE type = $1`, [type]);
-    return row ? toSettings(row) : null;
+  settings(type: string): Promise<AdapterSettingsRecord | null> {
+    return this.row<AdapterSettingsRecord>(`SELECT ${SETTINGS_COLUMNS} FROM adapter_settings WHERE type = $1`, [type]);
   }
 
-  async listSettings(): Promise<AdapterSettingsRecord[]> {
-    return (await this.rows<AdapterSettingsRow>(`SELECT * FROM adapter_settings`)).map(toSettings);
+  listSettings(): Promise<AdapterSettingsRecord[]> {
+    return this.rows<AdapterSettingsRecord>(`SELECT ${SETTINGS_COLUMNS} FROM adapter_settings`);
   }
 
   async putConfig(type: string, config: Record<string, unknown>): Promise<AdapterSettingsRecord> {
-    const [row] = await this.rows<AdapterSettingsRow>(
+    const [row] = await this.rows<AdapterSettingsRecord>(
       `INSERT INTO adapter_settings (type, config) VALUES ($1, $2::jsonb)
-       ON CONFLICT (type) DO UPDATE SET config = EXCLUDED.config, updated_at = now() RETURNING *`,
+       ON CONFLICT (type) DO UPDATE SET config = EXCLUDED.config, updated_at = now() RETURNING ${SETTINGS_COLUMNS}`,
       [type, JSON.stringify(config)],
     );
-    return toSettings(row);
+    return row;
   }
 
   /** Only the fields given change (`undefined` keeps the stored value). */
@@ -198,7 +147,7 @@ export class AdaptersRepository extends InstanceRepository {
     type: string,
     o: { disabled?: boolean; reason?: string | null; pinnedVersion?: string | null },
   ): Promise<AdapterSettingsRecord> {
-    const [row] = await this.rows<AdapterSettingsRow>(
+    const [row] = await this.rows<AdapterSettingsRecord>(
       `INSERT INTO adapter_settings (type, disabled, disabled_reason, pinned_version)
        VALUES ($1, COALESCE($2::boolean, false), CASE WHEN COALESCE($2::boolean, false) THEN $3::text END, $5::text)
        ON CONFLICT (type) DO UPDATE SET
@@ -206,9 +155,9 @@ export class AdaptersRepository extends InstanceRepository {
          disabled_reason = CASE WHEN NOT COALESCE($2::boolean, adapter_settings.disabled) THEN NULL WHEN $4::boolean THEN $3::text ELSE adapter_settings.disabled_reason END,
          pinned_version = CASE WHEN $6::boolean THEN $5::text ELSE adapter_settings.pinned_version END,
          updated_at = now()
-       RETURNING *`,
+       RETURNING ${SETTINGS_COLUMNS}`,
       [type, o.disabled ?? null, o.reason ?? null, o.reason !== undefined, o.pinnedVersion ?? null, o.pinnedVersion !== undefined],
     );
-    return toSettings(row);
+    return row;
   }
 }
