@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
+import { recordColumns } from '../../database/row-mapping';
 import { SecretAccessEventEntity } from './secret-access-event.entity';
 import { SecretEntity, SecretVersionEntity } from './secret.entity';
 
@@ -17,23 +18,13 @@ export interface SecretAgentRecord {
   metadata: Record<string, unknown> | null;
 }
 
-export interface NewSecretRow {
-  id: string;
-  companyId: string;
-  name: string;
-  provider: string;
-  externalRef: string | null;
-  description: string | null;
-  createdByAgentId: string | null;
-  createdByUserId: string | null;
-}
+/** A new secret's metadata (its first version is 1; the database stamps the times). */
+export type NewSecret = Omit<SecretEntity, 'latestVersion' | 'createdAt' | 'updatedAt'>;
 
-const SECRET = `id, company_id AS "companyId", name, provider, external_ref AS "externalRef", latest_version AS "latestVersion",
-  description, created_by_agent_id AS "createdByAgentId", created_by_user_id AS "createdByUserId", created_at AS "createdAt",
-  updated_at AS "updatedAt"`;
-const VERSION = `id, secret_id AS "secretId", company_id AS "companyId", version, provider, external_ref AS "externalRef", ciphertext, iv,
-  auth_tag AS "authTag", key_fingerprint AS "keyFingerprint", value_sha256 AS "valueSha256", created_by_agent_id AS "createdByAgentId",
-  created_by_user_id AS "createdByUserId", created_at AS "createdAt"`;
+const SECRET = recordColumns(`id, company_id, name, provider, external_ref, latest_version, description, created_by_agent_id,
+  created_by_user_id, created_at, updated_at`);
+const VERSION = recordColumns(`id, secret_id, company_id, version, provider, external_ref, ciphertext, iv, auth_tag, key_fingerprint,
+  value_sha256, created_by_agent_id, created_by_user_id, created_at`);
 
 /**
  * The run, agent and project reads below are of tables of modules that import this one (heartbeat,
@@ -56,7 +47,7 @@ export class SecretsRepository extends CompanyScopedRepository {
   }
 
   /** Inserts the secret row unless the company already has one of that name; returns whether it did. */
-  async insertUnlessNameTaken(s: NewSecretRow): Promise<boolean> {
+  async insertUnlessNameTaken(s: NewSecret): Promise<boolean> {
     // ON CONFLICT keeps the surrounding transaction usable (no aborted statement)
     const inserted = await this.rows(
       s.companyId,
