@@ -1,4 +1,4 @@
-import { isoRequired } from '../../database/row-mapping';
+import { isoRequired, recordColumns } from '../../database/row-mapping';
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
@@ -6,19 +6,17 @@ import type { LiveEvent, PendingLiveEvent } from './live-event.types';
 
 export const LIVE_EVENTS_CHANNEL = 'live_events';
 
-interface EventRow {
-  company_id: string;
-  id: string;
-  type: string;
-  payload: Record<string, unknown>;
-  created_at: Date;
-}
+/** An event as selected: its id (bigint) as text, its time as a Date. */
+type StoredEvent = Omit<LiveEvent, 'id' | 'createdAt'> & { id: string; createdAt: Date };
 
-const toEvent = (r: EventRow): LiveEvent => ({
+const EVENT_COLUMNS = recordColumns('company_id, id, type, payload, created_at');
+
+/** The event as it leaves (in this field order): its id as a number, its time in ISO 8601. */
+const toEvent = (r: StoredEvent): LiveEvent => ({
   id: Number(r.id),
-  companyId: r.company_id,
+  companyId: r.companyId,
   type: r.type,
-  createdAt: isoRequired(r.created_at),
+  createdAt: isoRequired(r.createdAt),
   payload: r.payload,
 });
 
@@ -109,9 +107,9 @@ export class LiveEventsRepository extends CompanyScopedRepository {
 
   /** Events of a company after `afterId`, oldest first. */
   async after(companyId: string, afterId: number, limit: number): Promise<LiveEvent[]> {
-    const rows = await this.rows<EventRow>(
+    const rows = await this.rows<StoredEvent>(
       companyId,
-      `SELECT company_id, id, type, payload, created_at FROM live_events WHERE company_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+      `SELECT ${EVENT_COLUMNS} FROM live_events WHERE company_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
       [afterId, limit],
       DETACHED,
     );
@@ -120,13 +118,13 @@ export class LiveEventsRepository extends CompanyScopedRepository {
 
   /** The id of the company's newest event (0 before its first). */
   async lastId(companyId: string): Promise<number> {
-    const row = await this.row<{ last_id: string }>(
+    const row = await this.row<{ lastId: string }>(
       companyId,
-      `SELECT last_id FROM live_event_counters WHERE company_id = $1`,
+      `SELECT last_id AS "lastId" FROM live_event_counters WHERE company_id = $1`,
       [],
       DETACHED,
     );
-    return row ? Number(row.last_id) : 0;
+    return row ? Number(row.lastId) : 0;
   }
 
   /** Drops events older than the retention window; returns how many. */
