@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { recordColumns } from '../../database/row-mapping';
-import type { IssueRecord } from '../issues/issue.types';
 
 /** What a work product write sets. */
 export interface WorkProductFields {
@@ -27,15 +26,6 @@ export interface WorkProductRecord extends WorkProductFields {
 
 const WORK_PRODUCT_COLUMNS = recordColumns(`id, company_id, issue_id, type, title, url, attachment_id, status, summary, metadata,
   created_by_agent_id, created_by_user_id, created_at, updated_at`);
-
-/** The issue a work product belongs to, as this module reads it. */
-export interface WorkProductIssue {
-  id: string;
-  companyId: string;
-}
-
-/** The fields of the issues module's record this module reads. */
-export const workProductIssue = (row: IssueRecord): WorkProductIssue => ({ id: row.id, companyId: row.companyId });
 
 /** The issue_work_products table. */
 @Injectable()

@@ -5,10 +5,14 @@ import type { Actor } from '../../common/auth/actor';
 import { notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { IssueStore } from '../issues/issue-store.service';
+import type { IssueRecord } from '../issues/issue.types';
 import { artifactError } from './artifacts.errors';
 import { CreateWorkProductDto, UpdateWorkProductDto, WorkProductResponseDto } from './dto/work-product.dto';
 import { toWorkProductResponse } from './work-product.types';
-import { WorkProductIssue, workProductIssue, WorkProductRecord, WorkProductsRepository } from './work-products.repository';
+import { WorkProductRecord, WorkProductsRepository } from './work-products.repository';
+
+/** The fields of the issue (the issues module's record) a work product's rules read. */
+type IssueOfProduct = Pick<IssueRecord, 'id' | 'companyId'>;
 
 /**
  * Work products: what an issue produced (pull request, branch, preview, artifact, …) as issue-linked
@@ -25,17 +29,17 @@ export class WorkProductsService {
   ) {}
 
   async list(routeCompanyId: string | undefined, ref: string): Promise<WorkProductResponseDto[]> {
-    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     return (await this.workProducts.listByIssue(issue.companyId, issue.id)).map(toWorkProductResponse);
   }
 
   async get(routeCompanyId: string | undefined, ref: string, id: string): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     return toWorkProductResponse(await this.find(issue, id));
   }
 
   async create(actor: Actor, routeCompanyId: string | undefined, ref: string, dto: CreateWorkProductDto): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     await this.assertTarget(issue, dto.url ?? null, dto.attachmentId ?? null);
     const row = await this.workProducts.insert(
       issue.companyId,
@@ -63,7 +67,7 @@ export class WorkProductsService {
     id: string,
     dto: UpdateWorkProductDto,
   ): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     const current = await this.find(issue, id);
     const next = {
       type: dto.type ?? current.type,
@@ -81,27 +85,27 @@ export class WorkProductsService {
   }
 
   async remove(actor: Actor, routeCompanyId: string | undefined, ref: string, id: string): Promise<WorkProductResponseDto> {
-    const issue = workProductIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     const current = await this.find(issue, id);
     await this.workProducts.delete(issue.companyId, current.id);
     await this.record(actor, issue, 'issue.work_product_deleted', current);
     return toWorkProductResponse(current);
   }
 
-  private async find(issue: WorkProductIssue, id: string): Promise<WorkProductRecord> {
+  private async find(issue: IssueOfProduct, id: string): Promise<WorkProductRecord> {
     const row = isUuid(id) ? await this.workProducts.findInIssue(issue.companyId, issue.id, id) : null;
     if (!row) throw notFound('Work product');
     return row;
   }
 
-  private async assertTarget(issue: WorkProductIssue, url: string | null, attachmentId: string | null): Promise<void> {
+  private async assertTarget(issue: IssueOfProduct, url: string | null, attachmentId: string | null): Promise<void> {
     if (!url && !attachmentId)
       throw artifactError('work_product_target_required', 'A work product needs a url or an attachmentId', { field: 'url' });
     if (attachmentId && !(await this.attachments.existsInIssue(issue.companyId, issue.id, attachmentId)))
       throw artifactError('invalid_attachment', 'attachmentId must be an attachment of the same issue', { field: 'attachmentId' });
   }
 
-  private async record(actor: Actor, issue: WorkProductIssue, action: string, w: WorkProductRecord): Promise<void> {
+  private async record(actor: Actor, issue: IssueOfProduct, action: string, w: WorkProductRecord): Promise<void> {
     await this.activity.record({
       companyId: issue.companyId,
       action,

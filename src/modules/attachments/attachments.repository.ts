@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
-import type { IssueRecord } from '../issues/issue.types';
 
 export interface AttachmentRecord {
   id: string;
@@ -27,15 +26,6 @@ const ATTACHMENT_SELECT = `SELECT a.id, a.company_id AS "companyId", a.issue_id 
     s.original_filename AS "originalFilename", a.created_by_agent_id AS "createdByAgentId", a.created_by_user_id AS "createdByUserId",
     a.created_at AS "createdAt", a.updated_at AS "updatedAt"
   FROM issue_attachments a JOIN assets s ON s.id = a.asset_id`;
-
-/** The issue an attachment belongs to, as this module reads it. */
-export interface AttachmentIssue {
-  id: string;
-  companyId: string;
-}
-
-/** The fields of the issues module's record this module reads. */
-export const attachmentIssue = (row: Pick<IssueRecord, 'id' | 'companyId'>): AttachmentIssue => ({ id: row.id, companyId: row.companyId });
 
 /** The issue_attachments table (each row with its asset's file fields). */
 @Injectable()

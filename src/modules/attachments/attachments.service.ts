@@ -10,7 +10,7 @@ import { IssueStore } from '../issues/issue-store.service';
 import { AssetsService } from '../storage/assets.service';
 import { AttachmentRecord, attachmentSummaries, effectiveContentType, toAttachmentResponse } from './attachment.types';
 import { attachmentError } from './attachments.errors';
-import { attachmentIssue, AttachmentsRepository } from './attachments.repository';
+import { AttachmentsRepository } from './attachments.repository';
 import { AttachmentResponseDto } from './dto/attachment.dto';
 
 /** Files attached to issues (and optionally a comment of the issue); bytes in storage via an asset row. */
@@ -81,7 +81,7 @@ export class AttachmentsService {
   }
 
   async list(routeCompanyId: string | undefined, issueRef: string): Promise<AttachmentResponseDto[]> {
-    const issue = attachmentIssue(await this.issues.load(routeCompanyId, issueRef));
+    const issue = await this.issues.load(routeCompanyId, issueRef);
     const rows = await this.attachments.listByIssue(issue.companyId, issue.id);
     return rows.map(toAttachmentResponse);
   }

@@ -14,7 +14,8 @@ import {
 import { AnnotationCommentRecord, AnnotationsRepository, AnnotationThreadRecord } from './annotations.repository';
 import { authorOf, toAnnotationCommentResponse, toThreadResponse } from './document.types';
 import { documentError } from './documents.errors';
-import type { DocumentIssue, DocumentRecord, RevisionRecord } from './documents.repository';
+import type { IssueRecord } from '../issues/issue.types';
+import type { DocumentRecord, RevisionRecord } from './documents.repository';
 
 /** Agents that can be woken at all; the heartbeat engine applies its own policy on top. */
 
@@ -54,7 +55,7 @@ export class AnnotationsService {
    */
   async create(
     actor: Actor,
-    issue: DocumentIssue,
+    issue: IssueRecord,
     doc: DocumentRecord,
     latest: RevisionRecord,
     dto: CreateAnnotationThreadDto,
@@ -91,7 +92,7 @@ export class AnnotationsService {
       actor,
       details: { documentId: doc.id, key: doc.key, threadId: id, commentId: comment.id, revisionId: doc.latestRevisionId },
     });
-    await this.wakeups.wakeAssignee(issue.row, actor, 'document_annotation_thread_created', {
+    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_thread_created', {
       documentKey: doc.key,
       threadId: id,
       annotationCommentId: comment.id,
@@ -102,7 +103,7 @@ export class AnnotationsService {
   /** A reply bumps the thread's activity time and wakes the assignee. */
   async reply(
     actor: Actor,
-    issue: DocumentIssue,
+    issue: IssueRecord,
     doc: DocumentRecord,
     threadId: string,
     body: string,
@@ -118,7 +119,7 @@ export class AnnotationsService {
       actor,
       details: { documentId: doc.id, key: doc.key, threadId: t.id, commentId: comment.id },
     });
-    await this.wakeups.wakeAssignee(issue.row, actor, 'document_annotation_comment_added', {
+    await this.wakeups.wakeAssignee(issue, actor, 'document_annotation_comment_added', {
       documentKey: doc.key,
       threadId: t.id,
       annotationCommentId: comment.id,
@@ -129,7 +130,7 @@ export class AnnotationsService {
   /** open <-> resolved; resolving stamps resolver and time, reopening clears them; same status: no-op. */
   async setStatus(
     actor: Actor,
-    issue: DocumentIssue,
+    issue: IssueRecord,
     doc: DocumentRecord,
     threadId: string,
     status: 'open' | 'resolved',

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { CompanyScopedRepository } from '../../database/company-scoped.repository';
 import { Db } from '../../database/db.service';
 import { recordColumns } from '../../database/row-mapping';
-import type { IssueRecord } from '../issues/issue.types';
 
 export interface DocumentRecord {
   id: string;
@@ -48,16 +47,6 @@ export interface RevisionRecord {
 const REVISION_COLUMNS = recordColumns(`id, company_id, document_id, revision_number, title, format, body, change_summary, base_revision_id,
   restored_from_revision_id, created_by_agent_id, created_by_user_id, created_at`);
 
-/** The issue a document hangs on, as this module reads it; `row` is the issues module's record, passed back to it as it is. */
-export interface DocumentIssue {
-  id: string;
-  companyId: string;
-  projectId: string | null;
-  goalId: string | null;
-  row: IssueRecord;
-}
-
-/** The fields of the issues module's record this module reads, and the record itself. */
 /** A document's latest body, with its issue (the portability export's read). */
 export interface LatestDocument {
   issueId: string;
@@ -66,14 +55,6 @@ export interface LatestDocument {
   format: string;
   body: string;
 }
-
-export const documentIssue = (row: IssueRecord): DocumentIssue => ({
-  id: row.id,
-  companyId: row.companyId,
-  projectId: row.projectId,
-  goalId: row.goalId,
-  row,
-});
 
 /** Who wrote a row: the (agent, user, run) columns every authored row carries. */
 export interface Author {

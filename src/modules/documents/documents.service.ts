@@ -6,17 +6,11 @@ import { forbidden, notFound } from '../../common/errors/domain-error';
 import { isUuid } from '../../common/http/uuid';
 import { iso } from '../../database/row-mapping';
 import { IssueStore } from '../issues/issue-store.service';
+import type { IssueRecord } from '../issues/issue.types';
 import { AnnotationsService } from './annotations.service';
 import { authorOf, DOCUMENT_KEY_RE, MAX_DOCUMENT_BODY_BYTES, toDocumentResponse, toRevisionResponse } from './document.types';
 import { documentError } from './documents.errors';
-import {
-  DocumentIssue,
-  documentIssue,
-  DocumentRecord,
-  DocumentsRepository,
-  type LatestDocument,
-  RevisionRecord,
-} from './documents.repository';
+import { DocumentRecord, DocumentsRepository, type LatestDocument, RevisionRecord } from './documents.repository';
 import { DocumentResponseDto, GetDocumentQueryDto, PutDocumentDto, RevisionResponseDto } from './dto/document.dto';
 
 interface NewContent {
@@ -83,9 +77,9 @@ export class DocumentsService {
     ref: string,
     key: string,
     opts: { lock?: boolean } = {},
-  ): Promise<{ issue: DocumentIssue; doc: DocumentRecord }> {
+  ): Promise<{ issue: IssueRecord; doc: DocumentRecord }> {
     this.assertKey(key);
-    const issue = documentIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     const doc = await this.find(issue.companyId, issue.id, key, opts.lock);
     if (!doc) throw notFound('Document');
     return { issue, doc };
@@ -106,7 +100,7 @@ export class DocumentsService {
 
   /** All documents of an issue with their latest body, by key. */
   async list(routeCompanyId: string | undefined, ref: string): Promise<DocumentResponseDto[]> {
-    const issue = documentIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     const rows = await this.documents.listWithLatest(issue.companyId, issue.id);
     return rows.map((d) => toDocumentResponse(d, d));
   }
@@ -140,7 +134,7 @@ export class DocumentsService {
   async put(actor: Actor, routeCompanyId: string | undefined, ref: string, key: string, dto: PutDocumentDto): Promise<PutResult> {
     this.assertKey(key);
     this.assertBody(dto.body);
-    const issue = documentIssue(await this.issues.load(routeCompanyId, ref));
+    const issue = await this.issues.load(routeCompanyId, ref);
     const doc = await this.find(issue.companyId, issue.id, key, true);
     if (!doc) {
       if (dto.baseRevisionId) throw staleRevision('The document does not exist yet; omit baseRevisionId to create it', null);
@@ -245,7 +239,7 @@ export class DocumentsService {
   }
 
   /** Inserts document and revision 1; null when the key was taken concurrently. */
-  private async create(actor: Actor, issue: DocumentIssue, key: string, dto: NewContent): Promise<DocumentRecord | null> {
+  private async create(actor: Actor, issue: IssueRecord, key: string, dto: NewContent): Promise<DocumentRecord | null> {
     const revisionId = randomUUID();
     const doc = await this.documents.insert(
       issue.companyId,
@@ -297,7 +291,7 @@ export class DocumentsService {
   }
 
   /** Agent write to a locked document: the content goes to the first free derived key (plan-2, plan-3, …). */
-  private async redirect(actor: Actor, issue: DocumentIssue, source: DocumentRecord, dto: PutDocumentDto): Promise<PutResult> {
+  private async redirect(actor: Actor, issue: IssueRecord, source: DocumentRecord, dto: PutDocumentDto): Promise<PutResult> {
     const stem = /^(.*)-\d+$/.exec(source.key)?.[1] ?? source.key;
     for (let attempt = 0; attempt < 20; attempt++) {
       const newKey = await this.freeDerivedKey(issue.companyId, issue.id, stem);
@@ -330,7 +324,7 @@ export class DocumentsService {
 
   private async record(
     actor: Actor,
-    issue: DocumentIssue,
+    issue: IssueRecord,
     action: string,
     doc: DocumentRecord,
     details: Record<string, unknown>,

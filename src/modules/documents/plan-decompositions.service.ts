@@ -6,7 +6,6 @@ import { forbidden } from '../../common/errors/domain-error';
 import { documentError } from './documents.errors';
 import { IssueStore } from '../issues/issue-store.service';
 import { IssuesService } from '../issues/issues.service';
-import { documentIssue } from './documents.repository';
 import { DocumentsService } from './documents.service';
 import { AcceptPlanDto, PlanDecompositionDto } from './dto/plan-decomposition.dto';
 import { PlanDecompositionRecord, PlanDecompositionsRepository } from './plan-decompositions.repository';
@@ -82,7 +81,7 @@ export class PlanDecompositions {
 
   /** Newest first. */
   async list(routeCompanyId: string | undefined, ref: string): Promise<PlanDecompositionDto[]> {
-    const issue = documentIssue(await this.store.load(routeCompanyId, ref));
+    const issue = await this.store.load(routeCompanyId, ref);
     const rows = await this.repo.listOfIssue(issue.companyId, issue.id);
     return Promise.all(rows.map((r) => this.toDto(r)));
   }
