@@ -4,7 +4,7 @@ import { Db } from '../../database/db.service';
 
 /** The numbers taken from a company's issue counter: its prefix and the first number. */
 export interface IssueNumbers {
-  issue_prefix: string;
+  issuePrefix: string;
   first: number;
 }
 
@@ -22,7 +22,11 @@ export class IssueNumbersRepository extends CompanyScopedRepository {
 
   /** Takes `count` numbers of the company's issue counter at once; the first one and the prefix (null for an unknown company). */
   async take(companyId: string, count: number): Promise<IssueNumbers | null> {
-    const [n] = await this.returning<IssueNumbers>(companyId, `SELECT issue_prefix, first FROM take_issue_numbers($1, $2::int)`, [count]);
-    return n ? { issue_prefix: n.issue_prefix, first: Number(n.first) } : null;
+    const [n] = await this.returning<IssueNumbers>(
+      companyId,
+      `SELECT issue_prefix AS "issuePrefix", first FROM take_issue_numbers($1, $2::int)`,
+      [count],
+    );
+    return n ? { issuePrefix: n.issuePrefix, first: Number(n.first) } : null;
   }
 }

@@ -11,18 +11,6 @@ const CHECKOUT_RUN_STALE = `NOT EXISTS (SELECT 1 FROM heartbeat_runs r WHERE r.i
 
 const ISSUE_RECORD = issueRecordColumns();
 
-/** Numbers taken from the company's issue counter, as issue rules read them. */
-export interface TakenIssueNumbers {
-  issuePrefix: string;
-  first: number;
-}
-
-/** The companies module still returns its counter's numbers in snake_case: issues read them through this mapping only. */
-export const takenIssueNumbers = (n: { issue_prefix: string; first: number }): TakenIssueNumbers => ({
-  issuePrefix: n.issue_prefix,
-  first: n.first,
-});
-
 /** One issue of a package import, numbered. */
 export interface ImportedIssueValues {
   id: string;

@@ -4,7 +4,7 @@ import { ActivityRecorder } from '../../common/activity/activity-recorder.servic
 import type { Actor } from '../../common/auth/actor';
 import { forbidden } from '../../common/errors/domain-error';
 import { Db } from '../../database/db.service';
-import { IssueNumbersRepository } from '../companies/issue-numbers.repository';
+import { IssueNumbers, IssueNumbersRepository } from '../companies/issue-numbers.repository';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { CreateIssueDto, IssueFieldsDto, UpdateIssueDto } from './dto/issue.dto';
 import { IssueCheckout } from './issue-checkout.service';
@@ -14,7 +14,7 @@ import { IssueStore } from './issue-store.service';
 import { isClosed, IssueFields, IssueRecord, IssueStatus } from './issue.types';
 import { IssueCommentsRepository } from './issue-comments.repository';
 import { issueError } from './issues.errors';
-import { IssuesRepository, TakenIssueNumbers, takenIssueNumbers } from './issues.repository';
+import { IssuesRepository } from './issues.repository';
 import { LabelsRepository } from './labels.repository';
 import { IssueWakeups } from './issue-wakeups.service';
 import { IssueAgents } from './issue-agents';
@@ -293,10 +293,10 @@ export class IssuesService {
   }
 
   /** Numbers from the company's issue counter (owned by companies); an unknown company is a bad reference. */
-  private async takeNumbers(companyId: string, count: number): Promise<TakenIssueNumbers> {
+  private async takeNumbers(companyId: string, count: number): Promise<IssueNumbers> {
     const n = await this.numbers.take(companyId, count);
     if (!n) throw issueError('invalid_reference', 'companyId must reference a company', { field: 'companyId' });
-    return takenIssueNumbers(n);
+    return n;
   }
 
   private async assertInCompany(table: 'projects' | 'goals', companyId: string, id: string, field: string): Promise<void> {
