@@ -25,7 +25,10 @@ export class DetectModelResponseDto {
 export class TestEnvironmentDto {
   /** the config to test (the form's current values); env values may be secret references */
   @IsOptional() @IsObject() adapterConfig?: Record<string, unknown>;
-  /** test with this agent's stored config under the given one */
+  /**
+   * the agent the test is for (its edit form): the CLI is checked as that agent's OS identity would run it, and the
+   * test prompt's usage is booked to it; its stored config is not read (send the config to test in `adapterConfig`)
+   */
   @RefersTo('agent') @IsOptional() @IsUUID() agentId?: string;
   /** values used for this test only (never stored), e.g. `{ "ANTHROPIC_API_KEY": "…" }` */
   @IsOptional() @IsObject() testCredentials?: Record<string, unknown>;
