@@ -11,6 +11,9 @@ import { AgentSkillsService } from './agent-skills.service';
 import { SkillCatalogController } from './catalog.controller';
 import { SkillCatalogService } from './skill-catalog.service';
 import { SkillImportService } from './skill-import.service';
+import { SkillScanService } from './skill-scan.service';
+import { SkillSourceReader } from './skill-source-reader';
+import { SkillUpdateService } from './skill-update.service';
 import { SkillsController } from './skills.controller';
 import { SkillsJobs } from './skills.jobs';
 import { SkillsRepository } from './skills.repository';
@@ -30,13 +33,26 @@ import { HeartbeatModule } from '../heartbeat/heartbeat.module';
  * from in-memory files), SkillCatalogService, AgentSkillsService.
  */
 @Module({
-  imports: [AgentIdentitiesModule, AdaptersModule, HeartbeatModule, AuthorizationModule, AgentsModule, ProjectsModule, BuiltInAgentsModule, AccessModule, FoldersModule],
+  imports: [
+    AgentIdentitiesModule,
+    AdaptersModule,
+    HeartbeatModule,
+    AuthorizationModule,
+    AgentsModule,
+    ProjectsModule,
+    BuiltInAgentsModule,
+    AccessModule,
+    FoldersModule,
+  ],
   controllers: [SkillsController, SkillCatalogController, AgentSkillsController],
   providers: [
     SkillsRepository,
     SkillsService,
     SkillCatalogService,
+    SkillSourceReader,
     SkillImportService,
+    SkillScanService,
+    SkillUpdateService,
     AgentSkillsService,
     SkillsJobs,
     SkillFolderItems,
