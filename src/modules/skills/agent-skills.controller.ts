@@ -23,7 +23,11 @@ export class AgentSkillsController {
    */
   @Get('agents/:agentId/skills')
   @Authorize({ callers: ['board', 'agent'] })
-  snapshot(@CurrentActor() actor: Actor, @RouteCompany() routeCompanyId: string | undefined, @Param('agentId') agentId: string): Promise<AgentSkillSnapshot> {
+  snapshot(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+  ): Promise<AgentSkillSnapshot> {
     return this.agentSkills.snapshot(actor, routeCompanyId, agentId);
   }
 
@@ -35,8 +39,17 @@ export class AgentSkillsController {
   @Post('agents/:agentId/skills/sync')
   @HttpCode(200)
   @Authorize({ callers: ['board', 'agent'] })
-  @LogActivity('agent.skills_synced', { entityType: 'agent', entityId: (c) => c.params.agentId, details: (c) => ({ desiredSkills: c.result.desiredSkills }) })
-  sync(@CurrentActor() actor: Actor, @RouteCompany() routeCompanyId: string | undefined, @Param('agentId') agentId: string, @Body() dto: SyncAgentSkillsDto): Promise<AgentSkillSnapshot> {
+  @LogActivity('agent.skills_synced', {
+    entityType: 'agent',
+    entityId: (c) => c.params.agentId,
+    details: (c) => ({ desiredSkills: c.result.desiredSkills }),
+  })
+  sync(
+    @CurrentActor() actor: Actor,
+    @RouteCompany() routeCompanyId: string | undefined,
+    @Param('agentId') agentId: string,
+    @Body() dto: SyncAgentSkillsDto,
+  ): Promise<AgentSkillSnapshot> {
     return this.agentSkills.sync(actor, routeCompanyId, agentId, dto.desiredSkills);
   }
 }

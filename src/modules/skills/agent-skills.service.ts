@@ -14,8 +14,17 @@ import { AgentLookup } from '../agents/agent-lookup.service';
 import { AuthorizationService } from '../authorization/authorization.service';
 import { SkillCatalogService } from './skill-catalog.service';
 import {
-  DeliverableSkill, ephemeralDirOf, materialiseEphemeral, readManifest, runtimeNames, SKILLS_DIR_ENV, syncModeOf, type SkillSyncMode,
-  RunScratchTarget, syncPersistent, unmanagedFolders,
+  DeliverableSkill,
+  ephemeralDirOf,
+  materialiseEphemeral,
+  readManifest,
+  runtimeNames,
+  SKILLS_DIR_ENV,
+  syncModeOf,
+  type SkillSyncMode,
+  RunScratchTarget,
+  syncPersistent,
+  unmanagedFolders,
 } from './skill-delivery';
 import { normalizeRef } from './skill-files';
 import { skillError } from './skills.errors';
@@ -114,7 +123,10 @@ export class AgentSkillsService {
       else unknown.push(trimmed);
     }
     if (ambiguous.length || unknown.length) {
-      const parts = [...(ambiguous.length ? [`ambiguous references: ${ambiguous.join('; ')}`] : []), ...(unknown.length ? [`unknown references: ${unknown.join('; ')}`] : [])];
+      const parts = [
+        ...(ambiguous.length ? [`ambiguous references: ${ambiguous.join('; ')}`] : []),
+        ...(unknown.length ? [`unknown references: ${unknown.join('; ')}`] : []),
+      ];
       throw skillError('invalid_skill_selection', `Invalid company skill selection (${parts.join('; ')})`, { ambiguous, unknown });
     }
     return [...new Set(out)];
@@ -123,7 +135,11 @@ export class AgentSkillsService {
   async snapshot(actor: Actor, routeCompanyId: string | undefined, agentId: string): Promise<AgentSkillSnapshot> {
     const agent = await this.agents.byId(routeCompanyId, agentId);
     await this.authz.assert({ actor, action: 'agent.config.read', companyId: agent.companyId, targetAgentId: agent.id });
-    return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
+    return {
+      agentId: agent.id,
+      companyId: agent.companyId,
+      ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)),
+    };
   }
 
   /** Replaces the agent's desired set with exactly the resolved references; returns the new snapshot. */
@@ -133,11 +149,18 @@ export class AgentSkillsService {
     const keys = await this.resolveReferences(agent.companyId, refs);
     agent.adapterConfig = withDesiredSkills(agent.adapterConfig, keys);
     await this.agents.setAdapterConfig(agent.companyId, agent.id, agent.adapterConfig);
-    return { agentId: agent.id, companyId: agent.companyId, ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)) };
+    return {
+      agentId: agent.id,
+      companyId: agent.companyId,
+      ...(await this.buildSnapshot(agent.companyId, agent.adapterType, agent.adapterConfig)),
+    };
   }
 
   /** Skills a run receives: the bundled ones plus the desired ones, minus those whose audit failed. */
-  private async deliverable(companyId: string, desired: string[]): Promise<{ skills: SkillRecord[]; missing: string[]; blocked: SkillRecord[] }> {
+  private async deliverable(
+    companyId: string,
+    desired: string[],
+  ): Promise<{ skills: SkillRecord[]; missing: string[]; blocked: SkillRecord[] }> {
     const bundledKeys = this.catalog.bundled().map((c) => c.key);
     await this.skills.ensureBundled(companyId);
     const rows = await this.repo.byKeys(companyId, [...new Set([...bundledKeys, ...desired])]);
@@ -177,17 +200,34 @@ export class AgentSkillsService {
       name: s.name,
     }));
     for (const k of missing) {
-      entries.push({ key: k, runtimeName: k.split('/').pop() ?? k, desired: true, managed: true, state: 'missing', origin: 'company_managed', skillId: null, name: null });
+      entries.push({
+        key: k,
+        runtimeName: k.split('/').pop() ?? k,
+        desired: true,
+        managed: true,
+        state: 'missing',
+        origin: 'company_managed',
+        skillId: null,
+        name: null,
+      });
       warnings.push(`${k} is not a skill of the company (deleted?); it is not delivered`);
     }
     for (const b of blocked) warnings.push(`${b.key} failed its audit (${b.audit?.codes.join(', ')}); it is not delivered`);
     if (mode === 'persistent' && cwd) {
       for (const u of unmanagedFolders(cwd, this.readScope(companyId))) {
-        entries.push({ key: u.name, runtimeName: u.name, desired: false, managed: false, state: 'external', origin: u.hasSkillMd ? 'user_installed' : 'external_unknown' });
+        entries.push({
+          key: u.name,
+          runtimeName: u.name,
+          desired: false,
+          managed: false,
+          state: 'external',
+          origin: u.hasSkillMd ? 'user_installed' : 'external_unknown',
+        });
       }
     }
     if (mode === 'unsupported') warnings.push(`The ${adapterType} adapter cannot receive skill files; the assignment is recorded only`);
-    if (mode === 'ephemeral' && this.deliveryOf(adapterType) === 'persistent_in_cwd') warnings.push('No cwd configured: skills are materialised per run instead of kept in the working directory');
+    if (mode === 'ephemeral' && this.deliveryOf(adapterType) === 'persistent_in_cwd')
+      warnings.push('No cwd configured: skills are materialised per run instead of kept in the working directory');
     return { adapterType, supported: mode !== 'unsupported', mode, desiredSkills: desired, entries, warnings };
   }
 
@@ -195,21 +235,35 @@ export class AgentSkillsService {
    * The run-launch hook: writes the agent's skills where its adapter reads them and returns
    * `SERVICE_SKILLS_DIR`. Unsupported adapters get nothing.
    */
-  async materialiseForRun(ctx: { companyId: string; agentId: string; runId: string; scratch?: RunScratchTarget }): Promise<Record<string, string>> {
+  async materialiseForRun(ctx: {
+    companyId: string;
+    agentId: string;
+    runId: string;
+    scratch?: RunScratchTarget;
+  }): Promise<Record<string, string>> {
     const bundled = this.catalog.bundled();
-    const got = await this.repo.launchDelivery(ctx.companyId, ctx.agentId, bundled.map((c) => c.key));
+    const got = await this.repo.launchDelivery(
+      ctx.companyId,
+      ctx.agentId,
+      bundled.map((c) => c.key),
+    );
     if (!got) return {};
     const mode = this.modeOf(got.adapterType, got.adapterConfig);
     if (mode === 'unsupported') return {};
     const byKey = new Map(got.skills.map((s) => [s.key, s]));
     // bundled skills come from the catalog when the company has not listed its skills yet
-    for (const c of bundled) if (!byKey.has(c.key)) byKey.set(c.key, { id: c.id, key: c.key, slug: c.slug, contentHash: c.contentHash, verdict: 'pass', files: c.storedFiles });
+    for (const c of bundled)
+      if (!byKey.has(c.key))
+        byKey.set(c.key, { id: c.id, key: c.key, slug: c.slug, contentHash: c.contentHash, verdict: 'pass', files: c.storedFiles });
     const order = [...new Set([...bundled.map((c) => c.key), ...desiredSkillsOf(got.adapterConfig)])];
     const deliverable: DeliverableSkill[] = order
       .map((k) => byKey.get(k))
       .filter((s): s is NonNullable<typeof s> => !!s && s.verdict !== 'fail')
       .map((s) => ({ key: s.key, slug: s.slug, contentHash: s.contentHash, files: s.files }));
-    const dir = mode === 'persistent' ? syncPersistent(String(got.adapterConfig.cwd), deliverable, this.paths.protectedCheck()) : materialiseEphemeral(ctx.runId, deliverable, ctx.scratch);
+    const dir =
+      mode === 'persistent'
+        ? syncPersistent(String(got.adapterConfig.cwd), deliverable, this.paths.protectedCheck())
+        : materialiseEphemeral(ctx.runId, deliverable, ctx.scratch);
     return { [SKILLS_DIR_ENV]: dir };
   }
 

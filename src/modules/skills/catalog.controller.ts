@@ -57,8 +57,14 @@ export class SkillCatalogController {
   available() {
     return {
       skills: this.catalog.all().map((s) => ({
-        name: s.slug, key: s.key, description: s.description, kind: s.kind, category: s.category, trustLevel: s.trustLevel,
-        contentHash: s.contentHash, url: `${this.base()}/${s.slug}`,
+        name: s.slug,
+        key: s.key,
+        description: s.description,
+        kind: s.kind,
+        category: s.category,
+        trustLevel: s.trustLevel,
+        contentHash: s.contentHash,
+        url: `${this.base()}/${s.slug}`,
       })),
     };
   }

@@ -12,7 +12,11 @@ export class InviteBundledSkills implements OnModuleInit {
 
   onModuleInit(): void {
     this.inviteSkills.register(() =>
-      this.catalog.bundled().map((c) => ({ name: c.slug, description: c.description ?? '', markdown: c.storedFiles.find((f) => f.path === 'SKILL.md')?.content ?? '' })),
+      this.catalog.bundled().map((c) => ({
+        name: c.slug,
+        description: c.description ?? '',
+        markdown: c.storedFiles.find((f) => f.path === 'SKILL.md')?.content ?? '',
+      })),
     );
   }
 }

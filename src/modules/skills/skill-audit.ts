@@ -13,7 +13,13 @@ export const AUDIT_SCAN_VERSION = 'skill-audit/1';
 export type AuditVerdict = 'pass' | 'warning' | 'fail';
 
 export const FAIL_CODES = [
-  'missing_skill_md', 'invalid_skill_md', 'remote_fetch_execute', 'secret_exfiltration', 'oversized_file', 'non_text_file', 'path_outside_tree',
+  'missing_skill_md',
+  'invalid_skill_md',
+  'remote_fetch_execute',
+  'secret_exfiltration',
+  'oversized_file',
+  'non_text_file',
+  'path_outside_tree',
 ] as const;
 export const WARNING_CODES = ['shipped_script', 'network_command', 'origin_drift'] as const;
 export type AuditCode = (typeof FAIL_CODES)[number] | (typeof WARNING_CODES)[number];
@@ -50,11 +56,15 @@ const mentionsServiceUrl = (line: string): boolean => /\$\{?SERVICE_API_URL\}?/.
 
 const NET_TOOL = String.raw`(?:curl|wget|nc|ncat|netcat|socat|telnet|scp|rsync|sftp|httpie|aria2c|invoke-webrequest|invoke-restmethod|iwr|irm)`;
 const NET_COMMAND = new RegExp(String.raw`(?:^|[\s;&|(\x60"'$])${NET_TOOL}(?=\s|$)`, 'i');
-const NET_CALL_IN_CODE = /\b(?:requests\.(?:get|post|put)|urllib\.request|fetch\s*\(|axios\.|http\.request|socket\.connect|new\s+WebSocket)/i;
+const NET_CALL_IN_CODE =
+  /\b(?:requests\.(?:get|post|put)|urllib\.request|fetch\s*\(|axios\.|http\.request|socket\.connect|new\s+WebSocket)/i;
 
 /** Download piped into, or substituted into, an interpreter. */
 const FETCH_EXECUTE: RegExp[] = [
-  new RegExp(String.raw`\b(?:curl|wget|fetch|iwr|invoke-webrequest|irm|invoke-restmethod)\b[^\n|]*\|\s*(?:sudo\s+)?(?:-?\w+=\S+\s+)*(?:sh|bash|zsh|dash|ksh|fish|python\d?(?:\.\d+)?|perl|ruby|node|php|pwsh|powershell|iex|invoke-expression|source)\b`, 'i'),
+  new RegExp(
+    String.raw`\b(?:curl|wget|fetch|iwr|invoke-webrequest|irm|invoke-restmethod)\b[^\n|]*\|\s*(?:sudo\s+)?(?:-?\w+=\S+\s+)*(?:sh|bash|zsh|dash|ksh|fish|python\d?(?:\.\d+)?|perl|ruby|node|php|pwsh|powershell|iex|invoke-expression|source)\b`,
+    'i',
+  ),
   /\b(?:sh|bash|zsh|dash|ksh|python\d?|perl|ruby|node|source|\.)\s+<\(\s*(?:curl|wget)\b/i,
   /\b(?:sh|bash|zsh|dash|ksh)\s+-c\s+["']?\$\(\s*(?:curl|wget)\b/i,
   /\beval\s+["']?\$\(\s*(?:curl|wget)\b/i,
@@ -112,7 +122,10 @@ function secretSourceIn(line: string): boolean {
 }
 
 /** Scans the stored files of a skill. `originHash`: the hash it was installed at (drift is a warning). */
-export function auditSkill(files: StoredSkillFile[], opts: { originHash?: string | null; sourceProblems?: SourceProblem[] } = {}): AuditResult {
+export function auditSkill(
+  files: StoredSkillFile[],
+  opts: { originHash?: string | null; sourceProblems?: SourceProblem[] } = {},
+): AuditResult {
   const findings: AuditFinding[] = [];
   const add = (code: AuditCode, severity: 'fail' | 'warning', path: string | null, line: number | null, message: string) =>
     findings.push({ code, severity, path, line, message });
@@ -143,7 +156,13 @@ export function auditSkill(files: StoredSkillFile[], opts: { originHash?: string
     for (const re of FETCH_EXECUTE) {
       const m = re.exec(text);
       if (m) {
-        add('remote_fetch_execute', 'fail', f.path, lineOf(text, m.index), `${f.path}: downloads code and executes it (${m[0].trim().slice(0, 80)})`);
+        add(
+          'remote_fetch_execute',
+          'fail',
+          f.path,
+          lineOf(text, m.index),
+          `${f.path}: downloads code and executes it (${m[0].trim().slice(0, 80)})`,
+        );
         break;
       }
     }
@@ -159,14 +178,18 @@ export function auditSkill(files: StoredSkillFile[], opts: { originHash?: string
       }
     }
     // `env | curl …` split over a pipe on one line is caught above; a whole-file upload of the environment too
-    if (/\b(?:env|printenv)\b[^\n]*\|\s*(?:curl|wget|nc|ncat|netcat)\b/i.test(text) && !findings.some((x) => x.code === 'secret_exfiltration' && x.path === f.path)) {
+    if (
+      /\b(?:env|printenv)\b[^\n]*\|\s*(?:curl|wget|nc|ncat|netcat)\b/i.test(text) &&
+      !findings.some((x) => x.code === 'secret_exfiltration' && x.path === f.path)
+    ) {
       add('secret_exfiltration', 'fail', f.path, null, `${f.path}: pipes the environment to a network command`);
     }
   }
 
   const installedHash = contentHashOf(files);
   const originHash = opts.originHash ?? null;
-  if (originHash && originHash !== installedHash) add('origin_drift', 'warning', null, null, 'The files differ from the version they were installed at');
+  if (originHash && originHash !== installedHash)
+    add('origin_drift', 'warning', null, null, 'The files differ from the version they were installed at');
 
   const codes = [...new Set(findings.map((f) => f.code))];
   const verdict: AuditVerdict = findings.some((f) => f.severity === 'fail') ? 'fail' : findings.length ? 'warning' : 'pass';

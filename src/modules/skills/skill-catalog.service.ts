@@ -5,7 +5,18 @@ import { Injectable, Logger } from '@nestjs/common';
 import YAML from 'yaml';
 import { readLocalSkillFolder } from './skill-sources';
 import {
-  contentHashOf, identityOf, inventoryOf, InventoryEntry, normalizeRef, parseSkillMd, sha256, SKILL_MD, StoredSkillFile, toStoredFiles, trustLevelOf, TrustLevel,
+  contentHashOf,
+  identityOf,
+  inventoryOf,
+  InventoryEntry,
+  normalizeRef,
+  parseSkillMd,
+  sha256,
+  SKILL_MD,
+  StoredSkillFile,
+  toStoredFiles,
+  trustLevelOf,
+  TrustLevel,
 } from './skill-files';
 import { skillError } from './skills.errors';
 
@@ -104,7 +115,8 @@ export class SkillCatalogService {
     if (byKey) return byKey;
     const bySlug = all.filter((s) => s.slug === n);
     if (bySlug.length === 1) return bySlug[0];
-    if (bySlug.length > 1) throw skillError('ambiguous_catalog_reference', `Catalog reference "${ref}" matches several skills; use the id or key`);
+    if (bySlug.length > 1)
+      throw skillError('ambiguous_catalog_reference', `Catalog reference "${ref}" matches several skills; use the id or key`);
     throw skillError('catalog_skill_not_found', 'Catalog skill not found');
   }
 

@@ -152,7 +152,11 @@ export function slugify(input: string): string {
 export const SLUG_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** A reference as the resolver compares it: trimmed, lowercase, no surrounding slashes. */
-export const normalizeRef = (ref: string): string => ref.trim().toLowerCase().replace(/^\/+|\/+$/g, '');
+export const normalizeRef = (ref: string): string =>
+  ref
+    .trim()
+    .toLowerCase()
+    .replace(/^\/+|\/+$/g, '');
 
 export const shortHash = (input: string): string => sha256(input).slice(0, 12);
 

@@ -1,6 +1,14 @@
 import { auditSkill, AuditResult, SourceProblem } from './skill-audit';
 import {
-  contentHashOf, identityOf, inventoryOf, parseSkillMd, SKILL_MD, SkillIdentity, SkillMdError, StoredSkillFile, trustLevelOf,
+  contentHashOf,
+  identityOf,
+  inventoryOf,
+  parseSkillMd,
+  SKILL_MD,
+  SkillIdentity,
+  SkillMdError,
+  StoredSkillFile,
+  trustLevelOf,
 } from './skill-files';
 import type { SkillRecord, SkillWrite } from './skills.repository';
 import type { SkillResponseDto } from './dto/skill.dto';

@@ -61,7 +61,11 @@ export function readLocalSkillFolder(folder: TenantDir): SkillFolderRead {
       if (e.type === 'symlink') {
         const target = targetInTree(folder, rel, dir.linkTarget(e.name));
         if (!target) {
-          problems.push({ code: 'path_outside_tree', path: relPath, message: `${relPath} is a symbolic link out of the skill folder (not followed)` });
+          problems.push({
+            code: 'path_outside_tree',
+            path: relPath,
+            message: `${relPath} is a symbolic link out of the skill folder (not followed)`,
+          });
           continue;
         }
         held = folder.walk(target.slice(0, -1));
@@ -79,7 +83,8 @@ export function readLocalSkillFolder(folder: TenantDir): SkillFolderRead {
           const r = parent.readFile(name, LOCAL_READ_LIMIT);
           if (r.kind === 'read') files.push({ path: relPath, bytes: r.bytes });
           else if (r.kind === 'oversized') files.push({ path: relPath, bytes: Buffer.alloc(0), oversizedBytes: r.size });
-          else if (r.why === 'hard_link') problems.push({ code: 'path_outside_tree', path: relPath, message: `${relPath} has other hard links (not read)` });
+          else if (r.why === 'hard_link')
+            problems.push({ code: 'path_outside_tree', path: relPath, message: `${relPath} has other hard links (not read)` });
         }
       } finally {
         held?.close();
@@ -190,9 +195,19 @@ export function parseSkillSource(input: string): ParsedSource {
   }
   const segs = source.split('/');
   if ((segs.length === 2 || segs.length === 3) && segs.every((s) => NAME.test(s) && s !== '.' && s !== '..')) {
-    return { type: 'github', owner: segs[0], repo: segs[1].replace(/\.git$/, ''), ref: null, path: null, skill: segs[2] ?? null, viaSkillsIndex: false };
+    return {
+      type: 'github',
+      owner: segs[0],
+      repo: segs[1].replace(/\.git$/, ''),
+      ref: null,
+      path: null,
+      skill: segs[2] ?? null,
+      viaSkillsIndex: false,
+    };
   }
-  throw new Error(`Unrecognised skill source "${source}": use a GitHub URL or owner/repo[/skill], a skills index URL or install command, an http(s) URL to a SKILL.md, or an absolute local path`);
+  throw new Error(
+    `Unrecognised skill source "${source}": use a GitHub URL or owner/repo[/skill], a skills index URL or install command, an http(s) URL to a SKILL.md, or an absolute local path`,
+  );
 }
 
 // ---------------------------------------------------------------- network
@@ -225,7 +240,10 @@ export async function fetchLimited(
 ): Promise<Buffer> {
   let res: Response;
   try {
-    res = await fetcher(url, { headers: { 'user-agent': 'agent-orchestration-service', ...headers }, signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetcher(url, {
+      headers: { 'user-agent': 'agent-orchestration-service', ...headers },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (err) {
     if ((err as { code?: unknown }).code === 'url_not_allowed') throw err;
     throw new SourceFetchError(`could not reach ${redactUrl(url)}: ${(err as Error).message}`, 'unreachable');
@@ -289,7 +307,13 @@ export class GithubClient {
   private async json<T>(p: string): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/vnd.github+json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    const body = await fetchLimited(this.fetcher, `${this.baseUrl.replace(/\/$/, '')}${p}`, 32 * 1024 * 1024, this.limits.timeoutMs, headers);
+    const body = await fetchLimited(
+      this.fetcher,
+      `${this.baseUrl.replace(/\/$/, '')}${p}`,
+      32 * 1024 * 1024,
+      this.limits.timeoutMs,
+      headers,
+    );
     try {
       return JSON.parse(body.toString('utf8')) as T;
     } catch {
@@ -309,7 +333,9 @@ export class GithubClient {
 
   /** Skill folders of a GitHub source, pinned to one commit. */
   async fetchSkills(src: GithubSource, pinnedCommit?: string): Promise<GithubFetchResult> {
-    const { ref, commit } = pinnedCommit ? { ref: src.ref ?? pinnedCommit, commit: pinnedCommit } : await this.resolveCommit(src.owner, src.repo, src.ref);
+    const { ref, commit } = pinnedCommit
+      ? { ref: src.ref ?? pinnedCommit, commit: pinnedCommit }
+      : await this.resolveCommit(src.owner, src.repo, src.ref);
     const r = `/repos/${encodeURIComponent(src.owner)}/${encodeURIComponent(src.repo)}`;
     const tree = await this.json<{ tree?: TreeEntry[] }>(`${r}/git/trees/${commit}?recursive=1`);
     const entries = tree.tree ?? [];
@@ -323,9 +349,16 @@ export class GithubClient {
       chosen = skillDirs.includes(folder) ? [folder] : skillDirs.filter((d) => folder === '' || d.startsWith(`${folder}/`));
     } else if (src.skill) {
       const want = src.skill.toLowerCase();
-      chosen = skillDirs.filter((d) => (d === '' ? src.repo : d.split('/').pop()!).toLowerCase() === want).sort((a, b) => a.length - b.length).slice(0, 1);
+      chosen = skillDirs
+        .filter((d) => (d === '' ? src.repo : d.split('/').pop()!).toLowerCase() === want)
+        .sort((a, b) => a.length - b.length)
+        .slice(0, 1);
     } else chosen = skillDirs;
-    if (!chosen.length) throw new SourceFetchError(`no SKILL.md found in ${src.owner}/${src.repo}${src.path ? `/${src.path}` : ''}${src.skill ? ` for skill ${src.skill}` : ''}`, 'not_found');
+    if (!chosen.length)
+      throw new SourceFetchError(
+        `no SKILL.md found in ${src.owner}/${src.repo}${src.path ? `/${src.path}` : ''}${src.skill ? ` for skill ${src.skill}` : ''}`,
+        'not_found',
+      );
     // nested skill folders belong to the nearest skill: a folder is not read as part of its parent
     chosen = chosen.slice(0, MAX_SKILLS_PER_SOURCE);
     let total = 0;
@@ -351,7 +384,8 @@ export class GithubClient {
           continue;
         }
         total += e.size ?? 0;
-        if (total > this.limits.maxTotalBytes) throw new SourceFetchError(`the source is larger than ${this.limits.maxTotalBytes} bytes in total`, 'too_large');
+        if (total > this.limits.maxTotalBytes)
+          throw new SourceFetchError(`the source is larger than ${this.limits.maxTotalBytes} bytes in total`, 'too_large');
         const blob = await this.json<{ content?: string; encoding?: string }>(`${r}/git/blobs/${e.sha}`);
         const bytes = blob.encoding === 'base64' ? Buffer.from(blob.content ?? '', 'base64') : Buffer.from(blob.content ?? '', 'utf8');
         if (bytes.length > this.limits.maxFileBytes) files.push({ path: rel, bytes: Buffer.alloc(0), oversizedBytes: bytes.length });

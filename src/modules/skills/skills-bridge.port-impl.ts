@@ -20,7 +20,10 @@ export class BuiltInSkillsBridge implements OnModuleInit {
           return { skillId: r.skill.id, key: r.skill.key, action: r.action };
         } catch (err) {
           // a locally edited copy is kept unless a reset asked for the shipped files
-          const kept = (err as { code?: string }).code === 'skill_locally_modified' ? await this.skills.findSkill(companyId, `${CATALOG_KEY_PREFIX}/${slug}`) : null;
+          const kept =
+            (err as { code?: string }).code === 'skill_locally_modified'
+              ? await this.skills.findSkill(companyId, `${CATALOG_KEY_PREFIX}/${slug}`)
+              : null;
           if (kept && isLocallyModified(kept)) return { skillId: kept.id, key: kept.key, action: 'kept' };
           throw err;
         }

@@ -39,7 +39,8 @@ type SelectedSkill = Omit<SkillRecord, 'fileInventory' | 'metadata' | 'createdAt
   updatedAt: Date | null;
 };
 
-const COLUMNS = recordColumns(`id, company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level, compatibility,
+const COLUMNS =
+  recordColumns(`id, company_id, key, slug, name, description, source_type, source_locator, source_ref, trust_level, compatibility,
   file_inventory, metadata, content_hash, audit, bundled, folder_id, created_at, updated_at`);
 
 /** A stored file of a skill, as StoredSkillFile. */
@@ -61,7 +62,10 @@ export class SkillsRepository extends CompanyScopedRepository {
   }
 
   async list(companyId: string): Promise<SkillRecord[]> {
-    const rows = await this.rows<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 ORDER BY bundled DESC, name, id`);
+    const rows = await this.rows<SelectedSkill>(
+      companyId,
+      `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 ORDER BY bundled DESC, name, id`,
+    );
     return rows.map(toRecord);
   }
 
@@ -97,7 +101,10 @@ export class SkillsRepository extends CompanyScopedRepository {
 
   /** How many skills each folder holds (null: unfiled), for the folders sidebar. */
   folderCounts(companyId: string): Promise<Array<{ folderId: string | null; n: number }>> {
-    return this.rows(companyId, `SELECT folder_id AS "folderId", count(*)::int AS n FROM company_skills WHERE company_id = $1 GROUP BY folder_id`);
+    return this.rows(
+      companyId,
+      `SELECT folder_id AS "folderId", count(*)::int AS n FROM company_skills WHERE company_id = $1 GROUP BY folder_id`,
+    );
   }
 
   /** Files a skill in a folder (null: unfiled); false when the company has no such skill. */
@@ -130,7 +137,11 @@ export class SkillsRepository extends CompanyScopedRepository {
   }
 
   async byId(companyId: string, id: string, lock = false): Promise<SkillRecord | null> {
-    const r = await this.row<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [id]);
+    const r = await this.row<SelectedSkill>(
+      companyId,
+      `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [id],
+    );
     return r ? toRecord(r) : null;
   }
 
@@ -146,7 +157,11 @@ export class SkillsRepository extends CompanyScopedRepository {
 
   async byKeys(companyId: string, keys: string[]): Promise<SkillRecord[]> {
     if (!keys.length) return [];
-    const rows = await this.rows<SelectedSkill>(companyId, `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = ANY($2)`, [keys]);
+    const rows = await this.rows<SelectedSkill>(
+      companyId,
+      `SELECT ${COLUMNS} FROM company_skills WHERE company_id = $1 AND key = ANY($2)`,
+      [keys],
+    );
     return rows.map(toRecord);
   }
 
@@ -171,8 +186,20 @@ export class SkillsRepository extends CompanyScopedRepository {
          content_hash = EXCLUDED.content_hash, audit = EXCLUDED.audit, bundled = EXCLUDED.bundled, updated_at = now()
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
       [
-        w.key, w.slug, w.name, w.description, w.sourceType, w.sourceLocator, w.sourceRef, w.trustLevel, w.compatibility,
-        JSON.stringify(w.fileInventory), JSON.stringify(w.metadata), w.contentHash, w.audit ? JSON.stringify(w.audit) : null, w.bundled,
+        w.key,
+        w.slug,
+        w.name,
+        w.description,
+        w.sourceType,
+        w.sourceLocator,
+        w.sourceRef,
+        w.trustLevel,
+        w.compatibility,
+        JSON.stringify(w.fileInventory),
+        JSON.stringify(w.metadata),
+        w.contentHash,
+        w.audit ? JSON.stringify(w.audit) : null,
+        w.bundled,
       ],
     );
     await this.replaceFiles(companyId, row.id, files);
@@ -190,8 +217,20 @@ export class SkillsRepository extends CompanyScopedRepository {
        ON CONFLICT (company_id, key) DO NOTHING
        RETURNING ${COLUMNS}`,
       [
-        w.key, w.slug, w.name, w.description, w.sourceType, w.sourceLocator, w.sourceRef, w.trustLevel, w.compatibility,
-        JSON.stringify(w.fileInventory), JSON.stringify(w.metadata), w.contentHash, w.audit ? JSON.stringify(w.audit) : null, w.bundled,
+        w.key,
+        w.slug,
+        w.name,
+        w.description,
+        w.sourceType,
+        w.sourceLocator,
+        w.sourceRef,
+        w.trustLevel,
+        w.compatibility,
+        JSON.stringify(w.fileInventory),
+        JSON.stringify(w.metadata),
+        w.contentHash,
+        w.audit ? JSON.stringify(w.audit) : null,
+        w.bundled,
       ],
     );
     if (!row) return null;
@@ -206,12 +245,23 @@ export class SkillsRepository extends CompanyScopedRepository {
       companyId,
       `INSERT INTO company_skill_files (company_id, skill_id, path, kind, size_bytes, sha256, content)
        SELECT $1::uuid, $2::uuid, * FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::text[])`,
-      [skillId, files.map((f) => f.path), files.map((f) => f.kind), files.map((f) => f.sizeBytes), files.map((f) => f.sha256), files.map((f) => f.content)],
+      [
+        skillId,
+        files.map((f) => f.path),
+        files.map((f) => f.kind),
+        files.map((f) => f.sizeBytes),
+        files.map((f) => f.sha256),
+        files.map((f) => f.content),
+      ],
     );
   }
 
   async delete(companyId: string, id: string): Promise<boolean> {
-    const rows = await this.returning<{ id: string }>(companyId, `DELETE FROM company_skills WHERE company_id = $1 AND id = $2 RETURNING id`, [id]);
+    const rows = await this.returning<{ id: string }>(
+      companyId,
+      `DELETE FROM company_skills WHERE company_id = $1 AND id = $2 RETURNING id`,
+      [id],
+    );
     return rows.length > 0;
   }
 
@@ -255,14 +305,28 @@ export class SkillsRepository extends CompanyScopedRepository {
    * skills (with files) among `extraKeys` plus the agent's desired keys. Reads the agents table
    * (owned by the agents module) for the launch hook, where every millisecond delays the process.
    */
-  async launchDelivery(companyId: string, agentId: string, extraKeys: string[]): Promise<{
+  async launchDelivery(
+    companyId: string,
+    agentId: string,
+    extraKeys: string[],
+  ): Promise<{
     adapterType: string;
     adapterConfig: Record<string, unknown>;
     skills: Array<{ id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }>;
   } | null> {
     const rows = await this.rows<{
-      adapterType: string; adapterConfig: Record<string, unknown>; skillId: string | null; key: string; slug: string; contentHash: string;
-      verdict: string | null; path: string | null; kind: SkillFileKind; sizeBytes: number; sha256: string; content: string | null;
+      adapterType: string;
+      adapterConfig: Record<string, unknown>;
+      skillId: string | null;
+      key: string;
+      slug: string;
+      contentHash: string;
+      verdict: string | null;
+      path: string | null;
+      kind: SkillFileKind;
+      sizeBytes: number;
+      sha256: string;
+      content: string | null;
     }>(
       companyId,
       `SELECT a.adapter_type AS "adapterType", a.adapter_config AS "adapterConfig", s.id AS "skillId", s.key, s.slug,
@@ -276,11 +340,18 @@ export class SkillsRepository extends CompanyScopedRepository {
       [agentId, extraKeys],
     );
     if (!rows.length) return null;
-    const skills = new Map<string, { id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }>();
+    const skills = new Map<
+      string,
+      { id: string; key: string; slug: string; contentHash: string; verdict: string | null; files: StoredSkillFile[] }
+    >();
     for (const r of rows) {
       if (!r.skillId) continue;
       let sk = skills.get(r.skillId);
-      if (!sk) skills.set(r.skillId, (sk = { id: r.skillId, key: r.key, slug: r.slug, contentHash: r.contentHash, verdict: r.verdict, files: [] }));
+      if (!sk)
+        skills.set(
+          r.skillId,
+          (sk = { id: r.skillId, key: r.key, slug: r.slug, contentHash: r.contentHash, verdict: r.verdict, files: [] }),
+        );
       if (r.path) sk.files.push({ path: r.path, kind: r.kind, sizeBytes: r.sizeBytes, sha256: r.sha256, content: r.content });
     }
     return { adapterType: rows[0].adapterType, adapterConfig: rows[0].adapterConfig ?? {}, skills: [...skills.values()] };
@@ -290,7 +361,9 @@ export class SkillsRepository extends CompanyScopedRepository {
    * Desired skill keys per live agent of the company. A read of the agents table for the skills
    * pages (usage counts, detail usage): the agents module owns the table; this is read-only.
    */
-  async agentDesiredKeys(companyId: string): Promise<Array<{ id: string; name: string; urlKey: string; adapterType: string; status: string; keys: string[] }>> {
+  async agentDesiredKeys(
+    companyId: string,
+  ): Promise<Array<{ id: string; name: string; urlKey: string; adapterType: string; status: string; keys: string[] }>> {
     const rows = await this.rows<{ id: string; name: string; urlKey: string; adapterType: string; status: string; keys: string[] | null }>(
       companyId,
       `SELECT id, name, url_key AS "urlKey", adapter_type AS "adapterType", status,

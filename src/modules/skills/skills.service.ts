@@ -7,13 +7,26 @@ import { AuthorizationService } from '../authorization/authorization.service';
 import { CatalogSkill, LoadedCatalogSkill, SkillCatalogService, toCatalogResponse } from './skill-catalog.service';
 import { auditSkill, AuditResult, SourceProblem } from './skill-audit';
 import {
-  isSafeRelativePath, kindOf, parseSkillMd, renderSkillMd, sha256, SKILL_MD, SkillMdError, slugify, StoredSkillFile,
+  isSafeRelativePath,
+  kindOf,
+  parseSkillMd,
+  renderSkillMd,
+  sha256,
+  SKILL_MD,
+  SkillMdError,
+  slugify,
+  StoredSkillFile,
 } from './skill-files';
 import { buildSkillWrite, identityFromFiles, SkillOrigin, toSkillResponse } from './skill-records';
 import { skillError } from './skills.errors';
 import { SkillRecord, SkillsRepository } from './skills.repository';
 import {
-  CreateSkillDto, InstallCatalogDto, SkillDetailResponseDto, SkillFileResponseDto, SkillResponseDto, UpdateSkillFileDto,
+  CreateSkillDto,
+  InstallCatalogDto,
+  SkillDetailResponseDto,
+  SkillFileResponseDto,
+  SkillResponseDto,
+  UpdateSkillFileDto,
 } from './dto/skill.dto';
 
 export interface CatalogInstallResult {
@@ -40,9 +53,11 @@ export interface SkillWithFiles {
   files: StoredSkillFile[];
 }
 
-export const warningsOf = (audit: AuditResult | null): string[] => (audit?.findings ?? []).map((f) => `${f.severity === 'fail' ? 'audit fail' : 'audit warning'} ${f.code}: ${f.message}`);
+export const warningsOf = (audit: AuditResult | null): string[] =>
+  (audit?.findings ?? []).map((f) => `${f.severity === 'fail' ? 'audit fail' : 'audit warning'} ${f.code}: ${f.message}`);
 
-const language = (path: string): string => (path.endsWith('.md') ? 'markdown' : /\.(sh|bash|py|js|mjs|cjs|ts|rb|pl|php|ps1)$/.test(path) ? 'code' : 'text');
+const language = (path: string): string =>
+  path.endsWith('.md') ? 'markdown' : /\.(sh|bash|py|js|mjs|cjs|ts|rb|pl|php|ps1)$/.test(path) ? 'code' : 'text';
 
 export const catalogOrigin = (cat: LoadedCatalogSkill): SkillOrigin => ({
   sourceType: 'catalog',
@@ -91,7 +106,10 @@ export class SkillsService {
   async ensureBundled(companyId: string, current?: SkillRecord[]): Promise<boolean> {
     const byKey: Map<string, { contentHash: string; bundled: boolean }> = current
       ? new Map(current.map((s) => [s.key, s]))
-      : await this.repo.hashesOf(companyId, this.catalog.bundled().map((c) => c.key));
+      : await this.repo.hashesOf(
+          companyId,
+          this.catalog.bundled().map((c) => c.key),
+        );
     const stale = this.catalog.bundled().filter((c) => byKey.get(c.key)?.contentHash !== c.contentHash || !byKey.get(c.key)?.bundled);
     if (!stale.length) return false;
     await this.db.transaction(async () => {
@@ -102,7 +120,10 @@ export class SkillsService {
 
   private writeCatalogSkill(companyId: string, cat: LoadedCatalogSkill, slug: string) {
     const files = cat.storedFiles;
-    const w = buildSkillWrite(files, identityFromFiles(files, cat.slug), cat.key, catalogOrigin(cat), { slug, originHash: cat.contentHash });
+    const w = buildSkillWrite(files, identityFromFiles(files, cat.slug), cat.key, catalogOrigin(cat), {
+      slug,
+      originHash: cat.contentHash,
+    });
     return this.repo.upsert(companyId, w, files);
   }
 
@@ -150,7 +171,16 @@ export class SkillsService {
     const f = await this.repo.file(companyId, s.id, path);
     if (!f) throw skillError('skill_file_not_found', `The skill has no file ${path}`);
     if (f.content === null) throw skillError('skill_file_not_previewable', `${path} is not a previewable text file`);
-    return { skillId: s.id, path: f.path, kind: f.kind, sizeBytes: f.sizeBytes, sha256: f.sha256, content: f.content, language: language(f.path), editable: !s.bundled };
+    return {
+      skillId: s.id,
+      path: f.path,
+      kind: f.kind,
+      sizeBytes: f.sizeBytes,
+      sha256: f.sha256,
+      content: f.content,
+      language: language(f.path),
+      editable: !s.bundled,
+    };
   }
 
   /** Writes one file of an editable skill (created when absent); SKILL.md must stay valid. */
@@ -159,12 +189,22 @@ export class SkillsService {
     const s = await this.loadSkill(companyId, skillId, true);
     if (s.bundled) throw skillError('skill_not_editable', 'Bundled service skills are read-only.');
     if (!isSafeRelativePath(dto.path) || !kindOf(dto.path)) {
-      throw skillError('invalid_skill_path', 'path must be SKILL.md or a relative path under references/, scripts/ or assets/', { field: 'path' });
+      throw skillError('invalid_skill_path', 'path must be SKILL.md or a relative path under references/, scripts/ or assets/', {
+        field: 'path',
+      });
     }
     if (dto.path === SKILL_MD) assertValidSkillMd(dto.content);
     const bytes = Buffer.from(dto.content, 'utf8');
-    const written: StoredSkillFile = { path: dto.path, kind: kindOf(dto.path)!, sizeBytes: bytes.length, sha256: sha256(bytes), content: dto.content };
-    const files = [...(await this.repo.files(companyId, s.id)).filter((f) => f.path !== dto.path), written].sort((a, b) => (a.path < b.path ? -1 : 1));
+    const written: StoredSkillFile = {
+      path: dto.path,
+      kind: kindOf(dto.path)!,
+      sizeBytes: bytes.length,
+      sha256: sha256(bytes),
+      content: dto.content,
+    };
+    const files = [...(await this.repo.files(companyId, s.id)).filter((f) => f.path !== dto.path), written].sort((a, b) =>
+      a.path < b.path ? -1 : 1,
+    );
     const identity = { ...identityFromFiles(files, s.slug), slug: s.slug };
     const w = buildSkillWrite(files, identity, s.key, originOfRecord(s), { originHash: originHashOf(s) });
     await this.repo.upsert(companyId, w, files);
@@ -178,15 +218,31 @@ export class SkillsService {
     let text: string;
     if (dto.markdown !== undefined) {
       const parsed = assertValidSkillMd(dto.markdown);
-      text = renderSkillMd({ ...parsed.frontmatter, name: parsed.frontmatter.name ?? dto.name, description: parsed.frontmatter.description ?? dto.description }, parsed.body);
+      text = renderSkillMd(
+        {
+          ...parsed.frontmatter,
+          name: parsed.frontmatter.name ?? dto.name,
+          description: parsed.frontmatter.description ?? dto.description,
+        },
+        parsed.body,
+      );
     } else {
-      text = renderSkillMd({ name: dto.name, description: dto.description }, `# ${dto.name}\n\n${dto.description ?? 'Describe when to use this skill and the steps to follow.'}\n`);
+      text = renderSkillMd(
+        { name: dto.name, description: dto.description },
+        `# ${dto.name}\n\n${dto.description ?? 'Describe when to use this skill and the steps to follow.'}\n`,
+      );
     }
     const bytes = Buffer.from(text, 'utf8');
     const files: StoredSkillFile[] = [{ path: SKILL_MD, kind: 'skill', sizeBytes: bytes.length, sha256: sha256(bytes), content: text }];
     const identity = { ...identityFromFiles(files, slug), slug };
     const key = `company/${companyId}/${slug}`;
-    const w = buildSkillWrite(files, identity, key, { sourceType: 'managed_local', sourceLocator: null, sourceRef: null, metadata: { sourceKind: 'managed_local' } }, { originHash: null });
+    const w = buildSkillWrite(
+      files,
+      identity,
+      key,
+      { sourceType: 'managed_local', sourceLocator: null, sourceRef: null, metadata: { sourceKind: 'managed_local' } },
+      { originHash: null },
+    );
     const row = await this.repo.insertNew(companyId, w, files);
     if (!row) throw skillError('skill_slug_taken', `A skill with the key ${key} already exists`, { field: 'slug', key });
     return toSkillResponse(row);
@@ -205,7 +261,10 @@ export class SkillsService {
     await this.assertManage(actor, companyId);
     const s = await this.loadSkill(companyId, skillId, true);
     if (s.sourceType !== 'local_path' && s.sourceType !== 'catalog') {
-      throw skillError('skill_audit_unsupported', 'The audit route covers local-path and catalog-managed skills; other skills are audited on import and update');
+      throw skillError(
+        'skill_audit_unsupported',
+        'The audit route covers local-path and catalog-managed skills; other skills are audited on import and update',
+      );
     }
     return this.auditFiles(companyId, s, await this.repo.files(companyId, s.id));
   }
@@ -215,13 +274,25 @@ export class SkillsService {
    * skill's source as it is now (a local-path folder); the installed copy stays the stored one
    * (`installedHash`), and an edit of it made here is drift too.
    */
-  async auditFiles(companyId: string, s: SkillRecord, files: StoredSkillFile[], problems: SourceProblem[] = [], fromSource = false): Promise<AuditResult> {
+  async auditFiles(
+    companyId: string,
+    s: SkillRecord,
+    files: StoredSkillFile[],
+    problems: SourceProblem[] = [],
+    fromSource = false,
+  ): Promise<AuditResult> {
     const origin = originHashOf(s);
     let result = auditSkill(files, { originHash: origin, sourceProblems: problems });
     if (fromSource) {
       const findings = [...result.findings];
       if (origin && s.contentHash !== origin && !result.codes.includes('origin_drift')) {
-        findings.push({ code: 'origin_drift', severity: 'warning', path: null, line: null, message: 'The installed copy was edited since it was imported' });
+        findings.push({
+          code: 'origin_drift',
+          severity: 'warning',
+          path: null,
+          line: null,
+          message: 'The installed copy was edited since it was imported',
+        });
       }
       const verdict = findings.some((f) => f.severity === 'fail') ? 'fail' : findings.length ? 'warning' : 'pass';
       result = { ...result, findings, verdict, codes: [...new Set(findings.map((f) => f.code))], installedHash: s.contentHash };
@@ -240,32 +311,59 @@ export class SkillsService {
    * no agent. Exported for the built-in agents feature (e.g. `reflection-coach`). A locally modified
    * copy is held (409) unless `force`.
    */
-  async installCatalogSkill(companyId: string, catalogRef: string, opts: { slug?: string; force?: boolean } = {}): Promise<CatalogInstallResult> {
+  async installCatalogSkill(
+    companyId: string,
+    catalogRef: string,
+    opts: { slug?: string; force?: boolean } = {},
+  ): Promise<CatalogInstallResult> {
     const cat = this.catalog.resolve(catalogRef);
     const existing = await this.repo.byKey(companyId, cat.key);
     const slug = opts.slug ?? existing?.slug ?? cat.slug;
     if (existing && existing.contentHash === cat.contentHash && existing.slug === slug && originHashOf(existing) === cat.contentHash) {
-      return { action: 'unchanged', skill: toSkillResponse(existing), catalogSkill: toCatalogResponse(cat), warnings: warningsOf(existing.audit).filter((w) => !w.includes('shipped_script')) };
+      return {
+        action: 'unchanged',
+        skill: toSkillResponse(existing),
+        catalogSkill: toCatalogResponse(cat),
+        warnings: warningsOf(existing.audit).filter((w) => !w.includes('shipped_script')),
+      };
     }
     if (existing && isLocallyModified(existing) && !opts.force) {
-      throw skillError('skill_locally_modified', 'The installed copy was modified locally; retry with force: true to replace it', { skillId: existing.id });
+      throw skillError('skill_locally_modified', 'The installed copy was modified locally; retry with force: true to replace it', {
+        skillId: existing.id,
+      });
     }
     const { skill, created } = await this.writeCatalogSkill(companyId, cat, slug);
-    return { action: created ? 'created' : 'updated', skill: toSkillResponse(skill), catalogSkill: toCatalogResponse(cat), warnings: warningsOf(skill.audit) };
+    return {
+      action: created ? 'created' : 'updated',
+      skill: toSkillResponse(skill),
+      catalogSkill: toCatalogResponse(cat),
+      warnings: warningsOf(skill.audit),
+    };
   }
 
   /** Restores a catalog skill to the shipped files (its pinned origin); held on local modification unless force. */
-  async reset(actor: Actor, companyId: string, skillId: string, force: boolean): Promise<{ action: 'updated' | 'unchanged'; skill: SkillResponseDto; warnings: string[] }> {
+  async reset(
+    actor: Actor,
+    companyId: string,
+    skillId: string,
+    force: boolean,
+  ): Promise<{ action: 'updated' | 'unchanged'; skill: SkillResponseDto; warnings: string[] }> {
     await this.assertManage(actor, companyId);
     const s = await this.loadSkill(companyId, skillId, true);
     if (s.sourceType !== 'catalog') throw skillError('skill_update_unsupported', 'Only catalog-managed skills can be reset');
     const cat = this.catalog.find(String(s.metadata.catalogKey ?? s.key));
     if (!cat) throw skillError('catalog_skill_not_found', 'The catalog no longer ships this skill');
-    if (s.contentHash === cat.contentHash && originHashOf(s) === cat.contentHash) return { action: 'unchanged', skill: toSkillResponse(s), warnings: [] };
+    if (s.contentHash === cat.contentHash && originHashOf(s) === cat.contentHash)
+      return { action: 'unchanged', skill: toSkillResponse(s), warnings: [] };
     if (isLocallyModified(s) && !force) {
-      throw skillError('skill_locally_modified', 'The skill was modified locally; retry with force: true to discard the changes', { skillId: s.id });
+      throw skillError('skill_locally_modified', 'The skill was modified locally; retry with force: true to discard the changes', {
+        skillId: s.id,
+      });
     }
-    const warnings = originHashOf(s) && originHashOf(s) !== cat.contentHash ? [`The pinned origin ${originHashOf(s)} is no longer shipped; restored the shipped version ${cat.contentHash}`] : [];
+    const warnings =
+      originHashOf(s) && originHashOf(s) !== cat.contentHash
+        ? [`The pinned origin ${originHashOf(s)} is no longer shipped; restored the shipped version ${cat.contentHash}`]
+        : [];
     const { skill } = await this.writeCatalogSkill(companyId, cat, s.slug);
     return { action: 'updated', skill: toSkillResponse(skill), warnings };
   }
@@ -291,21 +389,29 @@ export class SkillsService {
     if (s.bundled) throw skillError('skill_not_editable', 'Bundled service skills are read-only.');
     const byPath = new Map((await this.repo.files(companyId, s.id)).map((f) => [f.path, f]));
     for (const w of written) {
-      if (!isSafeRelativePath(w.path) || !kindOf(w.path)) throw skillError('invalid_skill_path', `Invalid skill file path ${w.path}`, { field: 'path' });
+      if (!isSafeRelativePath(w.path) || !kindOf(w.path))
+        throw skillError('invalid_skill_path', `Invalid skill file path ${w.path}`, { field: 'path' });
       if (w.path === SKILL_MD) assertValidSkillMd(w.content);
       const bytes = Buffer.from(w.content, 'utf8');
       byPath.set(w.path, { path: w.path, kind: kindOf(w.path)!, sizeBytes: bytes.length, sha256: sha256(bytes), content: w.content });
     }
     const files = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
     const identity = { ...identityFromFiles(files, s.slug), slug: s.slug };
-    const { skill } = await this.repo.upsert(companyId, buildSkillWrite(files, identity, s.key, originOfRecord(s), { originHash: originHashOf(s) }), files);
+    const { skill } = await this.repo.upsert(
+      companyId,
+      buildSkillWrite(files, identity, s.key, originOfRecord(s), { originHash: originHashOf(s) }),
+      files,
+    );
     return toSkillResponse(skill);
   }
 
   /** Every skill of a company with its files (portability export). Bundled skills included. */
   async listWithFiles(companyId: string): Promise<SkillWithFiles[]> {
     const rows = await this.listRecords(companyId);
-    const files = await this.repo.filesOf(companyId, rows.map((r) => r.id));
+    const files = await this.repo.filesOf(
+      companyId,
+      rows.map((r) => r.id),
+    );
     return rows.map((r) => ({ skill: toSkillResponse(r), files: files.get(r.id) ?? [] }));
   }
 

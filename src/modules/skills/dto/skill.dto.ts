@@ -1,5 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  MaxLength,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { RefersTo } from '../../../common/references/refers-to.decorator';
 
 /** POST /companies/{companyId}/skills: an empty managed skill (key `company/<companyId>/<slug>`). */
@@ -7,7 +19,11 @@ export class CreateSkillDto {
   /** display name; the slug is derived from it unless given */
   @IsString() @MinLength(1) @MaxLength(200) name: string;
   /** kebab-case; derived from the name when omitted */
-  @IsOptional() @IsString() @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be kebab-case (a-z, 0-9, single hyphens)' }) @MaxLength(80) slug?: string;
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be kebab-case (a-z, 0-9, single hyphens)' })
+  @MaxLength(80)
+  slug?: string;
   @IsOptional() @IsString() @MaxLength(2000) description?: string;
   /** SKILL.md body (markdown). Frontmatter in it is kept; name and description are filled in when absent. */
   @IsOptional() @IsString() @MaxLength(4 * 1024 * 1024) markdown?: string;
@@ -50,7 +66,12 @@ export class InstallCatalogDto {
   /** catalog id, key or unique slug */
   @IsString() @MinLength(1) @MaxLength(300) catalogSkillId: string;
   /** slug override for the company copy; null or omitted keeps the catalog slug */
-  @IsOptional() @ValidateIf((_o, v) => v !== null) @IsString() @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be kebab-case' }) @MaxLength(80) slug?: string | null;
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsString()
+  @Matches(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'slug must be kebab-case' })
+  @MaxLength(80)
+  slug?: string | null;
   /** overwrite a locally modified copy */
   @IsOptional() @IsBoolean() force?: boolean;
 }
