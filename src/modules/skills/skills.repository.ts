@@ -54,6 +54,24 @@ const toRecord = (s: SelectedSkill): SkillRecord => ({
   updatedAt: iso(s.updatedAt) ?? isoRequired(s.createdAt),
 });
 
+/** The values of an insert's $2..$15 (key .. bundled), in the column order of `upsert` and `insertNew`. */
+const writeParams = (w: SkillWrite): unknown[] => [
+  w.key,
+  w.slug,
+  w.name,
+  w.description,
+  w.sourceType,
+  w.sourceLocator,
+  w.sourceRef,
+  w.trustLevel,
+  w.compatibility,
+  JSON.stringify(w.fileInventory),
+  JSON.stringify(w.metadata),
+  w.contentHash,
+  w.audit ? JSON.stringify(w.audit) : null,
+  w.bundled,
+];
+
 /** The only place `company_skills` and `company_skill_files` are read and written. */
 @Injectable()
 export class SkillsRepository extends CompanyScopedRepository {
@@ -185,22 +203,7 @@ export class SkillsRepository extends CompanyScopedRepository {
          compatibility = EXCLUDED.compatibility, file_inventory = EXCLUDED.file_inventory, metadata = EXCLUDED.metadata,
          content_hash = EXCLUDED.content_hash, audit = EXCLUDED.audit, bundled = EXCLUDED.bundled, updated_at = now()
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted`,
-      [
-        w.key,
-        w.slug,
-        w.name,
-        w.description,
-        w.sourceType,
-        w.sourceLocator,
-        w.sourceRef,
-        w.trustLevel,
-        w.compatibility,
-        JSON.stringify(w.fileInventory),
-        JSON.stringify(w.metadata),
-        w.contentHash,
-        w.audit ? JSON.stringify(w.audit) : null,
-        w.bundled,
-      ],
+      writeParams(w),
     );
     await this.replaceFiles(companyId, row.id, files);
     const { inserted, ...skill } = row;
@@ -216,22 +219,7 @@ export class SkillsRepository extends CompanyScopedRepository {
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
        ON CONFLICT (company_id, key) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [
-        w.key,
-        w.slug,
-        w.name,
-        w.description,
-        w.sourceType,
-        w.sourceLocator,
-        w.sourceRef,
-        w.trustLevel,
-        w.compatibility,
-        JSON.stringify(w.fileInventory),
-        JSON.stringify(w.metadata),
-        w.contentHash,
-        w.audit ? JSON.stringify(w.audit) : null,
-        w.bundled,
-      ],
+      writeParams(w),
     );
     if (!row) return null;
     await this.replaceFiles(companyId, row.id, files);
