@@ -56,4 +56,38 @@ class LeakCheckEnvironment extends TestEnvironment {
   }
 }
 
+/** A handle's kind, with what names it (address and port, pid and command line). */
+const describeHandle = (h) => {
+  const kind = h?.constructor?.name ?? typeof h;
+  if (h && typeof h.fd === 'number' && h.fd <= 2) return null; // stdio
+  if (kind === 'Socket' || kind === 'Server') {
+    const a = typeof h.address === 'function' ? h.address() : null;
+    return `${kind} ${h.remoteAddress ?? ''}:${h.remotePort ?? ''} local ${a?.port ?? h.localPort ?? ''} fd ${h._handle?.fd ?? '?'}`;
+  }
+  if (kind === 'ChildProcess') return `${kind} ${h.pid} ${(h.spawnargs ?? []).join(' ').slice(0, 200)}`;
+  return kind;
+};
+
+// When jest ends the worker it removes its IPC listener and waits for the process to exit; jest
+// force-exits a worker still there after 500 ms ("A worker process has failed to exit gracefully").
+// A worker whose event loop is still busy 250 ms after the end names here what keeps it alive
+// (timers show in the resources only). A worker whose loop is empty can still take longer than 500
+// ms to be gone: the size of its memory decides that (jest.config.js, workerIdleMemoryLimit).
+if (!process.__leakCheckExitWatch) {
+  process.__leakCheckExitWatch = true;
+  process.on('removeListener', (event) => {
+    if (event !== 'message' || process.listenerCount('message') > 0) return;
+    const endedAt = Date.now();
+    setTimeout(() => {
+      const handles = process._getActiveHandles().map(describeHandle).filter(Boolean);
+      const fs = require('node:fs');
+      fs.writeSync(
+        2,
+        `leak check: worker ${process.pid} still alive ${Date.now() - endedAt} ms after jest ended it: ${process.getActiveResourcesInfo().join(', ')}; ` +
+          `handles: ${handles.join(' | ') || 'none'}; children: ${childCommands().join(' | ') || 'none'}\n`,
+      );
+    }, 250).unref();
+  });
+}
+
 module.exports = LeakCheckEnvironment;
