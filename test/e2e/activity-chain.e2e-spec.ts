@@ -5,6 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { chainHash, contentDigest } from '../../src/common/activity/activity-chain';
+import type { ActivityLogRow } from '../../src/common/activity/activity.entity';
+import { chainContentOfRow } from '../../src/common/activity/activity.repository';
 import { ActivityAnchorsScheduler } from '../../src/modules/activity/activity-anchors.jobs';
 import { anchorMessage, AuditSigner, keyIdOf } from '../../src/modules/activity/audit-signer';
 import { createAgentWithKey } from '../support/agents';
@@ -65,18 +67,8 @@ async function rewriteChain(t: TestApp, companyId: string, index: number): Promi
   const hashes = new Map<string, Buffer>();
   let prev: Buffer = rows[index - 1].chain_hash;
   for (const r of rows.slice(index)) {
-    const content = {
-      id: r.id,
-      companyId: r.company_id,
-      actorType: r.actor_type,
-      actorId: r.id === edited.id ? 'forger' : r.actor_id,
-      action: r.action,
-      entityType: r.entity_type,
-      entityId: r.entity_id,
-      agentId: r.agent_id,
-      runId: r.run_id,
-      details: r.details,
-    };
+    // the content the service hashes (its own row mapping), with the edited record's new actor
+    const content = chainContentOfRow({ ...r, actor_id: r.id === edited.id ? 'forger' : r.actor_id } as ActivityLogRow);
     const hash = chainHash(prev, contentDigest(content), BigInt(r.seq), BigInt(r.micros));
     await behindTheBack(t, `UPDATE activity_log SET actor_id = $2, chain_hash = $3 WHERE id = $1`, [r.id, content.actorId, hash]);
     hashes.set(r.seq, hash);
