@@ -54,6 +54,8 @@ export function serviceEnv(run: RunRecord, apiUrl: string, token: string, resume
 /** One run while it executes here: how it is cancelled, its log, its scratch folder and its processes. */
 class LaunchedRun {
   cancelled: string | null = null;
+  /** the shortest grace a cancel asked for (a run cancelled before its process exists gets it when it starts) */
+  cancelGraceSec: number | undefined = undefined;
   handle: AdapterRun | null = null;
   writer: RunLogWriter | null = null;
   scratchMade = false;
@@ -68,6 +70,7 @@ class LaunchedRun {
   cancel(reason: string, graceSec?: number): void {
     if (this.cancelled && graceSec === undefined) return;
     this.cancelled ??= reason;
+    if (graceSec !== undefined) this.cancelGraceSec = Math.min(graceSec, this.cancelGraceSec ?? graceSec);
     this.handle?.cancel(reason, graceSec);
   }
 
@@ -214,7 +217,7 @@ export class RunExecutor {
     });
     ctx.onUsage = (u) => watch.onUsage(u);
     l.handle = executor.start(ctx);
-    if (l.cancelled) l.handle.cancel(l.cancelled);
+    if (l.cancelled) l.handle.cancel(l.cancelled, l.cancelGraceSec);
     let outcome = await l.handle.done;
     watch.close();
     const stop = capStop as RunStop | null;
